@@ -1,0 +1,197 @@
+//! The shared context: channel, per-agent inboxes with delivery state, and
+//! documents. One trait, [`ContextStore`], with a file and a memory
+//! implementation that behave identically (the same test suite runs on both).
+
+pub mod documents;
+pub mod file_store;
+pub mod index;
+pub mod memory_store;
+pub mod mentions;
+pub mod paths;
+pub mod store;
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+pub use file_store::FileStore;
+pub use memory_store::MemoryStore;
+pub use mentions::Priority;
+
+/// One message of the channel. `id` is unique and strictly increasing; it is
+/// what cursors, acks and agent operations refer to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChannelEntry {
+    pub id: u64,
+    #[serde(with = "timestamp_format")]
+    pub timestamp: DateTime<Utc>,
+    pub from: String,
+    /// The message exactly as sent (not trimmed).
+    pub message: String,
+    /// Mentioned agents (and `user`), deduplicated, in order of appearance.
+    pub mentions: Vec<String>,
+}
+
+impl ChannelEntry {
+    /// The timestamp as written on disk and in tool results.
+    pub fn timestamp_text(&self) -> String {
+        format_timestamp(&self.timestamp)
+    }
+}
+
+/// RFC 3339 with milliseconds and `Z`, as on disk and in tool results.
+pub fn format_timestamp(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+mod timestamp_format {
+    use chrono::{DateTime, Utc};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format_timestamp(t))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+        let text = String::deserialize(d)?;
+        DateTime::parse_from_rfc3339(&text)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A position in the channel given by a caller: an entry id or a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Since {
+    Id(u64),
+    Time(DateTime<Utc>),
+}
+
+impl Since {
+    /// Parses `42`, `#42` or an RFC 3339 / ISO 8601 timestamp.
+    pub fn parse(text: &str) -> Result<Since, ContextError> {
+        let t = text.trim();
+        let digits = t.strip_prefix('#').unwrap_or(t);
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return digits
+                .parse()
+                .map(Since::Id)
+                .map_err(|_| ContextError::InvalidSince { value: text.into() });
+        }
+        DateTime::parse_from_rfc3339(t)
+            .map(|d| Since::Time(d.with_timezone(&Utc)))
+            .map_err(|_| ContextError::InvalidSince { value: text.into() })
+    }
+}
+
+/// Where one message stands for one recipient.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryState {
+    /// Not yet handed to the recipient.
+    Queued,
+    /// Handed over (in a prompt or an `inbox_check`), not yet acknowledged.
+    Delivered,
+    /// Acknowledged by the recipient.
+    Acked,
+}
+
+/// A recipient's progress through its inbox: everything up to `delivered`
+/// was handed over, everything up to `acked` was acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cursor {
+    pub acked: u64,
+    pub delivered: u64,
+}
+
+/// An unread mention in someone's inbox.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InboxItem {
+    pub entry: ChannelEntry,
+    pub priority: Priority,
+    pub state: DeliveryState,
+}
+
+/// Everything that can go wrong with the context, each naming what it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("document path '{path}' refused: {reason}")]
+    PathRefused { path: String, reason: String },
+    #[error("document '{path}' does not exist")]
+    DocumentNotFound { path: String },
+    #[error("document '{path}' already exists")]
+    DocumentExists { path: String },
+    #[error("document '{path}' is not UTF-8 text")]
+    NotText { path: String },
+    #[error(
+        "'{value}' is neither a message id nor an RFC 3339 timestamp (such as 2026-01-15T10:05:00.000Z)"
+    )]
+    InvalidSince { value: String },
+    #[error("there is no message #{id} (the last is #{last})")]
+    UnknownId { id: u64, last: u64 },
+    #[error("'{name}' is not an agent of this workflow")]
+    UnknownAgent { name: String },
+    #[error("{path}: {reason}")]
+    Corrupt { path: PathBuf, reason: String },
+}
+
+/// Result alias for context operations.
+pub type Result<T, E = ContextError> = std::result::Result<T, E>;
+
+/// The operations of a shared context, used by the engine, the MCP server and
+/// front ends. Both implementations behave identically.
+pub trait ContextStore: Send {
+    /// The agents whose names count as mentions.
+    fn agents(&self) -> &[String];
+    /// The entry document's path, relative to the document folder.
+    fn entry_document(&self) -> &str;
+
+    /// Appends a message; it is durable when this returns.
+    fn append(&mut self, from: &str, message: &str) -> Result<ChannelEntry>;
+    /// The last `limit` entries after `since` (all of them without a limit).
+    fn read(&self, since: Option<Since>, limit: Option<usize>) -> Result<Vec<ChannelEntry>>;
+    /// The entry with this id.
+    fn entry(&self, id: u64) -> Option<ChannelEntry>;
+    /// The id of the newest entry, 0 when empty.
+    fn last_id(&self) -> u64;
+    /// Number of entries.
+    fn len(&self) -> usize;
+    /// Whether the channel is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `agent`'s unread mentions, high priority first, then oldest first.
+    /// Changes nothing.
+    fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>>;
+    /// Records that `agent` was handed everything up to `through`.
+    fn mark_delivered(&mut self, agent: &str, through: u64) -> Result<Cursor>;
+    /// Moves `agent`'s cursor forward to `until` (never back).
+    fn ack(&mut self, agent: &str, until: Since) -> Result<Cursor>;
+    /// `agent`'s cursor.
+    fn cursor(&self, agent: &str) -> Result<Cursor>;
+    /// Where message `id` stands for `recipient`; `None` if it does not
+    /// mention them.
+    fn delivery(&self, id: u64, recipient: &str) -> Option<DeliveryState>;
+
+    /// Reads a document (the entry point when `file` is `None`); a missing
+    /// entry point reads as empty.
+    fn read_document(&self, file: Option<&str>) -> Result<String>;
+    /// Replaces a document's content, creating it if needed.
+    fn write_document(&mut self, file: Option<&str>, content: &str) -> Result<()>;
+    /// Appends to a document, creating it if needed.
+    fn append_document(&mut self, file: Option<&str>, content: &str) -> Result<()>;
+    /// Every document, sorted, as relative paths with `/`.
+    fn list_documents(&self) -> Result<Vec<String>>;
+    /// Creates a document; fails if it exists.
+    fn create_document(&mut self, file: &str, content: &str) -> Result<()>;
+    /// Deletes a document.
+    fn delete_document(&mut self, file: &str) -> Result<()>;
+}

@@ -1,0 +1,101 @@
+//! The one implementation of [`ContextStore`], parameterised by where
+//! documents live and how the channel is persisted. [`super::MemoryStore`]
+//! and [`super::FileStore`] are its two instances, so they cannot drift apart.
+
+use std::collections::BTreeMap;
+
+use chrono::Utc;
+
+use super::documents::Docs;
+use super::index::ChannelIndex;
+use super::{ChannelEntry, ContextStore, Cursor, DeliveryState, InboxItem, Result, Since};
+
+/// How a store makes channel entries and cursors durable.
+pub trait Journal: Send {
+    /// Persists a new entry; when this returns the entry survives a crash.
+    fn append(&mut self, entry: &ChannelEntry) -> Result<()>;
+    /// Persists all cursors atomically.
+    fn save_cursors(&mut self, cursors: &BTreeMap<String, Cursor>) -> Result<()>;
+}
+
+/// A channel index, documents, and a journal.
+#[derive(Debug)]
+pub struct Store<D, J> {
+    pub(super) index: ChannelIndex,
+    pub(super) docs: D,
+    pub(super) journal: J,
+}
+
+impl<D: Docs + Send, J: Journal> Store<D, J> {
+    fn persist_cursor_change(&mut self, changed: bool) -> Result<()> {
+        if changed {
+            self.journal.save_cursors(self.index.cursors())?;
+        }
+        Ok(())
+    }
+}
+
+impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
+    fn agents(&self) -> &[String] {
+        self.index.agents()
+    }
+    fn entry_document(&self) -> &str {
+        self.docs.entry()
+    }
+    fn append(&mut self, from: &str, message: &str) -> Result<ChannelEntry> {
+        let entry = self.index.prepare(from, message, Utc::now());
+        self.journal.append(&entry)?;
+        // `prepare` yields the next id, so `push` cannot refuse it.
+        let _ = self.index.push(entry.clone());
+        Ok(entry)
+    }
+    fn read(&self, since: Option<Since>, limit: Option<usize>) -> Result<Vec<ChannelEntry>> {
+        Ok(self.index.read(since, limit))
+    }
+    fn entry(&self, id: u64) -> Option<ChannelEntry> {
+        self.index.entry(id).cloned()
+    }
+    fn last_id(&self) -> u64 {
+        self.index.last_id()
+    }
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+    fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>> {
+        self.index.inbox(agent)
+    }
+    fn mark_delivered(&mut self, agent: &str, through: u64) -> Result<Cursor> {
+        let (cursor, changed) = self.index.mark_delivered(agent, through)?;
+        self.persist_cursor_change(changed)?;
+        Ok(cursor)
+    }
+    fn ack(&mut self, agent: &str, until: Since) -> Result<Cursor> {
+        let (cursor, changed) = self.index.ack(agent, until)?;
+        self.persist_cursor_change(changed)?;
+        Ok(cursor)
+    }
+    fn cursor(&self, agent: &str) -> Result<Cursor> {
+        self.index.cursor(agent)
+    }
+    fn delivery(&self, id: u64, recipient: &str) -> Option<DeliveryState> {
+        self.index.delivery(id, recipient)
+    }
+    fn read_document(&self, file: Option<&str>) -> Result<String> {
+        self.docs.read(file)
+    }
+    fn write_document(&mut self, file: Option<&str>, content: &str) -> Result<()> {
+        self.docs.write(file, content)
+    }
+    fn append_document(&mut self, file: Option<&str>, content: &str) -> Result<()> {
+        self.docs.append(file, content)
+    }
+    fn list_documents(&self) -> Result<Vec<String>> {
+        self.docs.list()
+    }
+    fn create_document(&mut self, file: &str, content: &str) -> Result<()> {
+        self.docs.create(file, content)
+    }
+    fn delete_document(&mut self, file: &str) -> Result<()> {
+        self.docs.delete(file)
+    }
+}

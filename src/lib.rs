@@ -1,0 +1,4 @@
+//! awtui: a terminal control room for teams of coding agents.
+pub mod context;
+pub mod fsutil;
+pub mod workflow;

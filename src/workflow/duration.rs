@@ -1,0 +1,55 @@
+//! Human durations such as `90s`, `10m`, `1h30m` used for timeouts.
+
+use std::time::Duration;
+
+/// Parses `30s`, `10m`, `2h`, `1h30m`, `500ms` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("empty duration".into());
+    }
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 {
+            return Err(format!("'{text}' is not a duration like 30s, 10m or 1h30m"));
+        }
+        let number: u64 = rest[..digits]
+            .parse()
+            .map_err(|_| format!("'{text}' is too large"))?;
+        rest = &rest[digits..];
+        let unit_len = rest.chars().take_while(|c| c.is_ascii_alphabetic()).count();
+        let unit = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let part = match unit {
+            "ms" => Duration::from_millis(number),
+            "s" => Duration::from_secs(number),
+            "m" => Duration::from_secs(number * 60),
+            "h" => Duration::from_secs(number * 3600),
+            "d" => Duration::from_secs(number * 86_400),
+            _ => return Err(format!("'{text}' is not a duration like 30s, 10m or 1h30m")),
+        };
+        total += part;
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_common_forms() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert!(parse_duration("ten minutes").is_err());
+        assert!(parse_duration("5x").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

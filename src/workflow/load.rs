@@ -1,0 +1,925 @@
+//! Reading a workflow file into a [`Workflow`], collecting every problem with
+//! its `file:line:col` rather than stopping at the first.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::diagnostic::{Diagnostics, did_you_mean};
+use super::duration::parse_duration;
+use super::interpolate::references;
+use super::schema::*;
+use super::yaml::{self, Key, Node, Pos, Value};
+use crate::context::{mentions, paths};
+
+/// Why a workflow could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read workflow file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file has errors; the diagnostics hold them all (and any warnings).
+    #[error("{0}")]
+    Invalid(Diagnostics),
+}
+
+/// A workflow that loaded, with the warnings found on the way.
+#[derive(Debug)]
+pub struct Loaded {
+    pub workflow: Workflow,
+    pub warnings: Diagnostics,
+}
+
+/// Loads and validates the workflow file at `path`.
+pub fn load(path: &Path) -> Result<Loaded, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    load_str(&text, path)
+}
+
+/// Loads and validates workflow `text` as if read from `path` (which gives the
+/// default name and the folder relative paths resolve against).
+pub fn load_str(text: &str, path: &Path) -> Result<Loaded, LoadError> {
+    let mut diags = Diagnostics::new(path.to_path_buf(), text);
+    let root = match yaml::parse(text) {
+        Ok(root) => root,
+        Err(e) => {
+            diags.error(e.pos, format!("invalid YAML: {}", e.message));
+            return Err(LoadError::Invalid(diags));
+        }
+    };
+    let file = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let base_dir = file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let workflow = Walker {
+        diags: &mut diags,
+        base_dir: &base_dir,
+    }
+    .workflow(&root, &file);
+    match workflow {
+        Some(workflow) if !diags.has_errors() => Ok(Loaded {
+            workflow,
+            warnings: diags,
+        }),
+        _ => Err(LoadError::Invalid(diags)),
+    }
+}
+
+const TOP_KEYS: [&str; 5] = ["name", "context", "agents", "setup", "kickoff"];
+const AGENT_KEYS: [&str; 8] = [
+    "model",
+    "system_prompt",
+    "tools",
+    "backend",
+    "command",
+    "max_turns",
+    "timeout",
+    "env",
+];
+const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
+const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
+const SETUP_KEYS: [&str; 2] = ["shell", "as"];
+
+/// Names every template may use besides setup outputs and `env.*`.
+const RESERVED_VARS: [&str; 5] = [
+    "workflow.name",
+    "workflow.instance",
+    "instance",
+    "context.channel",
+    "context.document",
+];
+
+struct Walker<'a> {
+    diags: &'a mut Diagnostics,
+    base_dir: &'a Path,
+}
+
+/// Where a template is used decides which names it may reference.
+struct Scope<'s> {
+    outputs: &'s [String],
+    context_enabled: bool,
+}
+
+impl Walker<'_> {
+    fn workflow(&mut self, root: &Node, file: &Path) -> Option<Workflow> {
+        let top = match &root.value {
+            Value::Map(entries) => self.fields(entries, &TOP_KEYS, "the workflow"),
+            Value::Null => {
+                self.diags
+                    .error(root.pos, "the workflow file is empty: missing 'agents'");
+                return None;
+            }
+            other => {
+                self.diags.error(
+                    root.pos,
+                    format!(
+                        "a workflow is a mapping with 'agents', found {}",
+                        other.kind()
+                    ),
+                );
+                return None;
+            }
+        };
+        let get = |k: &str| top.iter().find(|(key, _)| key.name == k).map(|(_, n)| *n);
+
+        let name = match get("name") {
+            Some(node) => self.string(node, "name").unwrap_or_default(),
+            None => file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "workflow".into()),
+        };
+        let context = self.context(get("context"));
+        let setup = get("setup").map(|n| self.setup(n)).unwrap_or_default();
+        let outputs: Vec<String> = setup.iter().filter_map(|s| s.output.clone()).collect();
+        let scope = Scope {
+            outputs: &outputs,
+            context_enabled: context != ContextConfig::Disabled,
+        };
+        for (i, task) in setup.iter().enumerate() {
+            let earlier: Vec<String> = setup[..i].iter().filter_map(|s| s.output.clone()).collect();
+            let step_scope = Scope {
+                outputs: &earlier,
+                context_enabled: scope.context_enabled,
+            };
+            self.check_template(&task.shell, &format!("setup step {}", i + 1), &step_scope);
+        }
+        if let Some(files) = context.files() {
+            let dir_scope = Scope {
+                outputs: &[],
+                context_enabled: false,
+            };
+            self.check_template(&files.dir, "context.config.dir", &dir_scope);
+        }
+
+        let agents = match get("agents") {
+            Some(node) => self.agents(node, &scope),
+            None => {
+                self.diags.error(
+                    root.pos,
+                    "missing 'agents': a workflow needs at least one agent",
+                );
+                Vec::new()
+            }
+        };
+        let kickoff = get("kickoff").and_then(|node| match &node.value {
+            Value::Null => None,
+            _ => self.string(node, "kickoff").map(|value| Located {
+                value,
+                pos: node.pos,
+            }),
+        });
+        if let Some(k) = &kickoff {
+            self.check_template(k, "kickoff", &scope);
+            self.check_kickoff_mentions(k, &agents);
+        }
+        Some(Workflow {
+            name,
+            file: file.to_path_buf(),
+            base_dir: self.base_dir.to_path_buf(),
+            agents,
+            setup,
+            kickoff,
+            context,
+        })
+    }
+
+    /// Checks the keys of a mapping: unknown ones (with a suggestion) and
+    /// duplicates are errors. Returns the known entries.
+    fn fields<'n>(
+        &mut self,
+        entries: &'n [(Key, Node)],
+        allowed: &[&str],
+        what: &str,
+    ) -> Vec<(&'n Key, &'n Node)> {
+        let mut seen: Vec<&Key> = Vec::new();
+        let mut out = Vec::new();
+        for (key, node) in entries {
+            if let Some(first) = seen.iter().find(|k| k.name == key.name) {
+                self.diags.error(
+                    key.pos,
+                    format!(
+                        "'{}' is given twice in {what} (first at line {})",
+                        key.name, first.pos.line
+                    ),
+                );
+                continue;
+            }
+            seen.push(key);
+            if allowed.contains(&key.name.as_str()) {
+                out.push((key, node));
+            } else {
+                let hint = did_you_mean(&key.name, allowed.iter().copied())
+                    .map(|s| format!(" (did you mean '{s}'?)"))
+                    .unwrap_or_else(|| format!(" (expected one of: {})", allowed.join(", ")));
+                self.diags.error(
+                    key.pos,
+                    format!("unknown key '{}' in {what}{hint}", key.name),
+                );
+            }
+        }
+        out
+    }
+
+    fn mapping<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [(Key, Node)]> {
+        match &node.value {
+            Value::Map(entries) => Some(entries),
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!("{what} must be a mapping, found {}", other.kind()),
+                );
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, node: &Node, what: &str) -> Option<String> {
+        match &node.value {
+            Value::Str(s) => Some(s.clone()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Float(f) => Some(f.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!("{what} must be a string, found {}", other.kind()),
+                );
+                None
+            }
+        }
+    }
+
+    fn string_list(&mut self, node: &Node, what: &str) -> Vec<String> {
+        match &node.value {
+            Value::Seq(items) => items
+                .iter()
+                .filter_map(|item| self.string(item, &format!("each entry of {what}")))
+                .collect(),
+            Value::Null => Vec::new(),
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!("{what} must be a list, found {}", other.kind()),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn context(&mut self, node: Option<&Node>) -> ContextConfig {
+        let defaults = |pos: Pos| ContextFiles {
+            dir: Located {
+                value: DEFAULT_CONTEXT_DIR.into(),
+                pos,
+            },
+            channel: DEFAULT_CHANNEL.into(),
+            document: DEFAULT_DOCUMENT.into(),
+            documents: Vec::new(),
+        };
+        let Some(node) = node else {
+            return ContextConfig::File(defaults(Pos::default()));
+        };
+        let entries = match &node.value {
+            Value::Null | Value::Bool(true) => return ContextConfig::File(defaults(node.pos)),
+            Value::Bool(false) => return ContextConfig::Disabled,
+            Value::Map(entries) => entries,
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!(
+                        "context must be false, empty, or a mapping with 'provider', found {}",
+                        other.kind()
+                    ),
+                );
+                return ContextConfig::Disabled;
+            }
+        };
+        let fields = self.fields(entries, &CONTEXT_KEYS, "context");
+        let get = |k: &str| {
+            fields
+                .iter()
+                .find(|(key, _)| key.name == k)
+                .map(|(_, n)| *n)
+        };
+        let provider = match get("provider") {
+            Some(p) => self.string(p, "context.provider").map(|s| (s, p.pos)),
+            None => Some(("file".to_string(), node.pos)),
+        };
+        let mut files = defaults(node.pos);
+        let mut file_keys: Vec<&Key> = Vec::new();
+        if let Some(config) = get("config")
+            && let Some(entries) = self.mapping(config, "context.config")
+        {
+            for (key, value) in self.fields(entries, &CONFIG_KEYS, "context.config") {
+                match key.name.as_str() {
+                    "dir" => {
+                        file_keys.push(key);
+                        if let Some(dir) = self.string(value, "context.config.dir") {
+                            files.dir = Located {
+                                value: dir,
+                                pos: value.pos,
+                            };
+                        }
+                    }
+                    "channel" => {
+                        file_keys.push(key);
+                        if let Some(c) = self.file_name(value, "context.config.channel", &[]) {
+                            files.channel = c;
+                        }
+                    }
+                    "document" => {
+                        if let Some(d) = self.file_name(value, "context.config.document", &[]) {
+                            files.document = d;
+                        }
+                    }
+                    _ => files.documents = self.document_list(value),
+                }
+            }
+        }
+        self.check_document_clash(&files, node.pos);
+        match provider {
+            Some((p, _)) if p == "file" => ContextConfig::File(files),
+            Some((p, _)) if p == "memory" => {
+                for key in file_keys {
+                    self.diags.error(
+                        key.pos,
+                        format!("the memory provider keeps no files; remove '{}'", key.name),
+                    );
+                }
+                ContextConfig::Memory(files)
+            }
+            Some((p, pos)) => {
+                let hint = did_you_mean(&p, ["file", "memory"])
+                    .map(|s| format!(" (did you mean '{s}'?)"))
+                    .unwrap_or_default();
+                self.diags.error(
+                    pos,
+                    format!("unknown context provider '{p}'{hint}; use 'file' or 'memory'"),
+                );
+                ContextConfig::Disabled
+            }
+            None => ContextConfig::Disabled,
+        }
+    }
+
+    fn file_name(&mut self, node: &Node, what: &str, own: &[&str]) -> Option<String> {
+        let name = self.string(node, what)?;
+        match paths::validate(&name, own) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                self.diags.error(node.pos, format!("{what}: {e}"));
+                None
+            }
+        }
+    }
+
+    fn document_list(&mut self, node: &Node) -> Vec<String> {
+        let Value::Seq(items) = &node.value else {
+            self.string_list(node, "context.config.documents");
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|item| self.file_name(item, "context.config.documents", &[]))
+            .collect()
+    }
+
+    fn check_document_clash(&mut self, files: &ContextFiles, pos: Pos) {
+        let docs = std::iter::once(&files.document).chain(&files.documents);
+        for doc in docs {
+            if doc == &files.channel {
+                self.diags.error(
+                    pos,
+                    format!("document '{doc}' is also the channel file; give them different names"),
+                );
+            }
+        }
+    }
+
+    fn setup(&mut self, node: &Node) -> Vec<SetupTask> {
+        let items = match &node.value {
+            Value::Seq(items) => items,
+            Value::Null => return Vec::new(),
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!(
+                        "setup must be a list of {{shell, as}} steps, found {}",
+                        other.kind()
+                    ),
+                );
+                return Vec::new();
+            }
+        };
+        let mut tasks = Vec::new();
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for (i, item) in items.iter().enumerate() {
+            let what = format!("setup step {}", i + 1);
+            let Some(entries) = self.mapping(item, &what) else {
+                continue;
+            };
+            let fields = self.fields(entries, &SETUP_KEYS, &what);
+            let get = |k: &str| {
+                fields
+                    .iter()
+                    .find(|(key, _)| key.name == k)
+                    .map(|(_, n)| *n)
+            };
+            let Some(shell_node) = get("shell") else {
+                self.diags
+                    .error(item.pos, format!("{what} has no 'shell' command"));
+                continue;
+            };
+            let Some(shell) = self.string(shell_node, &format!("{what}: shell")) else {
+                continue;
+            };
+            let output = get("as").and_then(|n| {
+                let name = self.string(n, &format!("{what}: as"))?;
+                let ok = name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    && name
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+                if !ok {
+                    self.diags.error(
+                        n.pos,
+                        format!("'{name}' is not a variable name (letters, digits, _ and -)"),
+                    );
+                    return None;
+                }
+                if RESERVED_VARS.contains(&name.as_str())
+                    || name == "env"
+                    || name == "workflow"
+                    || name == "context"
+                {
+                    self.diags
+                        .error(n.pos, format!("'{name}' is a reserved variable name"));
+                    return None;
+                }
+                if !names.insert(name.clone()) {
+                    self.diags.warn(
+                        n.pos,
+                        format!(
+                            "'{name}' is set by an earlier setup step too; the later value wins"
+                        ),
+                    );
+                }
+                Some(name)
+            });
+            tasks.push(SetupTask {
+                shell: Located {
+                    value: shell,
+                    pos: shell_node.pos,
+                },
+                output,
+            });
+        }
+        tasks
+    }
+
+    fn agents(&mut self, node: &Node, scope: &Scope) -> Vec<AgentDef> {
+        let entries = match &node.value {
+            Value::Map(entries) if !entries.is_empty() => entries,
+            Value::Map(_) | Value::Null => {
+                self.diags.error(
+                    node.pos,
+                    "'agents' is empty: a workflow needs at least one agent",
+                );
+                return Vec::new();
+            }
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!(
+                        "'agents' must be a mapping of agent names, found {}",
+                        other.kind()
+                    ),
+                );
+                return Vec::new();
+            }
+        };
+        let mut agents = Vec::new();
+        let mut seen: Vec<&Key> = Vec::new();
+        for (key, def) in entries {
+            if let Some(first) = seen.iter().find(|k| k.name == key.name) {
+                self.diags.error(
+                    key.pos,
+                    format!(
+                        "agent '{}' is defined twice (first at line {})",
+                        key.name, first.pos.line
+                    ),
+                );
+                continue;
+            }
+            seen.push(key);
+            if !mentions::is_valid_name(&key.name) {
+                self.diags.error(
+                    key.pos,
+                    format!(
+                        "'{}' is not a valid agent name: it must match [a-zA-Z][a-zA-Z0-9_-]* so it can be @mentioned",
+                        key.name
+                    ),
+                );
+                continue;
+            }
+            if mentions::RESERVED_NAMES.contains(&key.name.as_str()) {
+                self.diags.error(
+                    key.pos,
+                    format!(
+                        "'{}' is reserved (system, user, all); choose another agent name",
+                        key.name
+                    ),
+                );
+                continue;
+            }
+            if let Some(agent) = self.agent(key, def, scope) {
+                agents.push(agent);
+            }
+        }
+        agents
+    }
+
+    fn agent(&mut self, key: &Key, node: &Node, scope: &Scope) -> Option<AgentDef> {
+        let name = &key.name;
+        let what = format!("agent '{name}'");
+        let entries: &[(Key, Node)] = match &node.value {
+            Value::Map(e) => e,
+            Value::Null => &[],
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!("{what} must be a mapping, found {}", other.kind()),
+                );
+                return None;
+            }
+        };
+        let fields = self.fields(entries, &AGENT_KEYS, &what);
+        let get = |k: &str| {
+            fields
+                .iter()
+                .find(|(key, _)| key.name == k)
+                .map(|(_, n)| *n)
+        };
+
+        let model = get("model").and_then(|n| self.string(n, &format!("{what}: model")));
+        let command = get("command").and_then(|n| self.command(n, &what));
+        let (backend, backend_choice) =
+            self.backend(key, get("backend"), model.as_deref(), command.is_some())?;
+        if command.is_some() && backend != BackendKind::Command {
+            self.diags.error(
+                get("command").map_or(key.pos, |n| n.pos),
+                format!(
+                    "{what}: 'command' is only used with backend: command (this agent uses {})",
+                    backend.name()
+                ),
+            );
+        }
+        if backend == BackendKind::Command && command.is_none() {
+            self.diags.error(
+                key.pos,
+                format!("{what}: backend 'command' needs 'command: <program and arguments>'"),
+            );
+        }
+        let needs_model = matches!(
+            backend,
+            BackendKind::Gemini | BackendKind::Anthropic | BackendKind::Openai
+        );
+        if needs_model && model.is_none() {
+            self.diags.error(
+                key.pos,
+                format!("{what}: backend '{}' needs a 'model'", backend.name()),
+            );
+        }
+
+        let (system_prompt, prompt_source) = match get("system_prompt") {
+            Some(n) => self.system_prompt(n, &what)?,
+            None => (
+                Located {
+                    value: String::new(),
+                    pos: key.pos,
+                },
+                PromptSource::None,
+            ),
+        };
+        self.check_template(&system_prompt, &format!("{what}: system_prompt"), scope);
+
+        let tools = get("tools")
+            .map(|n| self.string_list(n, &format!("{what}: tools")))
+            .unwrap_or_default();
+        let max_turns = get("max_turns").and_then(|n| match n.value {
+            Value::Int(i) if i >= 1 && i <= u32::MAX as i64 => Some(i as u32),
+            _ => {
+                self.diags.error(
+                    n.pos,
+                    format!("{what}: max_turns must be a whole number of at least 1"),
+                );
+                None
+            }
+        });
+        let timeout = get("timeout").and_then(|n| {
+            let text = self.string(n, &format!("{what}: timeout"))?;
+            match parse_duration(&text) {
+                Ok(d) if !d.is_zero() => Some(d),
+                Ok(_) => {
+                    self.diags
+                        .error(n.pos, format!("{what}: timeout must be more than zero"));
+                    None
+                }
+                Err(e) => {
+                    self.diags.error(n.pos, format!("{what}: timeout: {e}"));
+                    None
+                }
+            }
+        });
+        let env = get("env")
+            .map(|n| self.env(n, &what, scope))
+            .unwrap_or_default();
+        Some(AgentDef {
+            name: name.clone(),
+            pos: key.pos,
+            model,
+            backend,
+            backend_choice,
+            system_prompt,
+            prompt_source,
+            tools,
+            command,
+            max_turns,
+            timeout,
+            env,
+        })
+    }
+
+    fn backend(
+        &mut self,
+        key: &Key,
+        node: Option<&Node>,
+        model: Option<&str>,
+        has_command: bool,
+    ) -> Option<(BackendKind, BackendChoice)> {
+        let what = format!("agent '{}'", key.name);
+        if let Some(node) = node {
+            let name = self.string(node, &format!("{what}: backend"))?;
+            return match BackendKind::from_name(&name) {
+                Some(kind) => Some((kind, BackendChoice::Explicit)),
+                None => {
+                    let names = BackendKind::ALL.map(|(_, n)| n);
+                    let hint = did_you_mean(&name, names)
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default();
+                    self.diags.error(
+                        node.pos,
+                        format!(
+                            "{what}: unknown backend '{name}'{hint}; one of: {}",
+                            names.join(", ")
+                        ),
+                    );
+                    None
+                }
+            };
+        }
+        if has_command {
+            return Some((BackendKind::Command, BackendChoice::FromModel));
+        }
+        let Some(model) = model else {
+            self.diags.error(
+                key.pos,
+                format!(
+                    "{what} needs a 'model' (such as anthropic/claude-sonnet-4-5) or a 'backend'"
+                ),
+            );
+            return None;
+        };
+        match model_provider(model) {
+            Some(kind) => Some((kind, BackendChoice::FromModel)),
+            None => {
+                self.diags.error(
+                    key.pos,
+                    format!(
+                        "{what}: cannot tell which backend runs model '{model}'; prefix it with anthropic/, openai/ or ollama/, or set 'backend:' ({})",
+                        BackendKind::ALL.map(|(_, n)| n).join(", ")
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn command(&mut self, node: &Node, what: &str) -> Option<Vec<String>> {
+        let argv = match &node.value {
+            Value::Str(s) => match shlex::split(s) {
+                Some(argv) => argv,
+                None => {
+                    self.diags.error(
+                        node.pos,
+                        format!("{what}: command has an unclosed quote: {s}"),
+                    );
+                    return None;
+                }
+            },
+            Value::Seq(_) => self.string_list(node, &format!("{what}: command")),
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!(
+                        "{what}: command must be a string or a list, found {}",
+                        other.kind()
+                    ),
+                );
+                return None;
+            }
+        };
+        if argv.is_empty() {
+            self.diags
+                .error(node.pos, format!("{what}: command is empty"));
+            return None;
+        }
+        Some(argv)
+    }
+
+    fn system_prompt(
+        &mut self,
+        node: &Node,
+        what: &str,
+    ) -> Option<(Located<String>, PromptSource)> {
+        let text = self.string(node, &format!("{what}: system_prompt"))?;
+        if !looks_like_path(&text) {
+            return Some((
+                Located {
+                    value: text,
+                    pos: node.pos,
+                },
+                PromptSource::Inline,
+            ));
+        }
+        let path = self.base_dir.join(text.trim());
+        match std::fs::read_to_string(&path) {
+            Ok(content) => Some((
+                Located {
+                    value: content,
+                    pos: node.pos,
+                },
+                PromptSource::File(path),
+            )),
+            Err(e) => {
+                let reason = if e.kind() == std::io::ErrorKind::NotFound {
+                    "does not exist".to_string()
+                } else {
+                    e.to_string()
+                };
+                self.diags.error(
+                    node.pos,
+                    format!(
+                        "{what}: system_prompt file '{}' {reason} (looked at {})",
+                        text.trim(),
+                        path.display()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn env(&mut self, node: &Node, what: &str, scope: &Scope) -> Vec<(String, Located<String>)> {
+        let Some(entries) = self.mapping(node, &format!("{what}: env")) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (key, value) in entries {
+            let valid = key
+                .name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && key
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                self.diags.error(
+                    key.pos,
+                    format!("{what}: '{}' is not an environment variable name", key.name),
+                );
+                continue;
+            }
+            if let Some(v) = self.string(value, &format!("{what}: env.{}", key.name)) {
+                let located = Located {
+                    value: v,
+                    pos: value.pos,
+                };
+                self.check_template(&located, &format!("{what}: env.{}", key.name), scope);
+                out.push((key.name.clone(), located));
+            }
+        }
+        out
+    }
+
+    /// Checks that every `${{ name }}` in a template will resolve.
+    fn check_template(&mut self, t: &Located<String>, what: &str, scope: &Scope) {
+        let refs = match references(&t.value) {
+            Ok(refs) => refs,
+            Err(e) => {
+                self.diags.error(t.pos, format!("{what}: {e}"));
+                return;
+            }
+        };
+        for r in refs {
+            let name = r.name.as_str();
+            if let Some(var) = name.strip_prefix("env.") {
+                if std::env::var_os(var).is_none() {
+                    self.diags.error(
+                        t.pos,
+                        format!("{what}: ${{{{ {name} }}}} uses environment variable {var}, which is not set"),
+                    );
+                }
+                continue;
+            }
+            if name.starts_with("context.")
+                && !scope.context_enabled
+                && RESERVED_VARS.contains(&name)
+            {
+                self.diags.error(
+                    t.pos,
+                    format!("{what}: ${{{{ {name} }}}} is not available here (context is disabled, or not yet created)"),
+                );
+                continue;
+            }
+            if RESERVED_VARS.contains(&name) || scope.outputs.iter().any(|o| o == name) {
+                continue;
+            }
+            let candidates = RESERVED_VARS
+                .iter()
+                .copied()
+                .chain(scope.outputs.iter().map(String::as_str));
+            let hint = did_you_mean(name, candidates)
+                .map(|s| format!(" (did you mean '{s}'?)"))
+                .unwrap_or_else(|| {
+                    " (not a setup output of an earlier step, env.*, workflow.name, workflow.instance, context.channel or context.document)".into()
+                });
+            self.diags.error(
+                t.pos,
+                format!("{what}: unknown variable '{name}' in ${{{{ {name} }}}}{hint}"),
+            );
+        }
+    }
+
+    fn check_kickoff_mentions(&mut self, kickoff: &Located<String>, agents: &[AgentDef]) {
+        let mut wakes = false;
+        for (_, name) in mentions::scan(&kickoff.value) {
+            if agents.iter().any(|a| a.name == name)
+                || (name == mentions::ALL && !agents.is_empty())
+            {
+                wakes = true;
+            } else if !mentions::RESERVED_NAMES.contains(&name) {
+                let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+                let hint = did_you_mean(name, names.iter().copied())
+                    .map(|s| format!(" (did you mean '@{s}'?)"))
+                    .unwrap_or_default();
+                self.diags.warn(
+                    kickoff.pos,
+                    format!(
+                        "kickoff mentions @{name}, which is not an agent of this workflow{hint}; agents: {}",
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+        if !wakes && !agents.is_empty() {
+            self.diags.warn(
+                kickoff.pos,
+                "kickoff mentions no agent, so nobody starts working (write @name to wake an agent)",
+            );
+        }
+    }
+}
+
+/// The backend a `provider/model` name implies: `anthropic/` and `openai/`
+/// are the API backends; `ollama/` is an OpenAI-compatible local server.
+pub fn model_provider(model: &str) -> Option<BackendKind> {
+    let (prefix, _) = model.split_once('/')?;
+    match prefix {
+        "anthropic" => Some(BackendKind::Anthropic),
+        "openai" | "ollama" => Some(BackendKind::Openai),
+        _ => None,
+    }
+}
+
+/// A `system_prompt` is a file path when it is one line without spaces that
+/// ends in a prompt-file extension or contains a `/`; anything else is the
+/// prompt itself.
+fn looks_like_path(text: &str) -> bool {
+    let t = text.trim();
+    if t.is_empty() || t.contains(char::is_whitespace) {
+        return false;
+    }
+    let ext = [".md", ".txt", ".markdown", ".prompt"];
+    t.contains('/') || ext.iter().any(|e| t.to_ascii_lowercase().ends_with(e))
+}

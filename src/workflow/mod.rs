@@ -1,0 +1,11 @@
+//! Workflow files: the YAML a user writes, loaded, validated and interpolated.
+pub mod diagnostic;
+pub mod duration;
+pub mod interpolate;
+pub mod load;
+pub mod schema;
+pub mod yaml;
+
+pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use load::{LoadError, Loaded, load, load_str};
+pub use schema::*;

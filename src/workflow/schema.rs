@@ -1,0 +1,166 @@
+//! The validated shape of a workflow file.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::yaml::Pos;
+
+/// A value together with where it was written, for errors found later
+/// (interpolation at start, a failing setup command).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Located<T> {
+    pub value: T,
+    pub pos: Pos,
+}
+
+/// A loaded and validated workflow.
+#[derive(Clone, Debug)]
+pub struct Workflow {
+    /// `name:` or the file stem.
+    pub name: String,
+    /// The workflow file, absolute.
+    pub file: PathBuf,
+    /// The folder of the workflow file: setup commands run here and relative
+    /// paths resolve against it.
+    pub base_dir: PathBuf,
+    /// Agents in the order they are written.
+    pub agents: Vec<AgentDef>,
+    pub setup: Vec<SetupTask>,
+    pub kickoff: Option<Located<String>>,
+    pub context: ContextConfig,
+}
+
+impl Workflow {
+    /// The agent names, in file order.
+    pub fn agent_names(&self) -> Vec<String> {
+        self.agents.iter().map(|a| a.name.clone()).collect()
+    }
+
+    /// The agent called `name`.
+    pub fn agent(&self, name: &str) -> Option<&AgentDef> {
+        self.agents.iter().find(|a| a.name == name)
+    }
+}
+
+/// Which program or API runs an agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    Claude,
+    Codex,
+    Cursor,
+    Gemini,
+    Opencode,
+    Anthropic,
+    Openai,
+    Command,
+}
+
+impl BackendKind {
+    /// Every backend with the name used in `backend:`.
+    pub const ALL: [(BackendKind, &'static str); 8] = [
+        (BackendKind::Claude, "claude"),
+        (BackendKind::Codex, "codex"),
+        (BackendKind::Cursor, "cursor"),
+        (BackendKind::Gemini, "gemini"),
+        (BackendKind::Opencode, "opencode"),
+        (BackendKind::Anthropic, "anthropic"),
+        (BackendKind::Openai, "openai"),
+        (BackendKind::Command, "command"),
+    ];
+
+    /// The name written in workflow files.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map_or("?", |(_, n)| n)
+    }
+
+    /// Parses a `backend:` value.
+    pub fn from_name(name: &str) -> Option<BackendKind> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(k, _)| *k)
+    }
+}
+
+/// How the backend was decided, shown by `awtui validate`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackendChoice {
+    /// Written as `backend:`.
+    Explicit,
+    /// Derived from the model's `provider/` prefix.
+    FromModel,
+}
+
+/// Where an agent's system prompt came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PromptSource {
+    None,
+    Inline,
+    File(PathBuf),
+}
+
+/// One agent of the workflow.
+#[derive(Clone, Debug)]
+pub struct AgentDef {
+    pub name: String,
+    pub pos: Pos,
+    pub model: Option<String>,
+    pub backend: BackendKind,
+    pub backend_choice: BackendChoice,
+    /// Prompt text (read from the file when given as a path), not yet interpolated.
+    pub system_prompt: Located<String>,
+    pub prompt_source: PromptSource,
+    pub tools: Vec<String>,
+    /// Program and arguments for the `command` backend.
+    pub command: Option<Vec<String>>,
+    pub max_turns: Option<u32>,
+    pub timeout: Option<Duration>,
+    /// Extra environment, values not yet interpolated.
+    pub env: Vec<(String, Located<String>)>,
+}
+
+/// One setup step: a shell command whose trimmed stdout may become a variable.
+#[derive(Clone, Debug)]
+pub struct SetupTask {
+    pub shell: Located<String>,
+    pub output: Option<String>,
+}
+
+/// The `context:` section.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ContextConfig {
+    /// `context: false`: agents share nothing.
+    Disabled,
+    /// The file provider (the default).
+    File(ContextFiles),
+    /// The memory provider: nothing on disk, for tests and throwaway runs.
+    Memory(ContextFiles),
+}
+
+impl ContextConfig {
+    /// The file settings of an enabled context.
+    pub fn files(&self) -> Option<&ContextFiles> {
+        match self {
+            ContextConfig::Disabled => None,
+            ContextConfig::File(f) | ContextConfig::Memory(f) => Some(f),
+        }
+    }
+}
+
+/// Names of the context's files. `dir` is not yet interpolated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContextFiles {
+    pub dir: Located<String>,
+    pub channel: String,
+    pub document: String,
+    pub documents: Vec<String>,
+}
+
+/// The seed's default context folder, relative to the workflow file.
+pub const DEFAULT_CONTEXT_DIR: &str = ".workflow/${{ workflow.instance }}/";
+/// The seed's default channel file name.
+pub const DEFAULT_CHANNEL: &str = "channel.md";
+/// The seed's default entry document.
+pub const DEFAULT_DOCUMENT: &str = "notes.md";
+/// The instance name when none is given.
+pub const DEFAULT_INSTANCE: &str = "default";
