@@ -176,7 +176,7 @@ impl Walker<'_> {
         });
         if let Some(k) = &kickoff {
             self.check_template(k, "kickoff", &scope);
-            self.check_kickoff_mentions(k, &agents);
+            self.check_kickoff_mentions(k, &declared_agents(get("agents")));
         }
         Some(Workflow {
             name,
@@ -571,45 +571,29 @@ impl Walker<'_> {
 
         let model = get("model").and_then(|n| self.string(n, &format!("{what}: model")));
         let command = get("command").and_then(|n| self.command(n, &what));
-        let (backend, backend_choice) =
-            self.backend(key, get("backend"), model.as_deref(), command.is_some())?;
-        if command.is_some() && backend != BackendKind::Command {
-            self.diags.error(
-                get("command").map_or(key.pos, |n| n.pos),
-                format!(
-                    "{what}: 'command' is only used with backend: command (this agent uses {})",
-                    backend.name()
-                ),
+        let backend = self.backend(key, get("backend"), model.as_deref(), command.is_some());
+        if let Some((kind, _)) = backend {
+            self.check_backend_fields(
+                key,
+                kind,
+                model.as_deref(),
+                get("command"),
+                command.is_some(),
             );
         }
-        if backend == BackendKind::Command && command.is_none() {
-            self.diags.error(
-                key.pos,
-                format!("{what}: backend 'command' needs 'command: <program and arguments>'"),
-            );
-        }
-        let needs_model = matches!(
-            backend,
-            BackendKind::Gemini | BackendKind::Anthropic | BackendKind::Openai
-        );
-        if needs_model && model.is_none() {
-            self.diags.error(
-                key.pos,
-                format!("{what}: backend '{}' needs a 'model'", backend.name()),
-            );
-        }
-
-        let (system_prompt, prompt_source) = match get("system_prompt") {
-            Some(n) => self.system_prompt(n, &what)?,
-            None => (
+        let prompt = match get("system_prompt") {
+            Some(n) => self.system_prompt(n, &what),
+            None => Some((
                 Located {
                     value: String::new(),
                     pos: key.pos,
                 },
                 PromptSource::None,
-            ),
+            )),
         };
-        self.check_template(&system_prompt, &format!("{what}: system_prompt"), scope);
+        if let Some((text, _)) = &prompt {
+            self.check_template(text, &format!("{what}: system_prompt"), scope);
+        }
 
         let tools = get("tools")
             .map(|n| self.string_list(n, &format!("{what}: tools")))
@@ -642,6 +626,7 @@ impl Walker<'_> {
         let env = get("env")
             .map(|n| self.env(n, &what, scope))
             .unwrap_or_default();
+        let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
         Some(AgentDef {
             name: name.clone(),
             pos: key.pos,
@@ -656,6 +641,42 @@ impl Walker<'_> {
             timeout,
             env,
         })
+    }
+
+    fn check_backend_fields(
+        &mut self,
+        key: &Key,
+        backend: BackendKind,
+        model: Option<&str>,
+        command_node: Option<&Node>,
+        has_command: bool,
+    ) {
+        let what = format!("agent '{}'", key.name);
+        if has_command && backend != BackendKind::Command {
+            self.diags.error(
+                command_node.map_or(key.pos, |n| n.pos),
+                format!(
+                    "{what}: 'command' is only used with backend: command (this agent uses {})",
+                    backend.name()
+                ),
+            );
+        }
+        if backend == BackendKind::Command && !has_command && command_node.is_none() {
+            self.diags.error(
+                key.pos,
+                format!("{what}: backend 'command' needs 'command: <program and arguments>'"),
+            );
+        }
+        let needs_model = matches!(
+            backend,
+            BackendKind::Gemini | BackendKind::Anthropic | BackendKind::Openai
+        );
+        if needs_model && model.is_none() {
+            self.diags.error(
+                key.pos,
+                format!("{what}: backend '{}' needs a 'model'", backend.name()),
+            );
+        }
     }
 
     fn backend(
@@ -871,15 +892,13 @@ impl Walker<'_> {
         }
     }
 
-    fn check_kickoff_mentions(&mut self, kickoff: &Located<String>, agents: &[AgentDef]) {
+    fn check_kickoff_mentions(&mut self, kickoff: &Located<String>, agents: &[String]) {
         let mut wakes = false;
         for (_, name) in mentions::scan(&kickoff.value) {
-            if agents.iter().any(|a| a.name == name)
-                || (name == mentions::ALL && !agents.is_empty())
-            {
+            if agents.iter().any(|a| a == name) || (name == mentions::ALL && !agents.is_empty()) {
                 wakes = true;
             } else if !mentions::RESERVED_NAMES.contains(&name) {
-                let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+                let names: Vec<&str> = agents.iter().map(String::as_str).collect();
                 let hint = did_you_mean(name, names.iter().copied())
                     .map(|s| format!(" (did you mean '@{s}'?)"))
                     .unwrap_or_default();
@@ -898,6 +917,21 @@ impl Walker<'_> {
                 "kickoff mentions no agent, so nobody starts working (write @name to wake an agent)",
             );
         }
+    }
+}
+
+/// Every well-formed agent name under `agents:`, even of agents with errors,
+/// so one mistake does not also make every mention of that agent a warning.
+fn declared_agents(node: Option<&Node>) -> Vec<String> {
+    match node.map(|n| &n.value) {
+        Some(Value::Map(entries)) => entries
+            .iter()
+            .map(|(k, _)| k.name.clone())
+            .filter(|n| {
+                mentions::is_valid_name(n) && !mentions::RESERVED_NAMES.contains(&n.as_str())
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -4,6 +4,8 @@ pub mod duration;
 pub mod interpolate;
 pub mod load;
 pub mod schema;
+pub mod setup;
+pub mod summary;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};

@@ -1,0 +1,142 @@
+//! The human summary `awtui validate` prints for a valid workflow.
+
+use std::fmt::Write;
+
+use super::schema::{BackendChoice, ContextConfig, PromptSource, Workflow};
+use super::setup::context_dir;
+use crate::context::mentions;
+
+/// Agents the kickoff wakes, in order of first mention.
+pub fn kickoff_wakes(workflow: &Workflow) -> Vec<String> {
+    let Some(kickoff) = &workflow.kickoff else {
+        return Vec::new();
+    };
+    let agents = workflow.agent_names();
+    mentions::extract(&kickoff.value, &agents, mentions::SYSTEM)
+        .into_iter()
+        .filter(|m| m != mentions::USER)
+        .collect()
+}
+
+/// Describes agents, context location, documents, setup steps and who the
+/// kickoff wakes, for instance `instance`.
+pub fn summary(workflow: &Workflow, instance: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "workflow   {} ({})",
+        workflow.name,
+        workflow.file.display()
+    );
+    let _ = writeln!(out, "agents     {}", workflow.agents.len());
+    let width = workflow
+        .agents
+        .iter()
+        .map(|a| a.name.len())
+        .max()
+        .unwrap_or(0);
+    for a in &workflow.agents {
+        let model = a.model.as_deref().unwrap_or("(backend default model)");
+        let how = match a.backend_choice {
+            BackendChoice::Explicit => "",
+            BackendChoice::FromModel if a.command.is_some() => " (from command)",
+            BackendChoice::FromModel => " (from model)",
+        };
+        let mut line = format!(
+            "  {:width$}  {model} · backend {}{how}",
+            a.name,
+            a.backend.name()
+        );
+        if let Some(cmd) = &a.command {
+            let _ = write!(
+                line,
+                " · command {}",
+                shlex::try_join(cmd.iter().map(String::as_str)).unwrap_or_default()
+            );
+        }
+        match &a.prompt_source {
+            PromptSource::File(p) => {
+                let shown = p.strip_prefix(&workflow.base_dir).unwrap_or(p);
+                let _ = write!(line, " · prompt {}", shown.display());
+            }
+            PromptSource::Inline => line.push_str(" · inline prompt"),
+            PromptSource::None => {}
+        }
+        if let Some(n) = a.max_turns {
+            let _ = write!(line, " · max {n} turns");
+        }
+        if let Some(t) = a.timeout {
+            let _ = write!(line, " · timeout {}s", t.as_secs());
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    match &workflow.context {
+        ContextConfig::Disabled => {
+            let _ = writeln!(
+                out,
+                "context    disabled (agents share no channel or documents)"
+            );
+        }
+        ContextConfig::Memory(files) => {
+            let _ = writeln!(out, "context    memory provider (nothing kept on disk)");
+            let _ = writeln!(
+                out,
+                "documents  {}",
+                document_line(&files.document, &files.documents)
+            );
+        }
+        ContextConfig::File(files) => {
+            let dir = match context_dir(workflow, instance) {
+                Ok(Some(d)) => d
+                    .strip_prefix(&workflow.base_dir)
+                    .map(|r| r.display().to_string())
+                    .unwrap_or_else(|_| d.display().to_string()),
+                _ => files.dir.value.clone(),
+            };
+            let _ = writeln!(
+                out,
+                "context    file provider in {dir} (instance {instance}; channel {})",
+                files.channel
+            );
+            let _ = writeln!(
+                out,
+                "documents  {}",
+                document_line(&files.document, &files.documents)
+            );
+        }
+    }
+    if workflow.setup.is_empty() {
+        let _ = writeln!(out, "setup      none");
+    } else {
+        let _ = writeln!(out, "setup      {} step(s)", workflow.setup.len());
+        for (i, s) in workflow.setup.iter().enumerate() {
+            let into = s
+                .output
+                .as_ref()
+                .map(|o| format!("  → ${{{{ {o} }}}}"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "  {}. {}{into}", i + 1, s.shell.value.trim());
+        }
+    }
+    let wakes = kickoff_wakes(workflow);
+    let kickoff = match (&workflow.kickoff, wakes.is_empty()) {
+        (None, _) => "none (agents wait for a message)".to_string(),
+        (Some(_), true) => "wakes nobody".to_string(),
+        (Some(_), false) => format!(
+            "wakes {}",
+            wakes
+                .iter()
+                .map(|w| format!("@{w}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let _ = writeln!(out, "kickoff    {kickoff}");
+    out
+}
+
+fn document_line(entry: &str, others: &[String]) -> String {
+    let mut parts = vec![format!("{entry} (entry)")];
+    parts.extend(others.iter().cloned());
+    parts.join(", ")
+}
