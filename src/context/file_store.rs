@@ -16,26 +16,11 @@ use serde::{Deserialize, Serialize};
 use super::documents::{Docs, FileDocs};
 use super::index::ChannelIndex;
 use super::store::{Journal, Store};
-use super::{ChannelEntry, ContextError, Cursor, Result};
+use super::{ChannelEntry, ContextError, Cursor, Result, StoreLayout};
 use crate::fsutil::atomic_write;
 
 /// Name of the cursor file in the instance folder.
 pub const STATE_FILE: &str = "state.json";
-
-/// What [`FileStore::open`] needs to know.
-#[derive(Clone, Debug)]
-pub struct FileStoreConfig {
-    /// The instance folder (created if missing).
-    pub dir: PathBuf,
-    /// The markdown mirror's name, such as `channel.md`.
-    pub channel: String,
-    /// The entry document, such as `notes.md`.
-    pub document: String,
-    /// Documents to create empty when missing.
-    pub documents: Vec<String>,
-    /// Agents whose names count as mentions.
-    pub agents: Vec<String>,
-}
 
 /// The channel's on-disk files and the cursor file.
 #[derive(Debug)]
@@ -85,13 +70,14 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ContextError + '_ {
 }
 
 impl FileStore {
-    /// Opens (or creates) the instance folder and restores everything in it.
-    pub fn open(config: &FileStoreConfig) -> Result<FileStore> {
-        create_private_dir(&config.dir)?;
+    /// Opens (or creates) the instance folder `dir` and restores everything
+    /// in it.
+    pub fn open(dir: &Path, config: &StoreLayout) -> Result<FileStore> {
+        create_private_dir(dir)?;
         let jsonl_file = jsonl_name(&config.channel);
-        let jsonl_path = config.dir.join(&jsonl_file);
-        let mirror_path = config.dir.join(&config.channel);
-        let state_path = config.dir.join(STATE_FILE);
+        let jsonl_path = dir.join(&jsonl_file);
+        let mirror_path = dir.join(&config.channel);
+        let state_path = dir.join(STATE_FILE);
 
         let mut jsonl = OpenOptions::new()
             .read(true)
@@ -125,8 +111,7 @@ impl FileStore {
         for w in &warnings {
             tracing::warn!("{w}");
         }
-        let own_files = vec![config.channel.clone(), jsonl_file];
-        let mut docs = FileDocs::new(&config.dir, &config.document, own_files)?;
+        let mut docs = FileDocs::new(dir, &config.document, config.own_files())?;
         docs.ensure(&config.documents)?;
         Ok(Store {
             index,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::documents::{Docs, MemoryDocs};
 use super::index::ChannelIndex;
 use super::store::{Journal, Store};
-use super::{ChannelEntry, Cursor, Result};
+use super::{ChannelEntry, Cursor, Result, StoreLayout};
 
 /// A journal that keeps nothing: memory-only contexts.
 #[derive(Debug, Default)]
@@ -25,13 +25,13 @@ impl Journal for NoJournal {
 pub type MemoryStore = Store<MemoryDocs, NoJournal>;
 
 impl MemoryStore {
-    /// An empty context for `agents` with `entry` as the entry document and
-    /// `documents` created empty.
-    pub fn new(agents: Vec<String>, entry: &str, documents: &[String]) -> Result<Self> {
-        let mut docs = MemoryDocs::new(entry, Vec::new());
-        docs.ensure(documents)?;
+    /// An empty context laid out as `config` says, listed documents created
+    /// empty.
+    pub fn new(config: &StoreLayout) -> Result<Self> {
+        let mut docs = MemoryDocs::new(&config.document, config.own_files());
+        docs.ensure(&config.documents)?;
         Ok(Store {
-            index: ChannelIndex::new(agents),
+            index: ChannelIndex::new(config.agents.clone()),
             docs,
             journal: NoJournal,
         })

@@ -19,6 +19,27 @@ pub use file_store::FileStore;
 pub use memory_store::MemoryStore;
 pub use mentions::Priority;
 
+/// The names a context uses, shared by both stores so they refuse the same
+/// document paths.
+#[derive(Clone, Debug)]
+pub struct StoreLayout {
+    /// The channel's markdown mirror, such as `channel.md`.
+    pub channel: String,
+    /// The entry document, such as `notes.md`.
+    pub document: String,
+    /// Documents to create empty when missing.
+    pub documents: Vec<String>,
+    /// Agents whose names count as mentions.
+    pub agents: Vec<String>,
+}
+
+impl StoreLayout {
+    /// The channel files, which are never documents.
+    pub fn own_files(&self) -> Vec<String> {
+        vec![self.channel.clone(), file_store::jsonl_name(&self.channel)]
+    }
+}
+
 /// One message of the channel. `id` is unique and strictly increasing; it is
 /// what cursors, acks and agent operations refer to.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

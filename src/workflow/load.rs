@@ -571,7 +571,15 @@ impl Walker<'_> {
 
         let model = get("model").and_then(|n| self.string(n, &format!("{what}: model")));
         let command = get("command").and_then(|n| self.command(n, &what));
-        let backend = self.backend(key, get("backend"), model.as_deref(), command.is_some());
+        // `modle: x` is already reported as a typo; "needs a model" would be noise.
+        let model_misspelt = entries.iter().any(|(k, _)| {
+            !AGENT_KEYS.contains(&k.name.as_str()) && did_you_mean(&k.name, ["model"]).is_some()
+        });
+        let backend = if model.is_none() && model_misspelt && get("backend").is_none() {
+            None
+        } else {
+            self.backend(key, get("backend"), model.as_deref(), command.is_some())
+        };
         if let Some((kind, _)) = backend {
             self.check_backend_fields(
                 key,

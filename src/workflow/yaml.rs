@@ -79,7 +79,11 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
             value: Value::Null,
         });
     }
-    match serde_saphyr::from_str::<Spanned<Raw>>(text) {
+    // Duplicate keys are passed through so the loader reports them with both
+    // positions, in the same words as every other problem.
+    let mut options = serde_saphyr::Options::default();
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    match serde_saphyr::from_str_with_options::<Spanned<Raw>>(text, options) {
         Ok(spanned) => Ok(node_from(spanned)),
         Err(err) => {
             let pos = err

@@ -1,0 +1,121 @@
+//! `awtui validate` on the real binary: summary and exit 0, or every error
+//! with file:line:col and exit 2.
+
+use std::process::Command;
+
+fn awtui(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_valid_workflow_prints_a_summary_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("prompts")).unwrap();
+    std::fs::write(dir.path().join("prompts/r.md"), "review").unwrap();
+    let file = dir.path().join("review.yaml");
+    std::fs::write(
+        &file,
+        "name: code-review\nagents:\n  reviewer:\n    model: anthropic/claude-sonnet-4-5\n    system_prompt: prompts/r.md\n  coder:\n    backend: command\n    command: ./fix.sh\ncontext:\n  config:\n    documents: [goals.md]\nsetup:\n  - shell: echo diff\n    as: diff\nkickoff: |\n  ${{ diff }}\n  @reviewer please review\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui(&["validate", file.to_str().unwrap(), "--instance", "pr-7"]);
+    assert_eq!(code, 0, "{stderr}");
+    for needle in [
+        "workflow   code-review",
+        "reviewer  anthropic/claude-sonnet-4-5 · backend anthropic (from model) · prompt prompts/r.md",
+        "coder     (backend default model) · backend command · command ./fix.sh",
+        "context    file provider in .workflow/pr-7",
+        "documents  notes.md (entry), goals.md",
+        "1. echo diff  → ${{ diff }}",
+        "kickoff    wakes @reviewer",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(
+        !dir.path().join(".workflow").exists(),
+        "validate creates nothing"
+    );
+}
+
+#[test]
+fn errors_are_listed_with_positions_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.yaml");
+    std::fs::write(
+        &file,
+        "agents:\n  coder:\n    modle: anthropic/x\n  all:\n    model: anthropic/y\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    let path = file.display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "{path}:3:5: error: unknown key 'modle' in agent 'coder' (did you mean 'model'?)"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(" 3 |     modle: anthropic/x\n"),
+        "quotes the line: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{path}:4:3: error: 'all' is reserved")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("needs a 'model'"),
+        "a typo is reported once: {stderr}"
+    );
+    assert!(stderr.contains("2 errors in"), "{stderr}");
+}
+
+#[test]
+fn warnings_do_not_fail_validation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.yaml");
+    std::fs::write(
+        &file,
+        "agents:\n  coder:\n    model: anthropic/x\nkickoff: nobody here\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("kickoff    wakes nobody"), "{stdout}");
+    assert!(
+        stderr.contains(":4:10: warning: kickoff mentions no agent"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_a_clear_error() {
+    let (code, _, stderr) = awtui(&["validate", "/nonexistent/flow.yaml"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("cannot read workflow file /nonexistent/flow.yaml"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_shipped_examples_validate() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for entry in std::fs::read_dir(format!("{root}/assets/workflows")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let (code, _, stderr) = awtui(&["validate", path.to_str().unwrap()]);
+            assert_eq!(code, 0, "{}: {stderr}", path.display());
+        }
+    }
+}
