@@ -2,4 +2,5 @@
 pub mod cli;
 pub mod context;
 pub mod fsutil;
+pub mod protocols;
 pub mod workflow;

@@ -1,0 +1,1083 @@
+//! Agent Output Protocol (AOP): pure parser for `=== AOP-{TYPE} ===` blocks.
+//!
+//! An agent wraps its output in typed blocks so that receivers know whether
+//! they may touch it (INTERMEDIATE), must pass it through untouched (FINAL,
+//! ERROR), should treat it as metadata (CONTEXT) or as one chunk of a longer
+//! stream (STREAM). [`parse`] splits any text into plain and block segments and
+//! reports everything that breaks the protocol as [`Finding`]s with 1-based line
+//! numbers; [`group_streams`] joins STREAM chunks into streams.
+//!
+//! Decisions where the seed is silent or wrong:
+//! - A marker must stand on a line of its own (surrounding whitespace is
+//!   allowed); a marker in the middle of a sentence is ordinary text.
+//! - Attribute values may contain spaces and `=` (the seed's sample regex
+//!   forbids spaces); they end at the next `|` or at the closing `===`.
+//! - FINAL and ERROR require an `agent` attribute, as in the reference
+//!   validator; the other types require none.
+//! - Block content is the exact bytes between the start marker line and the
+//!   end marker line, minus the single line break that precedes the end
+//!   marker. An unclosed block runs to the end of the text.
+//! - Every non-blank text outside blocks is "unmarked output"; text with no
+//!   block at all (even empty text) is reported once.
+//! - The seed never says how the last STREAM chunk is marked: a chunk is last
+//!   when it has `final=true` (or `last=true`), when `chunk=N` equals
+//!   `total=N`, or when it is written `chunk=N/N`; otherwise a stream completes
+//!   when its agent produces anything else that is not blank text.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How strictly protocol violations are judged; shared by all protocol parsers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Accept what can be understood and record violations as warnings.
+    #[default]
+    Lenient,
+    /// Record violations as errors, so the output counts as invalid.
+    Strict,
+}
+
+/// How serious a finding is, derived from the [`Mode`] the text was parsed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The output violates the protocol (strict mode).
+    Error,
+    /// The output violates the protocol but was accepted (lenient mode).
+    Warning,
+}
+
+impl Mode {
+    /// The severity a violation gets in this mode.
+    pub fn severity(self) -> Severity {
+        match self {
+            Mode::Lenient => Severity::Warning,
+            Mode::Strict => Severity::Error,
+        }
+    }
+}
+
+/// The kind of protocol violation, so front ends can group or filter findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// A block was opened and never closed.
+    MissingEnd,
+    /// A block was closed by an end marker of another type.
+    MismatchedEnd,
+    /// An end marker appeared with no block open.
+    StrayEnd,
+    /// A marker names a type that AOP does not define.
+    UnknownType,
+    /// A marker appeared inside another block (kept as that block's content).
+    NestedMarker,
+    /// Text was found outside any block, or no block at all.
+    UnmarkedOutput,
+    /// A block lacks an attribute its type requires.
+    MissingAttribute,
+    /// An attribute is not written as `key=value`.
+    MalformedAttribute,
+}
+
+/// One protocol violation, located by its 1-based line number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// 1-based line of the offending marker or text.
+    pub line: usize,
+    /// What went wrong.
+    pub kind: FindingKind,
+    /// Human-readable explanation.
+    pub message: String,
+    /// Error in strict mode, warning in lenient mode.
+    pub severity: Severity,
+}
+
+/// The five AOP block types, plus whatever else an agent wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BlockType {
+    /// Must be passed through byte for byte.
+    Final,
+    /// May be summarised or transformed.
+    Intermediate,
+    /// One chunk of a longer output.
+    Stream,
+    /// Error text to show unchanged.
+    Error,
+    /// Metadata, usually JSON.
+    Context,
+    /// A type name AOP does not define (reported as [`FindingKind::UnknownType`]).
+    Unknown(String),
+}
+
+impl BlockType {
+    /// Maps a marker's type name (case-sensitive, as in the seed) to a type.
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "FINAL" => BlockType::Final,
+            "INTERMEDIATE" => BlockType::Intermediate,
+            "STREAM" => BlockType::Stream,
+            "ERROR" => BlockType::Error,
+            "CONTEXT" => BlockType::Context,
+            other => BlockType::Unknown(other.to_string()),
+        }
+    }
+
+    /// The name as written in markers.
+    pub fn name(&self) -> &str {
+        match self {
+            BlockType::Final => "FINAL",
+            BlockType::Intermediate => "INTERMEDIATE",
+            BlockType::Stream => "STREAM",
+            BlockType::Error => "ERROR",
+            BlockType::Context => "CONTEXT",
+            BlockType::Unknown(name) => name,
+        }
+    }
+
+    /// Attributes a block of this type must carry.
+    pub fn required_attributes(&self) -> &'static [&'static str] {
+        match self {
+            BlockType::Final | BlockType::Error => &["agent"],
+            _ => &[],
+        }
+    }
+}
+
+impl fmt::Display for BlockType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One `key=value` pair from a start marker, in written order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attribute {
+    /// Attribute name, trimmed.
+    pub key: String,
+    /// Attribute value, trimmed; inner spaces are kept.
+    pub value: String,
+}
+
+/// A parsed AOP block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Block {
+    /// The block's type.
+    pub kind: BlockType,
+    /// Attributes of the start marker, in written order.
+    pub attributes: Vec<Attribute>,
+    /// The exact bytes between the markers (see the module docs).
+    pub content: String,
+    /// For CONTEXT blocks whose content is JSON, the parsed value.
+    pub json: Option<serde_json::Value>,
+    /// 1-based line of the start marker.
+    pub start_line: usize,
+    /// 1-based line of the end marker; `None` when the block was never closed.
+    pub end_line: Option<usize>,
+}
+
+impl Block {
+    /// The value of the first attribute named `key`.
+    pub fn attr(&self, key: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|a| a.key == key)
+            .map(|a| a.value.as_str())
+    }
+
+    /// Whether this STREAM chunk says it is the last one (see module docs).
+    pub fn is_last_chunk(&self) -> bool {
+        let flag = |key: &str| {
+            self.attr(key)
+                .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "1"))
+        };
+        if flag("final") || flag("last") {
+            return true;
+        }
+        let Some(chunk) = self.attr("chunk") else {
+            return false;
+        };
+        let (index, total) = match chunk.split_once('/') {
+            Some((index, total)) => (index, Some(total)),
+            None => (chunk, self.attr("total")),
+        };
+        let number = |s: &str| s.trim().parse::<u64>().ok();
+        match (number(index), total.and_then(number)) {
+            (Some(index), Some(total)) => total > 0 && index >= total,
+            _ => false,
+        }
+    }
+}
+
+/// A piece of agent output: plain text or a block, in the order written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "segment", rename_all = "snake_case")]
+pub enum Segment {
+    /// Text outside any block, byte-exact (including its line breaks).
+    Text {
+        /// The text.
+        text: String,
+        /// 1-based line where the text starts.
+        line: usize,
+    },
+    /// An AOP block.
+    Block(Block),
+}
+
+impl Segment {
+    /// Whether this is text made only of whitespace (ignored between blocks).
+    pub fn is_blank_text(&self) -> bool {
+        matches!(self, Segment::Text { text, .. } if text.trim().is_empty())
+    }
+}
+
+/// The result of [`parse`]: segments in order and every finding.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Parsed {
+    /// Plain text and blocks, in the order they appear.
+    pub segments: Vec<Segment>,
+    /// Protocol violations, ordered by line.
+    pub findings: Vec<Finding>,
+}
+
+impl Parsed {
+    /// True when no finding is an error (always true in lenient mode).
+    pub fn is_valid(&self) -> bool {
+        self.findings.iter().all(|f| f.severity != Severity::Error)
+    }
+
+    /// True when there is no finding at all, whatever the mode.
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    /// The blocks, in order.
+    pub fn blocks(&self) -> impl Iterator<Item = &Block> {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Block(b) => Some(b),
+            Segment::Text { .. } => None,
+        })
+    }
+}
+
+/// Parses agent output into segments and findings; never fails or panics.
+pub fn parse(text: &str, mode: Mode) -> Parsed {
+    let mut parser = Parser {
+        text,
+        mode,
+        out: Parsed::default(),
+        open: None,
+        text_start: Some((0, 1)),
+    };
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        parser.line(offset, index + 1, line);
+        offset += line.len();
+    }
+    parser.finish()
+}
+
+/// A marker line, split into its parts.
+struct Marker<'a> {
+    end: bool,
+    type_name: &'a str,
+    attributes: &'a str,
+}
+
+/// Recognises `=== AOP-T … ===` and `=== END-AOP-T … ===` lines.
+fn marker(line: &str) -> Option<Marker<'_>> {
+    let trimmed = line.trim();
+    if trimmed.len() < 6 {
+        return None;
+    }
+    let inner = trimmed.strip_prefix("===")?.strip_suffix("===")?.trim();
+    let (end, rest) = match inner.strip_prefix("END-AOP-") {
+        Some(rest) => (true, rest),
+        None => (false, inner.strip_prefix("AOP-")?),
+    };
+    let split = rest
+        .find(|c: char| c == '|' || c.is_whitespace())
+        .unwrap_or(rest.len());
+    let (type_name, attributes) = rest.split_at(split);
+    Some(Marker {
+        end,
+        type_name,
+        attributes: attributes.trim(),
+    })
+}
+
+/// A block whose end marker has not been seen yet.
+struct OpenBlock {
+    kind: BlockType,
+    type_name: String,
+    attributes: Vec<Attribute>,
+    start_line: usize,
+    content_start: usize,
+    crlf: bool,
+    nested: Vec<String>,
+}
+
+/// Line-by-line state machine behind [`parse`].
+struct Parser<'a> {
+    text: &'a str,
+    mode: Mode,
+    out: Parsed,
+    open: Option<OpenBlock>,
+    /// Byte offset and line of the plain text not yet emitted.
+    text_start: Option<(usize, usize)>,
+}
+
+impl Parser<'_> {
+    fn finding(&mut self, line: usize, kind: FindingKind, message: String) {
+        self.out.findings.push(Finding {
+            line,
+            kind,
+            message,
+            severity: self.mode.severity(),
+        });
+    }
+
+    fn line(&mut self, offset: usize, number: usize, line: &str) {
+        let Some(marker) = marker(line) else {
+            return;
+        };
+        match (self.open.is_some(), marker.end) {
+            (false, false) => self.open_block(offset, number, line, &marker),
+            (false, true) => self.finding(
+                number,
+                FindingKind::StrayEnd,
+                format!("END-AOP-{} without an open block", marker.type_name),
+            ),
+            (true, false) => self.nested_start(number, &marker),
+            (true, true) => {
+                if self.end_inside(offset, number, &marker) {
+                    self.text_start = Some((offset + line.len(), number + 1));
+                }
+            }
+        }
+    }
+
+    fn flush_text(&mut self, until: usize) {
+        if let Some((start, line)) = self.text_start.take()
+            && until > start
+        {
+            let text = self.text[start..until].to_string();
+            self.out.segments.push(Segment::Text { text, line });
+        }
+    }
+
+    fn open_block(&mut self, offset: usize, number: usize, line: &str, marker: &Marker<'_>) {
+        self.flush_text(offset);
+        let kind = BlockType::from_name(marker.type_name);
+        if let BlockType::Unknown(name) = &kind {
+            let message = format!("unknown AOP type `{name}`");
+            self.finding(number, FindingKind::UnknownType, message);
+        }
+        let attributes = self.attributes(number, marker.attributes);
+        for &required in kind.required_attributes() {
+            let present = attributes
+                .iter()
+                .any(|a| a.key == required && !a.value.is_empty());
+            if !present {
+                let message = format!("AOP-{kind} requires attribute `{required}`");
+                self.finding(number, FindingKind::MissingAttribute, message);
+            }
+        }
+        self.open = Some(OpenBlock {
+            kind,
+            type_name: marker.type_name.to_string(),
+            attributes,
+            start_line: number,
+            content_start: offset + line.len(),
+            crlf: line.ends_with("\r\n"),
+            nested: Vec::new(),
+        });
+    }
+
+    fn attributes(&mut self, number: usize, raw: &str) -> Vec<Attribute> {
+        let raw = match raw.strip_prefix('|') {
+            Some(rest) => rest,
+            None if raw.is_empty() => return Vec::new(),
+            None => {
+                let message = format!("expected `| key=value` after the type, found `{raw}`");
+                self.finding(number, FindingKind::MalformedAttribute, message);
+                return Vec::new();
+            }
+        };
+        let mut attributes = Vec::new();
+        for piece in raw.split('|').map(str::trim).filter(|p| !p.is_empty()) {
+            match piece.split_once('=') {
+                Some((key, value)) if !key.trim().is_empty() => attributes.push(Attribute {
+                    key: key.trim().to_string(),
+                    value: value.trim().to_string(),
+                }),
+                _ => {
+                    let message = format!("attribute `{piece}` is not `key=value`");
+                    self.finding(number, FindingKind::MalformedAttribute, message);
+                }
+            }
+        }
+        attributes
+    }
+
+    fn nested_start(&mut self, number: usize, marker: &Marker<'_>) {
+        let Some(open) = self.open.as_mut() else {
+            return;
+        };
+        open.nested.push(marker.type_name.to_string());
+        let message = format!(
+            "AOP-{} marker inside the AOP-{} block opened at line {}; kept as content",
+            marker.type_name, open.type_name, open.start_line
+        );
+        self.finding(number, FindingKind::NestedMarker, message);
+    }
+
+    /// Handles an end marker inside a block; returns whether it closed the block.
+    fn end_inside(&mut self, offset: usize, number: usize, marker: &Marker<'_>) -> bool {
+        let Some(open) = self.open.as_mut() else {
+            return false;
+        };
+        let name = marker.type_name;
+        if open.nested.last().is_some_and(|n| n == name) {
+            open.nested.pop();
+            return false;
+        }
+        if name != open.type_name {
+            if let Some(pos) = open.nested.iter().rposition(|n| n == name) {
+                open.nested.truncate(pos);
+                return false;
+            }
+            let message = format!(
+                "END-AOP-{name} closes the AOP-{} block opened at line {}",
+                open.type_name, open.start_line
+            );
+            self.finding(number, FindingKind::MismatchedEnd, message);
+        }
+        if !marker.attributes.is_empty() {
+            let message = format!("end markers take no attributes: `{}`", marker.attributes);
+            self.finding(number, FindingKind::MalformedAttribute, message);
+        }
+        self.close(offset, Some(number));
+        true
+    }
+
+    /// Closes the open block whose content ends at byte `until`.
+    fn close(&mut self, until: usize, end_line: Option<usize>) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let mut content = &self.text[open.content_start.min(until)..until];
+        if end_line.is_some()
+            && let Some(stripped) = content.strip_suffix('\n')
+        {
+            content = if open.crlf {
+                stripped.strip_suffix('\r').unwrap_or(stripped)
+            } else {
+                stripped
+            };
+        }
+        let json = match open.kind {
+            BlockType::Context => serde_json::from_str(content).ok(),
+            _ => None,
+        };
+        self.out.segments.push(Segment::Block(Block {
+            kind: open.kind,
+            attributes: open.attributes,
+            content: content.to_string(),
+            json,
+            start_line: open.start_line,
+            end_line,
+        }));
+    }
+
+    fn finish(mut self) -> Parsed {
+        let len = self.text.len();
+        if let Some(open) = &self.open {
+            let message = format!(
+                "AOP-{} opened at line {} has no END-AOP-{} marker",
+                open.type_name, open.start_line, open.type_name
+            );
+            let line = open.start_line;
+            self.finding(line, FindingKind::MissingEnd, message);
+            self.close(len, None);
+        }
+        self.flush_text(len);
+        self.unmarked_findings();
+        self.out.findings.sort_by_key(|f| f.line);
+        self.out
+    }
+
+    fn unmarked_findings(&mut self) {
+        if self.out.blocks().next().is_none() {
+            let line = first_content_line(self.text, 1);
+            let message = "output contains no AOP block".to_string();
+            self.finding(line, FindingKind::UnmarkedOutput, message);
+            return;
+        }
+        let lines: Vec<usize> = self
+            .out
+            .segments
+            .iter()
+            .filter_map(|s| match s {
+                Segment::Text { text, line } if !text.trim().is_empty() => {
+                    Some(first_content_line(text, *line))
+                }
+                _ => None,
+            })
+            .collect();
+        for line in lines {
+            let message = "text outside any AOP block".to_string();
+            self.finding(line, FindingKind::UnmarkedOutput, message);
+        }
+    }
+}
+
+/// The line of the first non-blank line in `text`, which starts at `line`.
+fn first_content_line(text: &str, line: usize) -> usize {
+    text.split('\n')
+        .position(|l| !l.trim().is_empty())
+        .map_or(line, |skip| line + skip)
+}
+
+/// Consecutive STREAM chunks from one agent, joined.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stream {
+    /// The agent that wrote the chunks.
+    pub agent: String,
+    /// Chunk contents, in arrival order.
+    pub chunks: Vec<String>,
+    /// Whether the last chunk has arrived (see module docs).
+    pub complete: bool,
+}
+
+impl Stream {
+    /// The chunks joined by line breaks, as a receiver would display them.
+    pub fn text(&self) -> String {
+        self.chunks.join("\n")
+    }
+}
+
+/// Groups STREAM blocks from a sequence of (agent, parsed output) into streams.
+///
+/// Output from other agents may be interleaved; blank text does not interrupt
+/// a stream. Streams are returned in the order they started.
+pub fn group_streams<'a, I>(items: I) -> Vec<Stream>
+where
+    I: IntoIterator<Item = (&'a str, &'a Parsed)>,
+{
+    let mut streams: Vec<Stream> = Vec::new();
+    let mut open: HashMap<&str, usize> = HashMap::new();
+    for (agent, parsed) in items {
+        for segment in &parsed.segments {
+            match segment {
+                Segment::Block(block) if block.kind == BlockType::Stream => {
+                    let index = *open.entry(agent).or_insert_with(|| {
+                        streams.push(Stream {
+                            agent: agent.to_string(),
+                            chunks: Vec::new(),
+                            complete: false,
+                        });
+                        streams.len() - 1
+                    });
+                    streams[index].chunks.push(block.content.clone());
+                    if block.is_last_chunk() {
+                        streams[index].complete = true;
+                        open.remove(agent);
+                    }
+                }
+                other if other.is_blank_text() => {}
+                _ => {
+                    if let Some(index) = open.remove(agent) {
+                        streams[index].complete = true;
+                    }
+                }
+            }
+        }
+    }
+    streams
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const BANNER: &str =
+        "**Pass through EXACTLY as-is** — NO summarizing, NO rephrasing, NO commentary";
+
+    fn kinds(parsed: &Parsed) -> Vec<FindingKind> {
+        parsed.findings.iter().map(|f| f.kind).collect()
+    }
+
+    fn only_block(parsed: &Parsed) -> &Block {
+        let blocks: Vec<_> = parsed.blocks().collect();
+        assert_eq!(blocks.len(), 1, "{parsed:#?}");
+        blocks[0]
+    }
+
+    fn strict_ok(text: &str) -> Parsed {
+        let parsed = parse(text, Mode::Strict);
+        assert!(parsed.is_valid(), "{:#?}", parsed.findings);
+        parsed
+    }
+
+    // --- The reference validator's ten cases ---
+
+    #[test]
+    fn reference_valid_final() {
+        let text = "=== AOP-FINAL | agent=doc-retriever | format=markdown | lines=450 ===\n\n# Document Content\n\nThis is the content.\n\n=== END-AOP-FINAL ===";
+        let parsed = strict_ok(text);
+        let block = only_block(&parsed);
+        assert_eq!(block.kind, BlockType::Final);
+        assert_eq!(
+            block.content,
+            "\n# Document Content\n\nThis is the content.\n"
+        );
+        assert_eq!(block.end_line, Some(7));
+    }
+
+    #[test]
+    fn reference_valid_error() {
+        let text = "=== AOP-ERROR | agent=doc-qa-agentic | code=NO_RESULTS ===\n\nNo documents found matching your query.\n\n=== END-AOP-ERROR ===";
+        let parsed = strict_ok(text);
+        let block = only_block(&parsed);
+        assert_eq!(block.kind, BlockType::Error);
+        assert_eq!(block.attr("code"), Some("NO_RESULTS"));
+    }
+
+    #[test]
+    fn reference_missing_end() {
+        let text = "=== AOP-FINAL | agent=test ===\n\nContent without end marker.";
+        let parsed = parse(text, Mode::Strict);
+        assert!(!parsed.is_valid());
+        assert_eq!(kinds(&parsed), [FindingKind::MissingEnd]);
+        assert_eq!(parsed.findings[0].line, 1);
+        assert!(parsed.findings[0].message.contains("END-AOP-FINAL"));
+        let block = only_block(&parsed);
+        assert_eq!(block.end_line, None);
+        assert_eq!(block.content, "\nContent without end marker.");
+    }
+
+    #[test]
+    fn reference_invalid_type() {
+        let text = "=== AOP-INVALID | agent=test ===\n\nContent.\n\n=== END-AOP-INVALID ===";
+        let parsed = parse(text, Mode::Strict);
+        assert!(!parsed.is_valid());
+        assert_eq!(kinds(&parsed), [FindingKind::UnknownType]);
+        assert_eq!(
+            only_block(&parsed).kind,
+            BlockType::Unknown("INVALID".into())
+        );
+    }
+
+    #[test]
+    fn reference_missing_attribute() {
+        let text = "=== AOP-FINAL ===\n\nContent.\n\n=== END-AOP-FINAL ===";
+        let parsed = parse(text, Mode::Strict);
+        assert!(!parsed.is_valid());
+        assert_eq!(kinds(&parsed), [FindingKind::MissingAttribute]);
+        assert!(parsed.findings[0].message.contains("agent"));
+    }
+
+    #[test]
+    fn reference_no_marker() {
+        let parsed = parse("This is plain output without any markers.", Mode::Strict);
+        assert!(!parsed.is_valid());
+        assert_eq!(kinds(&parsed), [FindingKind::UnmarkedOutput]);
+        assert_eq!(
+            parsed.segments,
+            [Segment::Text {
+                text: "This is plain output without any markers.".into(),
+                line: 1
+            }]
+        );
+    }
+
+    #[test]
+    fn reference_mismatched_end() {
+        let text = "=== AOP-FINAL | agent=test ===\n\nContent.\n\n=== END-AOP-ERROR ===";
+        let parsed = parse(text, Mode::Strict);
+        assert!(!parsed.is_valid());
+        assert_eq!(kinds(&parsed), [FindingKind::MismatchedEnd]);
+        assert_eq!(parsed.findings[0].line, 5);
+        assert_eq!(only_block(&parsed).content, "\nContent.\n");
+    }
+
+    #[test]
+    fn reference_several_blocks() {
+        let text = "=== AOP-CONTEXT | type=metadata ===\n{\"version\": \"1.0\"}\n=== END-AOP-CONTEXT ===\n\n=== AOP-FINAL | agent=doc-retriever | lines=100 ===\n\nMain content here.\n\n=== END-AOP-FINAL ===";
+        let parsed = strict_ok(text);
+        let blocks: Vec<_> = parsed.blocks().collect();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].json, Some(serde_json::json!({"version": "1.0"})));
+        assert_eq!(blocks[1].start_line, 5);
+        assert_eq!(parsed.segments.len(), 3);
+        assert!(parsed.segments[1].is_blank_text());
+    }
+
+    #[test]
+    fn reference_doc_retriever_attributes() {
+        let text = "=== AOP-FINAL | agent=doc-retriever | format=markdown | lines=450 | source=https://code.claude.com/docs/en/skills ===\n\n# Agent Skills\n\n[Full 450 lines of content here...]\n\n---\n**Source:** https://code.claude.com/docs/en/skills\n**Path:** md_docs/Claude_Code_Docs@latest/Agent Skills/docContent.md\n\n=== END-AOP-FINAL ===";
+        let parsed = strict_ok(text);
+        let block = only_block(&parsed);
+        assert_eq!(block.attr("agent"), Some("doc-retriever"));
+        assert_eq!(block.attr("format"), Some("markdown"));
+        assert_eq!(block.attr("lines"), Some("450"));
+        assert_eq!(
+            block.attr("source"),
+            Some("https://code.claude.com/docs/en/skills")
+        );
+    }
+
+    #[test]
+    fn reference_doc_qa_attributes() {
+        let text = "=== AOP-FINAL | agent=doc-qa-agentic | confidence=0.92 | sources=3 ===\n\n## Hooks\n\n### Configuration\nHooks are configured in `.claude/hooks.json`...\n\n=== END-AOP-FINAL ===";
+        let parsed = strict_ok(text);
+        let block = only_block(&parsed);
+        assert_eq!(block.attr("agent"), Some("doc-qa-agentic"));
+        assert_eq!(block.attr("confidence"), Some("0.92"));
+        assert_eq!(block.attr("sources"), Some("3"));
+    }
+
+    // --- The seed's examples ---
+
+    #[test]
+    fn seed_example_document_retrieval_keeps_banner() {
+        let content = format!(
+            "{BANNER}\n\n# Agent Skills\n\n[450 lines of content]\n\n---\n**Source:** https://code.claude.com/docs/en/skills\n**Document Set:** Claude_Code_Docs:latest\n"
+        );
+        let text = format!(
+            "=== AOP-FINAL | agent=doc-retriever | format=markdown | lines=<total_lines> | source={{doc_dir}} ===\n{content}\n=== END-AOP-FINAL ===\n"
+        );
+        let parsed = strict_ok(&text);
+        let block = only_block(&parsed);
+        assert_eq!(block.content, content);
+        assert!(block.content.starts_with(BANNER));
+        assert_eq!(block.attr("source"), Some("{doc_dir}"));
+        assert_eq!(parsed.segments.len(), 1, "no trailing text segment");
+    }
+
+    #[test]
+    fn seed_example_error_output() {
+        let text = "=== AOP-ERROR | agent=doc-retriever | code=DOC_NOT_FOUND ===\n\nNo documents found matching query: \"nonexistent topic\"\n\n**Suggestions:**\n- Try rephrasing your query\n\n=== END-AOP-ERROR ===";
+        let parsed = strict_ok(text);
+        let block = only_block(&parsed);
+        assert_eq!(block.attr("code"), Some("DOC_NOT_FOUND"));
+        assert!(block.content.contains("- Try rephrasing your query\n"));
+    }
+
+    #[test]
+    fn seed_example_context_then_final() {
+        let text = format!(
+            "=== AOP-CONTEXT ===\n{{\"metadata\": \"values\", \"stats\": {{\"n\": 2}}}}\n=== END-AOP-CONTEXT ===\n\n=== AOP-FINAL | agent=a ===\n{BANNER}\n[main content]\n=== END-AOP-FINAL ==="
+        );
+        let parsed = strict_ok(&text);
+        let blocks: Vec<_> = parsed.blocks().collect();
+        assert_eq!(blocks[0].json.as_ref().unwrap()["stats"]["n"], 2);
+        assert_eq!(blocks[1].content, format!("{BANNER}\n[main content]"));
+    }
+
+    #[test]
+    fn seed_example_intermediate_and_stream() {
+        let text = "=== AOP-INTERMEDIATE ===\n[content that can be processed]\n=== END-AOP-INTERMEDIATE ===\n=== AOP-STREAM ===\n[chunk 1 of content]\n=== END-AOP-STREAM ===\n\n=== AOP-STREAM ===\n[chunk 2 of content]\n=== END-AOP-STREAM ===\n";
+        let parsed = strict_ok(text);
+        let kinds: Vec<_> = parsed.blocks().map(|b| b.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [
+                BlockType::Intermediate,
+                BlockType::Stream,
+                BlockType::Stream
+            ]
+        );
+    }
+
+    // --- Further behaviour ---
+
+    #[test]
+    fn attribute_values_may_contain_spaces_and_equals() {
+        let text =
+            "=== AOP-FINAL | agent=doc retriever v2 | query=a = b |  ===\nx\n=== END-AOP-FINAL ===";
+        let parsed = strict_ok(text);
+        let block = only_block(&parsed);
+        assert_eq!(block.attr("agent"), Some("doc retriever v2"));
+        assert_eq!(block.attr("query"), Some("a = b"));
+        assert_eq!(block.attributes.len(), 2);
+    }
+
+    #[test]
+    fn malformed_attributes_are_reported() {
+        let parsed = parse(
+            "=== AOP-INTERMEDIATE | novalue | =x ===\ny\n=== END-AOP-INTERMEDIATE ===",
+            Mode::Lenient,
+        );
+        assert_eq!(
+            kinds(&parsed),
+            [
+                FindingKind::MalformedAttribute,
+                FindingKind::MalformedAttribute
+            ]
+        );
+        let parsed = parse(
+            "=== AOP-INTERMEDIATE trailing ===\ny\n=== END-AOP-INTERMEDIATE ===",
+            Mode::Lenient,
+        );
+        assert_eq!(kinds(&parsed), [FindingKind::MalformedAttribute]);
+    }
+
+    #[test]
+    fn text_outside_blocks_is_kept_in_order_and_reported() {
+        let text =
+            "Intro line\n=== AOP-INTERMEDIATE ===\nbody\n=== END-AOP-INTERMEDIATE ===\n\nOutro\n";
+        let parsed = parse(text, Mode::Strict);
+        assert_eq!(parsed.segments.len(), 3);
+        assert_eq!(
+            parsed.segments[0],
+            Segment::Text {
+                text: "Intro line\n".into(),
+                line: 1
+            }
+        );
+        assert_eq!(
+            parsed.segments[2],
+            Segment::Text {
+                text: "\nOutro\n".into(),
+                line: 5
+            }
+        );
+        let lines: Vec<_> = parsed.findings.iter().map(|f| (f.kind, f.line)).collect();
+        assert_eq!(
+            lines,
+            [
+                (FindingKind::UnmarkedOutput, 1),
+                (FindingKind::UnmarkedOutput, 6)
+            ]
+        );
+    }
+
+    #[test]
+    fn nested_markers_stay_content_and_are_reported() {
+        let text = "=== AOP-FINAL | agent=a ===\nbefore\n=== AOP-ERROR ===\ninner\n=== END-AOP-ERROR ===\nafter\n=== END-AOP-FINAL ===";
+        let parsed = parse(text, Mode::Strict);
+        assert_eq!(kinds(&parsed), [FindingKind::NestedMarker]);
+        assert_eq!(parsed.findings[0].line, 3);
+        let block = only_block(&parsed);
+        assert_eq!(
+            block.content,
+            "before\n=== AOP-ERROR ===\ninner\n=== END-AOP-ERROR ===\nafter"
+        );
+        assert_eq!(block.end_line, Some(7));
+    }
+
+    #[test]
+    fn unclosed_nested_marker_does_not_swallow_the_outer_end() {
+        let text =
+            "=== AOP-FINAL | agent=a ===\n=== AOP-STREAM ===\nx\n=== END-AOP-FINAL ===\ntail";
+        let parsed = parse(text, Mode::Lenient);
+        assert_eq!(
+            kinds(&parsed),
+            [FindingKind::NestedMarker, FindingKind::UnmarkedOutput]
+        );
+        assert_eq!(parsed.blocks().next().unwrap().end_line, Some(4));
+    }
+
+    #[test]
+    fn stray_end_marker_is_reported() {
+        let text =
+            "=== END-AOP-FINAL ===\n=== AOP-INTERMEDIATE ===\nx\n=== END-AOP-INTERMEDIATE ===";
+        let parsed = parse(text, Mode::Strict);
+        assert_eq!(
+            kinds(&parsed),
+            [FindingKind::StrayEnd, FindingKind::UnmarkedOutput]
+        );
+    }
+
+    #[test]
+    fn lenient_records_the_same_findings_as_warnings() {
+        let text = "hello\n=== AOP-BOGUS ===\n=== AOP-FINAL ===\nx";
+        let strict = parse(text, Mode::Strict);
+        let lenient = parse(text, Mode::Lenient);
+        assert!(!strict.is_valid());
+        assert!(lenient.is_valid());
+        assert!(!lenient.is_clean());
+        assert_eq!(strict.segments, lenient.segments);
+        assert_eq!(kinds(&strict), kinds(&lenient));
+        assert!(
+            lenient
+                .findings
+                .iter()
+                .all(|f| f.severity == Severity::Warning)
+        );
+        assert!(
+            strict
+                .findings
+                .iter()
+                .all(|f| f.severity == Severity::Error)
+        );
+        let lines: Vec<_> = strict.findings.iter().map(|f| f.line).collect();
+        assert_eq!(lines, [1, 2, 2, 3]);
+    }
+
+    #[test]
+    fn empty_output_is_unmarked() {
+        let parsed = parse("", Mode::Strict);
+        assert!(parsed.segments.is_empty());
+        assert_eq!(kinds(&parsed), [FindingKind::UnmarkedOutput]);
+    }
+
+    #[test]
+    fn crlf_content_is_byte_exact() {
+        let text =
+            "=== AOP-FINAL | agent=a ===\r\nline one\r\nline two\r\n=== END-AOP-FINAL ===\r\n";
+        let parsed = strict_ok(text);
+        assert_eq!(only_block(&parsed).content, "line one\r\nline two");
+    }
+
+    #[test]
+    fn context_that_is_not_json_stays_text() {
+        let parsed = strict_ok("=== AOP-CONTEXT ===\nnot json\n=== END-AOP-CONTEXT ===");
+        let block = only_block(&parsed);
+        assert_eq!(block.json, None);
+        assert_eq!(block.content, "not json");
+    }
+
+    #[test]
+    fn inline_markers_and_lookalikes_are_text() {
+        for text in [
+            "see `=== AOP-FINAL ===` here",
+            "==== AOP-FINAL ====",
+            "=== AOP-FINAL",
+            "======",
+            "=== FINAL ===",
+        ] {
+            let parsed = parse(text, Mode::Lenient);
+            assert_eq!(parsed.blocks().count(), 0, "{text}");
+        }
+    }
+
+    #[test]
+    fn parsed_serialises_for_front_ends() {
+        let parsed = parse(
+            "=== AOP-FINAL | agent=a ===\nx\n=== END-AOP-FINAL ===",
+            Mode::Strict,
+        );
+        let json = serde_json::to_string(&parsed).unwrap();
+        let back: Parsed = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, parsed);
+    }
+
+    // --- Streams ---
+
+    fn stream(attrs: &str, body: &str) -> String {
+        format!("=== AOP-STREAM{attrs} ===\n{body}\n=== END-AOP-STREAM ===\n")
+    }
+
+    #[test]
+    fn streams_join_consecutive_chunks_and_complete_on_other_output() {
+        let a1 = parse(&stream("", "one"), Mode::Lenient);
+        let b1 = parse(&stream("", "other agent"), Mode::Lenient);
+        let a2 = parse(
+            &format!("{}\n{}", stream("", "two"), stream("", "three")),
+            Mode::Lenient,
+        );
+        let a3 = parse(
+            "=== AOP-FINAL | agent=a ===\ndone\n=== END-AOP-FINAL ===",
+            Mode::Lenient,
+        );
+        let items = [("a", &a1), ("b", &b1), ("a", &a2), ("a", &a3)];
+        let streams = group_streams(items);
+        assert_eq!(streams.len(), 2);
+        assert_eq!(streams[0].agent, "a");
+        assert_eq!(streams[0].chunks, ["one", "two", "three"]);
+        assert!(streams[0].complete);
+        assert_eq!(streams[0].text(), "one\ntwo\nthree");
+        assert_eq!(streams[1].agent, "b");
+        assert!(!streams[1].complete, "b is still streaming");
+    }
+
+    #[test]
+    fn streams_complete_on_explicit_last_chunk() {
+        for attrs in [
+            " | chunk=2 | total=2",
+            " | chunk=2/2",
+            " | final=true",
+            " | last=yes",
+        ] {
+            let first = parse(&stream(" | chunk=1 | total=2", "x"), Mode::Lenient);
+            let last = parse(&stream(attrs, "y"), Mode::Lenient);
+            let next = parse(&stream("", "z"), Mode::Lenient);
+            let streams = group_streams([("a", &first), ("a", &last), ("a", &next)]);
+            assert_eq!(streams.len(), 2, "{attrs}");
+            assert!(streams[0].complete);
+            assert_eq!(streams[0].chunks, ["x", "y"]);
+            assert!(!streams[1].complete);
+        }
+    }
+
+    #[test]
+    fn chunk_attributes_that_are_not_last() {
+        for attrs in [
+            " | chunk=1 | total=2",
+            " | chunk=x/2",
+            " | final=no",
+            " | chunk=0/0",
+        ] {
+            let parsed = parse(&stream(attrs, "x"), Mode::Lenient);
+            assert!(!only_block(&parsed).is_last_chunk(), "{attrs}");
+        }
+    }
+
+    // --- Properties ---
+
+    fn is_marker_line(line: &str) -> bool {
+        marker(line).is_some()
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(text in any::<String>()) {
+            for mode in [Mode::Lenient, Mode::Strict] {
+                let parsed = parse(&text, mode);
+                prop_assert!(parsed.findings.windows(2).all(|w| w[0].line <= w[1].line));
+            }
+        }
+
+        #[test]
+        fn parse_never_panics_on_marker_soup(pieces in prop::collection::vec(prop_oneof![
+            Just("=== AOP-FINAL | agent=é ===".to_string()),
+            Just("=== END-AOP-FINAL ===".to_string()),
+            Just("=== AOP-STREAM | chunk=1/1 ===".to_string()),
+            Just("=== END-AOP-STREAM ===".to_string()),
+            Just("=== AOP-CONTEXT ===".to_string()),
+            Just("=== END-AOP-CONTEXT ===".to_string()),
+            Just("=== AOP-ÜBER | ß ===".to_string()),
+            Just("\r".to_string()),
+            Just("{\"k\": 1}".to_string()),
+            "\\PC{0,8}",
+        ], 0..24)) {
+            let text = pieces.join("\n");
+            let parsed = parse(&text, Mode::Strict);
+            let streams = group_streams([("a", &parsed), ("a", &parsed)]);
+            prop_assert!(streams.iter().all(|s| !s.chunks.is_empty()));
+        }
+
+        #[test]
+        fn final_content_round_trips(
+            content in "(\\PC|\n|\r\n|\t){0,200}",
+            agent in "[a-z][a-z -]{0,12}[a-z]",
+            crlf in any::<bool>(),
+        ) {
+            prop_assume!(!content.split('\n').any(is_marker_line));
+            let nl = if crlf { "\r\n" } else { "\n" };
+            let text = format!("=== AOP-FINAL | agent={agent} ==={nl}{content}{nl}=== END-AOP-FINAL ==={nl}");
+            let parsed = parse(&text, Mode::Strict);
+            prop_assert!(parsed.is_clean(), "{:?}", parsed.findings);
+            let block = only_block(&parsed);
+            prop_assert_eq!(&block.content, &content);
+            prop_assert_eq!(block.attr("agent"), Some(agent.as_str()));
+        }
+    }
+}
