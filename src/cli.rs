@@ -23,4 +23,22 @@ pub enum Command {
         #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
         instance: String,
     },
+    /// Agent Output Protocol tools.
+    Aop {
+        #[command(subcommand)]
+        command: AopCommand,
+    },
+}
+
+/// `awtui aop …`.
+#[derive(Debug, Subcommand)]
+pub enum AopCommand {
+    /// Validate agent output and print each finding with its line.
+    Check {
+        /// Exit non-zero when anything is wrong (lenient mode only warns).
+        #[arg(long)]
+        strict: bool,
+        /// A file, or `-` for standard input.
+        source: PathBuf,
+    },
 }

@@ -1,5 +1,6 @@
 //! awtui: a terminal control room for teams of coding agents.
 pub mod cli;
+pub mod commands;
 pub mod context;
 pub mod fsutil;
 pub mod protocols;

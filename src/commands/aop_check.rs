@@ -1,0 +1,61 @@
+//! `awtui aop check [--strict] <file|->`: validates agent output against the
+//! Agent Output Protocol and prints each finding with its line.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::exit;
+use crate::protocols::aop::{self, Mode, Severity};
+
+/// Reads `source` (`-` for stdin), prints findings as `name:line: level: …`
+/// and a one-line verdict. With `strict`, any finding makes it exit 1.
+pub fn run(source: &Path, strict: bool) -> u8 {
+    let (name, text) = match read(source) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cannot read {}: {e}", source.display());
+            return exit::INVALID;
+        }
+    };
+    let mode = if strict { Mode::Strict } else { Mode::Lenient };
+    let parsed = aop::parse(&text, mode);
+    for f in &parsed.findings {
+        let level = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        println!("{name}:{}: {level}: {}", f.line, f.message);
+    }
+    let blocks = parsed.blocks().count();
+    let kinds: Vec<String> = parsed.blocks().map(|b| b.kind.to_string()).collect();
+    println!(
+        "{name}: {blocks} block{} ({}), {} finding{}",
+        if blocks == 1 { "" } else { "s" },
+        if kinds.is_empty() {
+            "none".to_string()
+        } else {
+            kinds.join(", ")
+        },
+        parsed.findings.len(),
+        if parsed.findings.len() == 1 { "" } else { "s" }
+    );
+    if strict && !parsed.is_valid() {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
+}
+
+fn read(source: &Path) -> std::io::Result<(String, String)> {
+    if source == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        Ok(("<stdin>".into(), text))
+    } else {
+        let bytes = std::fs::read(source)?;
+        Ok((
+            source.display().to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ))
+    }
+}

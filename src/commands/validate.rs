@@ -1,0 +1,38 @@
+//! `awtui validate <file>`: every problem with its position, or a summary.
+
+use std::path::Path;
+
+use super::exit;
+use crate::workflow::setup::{SetupError, is_valid_instance_name};
+use crate::workflow::{self, LoadError};
+
+/// Prints the summary (exit 0) or every error (exit 2); warnings go to stderr.
+pub fn run(file: &Path, instance: &str) -> u8 {
+    if !is_valid_instance_name(instance) {
+        eprintln!("{}", SetupError::InstanceName(instance.into()));
+        return exit::INVALID;
+    }
+    match workflow::load(file) {
+        Ok(loaded) => {
+            print!("{}", workflow::summary::summary(&loaded.workflow, instance));
+            for w in loaded.warnings.warnings() {
+                eprintln!("{}", loaded.warnings.render(w));
+            }
+            exit::OK
+        }
+        Err(LoadError::Invalid(diags)) => {
+            eprintln!("{diags}");
+            let n = diags.errors().len();
+            eprintln!(
+                "{n} error{} in {}",
+                if n == 1 { "" } else { "s" },
+                file.display()
+            );
+            exit::INVALID
+        }
+        Err(e @ LoadError::Io { .. }) => {
+            eprintln!("{e}");
+            exit::INVALID
+        }
+    }
+}
