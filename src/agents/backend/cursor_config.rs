@@ -1,0 +1,139 @@
+//! Cursor reads MCP servers only from the project's `.cursor/mcp.json`. awtui
+//! merges its server into that file and keeps a backup that is always
+//! restored: when the instance stops, and on the next start after a crash.
+//!
+//! The token is not written into the project: the entry reads it from each
+//! agent's environment (`${env:AWTUI_TOKEN}`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::BackendError;
+use super::invocation::MCP_SERVER_NAME;
+use crate::fsutil::atomic_write;
+
+/// Marks that the project had no `.cursor/mcp.json` before awtui.
+const ABSENT_MARKER: &str = "{\"awtui\": \"no mcp.json existed before\"}\n";
+
+fn paths(project: &Path) -> (PathBuf, PathBuf) {
+    let dir = project.join(".cursor");
+    (dir.join("mcp.json"), dir.join("mcp.json.awtui-backup"))
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BackendError + '_ {
+    move |source| BackendError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The project's config with the awtui server added (other servers kept).
+pub fn merged(existing: Option<&str>, url: &str) -> String {
+    let mut root: Map<String, Value> = existing
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    let servers = root.entry("mcpServers").or_insert_with(|| json!({}));
+    if !servers.is_object() {
+        *servers = json!({});
+    }
+    if let Some(map) = servers.as_object_mut() {
+        map.insert(
+            MCP_SERVER_NAME.to_string(),
+            json!({ "url": url, "headers": { "Authorization": "Bearer ${env:AWTUI_TOKEN}" } }),
+        );
+    }
+    serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default() + "\n"
+}
+
+/// Adds awtui's server to `<project>/.cursor/mcp.json`, backing up the
+/// original first (once: an existing backup is the true original).
+pub fn install(project: &Path, url: &str) -> Result<(), BackendError> {
+    let (config, backup) = paths(project);
+    let dir = config.parent().unwrap_or(project);
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let existing = std::fs::read_to_string(&config).ok();
+    if !backup.exists() {
+        let original = existing
+            .clone()
+            .unwrap_or_else(|| ABSENT_MARKER.to_string());
+        atomic_write(&backup, original.as_bytes()).map_err(io(&backup))?;
+    }
+    atomic_write(&config, merged(existing.as_deref(), url).as_bytes()).map_err(io(&config))
+}
+
+/// Puts the original `.cursor/mcp.json` back (or removes ours when there was
+/// none). Returns whether a backup was found.
+pub fn restore(project: &Path) -> Result<bool, BackendError> {
+    let (config, backup) = paths(project);
+    let Ok(original) = std::fs::read_to_string(&backup) else {
+        return Ok(false);
+    };
+    if original == ABSENT_MARKER {
+        match std::fs::remove_file(&config) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&config)(e)),
+        }
+    } else {
+        atomic_write(&config, original.as_bytes()).map_err(io(&config))?;
+    }
+    std::fs::remove_file(&backup).map_err(io(&backup))?;
+    if original == ABSENT_MARKER {
+        // Leave no empty .cursor folder behind that we created.
+        let _ = std::fs::remove_dir(config.parent().unwrap_or(project));
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_keeps_other_servers() {
+        let text = merged(
+            Some(r#"{"mcpServers":{"github":{"command":"gh-mcp"}},"other":1}"#),
+            "http://x/mcp",
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["mcpServers"]["github"]["command"], "gh-mcp");
+        assert_eq!(v["mcpServers"]["awtui"]["url"], "http://x/mcp");
+        assert_eq!(
+            v["mcpServers"]["awtui"]["headers"]["Authorization"],
+            "Bearer ${env:AWTUI_TOKEN}"
+        );
+        assert_eq!(v["other"], 1);
+        assert!(merged(Some("garbage"), "u").contains("awtui"));
+    }
+
+    #[test]
+    fn install_and_restore_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let original = "{\"mcpServers\":{\"mine\":{}}}";
+        std::fs::create_dir_all(dir.path().join(".cursor")).unwrap();
+        std::fs::write(dir.path().join(".cursor/mcp.json"), original).unwrap();
+        install(dir.path(), "http://a").unwrap();
+        install(dir.path(), "http://b").unwrap(); // a second install keeps the first backup
+        assert!(
+            std::fs::read_to_string(dir.path().join(".cursor/mcp.json"))
+                .unwrap()
+                .contains("http://b")
+        );
+        assert!(restore(dir.path()).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(".cursor/mcp.json")).unwrap(),
+            original
+        );
+        assert!(!restore(dir.path()).unwrap(), "nothing left to restore");
+    }
+
+    #[test]
+    fn restore_removes_a_config_that_did_not_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        install(dir.path(), "http://a").unwrap();
+        assert!(restore(dir.path()).unwrap());
+        assert!(!dir.path().join(".cursor").exists());
+    }
+}

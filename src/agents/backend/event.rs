@@ -1,0 +1,63 @@
+//! What a backend reports while a turn runs, in one vocabulary for every
+//! agent CLI and API. Status comes from these, never from screen scraping.
+
+use serde::Serialize;
+
+/// Tokens and cost of a turn, as far as the backend reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// US dollars, when the backend reports a cost.
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Adds another report (per-step usage from opencode, say).
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+}
+
+/// One structured event from a running turn.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BackendEvent {
+    /// The agent's conversation id, to resume it next turn.
+    Session { id: String },
+    /// The model is working (reasoning, or a new step started).
+    Thinking,
+    /// Assistant text as it arrives.
+    Text { text: String },
+    /// A tool call began.
+    ToolCall { name: String },
+    /// A tool call finished.
+    ToolDone { name: String, ok: bool },
+    /// Usage reported so far for this turn; replaces earlier reports unless
+    /// the backend reports per step (see [`UsageMode`]).
+    Usage { usage: Usage },
+    /// The turn's final answer.
+    Final { text: String },
+    /// The agent reported that the turn failed.
+    Error { message: String },
+}
+
+/// How a backend's usage reports combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UsageMode {
+    /// Each report is the turn's total so far.
+    Total,
+    /// Each report covers one step; they add up.
+    PerStep,
+}
+
+/// Names an MCP tool call as the context tool it is, when it is one:
+/// `mcp__awtui__channel_send` → `channel_send`.
+pub fn short_tool_name(name: &str) -> &str {
+    name.rsplit("__").next().unwrap_or(name)
+}

@@ -1,0 +1,182 @@
+//! Backends: how one agent turn runs on Claude Code, Codex, Cursor, Gemini
+//! CLI, opencode or any program, reporting structured events.
+//!
+//! The per-backend parts are pure ([`invocation`], [`parse`]); one process
+//! runner ([`process`]) serves them all.
+
+pub mod cursor_config;
+pub mod event;
+pub mod invocation;
+pub mod outcome;
+pub mod parse;
+pub mod process;
+
+use std::path::{Path, PathBuf};
+
+pub use event::{BackendEvent, Usage, UsageMode};
+pub use invocation::{Invocation, invocation};
+pub use outcome::TurnOutcome;
+
+use crate::workflow::BackendKind;
+
+/// What one turn of one agent needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnRequest {
+    pub agent: String,
+    pub instance: String,
+    pub backend: BackendKind,
+    pub model: Option<String>,
+    pub system_prompt: String,
+    /// The turn's prompt: guide, delivered messages, recent context.
+    pub prompt: String,
+    /// The agent's previous conversation, to resume it.
+    pub session_id: Option<String>,
+    pub mcp_url: String,
+    /// The agent's MCP bearer token (its identity).
+    pub token: String,
+    /// Extra tools to allow (the workflow's `tools:`).
+    pub tools: Vec<String>,
+    /// Program and arguments of the `command` backend.
+    pub command: Option<Vec<String>>,
+    pub env: Vec<(String, String)>,
+    /// Where the agent works: the workflow file's folder.
+    pub workdir: PathBuf,
+    /// The agent's private folder in the instance: configs and logs.
+    pub state_dir: PathBuf,
+}
+
+/// Why a backend cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("'{program}' was not found on PATH; {hint}")]
+    NotInstalled { program: String, hint: String },
+    #[error("{variable} is not set; the {backend} backend needs an API key ({hint})")]
+    MissingKey {
+        backend: &'static str,
+        variable: String,
+        hint: String,
+    },
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the {0} backend runs in-process, not as a program")]
+    NotAProgram(&'static str),
+}
+
+/// How to install each agent CLI, for the "not found" error.
+fn install_hint(kind: BackendKind) -> &'static str {
+    match kind {
+        BackendKind::Claude => "install Claude Code: npm install -g @anthropic-ai/claude-code",
+        BackendKind::Codex => "install Codex: npm install -g @openai/codex",
+        BackendKind::Cursor => {
+            "install the Cursor CLI: curl https://cursor.com/install -fsS | bash"
+        }
+        BackendKind::Gemini => "install Gemini CLI: npm install -g @google/gemini-cli",
+        BackendKind::Opencode => "install opencode: npm install -g opencode-ai",
+        BackendKind::Command => {
+            "check the agent's 'command:' (a relative path is taken from the workflow's folder)"
+        }
+        BackendKind::Anthropic | BackendKind::Openai => "",
+    }
+}
+
+/// Finds `program` the way a shell would: a path with `/` relative to
+/// `workdir`, else each folder of `PATH`.
+pub fn find_executable(program: &str, workdir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = workdir.join(program);
+        return runnable(&p).then_some(p);
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|dir| dir.join(program))
+        .find(|p| runnable(p))
+}
+
+/// Checks before a start that an agent can run: its CLI is installed, or its
+/// API key is set. The error says what to install or set.
+pub fn preflight(
+    kind: BackendKind,
+    model: Option<&str>,
+    command: Option<&[String]>,
+    workdir: &Path,
+) -> Result<(), BackendError> {
+    let key = |backend: &'static str, variable: &str, hint: &str| {
+        if std::env::var_os(variable).is_some_and(|v| !v.is_empty()) {
+            Ok(())
+        } else {
+            Err(BackendError::MissingKey {
+                backend,
+                variable: variable.into(),
+                hint: hint.into(),
+            })
+        }
+    };
+    match kind {
+        BackendKind::Anthropic => key(
+            "anthropic",
+            "ANTHROPIC_API_KEY",
+            "export ANTHROPIC_API_KEY=…",
+        ),
+        BackendKind::Openai if model.is_some_and(|m| m.starts_with("ollama/")) => Ok(()),
+        BackendKind::Openai => key("openai", "OPENAI_API_KEY", "export OPENAI_API_KEY=…"),
+        _ => {
+            let program = invocation::executable(kind, command).unwrap_or_default();
+            match find_executable(&program, workdir) {
+                Some(_) => Ok(()),
+                None => Err(BackendError::NotInstalled {
+                    program,
+                    hint: install_hint(kind).into(),
+                }),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preflight_names_what_to_install() {
+        let err = preflight(BackendKind::Claude, None, None, Path::new("/")).map(|_| ());
+        // CI machines do not have Claude Code; if this one does, nothing to check.
+        if let Err(e) = err {
+            let text = e.to_string();
+            assert!(
+                text.contains("'claude' was not found on PATH") && text.contains("npm install"),
+                "{text}"
+            );
+        }
+        let cmd = vec!["./no-such-agent.sh".to_string()];
+        let err = preflight(BackendKind::Command, None, Some(&cmd), Path::new("/tmp")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("'./no-such-agent.sh' was not found"),
+            "{err}"
+        );
+        let sh = vec!["sh".to_string()];
+        preflight(BackendKind::Command, None, Some(&sh), Path::new("/tmp")).unwrap();
+        preflight(
+            BackendKind::Openai,
+            Some("ollama/llama3"),
+            None,
+            Path::new("/"),
+        )
+        .unwrap();
+    }
+}

@@ -1,0 +1,161 @@
+//! Folding a turn's events and exit into one outcome: success, answer,
+//! session, usage, and a reason when it failed.
+
+use super::event::{BackendEvent, Usage, UsageMode};
+
+/// How a turn ended.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnOutcome {
+    pub success: bool,
+    /// The final answer, when the backend gave one.
+    pub answer: Option<String>,
+    pub session_id: Option<String>,
+    pub usage: Usage,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Names of the tools called, in order.
+    pub tools_called: Vec<String>,
+}
+
+/// Accumulates events into a [`TurnOutcome`].
+#[derive(Debug)]
+pub struct OutcomeBuilder {
+    mode: UsageMode,
+    outcome: TurnOutcome,
+    reported_error: Option<String>,
+}
+
+/// How the process ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Exit {
+    /// It exited with this code (`None` when killed by a signal).
+    Code(Option<i32>),
+    /// We stopped it (user stop).
+    Stopped,
+    /// It ran longer than the agent's timeout.
+    TimedOut(std::time::Duration),
+}
+
+impl OutcomeBuilder {
+    /// Starts an empty outcome for a backend with this usage mode.
+    pub fn new(mode: UsageMode) -> Self {
+        OutcomeBuilder {
+            mode,
+            outcome: TurnOutcome::default(),
+            reported_error: None,
+        }
+    }
+
+    /// Folds one event in.
+    pub fn apply(&mut self, event: &BackendEvent) {
+        let o = &mut self.outcome;
+        match event {
+            BackendEvent::Session { id } => o.session_id = Some(id.clone()),
+            BackendEvent::ToolCall { name } => o.tools_called.push(name.clone()),
+            BackendEvent::Usage { usage } => match self.mode {
+                UsageMode::Total => o.usage = *usage,
+                UsageMode::PerStep => o.usage.add(*usage),
+            },
+            BackendEvent::Final { text } => o.answer = Some(text.clone()),
+            BackendEvent::Error { message } => self.reported_error = Some(message.clone()),
+            BackendEvent::Thinking | BackendEvent::Text { .. } | BackendEvent::ToolDone { .. } => {}
+        }
+    }
+
+    /// The outcome, given how the process ended and the tail of its stderr.
+    pub fn finish(mut self, exit: Exit, stderr_tail: &str) -> TurnOutcome {
+        let stderr = stderr_tail.trim();
+        let error = match (&exit, self.reported_error.take()) {
+            (Exit::Stopped, _) => Some("stopped".to_string()),
+            (Exit::TimedOut(d), _) => Some(format!("timed out after {}s", d.as_secs())),
+            (_, Some(reported)) => Some(reported),
+            (Exit::Code(Some(0)), None) => None,
+            (Exit::Code(code), None) => {
+                let status = code.map_or("was killed by a signal".to_string(), |c| {
+                    format!("exited with status {c}")
+                });
+                Some(if stderr.is_empty() {
+                    format!("the agent {status}")
+                } else {
+                    format!("the agent {status}: {}", last_line(stderr))
+                })
+            }
+        };
+        self.outcome.success = error.is_none();
+        self.outcome.error = error;
+        self.outcome
+    }
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn success_needs_exit_zero_and_no_reported_error() {
+        let mut b = OutcomeBuilder::new(UsageMode::Total);
+        b.apply(&BackendEvent::Session { id: "s".into() });
+        b.apply(&BackendEvent::Final { text: "ok".into() });
+        let o = b.finish(Exit::Code(Some(0)), "");
+        assert!(o.success);
+        assert_eq!(
+            (o.answer.as_deref(), o.session_id.as_deref()),
+            (Some("ok"), Some("s"))
+        );
+
+        let mut b = OutcomeBuilder::new(UsageMode::Total);
+        b.apply(&BackendEvent::Error {
+            message: "quota".into(),
+        });
+        assert_eq!(
+            b.finish(Exit::Code(Some(0)), "").error.as_deref(),
+            Some("quota")
+        );
+
+        let b = OutcomeBuilder::new(UsageMode::Total);
+        let o = b.finish(Exit::Code(Some(2)), "warning\nfatal: no auth\n\n");
+        assert_eq!(
+            o.error.as_deref(),
+            Some("the agent exited with status 2: fatal: no auth")
+        );
+    }
+
+    #[test]
+    fn usage_totals_or_steps() {
+        let u = |i, o| BackendEvent::Usage {
+            usage: Usage {
+                input_tokens: i,
+                output_tokens: o,
+                cost_usd: Some(0.5),
+            },
+        };
+        let mut total = OutcomeBuilder::new(UsageMode::Total);
+        let mut steps = OutcomeBuilder::new(UsageMode::PerStep);
+        for e in [u(10, 1), u(20, 2)] {
+            total.apply(&e);
+            steps.apply(&e);
+        }
+        assert_eq!(total.finish(Exit::Code(Some(0)), "").usage.input_tokens, 20);
+        let s = steps.finish(Exit::Code(Some(0)), "").usage;
+        assert_eq!(
+            (s.input_tokens, s.output_tokens, s.cost_usd),
+            (30, 3, Some(1.0))
+        );
+    }
+
+    #[test]
+    fn stops_and_timeouts_are_failures_with_reasons() {
+        let o = OutcomeBuilder::new(UsageMode::Total)
+            .finish(Exit::TimedOut(std::time::Duration::from_secs(30)), "");
+        assert_eq!(o.error.as_deref(), Some("timed out after 30s"));
+        let o = OutcomeBuilder::new(UsageMode::Total).finish(Exit::Stopped, "");
+        assert!(!o.success);
+    }
+}

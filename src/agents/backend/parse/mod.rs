@@ -1,0 +1,66 @@
+//! Pure parsers from each agent CLI's stdout to [`BackendEvent`]s. No I/O:
+//! tested on recorded lines.
+
+mod codex;
+mod gemini;
+mod opencode;
+mod plain;
+mod stream_json;
+
+pub use codex::CodexParser;
+pub use gemini::GeminiParser;
+pub use opencode::OpencodeParser;
+pub use plain::PlainParser;
+pub use stream_json::StreamJsonParser;
+
+use serde_json::Value;
+
+use super::event::{BackendEvent, UsageMode};
+use crate::workflow::BackendKind;
+
+/// Turns a backend's stdout into events, line by line.
+pub trait StreamParser: Send {
+    /// Events for one line of stdout (without its newline).
+    fn line(&mut self, line: &str) -> Vec<BackendEvent>;
+    /// Events once stdout has closed; formats that print one document at the
+    /// end are parsed here.
+    fn finish(&mut self) -> Vec<BackendEvent> {
+        Vec::new()
+    }
+    /// How this backend's usage reports combine.
+    fn usage_mode(&self) -> UsageMode {
+        UsageMode::Total
+    }
+}
+
+/// The parser for a CLI backend's output format.
+pub fn parser_for(kind: BackendKind) -> Box<dyn StreamParser> {
+    match kind {
+        BackendKind::Claude | BackendKind::Cursor => Box::new(StreamJsonParser::default()),
+        BackendKind::Codex => Box::new(CodexParser::default()),
+        BackendKind::Gemini => Box::new(GeminiParser::default()),
+        BackendKind::Opencode => Box::new(OpencodeParser::default()),
+        BackendKind::Command | BackendKind::Anthropic | BackendKind::Openai => {
+            Box::new(PlainParser::default())
+        }
+    }
+}
+
+/// Parses a line as a JSON object; other lines (banners, warnings) are noise.
+fn json_line(line: &str) -> Option<Value> {
+    let trimmed = line.trim();
+    if !trimmed.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(trimmed).ok().filter(Value::is_object)
+}
+
+/// A string field, if present and non-empty.
+fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// A counter field (missing or malformed counts as zero).
+fn count(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}

@@ -1,0 +1,2 @@
+//! Running agents: backends that execute turns.
+pub mod backend;

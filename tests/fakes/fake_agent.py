@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""A stand-in for the agent CLIs in tests (test fixture, never shipped).
+
+Behaves as `claude`, `codex`, `cursor-agent`, `gemini` or `opencode`
+depending on the name it is run as (tests symlink it). It checks the
+arguments, environment and MCP config awtui gives it, optionally calls the
+real MCP server with the token it was given, and prints that CLI's real
+event format.
+
+Controlled by environment variables:
+  FAKE_MODE   ok (default) | fail | crash | hang | error-result
+  FAKE_REPLY  the answer text (default "done")
+  FAKE_MCP    if set, call channel_send with this message through MCP
+  FAKE_ARGV_LOG  append the argv as a JSON line to this file
+"""
+import json
+import os
+import sys
+import time
+import urllib.request
+
+NAME = os.path.basename(sys.argv[0])
+ARGS = sys.argv[1:]
+MODE = os.environ.get("FAKE_MODE", "ok")
+REPLY = os.environ.get("FAKE_REPLY", "done")
+
+
+def die(msg, code=64):
+    sys.stderr.write(f"fake {NAME}: {msg}\n")
+    sys.exit(code)
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def arg_after(flag):
+    try:
+        return ARGS[ARGS.index(flag) + 1]
+    except (ValueError, IndexError):
+        return None
+
+
+def require(cond, msg):
+    if not cond:
+        die(msg)
+
+
+def mcp_call(tool, arguments):
+    """One MCP session over streamable HTTP: initialize, then tools/call."""
+    url = os.environ["AWTUI_MCP_URL"]
+    token = os.environ["AWTUI_TOKEN"]
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+
+    def post(body, session=None):
+        h = dict(headers)
+        if session:
+            h["Mcp-Session-Id"] = session
+        req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=h)
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            sid = resp.headers.get("Mcp-Session-Id") or session
+            text = resp.read().decode()
+        for line in text.splitlines():
+            if line.startswith("data:"):
+                text = line[5:].strip()
+        return sid, (json.loads(text) if text.strip() else None)
+
+    sid, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": f"fake-{NAME}", "version": "0"}}})
+    post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    _, result = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}}, sid)
+    return result
+
+
+def check_common():
+    for var in ("AWTUI_AGENT", "AWTUI_INSTANCE", "AWTUI_MCP_URL", "AWTUI_TOKEN", "AWTUI_MCP_CONFIG"):
+        require(os.environ.get(var), f"{var} is not set")
+    with open(os.environ["AWTUI_MCP_CONFIG"]) as f:
+        cfg = json.load(f)
+    server = cfg["mcpServers"]["awtui"]
+    require(server["url"] == os.environ["AWTUI_MCP_URL"], "mcp config url differs")
+    require(server["headers"]["Authorization"] == "Bearer " + os.environ["AWTUI_TOKEN"],
+            "mcp config token differs")
+
+
+def check_claude():
+    cfg_path = arg_after("--mcp-config")
+    require(cfg_path, "--mcp-config missing")
+    require("--strict-mcp-config" in ARGS, "--strict-mcp-config missing")
+    require("-p" in ARGS and arg_after("--output-format") == "stream-json", "not -p stream-json")
+    require("--verbose" in ARGS, "--verbose missing (stream-json needs it)")
+    require("mcp__awtui" in (arg_after("--allowedTools") or ""), "context tools not allowed")
+    require(os.environ.get("MCP_CONNECTION_NONBLOCKING") == "false", "MCP_CONNECTION_NONBLOCKING")
+    require(os.environ.get("ENABLE_TOOL_SEARCH") == "false", "ENABLE_TOOL_SEARCH")
+    with open(cfg_path) as f:
+        require("awtui" in json.load(f)["mcpServers"], "awtui server missing from --mcp-config")
+
+
+def check_codex():
+    require(ARGS[:2] == ["exec", "--json"], "not codex exec --json")
+    joined = " ".join(ARGS)
+    require("mcp_servers.awtui.required=true" in joined, "required = true missing")
+    require('default_tools_approval_mode="approve"' in joined, "approval mode missing")
+    require('bearer_token_env_var="AWTUI_TOKEN"' in joined, "bearer token env missing")
+
+
+def main():
+    if os.environ.get("FAKE_ARGV_LOG"):
+        with open(os.environ["FAKE_ARGV_LOG"], "a") as f:
+            f.write(json.dumps({"name": NAME, "argv": ARGS}) + "\n")
+    check_common()
+    {"claude": check_claude, "codex": check_codex}.get(NAME, lambda: None)()
+    prompt = sys.stdin.read() if not sys.stdin.isatty() else ""
+    if MODE == "crash":
+        die("segmentation fault (simulated)", 139)
+    if MODE == "hang":
+        # A child in the same process group must die with us.
+        os.spawnlp(os.P_NOWAIT, "sleep", "sleep", "300")
+        time.sleep(300)
+    session = "sess-" + os.environ["AWTUI_AGENT"]
+    resumed = arg_after("--resume") or arg_after("--session") or (ARGS[ARGS.index("resume") + 1] if "resume" in ARGS else None)
+    if os.environ.get("FAKE_MCP"):
+        result = mcp_call("channel_send", {"message": os.environ["FAKE_MCP"]})
+        require(result and not result.get("error") and not result["result"].get("isError"),
+                f"channel_send failed: {result}")
+    reply = REPLY + (f" (resumed {resumed})" if resumed else "")
+    failed = MODE in ("fail", "error-result")
+    if NAME in ("claude", "cursor-agent"):
+        emit({"type": "system", "subtype": "init", "session_id": session})
+        emit({"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "id": "t1", "name": "mcp__awtui__channel_send", "input": {}}]}})
+        emit({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1"}]}})
+        emit({"type": "result", "subtype": "error_during_execution" if failed else "success",
+              "is_error": failed, "result": reply, "session_id": session, "total_cost_usd": 0.25,
+              "usage": {"input_tokens": 100, "output_tokens": 20}})
+    elif NAME == "codex":
+        emit({"type": "thread.started", "thread_id": session})
+        emit({"type": "turn.started"})
+        emit({"type": "item.completed", "item": {"type": "agent_message", "text": reply}})
+        if failed:
+            emit({"type": "turn.failed", "error": {"message": "simulated failure"}})
+        else:
+            emit({"type": "turn.completed", "usage": {"input_tokens": 100, "output_tokens": 20}})
+    elif NAME == "gemini":
+        require(arg_after("-m"), "gemini needs -m")
+        doc = {"session_id": session, "response": reply,
+               "stats": {"models": {"m": {"tokens": {"prompt": 100, "candidates": 20}}}}}
+        if failed:
+            doc["error"] = {"message": "simulated failure"}
+        print("Loaded cached credentials.")
+        print(json.dumps(doc, indent=2))
+    elif NAME == "opencode":
+        require(os.environ.get("OPENCODE_CONFIG"), "OPENCODE_CONFIG missing")
+        emit({"type": "step_start", "sessionID": session, "part": {}})
+        emit({"type": "text", "sessionID": session, "part": {"type": "text", "text": reply}})
+        emit({"type": "step_finish", "sessionID": session,
+              "part": {"tokens": {"input": 100, "output": 20}, "cost": 0.25}})
+        if failed:
+            emit({"type": "error", "sessionID": session, "error": {"message": "simulated failure"}})
+    else:
+        print(reply)
+    sys.exit(1 if failed else 0)
+
+
+main()
