@@ -1,2 +1,3 @@
-//! Running agents: backends that execute turns.
+//! Running agents: the turn prompt and the backends that execute turns.
 pub mod backend;
+pub mod prompt;
