@@ -5,8 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use awtui::agents::backend::process::{RunningTurn, TurnUpdate, spawn};
-use awtui::agents::backend::{BackendEvent, TurnOutcome, TurnRequest, invocation, parse};
+use awtui::agents::backend::process::spawn;
+use awtui::agents::backend::{
+    BackendEvent, RunningTurn, TurnOutcome, TurnRequest, TurnUpdate, invocation, parse,
+};
 use awtui::workflow::BackendKind;
 
 fn fake_bin(dir: &Path, name: &str) {
@@ -186,7 +188,7 @@ async fn stopping_ends_the_whole_process_group() {
         "",
     )
     .unwrap();
-    let group = turn.pid;
+    let group = turn.pid.unwrap();
     // Wait until the fake has started its child (sleep 300) in the group.
     let deadline = Instant::now() + Duration::from_secs(30);
     while members(group) < 2 {

@@ -4,18 +4,21 @@
 //! The per-backend parts are pure ([`invocation`], [`parse`]); one process
 //! runner ([`process`]) serves them all.
 
+pub mod api;
 pub mod cursor_config;
 pub mod event;
 pub mod invocation;
 pub mod outcome;
 pub mod parse;
 pub mod process;
+pub mod turn;
 
 use std::path::{Path, PathBuf};
 
 pub use event::{BackendEvent, Usage, UsageMode};
 pub use invocation::{Invocation, invocation};
 pub use outcome::TurnOutcome;
+pub use turn::{RunningTurn, TurnUpdate};
 
 use crate::workflow::BackendKind;
 

@@ -15,40 +15,15 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::event::BackendEvent;
 use super::invocation::{Invocation, PrivateFile};
-use super::outcome::{Exit, OutcomeBuilder, TurnOutcome};
+use super::outcome::{Exit, OutcomeBuilder};
 use super::parse::StreamParser;
+use super::turn::{RunningTurn, TurnUpdate};
 use super::{BackendError, find_executable};
 
 /// How long a stopped process group gets between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 /// How many stderr lines are kept to explain a failure.
 const STDERR_TAIL: usize = 20;
-
-/// What a running turn reports.
-#[derive(Debug)]
-pub enum TurnUpdate {
-    Event(BackendEvent),
-    Done(TurnOutcome),
-}
-
-/// A turn in progress: its updates, and a way to stop it.
-#[derive(Debug)]
-pub struct RunningTurn {
-    /// Process id, which is also its process group id.
-    pub pid: u32,
-    pub updates: mpsc::UnboundedReceiver<TurnUpdate>,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl RunningTurn {
-    /// Asks the turn to stop: its process group gets SIGTERM, then SIGKILL.
-    /// The outcome still arrives on `updates`, as failed with "stopped".
-    pub fn stop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-    }
-}
 
 fn write_private(file: &PrivateFile) -> Result<(), BackendError> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -136,11 +111,7 @@ pub fn spawn(
         let tail = stderr_task.await.unwrap_or_default();
         let _ = tx.send(TurnUpdate::Done(builder.finish(exit, &tail)));
     });
-    Ok(RunningTurn {
-        pid,
-        updates: rx,
-        stop: Some(stop_tx),
-    })
+    Ok(RunningTurn::new(Some(pid), rx, stop_tx))
 }
 
 /// Reads stdout to its end, forwarding parsed events.

@@ -1,0 +1,314 @@
+//! The API backends (`anthropic`, `openai`, and OpenAI-compatible servers
+//! such as Ollama): a streaming model loop in-process, with the context tools
+//! given to the model as functions and executed as the agent.
+
+mod anthropic;
+mod openai;
+pub mod sse;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use super::event::{BackendEvent, Usage, UsageMode};
+use super::outcome::{Exit, OutcomeBuilder};
+use super::turn::{RunningTurn, TurnUpdate};
+use crate::workflow::BackendKind;
+
+/// A tool the model may call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+}
+
+/// What a tool call returned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolResult {
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// Runs tools for an API agent, as that agent (the context tools).
+pub trait ToolExecutor: Send + Sync {
+    /// The tools offered to the model.
+    fn specs(&self) -> Vec<ToolSpec>;
+    /// Runs one call.
+    fn call(&self, name: &str, arguments: &Value) -> ToolResult;
+}
+
+/// Where and how to reach a model API.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiConfig {
+    pub kind: BackendKind,
+    /// e.g. `https://api.anthropic.com` or `http://localhost:11434/v1`.
+    pub base_url: String,
+    /// The key, read from the configured variable; `None` for keyless local servers.
+    pub api_key: Option<String>,
+    /// Model name as the API knows it (provider prefix removed).
+    pub model: String,
+    /// Model calls allowed in one turn (each tool round is one).
+    pub max_steps: u32,
+    pub max_tokens: u32,
+}
+
+/// Default model calls per turn.
+pub const DEFAULT_MAX_STEPS: u32 = 20;
+
+impl ApiConfig {
+    /// The configuration for `model` on backend `kind`: the provider prefix
+    /// picks the default server (`ollama/` → `http://localhost:11434/v1`);
+    /// `base_url` and `api_key_env` override.
+    pub fn new(
+        kind: BackendKind,
+        model: &str,
+        base_url: Option<&str>,
+        api_key_env: Option<&str>,
+    ) -> Self {
+        let (prefix, name) = model.split_once('/').unwrap_or(("", model));
+        let (default_url, default_key) = match (kind, prefix) {
+            (_, "ollama") => ("http://localhost:11434/v1", None),
+            (BackendKind::Anthropic, _) => ("https://api.anthropic.com", Some("ANTHROPIC_API_KEY")),
+            _ => ("https://api.openai.com/v1", Some("OPENAI_API_KEY")),
+        };
+        let key_var = api_key_env.or(default_key);
+        ApiConfig {
+            kind,
+            base_url: base_url
+                .unwrap_or(default_url)
+                .trim_end_matches('/')
+                .to_string(),
+            api_key: key_var
+                .and_then(|v| std::env::var(v).ok())
+                .filter(|k| !k.is_empty()),
+            model: if matches!(prefix, "anthropic" | "openai" | "ollama") {
+                name
+            } else {
+                model
+            }
+            .to_string(),
+            max_steps: DEFAULT_MAX_STEPS,
+            max_tokens: 8192,
+        }
+    }
+}
+
+/// Per-turn reporting shared by both API dialects.
+struct Reporter<'a> {
+    tx: &'a mpsc::UnboundedSender<TurnUpdate>,
+    builder: &'a mut OutcomeBuilder,
+}
+
+impl Reporter<'_> {
+    fn emit(&mut self, event: BackendEvent) {
+        self.builder.apply(&event);
+        let _ = self.tx.send(TurnUpdate::Event(event));
+    }
+}
+
+/// One model call's result, in either dialect.
+#[derive(Debug, Default)]
+struct Step {
+    text: String,
+    calls: Vec<Call>,
+    usage: Usage,
+    /// Whether the model stopped to call tools.
+    wants_tools: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Call {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// POSTs a streaming request and feeds each SSE event to `on_event`.
+async fn stream_request(
+    request: reqwest::RequestBuilder,
+    mut on_event: impl FnMut(sse::SseEvent) -> Result<(), String>,
+) -> Result<(), String> {
+    let response = request
+        .send()
+        .await
+        .map_err(|e| format!("cannot reach the model API: {e}"))?;
+    let status = response.status();
+    if !status.is_success() {
+        let body = response.text().await.unwrap_or_default();
+        let detail = serde_json::from_str::<Value>(&body)
+            .ok()
+            .and_then(|v| {
+                v.pointer("/error/message")
+                    .or_else(|| v.get("message"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or(body);
+        return Err(format!(
+            "the model API answered {status}: {}",
+            detail.trim()
+        ));
+    }
+    let mut decoder = sse::SseDecoder::default();
+    let mut body = response.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| format!("the model API stream broke: {e}"))?;
+        for event in decoder.feed(&chunk) {
+            on_event(event)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the model loop: call, run the tools it asks for, call again, until
+/// it answers or the step limit is reached.
+async fn model_loop(
+    http: reqwest::Client,
+    cfg: ApiConfig,
+    system: String,
+    prompt: String,
+    tools: Arc<dyn ToolExecutor>,
+    reporter: &mut Reporter<'_>,
+) -> Result<(), String> {
+    let specs = tools.specs();
+    let mut conversation = match cfg.kind {
+        BackendKind::Anthropic => anthropic::Conversation::start(&prompt).into(),
+        _ => openai::Conversation::start(&system, &prompt).into(),
+    };
+    for _ in 0..cfg.max_steps {
+        reporter.emit(BackendEvent::Thinking);
+        let step = match &conversation {
+            Dialect::Anthropic(c) => {
+                anthropic::call(&http, &cfg, &system, c, &specs, reporter).await?
+            }
+            Dialect::Openai(c) => openai::call(&http, &cfg, c, &specs, reporter).await?,
+        };
+        reporter.emit(BackendEvent::Usage { usage: step.usage });
+        if !step.wants_tools || step.calls.is_empty() {
+            reporter.emit(BackendEvent::Final { text: step.text });
+            return Ok(());
+        }
+        let mut results = Vec::new();
+        for call in &step.calls {
+            reporter.emit(BackendEvent::ToolCall {
+                name: call.name.clone(),
+            });
+            let args: Value =
+                serde_json::from_str(&call.arguments).unwrap_or(Value::Object(Default::default()));
+            let result = tools.call(&call.name, &args);
+            reporter.emit(BackendEvent::ToolDone {
+                name: call.name.clone(),
+                ok: !result.is_error,
+            });
+            results.push(result);
+        }
+        match &mut conversation {
+            Dialect::Anthropic(c) => c.push_step(&step, &results),
+            Dialect::Openai(c) => c.push_step(&step, &results),
+        }
+    }
+    Err(format!(
+        "no final answer after {} model calls (the step limit of one turn)",
+        cfg.max_steps
+    ))
+}
+
+enum Dialect {
+    Anthropic(anthropic::Conversation),
+    Openai(openai::Conversation),
+}
+
+impl From<anthropic::Conversation> for Dialect {
+    fn from(c: anthropic::Conversation) -> Self {
+        Dialect::Anthropic(c)
+    }
+}
+
+impl From<openai::Conversation> for Dialect {
+    fn from(c: openai::Conversation) -> Self {
+        Dialect::Openai(c)
+    }
+}
+
+/// Starts an API turn. Must be called inside a tokio runtime.
+pub fn spawn(
+    cfg: ApiConfig,
+    system: String,
+    prompt: String,
+    tools: Arc<dyn ToolExecutor>,
+    timeout: Option<Duration>,
+) -> RunningTurn {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (stop_tx, stop_rx) = oneshot::channel();
+    tokio::spawn(async move {
+        let mut builder = OutcomeBuilder::new(UsageMode::PerStep);
+        install_crypto_provider();
+        let http = reqwest::Client::new();
+        let exit = {
+            let mut reporter = Reporter {
+                tx: &tx,
+                builder: &mut builder,
+            };
+            let run = model_loop(http, cfg, system, prompt, tools, &mut reporter);
+            let deadline = async {
+                match timeout {
+                    Some(t) => tokio::time::sleep(t).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                result = run => match result {
+                    Ok(()) => Exit::Code(Some(0)),
+                    Err(message) => {
+                        reporter.emit(BackendEvent::Error { message });
+                        Exit::Code(Some(1))
+                    }
+                },
+                Ok(()) = stop_rx => Exit::Stopped,
+                () = deadline => Exit::TimedOut(timeout.unwrap_or_default()),
+            }
+        };
+        let _ = tx.send(TurnUpdate::Done(builder.finish(exit, "")));
+    });
+    RunningTurn::new(None, rx, stop_tx)
+}
+
+/// Installs the TLS crypto provider once (reqwest is built without one so
+/// that the lighter `ring` backend is used).
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_from_model_names() {
+        let c = ApiConfig::new(BackendKind::Openai, "ollama/llama3", None, None);
+        assert_eq!(
+            (c.base_url.as_str(), c.model.as_str(), c.api_key.is_none()),
+            ("http://localhost:11434/v1", "llama3", true)
+        );
+        let c = ApiConfig::new(
+            BackendKind::Anthropic,
+            "anthropic/claude-sonnet-4-5",
+            Some("http://127.0.0.1:9/"),
+            None,
+        );
+        assert_eq!(
+            (c.base_url.as_str(), c.model.as_str()),
+            ("http://127.0.0.1:9", "claude-sonnet-4-5")
+        );
+        let c = ApiConfig::new(BackendKind::Openai, "gpt-5", None, None);
+        assert_eq!(
+            (c.base_url.as_str(), c.model.as_str()),
+            ("https://api.openai.com/v1", "gpt-5")
+        );
+    }
+}
