@@ -1,4 +1,5 @@
 //! awtui: a terminal control room for teams of coding agents.
+pub mod agents;
 pub mod cli;
 pub mod context;
 pub mod fsutil;
