@@ -1,3 +1,5 @@
-//! Running agents: the turn prompt and the backends that execute turns.
+//! Running agents: the [`runner`] state machine decides who works when; the
+//! [`prompt`] builder and the [`backend`]s execute what it decides.
 pub mod backend;
 pub mod prompt;
+pub mod runner;

@@ -1,0 +1,948 @@
+//! The agent runner: a pure state machine that decides who works when.
+//!
+//! [`Runner::handle`] takes an [`Event`] (something that happened, with the
+//! time it happened on the driver's monotonic clock) and returns the
+//! [`Effect`]s to carry out, in order. It does no I/O, reads no clock and
+//! spawns nothing, so queueing, retries, idle detection and loop guards are
+//! tested without processes or timers.
+//!
+//! # The driver's contract
+//!
+//! - Append the kickoff (from `system`) to the channel, then send
+//!   [`Event::Started`] with the stored entry.
+//! - Report every channel append as [`Event::MessagePosted`], in id order,
+//!   including the runner's own [`Effect::PostSystem`] and
+//!   [`Effect::PostFinalAnswer`] once written.
+//! - For [`Effect::StartTurn`]: mark the messages delivered, start the
+//!   backend, report [`Event::TurnStarted`], the backend's events and one
+//!   [`Event::TurnFinished`], all with the effect's [`TurnId`].
+//! - Report acks made outside a turn's end (the `inbox_ack` tool, the user's
+//!   ack key) as [`Event::InboxAcked`], document writes as
+//!   [`Event::DocumentChanged`], and the user's stop, restart and resume.
+//! - Send [`Event::Tick`] at [`Runner::next_deadline`] (a periodic tick works
+//!   too) and at [`Effect::ScheduleRetry`] times.
+//! - Execute [`Effect::Ack`], [`Effect::KillTurn`], post messages, broadcast
+//!   status, and exit on [`Effect::Finish`].
+//!
+//! # Decisions
+//!
+//! - A turn delivers *all* of the agent's unread messages. Channel ids only
+//!   grow, so everything unread up to the last delivered id was delivered,
+//!   and the success ack ("up to id") acknowledges exactly what the agent saw.
+//! - A failed turn acks nothing. It is retried (with every message unread by
+//!   then, including new ones) after the [`RetryPolicy`] backoff; when the
+//!   retries run out the agent is failed and its messages stay unread.
+//! - A message never interrupts a turn: it waits in the inbox until the turn
+//!   ends. An agent mentioning itself does not wake itself.
+//! - The final answer is posted for the agent only when it did not post
+//!   during the turn, neither by its own account nor as seen by the runner
+//!   (a message from the agent while its turn runs). The runner remembers
+//!   the answers it handed out, so seeing one come back is not mistaken for
+//!   a mid-turn post, and a `run` does not finish before they are back (they
+//!   may wake someone).
+//! - Every turn, retries included, counts against the agent's `max_turns` and
+//!   the workflow's turn budget. An agent over its own limit is "out of
+//!   budget"; an exhausted workflow budget (turns, wall clock, cost) pauses
+//!   the instance. Running turns are never killed for a budget. `Resume`
+//!   grants the same budgets again; `Restart` renews one agent.
+//! - The cycle detector (see [`CycleConfig`]) pauses the instance. A message
+//!   from a person (anyone but the agents and `system`), a document change
+//!   or a resume starts it over.
+//! - In `run` mode a paused instance counts as having no runnable agent, so
+//!   a headless run stuck in a loop ends ([`RunOutcome::Incomplete`])
+//!   instead of hanging.
+//! - A restart keeps the agent's backend session, so it resumes its context.
+//! - Agent Mail: a message an agent posts that parses as a status message
+//!   (with the bead id the protocol requires, so chat saying "DONE" does not
+//!   count) updates its step and context usage (`PROGRESS`) or its label
+//!   (`OFFERING_READY`, `DONE`, `FAILED`, `CHECKPOINT`).
+//! - In `run` mode, no kickoff and no backlog means nothing to do: a warning
+//!   and [`RunOutcome::NothingToDo`]. In `start` mode agents just wait.
+//! - After [`Effect::Finish`] every event is ignored.
+
+#![warn(missing_docs)]
+
+mod config;
+mod effect;
+mod event;
+mod loop_guard;
+mod state;
+
+pub use config::{
+    AgentConfig, CycleConfig, DEFAULT_MAX_TOTAL_TURNS, DEFAULT_MAX_TURNS, DEFAULT_STALL_AFTER,
+    RetryPolicy, RunMode, RunnerConfig,
+};
+pub use effect::{Budget, Effect, PauseReason, PendingWork, RunOutcome};
+pub use event::{BackendEvent, Event, Millis, TurnId, TurnOutcome};
+pub use state::{AgentMetrics, AgentStatus, AgentView};
+
+use std::time::Duration;
+
+use crate::context::ChannelEntry;
+use crate::context::mentions::SYSTEM;
+use loop_guard::{Cycle, CycleDetector};
+use state::{Activity, AgentState, Phase, Turn};
+
+/// Final answers remembered per agent until seen back in the channel.
+const MAX_PENDING_ANSWERS: usize = 8;
+
+/// The agent runner of one instance. See the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct Runner {
+    config: RunnerConfig,
+    agents: Vec<AgentState>,
+    started: bool,
+    finished: bool,
+    /// The newest channel id seen.
+    last_seen: u64,
+    next_turn: u64,
+    /// Whether any turn ever started.
+    ever_ran: bool,
+    total_turns: u32,
+    /// Where the current workflow budget started (renewed on resume).
+    budget_turns_base: u32,
+    budget_clock_base: Millis,
+    budget_cost_base: f64,
+    pause: Option<PauseReason>,
+    cycles: Option<CycleDetector>,
+}
+
+impl Runner {
+    /// A runner for `config`'s agents, all idle, before [`Event::Started`].
+    pub fn new(config: RunnerConfig) -> Self {
+        let agents = config
+            .agents
+            .iter()
+            .map(|a| {
+                AgentState::new(
+                    a.name.clone(),
+                    a.max_turns.unwrap_or(config.default_max_turns),
+                    a.turn_timeout,
+                )
+            })
+            .collect();
+        let cycles = config.cycle.clone().map(CycleDetector::new);
+        Runner {
+            config,
+            agents,
+            started: false,
+            finished: false,
+            last_seen: 0,
+            next_turn: 1,
+            ever_ran: false,
+            total_turns: 0,
+            budget_turns_base: 0,
+            budget_clock_base: Millis(0),
+            budget_cost_base: 0.0,
+            pause: None,
+            cycles,
+        }
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    /// Handles one event that happened at `now`; returns what to do, in order.
+    pub fn handle(&mut self, now: Millis, event: Event) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        if self.finished {
+            return fx;
+        }
+        match event {
+            Event::Started { kickoff, backlog } => self.on_started(now, kickoff, backlog, &mut fx),
+            Event::MessagePosted(entry) => {
+                self.on_message(&entry, &mut fx);
+            }
+            Event::InboxAcked { agent, through } => {
+                if let Some(a) = self.agent_mut(&agent) {
+                    a.ack(through);
+                }
+            }
+            Event::TurnStarted { agent, turn } => {
+                if let Some(t) = self.agent_mut(&agent).and_then(|a| a.turn_mut(turn)) {
+                    t.activity = Activity::Thinking;
+                    t.last_activity = now;
+                    t.stalled = false;
+                }
+            }
+            Event::Backend { agent, turn, event } => self.on_backend(now, &agent, turn, event),
+            Event::TurnFinished {
+                agent,
+                turn,
+                outcome,
+            } => self.on_turn_finished(now, &agent, turn, outcome, &mut fx),
+            Event::DocumentChanged => {
+                if let Some(c) = &mut self.cycles {
+                    c.reset();
+                }
+            }
+            Event::Stop { agent } => {
+                if let Some(a) = self.agent_mut(&agent) {
+                    kill_running(a, &mut fx);
+                    a.phase = Phase::Stopped;
+                }
+            }
+            Event::Restart { agent } => {
+                if let Some(a) = self.agent_mut(&agent) {
+                    kill_running(a, &mut fx);
+                    a.phase = Phase::Idle;
+                    a.failures = 0;
+                    a.budget_turns = 0;
+                }
+            }
+            Event::Resume => self.on_resume(now, &mut fx),
+            Event::Tick => self.on_tick(now, &mut fx),
+        }
+        self.schedule(now, &mut fx);
+        let finish = self.finish_if_done();
+        self.publish(&mut fx);
+        fx.extend(finish);
+        fx
+    }
+
+    /// Every agent, in workflow order.
+    pub fn agents(&self) -> Vec<AgentView> {
+        self.agents.iter().map(|a| self.view(a)).collect()
+    }
+
+    /// One agent, if it exists.
+    pub fn agent(&self, name: &str) -> Option<AgentView> {
+        self.agents
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| self.view(a))
+    }
+
+    /// The ids of `agent`'s unacknowledged messages, oldest first (empty for
+    /// an unknown agent).
+    pub fn unread(&self, agent: &str) -> Vec<u64> {
+        self.agents
+            .iter()
+            .find(|a| a.name == agent)
+            .map(|a| a.unread.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// Why the instance is paused, if it is.
+    pub fn pause_reason(&self) -> Option<&PauseReason> {
+        self.pause.as_ref()
+    }
+
+    /// Whether [`Effect::Finish`] was emitted.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The earliest time at which an [`Event::Tick`] would change something
+    /// (a retry falls due, a turn stalls or times out), so the driver can
+    /// sleep until then.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        if self.finished {
+            return None;
+        }
+        self.agents
+            .iter()
+            .filter_map(|a| match &a.phase {
+                Phase::RetryWait { at, .. } => Some(*at),
+                Phase::Running(t) => {
+                    let stall =
+                        (!t.stalled).then(|| t.last_activity.after(self.config.stall_after));
+                    let timeout = a.turn_timeout.map(|d| t.started_at.after(d));
+                    stall.into_iter().chain(timeout).min()
+                }
+                _ => None,
+            })
+            .min()
+    }
+
+    fn view(&self, a: &AgentState) -> AgentView {
+        AgentView {
+            name: a.name.clone(),
+            status: a.status(self.budget_paused()),
+            metrics: a.metrics_view(),
+            session_id: a.session_id.clone(),
+        }
+    }
+
+    fn agent_mut(&mut self, name: &str) -> Option<&mut AgentState> {
+        self.agents.iter_mut().find(|a| a.name == name)
+    }
+
+    fn is_agent(&self, name: &str) -> bool {
+        self.agents.iter().any(|a| a.name == name)
+    }
+
+    fn budget_paused(&self) -> bool {
+        matches!(self.pause, Some(PauseReason::Budget(_)))
+    }
+
+    fn on_started(
+        &mut self,
+        now: Millis,
+        kickoff: Option<ChannelEntry>,
+        backlog: Vec<(String, u64)>,
+        fx: &mut Vec<Effect>,
+    ) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        self.budget_clock_base = now;
+        for (agent, id) in backlog {
+            if let Some(a) = self.agent_mut(&agent)
+                && id > a.acked_through
+            {
+                a.unread.insert(id);
+            }
+            self.last_seen = self.last_seen.max(id);
+        }
+        match kickoff {
+            Some(entry) => {
+                let wakes_someone = entry.mentions.iter().any(|m| self.is_agent(m));
+                if self.on_message(&entry, fx) && !wakes_someone {
+                    fx.push(Effect::PostSystem {
+                        text: format!(
+                            "Warning: the kickoff mentions no agent, so nobody was woken. \
+                             Address agents by writing @ and their name ({}).",
+                            self.agent_names()
+                        ),
+                    });
+                }
+            }
+            None if self.config.mode == RunMode::Run
+                && self.agents.iter().all(|a| a.unread.is_empty()) =>
+            {
+                fx.push(Effect::PostSystem {
+                    text: "Warning: the workflow has no kickoff, so nobody was woken.".into(),
+                });
+            }
+            None => {}
+        }
+    }
+
+    fn agent_names(&self) -> String {
+        let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
+        names.join(", ")
+    }
+
+    /// Records a channel entry; false if it was a duplicate.
+    fn on_message(&mut self, entry: &ChannelEntry, fx: &mut Vec<Effect>) -> bool {
+        if entry.id <= self.last_seen {
+            return false;
+        }
+        self.last_seen = entry.id;
+        let from = entry.from.as_str();
+        let mut woken = Vec::new();
+        for a in &mut self.agents {
+            if a.name == from {
+                let ours = a
+                    .pending_answers
+                    .iter()
+                    .position(|t| t.trim() == entry.message.trim());
+                match (ours, &mut a.phase) {
+                    (Some(i), _) => {
+                        a.pending_answers.remove(i);
+                    }
+                    (None, Phase::Running(turn)) => turn.posted = true,
+                    (None, _) => {}
+                }
+                a.apply_mail(&entry.message);
+            } else if entry.mentions.contains(&a.name) {
+                if entry.id > a.acked_through {
+                    a.unread.insert(entry.id);
+                }
+                woken.push(a.name.clone());
+            }
+        }
+        let sender_is_agent = self.is_agent(from);
+        let Some(cycles) = &mut self.cycles else {
+            return true;
+        };
+        if !sender_is_agent {
+            if from != SYSTEM {
+                cycles.reset();
+            }
+        } else if !woken.is_empty()
+            && let Some(cycle) = cycles.record(from, &woken)
+            && self.pause.is_none()
+        {
+            self.pause_for_cycle(cycle, fx);
+        }
+        true
+    }
+
+    fn pause_for_cycle(&mut self, cycle: Cycle, fx: &mut Vec<Effect>) {
+        let pattern: Vec<String> = cycle
+            .pattern
+            .iter()
+            .map(|(from, to)| format!("{from} → {}", to.join(" + ")))
+            .collect();
+        let text = format!(
+            "Paused: {} keep waking each other ({}, {} times in a row) with no message from \
+             user and no document change, which looks like a loop. Their messages stay queued; \
+             resume to continue.",
+            and_list(&cycle.agents),
+            pattern.join(", "),
+            cycle.repeats
+        );
+        self.pause(
+            PauseReason::Cycle {
+                agents: cycle.agents,
+                pattern: cycle.pattern,
+                repeats: cycle.repeats,
+            },
+            text,
+            fx,
+        );
+    }
+
+    fn pause(&mut self, reason: PauseReason, text: String, fx: &mut Vec<Effect>) {
+        fx.push(Effect::PostSystem { text });
+        fx.push(Effect::Paused {
+            reason: reason.clone(),
+        });
+        self.pause = Some(reason);
+    }
+
+    fn on_backend(&mut self, now: Millis, agent: &str, turn: TurnId, event: BackendEvent) {
+        let Some(a) = self.agent_mut(agent) else {
+            return;
+        };
+        let Some(t) = a.turn_mut(turn) else {
+            return;
+        };
+        t.last_activity = now;
+        t.stalled = false;
+        match event {
+            BackendEvent::Thinking | BackendEvent::Text => t.activity = Activity::Thinking,
+            BackendEvent::ToolCall { name } => t.activity = Activity::Tool(name),
+            BackendEvent::Usage {
+                tokens_in,
+                tokens_out,
+                cost_usd,
+            } => {
+                let m = &mut a.metrics;
+                m.tokens_in = m.tokens_in.saturating_add(tokens_in);
+                m.tokens_out = m.tokens_out.saturating_add(tokens_out);
+                if let Some(cost) = cost_usd.filter(|c| c.is_finite() && *c > 0.0) {
+                    m.cost_usd += cost;
+                }
+            }
+            BackendEvent::SessionId { id } => a.session_id = Some(id),
+        }
+    }
+
+    fn on_turn_finished(
+        &mut self,
+        now: Millis,
+        agent: &str,
+        turn: TurnId,
+        outcome: TurnOutcome,
+        fx: &mut Vec<Effect>,
+    ) {
+        let retry = self.config.retry.clone();
+        let Some(a) = self.agent_mut(agent) else {
+            return;
+        };
+        let Phase::Running(t) = &a.phase else {
+            return;
+        };
+        if t.id != turn {
+            return;
+        }
+        let Phase::Running(t) = std::mem::replace(&mut a.phase, Phase::Idle) else {
+            return;
+        };
+        match outcome {
+            TurnOutcome::Success {
+                delivered,
+                posted,
+                final_text,
+                session_id,
+            } => {
+                if session_id.is_some() {
+                    a.session_id = session_id;
+                }
+                a.failures = 0;
+                // Ack up to the last id such that every unread id up to it
+                // was handed over: in the prompt or during the turn.
+                let through = a
+                    .unread
+                    .iter()
+                    .take_while(|id| t.messages.contains(id) || delivered.contains(id))
+                    .last()
+                    .copied();
+                if let Some(through) = through {
+                    a.ack(through);
+                    fx.push(Effect::Ack {
+                        agent: a.name.clone(),
+                        through,
+                    });
+                }
+                let text = final_text.unwrap_or_default();
+                let already_said = posted || t.posted;
+                if !already_said && !text.trim().is_empty() {
+                    if a.pending_answers.len() >= MAX_PENDING_ANSWERS {
+                        a.pending_answers.remove(0);
+                    }
+                    a.pending_answers.push(text.clone());
+                    fx.push(Effect::PostFinalAnswer {
+                        agent: a.name.clone(),
+                        text,
+                    });
+                }
+            }
+            TurnOutcome::Failure { reason, session_id } => {
+                if session_id.is_some() {
+                    a.session_id = session_id;
+                }
+                fail_turn(a, reason, now, &retry, fx);
+            }
+        }
+    }
+
+    fn on_resume(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        let mut resumed = false;
+        if let Some(reason) = self.pause.take() {
+            resumed = true;
+            if matches!(reason, PauseReason::Budget(_)) {
+                self.budget_turns_base = self.total_turns;
+                self.budget_clock_base = now;
+                self.budget_cost_base = self.total_cost();
+            }
+        }
+        for a in &mut self.agents {
+            if matches!(a.phase, Phase::OutOfBudget) {
+                a.phase = Phase::Idle;
+                a.budget_turns = 0;
+                resumed = true;
+            }
+        }
+        if let Some(c) = &mut self.cycles {
+            c.reset();
+        }
+        if resumed {
+            fx.push(Effect::PostSystem {
+                text: "Resumed: queued messages are being delivered again.".into(),
+            });
+            fx.push(Effect::Resumed);
+        }
+    }
+
+    fn on_tick(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        let retry = self.config.retry.clone();
+        let stall_after = self.config.stall_after;
+        for a in &mut self.agents {
+            match &mut a.phase {
+                Phase::RetryWait { at, .. } if *at <= now => {
+                    a.phase = Phase::Idle;
+                }
+                Phase::Running(t) => {
+                    if let Some(limit) = a.turn_timeout
+                        && now.since(t.started_at) >= limit
+                    {
+                        let turn = t.id;
+                        fx.push(Effect::KillTurn {
+                            agent: a.name.clone(),
+                            turn,
+                        });
+                        a.phase = Phase::Idle;
+                        let reason = format!("no result after {} (its timeout)", human(limit));
+                        fail_turn(a, reason, now, &retry, fx);
+                    } else if now.since(t.last_activity) >= stall_after {
+                        t.stalled = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn total_cost(&self) -> f64 {
+        self.agents.iter().map(|a| a.metrics.cost_usd).sum()
+    }
+
+    /// The workflow budget that ran out, if one did.
+    fn exhausted_budget(&self, now: Millis) -> Option<Budget> {
+        let limit = self.config.max_total_turns;
+        if self.total_turns - self.budget_turns_base >= limit {
+            return Some(Budget::Turns { limit });
+        }
+        if let Some(limit) = self.config.wall_clock_budget
+            && now.since(self.budget_clock_base) >= limit
+        {
+            return Some(Budget::WallClock {
+                limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+            });
+        }
+        if let Some(limit_usd) = self.config.cost_budget_usd {
+            let spent_usd = self.total_cost() - self.budget_cost_base;
+            if spent_usd >= limit_usd {
+                return Some(Budget::Cost {
+                    limit_usd,
+                    spent_usd,
+                });
+            }
+        }
+        None
+    }
+
+    /// Starts a turn for every idle agent with unread messages, unless a
+    /// limit stops it.
+    fn schedule(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        if !self.started {
+            return;
+        }
+        for i in 0..self.agents.len() {
+            if self.pause.is_some() {
+                return;
+            }
+            let a = &self.agents[i];
+            if !matches!(a.phase, Phase::Idle) || a.unread.is_empty() {
+                continue;
+            }
+            if a.budget_turns >= a.max_turns {
+                let text = format!(
+                    "{} reached its limit of {} turns; its {} unread message(s) stay unread. \
+                     Resume or restart it to allow {} more.",
+                    a.name,
+                    a.max_turns,
+                    a.unread.len(),
+                    a.max_turns
+                );
+                self.agents[i].phase = Phase::OutOfBudget;
+                fx.push(Effect::PostSystem { text });
+                continue;
+            }
+            if let Some(budget) = self.exhausted_budget(now) {
+                let text = budget_text(&budget);
+                self.pause(PauseReason::Budget(budget), text, fx);
+                return;
+            }
+            let turn = TurnId(self.next_turn);
+            self.next_turn += 1;
+            self.total_turns += 1;
+            self.ever_ran = true;
+            let a = &mut self.agents[i];
+            let messages: Vec<u64> = a.unread.iter().copied().collect();
+            a.budget_turns += 1;
+            a.metrics.turns += 1;
+            fx.push(Effect::StartTurn {
+                agent: a.name.clone(),
+                turn,
+                messages: messages.clone(),
+                session_id: a.session_id.clone(),
+                attempt: a.failures,
+            });
+            a.phase = Phase::Running(Turn {
+                id: turn,
+                messages,
+                started_at: now,
+                last_activity: now,
+                activity: Activity::Starting,
+                stalled: false,
+                posted: false,
+            });
+        }
+    }
+
+    /// In `run` mode, the [`Effect::Finish`] once nothing can happen any more.
+    fn finish_if_done(&mut self) -> Option<Effect> {
+        if self.config.mode != RunMode::Run || !self.started || self.finished {
+            return None;
+        }
+        // A final answer handed out but not yet seen back may wake someone.
+        if self
+            .agents
+            .iter()
+            .any(|a| a.is_working() || !a.pending_answers.is_empty())
+        {
+            return None;
+        }
+        let runnable_waiting = self
+            .agents
+            .iter()
+            .any(|a| matches!(a.phase, Phase::Idle) && !a.unread.is_empty());
+        if runnable_waiting && self.pause.is_none() {
+            return None;
+        }
+        self.finished = true;
+        let budget_paused = self.budget_paused();
+        let pending: Vec<PendingWork> = self
+            .agents
+            .iter()
+            .filter(|a| !a.unread.is_empty())
+            .map(|a| PendingWork {
+                agent: a.name.clone(),
+                unread: a.unread.len(),
+                status: a.status(budget_paused),
+            })
+            .collect();
+        let outcome = if !pending.is_empty() {
+            RunOutcome::Incomplete { pending }
+        } else if self.ever_ran {
+            RunOutcome::Completed
+        } else {
+            RunOutcome::NothingToDo
+        };
+        Some(Effect::Finish { outcome })
+    }
+
+    /// Status and metrics changes since the last call, as effects.
+    fn publish(&mut self, fx: &mut Vec<Effect>) {
+        let budget_paused = self.budget_paused();
+        for a in &mut self.agents {
+            let status = a.status(budget_paused);
+            if status != a.shown_status {
+                a.shown_status = status.clone();
+                fx.push(Effect::StatusChanged {
+                    agent: a.name.clone(),
+                    status,
+                });
+            }
+            let metrics = a.metrics_view();
+            if metrics != a.shown_metrics {
+                a.shown_metrics = metrics.clone();
+                fx.push(Effect::MetricsChanged {
+                    agent: a.name.clone(),
+                    metrics,
+                });
+            }
+        }
+    }
+}
+
+/// Kills `a`'s running turn, if any, leaving it idle.
+fn kill_running(a: &mut AgentState, fx: &mut Vec<Effect>) {
+    if let Phase::Running(t) = &a.phase {
+        fx.push(Effect::KillTurn {
+            agent: a.name.clone(),
+            turn: t.id,
+        });
+        a.phase = Phase::Idle;
+    }
+}
+
+/// A failed attempt: schedule a retry, or fail the agent when out of retries.
+fn fail_turn(
+    a: &mut AgentState,
+    reason: String,
+    now: Millis,
+    policy: &RetryPolicy,
+    fx: &mut Vec<Effect>,
+) {
+    a.failures += 1;
+    if a.failures <= policy.max_retries {
+        let retry = a.failures;
+        let at = now.after(policy.delay(retry));
+        fx.push(Effect::ScheduleRetry {
+            agent: a.name.clone(),
+            at,
+            retry,
+        });
+        a.phase = Phase::RetryWait { at, retry, reason };
+    } else {
+        fx.push(Effect::PostSystem {
+            text: format!(
+                "{} failed after {} attempt(s): {reason}. Its {} unread message(s) stay unread; \
+                 restart it to try again.",
+                a.name,
+                a.failures,
+                a.unread.len()
+            ),
+        });
+        a.phase = Phase::Failed(reason);
+    }
+}
+
+fn budget_text(budget: &Budget) -> String {
+    let what = match budget {
+        Budget::Turns { limit } => format!("the workflow used its {limit} turns"),
+        Budget::WallClock { limit_ms } => format!(
+            "the workflow ran for its time budget of {}",
+            human(Duration::from_millis(*limit_ms))
+        ),
+        Budget::Cost {
+            limit_usd,
+            spent_usd,
+        } => format!("the workflow spent ${spent_usd:.2} of its ${limit_usd:.2} budget"),
+    };
+    format!(
+        "Paused: {what}. Agents with unread messages are out of budget and their messages stay \
+         unread; resume to grant the same budget again."
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// `90s`, `10m`, `1h30m`, `500ms`.
+fn human(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs == 0 {
+        return format!("{}ms", d.as_millis());
+    }
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    if s > 0 || out.is_empty() {
+        out.push_str(&format!("{s}s"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::mentions;
+
+    const AGENTS: [&str; 2] = ["coder", "reviewer"];
+
+    fn entry(id: u64, from: &str, message: &str) -> ChannelEntry {
+        let agents: Vec<String> = AGENTS.iter().map(|s| s.to_string()).collect();
+        ChannelEntry {
+            id,
+            timestamp: chrono::DateTime::UNIX_EPOCH,
+            from: from.into(),
+            message: message.into(),
+            mentions: mentions::extract(message, &agents, from),
+        }
+    }
+
+    fn started(mode: RunMode) -> (Runner, Vec<Effect>) {
+        let mut r = Runner::new(RunnerConfig::new(mode, AGENTS));
+        let fx = r.handle(
+            Millis(0),
+            Event::Started {
+                kickoff: Some(entry(1, "system", "@coder start")),
+                backlog: vec![],
+            },
+        );
+        (r, fx)
+    }
+
+    fn success(text: &str) -> TurnOutcome {
+        TurnOutcome::Success {
+            delivered: vec![],
+            posted: false,
+            final_text: Some(text.into()),
+            session_id: None,
+        }
+    }
+
+    #[test]
+    fn own_final_answer_seen_in_the_next_turn_is_not_a_mid_turn_post() {
+        let (mut r, _) = started(RunMode::Start);
+        r.handle(
+            Millis(1),
+            Event::MessagePosted(entry(2, "user", "@coder more")),
+        );
+        let fx = r.handle(
+            Millis(2),
+            Event::TurnFinished {
+                agent: "coder".into(),
+                turn: TurnId(1),
+                outcome: success("first answer"),
+            },
+        );
+        assert!(fx.contains(&Effect::PostFinalAnswer {
+            agent: "coder".into(),
+            text: "first answer".into()
+        }));
+        // Turn 2 started at once (message 2 was queued); the driver now
+        // writes the first answer, which arrives while turn 2 runs.
+        assert!(matches!(r.agents[0].phase, Phase::Running(ref t) if t.id == TurnId(2)));
+        r.handle(
+            Millis(3),
+            Event::MessagePosted(entry(3, "coder", "first answer")),
+        );
+        let fx = r.handle(
+            Millis(4),
+            Event::TurnFinished {
+                agent: "coder".into(),
+                turn: TurnId(2),
+                outcome: success("second answer"),
+            },
+        );
+        assert!(fx.contains(&Effect::PostFinalAnswer {
+            agent: "coder".into(),
+            text: "second answer".into()
+        }));
+    }
+
+    #[test]
+    fn next_deadline_is_the_earliest_retry_stall_or_timeout() {
+        let mut config = RunnerConfig::new(RunMode::Start, AGENTS);
+        config.stall_after = Duration::from_secs(60);
+        config.agents[1].turn_timeout = Some(Duration::from_secs(30));
+        let mut r = Runner::new(config);
+        assert_eq!(r.next_deadline(), None);
+        r.handle(
+            Millis(1000),
+            Event::Started {
+                kickoff: Some(entry(1, "system", "@coder @reviewer go")),
+                backlog: vec![],
+            },
+        );
+        assert_eq!(r.next_deadline(), Some(Millis(31_000)));
+        r.handle(
+            Millis(2000),
+            Event::TurnFinished {
+                agent: "reviewer".into(),
+                turn: TurnId(2),
+                outcome: TurnOutcome::Failure {
+                    reason: "boom".into(),
+                    session_id: None,
+                },
+            },
+        );
+        assert_eq!(r.next_deadline(), Some(Millis(4000)));
+    }
+
+    #[test]
+    fn backlog_is_delivered_on_start_and_duplicates_are_ignored() {
+        let mut r = Runner::new(RunnerConfig::new(RunMode::Run, AGENTS));
+        let fx = r.handle(
+            Millis(0),
+            Event::Started {
+                kickoff: None,
+                backlog: vec![("reviewer".into(), 4), ("ghost".into(), 5)],
+            },
+        );
+        assert!(fx.iter().any(|e| matches!(e,
+            Effect::StartTurn { agent, messages, .. } if agent == "reviewer" && messages == &[4])));
+        assert!(!fx.iter().any(|e| matches!(e, Effect::PostSystem { .. })));
+        r.handle(
+            Millis(1),
+            Event::MessagePosted(entry(6, "user", "@coder hi")),
+        );
+        r.handle(
+            Millis(1),
+            Event::MessagePosted(entry(6, "user", "@coder hi")),
+        );
+        assert_eq!(r.unread("coder"), vec![6]);
+    }
+
+    #[test]
+    fn helpers_format_for_people() {
+        assert_eq!(human(Duration::from_secs(5400)), "1h30m");
+        assert_eq!(human(Duration::from_secs(600)), "10m");
+        assert_eq!(human(Duration::from_millis(250)), "250ms");
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(and_list(&names(&["a", "b", "c"])), "a, b and c");
+        assert_eq!(and_list(&names(&["a"])), "a");
+    }
+}

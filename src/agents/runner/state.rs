@@ -1,0 +1,361 @@
+//! Per-agent state: what the runner tracks internally and what it shows.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::event::{Millis, TurnId};
+use crate::protocols::agent_mail::{self, MailContent, Mode};
+
+/// What an agent is doing, as shown in the status pane. Derived from the
+/// runner's state and the backend's structured events, never from output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", content = "detail", rename_all = "snake_case")]
+pub enum AgentStatus {
+    /// Nothing to do.
+    Idle,
+    /// `n` unread messages wait for a turn (the instance is paused).
+    Queued(usize),
+    /// A turn was requested; the backend is not running yet.
+    Starting,
+    /// The backend is running and the model is working.
+    Thinking,
+    /// The model is running this tool.
+    CallingTool(String),
+    /// A turn runs but the backend has been silent for too long.
+    Stalled,
+    /// The last turn failed; retry number `retry` is scheduled.
+    Retrying {
+        /// Which retry comes next (1-based).
+        retry: u32,
+        /// Why the last attempt failed.
+        reason: String,
+    },
+    /// Stopped by the user; not woken until restarted.
+    Stopped,
+    /// Out of retries; not woken until restarted.
+    Failed(String),
+    /// Its turn allowance or the workflow's budget is used up.
+    OutOfBudget,
+}
+
+impl fmt::Display for AgentStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentStatus::Idle => f.write_str("idle"),
+            AgentStatus::Queued(n) => write!(f, "queued ({n})"),
+            AgentStatus::Starting => f.write_str("starting"),
+            AgentStatus::Thinking => f.write_str("thinking"),
+            AgentStatus::CallingTool(name) => write!(f, "calling tool ({name})"),
+            AgentStatus::Stalled => f.write_str("stalled"),
+            AgentStatus::Retrying { retry, reason } => write!(f, "retry {retry}: {reason}"),
+            AgentStatus::Stopped => f.write_str("stopped"),
+            AgentStatus::Failed(reason) => write!(f, "failed: {reason}"),
+            AgentStatus::OutOfBudget => f.write_str("out of budget"),
+        }
+    }
+}
+
+/// Counters and self-reported progress shown next to an agent's status.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentMetrics {
+    /// Messages to it not yet acknowledged.
+    pub unread: usize,
+    /// Turns started since the instance started.
+    pub turns: u32,
+    /// Input tokens, as reported by the backend.
+    pub tokens_in: u64,
+    /// Output tokens, as reported by the backend.
+    pub tokens_out: u64,
+    /// Spend in US dollars, as reported by the backend.
+    pub cost_usd: f64,
+    /// The step from its latest Agent Mail `PROGRESS` message.
+    pub step: Option<String>,
+    /// Context window usage (0–100 %) from `PROGRESS` or `CHECKPOINT`.
+    pub context_usage: Option<u8>,
+    /// Its latest Agent Mail completion: `OFFERING_READY`, `DONE`, `FAILED`
+    /// or `CHECKPOINT`.
+    pub label: Option<String>,
+}
+
+/// A snapshot of one agent for front ends that pull rather than listen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentView {
+    /// The agent.
+    pub name: String,
+    /// What it is doing.
+    pub status: AgentStatus,
+    /// Its counters and reported progress.
+    pub metrics: AgentMetrics,
+    /// The backend session the next turn resumes (the driver persists it).
+    pub session_id: Option<String>,
+}
+
+/// What the backend is doing during a turn.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Activity {
+    Starting,
+    Thinking,
+    Tool(String),
+}
+
+/// A running turn.
+#[derive(Clone, Debug)]
+pub(crate) struct Turn {
+    pub id: TurnId,
+    /// The ids handed over in its prompt.
+    pub messages: Vec<u64>,
+    pub started_at: Millis,
+    pub last_activity: Millis,
+    pub activity: Activity,
+    pub stalled: bool,
+    /// The agent posted to the channel during this turn.
+    pub posted: bool,
+}
+
+/// Where an agent is in its life cycle.
+#[derive(Clone, Debug)]
+pub(crate) enum Phase {
+    Idle,
+    Running(Turn),
+    RetryWait {
+        at: Millis,
+        retry: u32,
+        reason: String,
+    },
+    Stopped,
+    Failed(String),
+    OutOfBudget,
+}
+
+/// Everything the runner knows about one agent.
+#[derive(Clone, Debug)]
+pub(crate) struct AgentState {
+    pub name: String,
+    pub max_turns: u32,
+    pub turn_timeout: Option<Duration>,
+    pub phase: Phase,
+    /// Ids of messages mentioning it, not yet acknowledged.
+    pub unread: BTreeSet<u64>,
+    /// Everything up to here is acknowledged.
+    pub acked_through: u64,
+    /// Failed attempts since its last success.
+    pub failures: u32,
+    /// Turns counted against `max_turns` (reset by restart and resume).
+    pub budget_turns: u32,
+    pub metrics: AgentMetrics,
+    pub session_id: Option<String>,
+    /// Final answers handed to the driver to post for it and not yet seen
+    /// back in the channel: seeing one is not the agent posting mid-turn.
+    pub pending_answers: Vec<String>,
+    /// What front ends were last told.
+    pub shown_status: AgentStatus,
+    pub shown_metrics: AgentMetrics,
+}
+
+impl AgentState {
+    pub fn new(name: String, max_turns: u32, turn_timeout: Option<Duration>) -> Self {
+        AgentState {
+            name,
+            max_turns,
+            turn_timeout,
+            phase: Phase::Idle,
+            unread: BTreeSet::new(),
+            acked_through: 0,
+            failures: 0,
+            budget_turns: 0,
+            metrics: AgentMetrics::default(),
+            session_id: None,
+            pending_answers: Vec::new(),
+            shown_status: AgentStatus::Idle,
+            shown_metrics: AgentMetrics::default(),
+        }
+    }
+
+    /// The running turn, if `id` is it.
+    pub fn turn_mut(&mut self, id: TurnId) -> Option<&mut Turn> {
+        match &mut self.phase {
+            Phase::Running(turn) if turn.id == id => Some(turn),
+            _ => None,
+        }
+    }
+
+    /// Whether a turn runs or a retry is pending: the agent is still working.
+    pub fn is_working(&self) -> bool {
+        matches!(self.phase, Phase::Running(_) | Phase::RetryWait { .. })
+    }
+
+    /// Forgets everything up to `through`.
+    pub fn ack(&mut self, through: u64) {
+        self.acked_through = self.acked_through.max(through);
+        self.unread = self.unread.split_off(&(through.saturating_add(1)));
+    }
+
+    /// The status to show; `budget_paused` when the workflow budget ran out.
+    pub fn status(&self, budget_paused: bool) -> AgentStatus {
+        match &self.phase {
+            Phase::Running(turn) if turn.stalled => AgentStatus::Stalled,
+            Phase::Running(turn) => match &turn.activity {
+                Activity::Starting => AgentStatus::Starting,
+                Activity::Thinking => AgentStatus::Thinking,
+                Activity::Tool(name) => AgentStatus::CallingTool(name.clone()),
+            },
+            Phase::RetryWait { retry, reason, .. } => AgentStatus::Retrying {
+                retry: *retry,
+                reason: reason.clone(),
+            },
+            Phase::Stopped => AgentStatus::Stopped,
+            Phase::Failed(reason) => AgentStatus::Failed(reason.clone()),
+            Phase::OutOfBudget => AgentStatus::OutOfBudget,
+            Phase::Idle if self.unread.is_empty() => AgentStatus::Idle,
+            Phase::Idle if budget_paused => AgentStatus::OutOfBudget,
+            Phase::Idle => AgentStatus::Queued(self.unread.len()),
+        }
+    }
+
+    /// The metrics to show.
+    pub fn metrics_view(&self) -> AgentMetrics {
+        AgentMetrics {
+            unread: self.unread.len(),
+            ..self.metrics.clone()
+        }
+    }
+
+    /// Applies an Agent Mail status message this agent posted, if it is one.
+    pub fn apply_mail(&mut self, message: &str) {
+        match mail_update(message) {
+            Some(MailUpdate::Progress {
+                step,
+                context_usage,
+            }) => {
+                if step.is_some() {
+                    self.metrics.step = step;
+                }
+                if context_usage.is_some() {
+                    self.metrics.context_usage = context_usage;
+                }
+            }
+            Some(MailUpdate::Label {
+                label,
+                context_usage,
+            }) => {
+                self.metrics.label = Some(label);
+                if context_usage.is_some() {
+                    self.metrics.context_usage = context_usage;
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// What an Agent Mail status message changes in its sender's display.
+#[derive(Debug, PartialEq)]
+enum MailUpdate {
+    Progress {
+        step: Option<String>,
+        context_usage: Option<u8>,
+    },
+    Label {
+        label: String,
+        context_usage: Option<u8>,
+    },
+}
+
+/// Reads `message` as an Agent Mail status message. Leading `@mentions` are
+/// skipped (channel messages address someone first). To keep casual chat
+/// such as "DONE, please look" from changing a status, the message must
+/// carry the bead id every status type requires, and replies are ignored.
+fn mail_update(message: &str) -> Option<MailUpdate> {
+    let mut text = message.trim_start();
+    while let Some(rest) = text.strip_prefix('@') {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        text = rest[end..].trim_start();
+    }
+    let record = agent_mail::parse(text, Mode::Lenient).ok()?;
+    if record.bead_id.is_none() || record.in_reply_to.is_some() {
+        return None;
+    }
+    let label = |kind: &str, context_usage| {
+        Some(MailUpdate::Label {
+            label: kind.to_string(),
+            context_usage,
+        })
+    };
+    match record.content {
+        MailContent::Progress {
+            step,
+            context_usage,
+            ..
+        } => Some(MailUpdate::Progress {
+            step,
+            context_usage,
+        }),
+        MailContent::OfferingReady(_) => label("OFFERING_READY", None),
+        MailContent::Done(_) => label("DONE", None),
+        MailContent::Failed { .. } => label("FAILED", None),
+        MailContent::Checkpoint { context_usage, .. } => label("CHECKPOINT", context_usage),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_sets_step_and_context_usage() {
+        let msg = "@lead [ol-1] PROGRESS\nBead: ol-1\nStep: writing tests\nStatus: going well\nContext usage: 45%\n";
+        assert_eq!(
+            mail_update(msg),
+            Some(MailUpdate::Progress {
+                step: Some("writing tests".into()),
+                context_usage: Some(45),
+            })
+        );
+    }
+
+    #[test]
+    fn completions_set_the_label() {
+        let done = "DONE\nBead: ol-2\nStatus: DONE\nCommit: abc\n";
+        assert_eq!(
+            mail_update(done),
+            Some(MailUpdate::Label {
+                label: "DONE".into(),
+                context_usage: None,
+            })
+        );
+        let failed = "[ol-3] FAILED\nType: TESTS_FAIL\nReason: flaky\n";
+        assert!(matches!(
+            mail_update(failed),
+            Some(MailUpdate::Label { label, .. }) if label == "FAILED"
+        ));
+    }
+
+    #[test]
+    fn casual_chat_and_other_types_change_nothing() {
+        assert_eq!(mail_update("@reviewer DONE, please have a look"), None);
+        assert_eq!(mail_update("hello"), None);
+        assert_eq!(
+            mail_update("[ol-1] HELP_REQUEST\nIssue Type: STUCK\n"),
+            None
+        );
+        let mut agent = AgentState::new("a".into(), 5, None);
+        agent.apply_mail("just chatting");
+        assert_eq!(agent.metrics, AgentMetrics::default());
+    }
+
+    #[test]
+    fn status_of_an_idle_agent_depends_on_its_inbox() {
+        let mut agent = AgentState::new("a".into(), 5, None);
+        assert_eq!(agent.status(false), AgentStatus::Idle);
+        agent.unread.extend([3, 5]);
+        assert_eq!(agent.status(false), AgentStatus::Queued(2));
+        assert_eq!(agent.status(true), AgentStatus::OutOfBudget);
+        agent.ack(4);
+        assert_eq!(agent.unread.iter().copied().collect::<Vec<_>>(), vec![5]);
+        assert_eq!(agent.acked_through, 4);
+    }
+}
