@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use awtui::agents::runner::{
-    AgentStatus, BackendEvent, Budget, CycleConfig, Effect, Event, Millis, PauseReason, RunMode,
-    RunOutcome, Runner, RunnerConfig, TurnId, TurnOutcome,
+    AgentStatus, Budget, CycleConfig, Effect, Event, Millis, PauseReason, RunMode, RunOutcome,
+    Runner, RunnerConfig, TurnActivity, TurnId, TurnOutcome,
 };
 use awtui::context::{ChannelEntry, mentions};
 use proptest::prelude::*;
@@ -681,7 +681,7 @@ fn cost_and_wall_clock_budgets_pause_before_new_turns() {
     sim.send(Event::Backend {
         agent: "a".into(),
         turn: t1,
-        event: BackendEvent::Usage {
+        event: TurnActivity::Usage {
             tokens_in: 1000,
             tokens_out: 200,
             cost_usd: Some(1.25),
@@ -728,7 +728,7 @@ fn stalled_on_tick_and_back_to_work_on_the_next_event() {
     sim.send(Event::Backend {
         agent: "coder".into(),
         turn: t1,
-        event: BackendEvent::ToolCall {
+        event: TurnActivity::ToolCall {
             name: "Bash".into(),
         },
     });
@@ -744,7 +744,7 @@ fn stalled_on_tick_and_back_to_work_on_the_next_event() {
     sim.send(Event::Backend {
         agent: "coder".into(),
         turn: t1,
-        event: BackendEvent::Thinking,
+        event: TurnActivity::Thinking,
     });
     assert_eq!(sim.status("coder"), AgentStatus::Thinking);
 }
@@ -852,7 +852,7 @@ fn session_id_is_carried_into_the_next_turn() {
     sim.send(Event::Backend {
         agent: "coder".into(),
         turn: t2,
-        event: BackendEvent::SessionId {
+        event: TurnActivity::SessionId {
             id: "sess-2".into(),
         },
     });
@@ -925,7 +925,7 @@ fn stale_and_unknown_events_are_ignored() {
         sim.send(Event::Backend {
             agent: "coder".into(),
             turn: bogus,
-            event: BackendEvent::Thinking,
+            event: TurnActivity::Thinking,
         })
         .is_empty()
     );
@@ -1148,16 +1148,16 @@ fn run_ops(mode: RunMode, ops: Vec<Op>) {
             Op::Backend { who, kind } => match model.open.get(NAMES[who]) {
                 Some(turn) => {
                     let event = match kind {
-                        0 => BackendEvent::Thinking,
-                        1 => BackendEvent::ToolCall {
+                        0 => TurnActivity::Thinking,
+                        1 => TurnActivity::ToolCall {
                             name: "Read".into(),
                         },
-                        2 => BackendEvent::Usage {
+                        2 => TurnActivity::Usage {
                             tokens_in: 10,
                             tokens_out: 5,
                             cost_usd: Some(0.01),
                         },
-                        _ => BackendEvent::SessionId { id: "x".into() },
+                        _ => TurnActivity::SessionId { id: "x".into() },
                     };
                     sim.send(Event::Backend {
                         agent: NAMES[who].into(),

@@ -84,7 +84,7 @@ pub enum Event {
         /// The turn it belongs to.
         turn: TurnId,
         /// What it reported.
-        event: BackendEvent,
+        event: TurnActivity,
     },
     /// `turn` ended, well or badly.
     TurnFinished {
@@ -124,7 +124,7 @@ pub enum Event {
 /// as a sign of life for stall detection.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum BackendEvent {
+pub enum TurnActivity {
     /// The model is reasoning.
     Thinking,
     /// The model produced text (the text itself goes to the log, not here).

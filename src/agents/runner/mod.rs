@@ -73,7 +73,7 @@ pub use config::{
     RetryPolicy, RunMode, RunnerConfig,
 };
 pub use effect::{Budget, Effect, PauseReason, PendingWork, RunOutcome};
-pub use event::{BackendEvent, Event, Millis, TurnId, TurnOutcome};
+pub use event::{Event, Millis, TurnActivity, TurnId, TurnOutcome};
 pub use state::{AgentMetrics, AgentStatus, AgentView};
 
 use std::time::Duration;
@@ -406,7 +406,7 @@ impl Runner {
         self.pause = Some(reason);
     }
 
-    fn on_backend(&mut self, now: Millis, agent: &str, turn: TurnId, event: BackendEvent) {
+    fn on_backend(&mut self, now: Millis, agent: &str, turn: TurnId, event: TurnActivity) {
         let Some(a) = self.agent_mut(agent) else {
             return;
         };
@@ -416,9 +416,9 @@ impl Runner {
         t.last_activity = now;
         t.stalled = false;
         match event {
-            BackendEvent::Thinking | BackendEvent::Text => t.activity = Activity::Thinking,
-            BackendEvent::ToolCall { name } => t.activity = Activity::Tool(name),
-            BackendEvent::Usage {
+            TurnActivity::Thinking | TurnActivity::Text => t.activity = Activity::Thinking,
+            TurnActivity::ToolCall { name } => t.activity = Activity::Tool(name),
+            TurnActivity::Usage {
                 tokens_in,
                 tokens_out,
                 cost_usd,
@@ -430,7 +430,7 @@ impl Runner {
                     m.cost_usd += cost;
                 }
             }
-            BackendEvent::SessionId { id } => a.session_id = Some(id),
+            TurnActivity::SessionId { id } => a.session_id = Some(id),
         }
     }
 
