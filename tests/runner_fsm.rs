@@ -1238,3 +1238,13 @@ proptest! {
         run_ops(if run { RunMode::Run } else { RunMode::Start }, ops);
     }
 }
+
+#[test]
+fn a_session_kept_from_an_earlier_run_is_resumed_by_the_first_turn() {
+    let mut config = RunnerConfig::new(RunMode::Start, ["coder"]);
+    config.agents[0].session_id = Some("sess-before-crash".into());
+    let mut sim = Sim::new(config);
+    let fx = sim.start(Some("@coder go on"));
+    assert!(fx.iter().any(|e| matches!(e,
+        Effect::StartTurn { session_id: Some(s), .. } if s == "sess-before-crash")));
+}

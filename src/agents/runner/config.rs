@@ -25,6 +25,9 @@ pub struct AgentConfig {
     pub max_turns: Option<u32>,
     /// A turn running longer than this is killed and counts as failed.
     pub turn_timeout: Option<Duration>,
+    /// The backend session kept from an earlier run of this instance, so the
+    /// first turn after a restart resumes the agent's own conversation.
+    pub session_id: Option<String>,
 }
 
 impl AgentConfig {
@@ -34,6 +37,7 @@ impl AgentConfig {
             name: name.into(),
             max_turns: None,
             turn_timeout: None,
+            session_id: None,
         }
     }
 }

@@ -114,11 +114,13 @@ impl Runner {
             .agents
             .iter()
             .map(|a| {
-                AgentState::new(
+                let mut state = AgentState::new(
                     a.name.clone(),
                     a.max_turns.unwrap_or(config.default_max_turns),
                     a.turn_timeout,
-                )
+                );
+                state.session_id = a.session_id.clone();
+                state
             })
             .collect();
         let cycles = config.cycle.clone().map(CycleDetector::new);
