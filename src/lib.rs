@@ -6,3 +6,4 @@ pub mod context;
 pub mod fsutil;
 pub mod protocols;
 pub mod workflow;
+pub mod sanitize;

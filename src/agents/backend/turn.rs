@@ -43,4 +43,23 @@ impl RunningTurn {
             let _ = tx.send(());
         }
     }
+
+    /// Splits the turn so one task can read its updates while another keeps
+    /// the means to stop it.
+    pub fn into_parts(self) -> (mpsc::UnboundedReceiver<TurnUpdate>, TurnStopper) {
+        (self.updates, TurnStopper(self.stop))
+    }
+}
+
+/// Stops a turn whose updates are read elsewhere.
+#[derive(Debug)]
+pub struct TurnStopper(Option<oneshot::Sender<()>>);
+
+impl TurnStopper {
+    /// Asks the turn to stop (once; later calls do nothing).
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
 }
