@@ -2,5 +2,6 @@
 pub mod cli;
 pub mod context;
 pub mod fsutil;
+pub mod mcp;
 pub mod protocols;
 pub mod workflow;
