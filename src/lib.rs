@@ -4,6 +4,7 @@ pub mod cli;
 pub mod commands;
 pub mod context;
 pub mod fsutil;
+pub mod mcp;
 pub mod protocols;
 pub mod workflow;
 pub mod sanitize;

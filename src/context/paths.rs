@@ -8,9 +8,10 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 7] = [
+pub const RESERVED_FILES: [&str; 8] = [
     "state.json",
     "instance.json",
+    "mcp.json",
     "awtui.log",
     "surfaced.md",
     "logs",
@@ -86,6 +87,8 @@ mod tests {
             "channel.md",
             "channel.jsonl",
             "mcp.sock",
+            "mcp.json",
+            "tokens/coder",
             "C:\\x",
             "~/x",
         ] {

@@ -247,7 +247,6 @@ pub fn spawn(
     let (stop_tx, stop_rx) = oneshot::channel();
     tokio::spawn(async move {
         let mut builder = OutcomeBuilder::new(UsageMode::PerStep);
-        install_crypto_provider();
         let http = reqwest::Client::new();
         let exit = {
             let mut reporter = Reporter {
@@ -276,12 +275,6 @@ pub fn spawn(
         let _ = tx.send(TurnUpdate::Done(builder.finish(exit, "")));
     });
     RunningTurn::new(None, rx, stop_tx)
-}
-
-/// Installs the TLS crypto provider once (reqwest is built without one so
-/// that the lighter `ring` backend is used).
-pub fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 #[cfg(test)]

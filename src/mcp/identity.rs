@@ -1,0 +1,233 @@
+//! Who is calling: one random secret token per participant, made when the
+//! instance starts. The token travels as `Authorization: Bearer <token>`
+//! and is the only thing that names the caller; a header anyone can set
+//! (a name, a session id) never does.
+//!
+//! Tokens are kept in memory and, for instances with a folder, in
+//! `<instance>/tokens/<agent>` files readable only by their owner (0600),
+//! so the runner can hand each agent its own and the stdio bridge can find it.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::context::mentions;
+
+/// Folder of the token files inside an instance folder (a reserved name,
+/// never a document).
+pub const TOKENS_DIR: &str = "tokens";
+/// Environment variable that carries an agent's token to its process.
+pub const TOKEN_ENV: &str = "AWTUI_TOKEN";
+
+/// Errors making, storing or finding tokens.
+#[derive(Debug, thiserror::Error)]
+pub enum IdentityError {
+    #[error("cannot get random bytes from the operating system: {0}")]
+    Random(String),
+    #[error("'{0}' cannot have a token: it is not a valid agent name")]
+    BadName(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// The caller of a request, as established by its token. Inserted into the
+/// HTTP request's extensions by the transport; read by the tool handler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller(pub String);
+
+/// Each participant's secret token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Tokens {
+    by_agent: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print secrets.
+        f.debug_struct("Tokens")
+            .field("agents", &self.by_agent.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// 32 bytes from the operating system's CSPRNG, as 64 hex digits.
+pub fn new_token() -> Result<String, IdentityError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| IdentityError::Random(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Compares without stopping at the first difference, so response times
+/// do not reveal how much of a guessed token was right.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Tokens {
+    /// Fresh tokens for `agents` and for `user` (the person at the keyboard).
+    pub fn generate(agents: &[String]) -> Result<Tokens, IdentityError> {
+        let mut by_agent = BTreeMap::new();
+        for name in agents.iter().map(String::as_str).chain([mentions::USER]) {
+            if !mentions::is_valid_name(name) {
+                return Err(IdentityError::BadName(name.to_string()));
+            }
+            by_agent.insert(name.to_string(), new_token()?);
+        }
+        Ok(Tokens { by_agent })
+    }
+
+    /// The participant a token belongs to.
+    pub fn identify(&self, token: &str) -> Option<&str> {
+        // Check every token so the time taken does not depend on which one
+        // matched.
+        let mut found = None;
+        for (agent, t) in &self.by_agent {
+            if same(t.as_bytes(), token.as_bytes()) {
+                found = Some(agent.as_str());
+            }
+        }
+        found
+    }
+
+    /// `agent`'s token.
+    pub fn get(&self, agent: &str) -> Option<&str> {
+        self.by_agent.get(agent).map(String::as_str)
+    }
+
+    /// Every participant with a token, sorted.
+    pub fn agents(&self) -> impl Iterator<Item = &str> {
+        self.by_agent.keys().map(String::as_str)
+    }
+
+    /// Writes one 0600 file per participant in `<instance>/tokens/` (a 0700
+    /// folder) and removes token files of anyone else.
+    pub fn write_files(&self, instance_dir: &Path) -> Result<(), IdentityError> {
+        let dir = instance_dir.join(TOKENS_DIR);
+        let io_err = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| IdentityError::Io { path, source }
+        };
+        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        set_mode(&dir, 0o700).map_err(io_err(&dir))?;
+        for entry in fs::read_dir(&dir).map_err(io_err(&dir))? {
+            let entry = entry.map_err(io_err(&dir))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !self.by_agent.contains_key(&name) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+        for (agent, token) in &self.by_agent {
+            let path = dir.join(agent);
+            write_private(&path, token.as_bytes()).map_err(io_err(&path))?;
+        }
+        Ok(())
+    }
+
+    /// Removes the token files written by [`Tokens::write_files`].
+    pub fn remove_files(&self, instance_dir: &Path) {
+        let dir = instance_dir.join(TOKENS_DIR);
+        for agent in self.by_agent.keys() {
+            let _ = fs::remove_file(dir.join(agent));
+        }
+        let _ = fs::remove_dir(dir);
+    }
+}
+
+/// Reads `agent`'s token from an instance folder.
+pub fn read_token_file(instance_dir: &Path, agent: &str) -> Result<String, IdentityError> {
+    if !mentions::is_valid_name(agent) {
+        return Err(IdentityError::BadName(agent.to_string()));
+    }
+    let path = instance_dir.join(TOKENS_DIR).join(agent);
+    fs::read_to_string(&path)
+        .map(|t| t.trim().to_string())
+        .map_err(|source| IdentityError::Io { path, source })
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> io::Result<()> {
+    Ok(())
+}
+
+/// Writes `data` to `path` through a temp file that is 0600 from its
+/// creation, so the secret is never readable by others, not even briefly.
+fn write_private(path: &Path, data: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let _ = fs::remove_file(&tmp);
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let result = (|| {
+        let mut file = options.open(&tmp)?;
+        file.write_all(data)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_random_hex_and_identify_their_owner() {
+        let t = Tokens::generate(&["coder".into(), "reviewer".into()]).unwrap();
+        let coder = t.get("coder").unwrap();
+        assert_eq!(coder.len(), 64);
+        assert!(coder.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(coder, t.get("reviewer").unwrap());
+        assert_eq!(t.identify(coder), Some("coder"));
+        assert_eq!(t.identify(t.get("user").unwrap()), Some("user"));
+        assert_eq!(t.identify("nope"), None);
+        assert_eq!(t.identify(""), None);
+        assert!(!format!("{t:?}").contains(coder));
+        assert!(Tokens::generate(&["bad name".into()]).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn token_files_are_private_and_stale_ones_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let old = Tokens::generate(&["gone".into()]).unwrap();
+        old.write_files(dir.path()).unwrap();
+        let t = Tokens::generate(&["coder".into()]).unwrap();
+        t.write_files(dir.path()).unwrap();
+        let file = dir.path().join("tokens/coder");
+        assert_eq!(
+            fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let folder = dir.path().join("tokens");
+        assert_eq!(
+            fs::metadata(&folder).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        assert_eq!(
+            read_token_file(dir.path(), "coder").unwrap(),
+            t.get("coder").unwrap()
+        );
+        assert!(!dir.path().join("tokens/gone").exists());
+        t.remove_files(dir.path());
+        assert!(!folder.exists());
+    }
+}

@@ -1,0 +1,248 @@
+//! The context MCP server: the channel, inboxes and documents of one running
+//! instance, served to its agents over streamable HTTP on loopback and on a
+//! unix socket, with one secret token per participant as identity.
+//!
+//! - [`McpServer::start`] starts it and returns an [`McpHandle`] (URL,
+//!   socket, tokens, change events, stop).
+//! - [`tools`] is the tool logic, callable without HTTP.
+
+pub mod endpoint;
+pub mod identity;
+pub mod notify;
+pub mod resources;
+pub mod server;
+pub mod shared;
+pub mod tools;
+pub mod transport;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use endpoint::Endpoint;
+pub use identity::{Caller, Tokens};
+pub use shared::{ContextEvent, DocumentChange, SharedContext};
+pub use tools::ToolBox;
+
+use crate::context::mentions;
+
+/// Why the server could not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error(
+        "'{0}' cannot be an agent name: use letters, digits, '_' and '-', starting with a letter"
+    )]
+    BadAgentName(String),
+    #[error("'{0}' is reserved and cannot be an agent name")]
+    ReservedAgentName(String),
+    #[error(transparent)]
+    Identity(#[from] identity::IdentityError),
+    #[error("cannot listen on {what}: {source}")]
+    Listen {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Endpoint {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What the server needs: the context, who takes part, and where the
+/// instance lives.
+#[derive(Clone, Debug)]
+pub struct McpConfig {
+    /// The context the tools act on.
+    pub context: SharedContext,
+    /// The workflow's agents (`user` is added automatically).
+    pub agents: Vec<String>,
+    /// The instance folder. With one, the server also listens on
+    /// `<dir>/mcp.sock` and writes `<dir>/mcp.json` and `<dir>/tokens/*`;
+    /// without one (memory contexts) it serves HTTP only and keeps tokens in
+    /// memory.
+    pub instance_dir: Option<PathBuf>,
+}
+
+/// Entry point of the context MCP server.
+#[derive(Debug)]
+pub struct McpServer;
+
+/// A running server. Dropping it stops serving (without waiting); call
+/// [`McpHandle::stop`] to wait until it has stopped.
+#[derive(Debug)]
+pub struct McpHandle {
+    url: String,
+    socket: Option<PathBuf>,
+    tokens: Tokens,
+    context: SharedContext,
+    instance_dir: Option<PathBuf>,
+    hub: Arc<notify::Hub>,
+    stop: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+    cleaned: bool,
+}
+
+impl McpServer {
+    /// Starts serving `config.context`: picks a free loopback port, binds
+    /// the unix socket and records both in the instance folder.
+    pub async fn start(config: McpConfig) -> Result<McpHandle, McpError> {
+        for name in &config.agents {
+            if mentions::RESERVED_NAMES.contains(&name.as_str()) {
+                return Err(McpError::ReservedAgentName(name.clone()));
+            }
+            if !mentions::is_valid_name(name) {
+                return Err(McpError::BadAgentName(name.clone()));
+            }
+        }
+        let tokens = Tokens::generate(&config.agents)?;
+        let stop = CancellationToken::new();
+        let hub = Arc::new(notify::Hub::default());
+        let toolbox = ToolBox::new(config.context.clone(), config.agents.clone());
+        let app = transport::router(
+            server::ContextServer::new(toolbox, hub.clone()),
+            Arc::new(tokens.clone()),
+            stop.child_token(),
+        );
+
+        let mut handle = McpHandle {
+            url: String::new(),
+            socket: None,
+            tokens,
+            context: config.context.clone(),
+            instance_dir: config.instance_dir.clone(),
+            hub: hub.clone(),
+            stop: stop.clone(),
+            tasks: Vec::new(),
+            cleaned: false,
+        };
+        handle.tasks.push(tokio::spawn(notify::run(
+            hub,
+            config.context.subscribe(),
+            stop.child_token(),
+        )));
+        let (url, task) = transport::serve_tcp(app.clone(), stop.child_token())
+            .await
+            .map_err(|source| McpError::Listen {
+                what: "127.0.0.1".into(),
+                source,
+            })?;
+        handle.url = url;
+        handle.tasks.push(task);
+
+        if let Some(dir) = &config.instance_dir {
+            handle.tokens.write_files(dir)?;
+            let path = dir.join(endpoint::SOCKET_FILE);
+            if path.as_os_str().len() > endpoint::MAX_SOCKET_PATH {
+                tracing::warn!(
+                    "{} is too long for a unix socket; serving MCP over HTTP only",
+                    path.display()
+                );
+            } else {
+                let (socket, task) = transport::serve_unix(app, &path, stop.child_token())
+                    .await
+                    .map_err(|source| McpError::Listen {
+                        what: path.display().to_string(),
+                        source,
+                    })?;
+                handle.socket = Some(socket);
+                handle.tasks.push(task);
+            }
+            let endpoint = Endpoint {
+                url: handle.url.clone(),
+                socket: handle.socket.clone(),
+                pid: std::process::id(),
+            };
+            endpoint.write(dir).map_err(|source| McpError::Endpoint {
+                path: dir.join(endpoint::ENDPOINT_FILE),
+                source,
+            })?;
+        }
+        tracing::info!("MCP server listening on {}", handle.url);
+        Ok(handle)
+    }
+}
+
+impl McpHandle {
+    /// The streamable HTTP URL, such as `http://127.0.0.1:41234/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The unix socket serving the same service, if any.
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.socket.as_deref()
+    }
+
+    /// Every participant's token (agents and `user`).
+    pub fn tokens(&self) -> &Tokens {
+        &self.tokens
+    }
+
+    /// `agent`'s token, to put in its environment or MCP config.
+    pub fn token(&self, agent: &str) -> Option<&str> {
+        self.tokens.get(agent)
+    }
+
+    /// The shared context being served.
+    pub fn context(&self) -> &SharedContext {
+        &self.context
+    }
+
+    /// A receiver of every change made to the context from now on (by
+    /// agents through MCP, or by anyone through the same [`SharedContext`]).
+    pub fn events(&self) -> broadcast::Receiver<ContextEvent> {
+        self.context.subscribe()
+    }
+
+    /// Number of open MCP sessions (protocol versions with sessions).
+    pub fn session_count(&self) -> usize {
+        self.hub.session_count()
+    }
+
+    /// Stops serving, waits (a few seconds at most) for the listeners to
+    /// close, and removes the endpoint file, socket and token files.
+    pub async fn stop(mut self) {
+        self.stop.cancel();
+        for task in std::mem::take(&mut self.tasks) {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(5), task)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        self.clean_up();
+    }
+
+    fn clean_up(&mut self) {
+        if self.cleaned {
+            return;
+        }
+        self.cleaned = true;
+        if let Some(dir) = &self.instance_dir {
+            Endpoint::remove(dir);
+            if let Some(socket) = &self.socket {
+                let _ = std::fs::remove_file(socket);
+            }
+            self.tokens.remove_files(dir);
+        }
+    }
+}
+
+impl Drop for McpHandle {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        for task in &self.tasks {
+            task.abort();
+        }
+        self.clean_up();
+    }
+}

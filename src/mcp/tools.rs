@@ -1,0 +1,840 @@
+//! The context tools agents call over MCP, as plain functions of
+//! (caller, tool name, JSON arguments) so they can be tested without HTTP.
+//!
+//! Two kinds of failure, as MCP intends:
+//! - [`ToolError::Invalid`]: the request is malformed (unknown tool, missing
+//!   or mistyped or unknown arguments). It becomes a JSON-RPC error.
+//! - [`ToolError::Failed`]: the request was understood but the caller can fix
+//!   something (unknown document, refused path, bad `since`). It becomes a
+//!   tool result with `isError: true` and a message meant for the agent.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::shared::SharedContext;
+use crate::context::{ChannelEntry, ContextError, InboxItem, Since, mentions};
+
+/// How many channel entries `channel_read` and `channel_peek` return when
+/// no `limit` is given.
+pub const DEFAULT_LIMIT: usize = 50;
+/// The largest `limit` accepted, so one call cannot return the whole history.
+pub const MAX_LIMIT: usize = 1000;
+
+/// Why a tool call did not succeed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// A malformed request: a protocol error (JSON-RPC invalid params).
+    #[error("{0}")]
+    Invalid(String),
+    /// A problem the caller can fix: a tool result with `isError: true`.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<ContextError> for ToolError {
+    fn from(e: ContextError) -> Self {
+        ToolError::Failed(e.to_string())
+    }
+}
+
+/// A tool's public description: what `tools/list` shows.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// JSON Schema of the arguments object.
+    pub input_schema: Value,
+    /// Changes nothing (a hint for clients that ask before running tools).
+    pub read_only: bool,
+    /// May remove or overwrite content.
+    pub destructive: bool,
+}
+
+fn object_schema(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+fn since_schema(what: &str) -> Value {
+    json!({
+        "description": what,
+        "anyOf": [
+            {"type": "integer", "minimum": 0},
+            {"type": "string"}
+        ]
+    })
+}
+
+fn limit_schema() -> Value {
+    json!({
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_LIMIT,
+        "description": format!(
+            "Maximum number of entries, the newest ones (default {DEFAULT_LIMIT}, at most {MAX_LIMIT})."
+        ),
+    })
+}
+
+fn file_schema(what: &str) -> Value {
+    json!({"type": "string", "description": what})
+}
+
+/// Every tool, in the order `tools/list` shows them.
+pub fn specs() -> Vec<ToolSpec> {
+    let empty = || object_schema(json!({}), &[]);
+    let inbox_check_doc = "Your unread @mentions (id, timestamp, from, message, priority), \
+        high priority first, then oldest first. Marks them delivered but not acknowledged: \
+        call inbox_ack with the last id you handled once you have dealt with them.";
+    vec![
+        ToolSpec {
+            name: "channel_send",
+            description: "Post a message to the shared channel as yourself. Mention others with \
+                @name (see workflow_agents; @all reaches every agent but you, @user the person at \
+                the keyboard). Returns the new message's id, timestamp and who was mentioned.",
+            input_schema: object_schema(
+                json!({"message": {"type": "string", "description": "The message, with @mentions."}}),
+                &["message"],
+            ),
+            read_only: false,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "channel_read",
+            description: "Read channel messages after `since` (a message id or an ISO 8601 \
+                timestamp; omit it for the latest). Returns at most `limit` entries, the newest \
+                ones (default 50). Acknowledges your @mentions up to the last entry returned, \
+                except unread mentions this read did not show you, which stay in your inbox.",
+            input_schema: object_schema(
+                json!({
+                    "since": since_schema("Return entries after this message id (such as 42) or ISO 8601 timestamp."),
+                    "limit": limit_schema(),
+                }),
+                &[],
+            ),
+            read_only: false,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "channel_peek",
+            description: "The latest channel messages (default 50, at most `limit`) without \
+                acknowledging anything.",
+            input_schema: object_schema(json!({"limit": limit_schema()}), &[]),
+            read_only: true,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "inbox_check",
+            description: inbox_check_doc,
+            input_schema: empty(),
+            read_only: false,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "channel_mentions",
+            description: "Alias of inbox_check: your unread @mentions, marked delivered, not acknowledged.",
+            input_schema: empty(),
+            read_only: false,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "inbox_ack",
+            description: "Acknowledge your mentions up to and including `until` (a message id, or \
+                an ISO 8601 timestamp covering every message at or before it). They leave your inbox.",
+            input_schema: object_schema(
+                json!({"until": since_schema("The last message id (such as 42) or timestamp to acknowledge.")}),
+                &["until"],
+            ),
+            read_only: false,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "inbox_peek",
+            description: "Your unread @mentions, like inbox_check, but changes nothing.",
+            input_schema: empty(),
+            read_only: true,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "document_read",
+            description: "Read a shared document. Without `file`, reads the entry point document.",
+            input_schema: object_schema(
+                json!({"file": file_schema("Path inside the document folder, such as findings/auth.md (default: the entry point).")}),
+                &[],
+            ),
+            read_only: true,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "document_write",
+            description: "Replace a shared document's content (creating it if needed). Without \
+                `file`, writes the entry point document.",
+            input_schema: object_schema(
+                json!({
+                    "content": {"type": "string", "description": "The new content."},
+                    "file": file_schema("Path inside the document folder (default: the entry point)."),
+                }),
+                &["content"],
+            ),
+            read_only: false,
+            destructive: true,
+        },
+        ToolSpec {
+            name: "document_append",
+            description: "Append text to a shared document (creating it if needed). Without \
+                `file`, appends to the entry point document. Nothing is added between the old \
+                content and yours: include the newline you want.",
+            input_schema: object_schema(
+                json!({
+                    "content": {"type": "string", "description": "The text to append."},
+                    "file": file_schema("Path inside the document folder (default: the entry point)."),
+                }),
+                &["content"],
+            ),
+            read_only: false,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "document_list",
+            description: "Every shared document, as paths relative to the document folder, and \
+                which one is the entry point.",
+            input_schema: empty(),
+            read_only: true,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "document_create",
+            description: "Create a new shared document; fails if it already exists.",
+            input_schema: object_schema(
+                json!({
+                    "file": file_schema("Path inside the document folder, such as findings/auth.md; folders are created."),
+                    "content": {"type": "string", "description": "The initial content."},
+                }),
+                &["file", "content"],
+            ),
+            read_only: false,
+            destructive: false,
+        },
+        ToolSpec {
+            name: "document_delete",
+            description: "Delete a shared document.",
+            input_schema: object_schema(
+                json!({"file": file_schema("Path inside the document folder.")}),
+                &["file"],
+            ),
+            read_only: false,
+            destructive: true,
+        },
+        ToolSpec {
+            name: "workflow_agents",
+            description: "Who is in this workflow, how to @mention each of them, and which one you are.",
+            input_schema: empty(),
+            read_only: true,
+            destructive: false,
+        },
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Empty {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SendArgs {
+    message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    since: Option<Value>,
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PeekArgs {
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AckArgs {
+    until: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileArgs {
+    file: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContentArgs {
+    content: String,
+    file: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateArgs {
+    file: String,
+    content: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteArgs {
+    file: String,
+}
+
+fn parse<T: DeserializeOwned>(
+    tool: &str,
+    args: Option<Map<String, Value>>,
+) -> Result<T, ToolError> {
+    serde_json::from_value(Value::Object(args.unwrap_or_default()))
+        .map_err(|e| ToolError::Invalid(format!("{tool}: invalid arguments: {e}")))
+}
+
+/// Reads a `since`/`until` argument: an id as a number or a string, or a
+/// timestamp. A value of the wrong JSON type is a malformed request; a
+/// string that is neither an id nor a timestamp is the caller's to fix.
+fn parse_position(tool: &str, name: &str, value: &Value) -> Result<Since, ToolError> {
+    match value {
+        Value::Number(n) => n.as_u64().map(Since::Id).ok_or_else(|| {
+            ToolError::Failed(format!(
+                "{name} = {n} is not a message id: ids are whole numbers from 1 up"
+            ))
+        }),
+        Value::String(s) => Ok(Since::parse(s)?),
+        other => Err(ToolError::Invalid(format!(
+            "{tool}: invalid arguments: {name} must be a message id or a timestamp string, not {other}"
+        ))),
+    }
+}
+
+fn parse_limit(limit: Option<u64>) -> Result<usize, ToolError> {
+    match limit {
+        None => Ok(DEFAULT_LIMIT),
+        Some(n) if (1..=MAX_LIMIT as u64).contains(&n) => Ok(n as usize),
+        Some(n) => Err(ToolError::Failed(format!(
+            "limit = {n} is out of range: use 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT})"
+        ))),
+    }
+}
+
+fn entry_json(e: &ChannelEntry) -> Value {
+    json!({
+        "id": e.id,
+        "timestamp": e.timestamp_text(),
+        "from": e.from,
+        "message": e.message,
+        "mentions": e.mentions,
+    })
+}
+
+fn inbox_json(items: &[InboxItem]) -> Vec<Value> {
+    items
+        .iter()
+        .map(|i| {
+            json!({
+                "id": i.entry.id,
+                "timestamp": i.entry.timestamp_text(),
+                "from": i.entry.from,
+                "message": i.entry.message,
+                "priority": i.priority,
+                "state": i.state,
+            })
+        })
+        .collect()
+}
+
+/// The context tools bound to one shared context and one workflow's agents.
+#[derive(Clone, Debug)]
+pub struct ToolBox {
+    ctx: SharedContext,
+    agents: Vec<String>,
+}
+
+impl ToolBox {
+    /// Tools over `ctx` for a workflow with these agents.
+    pub fn new(ctx: SharedContext, agents: Vec<String>) -> Self {
+        ToolBox { ctx, agents }
+    }
+
+    /// The shared context the tools act on.
+    pub fn context(&self) -> &SharedContext {
+        &self.ctx
+    }
+
+    /// The workflow's agents (without `user`).
+    pub fn agents(&self) -> &[String] {
+        &self.agents
+    }
+
+    /// Runs tool `name` for `caller` with `args` (the `arguments` object of
+    /// `tools/call`) and returns its JSON result.
+    pub fn call(
+        &self,
+        caller: &str,
+        name: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<Value, ToolError> {
+        match name {
+            "channel_send" => {
+                let a: SendArgs = parse(name, args)?;
+                self.channel_send(caller, &a.message)
+            }
+            "channel_read" => {
+                let a: ReadArgs = parse(name, args)?;
+                let since = a
+                    .since
+                    .as_ref()
+                    .map(|v| parse_position(name, "since", v))
+                    .transpose()?;
+                self.channel_read(caller, since, parse_limit(a.limit)?)
+            }
+            "channel_peek" => {
+                let a: PeekArgs = parse(name, args)?;
+                self.channel_peek(parse_limit(a.limit)?)
+            }
+            "inbox_check" | "channel_mentions" => {
+                let _: Empty = parse(name, args)?;
+                self.inbox_check(caller)
+            }
+            "inbox_ack" => {
+                let a: AckArgs = parse(name, args)?;
+                self.inbox_ack(caller, parse_position(name, "until", &a.until)?)
+            }
+            "inbox_peek" => {
+                let _: Empty = parse(name, args)?;
+                self.inbox_peek(caller)
+            }
+            "document_read" => {
+                let a: FileArgs = parse(name, args)?;
+                self.document_read(a.file.as_deref())
+            }
+            "document_write" => {
+                let a: ContentArgs = parse(name, args)?;
+                let path = self
+                    .ctx
+                    .transact(|tx| tx.write_document(caller, a.file.as_deref(), &a.content))?;
+                Ok(json!({"file": path, "written": true, "bytes": a.content.len()}))
+            }
+            "document_append" => {
+                let a: ContentArgs = parse(name, args)?;
+                let path = self
+                    .ctx
+                    .transact(|tx| tx.append_document(caller, a.file.as_deref(), &a.content))?;
+                Ok(json!({"file": path, "appended": true, "bytes": a.content.len()}))
+            }
+            "document_list" => {
+                let _: Empty = parse(name, args)?;
+                let (documents, entry) = self
+                    .ctx
+                    .read(|s| (s.list_documents(), s.entry_document().to_string()));
+                Ok(json!({"documents": documents?, "entry_point": entry}))
+            }
+            "document_create" => {
+                let a: CreateArgs = parse(name, args)?;
+                let path = self
+                    .ctx
+                    .transact(|tx| tx.create_document(caller, &a.file, &a.content))?;
+                Ok(json!({"file": path, "created": true}))
+            }
+            "document_delete" => {
+                let a: DeleteArgs = parse(name, args)?;
+                let path = self
+                    .ctx
+                    .transact(|tx| tx.delete_document(caller, &a.file))?;
+                Ok(json!({"file": path, "deleted": true}))
+            }
+            "workflow_agents" => {
+                let _: Empty = parse(name, args)?;
+                Ok(self.workflow_agents(caller))
+            }
+            other => Err(ToolError::Invalid(format!(
+                "unknown tool '{other}'; the tools are: {}",
+                specs()
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    fn channel_send(&self, caller: &str, message: &str) -> Result<Value, ToolError> {
+        if message.trim().is_empty() {
+            return Err(ToolError::Failed(
+                "the message is empty; write something to send".into(),
+            ));
+        }
+        let entry = self.ctx.append(caller, message)?;
+        Ok(json!({
+            "id": entry.id,
+            "timestamp": entry.timestamp_text(),
+            "mentions": entry.mentions,
+        }))
+    }
+
+    /// Reads, then acknowledges the caller's mentions up to the last entry
+    /// returned; an unread mention older than the first entry returned was
+    /// not shown, so the acknowledgement stops just before it.
+    fn channel_read(
+        &self,
+        caller: &str,
+        since: Option<Since>,
+        limit: usize,
+    ) -> Result<Value, ToolError> {
+        self.ctx.transact(|tx| {
+            let store = tx.store();
+            let mut entries = store.read(since, Some(limit + 1))?;
+            let omitted = entries.len() > limit;
+            if omitted {
+                entries.remove(0);
+            }
+            let last_id = store.last_id();
+            let mut acked_until = None;
+            if let (Some(first), Some(last)) = (entries.first(), entries.last()) {
+                let unseen = store
+                    .inbox(caller)?
+                    .iter()
+                    .map(|i| i.entry.id)
+                    .filter(|&id| id < first.id)
+                    .min();
+                let until = unseen.map_or(last.id, |id| id - 1);
+                acked_until = Some(tx.ack(caller, Since::Id(until))?.acked);
+            }
+            Ok(json!({
+                "entries": entries.iter().map(entry_json).collect::<Vec<_>>(),
+                "omitted_older": omitted,
+                "last_id": last_id,
+                "acked_until": acked_until,
+            }))
+        })
+    }
+
+    fn channel_peek(&self, limit: usize) -> Result<Value, ToolError> {
+        self.ctx.read(|s| {
+            let mut entries = s.read(None, Some(limit + 1))?;
+            let omitted = entries.len() > limit;
+            if omitted {
+                entries.remove(0);
+            }
+            Ok(json!({
+                "entries": entries.iter().map(entry_json).collect::<Vec<_>>(),
+                "omitted_older": omitted,
+                "last_id": s.last_id(),
+            }))
+        })
+    }
+
+    fn inbox_check(&self, caller: &str) -> Result<Value, ToolError> {
+        self.ctx.transact(|tx| {
+            let items = tx.store().inbox(caller)?;
+            if let Some(max) = items.iter().map(|i| i.entry.id).max() {
+                tx.mark_delivered(caller, max)?;
+            }
+            Ok(json!({"messages": inbox_json(&items), "count": items.len()}))
+        })
+    }
+
+    fn inbox_peek(&self, caller: &str) -> Result<Value, ToolError> {
+        let items = self.ctx.read(|s| s.inbox(caller))?;
+        Ok(json!({"messages": inbox_json(&items), "count": items.len()}))
+    }
+
+    fn inbox_ack(&self, caller: &str, until: Since) -> Result<Value, ToolError> {
+        self.ctx.transact(|tx| {
+            let cursor = tx.ack(caller, until)?;
+            let unread = tx.store().inbox(caller)?.len();
+            Ok(json!({"acked_until": cursor.acked, "unread": unread}))
+        })
+    }
+
+    fn document_read(&self, file: Option<&str>) -> Result<Value, ToolError> {
+        let (content, entry) = self
+            .ctx
+            .read(|s| (s.read_document(file), s.entry_document().to_string()));
+        let path = file.map_or(entry, |f| f.trim_end_matches('/').to_string());
+        Ok(json!({"file": path, "content": content?}))
+    }
+
+    /// Who is in the workflow and how to mention them.
+    pub fn workflow_agents(&self, caller: &str) -> Value {
+        let agents: Vec<Value> = self
+            .agents
+            .iter()
+            .map(|a| json!({"name": a, "mention": format!("@{a}"), "you": a == caller}))
+            .collect();
+        json!({
+            "you": caller,
+            "agents": agents,
+            "user": {
+                "name": mentions::USER,
+                "mention": "@user",
+                "you": caller == mentions::USER,
+                "about": "the person at the keyboard",
+            },
+            "everyone": {
+                "mention": "@all",
+                "about": "mentions every agent except the sender",
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{MemoryStore, StoreLayout};
+
+    fn toolbox() -> ToolBox {
+        let agents = vec!["coder".to_string(), "reviewer".to_string()];
+        let layout = StoreLayout {
+            channel: "channel.md".into(),
+            document: "notes.md".into(),
+            documents: vec!["goals.md".into()],
+            agents: agents.clone(),
+        };
+        let ctx = SharedContext::new(Box::new(MemoryStore::new(&layout).unwrap()));
+        ToolBox::new(ctx, agents)
+    }
+
+    fn args(v: Value) -> Option<Map<String, Value>> {
+        match v {
+            Value::Object(m) => Some(m),
+            _ => panic!("not an object"),
+        }
+    }
+
+    fn call(t: &ToolBox, caller: &str, name: &str, v: Value) -> Result<Value, ToolError> {
+        t.call(caller, name, args(v))
+    }
+
+    #[test]
+    fn every_spec_is_callable_and_schemas_are_objects() {
+        let t = toolbox();
+        for spec in specs() {
+            assert_eq!(spec.input_schema["type"], "object", "{}", spec.name);
+            let r = t.call("coder", spec.name, None);
+            assert!(
+                !matches!(&r, Err(ToolError::Invalid(m)) if m.starts_with("unknown tool")),
+                "{}",
+                spec.name
+            );
+        }
+    }
+
+    #[test]
+    fn send_reports_id_timestamp_and_mentions() {
+        let t = toolbox();
+        let r = call(
+            &t,
+            "coder",
+            "channel_send",
+            json!({"message": "@reviewer hi @user"}),
+        )
+        .unwrap();
+        assert_eq!(r["id"], 1);
+        assert_eq!(r["mentions"], json!(["reviewer", "user"]));
+        assert!(r["timestamp"].as_str().unwrap().ends_with('Z'));
+        let e = call(&t, "coder", "channel_send", json!({"message": "  "})).unwrap_err();
+        assert!(matches!(e, ToolError::Failed(_)));
+    }
+
+    #[test]
+    fn malformed_arguments_are_protocol_errors() {
+        let t = toolbox();
+        for (tool, a) in [
+            ("channel_send", json!({})),
+            ("channel_send", json!({"message": 3})),
+            ("channel_send", json!({"message": "x", "extra": 1})),
+            ("channel_read", json!({"limit": -1})),
+            ("channel_read", json!({"since": true})),
+            ("inbox_check", json!({"x": 1})),
+            ("inbox_ack", json!({})),
+            ("nope", json!({})),
+        ] {
+            let e = call(&t, "coder", tool, a.clone()).unwrap_err();
+            assert!(matches!(e, ToolError::Invalid(_)), "{tool} {a}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn bad_positions_and_limits_are_tool_errors() {
+        let t = toolbox();
+        for (tool, a) in [
+            ("channel_read", json!({"since": "yesterday"})),
+            ("channel_read", json!({"since": -3})),
+            ("channel_read", json!({"limit": 0})),
+            ("channel_peek", json!({"limit": 100000})),
+            ("inbox_ack", json!({"until": 99})),
+        ] {
+            let e = call(&t, "coder", tool, a.clone()).unwrap_err();
+            assert!(matches!(e, ToolError::Failed(_)), "{tool} {a}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn read_acks_up_to_the_last_entry_and_peek_does_not() {
+        let t = toolbox();
+        for i in 1..=5 {
+            call(
+                &t,
+                "coder",
+                "channel_send",
+                json!({"message": format!("@reviewer m{i}")}),
+            )
+            .unwrap();
+        }
+        let p = call(&t, "reviewer", "channel_peek", json!({"limit": 2})).unwrap();
+        assert_eq!(p["entries"].as_array().unwrap().len(), 2);
+        assert_eq!(p["omitted_older"], true);
+        assert_eq!(
+            call(&t, "reviewer", "inbox_peek", json!({})).unwrap()["count"],
+            5
+        );
+
+        let r = call(
+            &t,
+            "reviewer",
+            "channel_read",
+            json!({"since": "2", "limit": 10}),
+        )
+        .unwrap();
+        let ids: Vec<u64> = r["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ids, vec![3, 4, 5]);
+        // Mentions #1 and #2 were not shown, so nothing is acknowledged.
+        assert_eq!(r["acked_until"], 0);
+
+        let r = call(&t, "reviewer", "channel_read", json!({})).unwrap();
+        assert_eq!(r["acked_until"], 5);
+        assert_eq!(r["omitted_older"], false);
+        assert_eq!(
+            call(&t, "reviewer", "inbox_peek", json!({})).unwrap()["count"],
+            0
+        );
+    }
+
+    #[test]
+    fn read_with_a_limit_keeps_older_unread_mentions() {
+        let t = toolbox();
+        call(
+            &t,
+            "coder",
+            "channel_send",
+            json!({"message": "@reviewer first"}),
+        )
+        .unwrap();
+        for i in 0..3 {
+            call(
+                &t,
+                "coder",
+                "channel_send",
+                json!({"message": format!("chatter {i}")}),
+            )
+            .unwrap();
+        }
+        let r = call(
+            &t,
+            "reviewer",
+            "channel_read",
+            json!({"since": 0, "limit": 2}),
+        )
+        .unwrap();
+        assert_eq!(r["acked_until"], 0);
+        let inbox = call(&t, "reviewer", "inbox_peek", json!({})).unwrap();
+        assert_eq!(inbox["messages"][0]["id"], 1);
+    }
+
+    #[test]
+    fn inbox_check_delivers_high_priority_first_and_ack_clears() {
+        let t = toolbox();
+        call(
+            &t,
+            "coder",
+            "channel_send",
+            json!({"message": "@reviewer normal"}),
+        )
+        .unwrap();
+        call(
+            &t,
+            "coder",
+            "channel_send",
+            json!({"message": "@reviewer urgent!"}),
+        )
+        .unwrap();
+        let c = call(&t, "reviewer", "channel_mentions", json!({})).unwrap();
+        assert_eq!(c["count"], 2);
+        assert_eq!(c["messages"][0]["id"], 2);
+        assert_eq!(c["messages"][0]["priority"], "high");
+        assert_eq!(c["messages"][0]["from"], "coder");
+        assert_eq!(c["messages"][0]["state"], "queued");
+        let again = call(&t, "reviewer", "inbox_check", json!({})).unwrap();
+        assert_eq!(again["messages"][0]["state"], "delivered");
+
+        let a = call(&t, "reviewer", "inbox_ack", json!({"until": "1"})).unwrap();
+        assert_eq!(a, json!({"acked_until": 1, "unread": 1}));
+        let a = call(&t, "reviewer", "inbox_ack", json!({"until": 2})).unwrap();
+        assert_eq!(a, json!({"acked_until": 2, "unread": 0}));
+    }
+
+    #[test]
+    fn documents_round_trip_and_refuse_escapes() {
+        let t = toolbox();
+        call(&t, "coder", "document_write", json!({"content": "a"})).unwrap();
+        call(&t, "coder", "document_append", json!({"content": "b"})).unwrap();
+        let r = call(&t, "coder", "document_read", json!({})).unwrap();
+        assert_eq!(r, json!({"file": "notes.md", "content": "ab"}));
+        call(
+            &t,
+            "coder",
+            "document_create",
+            json!({"file": "f/x.md", "content": "x"}),
+        )
+        .unwrap();
+        let l = call(&t, "coder", "document_list", json!({})).unwrap();
+        assert_eq!(l["documents"], json!(["f/x.md", "goals.md", "notes.md"]));
+        assert_eq!(l["entry_point"], "notes.md");
+        call(&t, "coder", "document_delete", json!({"file": "f/x.md"})).unwrap();
+        for (tool, a) in [
+            ("document_read", json!({"file": "missing.md"})),
+            ("document_read", json!({"file": "../etc/passwd"})),
+            ("document_write", json!({"file": "/etc/x", "content": ""})),
+            (
+                "document_create",
+                json!({"file": "goals.md", "content": ""}),
+            ),
+            ("document_delete", json!({"file": "channel.md"})),
+        ] {
+            let e = call(&t, "coder", tool, a.clone()).unwrap_err();
+            assert!(matches!(e, ToolError::Failed(_)), "{tool} {a}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn workflow_agents_names_the_caller() {
+        let t = toolbox();
+        let r = call(&t, "reviewer", "workflow_agents", json!({})).unwrap();
+        assert_eq!(r["you"], "reviewer");
+        assert_eq!(
+            r["agents"][1],
+            json!({"name": "reviewer", "mention": "@reviewer", "you": true})
+        );
+        assert_eq!(r["user"]["mention"], "@user");
+    }
+}

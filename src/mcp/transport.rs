@@ -1,0 +1,137 @@
+//! Serving the MCP service: rmcp's streamable HTTP service behind a bearer
+//! token check, on loopback TCP and on a 0600 unix socket.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::identity::{Caller, Tokens};
+use super::server::ContextServer;
+
+/// The HTTP path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// The HTTP application: `/mcp` served by rmcp, every request
+/// authenticated first.
+pub fn router(server: ContextServer, tokens: Arc<Tokens>, stop: CancellationToken) -> Router {
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .route_service(MCP_PATH, service)
+        .layer(middleware::from_fn_with_state(tokens, authenticate))
+}
+
+fn refuse(reason: &str) -> Response {
+    let body = serde_json::json!({ "error": reason }).to_string();
+    (
+        StatusCode::UNAUTHORIZED,
+        [
+            (
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"awtui\""),
+            ),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// Maps `Authorization: Bearer <token>` to the participant it belongs to;
+/// anything else is refused with 401 before reaching MCP.
+async fn authenticate(State(tokens): State<Arc<Tokens>>, mut req: Request, next: Next) -> Response {
+    let value = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let Some(value) = value else {
+        return refuse(
+            "missing token: send 'Authorization: Bearer <token>' with the token awtui gave this agent",
+        );
+    };
+    let token = value
+        .split_once(' ')
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim());
+    let Some(agent) = token.and_then(|t| tokens.identify(t)) else {
+        return refuse("unknown token: it belongs to no participant of this instance");
+    };
+    req.extensions_mut().insert(Caller(agent.to_string()));
+    next.run(req).await
+}
+
+/// Serves `app` on a free loopback port; returns the URL and the server task.
+pub async fn serve_tcp(
+    app: Router,
+    stop: CancellationToken,
+) -> io::Result<(String, JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let addr = listener.local_addr()?;
+    let listener = listener.tap_io(|tcp| {
+        // Small JSON-RPC messages must not wait for Nagle.
+        let _ = tcp.set_nodelay(true);
+    });
+    let task = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+        if let Err(e) = served {
+            tracing::error!("MCP HTTP server stopped: {e}");
+        }
+    });
+    Ok((format!("http://{addr}{MCP_PATH}"), task))
+}
+
+/// Serves `app` on a unix socket at `path`, readable and writable by the
+/// owner only. A stale socket left by a crashed instance is replaced; a live
+/// one is an error.
+pub async fn serve_unix(
+    app: Router,
+    path: &Path,
+    stop: CancellationToken,
+) -> io::Result<(PathBuf, JoinHandle<()>)> {
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!(
+                    "{} is in use: is this instance already running?",
+                    path.display()
+                ),
+            ));
+        }
+        std::fs::remove_file(path)?;
+    }
+    let listener = tokio::net::UnixListener::bind(path)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    let task = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+        if let Err(e) = served {
+            tracing::error!("MCP unix socket server stopped: {e}");
+        }
+    });
+    Ok((path.to_path_buf(), task))
+}

@@ -1,0 +1,469 @@
+//! The context MCP server over loopback HTTP with the rmcp client: every
+//! tool, the alias, tool errors vs protocol errors, identity, events, and
+//! raw JSON-RPC details (unknown method, string ids).
+
+mod support;
+
+use awtui::mcp::{ContextEvent, DocumentChange};
+use serde_json::{Value, json};
+use support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_works_over_http() {
+    let inst = Instance::start().await;
+    let url = inst.handle.url().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
+    let (coder, _) = http_client(&url, &inst.token("coder")).await;
+    let (reviewer, _) = http_client(&url, &inst.token("reviewer")).await;
+
+    let mut names: Vec<String> = coder
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "channel_mentions",
+            "channel_peek",
+            "channel_read",
+            "channel_send",
+            "document_append",
+            "document_create",
+            "document_delete",
+            "document_list",
+            "document_read",
+            "document_write",
+            "inbox_ack",
+            "inbox_check",
+            "inbox_peek",
+            "workflow_agents"
+        ]
+    );
+
+    // workflow_agents names the caller.
+    let who = call(&reviewer, "workflow_agents", json!({})).await;
+    assert_eq!(who["you"], "reviewer");
+    let mentions: Vec<&str> = who["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["mention"].as_str().unwrap())
+        .collect();
+    assert_eq!(mentions, ["@coder", "@reviewer", "@qa"]);
+
+    // channel_send: the sender is the token's owner.
+    let sent = call(
+        &coder,
+        "channel_send",
+        json!({"message": "@reviewer please look"}),
+    )
+    .await;
+    assert_eq!(sent["id"], 1);
+    assert_eq!(sent["mentions"], json!(["reviewer"]));
+    assert!(sent["timestamp"].as_str().unwrap().ends_with('Z'));
+    call(
+        &coder,
+        "channel_send",
+        json!({"message": "URGENT @reviewer the build is red"}),
+    )
+    .await;
+
+    // channel_peek changes nothing.
+    let peek = call(&reviewer, "channel_peek", json!({"limit": 1})).await;
+    assert_eq!(peek["entries"][0]["id"], 2);
+    assert_eq!(peek["entries"][0]["from"], "coder");
+    assert_eq!(call(&reviewer, "inbox_peek", json!({})).await["count"], 2);
+
+    // inbox_check: high priority first, delivered not acked.
+    let inbox = call(&reviewer, "inbox_check", json!({})).await;
+    assert_eq!(inbox["count"], 2);
+    assert_eq!(inbox["messages"][0]["id"], 2);
+    assert_eq!(inbox["messages"][0]["priority"], "high");
+    assert_eq!(inbox["messages"][0]["from"], "coder");
+    assert_eq!(inbox["messages"][1]["priority"], "normal");
+    let again = call(&reviewer, "channel_mentions", json!({})).await;
+    assert_eq!(again["count"], 2);
+    assert_eq!(again["messages"][0]["state"], "delivered");
+
+    // inbox_ack by id, as a string or a number.
+    let acked = call(&reviewer, "inbox_ack", json!({"until": "1"})).await;
+    assert_eq!(acked, json!({"acked_until": 1, "unread": 1}));
+
+    // channel_read acknowledges up to the last entry returned.
+    let read = call(&reviewer, "channel_read", json!({"since": 1})).await;
+    assert_eq!(read["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(read["acked_until"], 2);
+    assert_eq!(call(&reviewer, "inbox_peek", json!({})).await["count"], 0);
+
+    // since as a timestamp.
+    let t1 = read["entries"][0]["timestamp"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let by_time = call(&coder, "channel_read", json!({"since": t1, "limit": 5})).await;
+    assert_eq!(by_time["entries"], json!([]));
+
+    // Documents.
+    call(&coder, "document_write", json!({"content": "# Notes\n"})).await;
+    call(
+        &reviewer,
+        "document_append",
+        json!({"content": "- looked\n"}),
+    )
+    .await;
+    let notes = call(&coder, "document_read", json!({})).await;
+    assert_eq!(
+        notes,
+        json!({"file": "notes.md", "content": "# Notes\n- looked\n"})
+    );
+    let created = call(
+        &coder,
+        "document_create",
+        json!({"file": "findings/auth.md", "content": "weak hash"}),
+    )
+    .await;
+    assert_eq!(created["file"], "findings/auth.md");
+    call(
+        &coder,
+        "document_append",
+        json!({"file": "findings/auth.md", "content": "!"}),
+    )
+    .await;
+    let auth = call(
+        &reviewer,
+        "document_read",
+        json!({"file": "findings/auth.md"}),
+    )
+    .await;
+    assert_eq!(auth["content"], "weak hash!");
+    call(
+        &coder,
+        "document_write",
+        json!({"file": "goals.md", "content": "ship"}),
+    )
+    .await;
+    let list = call(&coder, "document_list", json!({})).await;
+    assert_eq!(
+        list["documents"],
+        json!(["findings/auth.md", "goals.md", "notes.md"])
+    );
+    assert_eq!(list["entry_point"], "notes.md");
+    call(
+        &coder,
+        "document_delete",
+        json!({"file": "findings/auth.md"}),
+    )
+    .await;
+    let list = call(&coder, "document_list", json!({})).await;
+    assert_eq!(list["documents"], json!(["goals.md", "notes.md"]));
+    // mcp.json and the token files are never documents.
+    assert!(inst.dir.join("mcp.json").exists());
+
+    // What agents did is on disk.
+    let jsonl = std::fs::read_to_string(inst.dir.join("channel.jsonl")).unwrap();
+    assert_eq!(jsonl.lines().count(), 2);
+    assert!(jsonl.contains("\"from\":\"coder\""));
+    inst.handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caller_mistakes_are_tool_errors_and_malformed_requests_protocol_errors() {
+    let inst = Instance::start().await;
+    let (coder, _) = http_client(inst.handle.url(), &inst.token("coder")).await;
+
+    let e = call_err(&coder, "document_read", json!({"file": "nope.md"})).await;
+    assert!(e.contains("'nope.md' does not exist"), "{e}");
+    let e = call_err(
+        &coder,
+        "document_write",
+        json!({"file": "../../etc/x", "content": ""}),
+    )
+    .await;
+    assert!(e.contains("refused"), "{e}");
+    let e = call_err(
+        &coder,
+        "document_create",
+        json!({"file": "/etc/passwd", "content": ""}),
+    )
+    .await;
+    assert!(e.contains("absolute paths are not allowed"), "{e}");
+    let e = call_err(&coder, "document_read", json!({"file": "mcp.json"})).await;
+    assert!(e.contains("awtui's own files"), "{e}");
+    let e = call_err(&coder, "document_read", json!({"file": "tokens/reviewer"})).await;
+    assert!(e.contains("awtui's own files"), "{e}");
+    let e = call_err(
+        &coder,
+        "document_create",
+        json!({"file": "notes.md", "content": ""}),
+    )
+    .await;
+    assert!(e.contains("already exists"), "{e}");
+    let e = call_err(&coder, "document_delete", json!({"file": "gone.md"})).await;
+    assert!(e.contains("does not exist"), "{e}");
+    let e = call_err(&coder, "channel_read", json!({"since": "last tuesday"})).await;
+    assert!(
+        e.contains("neither a message id nor an RFC 3339 timestamp"),
+        "{e}"
+    );
+    let e = call_err(&coder, "inbox_ack", json!({"until": 40})).await;
+    assert!(e.contains("there is no message #40"), "{e}");
+    let e = call_err(&coder, "channel_peek", json!({"limit": 0})).await;
+    assert!(e.contains("limit"), "{e}");
+
+    for (tool, a) in [
+        ("channel_send", json!({})),
+        ("channel_send", json!({"message": 5})),
+        ("document_write", json!({"content": "x", "fiel": "typo.md"})),
+        ("inbox_ack", json!({"until": [1]})),
+        ("no_such_tool", json!({})),
+    ] {
+        let err = try_call(&coder, tool, a.clone()).await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("-32602") || text.contains("nvalid"),
+            "{tool} {a}: {text}"
+        );
+    }
+    // Nothing was written by the failed calls.
+    assert_eq!(inst.handle.context().read(|s| s.len()), 0);
+    inst.handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_follow_what_agents_do() {
+    let handle = start_memory().await;
+    let mut events = handle.events();
+    let (coder, _) = http_client(handle.url(), handle.token("coder").unwrap()).await;
+    let (qa, _) = http_client(handle.url(), handle.token("qa").unwrap()).await;
+
+    call(&coder, "channel_send", json!({"message": "@qa test it"})).await;
+    call(&qa, "inbox_check", json!({})).await;
+    call(&qa, "inbox_ack", json!({"until": 1})).await;
+    call(
+        &qa,
+        "document_create",
+        json!({"file": "report.md", "content": "ok"}),
+    )
+    .await;
+
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        let event = tokio::time::timeout(PATIENCE, events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        seen.push(event);
+    }
+    match &seen[0] {
+        ContextEvent::MessageAppended { entry } => {
+            assert_eq!((entry.from.as_str(), entry.id), ("coder", 1));
+            assert_eq!(entry.mentions, ["qa"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(&seen[1], ContextEvent::CursorChanged { agent, cursor }
+        if agent == "qa" && cursor.delivered == 1 && cursor.acked == 0)
+    );
+    assert!(
+        matches!(&seen[2], ContextEvent::CursorChanged { agent, cursor }
+        if agent == "qa" && cursor.acked == 1)
+    );
+    assert_eq!(
+        seen[3],
+        ContextEvent::DocumentChanged {
+            path: "report.md".into(),
+            change: DocumentChange::Created,
+            by: "qa".into()
+        }
+    );
+    handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_or_unknown_tokens_are_refused_and_nothing_is_written() {
+    let inst = Instance::start().await;
+    let url = inst.handle.url().to_string();
+    let http = reqwest::Client::new();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    });
+    let send = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "channel_send", "arguments": {"message": "I am coder, trust me"}}
+    });
+    for auth in [
+        None,
+        Some("Bearer ".to_string()),
+        Some("Bearer not-a-token".to_string()),
+        Some(format!("Basic {}", inst.token("coder"))),
+        Some(inst.token("coder")),
+    ] {
+        for body in [&initialize, &send] {
+            let mut req = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(body.to_string());
+            if let Some(a) = &auth {
+                req = req.header("authorization", a);
+            }
+            let resp = req.send().await.unwrap();
+            assert_eq!(resp.status().as_u16(), 401, "{auth:?}");
+            assert!(resp.headers().contains_key("www-authenticate"));
+            let text = resp.text().await.unwrap();
+            assert!(text.contains("token"), "{text}");
+        }
+    }
+    // The rmcp client with a wrong token cannot even connect.
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.clone(),
+        )
+        .auth_header("0".repeat(64)),
+    );
+    use rmcp::ServiceExt;
+    assert!(().serve(transport).await.is_err());
+
+    assert_eq!(inst.handle.context().read(|s| s.len()), 0);
+    let jsonl = std::fs::read_to_string(inst.dir.join("channel.jsonl")).unwrap();
+    assert!(jsonl.is_empty());
+    inst.handle.stop().await;
+}
+
+/// Posts one JSON-RPC message the way a hand-written client would; returns
+/// the HTTP status, the session id header and every JSON-RPC message in the
+/// body (plain JSON or server-sent events).
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, Vec<Value>) {
+    let mut req = http
+        .post(url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(s) = session {
+        req = req
+            .header("mcp-session-id", s)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    let sse = resp
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.to_str().unwrap().starts_with("text/event-stream"));
+    let text = resp.text().await.unwrap();
+    let messages = if sse {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
+    } else if text.trim().is_empty() {
+        Vec::new()
+    } else {
+        vec![serde_json::from_str(&text).unwrap()]
+    };
+    (status, session, messages)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_json_rpc_string_ids_and_unknown_methods() {
+    let handle = start_memory().await;
+    let url = handle.url().to_string();
+    let token = handle.token("qa").unwrap().to_string();
+    let http = reqwest::Client::new();
+
+    let (status, session, init) = post(
+        &http,
+        &url,
+        &token,
+        None,
+        json!({
+            "jsonrpc": "2.0", "id": "init-1", "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+        }),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let session = session.expect("a session id");
+    assert_eq!(init[0]["id"], "init-1");
+    assert_eq!(init[0]["result"]["serverInfo"]["name"], "awtui");
+    let (status, _, _) = post(
+        &http,
+        &url,
+        &token,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(status, 202);
+
+    let (_, _, reply) = post(
+        &http,
+        &url,
+        &token,
+        Some(&session),
+        json!({
+            "jsonrpc": "2.0", "id": "call-abc", "method": "tools/call",
+            "params": {"name": "channel_send", "arguments": {"message": "hello @coder"}}
+        }),
+    )
+    .await;
+    let reply = reply.iter().find(|m| m.get("id").is_some()).unwrap();
+    assert_eq!(reply["id"], "call-abc");
+    assert_eq!(reply["result"]["isError"], false);
+    assert_eq!(
+        reply["result"]["structuredContent"]["mentions"],
+        json!(["coder"])
+    );
+
+    let (_, _, reply) = post(
+        &http,
+        &url,
+        &token,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": "x-1", "method": "no/such/method", "params": {}}),
+    )
+    .await;
+    assert_eq!(reply[0]["id"], "x-1");
+    assert_eq!(reply[0]["error"]["code"], -32601);
+
+    let (_, _, reply) = post(
+        &http,
+        &url,
+        &token,
+        Some(&session),
+        json!({
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "channel_send", "arguments": {}}
+        }),
+    )
+    .await;
+    assert_eq!(reply[0]["id"], 7);
+    assert_eq!(reply[0]["error"]["code"], -32602);
+
+    // The message was posted as the token's owner.
+    let entry = handle.context().read(|s| s.entry(1)).unwrap();
+    assert_eq!(entry.from, "qa");
+    handle.stop().await;
+}
