@@ -23,6 +23,24 @@ pub enum Command {
         #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
         instance: String,
     },
+    /// Run a workflow headless until every agent is idle, printing each
+    /// channel message as it arrives.
+    Run {
+        /// The workflow file (YAML).
+        file: PathBuf,
+        /// Instance name (its context lives in .workflow/<instance>/).
+        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
+        instance: String,
+    },
+    /// The shared context from the shell, as the agent awtui started
+    /// (uses AWTUI_MCP_URL and AWTUI_TOKEN).
+    Ctx {
+        /// Print the tool's JSON result.
+        #[arg(long, global = true)]
+        json: bool,
+        #[command(subcommand)]
+        command: CtxCommand,
+    },
     /// Agent Output Protocol tools.
     Aop {
         #[command(subcommand)]
@@ -41,4 +59,66 @@ pub enum AopCommand {
         /// A file, or `-` for standard input.
         source: PathBuf,
     },
+}
+
+/// `awtui ctx …`: one context tool each.
+#[derive(Debug, Subcommand)]
+pub enum CtxCommand {
+    /// Post to the channel (the message, or standard input).
+    Send { message: Option<String> },
+    /// Read the channel after `since`, acknowledging your mentions.
+    Read {
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// Read the channel's newest messages without acknowledging anything.
+    Peek {
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// Your unread mentions (marks them delivered; `--peek` changes nothing).
+    Inbox {
+        #[arg(long)]
+        peek: bool,
+    },
+    /// Acknowledge your inbox up to a message id or timestamp.
+    Ack { until: String },
+    /// Who is in the workflow.
+    Agents,
+    /// Shared documents.
+    Doc {
+        #[command(subcommand)]
+        command: DocCommand,
+    },
+}
+
+/// `awtui ctx doc …`. Without a file, the entry document.
+#[derive(Debug, Subcommand)]
+pub enum DocCommand {
+    /// Print a document.
+    Read { file: Option<String> },
+    /// Replace a document with `--text` or standard input.
+    Write {
+        file: Option<String>,
+        #[arg(long)]
+        text: Option<String>,
+    },
+    /// Append `--text` or standard input to a document.
+    Append {
+        file: Option<String>,
+        #[arg(long)]
+        text: Option<String>,
+    },
+    /// List the documents.
+    List,
+    /// Create a document that does not exist yet.
+    Create {
+        file: String,
+        #[arg(long)]
+        text: Option<String>,
+    },
+    /// Delete a document.
+    Delete { file: String },
 }

@@ -10,6 +10,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Validate { file, instance } => commands::validate::run(&file, &instance),
+        Command::Run { file, instance } => commands::run::run(&file, &instance),
+        Command::Ctx { json, command } => commands::ctx::run(command, json),
         Command::Aop {
             command: AopCommand::Check { strict, source },
         } => commands::aop_check::run(&source, strict),

@@ -76,7 +76,11 @@ mod tests {
     fn strips_escapes_and_controls_keeps_text() {
         assert_eq!(for_terminal("\x1b[31mred\x1b[0m ok"), "red ok");
         assert_eq!(for_terminal("a\x1b]0;title\x07b"), "ab");
-        assert_eq!(for_terminal("a\x1b]52;c;aGk=\x1b\\b"), "ab", "no clipboard writes");
+        assert_eq!(
+            for_terminal("a\x1b]52;c;aGk=\x1b\\b"),
+            "ab",
+            "no clipboard writes"
+        );
         assert_eq!(for_terminal("x\x1bPq#0;2;0;0;0\x1b\\y"), "xy");
         assert_eq!(for_terminal("bell\x07 back\x08space"), "bell backspace");
         assert_eq!(for_terminal("line\r\nnext\rover"), "line\nnext\nover");

@@ -1,6 +1,8 @@
 //! The implementations behind each subcommand; `main` only dispatches here.
 //! Each returns the process exit code.
 pub mod aop_check;
+pub mod ctx;
+pub mod run;
 pub mod validate;
 
 /// Exit codes shared by every command (documented in the README).

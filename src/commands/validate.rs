@@ -4,7 +4,34 @@ use std::path::Path;
 
 use super::exit;
 use crate::workflow::setup::{SetupError, is_valid_instance_name};
-use crate::workflow::{self, LoadError};
+use crate::workflow::{self, LoadError, Loaded};
+
+/// Loads a workflow, printing every error (and warnings) the way
+/// `awtui validate` does; `None` when it has errors.
+pub fn load_reporting(file: &Path) -> Option<Loaded> {
+    match workflow::load(file) {
+        Ok(loaded) => {
+            for w in loaded.warnings.warnings() {
+                eprintln!("{}", loaded.warnings.render(w));
+            }
+            Some(loaded)
+        }
+        Err(LoadError::Invalid(diags)) => {
+            eprintln!("{diags}");
+            let n = diags.errors().len();
+            eprintln!(
+                "{n} error{} in {}",
+                if n == 1 { "" } else { "s" },
+                file.display()
+            );
+            None
+        }
+        Err(e @ LoadError::Io { .. }) => {
+            eprintln!("{e}");
+            None
+        }
+    }
+}
 
 /// Prints the summary (exit 0) or every error (exit 2); warnings go to stderr.
 pub fn run(file: &Path, instance: &str) -> u8 {

@@ -8,7 +8,8 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 8] = [
+pub const RESERVED_FILES: [&str; 9] = [
+    "agents",
     "state.json",
     "instance.json",
     "mcp.json",

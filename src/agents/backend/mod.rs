@@ -74,7 +74,7 @@ pub enum BackendError {
 }
 
 /// How to install each agent CLI, for the "not found" error.
-fn install_hint(kind: BackendKind) -> &'static str {
+pub fn install_hint(kind: BackendKind) -> &'static str {
     match kind {
         BackendKind::Claude => "install Claude Code: npm install -g @anthropic-ai/claude-code",
         BackendKind::Codex => "install Codex: npm install -g @openai/codex",

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Demo agent: reviews the notes, records the review as a document and
+# answers with an AOP FINAL block for @user.
+set -eu
+cat >/dev/null
+ctx() { "${AWTUI_BIN:-awtui}" ctx "$@"; }
+notes=$(ctx doc read)
+verdict="changes requested"
+case "$notes" in
+  *"## Change"*) verdict="approved" ;;
+esac
+ctx doc write findings/review.md --text "# Review
+Verdict: $verdict
+" >/dev/null
+cat <<AOP
+=== AOP-FINAL | agent=reviewer | status=$verdict ===
+Pass through EXACTLY as-is
+The --shout change is $verdict. Notes: notes.md, review: findings/review.md.
+=== END-AOP-FINAL ===
+@user the review is done.
+AOP

@@ -1,0 +1,169 @@
+//! `awtui ctx …`: the context tools from the shell, for agents on the
+//! `command` backend (and anyone scripting). It talks MCP to the running
+//! instance as the agent whose token is in `AWTUI_TOKEN`.
+
+use std::io::Read;
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Map, Value, json};
+
+use super::exit;
+use crate::cli::{CtxCommand, DocCommand};
+
+/// Exit code when the instance cannot be reached.
+const EXIT_UNREACHABLE: u8 = 3;
+
+/// Runs one context command; prints the result (JSON with `json`).
+pub fn run(command: CtxCommand, json: bool) -> u8 {
+    let (Ok(url), Ok(token)) = (std::env::var("AWTUI_MCP_URL"), std::env::var("AWTUI_TOKEN"))
+    else {
+        eprintln!(
+            "awtui ctx needs AWTUI_MCP_URL and AWTUI_TOKEN; awtui sets both for the agents it starts"
+        );
+        return exit::INVALID;
+    };
+    let (tool, args) = match request(command) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return exit::INVALID;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start: {e}");
+            return exit::FAILED;
+        }
+    };
+    runtime.block_on(call(&url, &token, tool, args, json))
+}
+
+/// The tool and arguments for a command.
+fn request(command: CtxCommand) -> Result<(&'static str, Value), String> {
+    let stdin = || {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map(|_| text)
+            .map_err(|e| format!("cannot read standard input: {e}"))
+    };
+    let content = |text: Option<String>| text.map(Ok).unwrap_or_else(stdin);
+    Ok(match command {
+        CtxCommand::Send { message } => ("channel_send", json!({ "message": content(message)? })),
+        CtxCommand::Read { since, limit } => {
+            ("channel_read", json!({ "since": since, "limit": limit }))
+        }
+        CtxCommand::Peek { limit } => ("channel_peek", json!({ "limit": limit })),
+        CtxCommand::Inbox { peek: false } => ("inbox_check", json!({})),
+        CtxCommand::Inbox { peek: true } => ("inbox_peek", json!({})),
+        CtxCommand::Ack { until } => ("inbox_ack", json!({ "until": until })),
+        CtxCommand::Agents => ("workflow_agents", json!({})),
+        CtxCommand::Doc { command } => match command {
+            DocCommand::Read { file } => ("document_read", json!({ "file": file })),
+            DocCommand::Write { file, text } => (
+                "document_write",
+                json!({ "file": file, "content": content(text)? }),
+            ),
+            DocCommand::Append { file, text } => (
+                "document_append",
+                json!({ "file": file, "content": content(text)? }),
+            ),
+            DocCommand::List => ("document_list", json!({})),
+            DocCommand::Create { file, text } => (
+                "document_create",
+                json!({ "file": file, "content": content(text)? }),
+            ),
+            DocCommand::Delete { file } => ("document_delete", json!({ "file": file })),
+        },
+    })
+}
+
+/// Drops `null` arguments (optional ones not given).
+fn arguments(args: Value) -> Map<String, Value> {
+    match args {
+        Value::Object(m) => m.into_iter().filter(|(_, v)| !v.is_null()).collect(),
+        _ => Map::new(),
+    }
+}
+
+async fn call(url: &str, token: &str, tool: &'static str, args: Value, json: bool) -> u8 {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_string())
+            .auth_header(token.to_string()),
+    );
+    let client = match ().serve(transport).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cannot reach the awtui instance at {url}: {e}");
+            return EXIT_UNREACHABLE;
+        }
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments(args)))
+        .await;
+    let _ = client.cancel().await;
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{tool} failed: {e}");
+            return exit::FAILED;
+        }
+    };
+    let text: String = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    if result.is_error == Some(true) {
+        eprintln!("{tool}: {text}");
+        return exit::FAILED;
+    }
+    let value = result
+        .structured_content
+        .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(json!(text)));
+    if json {
+        println!("{value}");
+    } else {
+        print!("{}", human(tool, &value));
+    }
+    exit::OK
+}
+
+/// A readable rendering of a tool result for scripts and people.
+fn human(tool: &str, v: &Value) -> String {
+    let entries = |list: &Value| -> String {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                format!(
+                    "#{} {}: {}\n",
+                    e["id"],
+                    e["from"].as_str().unwrap_or("?"),
+                    e["message"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    match tool {
+        "channel_send" => format!("#{}\n", v["id"]),
+        "channel_read" | "channel_peek" => entries(v.get("entries").unwrap_or(v)),
+        "inbox_check" | "inbox_peek" => entries(v.get("messages").unwrap_or(v)),
+        "document_read" => v["content"].as_str().unwrap_or("").to_string(),
+        "document_list" => v["documents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|d| format!("{d}\n"))
+            .collect(),
+        _ => format!("{v}\n"),
+    }
+}

@@ -1,0 +1,468 @@
+//! The engine's event loop: runner decisions in, effects out. Everything
+//! that changes the instance happens here, in one task, in order.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use tokio::sync::{broadcast, mpsc};
+use tokio::time::Instant;
+
+use super::command::Command;
+use super::event::EngineEvent;
+use super::launch::{self, LaunchContext};
+use super::sessions;
+use crate::agents::backend::event::short_tool_name;
+use crate::agents::backend::turn::TurnStopper;
+use crate::agents::backend::{BackendEvent, TurnOutcome as BackendOutcome, TurnUpdate};
+use crate::agents::runner::{
+    Effect, Event, Millis, RunOutcome, Runner, TurnActivity, TurnId, TurnOutcome,
+};
+use crate::context::Since;
+use crate::context::mentions::{SYSTEM, USER};
+use crate::mcp::{ContextEvent, McpHandle};
+use crate::workflow::BackendKind;
+
+/// How long a shutdown waits for stopped turns to report.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
+
+/// The loop's state.
+pub struct Driver {
+    pub runner: Runner,
+    pub cx: LaunchContext,
+    pub mcp: McpHandle,
+    pub events: broadcast::Sender<EngineEvent>,
+    pub ctx_events: broadcast::Receiver<ContextEvent>,
+    pub commands: mpsc::UnboundedReceiver<Command>,
+    pub notices: Vec<String>,
+    /// Whether the state root is a temporary folder to remove at the end.
+    pub temporary_state: bool,
+    turn_tx: mpsc::UnboundedSender<(String, TurnId, TurnUpdate)>,
+    turn_rx: mpsc::UnboundedReceiver<(String, TurnId, TurnUpdate)>,
+    running: HashMap<String, (TurnId, TurnStopper)>,
+    queue: VecDeque<Event>,
+    /// The last channel id reported to front ends and the runner.
+    reported: u64,
+    clock: Instant,
+    cursor_installed: bool,
+    outcome: Option<RunOutcome>,
+}
+
+impl Driver {
+    /// A loop over a started MCP server and runner.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        runner: Runner,
+        cx: LaunchContext,
+        mcp: McpHandle,
+        events: broadcast::Sender<EngineEvent>,
+        ctx_events: broadcast::Receiver<ContextEvent>,
+        commands: mpsc::UnboundedReceiver<Command>,
+        notices: Vec<String>,
+        temporary_state: bool,
+    ) -> Self {
+        let (turn_tx, turn_rx) = mpsc::unbounded_channel();
+        Driver {
+            runner,
+            cx,
+            mcp,
+            events,
+            ctx_events,
+            commands,
+            notices,
+            temporary_state,
+            turn_tx,
+            turn_rx,
+            running: HashMap::new(),
+            queue: VecDeque::new(),
+            reported: 0,
+            clock: Instant::now(),
+            cursor_installed: false,
+            outcome: None,
+        }
+    }
+
+    fn now(&self) -> Millis {
+        Millis(self.clock.elapsed().as_millis() as u64)
+    }
+
+    fn emit(&self, event: EngineEvent) {
+        let _ = self.events.send(event);
+    }
+
+    fn notice(&self, text: impl Into<String>) {
+        let text = text.into();
+        tracing::warn!("{text}");
+        self.emit(EngineEvent::Notice { text });
+    }
+
+    /// Runs until the run finishes or a shutdown; returns how it ended.
+    pub async fn run(mut self) -> RunOutcome {
+        for n in std::mem::take(&mut self.notices) {
+            self.notice(n);
+        }
+        self.begin();
+        loop {
+            if let Some(outcome) = self.outcome.take() {
+                return self.end(outcome).await;
+            }
+            let deadline = self
+                .runner
+                .next_deadline()
+                .map(|m| self.clock + Duration::from_millis(m.0));
+            tokio::select! {
+                Some(cmd) = self.commands.recv() => self.command(cmd).await,
+                ev = self.ctx_events.recv() => self.context_event(ev),
+                Some((agent, turn, update)) = self.turn_rx.recv() => self.turn_update(agent, turn, update),
+                () = sleep_until(deadline) => self.handle(Event::Tick),
+            }
+        }
+    }
+
+    /// Posts the kickoff on a fresh channel and tells the runner what is
+    /// already waiting (after a restart: every unread mention).
+    fn begin(&mut self) {
+        let agents = self.cx.workflow.agent_names();
+        let (last, backlog) = self.cx.context.read(|store| {
+            let backlog: Vec<(String, u64)> = agents
+                .iter()
+                .flat_map(|a| {
+                    store
+                        .inbox(a)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(move |i| (a.clone(), i.entry.id))
+                })
+                .collect();
+            (store.last_id(), backlog)
+        });
+        self.reported = last;
+        let kickoff = match (&self.cx.prepared.kickoff, last) {
+            (Some(text), 0) => match self.cx.context.append(SYSTEM, text) {
+                Ok(entry) => Some(entry),
+                Err(e) => {
+                    self.notice(format!("cannot post the kickoff: {e}"));
+                    None
+                }
+            },
+            (Some(_), _) => {
+                self.notice(format!(
+                    "resuming instance {} with {last} messages; the kickoff is not posted again",
+                    self.cx.prepared.instance
+                ));
+                None
+            }
+            (None, _) => None,
+        };
+        self.handle(Event::Started { kickoff, backlog });
+        self.sync_messages();
+    }
+
+    /// Reports channel entries the front ends and runner have not seen.
+    fn sync_messages(&mut self) {
+        let entries = self.cx.context.read(|s| {
+            s.read(Some(Since::Id(self.reported)), None)
+                .unwrap_or_default()
+        });
+        for entry in entries {
+            self.reported = entry.id;
+            self.emit(EngineEvent::Message {
+                entry: entry.clone(),
+            });
+            self.queue.push_back(Event::MessagePosted(entry));
+        }
+        self.drain();
+    }
+
+    /// Feeds one event to the runner and carries out the effects.
+    fn handle(&mut self, event: Event) {
+        self.queue.push_back(event);
+        self.drain();
+    }
+
+    fn drain(&mut self) {
+        while let Some(event) = self.queue.pop_front() {
+            let now = self.now();
+            for effect in self.runner.handle(now, event) {
+                self.effect(effect);
+            }
+        }
+    }
+
+    fn effect(&mut self, effect: Effect) {
+        match effect {
+            Effect::StartTurn {
+                agent,
+                turn,
+                messages,
+                session_id,
+                ..
+            } => self.start_turn(agent, turn, messages, session_id),
+            Effect::Ack { agent, through } => {
+                if let Err(e) = self.cx.context.ack(&agent, Since::Id(through)) {
+                    self.notice(format!("cannot acknowledge {agent}'s messages: {e}"));
+                }
+            }
+            Effect::KillTurn { agent, turn } => {
+                if let Some((running, stopper)) = self.running.get_mut(&agent)
+                    && *running == turn
+                {
+                    stopper.stop();
+                }
+            }
+            Effect::PostSystem { text } => self.post(SYSTEM, &text),
+            Effect::PostFinalAnswer { agent, text } => self.post(&agent, &text),
+            Effect::ScheduleRetry { .. } => {}
+            Effect::Paused { reason } => self.emit(EngineEvent::Paused { reason }),
+            Effect::Resumed => self.emit(EngineEvent::Resumed),
+            Effect::StatusChanged { agent, status } => {
+                self.emit(EngineEvent::Status { agent, status })
+            }
+            Effect::MetricsChanged { agent, metrics } => {
+                self.emit(EngineEvent::Metrics { agent, metrics })
+            }
+            Effect::Finish { outcome } => self.outcome = Some(outcome),
+        }
+    }
+
+    fn post(&mut self, from: &str, text: &str) {
+        if let Err(e) = self.cx.context.append(from, text) {
+            self.notice(format!("cannot post {from}'s message: {e}"));
+        }
+    }
+
+    fn start_turn(
+        &mut self,
+        agent: String,
+        turn: TurnId,
+        messages: Vec<u64>,
+        session: Option<String>,
+    ) {
+        let Some(def) = self.cx.workflow.agent(&agent).cloned() else {
+            return;
+        };
+        if def.backend == BackendKind::Cursor && !self.cursor_installed {
+            match crate::agents::backend::cursor_config::install(
+                &self.cx.workflow.base_dir,
+                &self.cx.mcp_url,
+            ) {
+                Ok(()) => self.cursor_installed = true,
+                Err(e) => self.notice(format!("cannot give Cursor the MCP server: {e}")),
+            }
+        }
+        if let Some(last) = messages.iter().max()
+            && let Err(e) = self.cx.context.mark_delivered(&agent, *last)
+        {
+            self.notice(format!("cannot mark {agent}'s messages delivered: {e}"));
+        }
+        match launch::start_turn(&self.cx, &def, &messages, session) {
+            Ok(running) => {
+                let (mut updates, stopper) = running.into_parts();
+                self.running.insert(agent.clone(), (turn, stopper));
+                let tx = self.turn_tx.clone();
+                let name = agent.clone();
+                tokio::spawn(async move {
+                    while let Some(update) = updates.recv().await {
+                        if tx.send((name.clone(), turn, update)).is_err() {
+                            break;
+                        }
+                    }
+                });
+                self.queue.push_back(Event::TurnStarted { agent, turn });
+            }
+            Err(e) => {
+                self.queue.push_back(Event::TurnFinished {
+                    agent,
+                    turn,
+                    outcome: TurnOutcome::Failure {
+                        reason: e.to_string(),
+                        session_id: None,
+                    },
+                });
+            }
+        }
+    }
+
+    fn turn_update(&mut self, agent: String, turn: TurnId, update: TurnUpdate) {
+        match update {
+            TurnUpdate::Event(event) => {
+                let activity = match &event {
+                    BackendEvent::Thinking => Some(TurnActivity::Thinking),
+                    BackendEvent::Text { .. } => Some(TurnActivity::Text),
+                    BackendEvent::ToolCall { name } => Some(TurnActivity::ToolCall {
+                        name: short_tool_name(name).to_string(),
+                    }),
+                    BackendEvent::Session { id } => {
+                        Some(TurnActivity::SessionId { id: id.clone() })
+                    }
+                    _ => None,
+                };
+                self.emit(EngineEvent::Activity {
+                    agent: agent.clone(),
+                    activity: event,
+                });
+                if let Some(event) = activity {
+                    self.handle(Event::Backend { agent, turn, event });
+                }
+            }
+            TurnUpdate::Done(outcome) => self.turn_done(agent, turn, outcome),
+        }
+    }
+
+    fn turn_done(&mut self, agent: String, turn: TurnId, outcome: BackendOutcome) {
+        if self.running.get(&agent).is_some_and(|(t, _)| *t == turn) {
+            self.running.remove(&agent);
+        }
+        if let Some(id) = &outcome.session_id
+            && let Err(e) = sessions::save(&self.cx.state_root, &agent, id)
+        {
+            self.notice(format!("cannot save {agent}'s session id: {e}"));
+        }
+        // Messages the agent fetched itself mid-turn (inbox_check) count as
+        // delivered by this turn.
+        let delivered = self.cx.context.read(|s| {
+            let cursor = s.cursor(&agent).unwrap_or_default();
+            s.inbox(&agent)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|i| i.entry.id)
+                .filter(|id| *id <= cursor.delivered)
+                .collect::<Vec<u64>>()
+        });
+        let usage = outcome.usage;
+        self.queue.push_back(Event::Backend {
+            agent: agent.clone(),
+            turn,
+            event: TurnActivity::Usage {
+                tokens_in: usage.input_tokens,
+                tokens_out: usage.output_tokens,
+                cost_usd: usage.cost_usd,
+            },
+        });
+        let posted = outcome
+            .tools_called
+            .iter()
+            .any(|t| short_tool_name(t) == "channel_send");
+        let result = if outcome.success {
+            TurnOutcome::Success {
+                delivered,
+                posted,
+                final_text: outcome.answer.filter(|a| !a.trim().is_empty()),
+                session_id: outcome.session_id,
+            }
+        } else {
+            TurnOutcome::Failure {
+                reason: outcome.error.unwrap_or_else(|| "the turn failed".into()),
+                session_id: outcome.session_id,
+            }
+        };
+        self.handle(Event::TurnFinished {
+            agent,
+            turn,
+            outcome: result,
+        });
+    }
+
+    fn context_event(&mut self, event: Result<ContextEvent, broadcast::error::RecvError>) {
+        match event {
+            Ok(ContextEvent::MessageAppended { .. })
+            | Err(broadcast::error::RecvError::Lagged(_)) => self.sync_messages(),
+            Ok(ContextEvent::DocumentChanged { path, change, by }) => {
+                self.emit(EngineEvent::Document { path, change, by });
+                self.handle(Event::DocumentChanged);
+            }
+            Ok(ContextEvent::CursorChanged { agent, cursor }) => {
+                self.emit(EngineEvent::Cursor {
+                    agent: agent.clone(),
+                    cursor,
+                });
+                if agent != USER {
+                    self.handle(Event::InboxAcked {
+                        agent,
+                        through: cursor.acked,
+                    });
+                }
+            }
+            Err(broadcast::error::RecvError::Closed) => {}
+        }
+    }
+
+    async fn command(&mut self, cmd: Command) {
+        let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
+        match cmd {
+            Command::Post { text } => self.post(USER, &text),
+            Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
+                self.notice(format!("there is no agent '{agent}' in this workflow"));
+            }
+            Command::Stop { agent } => self.handle(Event::Stop { agent }),
+            Command::Restart { agent } => self.handle(Event::Restart { agent }),
+            Command::Resume => self.handle(Event::Resume),
+            Command::Ack { agent, until } => {
+                if let Err(e) = self.cx.context.ack(&agent, until) {
+                    self.notice(format!("cannot acknowledge: {e}"));
+                }
+            }
+            Command::Shutdown => {
+                let pending = self.pending();
+                self.outcome = Some(RunOutcome::Incomplete { pending });
+            }
+        }
+    }
+
+    fn pending(&self) -> Vec<crate::agents::runner::PendingWork> {
+        self.runner
+            .agents()
+            .iter()
+            .filter(|a| a.metrics.unread > 0)
+            .map(|a| crate::agents::runner::PendingWork {
+                agent: a.name.clone(),
+                unread: a.metrics.unread,
+                status: a.status.clone(),
+            })
+            .collect()
+    }
+
+    /// Stops what still runs, waits briefly for it, and releases the
+    /// instance's resources.
+    async fn end(mut self, outcome: RunOutcome) -> RunOutcome {
+        for (_, (_, stopper)) in self.running.iter_mut() {
+            stopper.stop();
+        }
+        let deadline = Instant::now() + SHUTDOWN_WAIT;
+        while !self.running.is_empty() {
+            match tokio::time::timeout_at(deadline, self.turn_rx.recv()).await {
+                Ok(Some((agent, turn, TurnUpdate::Done(o)))) => {
+                    if let Some(id) = &o.session_id {
+                        let _ = sessions::save(&self.cx.state_root, &agent, id);
+                    }
+                    if self.running.get(&agent).is_some_and(|(t, _)| *t == turn) {
+                        self.running.remove(&agent);
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        self.sync_messages();
+        if self.cursor_installed
+            && let Err(e) =
+                crate::agents::backend::cursor_config::restore(&self.cx.workflow.base_dir)
+        {
+            self.notice(format!("cannot restore .cursor/mcp.json: {e}"));
+        }
+        if self.temporary_state {
+            let _ = std::fs::remove_dir_all(&self.cx.state_root);
+        }
+        self.emit(EngineEvent::Finished {
+            outcome: outcome.clone(),
+        });
+        self.mcp.stop().await;
+        outcome
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}

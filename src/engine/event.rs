@@ -1,0 +1,45 @@
+//! What the engine tells its front ends (TUI, headless printer, attached
+//! clients). Everything that happened comes out as one of these.
+
+use serde::Serialize;
+
+use crate::agents::backend::BackendEvent;
+use crate::agents::runner::{AgentMetrics, AgentStatus, PauseReason, RunOutcome};
+use crate::context::{ChannelEntry, Cursor};
+use crate::mcp::DocumentChange;
+
+/// One thing that happened in the instance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EngineEvent {
+    /// A message reached the channel (durable).
+    Message { entry: ChannelEntry },
+    /// An agent's status changed.
+    Status { agent: String, status: AgentStatus },
+    /// An agent's counters changed (turns, tokens, cost, step).
+    Metrics {
+        agent: String,
+        metrics: AgentMetrics,
+    },
+    /// What a running agent is doing, from its backend's structured events.
+    Activity {
+        agent: String,
+        activity: BackendEvent,
+    },
+    /// A document changed (by an agent or a front end).
+    Document {
+        path: String,
+        change: DocumentChange,
+        by: String,
+    },
+    /// A recipient's delivery or ack cursor moved.
+    Cursor { agent: String, cursor: Cursor },
+    /// The loop guard or a budget paused the instance.
+    Paused { reason: PauseReason },
+    /// The instance runs again.
+    Resumed,
+    /// A notice from the engine itself (recovered files, warnings).
+    Notice { text: String },
+    /// The run ended (run mode, or a shutdown).
+    Finished { outcome: RunOutcome },
+}

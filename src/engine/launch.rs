@@ -1,0 +1,185 @@
+//! Starting one agent turn: the prompt from the channel, the request for the
+//! agent's backend, and the backend itself (a process or an API loop).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::agents::backend::api::{self, ApiConfig, ToolExecutor, ToolResult, ToolSpec};
+use crate::agents::backend::{self, BackendError, RunningTurn, TurnRequest, parse, process};
+use crate::agents::prompt::{PromptInput, Teammate, turn_prompt};
+use crate::context::ChannelEntry;
+use crate::mcp::{SharedContext, ToolBox};
+use crate::workflow::setup::Prepared;
+use crate::workflow::{AgentDef, BackendKind, ContextConfig, Workflow};
+
+/// How many earlier channel messages a turn prompt quotes.
+const RECENT_MESSAGES: usize = 12;
+
+/// What every turn of this instance shares.
+pub struct LaunchContext {
+    pub workflow: Workflow,
+    pub prepared: Prepared,
+    pub context: SharedContext,
+    pub tools: ToolBox,
+    pub mcp_url: String,
+    pub tokens: crate::mcp::Tokens,
+    /// Per-agent folders (configs, logs, session ids) live under here.
+    pub state_root: PathBuf,
+}
+
+impl LaunchContext {
+    /// The private folder of `agent`.
+    pub fn agent_dir(&self, agent: &str) -> PathBuf {
+        agent_dir(&self.state_root, agent)
+    }
+}
+
+/// `<state root>/agents/<agent>`.
+pub fn agent_dir(state_root: &Path, agent: &str) -> PathBuf {
+    state_root.join("agents").join(agent)
+}
+
+/// The context tools, run in-process as one agent (for API backends).
+struct AgentTools {
+    tools: ToolBox,
+    agent: String,
+}
+
+impl ToolExecutor for AgentTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        crate::mcp::tools::specs()
+            .into_iter()
+            .map(|s| ToolSpec {
+                name: s.name.to_string(),
+                description: s.description.to_string(),
+                input_schema: s.input_schema,
+            })
+            .collect()
+    }
+
+    fn call(&self, name: &str, arguments: &Value) -> ToolResult {
+        match self
+            .tools
+            .call(&self.agent, name, arguments.as_object().cloned())
+        {
+            Ok(v) => ToolResult {
+                content: v.to_string(),
+                is_error: false,
+            },
+            Err(e) => ToolResult {
+                content: e.to_string(),
+                is_error: true,
+            },
+        }
+    }
+}
+
+/// The prompt for a turn delivering `messages` to `agent`.
+pub fn prompt_for(cx: &LaunchContext, agent: &str, messages: &[u64]) -> String {
+    let (delivered, recent) = cx.context.read(|store| {
+        let delivered: Vec<ChannelEntry> =
+            messages.iter().filter_map(|id| store.entry(*id)).collect();
+        let first = messages.iter().min().copied().unwrap_or(u64::MAX);
+        let recent: Vec<ChannelEntry> = store
+            .read(None, Some(RECENT_MESSAGES + messages.len()))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| e.id < first)
+            .collect();
+        let skip = recent.len().saturating_sub(RECENT_MESSAGES);
+        (delivered, recent[skip..].to_vec())
+    });
+    let team: Vec<Teammate> = cx
+        .workflow
+        .agents
+        .iter()
+        .map(|a| Teammate {
+            name: a.name.clone(),
+            backend: a.backend.name().to_string(),
+        })
+        .collect();
+    let files = cx.workflow.context.files();
+    let documents = files.map(|f| (f.document.as_str(), f.documents.as_slice()));
+    let documents = match cx.workflow.context {
+        ContextConfig::Disabled => None,
+        _ => documents,
+    };
+    turn_prompt(&PromptInput {
+        agent,
+        workflow: &cx.workflow.name,
+        team: &team,
+        documents,
+        delivered: &delivered,
+        recent: &recent,
+    })
+}
+
+/// The agent's environment: the workflow's `env:` plus `AWTUI_BIN`, so
+/// scripts can call `"$AWTUI_BIN" ctx …` whether or not awtui is on PATH.
+fn agent_env(cx: &LaunchContext, agent: &str) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        env.push(("AWTUI_BIN".to_string(), exe.display().to_string()));
+    }
+    env.extend(
+        cx.prepared
+            .agent_env
+            .get(agent)
+            .cloned()
+            .unwrap_or_default(),
+    );
+    env
+}
+
+/// Starts a turn of `agent` on its backend.
+pub fn start_turn(
+    cx: &LaunchContext,
+    agent: &AgentDef,
+    messages: &[u64],
+    session_id: Option<String>,
+) -> Result<RunningTurn, BackendError> {
+    let prompt = prompt_for(cx, &agent.name, messages);
+    let system_prompt = cx
+        .prepared
+        .system_prompts
+        .get(&agent.name)
+        .cloned()
+        .unwrap_or_default();
+    if matches!(agent.backend, BackendKind::Anthropic | BackendKind::Openai) {
+        let model = agent.model.as_deref().unwrap_or_default();
+        let cfg = ApiConfig::new(agent.backend, model, None, None);
+        let tools = Arc::new(AgentTools {
+            tools: cx.tools.clone(),
+            agent: agent.name.clone(),
+        });
+        return Ok(api::spawn(cfg, system_prompt, prompt, tools, None));
+    }
+    let req = TurnRequest {
+        agent: agent.name.clone(),
+        instance: cx.prepared.instance.clone(),
+        backend: agent.backend,
+        model: agent.model.clone(),
+        system_prompt,
+        prompt,
+        session_id,
+        mcp_url: cx.mcp_url.clone(),
+        token: cx.tokens.get(&agent.name).unwrap_or_default().to_string(),
+        tools: agent.tools.clone(),
+        command: agent.command.clone(),
+        env: agent_env(cx, &agent.name),
+        workdir: cx.workflow.base_dir.clone(),
+        state_dir: cx.agent_dir(&agent.name),
+    };
+    let invocation =
+        backend::invocation(&req).ok_or(BackendError::NotAProgram(agent.backend.name()))?;
+    let log = req.state_dir.join("stderr.log");
+    process::spawn(
+        invocation,
+        parse::parser_for(agent.backend),
+        &log,
+        None,
+        backend::install_hint(agent.backend),
+    )
+}

@@ -1,0 +1,239 @@
+//! The engine owns one running instance: workflow, context store, MCP
+//! server, runner and agents. Front ends send [`Command`]s and render
+//! [`EngineEvent`]s; they never touch files or processes themselves.
+
+pub mod command;
+mod driver;
+pub mod event;
+pub mod launch;
+pub mod sessions;
+
+use std::path::PathBuf;
+
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
+
+pub use command::Command;
+pub use event::EngineEvent;
+
+use crate::agents::backend::{self, BackendError};
+use crate::agents::runner::{RunMode, RunOutcome, Runner, RunnerConfig};
+use crate::context::{ContextError, ContextStore, FileStore, MemoryStore, StoreLayout};
+use crate::mcp::{McpConfig, McpError, McpServer, SharedContext, ToolBox};
+use crate::workflow::setup::{self, SetupError};
+use crate::workflow::{ContextConfig, DEFAULT_CHANNEL, DEFAULT_DOCUMENT, Workflow};
+
+/// How many events a slow front end may fall behind before it misses some.
+const EVENT_CAPACITY: usize = 8192;
+
+/// How an instance is started.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    pub instance: String,
+    /// `Run` ends when everyone is idle; `Start` runs until stopped.
+    pub mode: RunMode,
+}
+
+/// Why an instance could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("agent '{agent}' cannot run: {source}")]
+    Backend {
+        agent: String,
+        #[source]
+        source: BackendError,
+    },
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    #[error(transparent)]
+    Mcp(#[from] McpError),
+    #[error("cannot create {path}: {source}")]
+    StateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A running instance.
+pub struct Engine {
+    commands: mpsc::UnboundedSender<Command>,
+    events: broadcast::Sender<EngineEvent>,
+    context: SharedContext,
+    mcp_url: String,
+    instance: String,
+    task: JoinHandle<RunOutcome>,
+}
+
+/// Checks that every agent's backend can run (CLI installed, API key set).
+pub fn preflight(workflow: &Workflow) -> Vec<EngineError> {
+    workflow
+        .agents
+        .iter()
+        .filter_map(|a| {
+            backend::preflight(
+                a.backend,
+                a.model.as_deref(),
+                a.command.as_deref(),
+                &workflow.base_dir,
+            )
+            .err()
+            .map(|source| EngineError::Backend {
+                agent: a.name.clone(),
+                source,
+            })
+        })
+        .collect()
+}
+
+fn layout(workflow: &Workflow) -> StoreLayout {
+    let (channel, document, documents) = match workflow.context.files() {
+        Some(f) => (f.channel.clone(), f.document.clone(), f.documents.clone()),
+        None => (DEFAULT_CHANNEL.into(), DEFAULT_DOCUMENT.into(), Vec::new()),
+    };
+    StoreLayout {
+        channel,
+        document,
+        documents,
+        agents: workflow.agent_names(),
+    }
+}
+
+/// A private temporary folder for agent configs when the context keeps
+/// nothing on disk.
+fn temporary_state_root(instance: &str) -> Result<PathBuf, EngineError> {
+    let path = std::env::temp_dir().join(format!("awtui-{}-{instance}", std::process::id()));
+    std::fs::create_dir_all(&path).map_err(|source| EngineError::StateDir {
+        path: path.clone(),
+        source,
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
+    }
+    Ok(path)
+}
+
+impl Engine {
+    /// Runs setup, opens the context, starts the MCP server and the driver.
+    /// The returned receiver sees every event from the very first one (the
+    /// kickoff), so nothing is missed between start and subscribe.
+    pub async fn start(
+        workflow: Workflow,
+        options: EngineOptions,
+    ) -> Result<(Engine, broadcast::Receiver<EngineEvent>), EngineError> {
+        if let Some(e) = preflight(&workflow).into_iter().next() {
+            return Err(e);
+        }
+        let wf = workflow.clone();
+        let instance = options.instance.clone();
+        let prepared = tokio::task::spawn_blocking(move || setup::prepare(&wf, &instance))
+            .await
+            .map_err(|e| SetupError::InstanceName(format!("setup panicked: {e}")))??;
+
+        let layout = layout(&workflow);
+        let mut notices = Vec::new();
+        if let Ok(true) = backend::cursor_config::restore(&workflow.base_dir) {
+            notices.push("restored .cursor/mcp.json left behind by an earlier run".to_string());
+        }
+        let (store, state_root, temporary): (Box<dyn ContextStore>, PathBuf, bool) =
+            match (&workflow.context, &prepared.context_dir) {
+                (ContextConfig::File(_), Some(dir)) => {
+                    let store = FileStore::open(dir, &layout)?;
+                    notices.extend(store.open_warnings().iter().cloned());
+                    (Box::new(store), dir.clone(), false)
+                }
+                _ => (
+                    Box::new(MemoryStore::new(&layout)?),
+                    temporary_state_root(&prepared.instance)?,
+                    true,
+                ),
+            };
+        let context = SharedContext::new(store);
+        let ctx_events = context.subscribe();
+        let agents = workflow.agent_names();
+        let mcp = McpServer::start(McpConfig {
+            context: context.clone(),
+            agents: agents.clone(),
+            instance_dir: prepared.context_dir.clone(),
+        })
+        .await?;
+
+        let mut config = RunnerConfig::from_workflow(&workflow, options.mode);
+        let saved = sessions::load(&state_root, &agents);
+        for agent in &mut config.agents {
+            agent.session_id = saved.get(&agent.name).cloned();
+        }
+        let (events, first_receiver) = broadcast::channel(EVENT_CAPACITY);
+        let (commands, command_rx) = mpsc::unbounded_channel();
+        let cx = launch::LaunchContext {
+            tools: ToolBox::new(context.clone(), agents),
+            mcp_url: mcp.url().to_string(),
+            tokens: mcp.tokens().clone(),
+            context: context.clone(),
+            prepared,
+            workflow,
+            state_root,
+        };
+        let engine = Engine {
+            commands,
+            events: events.clone(),
+            context: context.clone(),
+            mcp_url: cx.mcp_url.clone(),
+            instance: options.instance,
+            task: tokio::spawn(
+                driver::Driver::new(
+                    Runner::new(config),
+                    cx,
+                    mcp,
+                    events,
+                    ctx_events,
+                    command_rx,
+                    notices,
+                    temporary,
+                )
+                .run(),
+            ),
+        };
+        Ok((engine, first_receiver))
+    }
+
+    /// Sends a command (ignored once the instance has ended).
+    pub fn send(&self, command: Command) {
+        let _ = self.commands.send(command);
+    }
+
+    /// A sender for commands, for front ends that run in their own task.
+    pub fn commands(&self) -> mpsc::UnboundedSender<Command> {
+        self.commands.clone()
+    }
+
+    /// A receiver of events from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.events.subscribe()
+    }
+
+    /// The shared context, for reading (front ends render from it).
+    pub fn context(&self) -> &SharedContext {
+        &self.context
+    }
+
+    /// The MCP server's URL.
+    pub fn mcp_url(&self) -> &str {
+        &self.mcp_url
+    }
+
+    /// The instance name.
+    pub fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    /// Waits until the instance ends and returns how.
+    pub async fn wait(self) -> RunOutcome {
+        self.task.await.unwrap_or(RunOutcome::Incomplete {
+            pending: Vec::new(),
+        })
+    }
+}
