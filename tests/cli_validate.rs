@@ -4,8 +4,15 @@
 use std::process::Command;
 
 fn awtui(args: &[&str]) -> (i32, String, String) {
+    awtui_with_path(args, &std::env::var("PATH").unwrap())
+}
+
+fn awtui_with_path(args: &[&str], path: &str) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_awtui"))
         .args(args)
+        .env("PATH", path)
+        // The API agents in these files need a key to pass the backend check.
+        .env("ANTHROPIC_API_KEY", "test-key")
         .output()
         .unwrap();
     (
@@ -20,6 +27,10 @@ fn a_valid_workflow_prints_a_summary_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("prompts")).unwrap();
     std::fs::write(dir.path().join("prompts/r.md"), "review").unwrap();
+    let script = dir.path().join("fix.sh");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let file = dir.path().join("review.yaml");
     std::fs::write(
         &file,
@@ -111,11 +122,44 @@ fn a_missing_file_is_a_clear_error() {
 #[test]
 fn the_shipped_examples_validate() {
     let root = env!("CARGO_MANIFEST_DIR");
+    // The examples use real agent CLIs; stand-ins on PATH let them validate here.
+    let bin = tempfile::tempdir().unwrap();
+    for name in ["claude", "codex", "cursor-agent", "gemini", "opencode"] {
+        std::os::unix::fs::symlink(
+            format!("{root}/tests/fakes/fake_agent.py"),
+            bin.path().join(name),
+        )
+        .unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
     for entry in std::fs::read_dir(format!("{root}/assets/workflows")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "yaml") {
-            let (code, _, stderr) = awtui(&["validate", path.to_str().unwrap()]);
-            assert_eq!(code, 0, "{}: {stderr}", path.display());
+        let file = entry.unwrap().path();
+        if file.extension().is_some_and(|e| e == "yaml") {
+            let (code, _, stderr) = awtui_with_path(&["validate", file.to_str().unwrap()], &path);
+            assert_eq!(code, 0, "{}: {stderr}", file.display());
         }
     }
+}
+
+#[test]
+fn a_backend_that_cannot_run_says_what_to_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.yaml");
+    std::fs::write(&file, "agents:\n  coder:\n    backend: claude\n    env:\n      PATH: /nonexistent\n  api:\n    model: anthropic/claude-sonnet-4-5\n    api_key_env: AWTUI_TEST_UNSET_KEY\n").unwrap();
+    let (code, _, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "agent 'coder' cannot run: 'claude' was not found on PATH; install Claude Code"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("agent 'api' cannot run: AWTUI_TEST_UNSET_KEY is not set"),
+        "{stderr}"
+    );
 }

@@ -39,27 +39,19 @@ pub fn run(file: &Path, instance: &str) -> u8 {
         eprintln!("{}", SetupError::InstanceName(instance.into()));
         return exit::INVALID;
     }
-    match workflow::load(file) {
-        Ok(loaded) => {
-            print!("{}", workflow::summary::summary(&loaded.workflow, instance));
-            for w in loaded.warnings.warnings() {
-                eprintln!("{}", loaded.warnings.render(w));
-            }
-            exit::OK
-        }
-        Err(LoadError::Invalid(diags)) => {
-            eprintln!("{diags}");
-            let n = diags.errors().len();
-            eprintln!(
-                "{n} error{} in {}",
-                if n == 1 { "" } else { "s" },
-                file.display()
-            );
-            exit::INVALID
-        }
-        Err(e @ LoadError::Io { .. }) => {
-            eprintln!("{e}");
-            exit::INVALID
-        }
+    let Some(loaded) = load_reporting(file) else {
+        return exit::INVALID;
+    };
+    print!("{}", workflow::summary::summary(&loaded.workflow, instance));
+    // A backend that cannot run is a validation error too: say what to
+    // install or set before anything starts.
+    let problems = crate::engine::preflight(&loaded.workflow);
+    for p in &problems {
+        eprintln!("{}: error: {p}", file.display());
+    }
+    if problems.is_empty() {
+        exit::OK
+    } else {
+        exit::INVALID
     }
 }

@@ -149,7 +149,12 @@ pub fn start_turn(
         .unwrap_or_default();
     if matches!(agent.backend, BackendKind::Anthropic | BackendKind::Openai) {
         let model = agent.model.as_deref().unwrap_or_default();
-        let cfg = ApiConfig::new(agent.backend, model, None, None);
+        let cfg = ApiConfig::new(
+            agent.backend,
+            model,
+            agent.base_url.as_deref(),
+            agent.api_key_env.as_deref(),
+        );
         let tools = Arc::new(AgentTools {
             tools: cx.tools.clone(),
             agent: agent.name.clone(),

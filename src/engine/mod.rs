@@ -72,17 +72,12 @@ pub fn preflight(workflow: &Workflow) -> Vec<EngineError> {
         .agents
         .iter()
         .filter_map(|a| {
-            backend::preflight(
-                a.backend,
-                a.model.as_deref(),
-                a.command.as_deref(),
-                &workflow.base_dir,
-            )
-            .err()
-            .map(|source| EngineError::Backend {
-                agent: a.name.clone(),
-                source,
-            })
+            backend::preflight(a, &workflow.base_dir)
+                .err()
+                .map(|source| EngineError::Backend {
+                    agent: a.name.clone(),
+                    source,
+                })
         })
         .collect()
 }

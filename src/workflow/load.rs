@@ -70,8 +70,18 @@ pub fn load_str(text: &str, path: &Path) -> Result<Loaded, LoadError> {
     }
 }
 
-const TOP_KEYS: [&str; 5] = ["name", "context", "agents", "setup", "kickoff"];
-const AGENT_KEYS: [&str; 8] = [
+const TOP_KEYS: [&str; 6] = ["name", "context", "agents", "setup", "kickoff", "limits"];
+const LIMIT_KEYS: [&str; 8] = [
+    "max_turns",
+    "agent_max_turns",
+    "wall_clock",
+    "cost_usd",
+    "retries",
+    "retry_backoff",
+    "stall_after",
+    "loop_repeats",
+];
+const AGENT_KEYS: [&str; 10] = [
     "model",
     "system_prompt",
     "tools",
@@ -80,6 +90,8 @@ const AGENT_KEYS: [&str; 8] = [
     "max_turns",
     "timeout",
     "env",
+    "base_url",
+    "api_key_env",
 ];
 const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
 const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
@@ -178,6 +190,7 @@ impl Walker<'_> {
             self.check_template(k, "kickoff", &scope);
             self.check_kickoff_mentions(k, &declared_agents(get("agents")));
         }
+        let limits = get("limits").map(|n| self.limits(n)).unwrap_or_default();
         Some(Workflow {
             name,
             file: file.to_path_buf(),
@@ -186,6 +199,7 @@ impl Walker<'_> {
             setup,
             kickoff,
             context,
+            limits,
         })
     }
 
@@ -270,6 +284,70 @@ impl Walker<'_> {
                 Vec::new()
             }
         }
+    }
+
+    /// A whole number of at least `min`.
+    fn count(&mut self, node: &Node, what: &str, min: i64) -> Option<u32> {
+        match node.value {
+            Value::Int(i) if i >= min && i <= u32::MAX as i64 => Some(i as u32),
+            _ => {
+                self.diags.error(
+                    node.pos,
+                    format!("{what} must be a whole number of at least {min}"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A duration like `30s`, `10m` or a number of seconds, more than zero.
+    fn duration(&mut self, node: &Node, what: &str) -> Option<std::time::Duration> {
+        let text = self.string(node, what)?;
+        match parse_duration(&text) {
+            Ok(d) if !d.is_zero() => Some(d),
+            Ok(_) => {
+                self.diags
+                    .error(node.pos, format!("{what} must be more than zero"));
+                None
+            }
+            Err(e) => {
+                self.diags.error(node.pos, format!("{what}: {e}"));
+                None
+            }
+        }
+    }
+
+    fn limits(&mut self, node: &Node) -> Limits {
+        let mut limits = Limits::default();
+        let Some(entries) = self.mapping(node, "limits") else {
+            return limits;
+        };
+        for (key, value) in self.fields(entries, &LIMIT_KEYS, "limits") {
+            let what = format!("limits.{}", key.name);
+            match key.name.as_str() {
+                "max_turns" => limits.max_turns = self.count(value, &what, 1),
+                "agent_max_turns" => limits.agent_max_turns = self.count(value, &what, 1),
+                "retries" => limits.retries = self.count(value, &what, 0),
+                "loop_repeats" => limits.loop_repeats = self.count(value, &what, 0),
+                "wall_clock" => limits.wall_clock = self.duration(value, &what),
+                "retry_backoff" => limits.retry_backoff = self.duration(value, &what),
+                "stall_after" => limits.stall_after = self.duration(value, &what),
+                _ => {
+                    limits.cost_usd = match value.value {
+                        Value::Int(i) if i > 0 => Some(i as f64),
+                        Value::Float(f) if f > 0.0 => Some(f),
+                        _ => {
+                            self.diags.error(
+                                value.pos,
+                                format!("{what} must be a positive amount of US dollars"),
+                            );
+                            None
+                        }
+                    }
+                }
+            }
+        }
+        limits
     }
 
     fn context(&mut self, node: Option<&Node>) -> ContextConfig {
@@ -606,31 +684,24 @@ impl Walker<'_> {
         let tools = get("tools")
             .map(|n| self.string_list(n, &format!("{what}: tools")))
             .unwrap_or_default();
-        let max_turns = get("max_turns").and_then(|n| match n.value {
-            Value::Int(i) if i >= 1 && i <= u32::MAX as i64 => Some(i as u32),
-            _ => {
-                self.diags.error(
-                    n.pos,
-                    format!("{what}: max_turns must be a whole number of at least 1"),
-                );
-                None
-            }
-        });
-        let timeout = get("timeout").and_then(|n| {
-            let text = self.string(n, &format!("{what}: timeout"))?;
-            match parse_duration(&text) {
-                Ok(d) if !d.is_zero() => Some(d),
-                Ok(_) => {
-                    self.diags
-                        .error(n.pos, format!("{what}: timeout must be more than zero"));
-                    None
-                }
-                Err(e) => {
-                    self.diags.error(n.pos, format!("{what}: timeout: {e}"));
-                    None
+        let max_turns =
+            get("max_turns").and_then(|n| self.count(n, &format!("{what}: max_turns"), 1));
+        let timeout = get("timeout").and_then(|n| self.duration(n, &format!("{what}: timeout")));
+        let base_url = get("base_url").and_then(|n| self.string(n, &format!("{what}: base_url")));
+        let api_key_env =
+            get("api_key_env").and_then(|n| self.string(n, &format!("{what}: api_key_env")));
+        if let Some((kind, _)) = &backend
+            && !matches!(kind, BackendKind::Anthropic | BackendKind::Openai)
+        {
+            for key in ["base_url", "api_key_env"] {
+                if let Some(n) = get(key) {
+                    self.diags.error(
+                        n.pos,
+                        format!("{what}: '{key}' is only used by the anthropic and openai backends (this agent uses {})", kind.name()),
+                    );
                 }
             }
-        });
+        }
         let env = get("env")
             .map(|n| self.env(n, &what, scope))
             .unwrap_or_default();
@@ -648,6 +719,8 @@ impl Walker<'_> {
             max_turns,
             timeout,
             env,
+            base_url,
+            api_key_env,
         })
     }
 

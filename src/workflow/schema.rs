@@ -28,6 +28,29 @@ pub struct Workflow {
     pub setup: Vec<SetupTask>,
     pub kickoff: Option<Located<String>>,
     pub context: ContextConfig,
+    pub limits: Limits,
+}
+
+/// The `limits:` section: loop guards and budgets for the whole workflow.
+/// Absent values take the runner's defaults.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Limits {
+    /// Turns of all agents together.
+    pub max_turns: Option<u32>,
+    /// Turns of each agent without its own `max_turns`.
+    pub agent_max_turns: Option<u32>,
+    /// Running time before the instance pauses.
+    pub wall_clock: Option<Duration>,
+    /// Spend (US dollars, as reported by backends) before it pauses.
+    pub cost_usd: Option<f64>,
+    /// Retries of a failed turn before the agent is marked failed.
+    pub retries: Option<u32>,
+    /// The first retry's delay; each next one doubles.
+    pub retry_backoff: Option<Duration>,
+    /// Time without any backend event before a running agent is "stalled".
+    pub stall_after: Option<Duration>,
+    /// Repeats of a wake pattern before the cycle guard pauses (0: off).
+    pub loop_repeats: Option<u32>,
 }
 
 impl Workflow {
@@ -117,6 +140,10 @@ pub struct AgentDef {
     pub timeout: Option<Duration>,
     /// Extra environment, values not yet interpolated.
     pub env: Vec<(String, Located<String>)>,
+    /// API backends: the server's base URL (default per provider).
+    pub base_url: Option<String>,
+    /// API backends: the variable holding the key (default per provider).
+    pub api_key_env: Option<String>,
 }
 
 /// One setup step: a shell command whose trimmed stdout may become a variable.

@@ -20,7 +20,7 @@ pub use invocation::{Invocation, invocation};
 pub use outcome::TurnOutcome;
 pub use turn::{RunningTurn, TurnUpdate};
 
-use crate::workflow::BackendKind;
+use crate::workflow::{AgentDef, BackendKind};
 
 /// What one turn of one agent needs.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,8 +91,9 @@ pub fn install_hint(kind: BackendKind) -> &'static str {
 }
 
 /// Finds `program` the way a shell would: a path with `/` relative to
-/// `workdir`, else each folder of `PATH`.
-pub fn find_executable(program: &str, workdir: &Path) -> Option<PathBuf> {
+/// `workdir`, else each folder of `path` (the agent's own `PATH` when its
+/// environment sets one, else awtui's).
+pub fn find_executable(program: &str, workdir: &Path, path: Option<&str>) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |p: &Path| {
         p.metadata()
@@ -102,7 +103,11 @@ pub fn find_executable(program: &str, workdir: &Path) -> Option<PathBuf> {
         let p = workdir.join(program);
         return runnable(&p).then_some(p);
     }
-    std::env::var_os("PATH")
+    let paths = match path {
+        Some(p) => Some(std::ffi::OsString::from(p)),
+        None => std::env::var_os("PATH"),
+    };
+    paths
         .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
         .unwrap_or_default()
         .into_iter()
@@ -112,34 +117,35 @@ pub fn find_executable(program: &str, workdir: &Path) -> Option<PathBuf> {
 
 /// Checks before a start that an agent can run: its CLI is installed, or its
 /// API key is set. The error says what to install or set.
-pub fn preflight(
-    kind: BackendKind,
-    model: Option<&str>,
-    command: Option<&[String]>,
-    workdir: &Path,
-) -> Result<(), BackendError> {
-    let key = |backend: &'static str, variable: &str, hint: &str| {
+pub fn preflight(agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
+    let model = agent.model.as_deref();
+    let key = |backend: &'static str, default: &str| {
+        let variable = agent.api_key_env.as_deref().unwrap_or(default);
         if std::env::var_os(variable).is_some_and(|v| !v.is_empty()) {
             Ok(())
         } else {
             Err(BackendError::MissingKey {
                 backend,
                 variable: variable.into(),
-                hint: hint.into(),
+                hint: format!("export {variable}=…"),
             })
         }
     };
-    match kind {
-        BackendKind::Anthropic => key(
-            "anthropic",
-            "ANTHROPIC_API_KEY",
-            "export ANTHROPIC_API_KEY=…",
-        ),
-        BackendKind::Openai if model.is_some_and(|m| m.starts_with("ollama/")) => Ok(()),
-        BackendKind::Openai => key("openai", "OPENAI_API_KEY", "export OPENAI_API_KEY=…"),
-        _ => {
-            let program = invocation::executable(kind, command).unwrap_or_default();
-            match find_executable(&program, workdir) {
+    let local = model.is_some_and(|m| m.starts_with("ollama/")) || agent.base_url.is_some();
+    match agent.backend {
+        BackendKind::Anthropic => key("anthropic", "ANTHROPIC_API_KEY"),
+        BackendKind::Openai if local && agent.api_key_env.is_none() => Ok(()),
+        BackendKind::Openai => key("openai", "OPENAI_API_KEY"),
+        kind => {
+            let program =
+                invocation::executable(kind, agent.command.as_deref()).unwrap_or_default();
+            // The agent's own PATH, when it sets one without templates.
+            let path = agent
+                .env
+                .iter()
+                .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
+                .map(|(_, v)| v.value.as_str());
+            match find_executable(&program, workdir, path) {
                 Some(_) => Ok(()),
                 None => Err(BackendError::NotInstalled {
                     program,
@@ -156,30 +162,37 @@ mod tests {
 
     #[test]
     fn preflight_names_what_to_install() {
-        let err = preflight(BackendKind::Claude, None, None, Path::new("/")).map(|_| ());
-        // CI machines do not have Claude Code; if this one does, nothing to check.
-        if let Err(e) = err {
-            let text = e.to_string();
-            assert!(
-                text.contains("'claude' was not found on PATH") && text.contains("npm install"),
-                "{text}"
-            );
-        }
-        let cmd = vec!["./no-such-agent.sh".to_string()];
-        let err = preflight(BackendKind::Command, None, Some(&cmd), Path::new("/tmp")).unwrap_err();
+        let load = |yaml: &str| {
+            crate::workflow::load_str(yaml, Path::new("/tmp/w.yaml"))
+                .unwrap()
+                .workflow
+                .agents
+                .remove(0)
+        };
+        let claude =
+            load("agents:\n  a:\n    backend: claude\n    env:\n      PATH: /nonexistent\n");
+        let err = preflight(&claude, Path::new("/")).unwrap_err().to_string();
+        assert!(
+            err.contains("'claude' was not found on PATH") && err.contains("npm install"),
+            "{err}"
+        );
+        let script = load("agents:\n  a:\n    command: ./no-such-agent.sh\n");
+        let err = preflight(&script, Path::new("/tmp")).unwrap_err();
         assert!(
             err.to_string()
                 .contains("'./no-such-agent.sh' was not found"),
             "{err}"
         );
-        let sh = vec!["sh".to_string()];
-        preflight(BackendKind::Command, None, Some(&sh), Path::new("/tmp")).unwrap();
+        preflight(&load("agents:\n  a:\n    command: sh\n"), Path::new("/tmp")).unwrap();
         preflight(
-            BackendKind::Openai,
-            Some("ollama/llama3"),
-            None,
+            &load("agents:\n  a:\n    model: ollama/llama3\n"),
             Path::new("/"),
         )
         .unwrap();
+        let keyed = load(
+            "agents:\n  a:\n    model: anthropic/x\n    api_key_env: AWTUI_TEST_NO_SUCH_KEY\n",
+        );
+        let err = preflight(&keyed, Path::new("/")).unwrap_err().to_string();
+        assert!(err.contains("AWTUI_TEST_NO_SUCH_KEY is not set"), "{err}");
     }
 }

@@ -55,7 +55,13 @@ pub fn spawn(
     for f in &inv.files {
         write_private(f)?;
     }
-    let program = match find_executable(&inv.program, &inv.cwd) {
+    let path = inv
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str());
+    let program = match find_executable(&inv.program, &inv.cwd, path) {
         Some(p) => p,
         None => {
             return Err(BackendError::NotInstalled {

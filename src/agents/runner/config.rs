@@ -159,6 +159,33 @@ impl RunnerConfig {
             agent.max_turns = def.max_turns;
             agent.turn_timeout = def.timeout;
         }
+        let limits = &workflow.limits;
+        if let Some(n) = limits.agent_max_turns {
+            config.default_max_turns = n;
+        }
+        if let Some(n) = limits.max_turns {
+            config.max_total_turns = n;
+        }
+        config.wall_clock_budget = limits.wall_clock;
+        config.cost_budget_usd = limits.cost_usd;
+        if let Some(n) = limits.retries {
+            config.retry.max_retries = n;
+        }
+        if let Some(d) = limits.retry_backoff {
+            config.retry.initial = d;
+        }
+        if let Some(d) = limits.stall_after {
+            config.stall_after = d;
+        }
+        match limits.loop_repeats {
+            Some(0) => config.cycle = None,
+            Some(n) => {
+                if let Some(c) = config.cycle.as_mut() {
+                    c.repeats = n as usize;
+                }
+            }
+            None => {}
+        }
         config
     }
 }
