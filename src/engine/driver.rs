@@ -309,6 +309,9 @@ impl Driver {
     }
 
     fn turn_done(&mut self, agent: String, turn: TurnId, outcome: BackendOutcome) {
+        // Everything the agent posted during the turn reaches the runner
+        // first: that is how it knows not to post the final answer again.
+        self.sync_messages();
         if self.running.get(&agent).is_some_and(|(t, _)| *t == turn) {
             self.running.remove(&agent);
         }
@@ -338,14 +341,11 @@ impl Driver {
                 cost_usd: usage.cost_usd,
             },
         });
-        let posted = outcome
-            .tools_called
-            .iter()
-            .any(|t| short_tool_name(t) == "channel_send");
         let result = if outcome.success {
             TurnOutcome::Success {
                 delivered,
-                posted,
+                // The runner saw the agent's own posts (synced above).
+                posted: false,
                 final_text: outcome.answer.filter(|a| !a.trim().is_empty()),
                 session_id: outcome.session_id,
             }

@@ -134,9 +134,10 @@ def main():
     failed = MODE in ("fail", "error-result")
     if NAME in ("claude", "cursor-agent"):
         emit({"type": "system", "subtype": "init", "session_id": session})
-        emit({"type": "assistant", "message": {"content": [
-            {"type": "tool_use", "id": "t1", "name": "mcp__awtui__channel_send", "input": {}}]}})
-        emit({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1"}]}})
+        if os.environ.get("FAKE_MCP"):
+            emit({"type": "assistant", "message": {"content": [
+                {"type": "tool_use", "id": "t1", "name": "mcp__awtui__channel_send", "input": {}}]}})
+            emit({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1"}]}})
         emit({"type": "result", "subtype": "error_during_execution" if failed else "success",
               "is_error": failed, "result": reply, "session_id": session, "total_cost_usd": 0.25,
               "usage": {"input_tokens": 100, "output_tokens": 20}})

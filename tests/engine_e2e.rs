@@ -1,0 +1,517 @@
+//! The whole engine on real processes and real MCP: the offline demo, every
+//! CLI backend (fake CLIs that call the real MCP server with their token),
+//! retries without loss or duplicates, the cycle guard, failures, stalls,
+//! stops and resumed sessions.
+
+#[path = "fakes/llm_server.rs"]
+mod llm_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+use std::time::Duration;
+
+use awtui::agents::runner::{AgentStatus, RunMode, RunOutcome};
+use awtui::context::{ChannelEntry, ContextStore, FileStore, StoreLayout};
+use awtui::engine::{Command, Engine, EngineEvent, EngineOptions};
+use tokio::sync::broadcast;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A folder with the fake agent CLIs, for the agents' PATH.
+fn fake_bin(dir: &Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in ["claude", "codex", "cursor-agent", "gemini", "opencode"] {
+        std::os::unix::fs::symlink(root().join("tests/fakes/fake_agent.py"), bin.join(name))
+            .unwrap();
+    }
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap())
+}
+
+fn write_script(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\nset -eu\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn channel(dir: &Path, agents: &[&str]) -> Vec<ChannelEntry> {
+    let layout = StoreLayout {
+        channel: "channel.md".into(),
+        document: "notes.md".into(),
+        documents: vec![],
+        agents: agents.iter().map(|s| s.to_string()).collect(),
+    };
+    let store = FileStore::open(&dir.join(".workflow/default"), &layout).unwrap();
+    store.read(None, None).unwrap()
+}
+
+fn awtui_run(workflow: &Path) -> (i32, String, String) {
+    let out = Process::new(env!("CARGO_BIN_EXE_awtui"))
+        .args(["run", workflow.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_offline_demo_runs_to_completion() {
+    let dir = tempfile::tempdir().unwrap();
+    let wf = root().join("assets/workflows");
+    std::fs::copy(wf.join("demo.yaml"), dir.path().join("demo.yaml")).unwrap();
+    std::fs::create_dir_all(dir.path().join("agents")).unwrap();
+    for script in ["planner.sh", "coder.sh", "reviewer.sh"] {
+        std::fs::copy(
+            wf.join("agents").join(script),
+            dir.path().join("agents").join(script),
+        )
+        .unwrap();
+    }
+    let (code, stdout, stderr) = awtui_run(&dir.path().join("demo.yaml"));
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let msgs = channel(dir.path(), &["planner", "coder", "reviewer"]);
+    let from: Vec<&str> = msgs.iter().map(|m| m.from.as_str()).collect();
+    assert_eq!(
+        from,
+        vec!["system", "planner", "coder", "reviewer"],
+        "{stdout}"
+    );
+    assert!(
+        msgs[3]
+            .message
+            .contains("=== AOP-FINAL | agent=reviewer | status=approved ===")
+    );
+    let inst = dir.path().join(".workflow/default");
+    assert!(
+        std::fs::read_to_string(inst.join("notes.md"))
+            .unwrap()
+            .contains("## Change")
+    );
+    assert!(
+        std::fs::read_to_string(inst.join("findings/review.md"))
+            .unwrap()
+            .contains("approved")
+    );
+    assert!(
+        stdout.contains("── #4") && stdout.contains("reviewer → @user"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_flaky_agent_is_retried_and_nothing_is_lost_or_duplicated() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_script(
+        d,
+        "first.sh",
+        "cat >/dev/null\necho '@second please take it'\n",
+    );
+    // Fails twice, then works: the counter lives next to the script.
+    write_script(
+        d,
+        "second.sh",
+        "cat >/dev/null\nn=$(cat count 2>/dev/null || echo 0)\necho $((n+1)) > count\nif [ \"$n\" -lt 2 ]; then echo boom >&2; exit 1; fi\necho '@third your turn'\n",
+    );
+    write_script(d, "third.sh", "cat >/dev/null\necho '@user all done'\n");
+    std::fs::write(
+        d.join("w.yaml"),
+        "agents:\n  first:\n    command: ./first.sh\n  second:\n    command: ./second.sh\n  third:\n    command: ./third.sh\nlimits:\n  retry_backoff: 50ms\nkickoff: \"@first start\"\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui_run(&d.join("w.yaml"));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("second: retry 1") && stderr.contains("second: retry 2"),
+        "{stderr}"
+    );
+    let msgs = channel(d, &["first", "second", "third"]);
+    let texts: Vec<&str> = msgs.iter().map(|m| m.message.as_str()).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "@first start",
+            "@second please take it",
+            "@third your turn",
+            "@user all done"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("count")).unwrap().trim(),
+        "3"
+    );
+}
+
+#[test]
+fn a_ring_of_three_is_paused_by_the_cycle_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (me, next) in [("a", "b"), ("b", "c"), ("c", "a")] {
+        write_script(
+            d,
+            &format!("{me}.sh"),
+            &format!("cat >/dev/null\necho '@{next} over to you'\n"),
+        );
+    }
+    std::fs::write(
+        d.join("w.yaml"),
+        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\n  c:\n    command: ./c.sh\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui_run(&d.join("w.yaml"));
+    assert_eq!(code, 1, "a paused run fails: {stdout}\n{stderr}");
+    let msgs = channel(d, &["a", "b", "c"]);
+    assert!(
+        msgs.len() < 40,
+        "the guard stopped it early: {} messages",
+        msgs.len()
+    );
+    let last = msgs.iter().rev().find(|m| m.from == "system").unwrap();
+    assert!(
+        last.message.to_lowercase().contains("paus"),
+        "{}",
+        last.message
+    );
+}
+
+// ---- in-process engine with the fake CLIs ----
+
+struct Run {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    engine: Engine,
+    events: broadcast::Receiver<EngineEvent>,
+}
+
+async fn start(yaml: &str, mode: RunMode) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let yaml = yaml.replace("$FAKE_PATH", &fake_bin(&root));
+    start_in(dir, root, &yaml, mode).await
+}
+
+async fn start_in(dir: tempfile::TempDir, root: PathBuf, yaml: &str, mode: RunMode) -> Run {
+    std::fs::write(root.join("w.yaml"), yaml).unwrap();
+    let workflow = awtui::workflow::load(&root.join("w.yaml"))
+        .unwrap()
+        .workflow;
+    let (engine, events) = Engine::start(
+        workflow,
+        EngineOptions {
+            instance: "default".into(),
+            mode,
+        },
+    )
+    .await
+    .unwrap();
+    Run {
+        _dir: dir,
+        root,
+        engine,
+        events,
+    }
+}
+
+/// Waits for an event matching `pred`; returns it.
+async fn wait_for(
+    events: &mut broadcast::Receiver<EngineEvent>,
+    mut pred: impl FnMut(&EngineEvent) -> bool,
+) -> EngineEvent {
+    tokio::time::timeout(PATIENCE, async {
+        loop {
+            let e = events.recv().await.expect("engine ended");
+            if pred(&e) {
+                return e;
+            }
+        }
+    })
+    .await
+    .expect("event did not come in time")
+}
+
+fn messages(run: &Run) -> Vec<ChannelEntry> {
+    run.engine.context().read(|s| s.read(None, None).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_cli_backend_reaches_the_tools_and_replies_land_once() {
+    let yaml = r#"
+agents:
+  cc:
+    backend: claude
+    env: { PATH: "$FAKE_PATH", FAKE_MCP: "@cx from claude via MCP" }
+  cx:
+    backend: codex
+    env: { PATH: "$FAKE_PATH", FAKE_MCP: "@cu from codex via MCP" }
+  cu:
+    backend: cursor
+    env: { PATH: "$FAKE_PATH", FAKE_MCP: "@ge from cursor via MCP" }
+  ge:
+    backend: gemini
+    model: gemini-2.5-pro
+    env: { PATH: "$FAKE_PATH", FAKE_MCP: "@oc from gemini via MCP" }
+  oc:
+    backend: opencode
+    env: { PATH: "$FAKE_PATH", FAKE_REPLY: "@user opencode is done" }
+kickoff: "@cc start the chain"
+"#;
+    let mut run = start(yaml, RunMode::Run).await;
+    let mut tokens = std::collections::BTreeMap::new();
+    let outcome = tokio::time::timeout(PATIENCE, async {
+        loop {
+            match run.events.recv().await {
+                Ok(EngineEvent::Metrics { agent, metrics }) => {
+                    tokens.insert(
+                        agent,
+                        (metrics.tokens_in, metrics.tokens_out, metrics.turns),
+                    );
+                }
+                Ok(EngineEvent::Finished { outcome }) => return outcome,
+                Ok(_) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let msgs = messages(&run);
+    let lines: Vec<String> = msgs
+        .iter()
+        .map(|m| format!("{}: {}", m.from, m.message))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "system: @cc start the chain",
+            "cc: @cx from claude via MCP",
+            "cx: @cu from codex via MCP",
+            "cu: @ge from cursor via MCP",
+            "ge: @oc from gemini via MCP",
+            "oc: @user opencode is done",
+        ],
+        "each reply exactly once: posts through MCP suppress the final answer"
+    );
+    assert_eq!(outcome, RunOutcome::Completed);
+    for agent in ["cc", "cx", "cu", "ge", "oc"] {
+        assert_eq!(
+            tokens.get(agent),
+            Some(&(100, 20, 1)),
+            "usage of {agent}: {tokens:?}"
+        );
+    }
+    assert!(
+        !run.root.join(".cursor").exists(),
+        "the Cursor config was restored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_fails_the_agent_with_the_reason_and_keeps_its_message() {
+    let yaml = "agents:\n  cc:\n    backend: claude\n    env: { PATH: \"$FAKE_PATH\", FAKE_MODE: crash }\nlimits:\n  retries: 1\n  retry_backoff: 20ms\nkickoff: \"@cc go\"\n";
+    let mut run = start(yaml, RunMode::Run).await;
+    let failed = wait_for(&mut run.events, |e| {
+        matches!(
+            e,
+            EngineEvent::Status {
+                status: AgentStatus::Failed(_),
+                ..
+            }
+        )
+    })
+    .await;
+    let EngineEvent::Status {
+        status: AgentStatus::Failed(reason),
+        ..
+    } = failed
+    else {
+        unreachable!()
+    };
+    assert!(
+        reason.contains("status 139") && reason.contains("segmentation fault"),
+        "{reason}"
+    );
+    assert!(matches!(
+        run.engine.wait().await,
+        RunOutcome::Incomplete { .. }
+    ));
+    let dir = run.root.join(".workflow/default");
+    let layout = StoreLayout {
+        channel: "channel.md".into(),
+        document: "notes.md".into(),
+        documents: vec![],
+        agents: vec!["cc".into()],
+    };
+    let store = FileStore::open(&dir, &layout).unwrap();
+    assert_eq!(
+        store.inbox("cc").unwrap().len(),
+        1,
+        "the kickoff stays unread"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_agent_is_stalled_and_stopping_it_ends_its_process_group() {
+    let yaml = "agents:\n  cc:\n    backend: claude\n    env: { PATH: \"$FAKE_PATH\", FAKE_MODE: hang }\nlimits:\n  stall_after: 300ms\nkickoff: \"@cc go\"\n";
+    let mut run = start(yaml, RunMode::Start).await;
+    wait_for(&mut run.events, |e| {
+        matches!(
+            e,
+            EngineEvent::Status {
+                status: AgentStatus::Stalled,
+                ..
+            }
+        )
+    })
+    .await;
+    run.engine.send(Command::Stop { agent: "cc".into() });
+    wait_for(&mut run.events, |e| {
+        matches!(
+            e,
+            EngineEvent::Status {
+                status: AgentStatus::Stopped,
+                ..
+            }
+        )
+    })
+    .await;
+    run.engine.send(Command::Shutdown);
+    run.engine.wait().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_resume_next_turn_and_after_a_restart() {
+    let yaml = "agents:\n  cc:\n    backend: claude\n    env: { PATH: \"$FAKE_PATH\" }\nkickoff: \"@cc first\"\n";
+    let mut run = start(yaml, RunMode::Start).await;
+    let answer =
+        |e: &EngineEvent| matches!(e, EngineEvent::Message { entry } if entry.from == "cc");
+    let first = wait_for(&mut run.events, answer).await;
+    assert!(
+        matches!(&first, EngineEvent::Message { entry } if entry.message == "done"),
+        "{first:?}"
+    );
+    run.engine.send(Command::Post {
+        text: "@cc second".into(),
+    });
+    let second = wait_for(&mut run.events, answer).await;
+    assert!(
+        matches!(&second, EngineEvent::Message { entry } if entry.message == "done (resumed sess-cc)"),
+        "{second:?}"
+    );
+    run.engine.send(Command::Shutdown);
+    run.engine.wait().await;
+
+    // A new engine on the same instance resumes the saved session.
+    let Run { _dir, root, .. } = run;
+    let yaml = std::fs::read_to_string(root.join("w.yaml")).unwrap();
+    let mut again = start_in(_dir, root, &yaml, RunMode::Start).await;
+    again.engine.send(Command::Post {
+        text: "@cc third".into(),
+    });
+    let third = wait_for(&mut again.events, answer).await;
+    assert!(
+        matches!(&third, EngineEvent::Message { entry } if entry.message == "done (resumed sess-cc)"),
+        "{third:?}"
+    );
+    assert_eq!(
+        messages(&again)
+            .iter()
+            .filter(|m| m.from == "system" && m.message == "@cc first")
+            .count(),
+        1,
+        "the kickoff is not posted twice"
+    );
+    again.engine.send(Command::Shutdown);
+    again.engine.wait().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_agent_uses_the_context_tools_in_process_as_itself() {
+    use llm_server::{Scripted, sse};
+    use serde_json::json;
+    let tool_call = sse(&[
+        (
+            "",
+            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"channel_send","arguments":"{\"message\":\"@user hello from the API agent\"}"}}]},"finish_reason":"tool_calls"}]}),
+        ),
+        (
+            "",
+            json!({"choices":[],"usage":{"prompt_tokens":70,"completion_tokens":9}}),
+        ),
+    ]);
+    let answer = sse(&[
+        (
+            "",
+            json!({"choices":[{"delta":{"content":"Posted."},"finish_reason":"stop"}]}),
+        ),
+        (
+            "",
+            json!({"choices":[],"usage":{"prompt_tokens":90,"completion_tokens":2}}),
+        ),
+    ]);
+    let (url, recorded) = llm_server::start(vec![
+        Scripted {
+            status: 200,
+            body: tool_call,
+        },
+        Scripted {
+            status: 200,
+            body: answer,
+        },
+    ])
+    .await;
+    let yaml = format!(
+        "agents:\n  api:\n    model: ollama/llama3\n    base_url: {url}\n    system_prompt: You are terse.\nkickoff: \"@api say hello\"\n"
+    );
+    let mut run = start(&yaml, RunMode::Run).await;
+    let metrics = wait_for(
+        &mut run.events,
+        |e| matches!(e, EngineEvent::Metrics { metrics, .. } if metrics.tokens_in > 0),
+    )
+    .await;
+    assert!(
+        matches!(metrics, EngineEvent::Metrics { metrics, .. } if metrics.tokens_in == 160 && metrics.tokens_out == 11)
+    );
+    let context = run.engine.context().clone();
+    assert_eq!(run.engine.wait().await, RunOutcome::Completed);
+    let lines: Vec<String> = context
+        .read(|s| s.read(None, None).unwrap())
+        .iter()
+        .map(|m| format!("{}: {}", m.from, m.message))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "system: @api say hello",
+            "api: @user hello from the API agent"
+        ]
+    );
+    let reqs = recorded.lock().unwrap();
+    assert_eq!(reqs[0].body["model"], "llama3");
+    assert_eq!(reqs[0].body["messages"][0]["content"], "You are terse.");
+    assert!(
+        reqs[0].body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("@api say hello")
+    );
+    let names: Vec<&str> = reqs[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"channel_send")
+            && names.contains(&"document_write")
+            && names.contains(&"workflow_agents"),
+        "{names:?}"
+    );
+}
