@@ -1,6 +1,7 @@
 //! A fake model API for tests (fixture, never shipped): an HTTP/1.1 server on
 //! loopback that records each request and answers with the next scripted
 //! response.
+#![allow(dead_code)] // Each test binary uses a different part of this fixture.
 
 use std::sync::{Arc, Mutex};
 
