@@ -313,31 +313,55 @@ kickoff: "@cc start the chain"
     );
 }
 
+/// One agent per CLI backend, all with the same fake behaviour.
+fn every_backend(mode: &str, limits: &str) -> String {
+    let mut yaml = String::from("agents:\n");
+    for (name, backend) in [
+        ("cc", "claude"),
+        ("cx", "codex"),
+        ("cu", "cursor"),
+        ("ge", "gemini"),
+        ("oc", "opencode"),
+    ] {
+        yaml.push_str(&format!(
+            "  {name}:\n    backend: {backend}\n    model: m\n    env: {{ PATH: \"$FAKE_PATH\", FAKE_MODE: {mode} }}\n"
+        ));
+    }
+    yaml.push_str(&format!("limits:\n{limits}kickoff: \"@all go\"\n"));
+    yaml
+}
+
+const CLI_AGENTS: [&str; 5] = ["cc", "cx", "cu", "ge", "oc"];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crash_fails_the_agent_with_the_reason_and_keeps_its_message() {
-    let yaml = "agents:\n  cc:\n    backend: claude\n    env: { PATH: \"$FAKE_PATH\", FAKE_MODE: crash }\nlimits:\n  retries: 1\n  retry_backoff: 20ms\nkickoff: \"@cc go\"\n";
-    let mut run = start(yaml, RunMode::Run).await;
-    let failed = wait_for(&mut run.events, |e| {
-        matches!(
-            e,
-            EngineEvent::Status {
-                status: AgentStatus::Failed(_),
-                ..
-            }
-        )
-    })
-    .await;
-    let EngineEvent::Status {
-        status: AgentStatus::Failed(reason),
-        ..
-    } = failed
-    else {
-        unreachable!()
-    };
-    assert!(
-        reason.contains("status 139") && reason.contains("segmentation fault"),
-        "{reason}"
-    );
+async fn a_crash_fails_each_backend_with_the_reason_and_keeps_its_message() {
+    let yaml = every_backend("crash", "  retries: 1\n  retry_backoff: 20ms\n");
+    let mut run = start(&yaml, RunMode::Run).await;
+    let mut failed = std::collections::BTreeMap::new();
+    while failed.len() < CLI_AGENTS.len() {
+        if let EngineEvent::Status {
+            agent,
+            status: AgentStatus::Failed(reason),
+        } = wait_for(&mut run.events, |e| {
+            matches!(
+                e,
+                EngineEvent::Status {
+                    status: AgentStatus::Failed(_),
+                    ..
+                }
+            )
+        })
+        .await
+        {
+            failed.insert(agent, reason);
+        }
+    }
+    for (agent, reason) in &failed {
+        assert!(
+            reason.contains("status 139") && reason.contains("segmentation fault"),
+            "{agent}: {reason}"
+        );
+    }
     assert!(matches!(
         run.engine.wait().await,
         RunOutcome::Incomplete { .. }
@@ -347,43 +371,45 @@ async fn a_crash_fails_the_agent_with_the_reason_and_keeps_its_message() {
         channel: "channel.md".into(),
         document: "notes.md".into(),
         documents: vec![],
-        agents: vec!["cc".into()],
+        agents: CLI_AGENTS.iter().map(|s| s.to_string()).collect(),
     };
     let store = FileStore::open(&dir, &layout).unwrap();
-    assert_eq!(
-        store.inbox("cc").unwrap().len(),
-        1,
-        "the kickoff stays unread"
-    );
+    for agent in CLI_AGENTS {
+        assert_eq!(
+            store.inbox(agent).unwrap().len(),
+            1,
+            "{agent}'s kickoff stays unread"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hung_agent_is_stalled_and_stopping_it_ends_its_process_group() {
-    let yaml = "agents:\n  cc:\n    backend: claude\n    env: { PATH: \"$FAKE_PATH\", FAKE_MODE: hang }\nlimits:\n  stall_after: 300ms\nkickoff: \"@cc go\"\n";
-    let mut run = start(yaml, RunMode::Start).await;
-    wait_for(&mut run.events, |e| {
-        matches!(
-            e,
-            EngineEvent::Status {
-                status: AgentStatus::Stalled,
-                ..
-            }
-        )
-    })
-    .await;
+async fn a_hung_agent_of_each_backend_is_stalled_and_stopping_ends_it() {
+    let yaml = every_backend("hang", "  stall_after: 300ms\n");
+    let mut run = start(&yaml, RunMode::Start).await;
+    let mut stalled = std::collections::BTreeSet::new();
+    while stalled.len() < CLI_AGENTS.len() {
+        if let EngineEvent::Status { agent, .. } = wait_for(&mut run.events, |e| {
+            matches!(
+                e,
+                EngineEvent::Status {
+                    status: AgentStatus::Stalled,
+                    ..
+                }
+            )
+        })
+        .await
+        {
+            stalled.insert(agent);
+        }
+    }
     run.engine.send(Command::Stop { agent: "cc".into() });
-    wait_for(&mut run.events, |e| {
-        matches!(
-            e,
-            EngineEvent::Status {
-                status: AgentStatus::Stopped,
-                ..
-            }
-        )
-    })
-    .await;
+    wait_for(&mut run.events, |e| matches!(e, EngineEvent::Status { agent, status: AgentStatus::Stopped } if agent == "cc")).await;
     run.engine.send(Command::Shutdown);
-    run.engine.wait().await;
+    assert!(matches!(
+        run.engine.wait().await,
+        RunOutcome::Incomplete { .. }
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
