@@ -456,3 +456,44 @@ fn instance_names_must_be_folder_safe() {
         );
     }
 }
+
+#[test]
+fn limits_and_api_settings_parse_and_are_checked() {
+    let w = ok("agents:\n  a:\n    model: openai/gpt-5\n    base_url: http://127.0.0.1:8000/v1\n    api_key_env: MY_KEY\nlimits:\n  max_turns: 30\n  agent_max_turns: 5\n  wall_clock: 20m\n  cost_usd: 2.5\n  retries: 0\n  retry_backoff: 500ms\n  stall_after: 90s\n  loop_repeats: 0\n").workflow;
+    let l = &w.limits;
+    assert_eq!(
+        (l.max_turns, l.agent_max_turns, l.retries, l.loop_repeats),
+        (Some(30), Some(5), Some(0), Some(0))
+    );
+    assert_eq!(l.wall_clock, Some(Duration::from_secs(1200)));
+    assert_eq!(l.cost_usd, Some(2.5));
+    assert_eq!(l.retry_backoff, Some(Duration::from_millis(500)));
+    assert_eq!(l.stall_after, Some(Duration::from_secs(90)));
+    let a = w.agent("a").unwrap();
+    assert_eq!(
+        (a.base_url.as_deref(), a.api_key_env.as_deref()),
+        (Some("http://127.0.0.1:8000/v1"), Some("MY_KEY"))
+    );
+
+    let base = "agents:\n  a:\n    model: anthropic/x\n";
+    assert_error(
+        &format!("{base}limits:\n  max_turn: 3\n"),
+        "5:3",
+        "did you mean 'max_turns'?",
+    );
+    assert_error(
+        &format!("{base}limits:\n  cost_usd: -1\n"),
+        "5:13",
+        "positive amount",
+    );
+    assert_error(
+        &format!("{base}limits:\n  wall_clock: soon\n"),
+        "5:15",
+        "not a duration",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    base_url: http://x\n",
+        "4:15",
+        "only used by the anthropic and openai backends",
+    );
+}
