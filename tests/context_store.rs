@@ -440,3 +440,19 @@ fn the_instance_folder_is_private() {
     let mode = std::fs::metadata(&config.dir).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
 }
+
+#[test]
+fn replies_name_their_parent_and_must_answer_an_existing_message() {
+    both(|s| {
+        let root = s.append("user", "@coder please look").unwrap();
+        let reply = s.reply("coder", "@reviewer on it", root.id).unwrap();
+        assert_eq!(reply.reply_to, Some(root.id));
+        assert_eq!(reply.mentions, vec!["reviewer"]);
+        assert_eq!(s.entry(reply.id).unwrap().reply_to, Some(1));
+        assert!(matches!(
+            s.reply("coder", "x", 99),
+            Err(ContextError::UnknownId { id: 99, .. })
+        ));
+        assert_eq!(s.len(), 2, "a refused reply writes nothing");
+    });
+}

@@ -417,10 +417,10 @@ async fn sessions_resume_next_turn_and_after_a_restart() {
     let yaml = "agents:\n  cc:\n    backend: claude\n    env: { PATH: \"$FAKE_PATH\" }\nkickoff: \"@cc first\"\n";
     let mut run = start(yaml, RunMode::Start).await;
     let answer =
-        |e: &EngineEvent| matches!(e, EngineEvent::Message { entry } if entry.from == "cc");
+        |e: &EngineEvent| matches!(e, EngineEvent::Message { entry, .. } if entry.from == "cc");
     let first = wait_for(&mut run.events, answer).await;
     assert!(
-        matches!(&first, EngineEvent::Message { entry } if entry.message == "done"),
+        matches!(&first, EngineEvent::Message { entry, .. } if entry.message == "done"),
         "{first:?}"
     );
     run.engine.send(Command::Post {
@@ -428,7 +428,7 @@ async fn sessions_resume_next_turn_and_after_a_restart() {
     });
     let second = wait_for(&mut run.events, answer).await;
     assert!(
-        matches!(&second, EngineEvent::Message { entry } if entry.message == "done (resumed sess-cc)"),
+        matches!(&second, EngineEvent::Message { entry, .. } if entry.message == "done (resumed sess-cc)"),
         "{second:?}"
     );
     run.engine.send(Command::Shutdown);
@@ -443,7 +443,7 @@ async fn sessions_resume_next_turn_and_after_a_restart() {
     });
     let third = wait_for(&mut again.events, answer).await;
     assert!(
-        matches!(&third, EngineEvent::Message { entry } if entry.message == "done (resumed sess-cc)"),
+        matches!(&third, EngineEvent::Message { entry, .. } if entry.message == "done (resumed sess-cc)"),
         "{third:?}"
     );
     assert_eq!(

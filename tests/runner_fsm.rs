@@ -45,6 +45,7 @@ impl Sim {
             from: from.into(),
             message: message.into(),
             mentions: mentions::extract(message, &self.names, from),
+            reply_to: None,
         };
         self.channel.push(entry.clone());
         entry

@@ -152,6 +152,7 @@ mod tests {
             from: from.into(),
             message: message.into(),
             mentions: mentions.iter().map(|s| s.to_string()).collect(),
+            reply_to: None,
         }
     }
 

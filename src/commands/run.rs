@@ -77,7 +77,7 @@ async fn print_events(mut events: broadcast::Receiver<EngineEvent>) {
 
 fn print_event(event: &EngineEvent) {
     match event {
-        EngineEvent::Message { entry } => {
+        EngineEvent::Message { entry, .. } => {
             let to = if entry.mentions.is_empty() {
                 String::new()
             } else {

@@ -53,8 +53,12 @@ pub fn jsonl_name(channel: &str) -> String {
 
 /// The mirror's text for one entry, in the seed's `### time [from]` format.
 pub fn mirror_text(entry: &ChannelEntry) -> String {
+    let reply = entry
+        .reply_to
+        .map(|to| format!(" (reply to #{to})"))
+        .unwrap_or_default();
     format!(
-        "### {} [{}] #{}\n{}\n\n",
+        "### {} [{}] #{}{reply}\n{}\n\n",
         entry.timestamp.format("%H:%M:%S"),
         entry.from,
         entry.id,

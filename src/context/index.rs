@@ -49,6 +49,7 @@ impl ChannelIndex {
             from: from.to_string(),
             message: message.to_string(),
             mentions: mentions::extract(message, &self.agents, from),
+            reply_to: None,
         }
     }
 

@@ -63,7 +63,8 @@ fn is_word_byte_before(bytes: &[u8], at: usize) -> bool {
 }
 
 /// The agents (and `user`) that `message` mentions, deduplicated, in order of
-/// first appearance. `@all` stands for every agent but `sender`.
+/// first appearance. `@all` stands for every agent but `sender`. An Agent
+/// Mail `HELP_REQUEST` also reaches `user`, mentioned or not.
 pub fn extract(message: &str, agents: &[String], sender: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |name: &str| {
@@ -78,6 +79,9 @@ pub fn extract(message: &str, agents: &[String], sender: &str) -> Vec<String> {
             add(name);
         }
     }
+    if sender != USER && crate::protocols::agent_mail::is_help_request(message) {
+        add(USER);
+    }
     out
 }
 
@@ -91,11 +95,12 @@ pub enum Priority {
     Normal,
 }
 
-/// `high` when a message mentions more than one name or contains one of the
-/// words urgent / asap / blocked / critical (whole words, any case).
+/// `high` when a message mentions more than one name, contains one of the
+/// words urgent / asap / blocked / critical (whole words, any case), or is an
+/// Agent Mail `HELP_REQUEST`.
 pub fn priority(message: &str, mentions: &[String]) -> Priority {
     const URGENT: [&str; 4] = ["urgent", "asap", "blocked", "critical"];
-    if mentions.len() > 1 {
+    if mentions.len() > 1 || crate::protocols::agent_mail::is_help_request(message) {
         return Priority::High;
     }
     let urgent = message
@@ -154,6 +159,16 @@ mod tests {
         assert_eq!(priority("this is URGENT!", &one), Priority::High);
         assert_eq!(priority("I'm blocked.", &one), Priority::High);
         assert_eq!(priority("unblocked now, asapish", &one), Priority::Normal);
+    }
+
+    #[test]
+    fn help_requests_reach_user_with_high_priority() {
+        let request = "[ol-3] HELP_REQUEST\nIssue Type: STUCK\n## Problem\np\n## Question\nq?";
+        let m = extract(request, &agents(), "coder");
+        assert_eq!(m, vec!["user"]);
+        assert_eq!(priority(request, &m), Priority::High);
+        let reply = "Re: [ol-3] HELP_REQUEST\nTry the other API.";
+        assert!(extract(reply, &agents(), "coder").is_empty());
     }
 
     #[test]

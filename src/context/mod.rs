@@ -52,6 +52,10 @@ pub struct ChannelEntry {
     pub message: String,
     /// Mentioned agents (and `user`), deduplicated, in order of appearance.
     pub mentions: Vec<String>,
+    /// The message this one answers (agent operations `reply` and
+    /// `delegate`); a thread is a root message and its replies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<u64>,
 }
 
 impl ChannelEntry {
@@ -176,6 +180,8 @@ pub trait ContextStore: Send {
 
     /// Appends a message; it is durable when this returns.
     fn append(&mut self, from: &str, message: &str) -> Result<ChannelEntry>;
+    /// Appends a reply to message `to` (which must exist).
+    fn reply(&mut self, from: &str, message: &str, to: u64) -> Result<ChannelEntry>;
     /// The last `limit` entries after `since` (all of them without a limit).
     fn read(&self, since: Option<Since>, limit: Option<usize>) -> Result<Vec<ChannelEntry>>;
     /// The entry with this id.

@@ -27,6 +27,14 @@ pub struct Store<D, J> {
 }
 
 impl<D: Docs + Send, J: Journal> Store<D, J> {
+    /// Persists a prepared entry, then indexes it.
+    fn commit(&mut self, entry: ChannelEntry) -> Result<ChannelEntry> {
+        self.journal.append(&entry)?;
+        // `prepare` yields the next id, so `push` cannot refuse it.
+        let _ = self.index.push(entry.clone());
+        Ok(entry)
+    }
+
     fn persist_cursor_change(&mut self, changed: bool) -> Result<()> {
         if changed {
             self.journal.save_cursors(self.index.cursors())?;
@@ -44,10 +52,16 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn append(&mut self, from: &str, message: &str) -> Result<ChannelEntry> {
         let entry = self.index.prepare(from, message, Utc::now());
-        self.journal.append(&entry)?;
-        // `prepare` yields the next id, so `push` cannot refuse it.
-        let _ = self.index.push(entry.clone());
-        Ok(entry)
+        self.commit(entry)
+    }
+    fn reply(&mut self, from: &str, message: &str, to: u64) -> Result<ChannelEntry> {
+        let last = self.index.last_id();
+        if self.index.entry(to).is_none() {
+            return Err(super::ContextError::UnknownId { id: to, last });
+        }
+        let mut entry = self.index.prepare(from, message, Utc::now());
+        entry.reply_to = Some(to);
+        self.commit(entry)
     }
     fn read(&self, since: Option<Since>, limit: Option<usize>) -> Result<Vec<ChannelEntry>> {
         Ok(self.index.read(since, limit))

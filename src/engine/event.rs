@@ -7,13 +7,19 @@ use crate::agents::backend::BackendEvent;
 use crate::agents::runner::{AgentMetrics, AgentStatus, PauseReason, RunOutcome};
 use crate::context::{ChannelEntry, Cursor};
 use crate::mcp::DocumentChange;
+use crate::protocols::Annotations;
 
 /// One thing that happened in the instance.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EngineEvent {
-    /// A message reached the channel (durable).
-    Message { entry: ChannelEntry },
+    /// A message reached the channel (durable), with what the protocols
+    /// read in it (AOP blocks, Agent Mail record).
+    Message {
+        entry: ChannelEntry,
+        #[serde(flatten)]
+        annotations: Annotations,
+    },
     /// An agent's status changed.
     Status { agent: String, status: AgentStatus },
     /// An agent's counters changed (turns, tokens, cost, step).

@@ -407,6 +407,27 @@ impl MailRecord {
     }
 }
 
+/// Reads a channel message as a status message: leading `@mentions` are
+/// skipped (channel messages address someone first), then it is parsed
+/// leniently. `None` unless it has a known type.
+pub fn from_channel_message(message: &str) -> Option<MailRecord> {
+    let mut text = message.trim_start();
+    while let Some(rest) = text.strip_prefix('@') {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        text = rest[end..].trim_start();
+    }
+    parse(text, Mode::Lenient)
+        .ok()
+        .filter(|r| r.kind().is_some())
+}
+
+/// Whether a channel message is a help request (not a reply to one): it goes
+/// to `user` with high priority.
+pub fn is_help_request(message: &str) -> bool {
+    from_channel_message(message)
+        .is_some_and(|r| r.kind() == Some(MessageType::HelpRequest) && r.in_reply_to.is_none())
+}
+
 /// Parses a whole message: first non-blank line is the subject, the rest the body.
 ///
 /// # Errors

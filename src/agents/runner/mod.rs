@@ -821,6 +821,7 @@ mod tests {
             from: from.into(),
             message: message.into(),
             mentions: mentions::extract(message, &agents, from),
+            reply_to: None,
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::event::{Millis, TurnId};
-use crate::protocols::agent_mail::{self, MailContent, Mode};
+use crate::protocols::agent_mail::{self, MailContent};
 
 /// What an agent is doing, as shown in the status pane. Derived from the
 /// runner's state and the backend's structured events, never from output.
@@ -269,12 +269,7 @@ enum MailUpdate {
 /// such as "DONE, please look" from changing a status, the message must
 /// carry the bead id every status type requires, and replies are ignored.
 fn mail_update(message: &str) -> Option<MailUpdate> {
-    let mut text = message.trim_start();
-    while let Some(rest) = text.strip_prefix('@') {
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        text = rest[end..].trim_start();
-    }
-    let record = agent_mail::parse(text, Mode::Lenient).ok()?;
+    let record = agent_mail::from_channel_message(message)?;
     if record.bead_id.is_none() || record.in_reply_to.is_some() {
         return None;
     }
