@@ -166,7 +166,7 @@ impl Driver {
         for entry in entries {
             self.reported = entry.id;
             self.emit(EngineEvent::Message {
-                annotations: crate::protocols::annotate(&entry.message),
+                annotations: Box::new(crate::protocols::annotate(&entry.message)),
                 entry: entry.clone(),
             });
             self.queue.push_back(Event::MessagePosted(entry));

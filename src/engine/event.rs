@@ -18,7 +18,7 @@ pub enum EngineEvent {
     Message {
         entry: ChannelEntry,
         #[serde(flatten)]
-        annotations: Annotations,
+        annotations: Box<Annotations>,
     },
     /// An agent's status changed.
     Status { agent: String, status: AgentStatus },

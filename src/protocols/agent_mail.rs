@@ -409,16 +409,21 @@ impl MailRecord {
 
 /// Reads a channel message as a status message: leading `@mentions` are
 /// skipped (channel messages address someone first), then it is parsed
-/// leniently. `None` unless it has a known type.
+/// leniently. `None` unless it has a known type and looks deliberate: a bead
+/// id, or the subject starting with the type, so chat such as "almost DONE
+/// here" is not a status message.
 pub fn from_channel_message(message: &str) -> Option<MailRecord> {
     let mut text = message.trim_start();
     while let Some(rest) = text.strip_prefix('@') {
         let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         text = rest[end..].trim_start();
     }
-    parse(text, Mode::Lenient)
-        .ok()
-        .filter(|r| r.kind().is_some())
+    let record = parse(text, Mode::Lenient).ok()?;
+    let kind = record.kind()?;
+    let subject = record.subject.trim_start();
+    let subject = subject.strip_prefix("Re:").unwrap_or(subject).trim_start();
+    let leads = subject.split_whitespace().next() == Some(kind.keyword());
+    (record.bead_id.is_some() || leads).then_some(record)
 }
 
 /// Whether a channel message is a help request (not a reply to one): it goes
