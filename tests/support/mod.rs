@@ -82,6 +82,12 @@ pub struct Watcher {
     updates: mpsc::UnboundedSender<String>,
 }
 
+impl Watcher {
+    pub fn new(updates: mpsc::UnboundedSender<String>) -> Self {
+        Watcher { updates }
+    }
+}
+
 impl ClientHandler for Watcher {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::default()
