@@ -13,6 +13,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Validate { file, instance } => validate(&file, &instance),
+        Command::Mcp {
+            instance,
+            agent,
+            dir,
+            workflow,
+        } => awtui::mcp::bridge::main(awtui::mcp::bridge::BridgeArgs {
+            instance,
+            agent,
+            dir,
+            workflow,
+        }),
     }
 }
 

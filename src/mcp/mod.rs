@@ -5,7 +5,10 @@
 //! - [`McpServer::start`] starts it and returns an [`McpHandle`] (URL,
 //!   socket, tokens, change events, stop).
 //! - [`tools`] is the tool logic, callable without HTTP.
+//! - [`bridge`] is `awtui mcp`, a stdio relay for clients that only start
+//!   stdio servers.
 
+pub mod bridge;
 pub mod endpoint;
 pub mod identity;
 pub mod notify;
