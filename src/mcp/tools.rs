@@ -504,13 +504,10 @@ impl ToolBox {
             let last_id = store.last_id();
             let mut acked_until = None;
             if let (Some(first), Some(last)) = (entries.first(), entries.last()) {
-                let unseen = store
-                    .inbox(caller)?
-                    .iter()
-                    .map(|i| i.entry.id)
-                    .filter(|&id| id < first.id)
-                    .min();
-                let until = unseen.map_or(last.id, |id| id - 1);
+                let until = match store.oldest_unread(caller)? {
+                    Some(unseen) if unseen < first.id => unseen - 1,
+                    _ => last.id,
+                };
                 acked_until = Some(tx.ack(caller, Since::Id(until))?.acked);
             }
             Ok(json!({
