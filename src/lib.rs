@@ -2,6 +2,7 @@
 pub mod cli;
 pub mod context;
 pub mod fsutil;
+#[warn(missing_docs)]
 pub mod mcp;
 pub mod protocols;
 pub mod workflow;

@@ -33,7 +33,9 @@ pub const EXIT_FAILED: u8 = 1;
 /// The command-line arguments of `awtui mcp`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BridgeArgs {
+    /// The running instance's name.
     pub instance: String,
+    /// Who to act as; picks the token file.
     pub agent: String,
     /// The folder holding `.workflow/<instance>/` (default: the current
     /// directory), or the instance folder itself.
@@ -45,10 +47,13 @@ pub struct BridgeArgs {
 /// Why the bridge stopped without success.
 #[derive(Debug, thiserror::Error)]
 pub enum BridgeError {
+    /// No endpoint file, nobody answers on it, or the instance stopped.
     #[error("{0}")]
     NotRunning(String),
+    /// Bad arguments, no token, or a token the instance refused.
     #[error("{0}")]
     Usage(String),
+    /// Anything else (stdout closed, no runtime).
     #[error("{0}")]
     Failed(String),
 }
@@ -97,8 +102,11 @@ pub fn instance_dir(args: &BridgeArgs) -> Result<PathBuf, BridgeError> {
 /// Where to connect and with which token.
 #[derive(Clone, Debug)]
 pub struct Target {
+    /// The instance folder that was found.
     pub instance_dir: PathBuf,
+    /// Its recorded endpoint.
     pub endpoint: Endpoint,
+    /// The agent's token.
     pub token: String,
 }
 

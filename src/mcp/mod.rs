@@ -36,23 +36,32 @@ use crate::context::mentions;
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
+    /// Agent names must be valid mention names (they are also file names).
     #[error(
         "'{0}' cannot be an agent name: use letters, digits, '_' and '-', starting with a letter"
     )]
     BadAgentName(String),
+    /// `user`, `system` and `all` mean something else in mentions.
     #[error("'{0}' is reserved and cannot be an agent name")]
     ReservedAgentName(String),
+    /// Tokens could not be made or stored.
     #[error(transparent)]
     Identity(#[from] identity::IdentityError),
+    /// A listener could not be bound.
     #[error("cannot listen on {what}: {source}")]
     Listen {
+        /// The address or socket path.
         what: String,
+        /// What went wrong.
         #[source]
         source: std::io::Error,
     },
+    /// The endpoint file could not be written.
     #[error("cannot write {path}: {source}")]
     Endpoint {
+        /// The endpoint file.
         path: PathBuf,
+        /// What went wrong.
         #[source]
         source: std::io::Error,
     },

@@ -41,7 +41,9 @@ impl From<ContextError> for ToolError {
 /// A tool's public description: what `tools/list` shows.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
+    /// The exact tool name agents call.
     pub name: &'static str,
+    /// What the agent reads to decide when and how to call it.
     pub description: &'static str,
     /// JSON Schema of the arguments object.
     pub input_schema: Value,
