@@ -231,3 +231,67 @@ async fn session_less_clients_discover_call_and_listen() {
     }
     inst.handle.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_on_a_running_instance_is_refused_and_leaves_it_alone() {
+    use awtui::context::MemoryStore;
+    use awtui::mcp::{McpConfig, McpError, McpServer, SharedContext};
+
+    let inst = Instance::start().await;
+    let endpoint = std::fs::read_to_string(inst.dir.join("mcp.json")).unwrap();
+    let second = McpServer::start(McpConfig {
+        context: SharedContext::new(Box::new(MemoryStore::new(&layout()).unwrap())),
+        agents: agents(),
+        instance_dir: Some(inst.dir.clone()),
+    })
+    .await;
+    match second {
+        Err(e @ McpError::AlreadyRunning { .. }) => {
+            assert!(e.to_string().contains("already running"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // The running instance's files are untouched and it still serves.
+    assert_eq!(
+        std::fs::read_to_string(inst.dir.join("mcp.json")).unwrap(),
+        endpoint
+    );
+    assert_eq!(
+        std::fs::read_to_string(inst.dir.join("tokens/coder")).unwrap(),
+        inst.token("coder")
+    );
+    let (coder, _) = unix_client(inst.handle.socket_path().unwrap(), &inst.token("coder")).await;
+    call(&coder, "channel_send", json!({"message": "still here"})).await;
+    inst.handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_left_by_a_crashed_instance_are_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".workflow/default");
+    std::fs::create_dir_all(dir.join("tokens")).unwrap();
+    std::fs::write(dir.join("tokens/old-agent"), "stale").unwrap();
+    std::os::unix::net::UnixListener::bind(dir.join("mcp.sock")).unwrap();
+    Endpoint {
+        url: "http://127.0.0.1:9/mcp".into(),
+        socket: Some(dir.join("mcp.sock")),
+        pid: 1,
+    }
+    .write(&dir)
+    .unwrap();
+
+    let store = awtui::context::FileStore::open(&dir, &layout()).unwrap();
+    let handle = awtui::mcp::McpServer::start(awtui::mcp::McpConfig {
+        context: awtui::mcp::SharedContext::new(Box::new(store)),
+        agents: agents(),
+        instance_dir: Some(dir.clone()),
+    })
+    .await
+    .unwrap();
+    let endpoint = Endpoint::read(&dir).unwrap().unwrap();
+    assert_eq!(endpoint.url, handle.url());
+    assert!(!dir.join("tokens/old-agent").exists());
+    let (qa, _) = unix_client(handle.socket_path().unwrap(), handle.token("qa").unwrap()).await;
+    assert_eq!(call(&qa, "workflow_agents", json!({})).await["you"], "qa");
+    handle.stop().await;
+}

@@ -56,6 +56,14 @@ pub enum McpError {
         #[source]
         source: std::io::Error,
     },
+    /// Another server already serves this instance folder.
+    #[error("{dir} is already served at {url}: is this instance already running?")]
+    AlreadyRunning {
+        /// The instance folder.
+        dir: PathBuf,
+        /// Where the other server answers.
+        url: String,
+    },
     /// The endpoint file could not be written.
     #[error("cannot write {path}: {source}")]
     Endpoint {
@@ -98,7 +106,9 @@ pub struct McpHandle {
     hub: Arc<notify::Hub>,
     stop: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
-    cleaned: bool,
+    /// Whether the token and endpoint files in the instance folder are ours
+    /// to remove (not those of another instance that was found running).
+    owns_files: bool,
 }
 
 impl McpServer {
@@ -132,7 +142,7 @@ impl McpServer {
             hub: hub.clone(),
             stop: stop.clone(),
             tasks: Vec::new(),
-            cleaned: false,
+            owns_files: false,
         };
         handle.tasks.push(tokio::spawn(notify::run(
             hub,
@@ -149,7 +159,7 @@ impl McpServer {
         handle.tasks.push(task);
 
         if let Some(dir) = &config.instance_dir {
-            handle.tokens.write_files(dir)?;
+            refuse_if_running(dir).await?;
             let path = dir.join(endpoint::SOCKET_FILE);
             if path.as_os_str().len() > endpoint::MAX_SOCKET_PATH {
                 tracing::warn!(
@@ -166,6 +176,8 @@ impl McpServer {
                 handle.socket = Some(socket);
                 handle.tasks.push(task);
             }
+            handle.owns_files = true;
+            handle.tokens.write_files(dir)?;
             let endpoint = Endpoint {
                 url: handle.url.clone(),
                 socket: handle.socket.clone(),
@@ -179,6 +191,27 @@ impl McpServer {
         tracing::info!("MCP server listening on {}", handle.url);
         Ok(handle)
     }
+}
+
+/// Fails when the endpoint recorded in `dir` answers: another server is
+/// serving this instance, and its files must not be replaced. A recorded
+/// endpoint nobody answers on was left by a crash and is replaced.
+async fn refuse_if_running(dir: &Path) -> Result<(), McpError> {
+    let Ok(Some(endpoint)) = Endpoint::read(dir) else {
+        return Ok(());
+    };
+    let answers = match (&endpoint.socket, endpoint.authority()) {
+        (Some(socket), _) => tokio::net::UnixStream::connect(socket).await.is_ok(),
+        (None, Some(authority)) => tokio::net::TcpStream::connect(authority).await.is_ok(),
+        (None, None) => false,
+    };
+    if answers {
+        return Err(McpError::AlreadyRunning {
+            dir: dir.to_path_buf(),
+            url: endpoint.url,
+        });
+    }
+    Ok(())
 }
 
 impl McpHandle {
@@ -235,15 +268,13 @@ impl McpHandle {
     }
 
     fn clean_up(&mut self) {
-        if self.cleaned {
-            return;
+        if let Some(socket) = self.socket.take() {
+            let _ = std::fs::remove_file(socket);
         }
-        self.cleaned = true;
-        if let Some(dir) = &self.instance_dir {
+        if std::mem::take(&mut self.owns_files)
+            && let Some(dir) = &self.instance_dir
+        {
             Endpoint::remove(dir);
-            if let Some(socket) = &self.socket {
-                let _ = std::fs::remove_file(socket);
-            }
             self.tokens.remove_files(dir);
         }
     }
