@@ -7,6 +7,20 @@
 //! - [`tools`] is the tool logic, callable without HTTP.
 //! - [`bridge`] is `awtui mcp`, a stdio relay for clients that only start
 //!   stdio servers.
+//!
+//! Decisions where the seed leaves a gap or falls into a known trap:
+//! - Identity is the bearer token only (`user` has one too); requests
+//!   without a known token get HTTP 401 before any MCP handling.
+//! - `channel_read` and `channel_peek` return the newest `limit` entries
+//!   after `since` (default [`tools::DEFAULT_LIMIT`], at most
+//!   [`tools::MAX_LIMIT`]) and say when older ones were left out.
+//!   `channel_read` acknowledges up to the last entry returned, as in the
+//!   seed, but never past an unread mention it did not show: such mentions
+//!   stay in the inbox instead of being silently dropped.
+//! - Cursors and acknowledgements use message ids; a timestamp given as
+//!   `since`/`until` is turned into the id of the last message at or before
+//!   it.
+//! - Results are JSON objects, as structured content and as text.
 
 pub mod bridge;
 pub mod endpoint;
