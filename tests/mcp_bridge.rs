@@ -303,3 +303,43 @@ async fn bridge_with_a_wrong_token_fails_and_writes_nothing() {
     assert!(stderr.contains("no token for agent 'coder'"), "{stderr}");
     inst.handle.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_exits_when_the_instance_stops() {
+    let inst = Instance::start().await;
+    let mut child = spawn_for(inst.root(), "coder", None);
+    let mut raw = Raw {
+        stdin: child.stdin.take().unwrap(),
+        stdout: BufReader::new(child.stdout.take().unwrap()).lines(),
+    };
+    raw.send(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    }))
+    .await;
+    assert_eq!(raw.recv().await["id"], 1);
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        .await;
+    assert_eq!(raw.recv().await["id"], 2);
+    inst.handle.stop().await;
+    // The bridge may already be gone, so a failed write is fine.
+    let _ = raw
+        .stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n")
+        .await;
+    let started = std::time::Instant::now();
+    let mut stderr = child.stderr.take().unwrap();
+    let status = tokio::time::timeout(PATIENCE, child.wait())
+        .await
+        .expect("the bridge exits")
+        .unwrap();
+    let mut text = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut text)
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(3), "{text}");
+    assert!(text.contains("instance 'default'"), "{text}");
+    assert!(started.elapsed() < PATIENCE);
+}

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::ErrorData;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, RoleServer};
 use rmcp::transport::async_rw::TransportAdapterAsyncRW;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -29,6 +30,10 @@ pub const EXIT_NOT_RUNNING: u8 = 3;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for other failures while relaying.
 pub const EXIT_FAILED: u8 = 1;
+
+/// How often the bridge checks that the instance still answers, so it
+/// exits soon after the instance stops even when idle.
+const LIVENESS_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The command-line arguments of `awtui mcp`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,6 +183,22 @@ async fn probe(target: &Target, instance: &str) -> Result<(), BridgeError> {
     }
 }
 
+/// Explains why the handshake could not be relayed: the instance went
+/// away, or it refused the token, or something else.
+async fn startup_failure(target: &Target, instance: &str, agent: &str, error: &str) -> BridgeError {
+    if let Err(gone) = probe(target, instance).await {
+        return gone;
+    }
+    if error.contains("Auth") || error.contains("401") {
+        return BridgeError::Usage(format!(
+            "instance '{instance}' refused the token of agent '{agent}': {error}"
+        ));
+    }
+    BridgeError::Failed(format!(
+        "cannot relay the handshake to instance '{instance}': {error}"
+    ))
+}
+
 fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
     matches!(message, ClientJsonRpcMessage::Request(r)
         if matches!(r.request, ClientRequest::InitializeRequest(_)))
@@ -185,7 +206,12 @@ fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
 
 /// Relays between stdio and `up` until stdin closes (success) or the
 /// instance goes away.
-async fn relay<T>(mut up: T, agent: &str, instance: &str) -> Result<(), BridgeError>
+async fn relay<T>(
+    mut up: T,
+    target: &Target,
+    agent: &str,
+    instance: &str,
+) -> Result<(), BridgeError>
 where
     T: Transport<RoleClient>,
 {
@@ -198,6 +224,9 @@ where
     // order and be accepted before anything else is sent.
     let mut in_order = 1;
     let mut sends = JoinSet::new();
+    // Notice an instance that stopped while nothing was being relayed.
+    let mut watch = tokio::time::interval(LIVENESS_INTERVAL);
+    watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let result = loop {
         tokio::select! {
             message = down.receive() => {
@@ -205,22 +234,24 @@ where
                 if is_initialize(&message) {
                     in_order = 2;
                 }
+                let request_id = match &message {
+                    ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
+                    _ => None,
+                };
                 let send = up.send(message);
                 if in_order > 0 {
                     in_order -= 1;
                     if let Err(e) = send.await {
-                        break Err(BridgeError::Usage(format!(
-                            "instance '{instance}' refused the connection of agent '{agent}': {e}"
-                        )));
+                        break Err(startup_failure(target, instance, agent, &e.to_string()).await);
                     }
                 } else {
-                    sends.spawn(send);
+                    sends.spawn(async move { (request_id, send.await) });
                 }
             }
             message = up.receive() => {
                 let Some(message) = message else {
                     break Err(BridgeError::NotRunning(format!(
-                        "instance '{instance}' closed the connection (it stopped?)"
+                        "instance '{instance}' closed the connection: it stopped"
                     )));
                 };
                 if let Err(e) = down.send(message).await {
@@ -228,8 +259,25 @@ where
                 }
             }
             Some(joined) = sends.join_next(), if !sends.is_empty() => {
-                if let Ok(Err(e)) = joined {
-                    eprintln!("awtui mcp: a message could not be relayed: {e}");
+                let Ok((request_id, Err(e))) = joined else { continue };
+                if let Err(gone) = probe(target, instance).await {
+                    break Err(gone);
+                }
+                eprintln!("awtui mcp: a message could not be relayed: {e}");
+                // Answer the request so the client does not wait forever.
+                if let Some(id) = request_id {
+                    let error = ErrorData::internal_error(
+                        format!("awtui mcp could not relay this request: {e}"),
+                        None,
+                    );
+                    if let Err(e) = down.send(ServerJsonRpcMessage::error(error, Some(id))).await {
+                        break Err(BridgeError::Failed(format!("cannot write to stdout: {e}")));
+                    }
+                }
+            }
+            _ = watch.tick() => {
+                if let Err(gone) = probe(target, instance).await {
+                    break Err(gone);
                 }
             }
         }
@@ -255,12 +303,12 @@ pub async fn run(args: &BridgeArgs) -> Result<(), BridgeError> {
                 &socket.to_string_lossy(),
                 config,
             );
-            relay(up, &args.agent, &args.instance).await
+            relay(up, &target, &args.agent, &args.instance).await
         }
         None => {
             let up =
                 StreamableHttpClientTransport::from_config(config(target.endpoint.url.clone()));
-            relay(up, &args.agent, &args.instance).await
+            relay(up, &target, &args.agent, &args.instance).await
         }
     }
 }
