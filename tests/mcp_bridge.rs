@@ -110,6 +110,17 @@ async fn bridge_relays_tools_errors_and_notifications() {
     inst.handle.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_works_through_the_bridge() {
+    let inst = Instance::start().await;
+    let (coder, _) = rmcp_over(spawn_for(inst.root(), "coder", None)).await;
+    let (reviewer, _) = rmcp_over(spawn_for(inst.root(), "reviewer", None)).await;
+    exercise_every_tool(&coder, &reviewer).await;
+    coder.cancel().await.unwrap();
+    reviewer.cancel().await.unwrap();
+    inst.handle.stop().await;
+}
+
 struct Raw {
     stdin: ChildStdin,
     stdout: tokio::io::Lines<BufReader<ChildStdout>>,

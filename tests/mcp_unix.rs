@@ -62,6 +62,16 @@ async fn socket_serves_the_same_tools_and_files_are_private() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_works_over_the_socket() {
+    let inst = Instance::start().await;
+    let socket = inst.handle.socket_path().unwrap().to_path_buf();
+    let (coder, _) = unix_client(&socket, &inst.token("coder")).await;
+    let (reviewer, _) = unix_client(&socket, &inst.token("reviewer")).await;
+    exercise_every_tool(&coder, &reviewer).await;
+    inst.handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_token_is_refused_on_the_socket_too() {
     let inst = Instance::start().await;
     let socket = inst.handle.socket_path().unwrap().to_path_buf();
