@@ -137,6 +137,14 @@ impl McpServer {
                 return Err(McpError::BadAgentName(name.clone()));
             }
         }
+        let store_agents = config.context.read(|s| s.agents().to_vec());
+        if store_agents != config.agents {
+            tracing::warn!(
+                "the MCP server's agents {:?} differ from the context's {:?}: mentions follow the context",
+                config.agents,
+                store_agents
+            );
+        }
         let tokens = Tokens::generate(&config.agents)?;
         let stop = CancellationToken::new();
         let hub = Arc::new(notify::Hub::default());
