@@ -41,6 +41,26 @@ pub enum Command {
         #[command(subcommand)]
         command: CtxCommand,
     },
+    /// Serve the running instance's context MCP tools on stdin/stdout, for
+    /// agent CLIs that only start stdio servers (a relay: it never serves a
+    /// context of its own; exits with code 3 when the instance is not running).
+    Mcp {
+        /// The running instance.
+        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
+        instance: String,
+        /// The agent to act as (its token comes from AWTUI_TOKEN or the
+        /// instance's tokens folder).
+        #[arg(long)]
+        agent: String,
+        /// The folder holding .workflow/<instance>/ (default: the current
+        /// directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The workflow file, whose context settings say where the instance
+        /// lives.
+        #[arg(long, conflicts_with = "dir")]
+        workflow: Option<PathBuf>,
+    },
     /// Agent Output Protocol tools.
     Aop {
         #[command(subcommand)]

@@ -5,6 +5,7 @@ pub mod commands;
 pub mod context;
 pub mod engine;
 pub mod fsutil;
+#[warn(missing_docs)]
 pub mod mcp;
 pub mod protocols;
 pub mod sanitize;

@@ -9,6 +9,19 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
+        Command::Mcp {
+            instance,
+            agent,
+            dir,
+            workflow,
+        } => {
+            return awtui::mcp::bridge::main(awtui::mcp::bridge::BridgeArgs {
+                instance,
+                agent,
+                dir,
+                workflow,
+            });
+        }
         Command::Validate { file, instance } => commands::validate::run(&file, &instance),
         Command::Run { file, instance } => commands::run::run(&file, &instance),
         Command::Ctx { json, command } => commands::ctx::run(command, json),

@@ -139,6 +139,9 @@ fn inbox_priority_order_and_ack_forward_only() {
         assert_eq!(inbox[0].priority, Priority::High);
         assert_eq!(inbox[2].priority, Priority::Normal);
         assert!(inbox.iter().all(|i| i.state == DeliveryState::Queued));
+        assert_eq!(s.oldest_unread("coder").unwrap(), Some(1));
+        assert_eq!(s.oldest_unread("reviewer").unwrap(), None);
+        assert!(s.oldest_unread("ghost").is_err());
 
         assert_eq!(
             s.ack("coder", Since::Id(2)).unwrap(),
@@ -148,6 +151,7 @@ fn inbox_priority_order_and_ack_forward_only() {
             }
         );
         assert_eq!(s.inbox("coder").unwrap().len(), 1);
+        assert_eq!(s.oldest_unread("coder").unwrap(), Some(4));
         // Never backwards.
         assert_eq!(s.ack("coder", Since::Id(1)).unwrap().acked, 2);
         // Acking by time covers entries at or before it.

@@ -137,6 +137,16 @@ impl ChannelIndex {
         Ok(self.cursors.get(recipient).copied().unwrap_or_default())
     }
 
+    /// Id of `recipient`'s oldest unread mention, in O(log n).
+    pub fn oldest_unread(&self, recipient: &str) -> Result<Option<u64>> {
+        let cursor = self.cursor(recipient)?;
+        let Some(positions) = self.mentioned.get(recipient) else {
+            return Ok(None);
+        };
+        let first_unread = positions.partition_point(|&p| self.entries[p].id <= cursor.acked);
+        Ok(positions.get(first_unread).map(|&p| self.entries[p].id))
+    }
+
     /// Unread mentions of `recipient`, high priority first, then by id.
     pub fn inbox(&self, recipient: &str) -> Result<Vec<InboxItem>> {
         let cursor = self.cursor(recipient)?;

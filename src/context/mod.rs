@@ -198,6 +198,8 @@ pub trait ContextStore: Send {
     /// `agent`'s unread mentions, high priority first, then oldest first.
     /// Changes nothing.
     fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>>;
+    /// The id of `agent`'s oldest unread mention, without building the inbox.
+    fn oldest_unread(&self, agent: &str) -> Result<Option<u64>>;
     /// Records that `agent` was handed everything up to `through`.
     fn mark_delivered(&mut self, agent: &str, through: u64) -> Result<Cursor>;
     /// Moves `agent`'s cursor forward to `until` (never back).

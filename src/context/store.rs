@@ -78,6 +78,9 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>> {
         self.index.inbox(agent)
     }
+    fn oldest_unread(&self, agent: &str) -> Result<Option<u64>> {
+        self.index.oldest_unread(agent)
+    }
     fn mark_delivered(&mut self, agent: &str, through: u64) -> Result<Cursor> {
         let (cursor, changed) = self.index.mark_delivered(agent, through)?;
         self.persist_cursor_change(changed)?;

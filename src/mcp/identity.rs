@@ -23,13 +23,18 @@ pub const TOKEN_ENV: &str = "AWTUI_TOKEN";
 /// Errors making, storing or finding tokens.
 #[derive(Debug, thiserror::Error)]
 pub enum IdentityError {
+    /// The OS random source failed.
     #[error("cannot get random bytes from the operating system: {0}")]
     Random(String),
+    /// A name that cannot be a file name or a mention.
     #[error("'{0}' cannot have a token: it is not a valid agent name")]
     BadName(String),
+    /// Reading or writing a token file failed.
     #[error("{path}: {source}")]
     Io {
+        /// The file or folder concerned.
         path: PathBuf,
+        /// What went wrong.
         #[source]
         source: io::Error,
     },

@@ -5,7 +5,24 @@
 //! - [`McpServer::start`] starts it and returns an [`McpHandle`] (URL,
 //!   socket, tokens, change events, stop).
 //! - [`tools`] is the tool logic, callable without HTTP.
+//! - [`bridge`] is `awtui mcp`, a stdio relay for clients that only start
+//!   stdio servers.
+//!
+//! Decisions where the seed leaves a gap or falls into a known trap:
+//! - Identity is the bearer token only (`user` has one too); requests
+//!   without a known token get HTTP 401 before any MCP handling.
+//! - `channel_read` and `channel_peek` return the newest `limit` entries
+//!   after `since` (default [`tools::DEFAULT_LIMIT`], at most
+//!   [`tools::MAX_LIMIT`]) and say when older ones were left out.
+//!   `channel_read` acknowledges up to the last entry returned, as in the
+//!   seed, but never past an unread mention it did not show: such mentions
+//!   stay in the inbox instead of being silently dropped.
+//! - Cursors and acknowledgements use message ids; a timestamp given as
+//!   `since`/`until` is turned into the id of the last message at or before
+//!   it.
+//! - Results are JSON objects, as structured content and as text.
 
+pub mod bridge;
 pub mod endpoint;
 pub mod identity;
 pub mod notify;
@@ -33,23 +50,40 @@ use crate::context::mentions;
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
+    /// Agent names must be valid mention names (they are also file names).
     #[error(
         "'{0}' cannot be an agent name: use letters, digits, '_' and '-', starting with a letter"
     )]
     BadAgentName(String),
+    /// `user`, `system` and `all` mean something else in mentions.
     #[error("'{0}' is reserved and cannot be an agent name")]
     ReservedAgentName(String),
+    /// Tokens could not be made or stored.
     #[error(transparent)]
     Identity(#[from] identity::IdentityError),
+    /// A listener could not be bound.
     #[error("cannot listen on {what}: {source}")]
     Listen {
+        /// The address or socket path.
         what: String,
+        /// What went wrong.
         #[source]
         source: std::io::Error,
     },
+    /// Another server already serves this instance folder.
+    #[error("{dir} is already served at {url}: is this instance already running?")]
+    AlreadyRunning {
+        /// The instance folder.
+        dir: PathBuf,
+        /// Where the other server answers.
+        url: String,
+    },
+    /// The endpoint file could not be written.
     #[error("cannot write {path}: {source}")]
     Endpoint {
+        /// The endpoint file.
         path: PathBuf,
+        /// What went wrong.
         #[source]
         source: std::io::Error,
     },
@@ -86,7 +120,9 @@ pub struct McpHandle {
     hub: Arc<notify::Hub>,
     stop: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
-    cleaned: bool,
+    /// Whether the token and endpoint files in the instance folder are ours
+    /// to remove (not those of another instance that was found running).
+    owns_files: bool,
 }
 
 impl McpServer {
@@ -100,6 +136,14 @@ impl McpServer {
             if !mentions::is_valid_name(name) {
                 return Err(McpError::BadAgentName(name.clone()));
             }
+        }
+        let store_agents = config.context.read(|s| s.agents().to_vec());
+        if store_agents != config.agents {
+            tracing::warn!(
+                "the MCP server's agents {:?} differ from the context's {:?}: mentions follow the context",
+                config.agents,
+                store_agents
+            );
         }
         let tokens = Tokens::generate(&config.agents)?;
         let stop = CancellationToken::new();
@@ -120,7 +164,7 @@ impl McpServer {
             hub: hub.clone(),
             stop: stop.clone(),
             tasks: Vec::new(),
-            cleaned: false,
+            owns_files: false,
         };
         handle.tasks.push(tokio::spawn(notify::run(
             hub,
@@ -137,7 +181,7 @@ impl McpServer {
         handle.tasks.push(task);
 
         if let Some(dir) = &config.instance_dir {
-            handle.tokens.write_files(dir)?;
+            refuse_if_running(dir).await?;
             let path = dir.join(endpoint::SOCKET_FILE);
             if path.as_os_str().len() > endpoint::MAX_SOCKET_PATH {
                 tracing::warn!(
@@ -154,6 +198,8 @@ impl McpServer {
                 handle.socket = Some(socket);
                 handle.tasks.push(task);
             }
+            handle.owns_files = true;
+            handle.tokens.write_files(dir)?;
             let endpoint = Endpoint {
                 url: handle.url.clone(),
                 socket: handle.socket.clone(),
@@ -167,6 +213,27 @@ impl McpServer {
         tracing::info!("MCP server listening on {}", handle.url);
         Ok(handle)
     }
+}
+
+/// Fails when the endpoint recorded in `dir` answers: another server is
+/// serving this instance, and its files must not be replaced. A recorded
+/// endpoint nobody answers on was left by a crash and is replaced.
+async fn refuse_if_running(dir: &Path) -> Result<(), McpError> {
+    let Ok(Some(endpoint)) = Endpoint::read(dir) else {
+        return Ok(());
+    };
+    let answers = match (&endpoint.socket, endpoint.authority()) {
+        (Some(socket), _) => tokio::net::UnixStream::connect(socket).await.is_ok(),
+        (None, Some(authority)) => tokio::net::TcpStream::connect(authority).await.is_ok(),
+        (None, None) => false,
+    };
+    if answers {
+        return Err(McpError::AlreadyRunning {
+            dir: dir.to_path_buf(),
+            url: endpoint.url,
+        });
+    }
+    Ok(())
 }
 
 impl McpHandle {
@@ -223,15 +290,13 @@ impl McpHandle {
     }
 
     fn clean_up(&mut self) {
-        if self.cleaned {
-            return;
+        if let Some(socket) = self.socket.take() {
+            let _ = std::fs::remove_file(socket);
         }
-        self.cleaned = true;
-        if let Some(dir) = &self.instance_dir {
+        if std::mem::take(&mut self.owns_files)
+            && let Some(dir) = &self.instance_dir
+        {
             Endpoint::remove(dir);
-            if let Some(socket) = &self.socket {
-                let _ = std::fs::remove_file(socket);
-            }
             self.tokens.remove_files(dir);
         }
     }

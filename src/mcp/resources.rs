@@ -27,20 +27,26 @@ pub fn document_uri(path: &str) -> String {
 /// A parsed resource URI.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResourceUri {
+    /// `awtui://channel`.
     Channel,
+    /// `awtui://inbox/<agent>`.
     Inbox(String),
+    /// `awtui://document/<path>`, path validated.
     Document(String),
 }
 
 /// Why a resource URI cannot be served.
 #[derive(Debug, thiserror::Error)]
 pub enum ResourceError {
+    /// Not one of the three kinds of URI.
     #[error(
         "no such resource '{0}': use awtui://channel, awtui://inbox/<agent> or awtui://document/<path>"
     )]
     Unknown(String),
+    /// An inbox of someone who is not in the workflow.
     #[error("'{0}' has no inbox: it is not a participant of this workflow")]
     NoInbox(String),
+    /// A refused path or a missing document.
     #[error(transparent)]
     Context(#[from] ContextError),
 }
@@ -48,16 +54,22 @@ pub enum ResourceError {
 /// A resource as listed by `resources/list`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResourceInfo {
+    /// `awtui://...`.
     pub uri: String,
+    /// Short name shown by clients.
     pub name: String,
+    /// What it holds.
     pub description: String,
+    /// Content type of a read.
     pub mime_type: &'static str,
 }
 
 /// A resource's content.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResourceText {
+    /// Content type.
     pub mime_type: &'static str,
+    /// The content.
     pub text: String,
 }
 

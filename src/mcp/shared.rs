@@ -23,26 +23,39 @@ pub const EVENT_CAPACITY: usize = 4096;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ContextEvent {
     /// A message was appended to the channel (it is already durable).
-    MessageAppended { entry: ChannelEntry },
+    MessageAppended {
+        /// The new entry, with its id and mentions.
+        entry: ChannelEntry,
+    },
     /// A document was written, appended to, created or deleted.
     DocumentChanged {
         /// The document's path relative to the document folder.
         path: String,
+        /// What happened to it.
         change: DocumentChange,
         /// Who changed it.
         by: String,
     },
     /// A recipient's delivery or acknowledgement cursor moved.
-    CursorChanged { agent: String, cursor: Cursor },
+    CursorChanged {
+        /// Whose inbox.
+        agent: String,
+        /// The new cursor.
+        cursor: Cursor,
+    },
 }
 
 /// What happened to a document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DocumentChange {
+    /// Its content was replaced.
     Written,
+    /// Text was added at its end.
     Appended,
+    /// It was created.
     Created,
+    /// It was deleted.
     Deleted,
 }
 

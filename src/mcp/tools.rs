@@ -41,7 +41,9 @@ impl From<ContextError> for ToolError {
 /// A tool's public description: what `tools/list` shows.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
+    /// The exact tool name agents call.
     pub name: &'static str,
+    /// What the agent reads to decide when and how to call it.
     pub description: &'static str,
     /// JSON Schema of the arguments object.
     pub input_schema: Value,
@@ -504,13 +506,10 @@ impl ToolBox {
             let last_id = store.last_id();
             let mut acked_until = None;
             if let (Some(first), Some(last)) = (entries.first(), entries.last()) {
-                let unseen = store
-                    .inbox(caller)?
-                    .iter()
-                    .map(|i| i.entry.id)
-                    .filter(|&id| id < first.id)
-                    .min();
-                let until = unseen.map_or(last.id, |id| id - 1);
+                let until = match store.oldest_unread(caller)? {
+                    Some(unseen) if unseen < first.id => unseen - 1,
+                    _ => last.id,
+                };
                 acked_until = Some(tx.ack(caller, Since::Id(until))?.acked);
             }
             Ok(json!({

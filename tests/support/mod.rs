@@ -15,7 +15,7 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 /// Generous limit for anything a test waits for.
@@ -80,6 +80,12 @@ pub async fn start_memory() -> McpHandle {
 #[derive(Clone)]
 pub struct Watcher {
     updates: mpsc::UnboundedSender<String>,
+}
+
+impl Watcher {
+    pub fn new(updates: mpsc::UnboundedSender<String>) -> Self {
+        Watcher { updates }
+    }
 }
 
 impl ClientHandler for Watcher {
@@ -204,4 +210,163 @@ pub async fn next_update(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
         .await
         .expect("a notification in time")
         .expect("client still open")
+}
+
+/// Every tool and the alias, as `coder` and `reviewer`, on a fresh instance
+/// (documents notes.md and goals.md, empty channel); the same scenario runs
+/// over each transport.
+pub async fn exercise_every_tool(coder: &Client, reviewer: &Client) {
+    let mut names: Vec<String> = coder
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "channel_mentions",
+            "channel_peek",
+            "channel_read",
+            "channel_send",
+            "document_append",
+            "document_create",
+            "document_delete",
+            "document_list",
+            "document_read",
+            "document_write",
+            "inbox_ack",
+            "inbox_check",
+            "inbox_peek",
+            "workflow_agents"
+        ]
+    );
+
+    // workflow_agents names the caller.
+    let who = call(reviewer, "workflow_agents", json!({})).await;
+    assert_eq!(who["you"], "reviewer");
+    let mentions: Vec<&str> = who["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["mention"].as_str().unwrap())
+        .collect();
+    assert_eq!(mentions, ["@coder", "@reviewer", "@qa"]);
+
+    // channel_send: the sender is the token's owner.
+    let sent = call(
+        coder,
+        "channel_send",
+        json!({"message": "@reviewer please look"}),
+    )
+    .await;
+    assert_eq!(sent["id"], 1);
+    assert_eq!(sent["mentions"], json!(["reviewer"]));
+    assert!(sent["timestamp"].as_str().unwrap().ends_with('Z'));
+    call(
+        coder,
+        "channel_send",
+        json!({"message": "URGENT @reviewer the build is red"}),
+    )
+    .await;
+
+    // channel_peek changes nothing.
+    let peek = call(reviewer, "channel_peek", json!({"limit": 1})).await;
+    assert_eq!(peek["entries"][0]["id"], 2);
+    assert_eq!(peek["entries"][0]["from"], "coder");
+    assert_eq!(call(reviewer, "inbox_peek", json!({})).await["count"], 2);
+
+    // inbox_check: high priority first, delivered not acked.
+    let inbox = call(reviewer, "inbox_check", json!({})).await;
+    assert_eq!(inbox["count"], 2);
+    assert_eq!(inbox["messages"][0]["id"], 2);
+    assert_eq!(inbox["messages"][0]["priority"], "high");
+    assert_eq!(inbox["messages"][0]["from"], "coder");
+    assert_eq!(inbox["messages"][1]["priority"], "normal");
+    let again = call(reviewer, "channel_mentions", json!({})).await;
+    assert_eq!(again["count"], 2);
+    assert_eq!(again["messages"][0]["state"], "delivered");
+
+    // inbox_ack by id, as a string or a number.
+    let acked = call(reviewer, "inbox_ack", json!({"until": "1"})).await;
+    assert_eq!(acked, json!({"acked_until": 1, "unread": 1}));
+
+    // channel_read acknowledges up to the last entry returned.
+    let read = call(reviewer, "channel_read", json!({"since": 1})).await;
+    assert_eq!(read["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(read["acked_until"], 2);
+    assert_eq!(call(reviewer, "inbox_peek", json!({})).await["count"], 0);
+
+    // since as a timestamp.
+    let t1 = read["entries"][0]["timestamp"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let by_time = call(coder, "channel_read", json!({"since": t1, "limit": 5})).await;
+    assert_eq!(by_time["entries"], json!([]));
+
+    // Documents.
+    call(coder, "document_write", json!({"content": "# Notes\n"})).await;
+    call(
+        reviewer,
+        "document_append",
+        json!({"content": "- looked\n"}),
+    )
+    .await;
+    let notes = call(coder, "document_read", json!({})).await;
+    assert_eq!(
+        notes,
+        json!({"file": "notes.md", "content": "# Notes\n- looked\n"})
+    );
+    let created = call(
+        coder,
+        "document_create",
+        json!({"file": "findings/auth.md", "content": "weak hash"}),
+    )
+    .await;
+    assert_eq!(created["file"], "findings/auth.md");
+    call(
+        coder,
+        "document_append",
+        json!({"file": "findings/auth.md", "content": "!"}),
+    )
+    .await;
+    let auth = call(
+        reviewer,
+        "document_read",
+        json!({"file": "findings/auth.md"}),
+    )
+    .await;
+    assert_eq!(auth["content"], "weak hash!");
+    call(
+        coder,
+        "document_write",
+        json!({"file": "goals.md", "content": "ship"}),
+    )
+    .await;
+    let list = call(coder, "document_list", json!({})).await;
+    assert_eq!(
+        list["documents"],
+        json!(["findings/auth.md", "goals.md", "notes.md"])
+    );
+    assert_eq!(list["entry_point"], "notes.md");
+    call(
+        coder,
+        "document_delete",
+        json!({"file": "findings/auth.md"}),
+    )
+    .await;
+    let list = call(coder, "document_list", json!({})).await;
+    assert_eq!(list["documents"], json!(["goals.md", "notes.md"]));
+
+    // Mistakes a caller can fix are tool errors; malformed calls are not.
+    let e = call_err(coder, "document_read", json!({"file": "../../etc/passwd"})).await;
+    assert!(e.contains("refused"), "{e}");
+    let e = call_err(coder, "document_read", json!({"file": "nope.md"})).await;
+    assert!(e.contains("does not exist"), "{e}");
+    let e = call_err(coder, "channel_read", json!({"since": "soon"})).await;
+    assert!(e.contains("neither a message id"), "{e}");
+    assert!(try_call(coder, "channel_send", json!({})).await.is_err());
 }
