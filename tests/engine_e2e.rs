@@ -541,3 +541,71 @@ async fn an_api_agent_uses_the_context_tools_in_process_as_itself() {
         "{names:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn front_ends_get_snapshots_documents_and_errors_through_commands() {
+    let yaml = "agents:\n  cc:\n    backend: claude\n    env: { PATH: \"$FAKE_PATH\" }\ncontext:\n  config:\n    documents: [goals.md]\nkickoff: \"@cc first\"\n";
+    let mut run = start(yaml, RunMode::Start).await;
+    wait_for(
+        &mut run.events,
+        |e| matches!(e, EngineEvent::Message { entry, .. } if entry.from == "cc"),
+    )
+    .await;
+    run.engine.send(Command::WriteDocument {
+        file: None,
+        content: "# Notes\nby user\n".into(),
+    });
+    let changed = wait_for(&mut run.events, |e| {
+        matches!(e, EngineEvent::Document { .. })
+    })
+    .await;
+    assert!(
+        matches!(changed, EngineEvent::Document { path, by, .. } if path == "notes.md" && by == "user")
+    );
+    run.engine.send(Command::ReadDocument { file: None });
+    let content = wait_for(&mut run.events, |e| {
+        matches!(e, EngineEvent::DocumentContent { .. })
+    })
+    .await;
+    assert_eq!(
+        content,
+        EngineEvent::DocumentContent {
+            file: "notes.md".into(),
+            content: "# Notes\nby user\n".into()
+        }
+    );
+    run.engine.send(Command::CreateDocument {
+        file: "../escape.md".into(),
+        content: String::new(),
+    });
+    let failed = wait_for(&mut run.events, |e| {
+        matches!(e, EngineEvent::CommandFailed { .. })
+    })
+    .await;
+    assert!(
+        matches!(&failed, EngineEvent::CommandFailed { error, .. } if error.contains("'../escape.md' refused")),
+        "{failed:?}"
+    );
+    run.engine.send(Command::Snapshot { messages: 10 });
+    let EngineEvent::Snapshot { snapshot } = wait_for(&mut run.events, |e| {
+        matches!(e, EngineEvent::Snapshot { .. })
+    })
+    .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(snapshot.agents[0].name, "cc");
+    assert_eq!(snapshot.agents[0].backend, "claude");
+    assert_eq!(snapshot.messages.len(), 2);
+    assert_eq!(snapshot.documents, vec!["goals.md", "notes.md"]);
+    assert_eq!(snapshot.cursors["cc"].acked, 1);
+    // Events cross process boundaries as JSON.
+    let json = serde_json::to_string(&EngineEvent::Snapshot {
+        snapshot: snapshot.clone(),
+    })
+    .unwrap();
+    let back: EngineEvent = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, EngineEvent::Snapshot { snapshot });
+    run.engine.send(Command::Shutdown);
+    run.engine.wait().await;
+}

@@ -232,13 +232,7 @@ impl ChannelIndex {
 }
 
 fn state_for(id: u64, cursor: Cursor) -> DeliveryState {
-    if id <= cursor.acked {
-        DeliveryState::Acked
-    } else if id <= cursor.delivered {
-        DeliveryState::Delivered
-    } else {
-        DeliveryState::Queued
-    }
+    cursor.state_of(id)
 }
 
 fn truncate_to_millis(t: DateTime<Utc>) -> DateTime<Utc> {

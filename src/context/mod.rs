@@ -130,6 +130,19 @@ pub struct Cursor {
     pub delivered: u64,
 }
 
+impl Cursor {
+    /// Where message `id` (which mentions this cursor's owner) stands.
+    pub fn state_of(&self, id: u64) -> DeliveryState {
+        if id <= self.acked {
+            DeliveryState::Acked
+        } else if id <= self.delivered {
+            DeliveryState::Delivered
+        } else {
+            DeliveryState::Queued
+        }
+    }
+}
+
 /// An unread mention in someone's inbox.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct InboxItem {

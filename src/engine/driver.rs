@@ -8,14 +8,14 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
 use super::command::Command;
-use super::event::EngineEvent;
+use super::event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
 use super::launch::{self, LaunchContext};
 use super::sessions;
 use crate::agents::backend::event::short_tool_name;
 use crate::agents::backend::turn::TurnStopper;
 use crate::agents::backend::{BackendEvent, TurnOutcome as BackendOutcome, TurnUpdate};
 use crate::agents::runner::{
-    Effect, Event, Millis, RunOutcome, Runner, TurnActivity, TurnId, TurnOutcome,
+    AgentStatus, Effect, Event, Millis, RunOutcome, Runner, TurnActivity, TurnId, TurnOutcome,
 };
 use crate::context::Since;
 use crate::context::mentions::{SYSTEM, USER};
@@ -390,23 +390,127 @@ impl Driver {
     async fn command(&mut self, cmd: Command) {
         let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
         match cmd {
-            Command::Post { text } => self.post(USER, &text),
+            Command::Post { text } => {
+                if let Err(e) = self.cx.context.append(USER, &text) {
+                    self.failed("post", e);
+                }
+            }
             Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
-                self.notice(format!("there is no agent '{agent}' in this workflow"));
+                self.failed(
+                    "stop",
+                    format!("there is no agent '{agent}' in this workflow"),
+                );
             }
             Command::Stop { agent } => self.handle(Event::Stop { agent }),
             Command::Restart { agent } => self.handle(Event::Restart { agent }),
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
                 if let Err(e) = self.cx.context.ack(&agent, until) {
-                    self.notice(format!("cannot acknowledge: {e}"));
+                    self.failed("ack", e);
                 }
             }
             Command::Shutdown => {
                 let pending = self.pending();
                 self.outcome = Some(RunOutcome::Incomplete { pending });
             }
+            Command::Snapshot { messages } => {
+                let snapshot = self.snapshot(messages);
+                self.emit(EngineEvent::Snapshot {
+                    snapshot: Box::new(snapshot),
+                });
+            }
+            Command::ReadDocument { file } => {
+                let path = file.clone();
+                match self.cx.context.read(|s| {
+                    let path = path.unwrap_or_else(|| s.entry_document().to_string());
+                    s.read_document(Some(&path)).map(|c| (path, c))
+                }) {
+                    Ok((file, content)) => {
+                        self.emit(EngineEvent::DocumentContent { file, content })
+                    }
+                    Err(e) => self.failed("read_document", e),
+                }
+            }
+            Command::WriteDocument { file, content } => {
+                let r = self
+                    .cx
+                    .context
+                    .transact(|tx| tx.write_document(USER, file.as_deref(), &content));
+                if let Err(e) = r {
+                    self.failed("write_document", e);
+                }
+            }
+            Command::CreateDocument { file, content } => {
+                let r = self
+                    .cx
+                    .context
+                    .transact(|tx| tx.create_document(USER, &file, &content));
+                if let Err(e) = r {
+                    self.failed("create_document", e);
+                }
+            }
+            Command::DeleteDocument { file } => {
+                let r = self
+                    .cx
+                    .context
+                    .transact(|tx| tx.delete_document(USER, &file));
+                if let Err(e) = r {
+                    self.failed("delete_document", e);
+                }
+            }
         }
+    }
+
+    fn failed(&self, command: &str, error: impl std::fmt::Display) {
+        self.emit(EngineEvent::CommandFailed {
+            command: command.to_string(),
+            error: error.to_string(),
+        });
+    }
+
+    /// The whole state, for a front end drawing from scratch.
+    fn snapshot(&self, limit: usize) -> Snapshot {
+        let runner_agents = self.runner.agents();
+        let agents = self
+            .cx
+            .workflow
+            .agents
+            .iter()
+            .map(|def| {
+                let view = runner_agents.iter().find(|v| v.name == def.name);
+                AgentSnapshot {
+                    name: def.name.clone(),
+                    backend: def.backend.name().to_string(),
+                    model: def.model.clone(),
+                    status: view.map(|v| v.status.clone()).unwrap_or(AgentStatus::Idle),
+                    metrics: view.map(|v| v.metrics.clone()).unwrap_or_default(),
+                }
+            })
+            .collect();
+        let mut recipients = self.cx.workflow.agent_names();
+        recipients.push(USER.to_string());
+        self.cx.context.read(|s| Snapshot {
+            workflow: self.cx.workflow.name.clone(),
+            instance: self.cx.prepared.instance.clone(),
+            agents,
+            messages: s
+                .read(None, Some(limit))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|entry| MessageSnapshot {
+                    annotations: crate::protocols::annotate(&entry.message),
+                    entry,
+                })
+                .collect(),
+            total_messages: s.len(),
+            documents: s.list_documents().unwrap_or_default(),
+            entry_document: s.entry_document().to_string(),
+            cursors: recipients
+                .into_iter()
+                .filter_map(|r| s.cursor(&r).ok().map(|c| (r, c)))
+                .collect(),
+            paused: self.runner.pause_reason().cloned(),
+        })
     }
 
     fn pending(&self) -> Vec<crate::agents::runner::PendingWork> {

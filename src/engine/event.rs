@@ -1,7 +1,9 @@
 //! What the engine tells its front ends (TUI, headless printer, attached
 //! clients). Everything that happened comes out as one of these.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::agents::backend::BackendEvent;
 use crate::agents::runner::{AgentMetrics, AgentStatus, PauseReason, RunOutcome};
@@ -10,7 +12,7 @@ use crate::mcp::DocumentChange;
 use crate::protocols::Annotations;
 
 /// One thing that happened in the instance.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EngineEvent {
     /// A message reached the channel (durable), with what the protocols
@@ -48,4 +50,45 @@ pub enum EngineEvent {
     Notice { text: String },
     /// The run ended (run mode, or a shutdown).
     Finished { outcome: RunOutcome },
+    /// The whole state, answering `Command::Snapshot`.
+    Snapshot { snapshot: Box<Snapshot> },
+    /// A document's content, answering `Command::ReadDocument`.
+    DocumentContent { file: String, content: String },
+    /// A command could not be carried out (bad name, refused path, …).
+    CommandFailed { command: String, error: String },
+}
+
+/// Everything a front end needs to draw the instance from scratch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub workflow: String,
+    pub instance: String,
+    pub agents: Vec<AgentSnapshot>,
+    /// The most recent messages, oldest first.
+    pub messages: Vec<MessageSnapshot>,
+    /// How many messages the channel holds in all.
+    pub total_messages: usize,
+    pub documents: Vec<String>,
+    pub entry_document: String,
+    /// Each recipient's cursor: with a message's mentions, the delivery marks.
+    pub cursors: BTreeMap<String, Cursor>,
+    pub paused: Option<PauseReason>,
+}
+
+/// One agent in a snapshot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentSnapshot {
+    pub name: String,
+    pub backend: String,
+    pub model: Option<String>,
+    pub status: AgentStatus,
+    pub metrics: AgentMetrics,
+}
+
+/// One message in a snapshot, with what the protocols read in it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageSnapshot {
+    pub entry: ChannelEntry,
+    #[serde(flatten)]
+    pub annotations: Annotations,
 }

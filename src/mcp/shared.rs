@@ -46,7 +46,7 @@ pub enum ContextEvent {
 }
 
 /// What happened to a document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DocumentChange {
     /// Its content was replaced.

@@ -4,16 +4,16 @@ pub mod agent_mail;
 pub mod agent_ops;
 pub mod aop;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What the protocols read in one channel message, for front ends.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Annotations {
     /// AOP blocks, when the message has at least one marker.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aop: Option<aop::Parsed>,
     /// The Agent Mail status record, when the message is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mail: Option<agent_mail::MailRecord>,
 }
 

@@ -1,10 +1,10 @@
 //! What a backend reports while a turn runs, in one vocabulary for every
 //! agent CLI and API. Status comes from these, never from screen scraping.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Tokens and cost of a turn, as far as the backend reports them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -25,7 +25,7 @@ impl Usage {
 }
 
 /// One structured event from a running turn.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum BackendEvent {
     /// The agent's conversation id, to resume it next turn.
