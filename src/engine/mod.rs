@@ -6,6 +6,7 @@ pub mod command;
 mod driver;
 pub mod event;
 pub mod launch;
+pub mod link;
 pub mod sessions;
 
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use tokio::task::JoinHandle;
 
 pub use command::Command;
 pub use event::EngineEvent;
+pub use link::Link;
 
 use crate::agents::backend::{self, BackendError};
 use crate::agents::runner::{RunMode, RunOutcome, Runner, RunnerConfig};
