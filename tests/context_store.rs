@@ -460,3 +460,24 @@ fn replies_name_their_parent_and_must_answer_an_existing_message() {
         assert_eq!(s.len(), 2, "a refused reply writes nothing");
     });
 }
+
+#[test]
+fn hidden_messages_leave_every_inbox_and_stay_hidden_after_reopen() {
+    both(|s| {
+        s.append("user", "@coder @qa spam").unwrap();
+        s.append("user", "@coder real").unwrap();
+        s.hide(&[1]).unwrap();
+        let ids: Vec<u64> = s.inbox("coder").unwrap().iter().map(|i| i.entry.id).collect();
+        assert_eq!(ids, vec![2]);
+        assert!(s.inbox("qa").unwrap().is_empty());
+        assert_eq!(s.read(None, None).unwrap().len(), 2, "the channel keeps it");
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = file_config(dir.path());
+    {
+        let mut s = open(&config);
+        s.append("user", "@coder x").unwrap();
+        s.hide(&[1]).unwrap();
+    }
+    assert!(open(&config).inbox("coder").unwrap().is_empty());
+}

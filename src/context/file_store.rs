@@ -6,7 +6,7 @@
 //! it returns, so an acknowledged message survives `kill -9` and power loss.
 //! A torn last line left by a crash is dropped (with a warning) on reopen.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -41,6 +41,9 @@ pub type FileStore = Store<FileDocs, FileJournal>;
 struct StateFile {
     version: u32,
     cursors: BTreeMap<String, Cursor>,
+    /// Messages hidden from inboxes (agent operation `delete`).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    hidden: BTreeSet<u64>,
 }
 
 /// The JSONL file that backs a channel mirror named `channel`.
@@ -104,6 +107,8 @@ impl FileStore {
             for (name, cursor) in state.cursors {
                 index.set_cursor(&name, cursor);
             }
+            let hidden: Vec<u64> = state.hidden.into_iter().collect();
+            index.hide(&hidden);
         }
 
         let mirror_missing = !mirror_path.exists() && !index.is_empty();
@@ -258,10 +263,11 @@ impl Journal for FileJournal {
         Ok(())
     }
 
-    fn save_cursors(&mut self, cursors: &BTreeMap<String, Cursor>) -> Result<()> {
+    fn save_cursors(&mut self, cursors: &BTreeMap<String, Cursor>, hidden: &BTreeSet<u64>) -> Result<()> {
         let state = StateFile {
             version: 1,
             cursors: cursors.clone(),
+            hidden: hidden.clone(),
         };
         let bytes = serde_json::to_vec_pretty(&state).unwrap_or_default();
         atomic_write(&self.state_path, &bytes).map_err(io_err(&self.state_path))

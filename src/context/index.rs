@@ -4,7 +4,7 @@
 //! Reads, inbox checks and delivery lookups cost O(log n + result), never a
 //! scan of the history.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 
@@ -19,6 +19,8 @@ pub struct ChannelIndex {
     /// Positions in `entries` of the messages mentioning each recipient.
     mentioned: BTreeMap<String, Vec<usize>>,
     cursors: BTreeMap<String, Cursor>,
+    /// Messages hidden from every inbox.
+    hidden: BTreeSet<u64>,
 }
 
 impl ChannelIndex {
@@ -65,6 +67,18 @@ impl ChannelIndex {
         }
         self.entries.push(entry);
         Ok(())
+    }
+
+    /// Hides messages from every inbox; returns whether anything changed.
+    pub fn hide(&mut self, ids: &[u64]) -> bool {
+        let before = self.hidden.len();
+        self.hidden.extend(ids.iter().copied());
+        self.hidden.len() != before
+    }
+
+    /// The hidden message ids, for persisting.
+    pub fn hidden(&self) -> &BTreeSet<u64> {
+        &self.hidden
     }
 
     /// Sets a cursor as loaded from disk.
@@ -144,7 +158,10 @@ impl ChannelIndex {
             return Ok(None);
         };
         let first_unread = positions.partition_point(|&p| self.entries[p].id <= cursor.acked);
-        Ok(positions.get(first_unread).map(|&p| self.entries[p].id))
+        Ok(positions[first_unread..]
+            .iter()
+            .map(|&p| self.entries[p].id)
+            .find(|id| !self.hidden.contains(id)))
     }
 
     /// Unread mentions of `recipient`, high priority first, then by id.
@@ -156,6 +173,7 @@ impl ChannelIndex {
         let first_unread = positions.partition_point(|&p| self.entries[p].id <= cursor.acked);
         let mut items: Vec<InboxItem> = positions[first_unread..]
             .iter()
+            .filter(|&&p| !self.hidden.contains(&self.entries[p].id))
             .map(|&p| {
                 let entry = &self.entries[p];
                 InboxItem {

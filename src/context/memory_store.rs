@@ -1,7 +1,7 @@
 //! The memory provider: the same behaviour as [`super::FileStore`], nothing
 //! on disk. For tests and throwaway runs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::documents::{Docs, MemoryDocs};
 use super::index::ChannelIndex;
@@ -16,7 +16,11 @@ impl Journal for NoJournal {
     fn append(&mut self, _entry: &ChannelEntry) -> Result<()> {
         Ok(())
     }
-    fn save_cursors(&mut self, _cursors: &BTreeMap<String, Cursor>) -> Result<()> {
+    fn save_cursors(
+        &mut self,
+        _cursors: &BTreeMap<String, Cursor>,
+        _hidden: &BTreeSet<u64>,
+    ) -> Result<()> {
         Ok(())
     }
 }

@@ -219,6 +219,8 @@ pub trait ContextStore: Send {
     fn ack(&mut self, agent: &str, until: Since) -> Result<Cursor>;
     /// `agent`'s cursor.
     fn cursor(&self, agent: &str) -> Result<Cursor>;
+    /// Hides messages from every inbox (agent operation `delete`).
+    fn hide(&mut self, ids: &[u64]) -> Result<()>;
     /// Where message `id` stands for `recipient`; `None` if it does not
     /// mention them.
     fn delivery(&self, id: u64, recipient: &str) -> Option<DeliveryState>;

@@ -2,7 +2,7 @@
 //! documents live and how the channel is persisted. [`super::MemoryStore`]
 //! and [`super::FileStore`] are its two instances, so they cannot drift apart.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::Utc;
 
@@ -14,8 +14,8 @@ use super::{ChannelEntry, ContextStore, Cursor, DeliveryState, InboxItem, Result
 pub trait Journal: Send {
     /// Persists a new entry; when this returns the entry survives a crash.
     fn append(&mut self, entry: &ChannelEntry) -> Result<()>;
-    /// Persists all cursors atomically.
-    fn save_cursors(&mut self, cursors: &BTreeMap<String, Cursor>) -> Result<()>;
+    /// Persists all cursors and hidden ids atomically.
+    fn save_cursors(&mut self, cursors: &BTreeMap<String, Cursor>, hidden: &BTreeSet<u64>) -> Result<()>;
 }
 
 /// A channel index, documents, and a journal.
@@ -37,7 +37,7 @@ impl<D: Docs + Send, J: Journal> Store<D, J> {
 
     fn persist_cursor_change(&mut self, changed: bool) -> Result<()> {
         if changed {
-            self.journal.save_cursors(self.index.cursors())?;
+            self.journal.save_cursors(self.index.cursors(), self.index.hidden())?;
         }
         Ok(())
     }
@@ -93,6 +93,10 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn cursor(&self, agent: &str) -> Result<Cursor> {
         self.index.cursor(agent)
+    }
+    fn hide(&mut self, ids: &[u64]) -> Result<()> {
+        let changed = self.index.hide(ids);
+        self.persist_cursor_change(changed)
     }
     fn delivery(&self, id: u64, recipient: &str) -> Option<DeliveryState> {
         self.index.delivery(id, recipient)

@@ -154,6 +154,21 @@ impl Recorder<'_> {
         Ok(entry)
     }
 
+    /// Appends a reply to message `to` and announces it.
+    pub fn reply(&mut self, from: &str, message: &str, to: u64) -> Result<ChannelEntry> {
+        let entry = self.store.reply(from, message, to)?;
+        self.emit(ContextEvent::MessageAppended {
+            entry: entry.clone(),
+        });
+        Ok(entry)
+    }
+
+    /// Hides messages from every inbox (nothing to announce: cursors are
+    /// unchanged; front ends learn it from the thread state).
+    pub fn hide(&mut self, ids: &[u64]) -> Result<()> {
+        self.store.hide(ids)
+    }
+
     fn cursor_change(&self, agent: &str, before: Cursor, after: Cursor) {
         if before != after {
             self.emit(ContextEvent::CursorChanged {
