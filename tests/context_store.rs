@@ -467,7 +467,12 @@ fn hidden_messages_leave_every_inbox_and_stay_hidden_after_reopen() {
         s.append("user", "@coder @qa spam").unwrap();
         s.append("user", "@coder real").unwrap();
         s.hide(&[1]).unwrap();
-        let ids: Vec<u64> = s.inbox("coder").unwrap().iter().map(|i| i.entry.id).collect();
+        let ids: Vec<u64> = s
+            .inbox("coder")
+            .unwrap()
+            .iter()
+            .map(|i| i.entry.id)
+            .collect();
         assert_eq!(ids, vec![2]);
         assert!(s.inbox("qa").unwrap().is_empty());
         assert_eq!(s.read(None, None).unwrap().len(), 2, "the channel keeps it");

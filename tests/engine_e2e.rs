@@ -609,3 +609,105 @@ async fn front_ends_get_snapshots_documents_and_errors_through_commands() {
     run.engine.send(Command::Shutdown);
     run.engine.wait().await;
 }
+
+#[test]
+fn agent_operations_run_in_order_and_are_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_script(
+        d,
+        "worker.sh",
+        "cat >/dev/null\ncat <<'OUT'\n---\nid: 1\ndone: 1\nreply: 1|on it, @helper\nsend: helper|please check the logs\nsurface: flaky auth test\nbogus: x\nack: 999\n---\nHandled.\nOUT\n",
+    );
+    write_script(d, "helper.sh", "cat >/dev/null\n");
+    std::fs::write(
+        d.join("w.yaml"),
+        "agents:\n  worker:\n    command: ./worker.sh\n  helper:\n    command: ./helper.sh\nkickoff: \"@worker please handle this\"\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui_run(&d.join("w.yaml"));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let msgs = channel(d, &["worker", "helper"]);
+    let lines: Vec<String> = msgs
+        .iter()
+        .map(|m| {
+            format!(
+                "{}{}: {}",
+                m.from,
+                m.reply_to.map(|r| format!("↩{r}")).unwrap_or_default(),
+                m.message
+            )
+        })
+        .collect();
+    assert!(
+        lines.contains(&"worker↩1: on it, @helper".to_string()),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.contains(&"worker: @helper please check the logs".to_string()),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.contains(&"worker: Handled.".to_string()),
+        "the answer without its frontmatter: {lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("system: worker's operations, line 7 `bogus: x`")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l
+                .starts_with("system: worker's operation ack failed: there is no message #999")),
+        "{lines:#?}"
+    );
+    let inst = d.join(".workflow/default");
+    let state = std::fs::read_to_string(inst.join("ops-state.json")).unwrap();
+    assert!(
+        state.contains("\"done\"") && state.contains("flaky auth test"),
+        "{state}"
+    );
+    assert!(
+        std::fs::read_to_string(inst.join("surfaced.md"))
+            .unwrap()
+            .contains("[worker] flaky auth test")
+    );
+    let log = std::fs::read_to_string(inst.join("logs/ops.log")).unwrap();
+    assert_eq!(
+        log.lines().count(),
+        6,
+        "one line per operation and problem: {log}"
+    );
+    let archived = std::fs::read_dir(inst.join("logs/output")).unwrap().count();
+    assert!(archived >= 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_message_comes_back_when_due() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    write_script(
+        &root,
+        "worker.sh",
+        "prompt=$(cat)\ncase \"$prompt\" in\n  *reminder*) echo 'back on it' ;;\n  *) printf -- '---\\nid: 1\\ndefer: 1|1s\\n---\\nlater\\n' ;;\nesac\n",
+    );
+    let yaml = "agents:\n  worker:\n    command: ./worker.sh\nkickoff: \"@worker do this\"\n";
+    let mut run = start_in(dir, root, yaml, RunMode::Start).await;
+    let back = wait_for(
+        &mut run.events,
+        |e| matches!(e, EngineEvent::Message { entry, .. } if entry.message == "back on it"),
+    )
+    .await;
+    assert!(matches!(back, EngineEvent::Message { .. }));
+    let msgs = messages(&run);
+    let reminder = msgs
+        .iter()
+        .find(|m| m.from == "system" && m.message.contains("reminder"))
+        .unwrap();
+    assert_eq!(reminder.reply_to, Some(1));
+    run.engine.send(Command::Shutdown);
+    run.engine.wait().await;
+}

@@ -263,7 +263,11 @@ impl Journal for FileJournal {
         Ok(())
     }
 
-    fn save_cursors(&mut self, cursors: &BTreeMap<String, Cursor>, hidden: &BTreeSet<u64>) -> Result<()> {
+    fn save_cursors(
+        &mut self,
+        cursors: &BTreeMap<String, Cursor>,
+        hidden: &BTreeSet<u64>,
+    ) -> Result<()> {
         let state = StateFile {
             version: 1,
             cursors: cursors.clone(),

@@ -15,7 +15,11 @@ pub trait Journal: Send {
     /// Persists a new entry; when this returns the entry survives a crash.
     fn append(&mut self, entry: &ChannelEntry) -> Result<()>;
     /// Persists all cursors and hidden ids atomically.
-    fn save_cursors(&mut self, cursors: &BTreeMap<String, Cursor>, hidden: &BTreeSet<u64>) -> Result<()>;
+    fn save_cursors(
+        &mut self,
+        cursors: &BTreeMap<String, Cursor>,
+        hidden: &BTreeSet<u64>,
+    ) -> Result<()>;
 }
 
 /// A channel index, documents, and a journal.
@@ -37,7 +41,8 @@ impl<D: Docs + Send, J: Journal> Store<D, J> {
 
     fn persist_cursor_change(&mut self, changed: bool) -> Result<()> {
         if changed {
-            self.journal.save_cursors(self.index.cursors(), self.index.hidden())?;
+            self.journal
+                .save_cursors(self.index.cursors(), self.index.hidden())?;
         }
         Ok(())
     }

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use super::command::Command;
 use super::event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
 use super::launch::{self, LaunchContext};
+use super::ops::{self, OpsFiles, OpsState};
 use super::sessions;
 use crate::agents::backend::event::short_tool_name;
 use crate::agents::backend::turn::TurnStopper;
@@ -20,10 +21,19 @@ use crate::agents::runner::{
 use crate::context::Since;
 use crate::context::mentions::{SYSTEM, USER};
 use crate::mcp::{ContextEvent, McpHandle};
+use crate::protocols::agent_ops::parse_ops;
 use crate::workflow::BackendKind;
 
 /// How long a shutdown waits for stopped turns to report.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
+
+/// A turn in progress, as the driver tracks it.
+struct Running {
+    turn: TurnId,
+    stopper: TurnStopper,
+    /// The messages the turn delivered (its frontmatter `id` must be the last).
+    messages: Vec<u64>,
+}
 
 /// The loop's state.
 pub struct Driver {
@@ -38,7 +48,9 @@ pub struct Driver {
     pub temporary_state: bool,
     turn_tx: mpsc::UnboundedSender<(String, TurnId, TurnUpdate)>,
     turn_rx: mpsc::UnboundedReceiver<(String, TurnId, TurnUpdate)>,
-    running: HashMap<String, (TurnId, TurnStopper)>,
+    running: HashMap<String, Running>,
+    ops: OpsState,
+    ops_files: OpsFiles,
     queue: VecDeque<Event>,
     /// The last channel id reported to front ends and the runner.
     reported: u64,
@@ -61,6 +73,8 @@ impl Driver {
         temporary_state: bool,
     ) -> Self {
         let (turn_tx, turn_rx) = mpsc::unbounded_channel();
+        let ops = OpsState::load(&cx.state_root);
+        let ops_files = OpsFiles::new(&cx.state_root);
         Driver {
             runner,
             cx,
@@ -73,6 +87,8 @@ impl Driver {
             turn_tx,
             turn_rx,
             running: HashMap::new(),
+            ops,
+            ops_files,
             queue: VecDeque::new(),
             reported: 0,
             clock: Instant::now(),
@@ -109,11 +125,22 @@ impl Driver {
                 .runner
                 .next_deadline()
                 .map(|m| self.clock + Duration::from_millis(m.0));
+            let deferred = self.ops.next_due().map(|t| {
+                let wait = (t - chrono::Utc::now()).to_std().unwrap_or_default();
+                Instant::now() + wait
+            });
+            let deadline = match (deadline, deferred) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             tokio::select! {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
                 ev = self.ctx_events.recv() => self.context_event(ev),
                 Some((agent, turn, update)) = self.turn_rx.recv() => self.turn_update(agent, turn, update),
-                () = sleep_until(deadline) => self.handle(Event::Tick),
+                () = sleep_until(deadline) => {
+                    self.deliver_deferred(None);
+                    self.handle(Event::Tick);
+                }
             }
         }
     }
@@ -204,10 +231,10 @@ impl Driver {
                 }
             }
             Effect::KillTurn { agent, turn } => {
-                if let Some((running, stopper)) = self.running.get_mut(&agent)
-                    && *running == turn
+                if let Some(running) = self.running.get_mut(&agent)
+                    && running.turn == turn
                 {
-                    stopper.stop();
+                    running.stopper.stop();
                 }
             }
             Effect::PostSystem { text } => self.post(SYSTEM, &text),
@@ -221,7 +248,15 @@ impl Driver {
             Effect::MetricsChanged { agent, metrics } => {
                 self.emit(EngineEvent::Metrics { agent, metrics })
             }
-            Effect::Finish { outcome } => self.outcome = Some(outcome),
+            Effect::Finish { outcome } => {
+                if !self.ops.deferred.is_empty() {
+                    self.notice(format!(
+                        "{} deferred message(s) were not due before the run ended; they are kept and delivered when the instance runs again",
+                        self.ops.deferred.len()
+                    ));
+                }
+                self.outcome = Some(outcome)
+            }
         }
     }
 
@@ -258,7 +293,14 @@ impl Driver {
         match launch::start_turn(&self.cx, &def, &messages, session) {
             Ok(running) => {
                 let (mut updates, stopper) = running.into_parts();
-                self.running.insert(agent.clone(), (turn, stopper));
+                self.running.insert(
+                    agent.clone(),
+                    Running {
+                        turn,
+                        stopper,
+                        messages: messages.clone(),
+                    },
+                );
                 let tx = self.turn_tx.clone();
                 let name = agent.clone();
                 tokio::spawn(async move {
@@ -313,9 +355,11 @@ impl Driver {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
         self.sync_messages();
-        if self.running.get(&agent).is_some_and(|(t, _)| *t == turn) {
-            self.running.remove(&agent);
+        let delivered_at_start = match self.running.get(&agent) {
+            Some(r) if r.turn == turn => self.running.remove(&agent).map(|r| r.messages),
+            _ => None,
         }
+        .unwrap_or_default();
         if let Some(id) = &outcome.session_id
             && let Err(e) = sessions::save(&self.cx.state_root, &agent, id)
         {
@@ -343,11 +387,14 @@ impl Driver {
             },
         });
         let result = if outcome.success {
+            let answer = outcome
+                .answer
+                .map(|a| self.operations(&agent, turn, &delivered_at_start, a));
             TurnOutcome::Success {
                 delivered,
                 // The runner saw the agent's own posts (synced above).
                 posted: false,
-                final_text: outcome.answer.filter(|a| !a.trim().is_empty()),
+                final_text: answer.filter(|a| !a.trim().is_empty()),
                 session_id: outcome.session_id,
             }
         } else {
@@ -361,6 +408,89 @@ impl Driver {
             turn,
             outcome: result,
         });
+    }
+
+    /// Archives a turn's output and runs the operations in its frontmatter;
+    /// returns the answer without the frontmatter.
+    fn operations(
+        &mut self,
+        agent: &str,
+        turn: TurnId,
+        delivered: &[u64],
+        output: String,
+    ) -> String {
+        let now = chrono::Utc::now();
+        if let Err(e) = self.ops_files.archive(agent, turn.0, &output, now) {
+            self.notice(format!("cannot archive {agent}'s output: {e}"));
+        }
+        let mut peers = self.cx.workflow.agent_names();
+        peers.push(USER.to_string());
+        let peers: Vec<&str> = peers.iter().map(String::as_str).collect();
+        let parsed = parse_ops(&output, delivered.iter().max().copied(), &peers);
+        let has_frontmatter =
+            !parsed.ops.is_empty() || !parsed.problems.is_empty() || parsed.refused.is_some();
+        if !has_frontmatter {
+            return output;
+        }
+        let executed = match self.ops_files.log() {
+            Ok(mut log) => ops::execute(
+                &parsed,
+                agent,
+                &self.cx.context,
+                &mut self.ops,
+                &mut log,
+                now,
+            ),
+            Err(e) => {
+                self.notice(format!("cannot write logs/ops.log: {e}"));
+                ops::execute(
+                    &parsed,
+                    agent,
+                    &self.cx.context,
+                    &mut self.ops,
+                    &mut std::io::sink(),
+                    now,
+                )
+            }
+        };
+        for (id, state) in executed.threads {
+            self.emit(EngineEvent::Thread { id, state });
+        }
+        if executed.changed {
+            self.save_ops();
+        }
+        for text in executed.notices {
+            self.post(SYSTEM, &text);
+        }
+        parsed.body
+    }
+
+    fn save_ops(&self) {
+        if let Err(e) = self.ops.save(&self.cx.state_root) {
+            self.notice(format!("cannot save {}: {e}", ops::STATE_FILE));
+        }
+    }
+
+    /// Delivers deferred messages that are due (and, when `waking` starts a
+    /// turn, those it put off until its next wake) as reminders.
+    fn deliver_deferred(&mut self, waking: Option<&str>) {
+        let due = self.ops.take_due(chrono::Utc::now(), waking);
+        if due.is_empty() {
+            return;
+        }
+        self.save_ops();
+        for d in due {
+            let text = format!(
+                "@{} reminder: you deferred message #{}; it is due now.",
+                d.agent, d.id
+            );
+            if let Err(e) = self.cx.context.transact(|tx| tx.reply(SYSTEM, &text, d.id)) {
+                self.notice(format!(
+                    "cannot deliver deferred #{} to {}: {e}",
+                    d.id, d.agent
+                ));
+            }
+        }
     }
 
     fn context_event(&mut self, event: Result<ContextEvent, broadcast::error::RecvError>) {
@@ -510,6 +640,7 @@ impl Driver {
                 .filter_map(|r| s.cursor(&r).ok().map(|c| (r, c)))
                 .collect(),
             paused: self.runner.pause_reason().cloned(),
+            ops: self.ops.clone(),
         })
     }
 
@@ -529,8 +660,8 @@ impl Driver {
     /// Stops what still runs, waits briefly for it, and releases the
     /// instance's resources.
     async fn end(mut self, outcome: RunOutcome) -> RunOutcome {
-        for (_, (_, stopper)) in self.running.iter_mut() {
-            stopper.stop();
+        for running in self.running.values_mut() {
+            running.stopper.stop();
         }
         let deadline = Instant::now() + SHUTDOWN_WAIT;
         while !self.running.is_empty() {
@@ -539,7 +670,7 @@ impl Driver {
                     if let Some(id) = &o.session_id {
                         let _ = sessions::save(&self.cx.state_root, &agent, id);
                     }
-                    if self.running.get(&agent).is_some_and(|(t, _)| *t == turn) {
+                    if self.running.get(&agent).is_some_and(|r| r.turn == turn) {
                         self.running.remove(&agent);
                     }
                 }

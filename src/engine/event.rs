@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::ops::{OpsState, ThreadState};
 use crate::agents::backend::BackendEvent;
 use crate::agents::runner::{AgentMetrics, AgentStatus, PauseReason, RunOutcome};
 use crate::context::{ChannelEntry, Cursor};
@@ -54,6 +55,9 @@ pub enum EngineEvent {
     Snapshot { snapshot: Box<Snapshot> },
     /// A document's content, answering `Command::ReadDocument`.
     DocumentContent { file: String, content: String },
+    /// A thread's state changed through an agent operation (done, fail,
+    /// delete).
+    Thread { id: u64, state: ThreadState },
     /// A command could not be carried out (bad name, refused path, …).
     CommandFailed { command: String, error: String },
 }
@@ -73,6 +77,8 @@ pub struct Snapshot {
     /// Each recipient's cursor: with a message's mentions, the delivery marks.
     pub cursors: BTreeMap<String, Cursor>,
     pub paused: Option<PauseReason>,
+    /// Thread states, deferred messages and surfaced items.
+    pub ops: OpsState,
 }
 
 /// One agent in a snapshot.

@@ -7,6 +7,7 @@ mod driver;
 pub mod event;
 pub mod launch;
 pub mod link;
+pub mod ops;
 pub mod sessions;
 
 use std::path::PathBuf;

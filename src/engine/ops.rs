@@ -1,0 +1,347 @@
+//! Executing the operations an agent writes at the top of its turn output
+//! (agent-ops): in the order written, each logged, each failing on its own
+//! with a clear reason. Thread states, deferrals and surfaced items are kept
+//! with the instance (`ops-state.json`, and `surfaced.md` for people).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::context::{ChannelEntry, Since, format_timestamp};
+use crate::fsutil::atomic_write;
+use crate::mcp::SharedContext;
+use crate::protocols::agent_ops::{DeferUntil, Op, OpsParse};
+
+/// Where a thread stands after `done`, `fail` or `delete`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ThreadState {
+    Done { by: String },
+    Failed { by: String, reason: String },
+    Deleted { by: String },
+}
+
+/// A message an agent put off, to be delivered to it again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Deferred {
+    pub agent: String,
+    pub id: u64,
+    /// `None`: at the agent's next wake.
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// Something an agent surfaced for people to pick up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Surfaced {
+    pub by: String,
+    pub description: String,
+    pub at: DateTime<Utc>,
+}
+
+/// The operations' lasting effects.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpsState {
+    /// Thread states by root message id.
+    pub threads: BTreeMap<u64, ThreadState>,
+    pub deferred: Vec<Deferred>,
+    pub surfaced: Vec<Surfaced>,
+}
+
+/// Name of the state file in the instance folder.
+pub const STATE_FILE: &str = "ops-state.json";
+/// The people's list of surfaced items.
+pub const SURFACED_FILE: &str = "surfaced.md";
+
+impl OpsState {
+    /// Loads the state kept in `dir` (empty when there is none).
+    pub fn load(dir: &Path) -> OpsState {
+        std::fs::read(dir.join(STATE_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Saves the state (and the surfaced list) in `dir`.
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let json = serde_json::to_vec_pretty(self).unwrap_or_default();
+        atomic_write(&dir.join(STATE_FILE), &json)?;
+        if !self.surfaced.is_empty() {
+            let mut md = String::from("# Surfaced\n\n");
+            for s in &self.surfaced {
+                md.push_str(&format!(
+                    "- {} [{}] {}\n",
+                    format_timestamp(&s.at),
+                    s.by,
+                    s.description
+                ));
+            }
+            atomic_write(&dir.join(SURFACED_FILE), md.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// The earliest time a deferred message is due.
+    pub fn next_due(&self) -> Option<DateTime<Utc>> {
+        self.deferred.iter().filter_map(|d| d.until).min()
+    }
+
+    /// Removes and returns the deferrals due at `now`; with `waking`, also
+    /// that agent's "next wake" deferrals.
+    pub fn take_due(&mut self, now: DateTime<Utc>, waking: Option<&str>) -> Vec<Deferred> {
+        let (due, keep): (Vec<Deferred>, Vec<Deferred>) =
+            self.deferred.drain(..).partition(|d| match d.until {
+                Some(t) => t <= now,
+                None => waking == Some(d.agent.as_str()),
+            });
+        self.deferred = keep;
+        due
+    }
+}
+
+/// The root of the thread `id` belongs to.
+fn thread_root(ctx: &SharedContext, id: u64) -> Option<ChannelEntry> {
+    ctx.read(|s| {
+        let mut entry = s.entry(id)?;
+        // Replies only point backwards, so this ends.
+        while let Some(parent) = entry.reply_to.and_then(|p| s.entry(p)) {
+            entry = parent;
+        }
+        Some(entry)
+    })
+}
+
+/// What running one turn's operations produced.
+#[derive(Debug, Default)]
+pub struct Executed {
+    /// System messages to post (problems, refusals, failures).
+    pub notices: Vec<String>,
+    /// Threads whose state changed.
+    pub threads: Vec<(u64, ThreadState)>,
+    /// Whether [`OpsState`] changed.
+    pub changed: bool,
+}
+
+/// Runs `parsed`'s operations for `agent`, appending a line per operation to
+/// `log`.
+pub fn execute(
+    parsed: &OpsParse,
+    agent: &str,
+    ctx: &SharedContext,
+    state: &mut OpsState,
+    log: &mut dyn Write,
+    now: DateTime<Utc>,
+) -> Executed {
+    let mut out = Executed::default();
+    let stamp = format_timestamp(&now);
+    if let Some(reason) = &parsed.refused {
+        let _ = writeln!(log, "{stamp} {agent} refused: {reason}");
+        out.notices
+            .push(format!("{agent}'s operations were not run: {reason}"));
+        return out;
+    }
+    for p in &parsed.problems {
+        let _ = writeln!(
+            log,
+            "{stamp} {agent} line {}: {:?}: {}",
+            p.line, p.text, p.reason
+        );
+        out.notices.push(format!(
+            "{agent}'s operations, line {} `{}`: {} (the other operations ran)",
+            p.line,
+            p.text.trim(),
+            p.reason
+        ));
+    }
+    for op in &parsed.ops {
+        let result = run_op(op, agent, ctx, state, now, &mut out);
+        let json = serde_json::to_string(op).unwrap_or_default();
+        match &result {
+            Ok(done) => {
+                let _ = writeln!(log, "{stamp} {agent} {json} ok: {done}");
+            }
+            Err(e) => {
+                let _ = writeln!(log, "{stamp} {agent} {json} failed: {e}");
+                out.notices
+                    .push(format!("{agent}'s operation {} failed: {e}", op_name(op)));
+            }
+        }
+    }
+    out
+}
+
+fn op_name(op: &Op) -> &'static str {
+    match op {
+        Op::Ack { .. } => "ack",
+        Op::Done { .. } => "done",
+        Op::Fail { .. } => "fail",
+        Op::Reply { .. } => "reply",
+        Op::Send { .. } => "send",
+        Op::Delegate { .. } => "delegate",
+        Op::Defer { .. } => "defer",
+        Op::Delete { .. } => "delete",
+        Op::Surface { .. } => "surface",
+    }
+}
+
+fn run_op(
+    op: &Op,
+    agent: &str,
+    ctx: &SharedContext,
+    state: &mut OpsState,
+    now: DateTime<Utc>,
+    out: &mut Executed,
+) -> Result<String, String> {
+    let root = |id: u64| thread_root(ctx, id).ok_or_else(|| format!("there is no message #{id}"));
+    let mut set_thread = |id: u64, s: ThreadState, out: &mut Executed| {
+        state.threads.insert(id, s.clone());
+        out.threads.push((id, s));
+        out.changed = true;
+    };
+    match op {
+        Op::Ack { id } => ctx
+            .ack(agent, Since::Id(*id))
+            .map(|c| format!("acked through #{}", c.acked))
+            .map_err(|e| e.to_string()),
+        Op::Done { id } => {
+            let r = root(*id)?;
+            set_thread(r.id, ThreadState::Done { by: agent.into() }, out);
+            Ok(format!("thread #{} done", r.id))
+        }
+        Op::Fail { id, reason } => {
+            let r = root(*id)?;
+            set_thread(
+                r.id,
+                ThreadState::Failed {
+                    by: agent.into(),
+                    reason: reason.clone(),
+                },
+                out,
+            );
+            Ok(format!("thread #{} failed", r.id))
+        }
+        Op::Reply { thread, message } => {
+            root(*thread)?;
+            ctx.transact(|tx| tx.reply(agent, message, *thread))
+                .map(|e| format!("posted #{}", e.id))
+                .map_err(|e| e.to_string())
+        }
+        Op::Send { peer, message } => {
+            let text = if crate::context::mentions::scan(message)
+                .iter()
+                .any(|(_, n)| n == peer)
+            {
+                message.clone()
+            } else {
+                format!("@{peer} {message}")
+            };
+            ctx.append(agent, &text)
+                .map(|e| format!("posted #{}", e.id))
+                .map_err(|e| e.to_string())
+        }
+        Op::Delegate { thread, peer } => {
+            let r = root(*thread)?;
+            let text = format!(
+                "@{peer} @{agent} hands thread #{} to you:\n{}",
+                r.id,
+                r.message.trim_end()
+            );
+            ctx.transact(|tx| tx.reply(agent, &text, r.id))
+                .map(|e| format!("delegated as #{}", e.id))
+                .map_err(|e| e.to_string())
+        }
+        Op::Defer { id, until } => {
+            root(*id)?;
+            let until = match until {
+                DeferUntil::Absolute(t) => Some(*t),
+                DeferUntil::Relative(secs) => Some(now + chrono::Duration::seconds(*secs as i64)),
+                DeferUntil::NextWake => None,
+            };
+            state.deferred.push(Deferred {
+                agent: agent.into(),
+                id: *id,
+                until,
+            });
+            out.changed = true;
+            Ok(match until {
+                Some(t) => format!("#{id} deferred until {}", format_timestamp(&t)),
+                None => format!("#{id} deferred to the next wake"),
+            })
+        }
+        Op::Delete { id } => {
+            let r = root(*id)?;
+            let ids: Vec<u64> = ctx.read(|s| {
+                s.read(Some(Since::Id(r.id - 1)), None)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|e| e.id == r.id || thread_root_in(s, e) == r.id)
+                    .map(|e| e.id)
+                    .collect()
+            });
+            ctx.transact(|tx| tx.hide(&ids))
+                .map_err(|e| e.to_string())?;
+            set_thread(r.id, ThreadState::Deleted { by: agent.into() }, out);
+            Ok(format!("thread #{} hidden from inboxes", r.id))
+        }
+        Op::Surface { description } => {
+            state.surfaced.push(Surfaced {
+                by: agent.into(),
+                description: description.clone(),
+                at: now,
+            });
+            out.changed = true;
+            Ok("surfaced".into())
+        }
+    }
+}
+
+fn thread_root_in(store: &dyn crate::context::ContextStore, entry: &ChannelEntry) -> u64 {
+    let mut current = entry.clone();
+    while let Some(parent) = current.reply_to.and_then(|p| store.entry(p)) {
+        current = parent;
+    }
+    current.id
+}
+
+/// Appends to the operations log and archives a turn's raw output, under
+/// `<instance>/logs/`.
+pub struct OpsFiles {
+    dir: PathBuf,
+}
+
+impl OpsFiles {
+    /// Logs in `<instance>/logs`.
+    pub fn new(instance_dir: &Path) -> Self {
+        OpsFiles {
+            dir: instance_dir.join("logs"),
+        }
+    }
+
+    /// The operations log, opened for appending.
+    pub fn log(&self) -> std::io::Result<std::fs::File> {
+        std::fs::create_dir_all(&self.dir)?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("ops.log"))
+    }
+
+    /// Keeps a turn's raw output as `logs/output/<time>-<agent>-turn<n>.txt`.
+    pub fn archive(
+        &self,
+        agent: &str,
+        turn: u64,
+        output: &str,
+        now: DateTime<Utc>,
+    ) -> std::io::Result<()> {
+        let dir = self.dir.join("output");
+        std::fs::create_dir_all(&dir)?;
+        let name = format!(
+            "{}-{agent}-turn{turn}.txt",
+            now.format("%Y%m%dT%H%M%S%.3fZ")
+        );
+        std::fs::write(dir.join(name), output)
+    }
+}
