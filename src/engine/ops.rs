@@ -345,3 +345,137 @@ impl OpsFiles {
         std::fs::write(dir.join(name), output)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{ContextStore, MemoryStore, StoreLayout};
+    use crate::protocols::agent_ops::parse_ops;
+
+    fn context() -> SharedContext {
+        let layout = StoreLayout {
+            channel: "channel.md".into(),
+            document: "notes.md".into(),
+            documents: vec![],
+            agents: vec!["coder".into(), "reviewer".into()],
+        };
+        SharedContext::new(Box::new(MemoryStore::new(&layout).unwrap()))
+    }
+
+    fn run(
+        ctx: &SharedContext,
+        state: &mut OpsState,
+        output: &str,
+        woke_by: u64,
+    ) -> (Executed, String) {
+        let parsed = parse_ops(output, Some(woke_by), &["coder", "reviewer", "user"]);
+        let mut log = Vec::new();
+        let done = execute(&parsed, "coder", ctx, state, &mut log, Utc::now());
+        (done, String::from_utf8(log).unwrap())
+    }
+
+    #[test]
+    fn fail_delegate_and_delete_act_on_whole_threads() {
+        let ctx = context();
+        let root = ctx.append("user", "@coder fix the login bug").unwrap();
+        let reply = ctx
+            .transact(|tx| tx.reply("reviewer", "@coder also the logout", root.id))
+            .unwrap();
+        let mut state = OpsState::default();
+        let (done, log) = run(
+            &ctx,
+            &mut state,
+            &format!(
+                "---\nid: {}\nfail: {}|cannot reproduce\ndelegate: {}|reviewer\n---\n",
+                reply.id, reply.id, reply.id
+            ),
+            reply.id,
+        );
+        assert!(done.notices.is_empty(), "{:?}", done.notices);
+        assert_eq!(
+            state.threads[&root.id],
+            ThreadState::Failed {
+                by: "coder".into(),
+                reason: "cannot reproduce".into()
+            }
+        );
+        let delegated = ctx.read(|s| s.entry(3)).unwrap();
+        assert_eq!(
+            delegated.reply_to,
+            Some(root.id),
+            "delegation is posted in the thread"
+        );
+        assert_eq!(delegated.mentions, vec!["reviewer", "coder"]);
+        assert!(
+            delegated.message.contains("fix the login bug"),
+            "it carries the thread's content"
+        );
+        assert_eq!(log.lines().count(), 2);
+
+        let (_, _) = run(
+            &ctx,
+            &mut state,
+            &format!("---\nid: 3\ndelete: {}\n---\n", reply.id),
+            3,
+        );
+        assert_eq!(
+            state.threads[&root.id],
+            ThreadState::Deleted { by: "coder".into() }
+        );
+        assert!(
+            ctx.read(|s| s.inbox("coder").unwrap()).is_empty(),
+            "the whole thread left the inbox"
+        );
+        assert!(ctx.read(|s| s.inbox("reviewer").unwrap()).is_empty());
+    }
+
+    #[test]
+    fn a_wrong_id_refuses_everything() {
+        let ctx = context();
+        ctx.append("user", "@coder one").unwrap();
+        ctx.append("user", "@coder two").unwrap();
+        let mut state = OpsState::default();
+        let (done, _) = run(&ctx, &mut state, "---\nid: 1\ndone: 1\n---\nok", 2);
+        assert!(
+            done.notices[0].contains("not run") && done.notices[0].contains("#2"),
+            "{:?}",
+            done.notices
+        );
+        assert!(state.threads.is_empty());
+    }
+
+    #[test]
+    fn deferrals_come_due_by_time_or_next_wake() {
+        let now = Utc::now();
+        let mut state = OpsState {
+            deferred: vec![
+                Deferred {
+                    agent: "coder".into(),
+                    id: 1,
+                    until: Some(now + chrono::Duration::seconds(60)),
+                },
+                Deferred {
+                    agent: "coder".into(),
+                    id: 2,
+                    until: None,
+                },
+                Deferred {
+                    agent: "reviewer".into(),
+                    id: 3,
+                    until: Some(now),
+                },
+            ],
+            ..Default::default()
+        };
+        assert_eq!(state.next_due(), Some(now));
+        let due: Vec<u64> = state
+            .take_due(now, Some("coder"))
+            .iter()
+            .map(|d| d.id)
+            .collect();
+        assert_eq!(due, vec![2, 3]);
+        assert_eq!(state.deferred.len(), 1);
+        let later = now + chrono::Duration::seconds(61);
+        assert_eq!(state.take_due(later, None).len(), 1);
+    }
+}
