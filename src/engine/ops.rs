@@ -349,7 +349,7 @@ impl OpsFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::{ContextStore, MemoryStore, StoreLayout};
+    use crate::context::{MemoryStore, StoreLayout};
     use crate::protocols::agent_ops::parse_ops;
 
     fn context() -> SharedContext {
