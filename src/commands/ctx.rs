@@ -32,15 +32,8 @@ pub fn run(command: CtxCommand, json: bool) -> u8 {
             return exit::INVALID;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cannot start: {e}");
-            return exit::FAILED;
-        }
+    let Some(runtime) = super::runtime(false) else {
+        return exit::FAILED;
     };
     runtime.block_on(call(&url, &token, tool, args, json))
 }

@@ -14,3 +14,20 @@ pub mod exit {
     /// Invalid usage or an invalid workflow.
     pub const INVALID: u8 = 2;
 }
+
+/// A tokio runtime for a command (`multi`: several worker threads, for
+/// commands that run an engine). Prints why it could not start.
+pub fn runtime(multi: bool) -> Option<tokio::runtime::Runtime> {
+    let mut builder = if multi {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    match builder.enable_all().build() {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("cannot start: {e}");
+            None
+        }
+    }
+}

@@ -19,15 +19,8 @@ pub fn run(file: &Path, instance: &str) -> u8 {
     let Some(loaded) = load_reporting(file) else {
         return exit::INVALID;
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cannot start: {e}");
-            return exit::FAILED;
-        }
+    let Some(runtime) = super::runtime(true) else {
+        return exit::FAILED;
     };
     let options = EngineOptions {
         instance: instance.to_string(),

@@ -349,17 +349,10 @@ impl OpsFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::{MemoryStore, StoreLayout};
     use crate::protocols::agent_ops::parse_ops;
 
     fn context() -> SharedContext {
-        let layout = StoreLayout {
-            channel: "channel.md".into(),
-            document: "notes.md".into(),
-            documents: vec![],
-            agents: vec!["coder".into(), "reviewer".into()],
-        };
-        SharedContext::new(Box::new(MemoryStore::new(&layout).unwrap()))
+        SharedContext::in_memory(&["coder", "reviewer"])
     }
 
     fn run(

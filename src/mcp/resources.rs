@@ -146,19 +146,7 @@ pub fn read(
         }
         ResourceUri::Inbox(agent) => {
             let items = ctx.read(|s| s.inbox(&agent))?;
-            let messages: Vec<_> = items
-                .iter()
-                .map(|i| {
-                    json!({
-                        "id": i.entry.id,
-                        "timestamp": i.entry.timestamp_text(),
-                        "from": i.entry.from,
-                        "message": i.entry.message,
-                        "priority": i.priority,
-                        "state": i.state,
-                    })
-                })
-                .collect();
+            let messages = super::tools::inbox_json(&items);
             Ok(ResourceText {
                 mime_type: "application/json",
                 text: json!({ "agent": agent, "messages": messages }).to_string(),

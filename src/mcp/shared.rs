@@ -84,6 +84,20 @@ impl SharedContext {
         }
     }
 
+    /// A context in memory for these agents (default file names), for tests
+    /// and throwaway front ends.
+    pub fn in_memory(agents: &[&str]) -> Self {
+        let layout = crate::context::StoreLayout {
+            channel: "channel.md".into(),
+            document: "notes.md".into(),
+            documents: vec![],
+            agents: agents.iter().map(|a| a.to_string()).collect(),
+        };
+        // A memory store with no listed documents cannot fail to open.
+        let store = crate::context::MemoryStore::new(&layout).expect("memory store");
+        SharedContext::new(Box::new(store))
+    }
+
     /// A receiver of every change made from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<ContextEvent> {
         self.events.subscribe()
@@ -257,16 +271,9 @@ impl Recorder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::{MemoryStore, StoreLayout};
 
     fn shared() -> SharedContext {
-        let layout = StoreLayout {
-            channel: "channel.md".into(),
-            document: "notes.md".into(),
-            documents: vec![],
-            agents: vec!["coder".into(), "reviewer".into()],
-        };
-        SharedContext::new(Box::new(MemoryStore::new(&layout).unwrap()))
+        SharedContext::in_memory(&["coder", "reviewer"])
     }
 
     #[test]

@@ -342,7 +342,8 @@ fn entry_json(e: &ChannelEntry) -> Value {
     })
 }
 
-fn inbox_json(items: &[InboxItem]) -> Vec<Value> {
+/// Inbox items as tool results and resources show them.
+pub(crate) fn inbox_json(items: &[InboxItem]) -> Vec<Value> {
     items
         .iter()
         .map(|i| {
