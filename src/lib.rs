@@ -3,6 +3,7 @@ pub mod agents;
 pub mod cli;
 pub mod commands;
 pub mod context;
+pub mod duration;
 pub mod engine;
 pub mod fsutil;
 #[warn(missing_docs)]

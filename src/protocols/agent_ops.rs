@@ -458,33 +458,16 @@ fn parse_until(value: &str) -> Result<DeferUntil, OpError> {
         })
 }
 
-/// Seconds in a duration made of `<n>d`, `<n>h`, `<n>m` and `<n>s` parts.
+/// Seconds in a duration made of `<n>d`, `<n>h`, `<n>m` and `<n>s` parts
+/// (the crate's one duration syntax); a bare number is not a duration here,
+/// since `defer: 12|10` more likely lost its unit than meant ten seconds.
 fn parse_duration(value: &str) -> Option<u64> {
-    let mut total: u64 = 0;
-    let mut number: Option<u64> = None;
-    for c in value.chars() {
-        if let Some(digit) = c.to_digit(10) {
-            number = Some(
-                number
-                    .unwrap_or(0)
-                    .checked_mul(10)?
-                    .checked_add(digit.into())?,
-            );
-            continue;
-        }
-        let unit = match c.to_ascii_lowercase() {
-            'd' => 86_400,
-            'h' => 3_600,
-            'm' => 60,
-            's' => 1,
-            _ => return None,
-        };
-        total = total.checked_add(number.take()?.checked_mul(unit)?)?;
+    if value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
-    match number {
-        None if !value.is_empty() => Some(total),
-        _ => None,
-    }
+    crate::duration::parse_duration(value)
+        .ok()
+        .map(|d| d.as_secs())
 }
 
 #[cfg(test)]

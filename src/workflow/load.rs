@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::diagnostic::{Diagnostics, did_you_mean};
-use super::duration::parse_duration;
 use super::interpolate::references;
 use super::schema::*;
 use super::yaml::{self, Key, Node, Pos, Value};
 use crate::context::{mentions, paths};
+use crate::duration::parse_duration;
 
 /// Why a workflow could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,5 @@
 //! Workflow files: the YAML a user writes, loaded, validated and interpolated.
 pub mod diagnostic;
-pub mod duration;
 pub mod interpolate;
 pub mod load;
 pub mod schema;

@@ -1,4 +1,5 @@
-//! Human durations such as `90s`, `10m`, `1h30m` used for timeouts.
+//! Human durations such as `90s`, `10m`, `1h30m`: workflow timeouts and
+//! limits, and `defer` times in agent operations.
 
 use std::time::Duration;
 
@@ -21,19 +22,26 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         let number: u64 = rest[..digits]
             .parse()
             .map_err(|_| format!("'{text}' is too large"))?;
+        let too_large = || format!("'{text}' is too large");
         rest = &rest[digits..];
         let unit_len = rest.chars().take_while(|c| c.is_ascii_alphabetic()).count();
         let unit = &rest[..unit_len];
         rest = &rest[unit_len..];
-        let part = match unit {
+        let seconds = |factor: u64| {
+            number
+                .checked_mul(factor)
+                .map(Duration::from_secs)
+                .ok_or_else(too_large)
+        };
+        let part = match unit.to_ascii_lowercase().as_str() {
             "ms" => Duration::from_millis(number),
-            "s" => Duration::from_secs(number),
-            "m" => Duration::from_secs(number * 60),
-            "h" => Duration::from_secs(number * 3600),
-            "d" => Duration::from_secs(number * 86_400),
+            "s" => seconds(1)?,
+            "m" => seconds(60)?,
+            "h" => seconds(3600)?,
+            "d" => seconds(86_400)?,
             _ => return Err(format!("'{text}' is not a duration like 30s, 10m or 1h30m")),
         };
-        total += part;
+        total = total.checked_add(part).ok_or_else(too_large)?;
     }
     Ok(total)
 }
