@@ -2,7 +2,7 @@
 //! `command` backend (and anyone scripting). It talks MCP to the running
 //! instance as the agent whose token is in `AWTUI_TOKEN`.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -124,7 +124,14 @@ async fn call(url: &str, token: &str, tool: &'static str, args: Value, json: boo
     if json {
         println!("{value}");
     } else {
-        print!("{}", human(tool, &value));
+        // Scripts get the text as it is; a terminal never gets an agent's
+        // escape sequences.
+        let text = human(tool, &value);
+        if std::io::stdout().is_terminal() {
+            print!("{}", crate::sanitize::for_terminal(&text));
+        } else {
+            print!("{text}");
+        }
     }
     exit::OK
 }
