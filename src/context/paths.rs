@@ -8,10 +8,13 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 9] = [
+pub const RESERVED_FILES: [&str; 12] = [
     "agents",
     "state.json",
     "instance.json",
+    "instance.lock",
+    "control.sock",
+    "control.token",
     "mcp.json",
     "awtui.log",
     "surfaced.md",
@@ -90,6 +93,8 @@ mod tests {
             "mcp.sock",
             "mcp.json",
             "tokens/coder",
+            "instance.lock",
+            "control.token",
             "C:\\x",
             "~/x",
         ] {

@@ -122,6 +122,7 @@ impl Driver {
     /// already waiting (after a restart: every unread mention).
     fn begin(&mut self) {
         let agents = self.cx.workflow.agent_names();
+        self.settle_answered(&agents);
         let (last, backlog) = self.cx.context.read(|store| {
             let backlog: Vec<(String, u64)> = agents
                 .iter()
@@ -136,6 +137,7 @@ impl Driver {
             (store.last_id(), backlog)
         });
         self.reported = last;
+        self.runner.set_history(last);
         let kickoff = match (&self.cx.prepared.kickoff, last) {
             (Some(text), 0) => match self.cx.context.append(SYSTEM, text) {
                 Ok(entry) => Some(entry),
@@ -155,6 +157,33 @@ impl Driver {
         };
         self.handle(Event::Started { kickoff, backlog });
         self.sync_messages();
+    }
+
+    /// After a crash (or a stop mid-turn), an agent may have answered what
+    /// it was handed without its turn ending: it posted after the messages
+    /// were delivered, but they were never acknowledged. Those messages are
+    /// acknowledged now instead of delivered again, so no reply is posted
+    /// twice. Messages it was not handed yet are still delivered.
+    fn settle_answered(&mut self, agents: &[String]) {
+        for agent in agents {
+            let answered = self.cx.context.read(|s| {
+                let cursor = s.cursor(agent).ok()?;
+                (cursor.delivered > cursor.acked
+                    && s.read(Some(Since::Id(cursor.delivered)), None)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|e| &e.from == agent))
+                .then_some(cursor.delivered)
+            });
+            if let Some(through) = answered {
+                match self.cx.context.ack(agent, Since::Id(through)) {
+                    Ok(_) => self.notice(format!(
+                        "{agent} had answered the messages up to #{through} before the instance stopped; they are not delivered again"
+                    )),
+                    Err(e) => self.notice(format!("cannot acknowledge {agent}'s messages: {e}")),
+                }
+            }
+        }
     }
 
     /// Reports channel entries the front ends and runner have not seen.
@@ -293,6 +322,11 @@ impl Driver {
                         name: short_tool_name(name).to_string(),
                     }),
                     BackendEvent::Session { id } => {
+                        // Kept at once, so a crash mid-turn still resumes
+                        // the agent's own session.
+                        if let Err(e) = sessions::save(&self.cx.state_root, &agent, id) {
+                            self.notice(format!("cannot save {agent}'s session id: {e}"));
+                        }
                         Some(TurnActivity::SessionId { id: id.clone() })
                     }
                     _ => None,
