@@ -160,7 +160,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
                 )
             });
             match serde_json::to_string_pretty(&report) {
-                Ok(text) => println!("{text}"),
+                Ok(text) => super::print::line(text),
                 Err(e) => eprintln!("cannot write the report: {e}"),
             }
         }

@@ -54,8 +54,8 @@ pub fn run(dir: &Path) -> u8 {
             eprintln!("cannot write {}: {e}", path.display());
             return exit::FAILED;
         }
-        println!("wrote {name}");
+        super::print::line(format!("wrote {name}"));
     }
-    println!("next: awtui validate review.yaml, then awtui run review.yaml");
+    super::print::line("next: awtui validate review.yaml, then awtui run review.yaml");
     exit::OK
 }

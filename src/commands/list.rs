@@ -122,7 +122,7 @@ pub fn run(json: bool) -> u8 {
     });
     if json {
         match serde_json::to_string_pretty(&table) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => super::print::line(text),
             Err(e) => {
                 eprintln!("{e}");
                 return exit::FAILED;
@@ -175,7 +175,7 @@ pub fn run(json: bool) -> u8 {
                 out.push_str(&format!("{cell:<w$}  ", w = widths[c]));
             }
         }
-        println!("{}", out.trim_end());
+        super::print::line(out.trim_end());
     }
     exit::OK
 }

@@ -76,7 +76,7 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
         };
         if args.json {
             match serde_json::to_string_pretty(&items) {
-                Ok(text) => println!("{text}"),
+                Ok(text) => super::print::line(text),
                 Err(e) => {
                     eprintln!("{e}");
                     return exit::FAILED;
@@ -93,11 +93,11 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
         }
         for item in &items {
             if let (Some(priority), Some(state)) = (item.priority, item.state) {
-                println!(
+                super::print::line(format!(
                     "[{} priority, {}]",
                     format!("{priority:?}").to_lowercase(),
                     format!("{state:?}").to_lowercase()
-                );
+                ));
             }
             print::message(&item.entry, Some(&item.annotations));
         }

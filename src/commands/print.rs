@@ -107,3 +107,10 @@ pub fn json_line(event: &EngineEvent) {
         let _ = out.flush();
     }
 }
+
+/// Writes a line to stdout, ignoring a closed pipe (`awtui list | head`).
+pub fn line(text: impl std::fmt::Display) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}

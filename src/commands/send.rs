@@ -107,10 +107,10 @@ pub fn run(args: SendArgs<'_>) -> u8 {
         };
         if !args.wait {
             if args.json {
-                println!(
+                super::print::line(format!(
                     "{}",
                     serde_json::json!({ "id": id, "instance": info.instance })
-                );
+                ));
             } else {
                 eprintln!("sent #{id} to @{}", info.instance);
             }
@@ -181,10 +181,10 @@ async fn wait_for_replies(
         }
     };
     if args.json {
-        println!(
+        super::print::line(format!(
             "{}",
             serde_json::json!({ "id": id, "instance": instance, "replies": replies })
-        );
+        ));
     }
     code
 }

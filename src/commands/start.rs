@@ -90,7 +90,7 @@ pub fn background(file: &Path, instance: &str, verbose: bool, json: bool) -> u8 
     match daemon::spawn(&child_args, &home, READY_WAIT) {
         Ok(d) => {
             if json {
-                println!(
+                super::print::line(format!(
                     "{}",
                     serde_json::json!({
                         "instance": d.info.instance,
@@ -98,14 +98,14 @@ pub fn background(file: &Path, instance: &str, verbose: bool, json: bool) -> u8 
                         "log": d.log,
                         "home": d.info.home,
                     })
-                );
+                ));
             } else {
-                println!(
+                super::print::line(format!(
                     "started @{} in the background (pid {}); log: {}",
                     d.info.instance,
                     d.info.pid,
                     d.log.display()
-                );
+                ));
             }
             exit::OK
         }

@@ -89,7 +89,7 @@ async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {
             .iter()
             .any(|a| a.name == agent && a.status == AgentStatus::Stopped)
         {
-            println!("stopped {}", info.address(agent));
+            super::print::line(format!("stopped {}", info.address(agent)));
             return exit::OK;
         }
         if Instant::now() > deadline {
@@ -139,6 +139,6 @@ pub async fn stop_instance(info: &InstanceInfo) -> u8 {
         }
         tokio::time::sleep(POLL).await;
     }
-    println!("stopped {name}");
+    super::print::line(format!("stopped {name}"));
     exit::OK
 }
