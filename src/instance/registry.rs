@@ -103,14 +103,16 @@ pub enum RegistryError {
     },
 }
 
-/// Records a running instance in its folder and in the registry.
+/// Records a running instance in the registry, then in its folder: the
+/// folder's record is what a starting parent waits for, so once it is there
+/// every command can find the instance.
 pub fn register(info: &InstanceInfo) -> Result<(), RegistryError> {
     let text = serde_json::to_vec_pretty(info).unwrap_or_default();
     let dir = layout::registry_dir()?;
     layout::private_dir(&dir)?;
     for path in [
-        info.home.join(INSTANCE_FILE),
         dir.join(info.registry_name()),
+        info.home.join(INSTANCE_FILE),
     ] {
         atomic_write(&path, &text).map_err(|source| RegistryError::Write { path, source })?;
     }
