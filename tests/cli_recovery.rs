@@ -3,8 +3,9 @@
 //! after it answered but before its turn ended. Each restart resumes the
 //! instance: the channel is intact, the unanswered message is delivered
 //! exactly once more, the answered one is not delivered again (so no reply
-//! is posted twice), stale records are cleaned, and a `.cursor/mcp.json`
-//! backup left behind is restored.
+//! is posted twice), the killed instance's agent processes are ended, stale
+//! records are cleaned, and a `.cursor/mcp.json` backup left behind is
+//! restored.
 
 mod cli_support;
 
@@ -60,11 +61,15 @@ fn kill_9_then_start_resumes_exactly_once() {
 
     // Round 1: killed while the coder works on #2, not yet answered.
     let first = w.start_background("demo.yaml", "default");
-    wait_for("the coder's first run", || (runs(&w.dir).len() == 1).then_some(()));
+    wait_for("the coder's first run", || {
+        (runs(&w.dir).len() == 1).then_some(())
+    });
     kill9(first);
     assert!(w.list().is_empty(), "a dead instance is never listed");
     assert_eq!(
-        std::fs::read_dir(w.state.join("instances")).unwrap().count(),
+        std::fs::read_dir(w.state.join("instances"))
+            .unwrap()
+            .count(),
         0,
         "its registry record was cleaned"
     );
@@ -75,7 +80,14 @@ fn kill_9_then_start_resumes_exactly_once() {
     assert_eq!(authors(&w), ["system", "planner"]);
 
     let second = w.start_background("demo.yaml", "default");
-    wait_for("the coder's second run", || (runs(&w.dir).len() == 2).then_some(()));
+    let orphan = runs(&w.dir)[0];
+    assert!(
+        !alive(orphan),
+        "the killed instance's coder was ended before the restart went on"
+    );
+    wait_for("the coder's second run", || {
+        (runs(&w.dir).len() == 2).then_some(())
+    });
     std::fs::write(w.dir.join("gate1"), "").unwrap();
     wait_for("the coder's answer and the review", || {
         (authors(&w).len() == 4).then_some(())
@@ -94,6 +106,7 @@ fn kill_9_then_start_resumes_exactly_once() {
     )
     .unwrap();
     let third = w.start_background("demo.yaml", "default");
+    assert!(!alive(runs(&w.dir)[1]), "the second orphan was ended too");
     std::fs::write(w.dir.join("gate2"), "").unwrap();
     // Every coder process (the orphans of the killed instances included)
     // has ended before the channel is judged.
@@ -132,7 +145,11 @@ fn kill_9_then_start_resumes_exactly_once() {
     let log = std::fs::read_to_string(w.dir.join(".workflow/default/awtui.log")).unwrap();
     assert!(log.contains("resuming instance default"), "{log}");
     assert!(log.contains("restored .cursor/mcp.json"), "{log}");
-    assert!(log.contains("coder had answered the messages up to #2"), "{log}");
+    assert!(
+        log.contains("coder had answered the messages up to #2"),
+        "{log}"
+    );
+    assert!(log.contains("ended coder's turn left running"), "{log}");
 
     let r = w.run(&["stop", "@default"]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::command::Command;
 use super::event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
 use super::launch::{self, LaunchContext};
-use super::sessions;
+use super::{orphans, sessions};
 use crate::agents::backend::event::short_tool_name;
 use crate::agents::backend::turn::TurnStopper;
 use crate::agents::backend::{BackendEvent, TurnOutcome as BackendOutcome, TurnUpdate};
@@ -286,6 +286,11 @@ impl Driver {
         }
         match launch::start_turn(&self.cx, &def, &messages, session) {
             Ok(running) => {
+                if let Some(pid) = running.pid
+                    && let Err(e) = orphans::record(&self.cx.state_root, &agent, pid)
+                {
+                    self.notice(format!("cannot record {agent}'s turn: {e}"));
+                }
                 let (mut updates, stopper) = running.into_parts();
                 self.running.insert(agent.clone(), (turn, stopper));
                 let tx = self.turn_tx.clone();
@@ -349,6 +354,7 @@ impl Driver {
         self.sync_messages();
         if self.running.get(&agent).is_some_and(|(t, _)| *t == turn) {
             self.running.remove(&agent);
+            orphans::clear(&self.cx.state_root, &agent);
         }
         if let Some(id) = &outcome.session_id
             && let Err(e) = sessions::save(&self.cx.state_root, &agent, id)
@@ -575,6 +581,7 @@ impl Driver {
                     }
                     if self.running.get(&agent).is_some_and(|(t, _)| *t == turn) {
                         self.running.remove(&agent);
+                        orphans::clear(&self.cx.state_root, &agent);
                     }
                 }
                 Ok(Some(_)) => {}

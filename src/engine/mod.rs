@@ -7,6 +7,7 @@ mod driver;
 pub mod event;
 pub mod launch;
 pub mod link;
+pub mod orphans;
 pub mod sessions;
 
 use std::path::PathBuf;
@@ -158,6 +159,14 @@ impl Engine {
         })
         .await?;
 
+        if !temporary {
+            let (root, names) = (state_root.clone(), agents.clone());
+            if let Ok(ended) =
+                tokio::task::spawn_blocking(move || orphans::reap(&root, &names)).await
+            {
+                notices.extend(ended);
+            }
+        }
         let mut config = RunnerConfig::from_workflow(&workflow, options.mode);
         let saved = sessions::load(&state_root, &agents);
         for agent in &mut config.agents {
