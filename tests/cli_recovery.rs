@@ -155,3 +155,68 @@ fn kill_9_then_start_resumes_exactly_once() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!alive(third));
 }
+
+/// A Claude Code agent (the fake CLI) killed mid-turn, after it reported
+/// its session: the restart resumes that session and answers once.
+#[test]
+fn kill_9_mid_turn_resumes_the_cli_session() {
+    let mut w = World::new();
+    let bin = w.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/fake_agent.py");
+    std::os::unix::fs::symlink(fake, bin.join("claude")).unwrap();
+    let gate = w.dir.join("gate");
+    let argv = w.dir.join("argv.log");
+    std::fs::write(
+        w.dir.join("cc.yaml"),
+        format!(
+            "agents:\n  cc:\n    backend: claude\n    env:\n      PATH: \"{}:{}\"\n      FAKE_MODE: gate\n      FAKE_GATE: \"{}\"\n      FAKE_ARGV_LOG: \"{}\"\nkickoff: \"@cc first\"\n",
+            bin.display(),
+            std::env::var("PATH").unwrap(),
+            gate.display(),
+            argv.display()
+        ),
+    )
+    .unwrap();
+    let session = w.dir.join(".workflow/default/agents/cc/session");
+    let first = w.start_background("cc.yaml", "default");
+    wait_for("the session id to be saved mid-turn", || {
+        std::fs::read_to_string(&session)
+            .ok()
+            .filter(|s| s.trim() == "sess-cc")
+    });
+    kill9(first);
+    w.start_background("cc.yaml", "default");
+    wait_for("the resumed turn", || {
+        let log = std::fs::read_to_string(&argv).unwrap_or_default();
+        (log.lines().count() == 2).then_some(())
+    });
+    std::fs::write(&gate, "").unwrap();
+    wait_for("the answer", || {
+        w.channel("default")
+            .iter()
+            .any(|m| m["from"] == "cc")
+            .then_some(())
+    });
+    let log = std::fs::read_to_string(&argv).unwrap();
+    let second: serde_json::Value = serde_json::from_str(log.lines().nth(1).unwrap()).unwrap();
+    let args: Vec<&str> = second["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        args.windows(2).any(|p| p == ["--resume", "sess-cc"]),
+        "{args:?}"
+    );
+    let r = w.run(&["stop", "@default"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let from_cc: Vec<String> = w
+        .channel("default")
+        .iter()
+        .filter(|m| m["from"] == "cc")
+        .map(|m| m["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(from_cc, ["done (resumed sess-cc)"]);
+}
