@@ -333,3 +333,67 @@ fn init_writes_a_starter_and_never_overwrites() {
         "mine"
     );
 }
+
+#[test]
+fn foreground_start_and_a_registered_run() {
+    let mut w = World::demo();
+    // A foreground start shows the channel and ends when stopped.
+    let (start, mut out, _stdin) = w.spawn(&["start", "demo.yaml", "--instance", "fg"]);
+    out.wait_for("instance fg running");
+    out.wait_for("reviewer → @user");
+    let listed = w.list();
+    assert_eq!(listed[0]["info"]["mode"], "start");
+    let r = w.run(&["stop"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(w.wait_child(start), 0);
+
+    // A run registers while it runs, so list, send and stop reach it.
+    w.script(
+        "slow.sh",
+        "#!/bin/sh\ncat >/dev/null\nwhile [ ! -e go ]; do sleep 0.05; done\necho finished\n",
+    );
+    std::fs::write(
+        w.dir.join("slow.yaml"),
+        "agents:\n  slow:\n    command: ./slow.sh\nkickoff: \"@slow begin\"\n",
+    )
+    .unwrap();
+    let (run, mut out, _stdin) = w.spawn(&["run", "slow.yaml", "--instance", "once"]);
+    out.wait_for("slow: thinking");
+    let listed = w.list();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["info"]["mode"], "run");
+    assert_eq!(agents(&listed)[0].0, "slow@once");
+    std::fs::write(w.dir.join("go"), "").unwrap();
+    assert_eq!(w.wait_child(run), 0);
+    assert!(w.list().is_empty());
+}
+
+#[test]
+fn a_standalone_agent_without_context_lives_in_memory() {
+    let mut w = World::new();
+    w.script(
+        "answer.sh",
+        "#!/bin/sh\ncat >/dev/null\necho \"yes, here\"\n",
+    );
+    let r = w.run(&["new", "quick", "--command", "./answer.sh", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    w.adopt(r.json()["pid"].as_u64().unwrap() as u32);
+    // With one thing running, send needs no target; the agent is mentioned.
+    let r = w.run(&[
+        "send",
+        "are you there?",
+        "--wait",
+        "--timeout",
+        "60",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["replies"][0]["entry"]["message"], "yes, here");
+    assert!(
+        !w.state.join("standalone/quick/context").exists(),
+        "nothing of the conversation on disk"
+    );
+    assert_eq!(w.run(&["stop", "quick"]).code, 0);
+    assert!(w.list().is_empty());
+}
