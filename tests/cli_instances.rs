@@ -397,3 +397,23 @@ fn a_standalone_agent_without_context_lives_in_memory() {
     assert_eq!(w.run(&["stop", "quick"]).code, 0);
     assert!(w.list().is_empty());
 }
+
+#[test]
+fn a_backend_that_cannot_run_leaves_no_instance_folder() {
+    let w = World::new();
+    std::fs::write(
+        w.dir.join("missing.yaml"),
+        "agents:\n  a:\n    command: ./not-there.sh\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    for args in [
+        &["run", "missing.yaml"][..],
+        &["start", "missing.yaml"],
+        &["start", "missing.yaml", "--background"],
+    ] {
+        let r = w.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("not-there.sh"), "{}", r.stderr);
+    }
+    assert!(!w.dir.join(".workflow").exists());
+}

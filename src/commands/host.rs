@@ -80,6 +80,12 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
     };
     let mut workflow = loaded.workflow;
     instance::standalone::apply_workdir(&mut workflow);
+    // A backend that cannot run is reported before the instance folder is
+    // made or locked.
+    if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
+        eprintln!("{e}");
+        return exit::INVALID;
+    }
     let claim = match instance::claim(&workflow, opts.instance) {
         Ok(c) => c,
         Err(e) => {

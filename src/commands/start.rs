@@ -61,6 +61,10 @@ pub fn background(file: &Path, instance: &str, verbose: bool, json: bool) -> u8 
     };
     let mut workflow = loaded.workflow;
     instance::standalone::apply_workdir(&mut workflow);
+    if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
+        eprintln!("{e}");
+        return exit::INVALID;
+    }
     let home = match layout::home(&workflow, instance) {
         Ok(h) => h,
         Err(e) => {
