@@ -109,7 +109,9 @@ fn background_cycle_start_list_send_peek_attach_stop() {
     let (attach, mut out, mut stdin) = w.spawn(&["attach", "pr-1"]);
     out.wait_for("attached to @pr-1");
     out.wait_for("please look again");
+    out.mark();
     type_line(&mut stdin, "@planner once more, from attach");
+    out.wait_for("user → @planner");
     out.wait_for("once more, from attach");
     out.wait_for("planner → @coder");
     rustix::process::kill_process(

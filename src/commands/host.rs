@@ -120,6 +120,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
                 };
             }
         };
+        let signals = Signals::listen();
         let served = match instance::serve(&engine, claim, opts.mode).await {
             Ok(s) => s,
             Err(e) => {
@@ -139,7 +140,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
         }
         let commands = engine.commands();
         tokio::spawn(async move {
-            shutdown_signal().await;
+            signals.any().await;
             let _ = commands.send(Command::Shutdown);
         });
         let context = engine.context().clone();
@@ -214,18 +215,33 @@ async fn follow(
     tracker
 }
 
-/// Resolves on Ctrl-C, SIGTERM or SIGHUP (the terminal went away).
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
+/// SIGINT, SIGTERM and SIGHUP (the terminal went away), listened to from
+/// before the instance is served, so a signal sent as soon as it is listed
+/// stops it cleanly rather than killing it.
+struct Signals(Vec<tokio::signal::unix::Signal>);
+
+impl Signals {
+    /// Starts listening (must run inside the runtime).
+    fn listen() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        Signals(
+            [
+                SignalKind::interrupt(),
+                SignalKind::terminate(),
+                SignalKind::hangup(),
+            ]
+            .into_iter()
+            .filter_map(|kind| signal(kind).ok())
+            .collect(),
+        )
+    }
+
+    /// Resolves when one of them arrives.
+    async fn any(mut self) {
+        if self.0.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = self.0.iter_mut().map(|s| Box::pin(s.recv()));
+        futures_util::future::select_all(waits).await;
     }
 }

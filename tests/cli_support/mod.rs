@@ -259,6 +259,15 @@ impl Lines {
         }
     }
 
+    /// Forgets the lines seen so far: the next [`Lines::wait_for`] only
+    /// looks at what comes after.
+    pub fn mark(&mut self) {
+        while let Ok(line) = self.rx.try_recv() {
+            self.seen.push(line);
+        }
+        self.seen.clear();
+    }
+
     /// Waits until some line contains `needle`.
     pub fn wait_for(&mut self, needle: &str) {
         if self.seen.iter().any(|l| l.contains(needle)) {
