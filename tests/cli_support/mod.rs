@@ -201,8 +201,14 @@ impl World {
 impl Drop for World {
     fn drop(&mut self) {
         use rustix::process::{Pid, Signal, kill_process};
+        // Only processes of this world: a pid that has ended may already
+        // belong to another test's process.
+        let marker = format!("AWTUI_STATE_DIR={}", self.state.display());
         for pid in &self.pids {
-            if let Some(p) = Pid::from_raw(*pid as i32) {
+            let ours = std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| env.split(|b| *b == 0).any(|v| v == marker.as_bytes()))
+                .unwrap_or(false);
+            if ours && let Some(p) = Pid::from_raw(*pid as i32) {
                 let _ = kill_process(p, Signal::KILL);
             }
         }
