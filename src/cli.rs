@@ -24,14 +24,129 @@ pub enum Command {
         instance: String,
     },
     /// Run a workflow headless until every agent is idle, printing each
-    /// channel message as it arrives.
+    /// channel message as it arrives (stdout) and status changes (stderr).
     Run {
         /// The workflow file (YAML).
         file: PathBuf,
         /// Instance name (its context lives in .workflow/<instance>/).
         #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
         instance: String,
+        /// Also show agent activity, document changes and counters (stderr);
+        /// with --json, stream every event as a JSON line instead.
+        #[arg(long)]
+        verbose: bool,
+        /// Print one JSON object with the whole result at the end (stdout).
+        #[arg(long)]
+        json: bool,
     },
+    /// Start a workflow that keeps running until stopped (`awtui stop`).
+    Start {
+        /// The workflow file (YAML).
+        file: PathBuf,
+        /// Instance name (its context lives in .workflow/<instance>/).
+        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
+        instance: String,
+        /// Detach: run in the background (logs in the instance folder) and
+        /// print its name and pid.
+        #[arg(long)]
+        background: bool,
+        /// Also show agent activity, document changes and counters.
+        #[arg(long)]
+        verbose: bool,
+        /// Print every event as a JSON line (with --background: the started
+        /// instance as JSON).
+        #[arg(long)]
+        json: bool,
+        /// Internal: this process is the detached child of --background.
+        #[arg(long = "daemon-child", hide = true)]
+        daemon_child: bool,
+    },
+    /// Stop an agent (agent, agent@instance), an instance (@instance) or
+    /// everything (--all).
+    Stop {
+        /// agent, agent@instance or @instance (default: the only instance).
+        target: Option<String>,
+        /// Stop every running instance and standalone agent.
+        #[arg(long, conflicts_with = "target")]
+        all: bool,
+    },
+    /// List running instances and standalone agents: NAME SOURCE STATUS
+    /// UNREAD COST.
+    #[command(alias = "ls")]
+    List {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Post a message to a running instance as `user`.
+    Send {
+        /// The message (`-` reads it from standard input).
+        message: String,
+        /// agent@instance (adds the @mention), @instance (as is), or agent
+        /// (a standalone agent, or an agent of the only running instance).
+        #[arg(long)]
+        to: Option<String>,
+        /// Wait for the mentioned agents' replies and print them.
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show recent channel messages, or one agent's inbox.
+    Peek {
+        /// agent@instance (its inbox), @instance (the channel), or a
+        /// standalone agent (its conversation).
+        #[arg(long)]
+        to: Option<String>,
+        /// How many messages.
+        #[arg(short = 'n', default_value_t = 20)]
+        n: usize,
+        /// Only Agent Mail messages of this type (HELP_REQUEST, PROGRESS, …).
+        #[arg(long = "type")]
+        kind: Option<String>,
+        /// Only Agent Mail messages about this bead.
+        #[arg(long)]
+        bead: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create and start a standalone agent (in the background, working in
+    /// the current directory).
+    New {
+        /// Its name (send --to <name> talks to it).
+        name: String,
+        /// Model (an anthropic/, openai/ or ollama/ prefix picks the backend).
+        #[arg(long)]
+        model: Option<String>,
+        /// Backend (default: claude, unless --model or --command decides).
+        #[arg(long)]
+        backend: Option<String>,
+        /// System prompt: text, or a file to read it from.
+        #[arg(long)]
+        system: Option<String>,
+        /// Keep its conversation and a notes document on disk (otherwise the
+        /// conversation lives in memory while it runs).
+        #[arg(long)]
+        context: bool,
+        /// Program for the command backend.
+        #[arg(long)]
+        command: Option<String>,
+        /// Print the started agent as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow an instance that is already running (Ctrl-C detaches).
+    Attach {
+        /// The instance (default: the only or current one).
+        instance: Option<String>,
+    },
+    /// Write a starter review.yaml and its prompts into the current folder.
+    Init,
     /// The shared context from the shell, as the agent awtui started
     /// (uses AWTUI_MCP_URL and AWTUI_TOKEN).
     Ctx {

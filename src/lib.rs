@@ -7,6 +7,8 @@ pub mod duration;
 pub mod engine;
 pub mod fsutil;
 #[warn(missing_docs)]
+pub mod instance;
+#[warn(missing_docs)]
 pub mod mcp;
 pub mod protocols;
 pub mod sanitize;

@@ -1,8 +1,20 @@
 //! The implementations behind each subcommand; `main` only dispatches here.
 //! Each returns the process exit code.
 pub mod aop_check;
+pub mod attach;
 pub mod ctx;
+pub mod host;
+pub mod init;
+pub mod list;
+pub mod new;
+pub mod peek;
+pub mod print;
+pub mod remote;
+pub mod report;
 pub mod run;
+pub mod send;
+pub mod start;
+pub mod stop;
 pub mod validate;
 
 /// Exit codes shared by every command (documented in the README).
@@ -13,6 +25,10 @@ pub mod exit {
     pub const FAILED: u8 = 1;
     /// Invalid usage or an invalid workflow.
     pub const INVALID: u8 = 2;
+    /// The instance (or agent) named is not running.
+    pub const NOT_RUNNING: u8 = 3;
+    /// The instance is already running (start, run, new).
+    pub const ALREADY_RUNNING: u8 = 4;
 }
 
 /// A tokio runtime for a command (`multi`: several worker threads, for

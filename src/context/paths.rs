@@ -8,11 +8,14 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 10] = [
+pub const RESERVED_FILES: [&str; 13] = [
     "agents",
     "ops-state.json",
     "state.json",
     "instance.json",
+    "instance.lock",
+    "control.sock",
+    "control.token",
     "mcp.json",
     "awtui.log",
     "surfaced.md",
@@ -91,6 +94,8 @@ mod tests {
             "mcp.sock",
             "mcp.json",
             "tokens/coder",
+            "instance.lock",
+            "control.token",
             "C:\\x",
             "~/x",
         ] {

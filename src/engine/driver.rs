@@ -11,7 +11,7 @@ use super::command::Command;
 use super::event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
 use super::launch::{self, LaunchContext};
 use super::ops::{self, OpsFiles, OpsState};
-use super::sessions;
+use super::{orphans, sessions};
 use crate::agents::backend::event::short_tool_name;
 use crate::agents::backend::turn::TurnStopper;
 use crate::agents::backend::{BackendEvent, TurnOutcome as BackendOutcome, TurnUpdate};
@@ -149,6 +149,7 @@ impl Driver {
     /// already waiting (after a restart: every unread mention).
     fn begin(&mut self) {
         let agents = self.cx.workflow.agent_names();
+        self.settle_answered(&agents);
         let (last, backlog) = self.cx.context.read(|store| {
             let backlog: Vec<(String, u64)> = agents
                 .iter()
@@ -163,6 +164,7 @@ impl Driver {
             (store.last_id(), backlog)
         });
         self.reported = last;
+        self.runner.set_history(last);
         let kickoff = match (&self.cx.prepared.kickoff, last) {
             (Some(text), 0) => match self.cx.context.append(SYSTEM, text) {
                 Ok(entry) => Some(entry),
@@ -182,6 +184,33 @@ impl Driver {
         };
         self.handle(Event::Started { kickoff, backlog });
         self.sync_messages();
+    }
+
+    /// After a crash (or a stop mid-turn), an agent may have answered what
+    /// it was handed without its turn ending: it posted after the messages
+    /// were delivered, but they were never acknowledged. Those messages are
+    /// acknowledged now instead of delivered again, so no reply is posted
+    /// twice. Messages it was not handed yet are still delivered.
+    fn settle_answered(&mut self, agents: &[String]) {
+        for agent in agents {
+            let answered = self.cx.context.read(|s| {
+                let cursor = s.cursor(agent).ok()?;
+                (cursor.delivered > cursor.acked
+                    && s.read(Some(Since::Id(cursor.delivered)), None)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|e| &e.from == agent))
+                .then_some(cursor.delivered)
+            });
+            if let Some(through) = answered {
+                match self.cx.context.ack(agent, Since::Id(through)) {
+                    Ok(_) => self.notice(format!(
+                        "{agent} had answered the messages up to #{through} before the instance stopped; they are not delivered again"
+                    )),
+                    Err(e) => self.notice(format!("cannot acknowledge {agent}'s messages: {e}")),
+                }
+            }
+        }
     }
 
     /// Reports channel entries the front ends and runner have not seen.
@@ -292,6 +321,11 @@ impl Driver {
         }
         match launch::start_turn(&self.cx, &def, &messages, session) {
             Ok(running) => {
+                if let Some(pid) = running.pid
+                    && let Err(e) = orphans::record(&self.cx.state_root, &agent, pid)
+                {
+                    self.notice(format!("cannot record {agent}'s turn: {e}"));
+                }
                 let (mut updates, stopper) = running.into_parts();
                 self.running.insert(
                     agent.clone(),
@@ -335,6 +369,11 @@ impl Driver {
                         name: short_tool_name(name).to_string(),
                     }),
                     BackendEvent::Session { id } => {
+                        // Kept at once, so a crash mid-turn still resumes
+                        // the agent's own session.
+                        if let Err(e) = sessions::save(&self.cx.state_root, &agent, id) {
+                            self.notice(format!("cannot save {agent}'s session id: {e}"));
+                        }
                         Some(TurnActivity::SessionId { id: id.clone() })
                     }
                     _ => None,
@@ -356,7 +395,10 @@ impl Driver {
         // first: that is how it knows not to post the final answer again.
         self.sync_messages();
         let delivered_at_start = match self.running.get(&agent) {
-            Some(r) if r.turn == turn => self.running.remove(&agent).map(|r| r.messages),
+            Some(r) if r.turn == turn => {
+                orphans::clear(&self.cx.state_root, &agent);
+                self.running.remove(&agent).map(|r| r.messages)
+            }
             _ => None,
         }
         .unwrap_or_default();
@@ -672,6 +714,7 @@ impl Driver {
                     }
                     if self.running.get(&agent).is_some_and(|r| r.turn == turn) {
                         self.running.remove(&agent);
+                        orphans::clear(&self.cx.state_root, &agent);
                     }
                 }
                 Ok(Some(_)) => {}

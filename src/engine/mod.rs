@@ -8,6 +8,7 @@ pub mod event;
 pub mod launch;
 pub mod link;
 pub mod ops;
+pub mod orphans;
 pub mod sessions;
 
 use std::path::PathBuf;
@@ -159,6 +160,14 @@ impl Engine {
         })
         .await?;
 
+        if !temporary {
+            let (root, names) = (state_root.clone(), agents.clone());
+            if let Ok(ended) =
+                tokio::task::spawn_blocking(move || orphans::reap(&root, &names)).await
+            {
+                notices.extend(ended);
+            }
+        }
         let mut config = RunnerConfig::from_workflow(&workflow, options.mode);
         let saved = sessions::load(&state_root, &agents);
         for agent in &mut config.agents {

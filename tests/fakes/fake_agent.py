@@ -8,7 +8,9 @@ real MCP server with the token it was given, and prints that CLI's real
 event format.
 
 Controlled by environment variables:
-  FAKE_MODE   ok (default) | fail | crash | hang | error-result
+  FAKE_MODE   ok (default) | fail | crash | hang | error-result | gate
+              (gate: claude/cursor-agent report their session, then wait
+              until the file FAKE_GATE exists before answering)
   FAKE_REPLY  the answer text (default "done")
   FAKE_MCP    if set, call channel_send with this message through MCP
   FAKE_ARGV_LOG  append the argv as a JSON line to this file
@@ -134,6 +136,9 @@ def main():
     failed = MODE in ("fail", "error-result")
     if NAME in ("claude", "cursor-agent"):
         emit({"type": "system", "subtype": "init", "session_id": session})
+        if MODE == "gate":
+            while not os.path.exists(os.environ["FAKE_GATE"]):
+                time.sleep(0.05)
         if os.environ.get("FAKE_MCP"):
             emit({"type": "assistant", "message": {"content": [
                 {"type": "tool_use", "id": "t1", "name": "mcp__awtui__channel_send", "input": {}}]}})

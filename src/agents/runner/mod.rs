@@ -141,6 +141,14 @@ impl Runner {
         }
     }
 
+    /// Tells the runner of a reopened instance that the channel already
+    /// holds messages up to `last_id` before [`Event::Started`]: they are
+    /// history, not news, and a restart with nothing unread is not a
+    /// workflow without a kickoff.
+    pub fn set_history(&mut self, last_id: u64) {
+        self.last_seen = self.last_seen.max(last_id);
+    }
+
     /// The configuration it runs with.
     pub fn config(&self) -> &RunnerConfig {
         &self.config
@@ -314,6 +322,7 @@ impl Runner {
                 }
             }
             None if self.config.mode == RunMode::Run
+                && self.last_seen == 0
                 && self.agents.iter().all(|a| a.unread.is_empty()) =>
             {
                 fx.push(Effect::PostSystem {

@@ -1,0 +1,247 @@
+//! Hosting an engine in this process for `run` and `start`: load the
+//! workflow, lock the instance, start the engine, serve its control
+//! endpoint and register it (so `list`, `send`, `stop`, `peek` and `attach`
+//! reach it from any terminal), show its events, and on SIGINT, SIGTERM or
+//! SIGHUP stop it the way `awtui stop` does.
+
+use std::path::Path;
+use std::time::Instant;
+
+use tokio::sync::broadcast;
+
+use super::exit;
+use super::report::{self, AgentTracker};
+use super::validate::load_reporting;
+use crate::agents::runner::{RunMode, RunOutcome};
+use crate::engine::{Command, Engine, EngineError, EngineEvent, EngineOptions};
+use crate::instance::{self, InstanceError, daemon, layout};
+use crate::workflow::setup::SetupError;
+
+/// How a hosted instance shows what happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Messages on stdout, status on stderr; `verbose` adds activity.
+    Human {
+        /// Show agent activity, document changes and counters too.
+        verbose: bool,
+    },
+    /// Status on stderr, one final JSON object on stdout.
+    Report,
+    /// Every event as a JSON line on stdout.
+    JsonLines,
+}
+
+/// What to host.
+#[derive(Clone, Debug)]
+pub struct HostOptions<'a> {
+    /// The workflow file.
+    pub file: &'a Path,
+    /// The instance name.
+    pub instance: &'a str,
+    /// `Run` ends when idle; `Start` when stopped.
+    pub mode: RunMode,
+    /// How to show it.
+    pub output: Output,
+    /// This process is the detached child of `start --background`.
+    pub daemon_child: bool,
+}
+
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("cannot start: {e}");
+            None
+        }
+    }
+}
+
+/// The exit code for an instance that could not be claimed.
+pub fn claim_failure(e: &InstanceError) -> u8 {
+    match e {
+        InstanceError::AlreadyRunning { .. } => exit::ALREADY_RUNNING,
+        InstanceError::Layout(layout::LayoutError::Setup(_)) => exit::INVALID,
+        _ => exit::FAILED,
+    }
+}
+
+/// Hosts the instance until it ends; returns the exit code.
+pub fn host(opts: HostOptions<'_>) -> u8 {
+    if opts.daemon_child
+        && let Err(e) = daemon::detach()
+    {
+        eprintln!("warning: cannot start a session of its own: {e}");
+    }
+    let Some(loaded) = load_reporting(opts.file) else {
+        return exit::INVALID;
+    };
+    let mut workflow = loaded.workflow;
+    instance::standalone::apply_workdir(&mut workflow);
+    // A backend that cannot run is reported before the instance folder is
+    // made or locked.
+    if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
+        eprintln!("{e}");
+        return exit::INVALID;
+    }
+    let claim = match instance::claim(&workflow, opts.instance) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return claim_failure(&e);
+        }
+    };
+    let claim = if opts.daemon_child {
+        let log = claim.home().join(layout::LOG_FILE);
+        claim.with_log(log)
+    } else {
+        claim
+    };
+    let Some(runtime) = runtime() else {
+        return exit::FAILED;
+    };
+    let started = Instant::now();
+    let options = EngineOptions {
+        instance: opts.instance.to_string(),
+        mode: opts.mode,
+    };
+    runtime.block_on(async move {
+        let (engine, events) = match Engine::start(workflow.clone(), options).await {
+            Ok(started) => started,
+            Err(e) => {
+                eprintln!("{e}");
+                return match e {
+                    EngineError::Setup(SetupError::Failed { .. } | SetupError::Spawn { .. }) => {
+                        exit::FAILED
+                    }
+                    _ => exit::INVALID,
+                };
+            }
+        };
+        let signals = Signals::listen();
+        let served = match instance::serve(&engine, claim, opts.mode).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("cannot serve the instance: {e}");
+                engine.send(Command::Shutdown);
+                engine.wait().await;
+                return exit::FAILED;
+            }
+        };
+        if opts.mode == RunMode::Start && opts.output != Output::JsonLines {
+            eprintln!(
+                "instance {} running (pid {}); `awtui stop @{}` stops it",
+                served.info().instance,
+                served.info().pid,
+                served.info().instance
+            );
+        }
+        let commands = engine.commands();
+        tokio::spawn(async move {
+            signals.any().await;
+            let _ = commands.send(Command::Shutdown);
+        });
+        let context = engine.context().clone();
+        let tracker = follow(events, opts.output, AgentTracker::new(&workflow)).await;
+        let outcome = engine.wait().await;
+        served.close().await;
+        let success = matches!(outcome, RunOutcome::Completed | RunOutcome::NothingToDo);
+        if let RunOutcome::Incomplete { pending } = &outcome
+            && opts.mode == RunMode::Run
+        {
+            for p in pending {
+                eprintln!("{}: {} with {} unread", p.agent, p.status, p.unread);
+            }
+        }
+        if opts.output == Output::Report {
+            let report = context.read(|store| {
+                report::build(
+                    &workflow,
+                    opts.instance,
+                    outcome.clone(),
+                    started.elapsed(),
+                    &tracker,
+                    store,
+                )
+            });
+            match serde_json::to_string_pretty(&report) {
+                Ok(text) => super::print::line(text),
+                Err(e) => eprintln!("cannot write the report: {e}"),
+            }
+        }
+        match opts.mode {
+            // A persistent instance ends only when asked to: that is success.
+            RunMode::Start => exit::OK,
+            RunMode::Run if success => exit::OK,
+            RunMode::Run => exit::FAILED,
+        }
+    })
+}
+
+/// Shows events until the instance finishes; returns the agents' last state.
+async fn follow(
+    mut events: broadcast::Receiver<EngineEvent>,
+    output: Output,
+    mut tracker: AgentTracker,
+) -> AgentTracker {
+    loop {
+        let event = match events.recv().await {
+            Ok(e) => e,
+            Err(broadcast::error::RecvError::Closed) => break,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                eprintln!("(output fell behind; {n} events not shown)");
+                continue;
+            }
+        };
+        match output {
+            Output::Human { verbose } => super::print::event(&event, verbose),
+            Output::Report => {
+                if matches!(
+                    event,
+                    EngineEvent::Status { .. } | EngineEvent::Notice { .. }
+                ) {
+                    super::print::event(&event, false);
+                }
+            }
+            Output::JsonLines => super::print::json_line(&event),
+        }
+        tracker.apply(&event);
+        if matches!(event, EngineEvent::Finished { .. }) {
+            break;
+        }
+    }
+    tracker
+}
+
+/// SIGINT, SIGTERM and SIGHUP (the terminal went away), listened to from
+/// before the instance is served, so a signal sent as soon as it is listed
+/// stops it cleanly rather than killing it.
+struct Signals(Vec<tokio::signal::unix::Signal>);
+
+impl Signals {
+    /// Starts listening (must run inside the runtime).
+    fn listen() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        Signals(
+            [
+                SignalKind::interrupt(),
+                SignalKind::terminate(),
+                SignalKind::hangup(),
+            ]
+            .into_iter()
+            .filter_map(|kind| signal(kind).ok())
+            .collect(),
+        )
+    }
+
+    /// Resolves when one of them arrives.
+    async fn any(mut self) {
+        if self.0.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = self.0.iter_mut().map(|s| Box::pin(s.recv()));
+        futures_util::future::select_all(waits).await;
+    }
+}

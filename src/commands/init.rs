@@ -1,0 +1,61 @@
+//! `awtui init`: a starter workflow in the current folder — `review.yaml`
+//! (two Claude Code agents reviewing and fixing the current changes) and
+//! its prompts — from assets embedded in the binary. It never overwrites:
+//! if any of the files exists, nothing is written.
+
+use std::path::Path;
+
+use super::exit;
+
+/// The files `init` writes, relative to the folder, with their content.
+pub const FILES: [(&str, &str); 3] = [
+    (
+        "review.yaml",
+        include_str!("../../assets/workflows/review.yaml"),
+    ),
+    (
+        "prompts/reviewer.md",
+        include_str!("../../assets/workflows/prompts/reviewer.md"),
+    ),
+    (
+        "prompts/coder.md",
+        include_str!("../../assets/workflows/prompts/coder.md"),
+    ),
+];
+
+/// Writes the starter files into `dir`; returns the exit code.
+pub fn run(dir: &Path) -> u8 {
+    let existing: Vec<&str> = FILES
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| dir.join(name).symlink_metadata().is_ok())
+        .collect();
+    if !existing.is_empty() {
+        eprintln!(
+            "refusing to overwrite {} (nothing was written)",
+            existing.join(", ")
+        );
+        return exit::FAILED;
+    }
+    for (name, content) in FILES {
+        let path = dir.join(name);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| {
+                use std::io::Write;
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)?
+                    .write_all(content.as_bytes())
+            });
+        if let Err(e) = written {
+            eprintln!("cannot write {}: {e}", path.display());
+            return exit::FAILED;
+        }
+        super::print::line(format!("wrote {name}"));
+    }
+    super::print::line("next: awtui validate review.yaml, then awtui run review.yaml");
+    exit::OK
+}

@@ -1,0 +1,95 @@
+//! `awtui new <name>`: a standalone agent in an instance of its own (see
+//! [`crate::instance::standalone`]), started in the background. It works in
+//! the current directory; `send --to <name>` talks to it, `peek --to <name>`
+//! reads the conversation, `stop <name>` ends it. Running `new` again for a
+//! stopped agent rewrites its settings and starts it again (with
+//! `--context`, its conversation continues).
+
+use std::path::Path;
+
+use super::exit;
+use super::remote;
+use super::start;
+use crate::context::mentions;
+use crate::instance::standalone::{self, Spec};
+
+/// `awtui new`'s options.
+#[derive(Clone, Debug)]
+pub struct NewArgs<'a> {
+    /// The agent's name.
+    pub name: &'a str,
+    /// `model:`.
+    pub model: Option<&'a str>,
+    /// `backend:`.
+    pub backend: Option<&'a str>,
+    /// The system prompt: text, or a file to read it from.
+    pub system: Option<&'a str>,
+    /// Keep the conversation and documents on disk.
+    pub context: bool,
+    /// The program of a `command` agent.
+    pub command: Option<&'a str>,
+    /// Print the result as JSON.
+    pub json: bool,
+}
+
+/// Creates and starts the agent; returns the exit code.
+pub fn run(args: NewArgs<'_>) -> u8 {
+    let name = args.name;
+    if !mentions::is_valid_name(name) || mentions::RESERVED_NAMES.contains(&name) {
+        eprintln!(
+            "'{name}' cannot be an agent name: use letters, digits, '_' and '-', starting with a letter (not system, user or all)"
+        );
+        return exit::INVALID;
+    }
+    let running = match remote::running() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    if let Some(other) = running.iter().find(|i| i.instance == name) {
+        eprintln!(
+            "'{name}' is already running (pid {}, {}); stop it first with `awtui stop {}`",
+            other.pid,
+            other.source(),
+            if other.standalone {
+                name.to_string()
+            } else {
+                format!("@{name}")
+            }
+        );
+        return exit::ALREADY_RUNNING;
+    }
+    let system = match args.system {
+        Some(s) if Path::new(s).is_file() => match std::fs::read_to_string(s) {
+            Ok(text) => Some(text),
+            Err(e) => {
+                eprintln!("cannot read {s}: {e}");
+                return exit::INVALID;
+            }
+        },
+        other => other.map(str::to_string),
+    };
+    let workdir = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("cannot read the current directory: {e}");
+            return exit::FAILED;
+        }
+    };
+    let spec = Spec {
+        name: name.to_string(),
+        model: args.model.map(str::to_string),
+        backend: args.backend.map(str::to_string),
+        command: args.command.map(str::to_string),
+        system,
+        context: args.context,
+        workdir,
+    };
+    let file = match standalone::write(&spec) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}");
+            return exit::FAILED;
+        }
+    };
+    start::background(&file, name, false, args.json)
+}

@@ -1,0 +1,106 @@
+//! `awtui peek [--to target] [-n N] [--type T] [--bead B] [--json]`: reads a
+//! running instance without changing anything.
+//!
+//! - no target or `@instance`: the channel's newest messages;
+//! - `agent@instance` (or `agent`): that agent's unread mentions (its
+//!   inbox), high priority first, each with its delivery state;
+//!   `user@instance` is your own inbox;
+//! - a standalone agent's name: its conversation (the channel).
+//!
+//! `--type` keeps Agent Mail messages of one type (`HELP_REQUEST`,
+//! `PROGRESS`, …) and `--bead` those about one bead; `-n` is applied after
+//! the filters.
+
+use super::exit;
+use super::print;
+use super::remote;
+use crate::instance::control::{Reply, Request};
+use crate::instance::query::PeekQuery;
+use crate::protocols::agent_mail::MessageType;
+
+/// `awtui peek`'s options.
+#[derive(Clone, Debug)]
+pub struct PeekArgs<'a> {
+    /// The target.
+    pub to: Option<&'a str>,
+    /// How many messages.
+    pub limit: usize,
+    /// An Agent Mail type.
+    pub kind: Option<&'a str>,
+    /// A bead id.
+    pub bead: Option<&'a str>,
+    /// JSON output.
+    pub json: bool,
+}
+
+/// Shows the messages; returns the exit code.
+pub fn run(args: PeekArgs<'_>) -> u8 {
+    let kind = match args.kind.map(|k| MessageType::from_keyword(k).ok_or(k)) {
+        None => None,
+        Some(Ok(k)) => Some(k),
+        Some(Err(k)) => {
+            let all: Vec<&str> = MessageType::ALL.iter().map(|t| t.keyword()).collect();
+            eprintln!(
+                "'{k}' is not an Agent Mail type: use one of {}",
+                all.join(", ")
+            );
+            return exit::INVALID;
+        }
+    };
+    let resolved = match remote::resolve(args.to) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let agent = resolved.agent.filter(|_| !resolved.info.standalone);
+    let query = PeekQuery {
+        agent,
+        limit: args.limit,
+        kind,
+        bead: args.bead.map(str::to_string),
+    };
+    let Some(rt) = remote::runtime() else {
+        return exit::FAILED;
+    };
+    rt.block_on(async move {
+        let mut client = match remote::open(&resolved.info).await {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        let items = match remote::request(&mut client, Request::Peek(query.clone())).await {
+            Ok(Reply::Messages { items }) => items,
+            Ok(other) => {
+                eprintln!("unexpected answer: {other:?}");
+                return exit::FAILED;
+            }
+            Err(code) => return code,
+        };
+        if args.json {
+            match serde_json::to_string_pretty(&items) {
+                Ok(text) => super::print::line(text),
+                Err(e) => {
+                    eprintln!("{e}");
+                    return exit::FAILED;
+                }
+            }
+            return exit::OK;
+        }
+        if items.is_empty() {
+            let what = match &query.agent {
+                Some(a) => format!("{} has no unread messages", resolved.info.address(a)),
+                None => format!("no messages in @{}", resolved.info.instance),
+            };
+            eprintln!("{what}");
+        }
+        for item in &items {
+            if let (Some(priority), Some(state)) = (item.priority, item.state) {
+                super::print::line(format!(
+                    "[{} priority, {}]",
+                    format!("{priority:?}").to_lowercase(),
+                    format!("{state:?}").to_lowercase()
+                ));
+            }
+            print::message(&item.entry, Some(&item.annotations));
+        }
+        exit::OK
+    })
+}

@@ -1,0 +1,190 @@
+//! `awtui send <message> [--to target] [--wait]`: posts to a running
+//! instance's channel as `user`.
+//!
+//! - `--to agent@instance` (or `agent` when one running instance has it)
+//!   puts `@agent` in front of the message, so it lands in that inbox.
+//! - `--to @instance` posts the message as it is (its own @mentions decide
+//!   who is woken).
+//! - `--to <standalone agent>` mentions that agent.
+//! - No `--to` with one instance running: the message as it is (a
+//!   standalone agent is mentioned, since it only hears mentions).
+//! - `-` as the message reads it from standard input.
+//!
+//! `--wait` waits until every agent the message mentions has posted after
+//! it, and prints those replies; it gives up (exit 1) when such an agent is
+//! stopped, failed or out of budget, or after `--timeout` seconds; exit 3
+//! when the instance stops meanwhile.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::time::Duration;
+
+use super::exit;
+use super::print;
+use super::remote;
+use crate::agents::runner::AgentStatus;
+use crate::context::mentions::{self, USER};
+use crate::engine::EngineEvent;
+use crate::engine::event::MessageSnapshot;
+use crate::instance::control::{Reply, Request};
+
+/// `awtui send`'s options.
+#[derive(Clone, Debug)]
+pub struct SendArgs<'a> {
+    /// The message, or `-` for standard input.
+    pub message: &'a str,
+    /// The target.
+    pub to: Option<&'a str>,
+    /// Wait for the replies.
+    pub wait: bool,
+    /// How long to wait, in seconds.
+    pub timeout: u64,
+    /// JSON output.
+    pub json: bool,
+}
+
+fn gave_up(status: &AgentStatus) -> bool {
+    matches!(
+        status,
+        AgentStatus::Stopped | AgentStatus::Failed(_) | AgentStatus::OutOfBudget
+    )
+}
+
+/// Posts the message; returns the exit code.
+pub fn run(args: SendArgs<'_>) -> u8 {
+    let mut message = args.message.to_string();
+    if message == "-" {
+        message.clear();
+        if let Err(e) = std::io::stdin().read_to_string(&mut message) {
+            eprintln!("cannot read the message from standard input: {e}");
+            return exit::FAILED;
+        }
+    }
+    if message.trim().is_empty() {
+        eprintln!("the message is empty");
+        return exit::INVALID;
+    }
+    let resolved = match remote::resolve(args.to) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let info = resolved.info;
+    let mention = match resolved.agent {
+        Some(a) => Some(a),
+        None if info.standalone => Some(info.instance.clone()),
+        None => None,
+    };
+    let text = match &mention {
+        Some(a) => format!("@{a} {message}"),
+        None => message,
+    };
+    let waiting: BTreeSet<String> = mentions::extract(&text, &info.agents, USER)
+        .into_iter()
+        .filter(|m| m != USER)
+        .collect();
+    if args.wait && waiting.is_empty() {
+        eprintln!(
+            "--wait needs an agent to wait for: the message mentions none (use --to agent@{})",
+            info.instance
+        );
+        return exit::INVALID;
+    }
+    let Some(rt) = remote::runtime() else {
+        return exit::FAILED;
+    };
+    rt.block_on(async move {
+        let mut client = match remote::open(&info).await {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        let id = match remote::request(&mut client, Request::Post { text }).await {
+            Ok(Reply::Posted { id }) => id,
+            Ok(other) => {
+                eprintln!("unexpected answer: {other:?}");
+                return exit::FAILED;
+            }
+            Err(code) => return code,
+        };
+        if !args.wait {
+            if args.json {
+                super::print::line(format!(
+                    "{}",
+                    serde_json::json!({ "id": id, "instance": info.instance })
+                ));
+            } else {
+                eprintln!("sent #{id} to @{}", info.instance);
+            }
+            return exit::OK;
+        }
+        wait_for_replies(&mut client, id, waiting, args).await
+    })
+}
+
+async fn wait_for_replies(
+    client: &mut crate::instance::control::Client,
+    id: u64,
+    mut waiting: BTreeSet<String>,
+    args: SendArgs<'_>,
+) -> u8 {
+    let instance = client.info.instance.clone();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(args.timeout);
+    let mut replies: Vec<MessageSnapshot> = Vec::new();
+    // An agent that cannot take the message now will not answer.
+    if let Ok(status) = remote::status(client).await {
+        for a in &status.agents {
+            if waiting.contains(&a.name) && gave_up(&a.status) {
+                eprintln!("{} is {}: it will not answer", a.name, a.status);
+                return exit::FAILED;
+            }
+        }
+    }
+    let code = loop {
+        if waiting.is_empty() {
+            break exit::OK;
+        }
+        let event = match tokio::time::timeout_at(deadline, client.next_event()).await {
+            Err(_) => {
+                let who: Vec<&str> = waiting.iter().map(String::as_str).collect();
+                eprintln!("no reply from {} within {}s", who.join(", "), args.timeout);
+                break exit::FAILED;
+            }
+            Ok(Err(e)) => {
+                eprintln!("{e}");
+                break remote::control_failure(&e);
+            }
+            Ok(Ok(None)) | Ok(Ok(Some(EngineEvent::Finished { .. }))) => {
+                eprintln!("instance '{instance}' stopped before the reply");
+                break exit::NOT_RUNNING;
+            }
+            Ok(Ok(Some(event))) => event,
+        };
+        match event {
+            EngineEvent::Message { entry, annotations }
+                if entry.id > id && waiting.contains(&entry.from) =>
+            {
+                waiting.remove(&entry.from);
+                if !args.json {
+                    print::message(&entry, Some(&annotations));
+                }
+                replies.push(MessageSnapshot {
+                    entry,
+                    annotations: *annotations,
+                });
+            }
+            EngineEvent::Status { agent, status }
+                if waiting.contains(&agent) && gave_up(&status) =>
+            {
+                eprintln!("{agent} is {status}: it will not answer");
+                break exit::FAILED;
+            }
+            _ => {}
+        }
+    };
+    if args.json {
+        super::print::line(format!(
+            "{}",
+            serde_json::json!({ "id": id, "instance": instance, "replies": replies })
+        ));
+    }
+    code
+}

@@ -1,0 +1,128 @@
+//! `awtui start <file>`: a persistent instance that never ends on idle, only
+//! when stopped (`awtui stop`, Ctrl-C, SIGTERM). In the foreground it shows
+//! the channel like `run`; `--background` detaches it (see
+//! [`crate::instance::daemon`]) and prints its name and pid.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use super::exit;
+use super::host::{self, HostOptions, Output};
+use super::validate::load_reporting;
+use crate::agents::runner::RunMode;
+use crate::instance::{self, InstanceError, daemon, layout, lock, registry};
+
+/// How long `--background` waits for the instance to be up (setup steps
+/// run first and may be slow).
+const READY_WAIT: Duration = Duration::from_secs(120);
+
+/// `awtui start`'s options.
+#[derive(Clone, Debug)]
+pub struct StartArgs<'a> {
+    /// The workflow file.
+    pub file: &'a Path,
+    /// The instance name.
+    pub instance: &'a str,
+    /// Detach.
+    pub background: bool,
+    /// Show activity too.
+    pub verbose: bool,
+    /// Every event as a JSON line.
+    pub json: bool,
+    /// This is the detached child (hidden flag).
+    pub daemon_child: bool,
+}
+
+/// Starts the instance; returns the exit code.
+pub fn run(args: StartArgs<'_>) -> u8 {
+    if args.background && !args.daemon_child {
+        return background(args.file, args.instance, args.verbose, args.json);
+    }
+    host::host(HostOptions {
+        file: args.file,
+        instance: args.instance,
+        mode: RunMode::Start,
+        output: if args.json {
+            Output::JsonLines
+        } else {
+            Output::Human {
+                verbose: args.verbose,
+            }
+        },
+        daemon_child: args.daemon_child,
+    })
+}
+
+/// Starts `file` as `instance` in the background and prints where it runs.
+pub fn background(file: &Path, instance: &str, verbose: bool, json: bool) -> u8 {
+    let Some(loaded) = load_reporting(file) else {
+        return exit::INVALID;
+    };
+    let mut workflow = loaded.workflow;
+    instance::standalone::apply_workdir(&mut workflow);
+    if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
+        eprintln!("{e}");
+        return exit::INVALID;
+    }
+    let home = match layout::home(&workflow, instance) {
+        Ok(h) => h,
+        Err(e) => {
+            let e = InstanceError::from(e);
+            eprintln!("{e}");
+            return host::claim_failure(&e);
+        }
+    };
+    if lock::is_held(&home) {
+        let e = InstanceError::AlreadyRunning {
+            instance: instance.to_string(),
+            pid: registry::read_home(&home).map(|i| i.pid),
+            home,
+        };
+        eprintln!("{e}");
+        return exit::ALREADY_RUNNING;
+    }
+    let mut child_args: Vec<OsString> = vec![
+        "start".into(),
+        workflow.file.clone().into(),
+        "--instance".into(),
+        instance.into(),
+    ];
+    if verbose {
+        child_args.push("--verbose".into());
+    }
+    match daemon::spawn(&child_args, &home, READY_WAIT) {
+        Ok(d) => {
+            if json {
+                super::print::line(format!(
+                    "{}",
+                    serde_json::json!({
+                        "instance": d.info.instance,
+                        "pid": d.info.pid,
+                        "log": d.log,
+                        "home": d.info.home,
+                    })
+                ));
+            } else {
+                super::print::line(format!(
+                    "started @{} in the background (pid {}); log: {}",
+                    d.info.instance,
+                    d.info.pid,
+                    d.log.display()
+                ));
+            }
+            exit::OK
+        }
+        Err(daemon::DaemonError::Exited { code, output }) => {
+            eprint!("{output}");
+            eprintln!("the background instance did not start");
+            code.and_then(|c| u8::try_from(c).ok())
+                .filter(|c| *c != 0)
+                .unwrap_or(exit::FAILED)
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            exit::FAILED
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! `awtui stop [target] [--all]`.
+//!
+//! - `agent@instance` (or `agent` when only one running instance has it)
+//!   stops that agent: its turn ends (its whole process group), its unread
+//!   messages stay, and it is not woken until restarted; the instance keeps
+//!   running.
+//! - `@instance`, a standalone agent's name, or no target with exactly one
+//!   instance running stops the instance: every agent stops, state is
+//!   flushed, and its process exits — the same as SIGTERM or Ctrl-C.
+//! - `--all` stops every running instance and standalone agent.
+//!
+//! The command returns once the agent is stopped or the instance's process
+//! has exited.
+
+use std::time::{Duration, Instant};
+
+use super::exit;
+use super::remote;
+use crate::agents::runner::AgentStatus;
+use crate::context::mentions::USER;
+use crate::engine::{Command, EngineEvent};
+use crate::instance::registry::{self, InstanceInfo};
+
+/// How long an instance may take to stop (agents get a grace period each).
+const STOP_WAIT: Duration = Duration::from_secs(60);
+/// How often progress is checked while waiting.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Stops what `target` names (or everything with `all`); returns the exit code.
+pub fn run(target: Option<&str>, all: bool) -> u8 {
+    let Some(rt) = remote::runtime() else {
+        return exit::FAILED;
+    };
+    rt.block_on(async move {
+        if all {
+            let running = match remote::running() {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            if running.is_empty() {
+                eprintln!("nothing is running");
+            }
+            let mut code = exit::OK;
+            for info in &running {
+                let c = stop_instance(info).await;
+                if c != exit::OK {
+                    code = c;
+                }
+            }
+            return code;
+        }
+        let resolved = match remote::resolve(target) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        match resolved.agent {
+            Some(agent) if agent == USER => {
+                eprintln!("'user' is you: there is nothing to stop");
+                exit::INVALID
+            }
+            Some(agent) if !resolved.info.standalone => stop_agent(&resolved.info, &agent).await,
+            _ => stop_instance(&resolved.info).await,
+        }
+    })
+}
+
+async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {
+    let mut client = match remote::open(info).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if let Err(e) = client
+        .command(Command::Stop {
+            agent: agent.to_string(),
+        })
+        .await
+    {
+        eprintln!("{e}");
+        return remote::control_failure(&e);
+    }
+    let deadline = Instant::now() + STOP_WAIT;
+    loop {
+        let status = match remote::status(&mut client).await {
+            Ok(s) => s,
+            Err(code) => return code,
+        };
+        if status
+            .agents
+            .iter()
+            .any(|a| a.name == agent && a.status == AgentStatus::Stopped)
+        {
+            super::print::line(format!("stopped {}", info.address(agent)));
+            return exit::OK;
+        }
+        if Instant::now() > deadline {
+            eprintln!("{} did not stop within {STOP_WAIT:?}", info.address(agent));
+            return exit::FAILED;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Shuts an instance down and waits until its process has exited.
+pub async fn stop_instance(info: &InstanceInfo) -> u8 {
+    let name = if info.standalone {
+        info.instance.clone()
+    } else {
+        format!("@{}", info.instance)
+    };
+    let mut client = match remote::open(info).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if let Err(e) = client.command(Command::Shutdown).await {
+        eprintln!("{e}");
+        return remote::control_failure(&e);
+    }
+    let deadline = Instant::now() + STOP_WAIT;
+    // The final events, then end of file when it closes the endpoint.
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, client.next_event()).await {
+            Ok(Ok(Some(EngineEvent::Finished { .. }))) | Ok(Ok(None)) | Ok(Err(_)) => break,
+            Ok(Ok(Some(_))) => {}
+            Err(_) => {
+                eprintln!("{name} did not stop within {STOP_WAIT:?}");
+                return exit::FAILED;
+            }
+        }
+    }
+    drop(client);
+    while registry::process_alive(info.pid) {
+        if Instant::now() > deadline {
+            eprintln!(
+                "{name} finished but its process (pid {}) has not exited",
+                info.pid
+            );
+            return exit::FAILED;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    super::print::line(format!("stopped {name}"));
+    exit::OK
+}

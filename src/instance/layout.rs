@@ -1,0 +1,159 @@
+//! Where an instance keeps its own files, and where the per-user state
+//! lives, so every command finds the same places from any directory.
+//!
+//! - An instance with a file context lives in its context folder
+//!   (`.workflow/<instance>/` by default): `instance.json`, `instance.lock`,
+//!   `control.sock`, `control.token` and `awtui.log` sit next to the channel.
+//! - An instance whose context is in memory or disabled has no such folder;
+//!   its files go to `<state dir>/volatile/<instance>-<hash of the workflow
+//!   file>/`.
+//! - The per-user state dir is `$AWTUI_STATE_DIR` when set (tests use it),
+//!   else `$XDG_RUNTIME_DIR/awtui`, else `~/.local/state/awtui`. It holds the
+//!   registry of running instances. Standalone agents (`awtui new`) are kept
+//!   in the data dir: `$AWTUI_STATE_DIR` again, else `$XDG_STATE_HOME/awtui`
+//!   or `~/.local/state/awtui` (not the runtime dir, which is wiped at
+//!   logout).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::workflow::Workflow;
+use crate::workflow::setup::{self, SetupError};
+
+/// The instance's record of itself (reserved: never a document).
+pub const INSTANCE_FILE: &str = "instance.json";
+/// The lock held by the one engine serving the instance.
+pub const LOCK_FILE: &str = "instance.lock";
+/// The control endpoint (unix socket).
+pub const CONTROL_SOCKET: &str = "control.sock";
+/// The admin token for the control endpoint (0600).
+pub const CONTROL_TOKEN: &str = "control.token";
+/// Where a background instance writes its output.
+pub const LOG_FILE: &str = "awtui.log";
+/// Overrides every per-user folder (registry, sockets, standalone agents).
+pub const STATE_DIR_ENV: &str = "AWTUI_STATE_DIR";
+
+/// Longest unix socket path the platform accepts (`sun_path` minus NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Why a folder could not be found or made.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// No `$AWTUI_STATE_DIR`, `$XDG_RUNTIME_DIR` or `$HOME`.
+    #[error("cannot find a folder for awtui's state: set AWTUI_STATE_DIR or HOME")]
+    NoStateDir,
+    /// The instance folder could not be named (bad instance name, bad
+    /// `context.config.dir`).
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// A folder could not be created.
+    #[error("cannot create {path}: {source}")]
+    Create {
+        /// The folder.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn env_dir(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn local_state() -> Option<PathBuf> {
+    env_dir("XDG_STATE_HOME")
+        .or_else(|| env_dir("HOME").map(|h| h.join(".local").join("state")))
+        .map(|d| d.join("awtui"))
+}
+
+/// The per-user folder of running things: the registry and fallback sockets.
+pub fn state_dir() -> Result<PathBuf, LayoutError> {
+    env_dir(STATE_DIR_ENV)
+        .or_else(|| env_dir("XDG_RUNTIME_DIR").map(|d| d.join("awtui")))
+        .or_else(local_state)
+        .ok_or(LayoutError::NoStateDir)
+}
+
+/// The per-user folder of lasting things: standalone agents.
+pub fn data_dir() -> Result<PathBuf, LayoutError> {
+    env_dir(STATE_DIR_ENV)
+        .or_else(local_state)
+        .ok_or(LayoutError::NoStateDir)
+}
+
+/// The registry folder: one file per running instance.
+pub fn registry_dir() -> Result<PathBuf, LayoutError> {
+    Ok(state_dir()?.join("instances"))
+}
+
+/// Where standalone agents (`awtui new`) are kept, one folder each.
+pub fn standalone_root() -> Result<PathBuf, LayoutError> {
+    Ok(data_dir()?.join("standalone"))
+}
+
+/// A stable 64-bit hash (FNV-1a) of a path, to name files after folders.
+pub fn path_hash(path: &Path) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.as_os_str().as_encoded_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The folder holding the instance's own files (see the module doc).
+pub fn home(workflow: &Workflow, instance: &str) -> Result<PathBuf, LayoutError> {
+    if !setup::is_valid_instance_name(instance) {
+        return Err(SetupError::InstanceName(instance.to_string()).into());
+    }
+    if let Some(dir) = setup::context_dir(workflow, instance)? {
+        return Ok(dir);
+    }
+    Ok(state_dir()?
+        .join("volatile")
+        .join(format!("{instance}-{}", &path_hash(&workflow.file)[..12])))
+}
+
+/// Creates `path` (and its parents) and makes it private to the owner.
+pub fn private_dir(path: &Path) -> Result<(), LayoutError> {
+    let err = |source| LayoutError::Create {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(path).map_err(err)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(err)
+}
+
+/// Where the control socket goes: in the instance folder, or under the
+/// state dir when that path is too long for a unix socket.
+pub fn control_socket(home: &Path) -> Result<PathBuf, LayoutError> {
+    let path = home.join(CONTROL_SOCKET);
+    if path.as_os_str().len() <= MAX_SOCKET_PATH {
+        return Ok(path);
+    }
+    let dir = state_dir()?.join("sockets");
+    private_dir(&dir)?;
+    Ok(dir.join(format!("{}.sock", path_hash(home))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_are_stable_and_differ() {
+        assert_eq!(path_hash(Path::new("/a")), path_hash(Path::new("/a")));
+        assert_ne!(path_hash(Path::new("/a")), path_hash(Path::new("/b")));
+        assert_eq!(path_hash(Path::new("")), "cbf29ce484222325");
+    }
+
+    #[test]
+    fn short_homes_keep_their_socket() {
+        let short = Path::new("/tmp/i");
+        assert_eq!(control_socket(short).unwrap(), short.join(CONTROL_SOCKET));
+    }
+}

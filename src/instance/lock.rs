@@ -1,0 +1,129 @@
+//! One engine per instance: an exclusive `flock` on `<home>/instance.lock`,
+//! held for the engine's whole life. The OS releases it when the process
+//! dies, even on `kill -9`, so a crash never leaves an instance locked. The
+//! file also records the holder's pid, for the "already running" message.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, flock};
+
+use super::layout::LOCK_FILE;
+
+/// Why the lock could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process holds it: the instance is running.
+    #[error("{}", held_message(.pid, .home))]
+    Held {
+        /// The holder, when it recorded itself.
+        pid: Option<u32>,
+        /// The instance folder.
+        home: PathBuf,
+    },
+    /// The lock file could not be opened or locked.
+    #[error("cannot lock {path}: {source}")]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn held_message(pid: &Option<u32>, home: &Path) -> String {
+    let by = pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+    format!("the instance in {} is already running{by}", home.display())
+}
+
+/// The held lock; dropping it releases the instance.
+#[derive(Debug)]
+pub struct InstanceLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl InstanceLock {
+    /// Takes the lock of the instance in `home` (which must exist) without
+    /// waiting, and records this process's pid in it.
+    pub fn acquire(home: &Path) -> Result<InstanceLock, LockError> {
+        let path = home.join(LOCK_FILE);
+        let io_err = |source| LockError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(&path)
+                .map_err(io_err)?
+        };
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                return Err(LockError::Held {
+                    pid: read_pid(&mut file),
+                    home: home.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(io_err(e.into())),
+        }
+        file.set_len(0).map_err(io_err)?;
+        file.rewind().map_err(io_err)?;
+        writeln!(file, "{}", std::process::id()).map_err(io_err)?;
+        Ok(InstanceLock { _file: file, path })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn read_pid(file: &mut File) -> Option<u32> {
+    let mut text = String::new();
+    file.rewind().ok()?;
+    file.read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+/// Whether some process holds the lock of the instance in `home` (without
+/// keeping it: a free lock is released at once).
+pub fn is_held(home: &Path) -> bool {
+    let Ok(file) = File::open(home.join(LOCK_FILE)) else {
+        return false;
+    };
+    match flock(&file, FlockOperation::NonBlockingLockShared) {
+        Ok(()) => {
+            let _ = flock(&file, FlockOperation::Unlock);
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_lock_fails_with_pid_and_release_frees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = InstanceLock::acquire(dir.path()).unwrap();
+        assert!(is_held(dir.path()));
+        match InstanceLock::acquire(dir.path()) {
+            Err(LockError::Held { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
+            other => panic!("{other:?}"),
+        }
+        drop(lock);
+        assert!(!is_held(dir.path()));
+        InstanceLock::acquire(dir.path()).unwrap();
+    }
+}

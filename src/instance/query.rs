@@ -1,0 +1,176 @@
+//! What remote clients ask a running instance directly, answered to that
+//! client alone (unlike engine commands, whose answers go to every front
+//! end): recent messages or an inbox with the Agent Mail filters, and the
+//! instance's status for `list`.
+
+use serde::{Deserialize, Serialize};
+
+use super::registry::InstanceInfo;
+use crate::agents::runner::{PauseReason, RunOutcome};
+use crate::context::{ChannelEntry, ContextStore, DeliveryState, Priority};
+use crate::engine::event::AgentSnapshot;
+use crate::protocols::agent_mail::{MailRecord, MessageType};
+use crate::protocols::{self, Annotations};
+
+/// Which messages `awtui peek` wants.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeekQuery {
+    /// An agent's (or `user`'s) inbox instead of the channel.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// At most this many (the newest of the channel; the first of an inbox,
+    /// which is ordered high priority first).
+    pub limit: usize,
+    /// Only Agent Mail messages of this type.
+    #[serde(default)]
+    pub kind: Option<MessageType>,
+    /// Only Agent Mail messages about this bead.
+    #[serde(default)]
+    pub bead: Option<String>,
+}
+
+/// One message of a peek, with what the protocols read in it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PeekItem {
+    /// The message.
+    pub entry: ChannelEntry,
+    /// AOP blocks and the Agent Mail record, when there are any.
+    #[serde(flatten)]
+    pub annotations: Annotations,
+    /// In an inbox: its priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Priority>,
+    /// In an inbox: queued or delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<DeliveryState>,
+}
+
+/// Whether an Agent Mail record passes the query's filters (the same tests
+/// as `agent_mail::by_type` and `agent_mail::by_bead`).
+fn passes(mail: Option<&MailRecord>, q: &PeekQuery) -> bool {
+    if q.kind.is_none() && q.bead.is_none() {
+        return true;
+    }
+    let Some(record) = mail else { return false };
+    let one = std::slice::from_ref(record);
+    q.kind
+        .is_none_or(|k| !crate::protocols::agent_mail::by_type(one, k).is_empty())
+        && q.bead
+            .as_deref()
+            .is_none_or(|b| !crate::protocols::agent_mail::by_bead(one, b).is_empty())
+}
+
+/// Answers a peek from the store.
+pub fn peek(store: &dyn ContextStore, q: &PeekQuery) -> Result<Vec<PeekItem>, String> {
+    let item = |entry: ChannelEntry| PeekItem {
+        annotations: protocols::annotate(&entry.message),
+        entry,
+        priority: None,
+        state: None,
+    };
+    match &q.agent {
+        Some(agent) => Ok(store
+            .inbox(agent)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|i| PeekItem {
+                priority: Some(i.priority),
+                state: Some(i.state),
+                ..item(i.entry)
+            })
+            .filter(|i| passes(i.annotations.mail.as_ref(), q))
+            .take(q.limit)
+            .collect()),
+        None if q.kind.is_none() && q.bead.is_none() => Ok(store
+            .read(None, Some(q.limit))
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(item)
+            .collect()),
+        None => {
+            let mut all: Vec<PeekItem> = store
+                .read(None, None)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(item)
+                .filter(|i| passes(i.annotations.mail.as_ref(), q))
+                .collect();
+            let skip = all.len().saturating_sub(q.limit);
+            Ok(all.split_off(skip))
+        }
+    }
+}
+
+/// A running instance as `list` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstanceStatus {
+    /// Its record.
+    pub info: InstanceInfo,
+    /// Each agent's status and counters.
+    pub agents: Vec<AgentSnapshot>,
+    /// Why it is paused, if it is.
+    pub paused: Option<PauseReason>,
+    /// How it ended, once it has (it is shutting down).
+    pub finished: Option<RunOutcome>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{MemoryStore, StoreLayout};
+
+    fn store() -> MemoryStore {
+        let mut s = MemoryStore::new(&StoreLayout {
+            channel: "channel.md".into(),
+            document: "notes.md".into(),
+            documents: vec![],
+            agents: vec!["coder".into()],
+        })
+        .unwrap();
+        s.append("system", "@coder start").unwrap();
+        s.append(
+            "coder",
+            "@user [ol-3] HELP_REQUEST\nIssue Type: STUCK\n## Problem\np\n## Question\nq?",
+        )
+        .unwrap();
+        s.append(
+            "coder",
+            "[ol-4] PROGRESS\nBead: ol-4\nStep: 1\nStatus: working",
+        )
+        .unwrap();
+        s
+    }
+
+    #[test]
+    fn channel_inbox_and_filters() {
+        let s = store();
+        let q = |agent: Option<&str>, kind, bead: Option<&str>| PeekQuery {
+            agent: agent.map(str::to_string),
+            limit: 10,
+            kind,
+            bead: bead.map(str::to_string),
+        };
+        assert_eq!(peek(&s, &q(None, None, None)).unwrap().len(), 3);
+        let help = peek(&s, &q(None, Some(MessageType::HelpRequest), None)).unwrap();
+        assert_eq!(help.len(), 1);
+        assert_eq!(help[0].entry.id, 2);
+        assert_eq!(
+            peek(&s, &q(None, None, Some("ol-4"))).unwrap()[0].entry.id,
+            3
+        );
+        let inbox = peek(&s, &q(Some("coder"), None, None)).unwrap();
+        assert_eq!(inbox.len(), 1);
+        assert_eq!(inbox[0].state, Some(DeliveryState::Queued));
+        let user = peek(&s, &q(Some("user"), None, None)).unwrap();
+        assert_eq!(user[0].priority, Some(Priority::High));
+        let last = peek(
+            &s,
+            &PeekQuery {
+                limit: 1,
+                ..q(None, None, None)
+            },
+        )
+        .unwrap();
+        assert_eq!(last[0].entry.id, 3);
+    }
+}

@@ -1,0 +1,421 @@
+//! The instance commands on the real binary: start --background, list,
+//! send --wait, peek, attach (follow mode), stop, two instances at once,
+//! standalone agents, signals, and every error with its exit code.
+
+mod cli_support;
+
+use cli_support::{World, alive, type_line, wait_for};
+use serde_json::Value;
+
+/// The messages of the demo once it has finished its first round.
+fn demo_done(w: &World, instance: &str) -> Vec<Value> {
+    wait_for("the demo to finish", || {
+        let ch = w.channel(instance);
+        (ch.len() >= 4).then_some(ch)
+    })
+}
+
+fn agents(list: &[Value]) -> Vec<(String, String, String)> {
+    list.iter()
+        .flat_map(|i| {
+            let source = i["source"].as_str().unwrap_or_default().to_string();
+            i["agents"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |a| {
+                    (
+                        a["address"].as_str().unwrap_or_default().to_string(),
+                        source.clone(),
+                        a["status"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+        })
+        .collect()
+}
+
+#[test]
+fn background_cycle_start_list_send_peek_attach_stop() {
+    let mut w = World::demo();
+    let pid = w.start_background("demo.yaml", "pr-1");
+    assert!(alive(pid));
+    demo_done(&w, "pr-1");
+
+    // list, from another directory, as a table and as JSON.
+    let table = w.cmd(&["list"]).current_dir(w.tmp.path()).output().unwrap();
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("NAME"), "{table}");
+    for a in ["planner@pr-1", "coder@pr-1", "reviewer@pr-1"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(a) && l.contains("demo.yaml")),
+            "{a} missing:\n{table}"
+        );
+    }
+    let list = w.list();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["pid"].as_u64(), Some(pid as u64));
+
+    // send --wait prints the reviewer's reply.
+    let r = w.run(&[
+        "send",
+        "please look again",
+        "--to",
+        "reviewer@pr-1",
+        "--wait",
+        "--timeout",
+        "60",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("reviewer → @user"), "{}", r.stdout);
+    assert!(r.stdout.contains("AOP-FINAL"), "{}", r.stdout);
+    let posted = w
+        .channel("pr-1")
+        .into_iter()
+        .find(|m| m["from"] == "user")
+        .expect("the user's message is in the channel");
+    assert_eq!(posted["message"], "@reviewer please look again");
+
+    // peek: the channel, JSON with annotations, an inbox, filters.
+    let r = w.run(&["peek", "-n", "2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.matches("── #").count(), 2, "{}", r.stdout);
+    let r = w.run(&["peek", "--to", "@pr-1", "--json", "-n", "50"]);
+    let items = r.json();
+    let items = items.as_array().unwrap();
+    assert!(items.len() >= 6);
+    assert!(
+        items.iter().any(|i| i["aop"].is_object()),
+        "AOP annotations"
+    );
+    let r = w.run(&["peek", "--to", "user@pr-1", "--json"]);
+    let inbox = r.json();
+    assert!(
+        inbox
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["entry"]["mentions"].to_string().contains("user") && i["state"].is_string()),
+        "{inbox}"
+    );
+    let r = w.run(&["peek", "--type", "HELP_REQUEST", "--json"]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.json(), serde_json::json!([]));
+
+    // attach follows the live channel and posts typed lines; Ctrl-C detaches.
+    let (attach, mut out, mut stdin) = w.spawn(&["attach", "pr-1"]);
+    out.wait_for("attached to @pr-1");
+    out.wait_for("please look again");
+    out.mark();
+    type_line(&mut stdin, "@planner once more, from attach");
+    out.wait_for("user → @planner");
+    out.wait_for("once more, from attach");
+    out.wait_for("planner → @coder");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(attach as i32).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    assert_eq!(w.wait_child(attach), 0);
+    assert!(alive(pid), "detaching leaves the instance running");
+
+    // stop one agent: the instance keeps running.
+    let r = w.run(&["stop", "planner@pr-1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let statuses = agents(&w.list());
+    assert!(statuses.contains(&("planner@pr-1".into(), "demo.yaml".into(), "stopped".into())));
+
+    // stop the instance: its process exits and list shows nothing.
+    let r = w.run(&["stop", "@pr-1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("stopped @pr-1"));
+    assert!(!alive(pid));
+    assert!(w.list().is_empty());
+    let r = w.run(&["list"]);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(!w.dir.join(".workflow/pr-1/control.sock").exists());
+    assert!(!w.dir.join(".workflow/pr-1/instance.json").exists());
+}
+
+#[test]
+fn two_instances_are_told_apart() {
+    let mut w = World::demo();
+    let a = w.start_background("demo.yaml", "pr-1");
+    let b = w.start_background("demo.yaml", "pr-2");
+    demo_done(&w, "pr-1");
+    demo_done(&w, "pr-2");
+    let all = agents(&w.list());
+    assert_eq!(all.len(), 6, "{all:?}");
+    assert!(all.iter().any(|(n, _, _)| n == "coder@pr-2"));
+
+    // Starting a running instance again fails with its pid and a hint.
+    let r = w.run(&["start", "demo.yaml", "--instance", "pr-1", "--background"]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("pid {a}")), "{}", r.stderr);
+    assert!(r.stderr.contains("awtui attach pr-1"), "{}", r.stderr);
+    let r = w.run(&["run", "demo.yaml", "--instance", "pr-2"]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+
+    // Without a target, or with an agent both have, it is ambiguous.
+    assert_eq!(w.run(&["send", "hi"]).code, 2);
+    assert_eq!(w.run(&["send", "hi", "--to", "coder"]).code, 2);
+    let r = w.run(&["send", "hi there", "--to", "@pr-2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(w.channel("pr-2").iter().any(|m| m["message"] == "hi there"));
+    assert!(!w.channel("pr-1").iter().any(|m| m["message"] == "hi there"));
+
+    let r = w.run(&["stop", "@pr-1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!alive(a));
+    assert!(alive(b));
+    let left = w.list();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["instance"], "pr-2");
+    // With one instance left, no target is needed.
+    assert_eq!(w.run(&["peek", "-n", "1"]).code, 0);
+
+    let r = w.run(&["stop", "--all"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!alive(b));
+    assert!(w.list().is_empty());
+}
+
+#[test]
+fn sigterm_stops_an_instance_like_stop() {
+    let mut w = World::demo();
+    let pid = w.start_background("demo.yaml", "default");
+    demo_done(&w, "default");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    wait_for("the instance to exit", || (!alive(pid)).then_some(()));
+    assert!(w.list().is_empty());
+    assert_eq!(w.channel("default").len(), 4, "the channel is intact");
+    let log = std::fs::read_to_string(w.dir.join(".workflow/default/awtui.log")).unwrap();
+    assert!(log.contains("instance default running"), "{log}");
+}
+
+#[test]
+fn standalone_agent_new_send_peek_stop() {
+    let mut w = World::new();
+    // A command agent: answers each turn on stdout.
+    w.script(
+        "echo-agent.sh",
+        "#!/bin/sh\nprompt=$(cat)\ncase \"$prompt\" in\n  *ping*) echo \"pong from $(basename \"$PWD\")\" ;;\n  *) echo \"say ping\" ;;\nesac\n",
+    );
+    let r = w.run(&[
+        "new",
+        "echo",
+        "--command",
+        "./echo-agent.sh",
+        "--context",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let pid = r.json()["pid"].as_u64().unwrap() as u32;
+    w.adopt(pid);
+
+    let list = w.list();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["source"], "(standalone)");
+    let table = w.run(&["list"]).stdout;
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("echo ") && l.contains("(standalone)")),
+        "{table}"
+    );
+
+    // It works in the folder `new` ran in, and answers through the channel.
+    let r = w.run(&["send", "ping", "--to", "echo", "--wait", "--timeout", "60"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("pong from w"), "{}", r.stdout);
+    let r = w.run(&["peek", "--to", "echo"]);
+    assert!(r.stdout.contains("@echo ping"), "{}", r.stdout);
+    assert!(r.stdout.contains("pong from w"), "{}", r.stdout);
+
+    // One of each name.
+    let r = w.run(&["new", "echo", "--command", "./echo-agent.sh"]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+
+    let r = w.run(&["stop", "echo"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!alive(pid));
+    assert!(w.list().is_empty());
+
+    // Started again, the conversation (--context) is still there.
+    let r = w.run(&[
+        "new",
+        "echo",
+        "--command",
+        "./echo-agent.sh",
+        "--context",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    w.adopt(r.json()["pid"].as_u64().unwrap() as u32);
+    let r = w.run(&["peek", "--to", "echo"]);
+    assert!(r.stdout.contains("pong from w"), "{r:?}");
+    assert_eq!(w.run(&["stop", "--all"]).code, 0);
+}
+
+#[test]
+fn errors_and_exit_codes() {
+    let w = World::demo();
+    // Nothing running.
+    let r = w.run(&["list"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    assert!(r.stderr.contains("nothing is running"));
+    assert_eq!(w.run(&["list", "--json"]).json(), serde_json::json!([]));
+    for args in [
+        &["send", "hi"][..],
+        &["send", "hi", "--to", "coder@nope"],
+        &["send", "hi", "--to", "@nope"],
+        &["peek"],
+        &["stop", "@nope"],
+        &["stop", "coder"],
+        &["attach"],
+        &["attach", "nope"],
+    ] {
+        let r = w.run(args);
+        assert_eq!(r.code, 3, "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.is_empty());
+    }
+    assert_eq!(w.run(&["stop", "--all"]).code, 0);
+    // Invalid usage.
+    for args in [
+        &["send", "   "][..],
+        &["send", "hi", "--to", "a b"],
+        &["send", "hi", "--to", "x@"],
+        &["peek", "--type", "NOPE"],
+        &["new", "user"],
+        &["new", "bad name"],
+        &["run", "missing.yaml"],
+        &["start", "missing.yaml", "--background"],
+        &["run", "demo.yaml", "--instance", "bad name"],
+        &["stop", "a", "--all"],
+        &["frobnicate"],
+    ] {
+        let r = w.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    }
+    // A background start whose setup fails reports the child's output.
+    std::fs::write(
+        w.dir.join("broken.yaml"),
+        "agents:\n  a:\n    command: [\"true\"]\nsetup:\n  - shell: echo boom >&2; exit 7\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["start", "broken.yaml", "--background"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("boom"), "{}", r.stderr);
+    assert!(w.list().is_empty());
+}
+
+#[test]
+fn init_writes_a_starter_and_never_overwrites() {
+    let w = World::new();
+    let r = w.run(&["init"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for f in ["review.yaml", "prompts/reviewer.md", "prompts/coder.md"] {
+        assert!(w.dir.join(f).is_file(), "{f}");
+    }
+    let loaded = awtui::workflow::load(&w.dir.join("review.yaml")).unwrap();
+    assert_eq!(loaded.workflow.agent_names(), vec!["reviewer", "coder"]);
+    std::fs::write(w.dir.join("prompts/coder.md"), "mine").unwrap();
+    let r = w.run(&["init"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("refusing to overwrite"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("prompts/coder.md")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn foreground_start_and_a_registered_run() {
+    let mut w = World::demo();
+    // A foreground start shows the channel and ends when stopped.
+    let (start, mut out, _stdin) = w.spawn(&["start", "demo.yaml", "--instance", "fg"]);
+    out.wait_for("instance fg running");
+    out.wait_for("reviewer → @user");
+    let listed = w.list();
+    assert_eq!(listed[0]["info"]["mode"], "start");
+    let r = w.run(&["stop"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(w.wait_child(start), 0);
+
+    // A run registers while it runs, so list, send and stop reach it.
+    w.script(
+        "slow.sh",
+        "#!/bin/sh\ncat >/dev/null\nwhile [ ! -e go ]; do sleep 0.05; done\necho finished\n",
+    );
+    std::fs::write(
+        w.dir.join("slow.yaml"),
+        "agents:\n  slow:\n    command: ./slow.sh\nkickoff: \"@slow begin\"\n",
+    )
+    .unwrap();
+    let (run, mut out, _stdin) = w.spawn(&["run", "slow.yaml", "--instance", "once"]);
+    out.wait_for("slow: thinking");
+    let listed = w.list();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["info"]["mode"], "run");
+    assert_eq!(agents(&listed)[0].0, "slow@once");
+    std::fs::write(w.dir.join("go"), "").unwrap();
+    assert_eq!(w.wait_child(run), 0);
+    assert!(w.list().is_empty());
+}
+
+#[test]
+fn a_standalone_agent_without_context_lives_in_memory() {
+    let mut w = World::new();
+    w.script(
+        "answer.sh",
+        "#!/bin/sh\ncat >/dev/null\necho \"yes, here\"\n",
+    );
+    let r = w.run(&["new", "quick", "--command", "./answer.sh", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    w.adopt(r.json()["pid"].as_u64().unwrap() as u32);
+    // With one thing running, send needs no target; the agent is mentioned.
+    let r = w.run(&[
+        "send",
+        "are you there?",
+        "--wait",
+        "--timeout",
+        "60",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["replies"][0]["entry"]["message"], "yes, here");
+    assert!(
+        !w.state.join("standalone/quick/context").exists(),
+        "nothing of the conversation on disk"
+    );
+    assert_eq!(w.run(&["stop", "quick"]).code, 0);
+    assert!(w.list().is_empty());
+}
+
+#[test]
+fn a_backend_that_cannot_run_leaves_no_instance_folder() {
+    let w = World::new();
+    std::fs::write(
+        w.dir.join("missing.yaml"),
+        "agents:\n  a:\n    command: ./not-there.sh\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    for args in [
+        &["run", "missing.yaml"][..],
+        &["start", "missing.yaml"],
+        &["start", "missing.yaml", "--background"],
+    ] {
+        let r = w.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("not-there.sh"), "{}", r.stderr);
+    }
+    assert!(!w.dir.join(".workflow").exists());
+}

@@ -1,0 +1,85 @@
+//! `awtui run` on the real binary: the default output, `--json` (one final
+//! object), `--json --verbose` (events as JSON lines), and exit codes.
+
+mod cli_support;
+
+use cli_support::World;
+use serde_json::Value;
+
+#[test]
+fn run_prints_messages_and_exits_0() {
+    let w = World::demo();
+    let r = w.run(&["run", "demo.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.matches("── #").count(), 4, "{}", r.stdout);
+    assert!(r.stderr.contains("· reviewer: thinking"), "{}", r.stderr);
+    // Finished runs leave nothing registered.
+    assert!(w.list().is_empty());
+    // Running it again resumes the finished instance: nothing to do, no
+    // kickoff posted again, no warning added to the channel.
+    let r = w.run(&["run", "demo.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(w.channel("default").len(), 4);
+}
+
+#[test]
+fn run_json_is_one_object_with_everything() {
+    let w = World::demo();
+    let r = w.run(&["run", "demo.yaml", "--instance", "j", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["success"], true);
+    assert_eq!(v["instance"], "j");
+    assert_eq!(v["workflow"], "demo");
+    assert!(v["duration_ms"].as_u64().is_some());
+    let messages = v["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(messages[3]["entry"]["from"], "reviewer");
+    assert_eq!(messages[3]["aop"]["segments"][0]["kind"], "FINAL");
+    assert!(v["threads"].is_array());
+    let agents = v["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 3);
+    for a in agents {
+        assert_eq!(a["status"]["status"], "idle", "{a}");
+        assert_eq!(a["metrics"]["turns"], 1, "{a}");
+        assert_eq!(a["backend"], "command");
+    }
+    assert_eq!(v["cost_usd"], 0.0);
+    assert_eq!(v["document"]["file"], "notes.md");
+    assert!(
+        v["document"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("# Plan")
+    );
+}
+
+#[test]
+fn run_json_verbose_streams_events() {
+    let w = World::demo();
+    let r = w.run(&["run", "demo.yaml", "--json", "--verbose"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let events: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(events.iter().all(|e| e["event"].is_string()));
+    assert_eq!(events.iter().filter(|e| e["event"] == "message").count(), 4);
+    assert_eq!(events.last().unwrap()["event"], "finished");
+}
+
+#[test]
+fn a_failed_agent_fails_the_run() {
+    let w = World::new();
+    std::fs::write(
+        w.dir.join("fail.yaml"),
+        "agents:\n  a:\n    command: [\"false\"]\nlimits:\n  retries: 0\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "fail.yaml", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["success"], false);
+    assert_eq!(v["outcome"]["outcome"], "incomplete");
+}
