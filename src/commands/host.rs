@@ -46,18 +46,6 @@ pub struct HostOptions<'a> {
     pub daemon_child: bool,
 }
 
-fn runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => Some(rt),
-        Err(e) => {
-            eprintln!("cannot start: {e}");
-            None
-        }
-    }
-}
 
 /// The exit code for an instance that could not be claimed.
 pub fn claim_failure(e: &InstanceError) -> u8 {
@@ -99,7 +87,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
     } else {
         claim
     };
-    let Some(runtime) = runtime() else {
+    let Some(runtime) = super::runtime(true) else {
         return exit::FAILED;
     };
     let started = Instant::now();

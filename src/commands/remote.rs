@@ -15,16 +15,7 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A small runtime for one client command.
 pub fn runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => Some(rt),
-        Err(e) => {
-            eprintln!("cannot start: {e}");
-            None
-        }
-    }
+    super::runtime(false)
 }
 
 /// Every running instance, or the exit code after saying why not.
