@@ -9,4 +9,6 @@ pub mod fsutil;
 pub mod mcp;
 pub mod protocols;
 pub mod sanitize;
+#[warn(missing_docs)]
+pub mod tui;
 pub mod workflow;

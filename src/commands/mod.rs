@@ -2,6 +2,7 @@
 //! Each returns the process exit code.
 pub mod aop_check;
 pub mod ctx;
+pub mod open;
 pub mod run;
 pub mod validate;
 
