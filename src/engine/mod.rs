@@ -8,6 +8,7 @@ pub mod event;
 pub mod launch;
 pub mod link;
 pub mod sessions;
+pub mod watch;
 
 use std::path::PathBuf;
 
@@ -66,6 +67,8 @@ pub struct Engine {
     mcp_url: String,
     instance: String,
     task: JoinHandle<RunOutcome>,
+    /// Outside edits to a file context's documents (dropped with the engine).
+    _watch: Option<watch::Watch>,
 }
 
 /// Checks that every agent's backend can run (CLI installed, API key set).
@@ -164,6 +167,11 @@ impl Engine {
             agent.session_id = saved.get(&agent.name).cloned();
         }
         let (events, first_receiver) = broadcast::channel(EVENT_CAPACITY);
+        let watch = if temporary {
+            None
+        } else {
+            watch::spawn(&state_root, context.clone(), events.clone())
+        };
         let (commands, command_rx) = mpsc::unbounded_channel();
         let cx = launch::LaunchContext {
             tools: ToolBox::new(context.clone(), agents),
@@ -180,6 +188,7 @@ impl Engine {
             context: context.clone(),
             mcp_url: cx.mcp_url.clone(),
             instance: options.instance,
+            _watch: watch,
             task: tokio::spawn(
                 driver::Driver::new(
                     Runner::new(config),
