@@ -259,15 +259,15 @@ fn header(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled(format!(" · ${cost:.2}"), t.dimmed()),
         Span::styled(
             format!(
-                " · {} agents, {} working",
-                app.agents.rows.len(),
-                app.working_count()
+                " · {}/{} working",
+                app.working_count(),
+                app.agents.rows.len()
             ),
             t.dimmed(),
         ),
         Span::styled(
             format!(
-                " · {} messages",
+                " · {} msgs",
                 app.channel.messages.len() + app.channel.not_loaded
             ),
             t.dimmed(),
@@ -316,7 +316,7 @@ fn banner_text(app: &App) -> Option<String> {
         .key_for(Section::Global, "resume")
         .map(|k| format!("{k} or "))
         .unwrap_or_default();
-    Some(format!(" ⏸ PAUSED — {why} · {key}/resume to go on "))
+    Some(format!(" ⏸ PAUSED · {key}/resume goes on · {why} "))
 }
 
 fn agents_title(app: &App) -> String {

@@ -477,7 +477,12 @@ impl Channel {
             return;
         }
         let page = self.drawn.height.saturating_sub(1).max(1);
-        let current = self.selected.unwrap_or(self.drawn.bottom.min(n - 1));
+        let last_seen = if self.drawn.height == 0 || self.view == View::Follow {
+            n - 1
+        } else {
+            self.drawn.bottom.min(n - 1)
+        };
+        let current = self.selected.unwrap_or(last_seen);
         match motion {
             Motion::Up(k) => self.select(if self.selected.is_none() {
                 current
