@@ -1,0 +1,199 @@
+//! The real binary in a real terminal (tmux): open the offline demo, type
+//! `@pl` + Tab and a message, see it and the planner's answer in the
+//! channel, stop an agent from the Agents pane, edit and save a document,
+//! quit; the exit code is 0 and the terminal is back on its main screen.
+//!
+//! Skips (with a message) only when tmux is not installed; CI installs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        self.cmd(&args);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    fn text(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "e2e", "-l", text]);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    fn wait_for(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.capture();
+            if f(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_demo(dir: &Path) {
+    let wf = root().join("assets/workflows");
+    std::fs::copy(wf.join("demo.yaml"), dir.join("demo.yaml")).unwrap();
+    std::fs::create_dir_all(dir.join("agents")).unwrap();
+    for script in ["planner.sh", "coder.sh", "reviewer.sh"] {
+        std::fs::copy(
+            wf.join("agents").join(script),
+            dir.join("agents").join(script),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn the_control_room_in_a_real_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (CI installs it; apt-get install tmux)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy_demo(dir.path());
+    let exit_file = dir.path().join("exit-code");
+    let bin = env!("CARGO_BIN_EXE_awtui");
+    let script = format!(
+        "cd '{}' && XDG_CONFIG_HOME='{}' '{bin}' demo.yaml; echo $? > '{}'",
+        dir.path().display(),
+        dir.path().join("config").display(),
+        exit_file.display()
+    );
+    let tmux = Tmux {
+        socket: format!("awtui-e2e-{}", std::process::id()),
+    };
+    let out = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tmux.cmd(&["set-option", "-t", "e2e", "remain-on-exit", "on"]);
+
+    // The demo runs to its end on screen.
+    tmux.wait_for("the demo's final answer", |s| {
+        s.contains("the review is done")
+    });
+    let s = tmux.capture();
+    assert!(s.contains("Agents") && s.contains("Channel") && s.contains("Documents"));
+
+    // Type @pl, Tab completes the name; then a message.
+    tmux.keys(&["i"]);
+    tmux.text("@pl");
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("the completed name", |s| s.contains("› @planner"));
+    tmux.text("please plan it again");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the message in the channel", |s| {
+        s.contains("user → @planner") && s.contains("please plan it again")
+    });
+    // The planner answers (after the user's message).
+    tmux.wait_for("the planner's answer", |s| {
+        let at = s.find("please plan it again").unwrap_or(usize::MAX);
+        s.rfind("Plan written to notes.md").is_some_and(|p| p > at)
+    });
+
+    // Stop the coder from the Agents pane.
+    tmux.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.keys(&["1"]);
+    tmux.keys(&["j"]);
+    tmux.keys(&["s"]);
+    tmux.wait_for("the coder stopped", |s| {
+        s.lines()
+            .any(|l| l.contains("coder") && l.contains("stopped"))
+    });
+
+    // Edit and save the notes.
+    tmux.keys(&["4"]);
+    tmux.wait_for("the notes in the viewer", |s| s.contains("# Plan"));
+    tmux.keys(&["e"]);
+    tmux.wait_for("the editor", |s| s.contains("editing notes.md"));
+    tmux.text("E2E was here. ");
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("the save", |s| s.contains("saved notes.md"));
+    let notes = std::fs::read_to_string(dir.path().join(".workflow/default/notes.md")).unwrap();
+    assert!(notes.starts_with("E2E was here. # Plan"), "{notes}");
+    tmux.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+
+    // Quit (answering yes if something still works).
+    tmux.keys(&["q"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !exit_file.exists() {
+        if tmux.capture().contains("(y/n)") {
+            tmux.keys(&["y"]);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no exit; screen:\n{}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let code = std::fs::read_to_string(&exit_file).unwrap();
+    assert_eq!(code.trim(), "0", "screen:\n{}", tmux.capture());
+    let alt = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"]);
+    assert_eq!(
+        String::from_utf8_lossy(&alt.stdout).trim(),
+        "0",
+        "the alternate screen is left"
+    );
+    let out = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
+    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        screen.contains("instance 'default' stopped"),
+        "the main screen is back: {screen}"
+    );
+    assert!(
+        !screen.contains("╭ Agents"),
+        "no TUI left on screen: {screen}"
+    );
+    // The instance stays on disk to be resumed.
+    assert!(dir.path().join(".workflow/default/channel.jsonl").exists());
+}
