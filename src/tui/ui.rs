@@ -316,7 +316,7 @@ fn banner_text(app: &App) -> Option<String> {
         .key_for(Section::Global, "resume")
         .map(|k| format!("{k} or "))
         .unwrap_or_default();
-    Some(format!(" ⏸ PAUSED · {key}/resume goes on · {why} "))
+    Some(format!(" ‖ PAUSED · {key}/resume goes on · {why} "))
 }
 
 fn agents_title(app: &App) -> String {

@@ -61,6 +61,19 @@ pub fn unread(channel: &Channel, cursors: &BTreeMap<String, Cursor>, recipient: 
     items
 }
 
+/// A preview without the `@names` a message starts with (the inbox
+/// already says whose it is).
+fn skip_leading_mentions(line: &str) -> &str {
+    let mut rest = line;
+    while let Some(r) = rest.strip_prefix('@') {
+        match r.find(char::is_whitespace) {
+            Some(i) => rest = r[i..].trim_start(),
+            None => return line,
+        }
+    }
+    if rest.is_empty() { line } else { rest }
+}
+
 /// The inbox pane's state.
 #[derive(Clone, Debug, Default)]
 pub struct Inbox {
@@ -132,6 +145,7 @@ impl Inbox {
                     .lines()
                     .map(str::trim)
                     .find(|l| !l.is_empty() && !l.starts_with("=== "))
+                    .map(skip_leading_mentions)
                     .unwrap_or("");
                 let mut spans = vec![
                     if it.priority == Priority::High {
