@@ -553,6 +553,23 @@ fn quitting_asks_while_agents_work_then_waits_for_the_engine() {
 }
 
 #[test]
+fn quitting_with_unsaved_edits_asks() {
+    let mut a = app();
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "planner".into(),
+        status: AgentStatus::Idle,
+    }));
+    run(&mut a, vec![ch('4'), ch('e'), ch('x')]);
+    assert!(run(&mut a, vec![ctrl('c')]).is_empty());
+    let q = a.confirm.clone().expect("asks");
+    assert!(q.question.contains("unsaved"), "{q:?}");
+    assert_eq!(
+        run(&mut a, vec![ch('y')]),
+        vec![Effect::Command(Command::Shutdown)]
+    );
+}
+
+#[test]
 fn detaching_never_shuts_down() {
     let mut a = App::new(
         Config::defaults(),

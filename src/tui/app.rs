@@ -937,6 +937,16 @@ impl App {
                     .filter(|r| r.working())
                     .map(|r| r.name.clone())
                     .collect();
+                if !force && let Some(e) = self.documents.editor.as_ref().filter(|e| e.dirty()) {
+                    self.confirm = Some(Confirm {
+                        question: format!(
+                            "{} has unsaved changes (ctrl-s saves). Quit anyway? (y/n)",
+                            e.file
+                        ),
+                        on_yes: ConfirmAction::Quit,
+                    });
+                    return Vec::new();
+                }
                 if !force
                     && !working.is_empty()
                     && self.options.on_quit == QuitAction::Shutdown
