@@ -21,7 +21,8 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use notify::{RecursiveMode, Watcher};
+use notify::event::ModifyKind;
+use notify::{EventKind, RecursiveMode, Watcher};
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
@@ -80,7 +81,19 @@ pub fn spawn(
     let (tx, mut rx) = mpsc::unbounded_channel::<PathBuf>();
     let mut watcher =
         match notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            if let Ok(event) = res {
+            // Only changes: reading a document or listing the folder (as
+            // the watcher itself does) must not count, or it would wake
+            // itself forever.
+            if let Ok(event) = res
+                && matches!(
+                    event.kind,
+                    EventKind::Create(_)
+                        | EventKind::Remove(_)
+                        | EventKind::Modify(
+                            ModifyKind::Data(_) | ModifyKind::Name(_) | ModifyKind::Any
+                        )
+                )
+            {
                 for p in event.paths {
                     let _ = tx.send(p);
                 }
