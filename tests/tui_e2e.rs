@@ -76,24 +76,28 @@ fn copy_demo(dir: &Path) {
     }
 }
 
-#[test]
-fn the_control_room_in_a_real_terminal() {
+fn tmux_missing() -> bool {
     if Command::new("tmux").arg("-V").output().is_err() {
         eprintln!("SKIPPED: tmux is not installed (CI installs it; apt-get install tmux)");
-        return;
+        return true;
     }
-    let dir = tempfile::tempdir().unwrap();
-    copy_demo(dir.path());
-    let exit_file = dir.path().join("exit-code");
+    false
+}
+
+/// Opens the demo in a fresh tmux server; returns it and the file that
+/// receives the exit code.
+fn open_demo(dir: &Path, name: &str) -> (Tmux, PathBuf) {
+    copy_demo(dir);
+    let exit_file = dir.join("exit-code");
     let bin = env!("CARGO_BIN_EXE_awtui");
     let script = format!(
         "cd '{}' && XDG_CONFIG_HOME='{}' '{bin}' demo.yaml; echo $? > '{}'",
-        dir.path().display(),
-        dir.path().join("config").display(),
+        dir.display(),
+        dir.join("config").display(),
         exit_file.display()
     );
     let tmux = Tmux {
-        socket: format!("awtui-e2e-{}", std::process::id()),
+        socket: format!("awtui-e2e-{name}-{}", std::process::id()),
     };
     let out = tmux.cmd(&[
         "new-session",
@@ -114,6 +118,66 @@ fn the_control_room_in_a_real_terminal() {
         String::from_utf8_lossy(&out.stderr)
     );
     tmux.cmd(&["set-option", "-t", "e2e", "remain-on-exit", "on"]);
+    (tmux, exit_file)
+}
+
+fn wait_exit(tmux: &Tmux, exit_file: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !exit_file.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "no exit; screen:\n{}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::read_to_string(exit_file)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn alternate_screen_on(tmux: &Tmux) -> String {
+    let alt = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"]);
+    String::from_utf8_lossy(&alt.stdout).trim().to_string()
+}
+
+#[test]
+fn sigterm_restores_the_terminal_and_stops_the_instance() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, exit_file) = open_demo(dir.path(), "term");
+    tmux.wait_for("the demo's final answer", |s| {
+        s.contains("the review is done")
+    });
+    // The pane runs `sh -c`; awtui is its child.
+    let out = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{pane_pid}"]);
+    let sh = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
+    let awtui = children.split_whitespace().next().expect("awtui runs");
+    let status = Command::new("kill")
+        .args(["-TERM", awtui])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
+    assert_eq!(
+        alternate_screen_on(&tmux),
+        "0",
+        "the alternate screen is left"
+    );
+}
+
+#[test]
+fn the_control_room_in_a_real_terminal() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, exit_file) = open_demo(dir.path(), "main");
 
     // The demo runs to its end on screen.
     tmux.wait_for("the demo's final answer", |s| {
@@ -176,11 +240,14 @@ fn the_control_room_in_a_real_terminal() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let code = std::fs::read_to_string(&exit_file).unwrap();
-    assert_eq!(code.trim(), "0", "screen:\n{}", tmux.capture());
-    let alt = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"]);
     assert_eq!(
-        String::from_utf8_lossy(&alt.stdout).trim(),
+        wait_exit(&tmux, &exit_file),
+        "0",
+        "screen:\n{}",
+        tmux.capture()
+    );
+    assert_eq!(
+        alternate_screen_on(&tmux),
         "0",
         "the alternate screen is left"
     );
