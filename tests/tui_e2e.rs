@@ -91,7 +91,7 @@ fn open_demo(dir: &Path, name: &str) -> (Tmux, PathBuf) {
     let exit_file = dir.join("exit-code");
     let bin = env!("CARGO_BIN_EXE_awtui");
     let script = format!(
-        "cd '{}' && XDG_CONFIG_HOME='{}' '{bin}' demo.yaml; echo $? > '{}'",
+        "cd '{}' && PAGER=cat XDG_CONFIG_HOME='{}' '{bin}' demo.yaml; echo $? > '{}'",
         dir.display(),
         dir.join("config").display(),
         exit_file.display()
@@ -200,6 +200,18 @@ fn the_control_room_in_a_real_terminal() {
     tmux.wait_for("the planner's answer", |s| {
         let at = s.find("please plan it again").unwrap_or(usize::MAX);
         s.rfind("Plan written to notes.md").is_some_and(|p| p > at)
+    });
+
+    // Open a message in $PAGER (cat here): the screen is suspended and
+    // comes back, and keys still work afterwards.
+    tmux.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.keys(&["2"]);
+    tmux.keys(&["k"]);
+    tmux.keys(&["o"]);
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.wait_for("the screen back after the pager", |s| {
+        s.contains("Channel") && s.contains("Agents")
     });
 
     // Stop the coder from the Agents pane.

@@ -211,7 +211,11 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                         .await
                         .unwrap_or_else(|e| Err(e.to_string()));
                     terminal::resume()?;
-                    terminal.clear()?;
+                    // A fresh terminal redraws everything on the blank
+                    // screen (`clear` would query the cursor position).
+                    terminal = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(
+                        std::io::stdout(),
+                    ))?;
                     input = Some(EventStream::new());
                     if let Err(e) = result {
                         app.update(Input::Action(action::Action::Prompt(String::new())));

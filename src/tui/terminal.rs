@@ -14,7 +14,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 
 static HOOK: Once = Once::new();
@@ -61,6 +61,7 @@ pub fn resume() -> io::Result<()> {
     execute!(
         io::stdout(),
         EnterAlternateScreen,
+        Clear(ClearType::All),
         EnableMouseCapture,
         EnableBracketedPaste
     )
