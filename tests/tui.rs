@@ -757,3 +757,62 @@ fn live_events_update_agents_and_marks() {
     }));
     assert!(!a.needs_tick(), "idle: no ticking");
 }
+
+#[test]
+fn mouse_focuses_selects_and_scrolls() {
+    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mouse = |kind, column, row| {
+        Input::Mouse(MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    let mut a = app();
+    screen(&mut a, 120, 40);
+    // Click the third agent (two lines per agent, border at row 1).
+    a.update(mouse(MouseEventKind::Down(MouseButton::Left), 5, 6));
+    assert_eq!(a.focus, Pane::Agents);
+    assert_eq!(a.agents.selected, 2);
+    // Click a message in the channel.
+    screen(&mut a, 120, 40);
+    a.update(mouse(MouseEventKind::Down(MouseButton::Left), 60, 10));
+    assert_eq!(a.focus, Pane::Channel);
+    assert!(a.channel.selected.is_some());
+    // The wheel scrolls the channel back.
+    a.update(mouse(MouseEventKind::ScrollUp, 60, 10));
+    assert_ne!(a.channel.view, awtui::tui::panes::channel::View::Follow);
+    // Clicking a document opens it.
+    screen(&mut a, 120, 40);
+    let docs = a.areas.documents;
+    let effects = a.update(mouse(
+        MouseEventKind::Down(MouseButton::Left),
+        docs.x + 3,
+        docs.y + 1,
+    ));
+    assert_eq!(a.focus, Pane::Documents);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadDocument {
+            file: Some("findings/review.md".into())
+        })]
+    );
+}
+
+#[test]
+fn every_default_binding_is_a_command_of_the_grammar() {
+    use awtui::tui::keymap::Section;
+    let config = Config::defaults();
+    for section in Section::ALL {
+        for b in config.keymap.bindings(section) {
+            assert_eq!(
+                Action::parse(&b.command).as_ref(),
+                Ok(&b.action),
+                "{} in [keys.{}]",
+                b.key,
+                section.name()
+            );
+        }
+    }
+}
