@@ -153,13 +153,9 @@ fn sigterm_restores_the_terminal_and_stops_the_instance() {
     tmux.wait_for("the demo's final answer", |s| {
         s.contains("the review is done")
     });
-    // The pane runs `sh -c`; awtui is its child.
-    let out = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{pane_pid}"]);
-    let sh = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
-    let awtui = children.split_whitespace().next().expect("awtui runs");
+    let awtui = awtui_pid(&tmux);
     let status = Command::new("kill")
-        .args(["-TERM", awtui])
+        .args(["-TERM", &awtui])
         .status()
         .unwrap();
     assert!(status.success());
@@ -169,6 +165,41 @@ fn sigterm_restores_the_terminal_and_stops_the_instance() {
         "0",
         "the alternate screen is left"
     );
+}
+
+fn awtui_pid(tmux: &Tmux) -> String {
+    // The pane runs `sh -c`; awtui is its child.
+    let out = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{pane_pid}"]);
+    let sh = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
+    children
+        .split_whitespace()
+        .next()
+        .expect("awtui runs")
+        .to_string()
+}
+
+#[test]
+fn a_hang_up_stops_the_instance_cleanly() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, _) = open_demo(dir.path(), "hup");
+    tmux.wait_for("the demo's final answer", |s| {
+        s.contains("the review is done")
+    });
+    let pid = awtui_pid(&tmux);
+    // Closing the terminal sends SIGHUP; writes to it fail from then on.
+    tmux.cmd(&["kill-server"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(Instant::now() < deadline, "awtui still runs after SIGHUP");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = std::fs::read_to_string(dir.path().join(".workflow/default/awtui.log")).unwrap();
+    assert!(log.contains("instance ended"), "{log}");
+    assert!(!log.contains("panic"), "{log}");
 }
 
 #[test]

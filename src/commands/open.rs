@@ -97,10 +97,13 @@ pub fn run(file: &Path, instance: &str) -> u8 {
         engine.send(crate::engine::Command::Shutdown);
         let outcome = engine.wait().await;
         tracing::info!("instance ended: {outcome:?}");
+        // The terminal may be gone (SIGHUP): `println!` would panic.
+        use std::io::Write;
         match result {
             Ok(_) => {
                 if let Some(d) = &dir {
-                    println!(
+                    let _ = writeln!(
+                        std::io::stdout(),
                         "awtui: instance '{instance}' stopped; its context is in {} \
                          (open the same workflow again to resume it)",
                         d.display()
@@ -109,7 +112,8 @@ pub fn run(file: &Path, instance: &str) -> u8 {
                 exit::OK
             }
             Err(e) => {
-                eprintln!("awtui: {e} (log: {})", log.display());
+                tracing::error!("{e}");
+                let _ = writeln!(std::io::stderr(), "awtui: {e} (log: {})", log.display());
                 exit::FAILED
             }
         }

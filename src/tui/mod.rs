@@ -124,7 +124,10 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
     {
         return Ok(TuiExit::EngineEnded);
     }
-    let mut terminal = terminal::init()?;
+    // Never dropped: ratatui's `Drop` reports a failure to show the cursor
+    // with `eprintln!`, which panics once the terminal has hung up. The
+    // guard restores the terminal (cursor included) on every path instead.
+    let mut terminal = std::mem::ManuallyDrop::new(terminal::init()?);
     let _guard = terminal::Guard;
     let mut input = Some(EventStream::new());
     let started = Instant::now();
@@ -213,9 +216,10 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                     terminal::resume()?;
                     // A fresh terminal redraws everything on the blank
                     // screen (`clear` would query the cursor position).
-                    terminal = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(
+                    let fresh = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(
                         std::io::stdout(),
                     ))?;
+                    std::mem::forget(std::mem::replace(&mut *terminal, fresh));
                     input = Some(EventStream::new());
                     if let Err(e) = result {
                         app.update(Input::Action(action::Action::Prompt(String::new())));

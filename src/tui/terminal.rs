@@ -40,8 +40,15 @@ pub fn init() -> io::Result<DefaultTerminal> {
 /// Gives the terminal back as it was. Safe to call more than once and when
 /// the terminal is gone (errors are ignored: there is no one to tell).
 pub fn restore() {
-    let _ = execute!(io::stdout(), DisableMouseCapture, DisableBracketedPaste);
-    ratatui::restore();
+    let _ = execute!(
+        io::stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        ratatui::crossterm::cursor::Show
+    );
+    // Not `ratatui::restore`: it prints failures with `eprintln!`, which
+    // panics when the terminal has hung up.
+    let _ = ratatui::try_restore();
 }
 
 /// Leaves the screen for a program that needs the terminal (the pager).
