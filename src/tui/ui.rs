@@ -390,7 +390,9 @@ pub fn pane_commands(app: &App) -> (Section, &'static [&'static str]) {
                 &["resolve mine", "resolve theirs", "resolve both"],
             )
         }
-        Pane::Documents if app.documents.editor.is_some() => (Section::Editor, &["save", "back"]),
+        Pane::Documents if app.documents.editor.is_some() => {
+            (Section::Editor, &["save", "back", "quit"])
+        }
         Pane::Documents => (
             Section::Pane(Pane::Documents),
             &["open", "edit", "prompt /new ", "delete"],
@@ -436,7 +438,12 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
             push(k.to_string(), what);
         }
     }
-    for c in ["focus next", "help", "quit"] {
+    // In the editor every other key types: no global hints there.
+    let editing = app.focus == Pane::Documents && app.documents.editor.is_some();
+    for c in ["focus next", "help", "quit"]
+        .into_iter()
+        .filter(|_| !editing)
+    {
         if let Some(k) = app.keymap.key_for(Section::Global, c) {
             push(k.to_string(), c.trim_start_matches("focus "));
         }
