@@ -4,12 +4,17 @@
 //! returns [`Effect`]s for the caller to carry out (send a command to the
 //! engine, copy to the clipboard, open the pager, quit). No I/O happens
 //! here, so the whole app is tested by feeding inputs and reading state.
+//!
+//! A key goes to the first component that takes it (gitui's consumed / not
+//! consumed): an open question (y/n), the help overlay, the command bar
+//! ([`BarEvent`]), the editor (its `[keys.editor]` bindings, then the text
+//! area), and finally the keymap: the focused pane's section, then global.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use ratatui::crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+    KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
 
@@ -19,7 +24,7 @@ use super::config::Config;
 use super::keymap::{Key, Keymap, Section};
 use super::panes::agents::{AgentRow, Agents};
 use super::panes::channel::Channel;
-use super::panes::command_bar::{BarMode, CommandBar};
+use super::panes::command_bar::{BarEvent, BarMode, CommandBar};
 use super::panes::documents::{Conflict, Documents, Editor, Viewer};
 use super::panes::inbox::{self, Inbox};
 use super::theme::Theme;
@@ -599,117 +604,47 @@ impl App {
     }
 
     fn bar_key(&mut self, key: KeyEvent, k: Key) -> Vec<Effect> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Enter => {
-                let line = self.bar.take();
-                let mode = self.bar.mode;
-                self.bar.mode = BarMode::Command;
-                if mode == BarMode::Search {
-                    self.focus = Pane::Channel;
-                    return self.act(Action::Search(Some(line)));
-                }
-                match Action::from_bar(&line) {
-                    None => Vec::new(),
-                    Some(Ok(a)) => {
-                        let focus_was = self.focus;
-                        let effects = self.act(a);
-                        // Stay in the bar to type on, unless the command
-                        // moved the focus.
-                        if self.focus == focus_was && self.status.as_ref().is_some_and(|s| s.error)
-                        {
-                            self.bar.set(&line);
-                        }
-                        effects
-                    }
-                    Some(Err(e)) => {
-                        self.bar.set(&line);
-                        self.error(e.to_string());
-                        Vec::new()
-                    }
-                }
-            }
-            KeyCode::Esc => {
-                self.bar.set("");
-                self.bar.mode = BarMode::Command;
+        let names = self.names();
+        match self.bar.event(&key, &names) {
+            BarEvent::Consumed => Vec::new(),
+            BarEvent::Leave => {
                 self.focus = self.before_bar;
                 Vec::new()
             }
-            KeyCode::Tab => {
-                let names = self.names();
-                if !self.bar.complete(&names) {
-                    return self.act(Action::Focus(FocusTarget::Next));
+            BarEvent::Submit(line, BarMode::Search) => {
+                self.focus = Pane::Channel;
+                self.act(Action::Search(Some(line)))
+            }
+            BarEvent::Submit(line, BarMode::Command) => match Action::from_bar(&line) {
+                None => Vec::new(),
+                Some(Ok(a)) => {
+                    let focus_was = self.focus;
+                    let effects = self.act(a);
+                    // A refused command keeps its line to fix.
+                    if self.focus == focus_was && self.status.as_ref().is_some_and(|s| s.error) {
+                        self.bar.set(&line);
+                    }
+                    effects
                 }
-                Vec::new()
-            }
-            KeyCode::BackTab => self.act(Action::Focus(FocusTarget::Prev)),
-            KeyCode::Backspace if ctrl => {
-                self.bar.delete_word();
-                Vec::new()
-            }
-            KeyCode::Backspace => {
-                self.bar.backspace();
-                Vec::new()
-            }
-            KeyCode::Delete => {
-                self.bar.delete();
-                Vec::new()
-            }
-            KeyCode::Left => {
-                self.bar.left_right(false);
-                Vec::new()
-            }
-            KeyCode::Right => {
-                self.bar.left_right(true);
-                Vec::new()
-            }
-            KeyCode::Home => {
-                self.bar.home_end(false);
-                Vec::new()
-            }
-            KeyCode::End => {
-                self.bar.home_end(true);
-                Vec::new()
-            }
-            KeyCode::Up => {
-                self.bar.history(true);
-                Vec::new()
-            }
-            KeyCode::Down => {
-                self.bar.history(false);
-                Vec::new()
-            }
-            KeyCode::Char(c) if ctrl => match c {
-                'a' => {
-                    self.bar.home_end(false);
+                Some(Err(e)) => {
+                    self.bar.set(&line);
+                    self.error(e.to_string());
                     Vec::new()
                 }
-                'e' => {
-                    self.bar.home_end(true);
-                    Vec::new()
-                }
-                'u' => {
-                    self.bar.set("");
-                    Vec::new()
-                }
-                'w' => {
-                    self.bar.delete_word();
-                    Vec::new()
-                }
-                'c' if !self.bar.input.is_empty() => {
-                    self.bar.set("");
-                    Vec::new()
-                }
-                _ => match self.keymap.get(Section::Global, &k).cloned() {
-                    Some(a) => self.act(a),
-                    None => Vec::new(),
-                },
             },
-            KeyCode::Char(c) => {
-                self.bar.insert(c.encode_utf8(&mut [0; 4]));
-                Vec::new()
-            }
-            _ => Vec::new(),
+            // Keys the bar does not use: Tab with nothing to complete and
+            // Shift-Tab move the focus; global bindings with Ctrl work.
+            BarEvent::NotConsumed => match key.code {
+                KeyCode::Tab => self.act(Action::Focus(FocusTarget::Next)),
+                KeyCode::BackTab => self.act(Action::Focus(FocusTarget::Prev)),
+                _ if k.ctrl || k.alt || matches!(k.code, super::keymap::KeyCodeKey::F(_)) => {
+                    match self.keymap.get(Section::Global, &k).cloned() {
+                        Some(a) => self.act(a),
+                        None => Vec::new(),
+                    }
+                }
+                _ => Vec::new(),
+            },
         }
     }
 

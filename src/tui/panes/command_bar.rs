@@ -6,6 +6,7 @@
 //! Tab with nothing to complete moves the focus on, as everywhere.
 
 use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -29,6 +30,21 @@ struct Completion {
     start: usize,
     candidates: Vec<String>,
     next: usize,
+}
+
+/// What the bar did with a key (gitui's consumed / not consumed, plus
+/// what the app must act on).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BarEvent {
+    /// The bar used the key (typing, editing, completion, history).
+    Consumed,
+    /// Not a key for the bar: the app handles it (focus keys, Ctrl-C on an
+    /// empty line, …).
+    NotConsumed,
+    /// Enter: this line was entered, in this mode.
+    Submit(String, BarMode),
+    /// Esc: leave the bar.
+    Leave,
 }
 
 /// The bar's state.
@@ -194,6 +210,46 @@ impl CommandBar {
             next: 0,
         });
         self.complete(names)
+    }
+
+    /// Handles a key while the bar has the focus.
+    pub fn event(&mut self, key: &KeyEvent, names: &[String]) -> BarEvent {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Enter => {
+                let mode = self.mode;
+                let line = self.take();
+                self.mode = BarMode::Command;
+                return BarEvent::Submit(line, mode);
+            }
+            KeyCode::Esc => {
+                self.set("");
+                self.mode = BarMode::Command;
+                return BarEvent::Leave;
+            }
+            KeyCode::Tab if !self.complete(names) => return BarEvent::NotConsumed,
+            KeyCode::Tab => {}
+            KeyCode::Backspace if ctrl => self.delete_word(),
+            KeyCode::Backspace => self.backspace(),
+            KeyCode::Delete => self.delete(),
+            KeyCode::Left => self.left_right(false),
+            KeyCode::Right => self.left_right(true),
+            KeyCode::Home => self.home_end(false),
+            KeyCode::End => self.home_end(true),
+            KeyCode::Up => self.history(true),
+            KeyCode::Down => self.history(false),
+            KeyCode::Char(c) if ctrl => match c {
+                'a' => self.home_end(false),
+                'e' => self.home_end(true),
+                'u' => self.set(""),
+                'w' => self.delete_word(),
+                'c' if !self.input.is_empty() => self.set(""),
+                _ => return BarEvent::NotConsumed,
+            },
+            KeyCode::Char(c) => self.insert(c.encode_utf8(&mut [0; 4])),
+            _ => return BarEvent::NotConsumed,
+        }
+        BarEvent::Consumed
     }
 
     /// Draws the bar into one row; returns the cursor's screen column when
