@@ -343,8 +343,8 @@ fn count(command: &str, arg: Option<&str>) -> Result<usize, ParseError> {
         Some(a) => a
             .parse::<usize>()
             .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| usage(command, format!("'{a}' is not a positive number"))),
+            .filter(|n| (1..=10_000).contains(n))
+            .ok_or_else(|| usage(command, format!("'{a}' is not a number from 1 to 10000"))),
     }
 }
 
@@ -652,6 +652,7 @@ mod tests {
             "focus nowhere",
             "down zero",
             "down 0",
+            "down 18446744073709551615",
             "send",
             "send @coder",
             "send @9x hi",

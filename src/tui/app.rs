@@ -771,7 +771,7 @@ impl App {
                             v.scroll = if up {
                                 v.scroll.saturating_sub(3)
                             } else {
-                                v.scroll + 3
+                                v.scroll.saturating_add(3)
                             };
                         }
                     }
@@ -1228,7 +1228,7 @@ impl App {
                 let s = &mut self.inbox.selected;
                 *s = match m {
                     Motion::Up(k) | Motion::ScrollUp(k) => s.saturating_sub(k),
-                    Motion::Down(k) | Motion::ScrollDown(k) => *s + k,
+                    Motion::Down(k) | Motion::ScrollDown(k) => s.saturating_add(k),
                     Motion::PageUp | Motion::Top => 0,
                     Motion::PageDown | Motion::Bottom => n,
                 }
@@ -1240,17 +1240,21 @@ impl App {
                 match m {
                     Motion::Up(k) => docs.selected = docs.selected.saturating_sub(k),
                     Motion::Down(k) => {
-                        docs.selected = (docs.selected + k).min(docs.files.len().saturating_sub(1))
+                        docs.selected = docs
+                            .selected
+                            .saturating_add(k)
+                            .min(docs.files.len().saturating_sub(1))
                     }
                     _ => {
                         if let Some(v) = &mut docs.viewer {
                             v.scroll = match m {
                                 Motion::PageUp => v.scroll.saturating_sub(page),
-                                Motion::PageDown => v.scroll + page,
+                                Motion::PageDown => v.scroll.saturating_add(page),
                                 Motion::ScrollUp(k) => v.scroll.saturating_sub(k),
-                                Motion::ScrollDown(k) => v.scroll + k,
+                                Motion::ScrollDown(k) => v.scroll.saturating_add(k),
                                 Motion::Top => 0,
-                                _ => v.lines.len().saturating_sub(page),
+                                // Drawing clamps it to the last page.
+                                _ => usize::MAX,
                             };
                         }
                     }

@@ -492,7 +492,7 @@ impl Channel {
             Motion::Down(k) => self.select(if self.selected.is_none() {
                 current
             } else {
-                current + k
+                current.saturating_add(k)
             }),
             Motion::Top => self.select(0),
             Motion::Bottom => self.select(n - 1),
@@ -543,7 +543,7 @@ impl Channel {
             return;
         }
         let (mut pos, mut skip) = self.drawn.top;
-        skip += k;
+        skip = skip.saturating_add(k);
         let width = self.drawn.width;
         while pos < self.order.len() {
             let h = self.item_height(pos, width, theme, names);

@@ -20,7 +20,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
-use ratatui_textarea::TextArea;
+use ratatui_textarea::{TextArea, WrapMode};
 use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, ThemeSet};
 use syntect::parsing::SyntaxSet;
@@ -119,13 +119,38 @@ pub struct Viewer {
     pub content: String,
     /// Highlighted lines.
     pub lines: Vec<Line<'static>>,
-    /// First line shown.
+    /// First (wrapped) line shown.
     pub scroll: usize,
+    /// The lines wrapped to the last width drawn.
+    wrapped: Option<(usize, Vec<Line<'static>>)>,
     /// Who changed it last, when known.
     pub changed_by: Option<String>,
 }
 
 impl Viewer {
+    /// The lines soft-wrapped to `width` (cached per width).
+    pub fn wrapped(&mut self, width: usize) -> &[Line<'static>] {
+        if !matches!(&self.wrapped, Some((w, _)) if *w == width) {
+            let lines = self
+                .lines
+                .iter()
+                .flat_map(|l| {
+                    let runs: Vec<(String, Style)> = l
+                        .spans
+                        .iter()
+                        .map(|s| (s.content.to_string(), s.style))
+                        .collect();
+                    crate::tui::text::wrap_runs(&runs, width)
+                })
+                .collect();
+            self.wrapped = Some((width, lines));
+        }
+        self.wrapped
+            .as_ref()
+            .map(|(_, l)| l.as_slice())
+            .unwrap_or(&[])
+    }
+
     /// A viewer over `content`.
     pub fn new(file: String, content: &str) -> Viewer {
         let content = for_terminal(content);
@@ -134,6 +159,7 @@ impl Viewer {
             file,
             content,
             scroll: 0,
+            wrapped: None,
             changed_by: None,
         }
     }
@@ -191,6 +217,7 @@ impl Editor {
         let clean = for_terminal(content);
         let lines: Vec<String> = clean.split('\n').map(str::to_string).collect();
         self.area = TextArea::new(lines);
+        self.area.set_wrap_mode(WrapMode::WordOrGlyph);
         self.area.set_cursor_line_style(Style::new());
         self.area
             .set_line_number_style(Style::new().fg(Color::DarkGray));
@@ -327,13 +354,16 @@ impl Documents {
         match &mut self.viewer {
             Some(v) => {
                 let h = view.height as usize;
-                v.scroll = v.scroll.min(v.lines.len().saturating_sub(1));
                 if v.lines.is_empty() {
                     buf.set_string(view.x, view.y, "(empty)", theme.dimmed());
                 }
-                for (k, l) in v.lines.iter().skip(v.scroll).take(h).enumerate() {
+                let mut scroll = v.scroll;
+                let lines = v.wrapped(view.width as usize);
+                scroll = scroll.min(lines.len().saturating_sub(h.max(1)));
+                for (k, l) in lines.iter().skip(scroll).take(h).enumerate() {
                     buf.set_line(view.x, view.y + k as u16, l, view.width);
                 }
+                v.scroll = scroll;
             }
             None => {
                 let text = match &self.pending {
