@@ -816,3 +816,82 @@ fn every_default_binding_is_a_command_of_the_grammar() {
         }
     }
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+
+    fn input() -> impl Strategy<Value = Input> {
+        let keys = prop_oneof![
+            any::<char>().prop_map(ch),
+            prop::sample::select(vec![
+                'j', 'k', 'g', 'G', 'q', 'n', 'y', 's', 'a', 'A', 'e', 'o', '/', ':', '?', '1',
+                '2', '3', '4', 'i', '@', 'm', 't', 'b', 'd', 'f', 'F', 'R', ' ',
+            ])
+            .prop_map(ch),
+            prop::sample::select(vec![
+                KeyCode::Tab,
+                KeyCode::BackTab,
+                KeyCode::Enter,
+                KeyCode::Esc,
+                KeyCode::Up,
+                KeyCode::Down,
+                KeyCode::PageUp,
+                KeyCode::PageDown,
+                KeyCode::Home,
+                KeyCode::End,
+                KeyCode::Backspace,
+                KeyCode::Delete,
+                KeyCode::Left,
+                KeyCode::Right,
+            ])
+            .prop_map(key),
+            prop::sample::select(vec!['c', 's', 'u', 'd', 'e', 'y', 'w', 'a']).prop_map(ctrl),
+        ];
+        let mouse = (0u16..130, 0u16..45, 0u8..4).prop_map(|(column, row, k)| {
+            Input::Mouse(MouseEvent {
+                kind: match k {
+                    0 => MouseEventKind::Down(MouseButton::Left),
+                    1 => MouseEventKind::ScrollUp,
+                    2 => MouseEventKind::ScrollDown,
+                    _ => MouseEventKind::Moved,
+                },
+                column,
+                row,
+                modifiers: KeyModifiers::NONE,
+            })
+        });
+        let engine = (11u64..400, ".{0,80}", 0usize..3).prop_map(|(id, text, who)| {
+            let from = AGENTS[who];
+            let e = entry(
+                id,
+                from,
+                &format!("@user {text}"),
+                (id % 3 == 0).then_some(id / 2),
+            );
+            Input::Engine(EngineEvent::Message {
+                annotations: Box::new(awtui::protocols::annotate(&e.message)),
+                entry: e,
+            })
+        });
+        let bar = ".{0,30}".prop_map(Input::Paste);
+        prop_oneof![6 => keys, 2 => mouse, 2 => engine, 1 => bar]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn any_inputs_at_any_size_never_panic(
+            inputs in prop::collection::vec(input(), 1..60),
+            sizes in prop::collection::vec((0u16..140, 0u16..50), 1..4),
+        ) {
+            let mut a = app();
+            for (k, i) in inputs.into_iter().enumerate() {
+                a.update(i);
+                let (w, h) = sizes[k % sizes.len()];
+                screen(&mut a, w, h);
+            }
+        }
+    }
+}
