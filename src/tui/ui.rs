@@ -121,7 +121,8 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         app.help = Some(scroll);
     }
     if let Some(c) = &app.confirm {
-        let w = (width(&c.question) as u16 + 4).min(area.width);
+        let question = crate::sanitize::for_terminal(&c.question);
+        let w = (width(&question) as u16 + 4).min(area.width);
         let r = Rect::new(
             area.x + (area.width - w) / 2,
             area.y + area.height / 2 - 1,
@@ -138,7 +139,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         buf.set_string(
             inner.x + 1,
             inner.y,
-            truncate(&c.question, inner.width.saturating_sub(1) as usize),
+            truncate(&question, inner.width.saturating_sub(1) as usize),
             Style::new().add_modifier(Modifier::BOLD),
         );
     }
@@ -344,6 +345,10 @@ fn channel_title(app: &App) -> String {
 }
 
 fn documents_title(app: &App) -> String {
+    crate::sanitize::for_terminal(&documents_title_raw(app))
+}
+
+fn documents_title_raw(app: &App) -> String {
     let d = &app.documents;
     match (&d.editor, &d.viewer) {
         (Some(e), _) => format!(

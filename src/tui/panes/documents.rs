@@ -316,7 +316,7 @@ impl Documents {
                         truncate(
                             &format!(
                                 "⚠ {} changed by {} while you edit",
-                                editor.file,
+                                for_terminal(&editor.file),
                                 for_terminal(&c.by)
                             ),
                             view.width as usize,
