@@ -80,8 +80,12 @@ pub fn run(file: &Path, instance: &str) -> u8 {
                 };
             }
         };
-        drop(first);
-        let link = Link::local(&engine);
+        // The first receiver has every event since the start (notices of
+        // recovered files, say), which a fresh subscription would miss.
+        let link = Link {
+            commands: engine.commands(),
+            events: first,
+        };
         let result = tui::run(
             link,
             TuiOptions {

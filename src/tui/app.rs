@@ -298,10 +298,13 @@ impl App {
         if !self.ready
             && !matches!(
                 event,
-                EngineEvent::Snapshot { .. } | EngineEvent::Finished { .. }
+                EngineEvent::Snapshot { .. }
+                    | EngineEvent::Finished { .. }
+                    | EngineEvent::Notice { .. }
             )
         {
-            // Everything before the snapshot is in the snapshot.
+            // Everything before the snapshot is in the snapshot (notices are
+            // not: they are shown).
             return Vec::new();
         }
         match event {
