@@ -19,20 +19,19 @@ use ratatui::crossterm::event::{
 use ratatui::layout::{Position, Rect};
 
 use super::QuitAction;
-use super::action::{AckTarget, Action, FocusTarget, Motion, Pane, Resolution};
+use super::action::{AckTarget, Action, FocusTarget, Motion, Pane};
 use super::config::Config;
 use super::keymap::{Key, Keymap, Section};
 use super::panes::agents::{AgentRow, Agents};
 use super::panes::channel::Channel;
 use super::panes::command_bar::{BarEvent, BarMode, CommandBar};
-use super::panes::documents::{Conflict, Documents, Editor, Viewer};
+use super::panes::documents::Documents;
 use super::panes::inbox::{self, Inbox};
 use super::theme::Theme;
 use crate::agents::runner::{AgentStatus, PauseReason};
 use crate::context::mentions::{ALL, USER};
 use crate::context::{Cursor, Since};
 use crate::engine::{Command, EngineEvent};
-use crate::mcp::DocumentChange;
 use crate::sanitize::for_terminal;
 
 /// Something that happened, for [`App::update`].
@@ -188,12 +187,6 @@ pub struct App {
     pub areas: Areas,
     /// Whether the last draw had room for one big pane only.
     pub narrow: bool,
-    /// Open the editor once the shown document arrives.
-    edit_after_load: bool,
-    /// A document created here, to open once it exists.
-    pending_new: Option<String>,
-    /// Who last changed each document (for conflict messages).
-    changed_by: BTreeMap<String, String>,
 }
 
 impl App {
@@ -228,9 +221,6 @@ impl App {
             dirty: true,
             areas: Areas::default(),
             narrow: false,
-            edit_after_load: false,
-            pending_new: None,
-            changed_by: BTreeMap::new(),
         }
     }
 
@@ -376,8 +366,14 @@ impl App {
                 }
                 Vec::new()
             }
-            EngineEvent::Document { path, change, by } => self.document_changed(path, change, by),
-            EngineEvent::DocumentContent { file, content } => self.document_content(file, content),
+            EngineEvent::Document { path, change, by } => {
+                let o = self.documents.changed(path, change, by);
+                self.docs(o)
+            }
+            EngineEvent::DocumentContent { file, content } => {
+                let o = self.documents.content(file, content);
+                self.docs(o)
+            }
             EngineEvent::Cursor { agent, cursor } => {
                 self.cursors.insert(agent, cursor);
                 Vec::new()
@@ -416,121 +412,18 @@ impl App {
         }
     }
 
-    fn document_changed(
-        &mut self,
-        path: String,
-        change: DocumentChange,
-        by: String,
-    ) -> Vec<Effect> {
-        self.changed_by.insert(path.clone(), by.clone());
-        let docs = &mut self.documents;
-        match change {
-            DocumentChange::Created => {
-                if let Err(i) = docs.files.binary_search(&path) {
-                    docs.files.insert(i, path.clone());
-                }
-                if self.pending_new.as_deref() == Some(path.as_str()) {
-                    self.pending_new = None;
-                    self.edit_after_load = true;
-                    return self.open_document(path);
-                }
-            }
-            DocumentChange::Deleted => {
-                if let Ok(i) = docs.files.binary_search(&path) {
-                    docs.files.remove(i);
-                    if docs.selected >= docs.files.len() {
-                        docs.selected = docs.files.len().saturating_sub(1);
-                    }
-                }
-                if docs.viewer.as_ref().is_some_and(|v| v.file == path) {
-                    docs.viewer = None;
-                }
-                if docs.editor.as_ref().is_some_and(|e| e.file == path) {
-                    self.error(format!(
-                        "{path} was deleted by {by}; saving will create it again"
-                    ));
-                } else {
-                    self.info(format!("{path} deleted by {by}"));
-                }
-                return Vec::new();
-            }
-            DocumentChange::Written | DocumentChange::Appended => {}
-        }
-        let shown = docs.viewer.as_ref().is_some_and(|v| v.file == path)
-            || docs.editor.as_ref().is_some_and(|e| e.file == path);
-        if shown {
-            vec![Effect::Command(Command::ReadDocument { file: Some(path) })]
-        } else {
-            Vec::new()
-        }
-    }
-
-    fn document_content(&mut self, file: String, content: String) -> Vec<Effect> {
-        let by = self
-            .changed_by
-            .get(&file)
-            .cloned()
-            .unwrap_or_else(|| "someone".into());
-        let docs = &mut self.documents;
-        let was_pending = docs.pending.as_deref() == Some(file.as_str());
-        if was_pending {
-            docs.pending = None;
-        }
-        let viewing = docs.viewer.as_ref().is_some_and(|v| v.file == file);
-        if viewing || was_pending {
-            let scroll = if viewing {
-                docs.viewer.as_ref().map_or(0, |v| v.scroll)
-            } else {
-                0
-            };
-            let mut v = Viewer::new(file.clone(), &content);
-            v.scroll = scroll;
-            v.changed_by = Some(by.clone());
-            docs.viewer = Some(v);
-            if let Some(i) = docs.files.iter().position(|f| *f == file)
-                && was_pending
-            {
-                docs.selected = i;
-            }
-        }
-        if was_pending && self.edit_after_load {
-            self.edit_after_load = false;
-            self.documents.editor = Some(Editor::new(file.clone(), &content));
-            self.focus = Pane::Documents;
-            self.main = Pane::Documents;
-            return Vec::new();
-        }
-        let mut note = None;
-        if let Some(e) = &mut self.documents.editor
-            && e.file == file
-        {
-            let clean = for_terminal(&content);
-            if e.saving.as_deref() == Some(clean.as_str()) {
-                e.saving = None;
-                e.base = clean;
-                note = Some((format!("saved {file}"), false));
-            } else if clean == e.base || clean == e.text() {
-                e.base = clean;
-            } else if !e.dirty() {
-                e.load(&content);
-                note = Some((format!("{file} changed by {by}; reloaded"), false));
-            } else {
-                e.conflict = Some(Conflict {
-                    theirs: clean,
-                    by: by.clone(),
-                });
-                note = Some((
-                    format!("{file} changed by {by}: m keep mine, t take theirs, b see both"),
-                    true,
-                ));
-            }
-        }
-        match note {
+    /// Carries out what a documents operation asks.
+    fn docs(&mut self, o: super::panes::doc_events::Outcome) -> Vec<Effect> {
+        match o.note {
             Some((t, true)) => self.error(t),
             Some((t, false)) => self.info(t),
             None => {}
         }
-        Vec::new()
+        if o.focus {
+            self.focus = Pane::Documents;
+            self.main = Pane::Documents;
+        }
+        o.commands.into_iter().map(Effect::Command).collect()
     }
 
     // ----- keys and mouse -------------------------------------------------
@@ -1096,13 +989,8 @@ impl App {
                 self.open_document(file)
             }
             Action::New(file) => {
-                self.pending_new = Some(file.clone());
-                self.focus = Pane::Documents;
-                self.main = Pane::Documents;
-                vec![Effect::Command(Command::CreateDocument {
-                    file,
-                    content: String::new(),
-                })]
+                let o = self.documents.create(file);
+                self.docs(o)
             }
             Action::Delete(file) => {
                 let file = file.or_else(|| self.documents.selected_file().map(str::to_string));
@@ -1118,50 +1006,17 @@ impl App {
                 Vec::new()
             }
             Action::Edit => {
-                self.focus = Pane::Documents;
-                self.main = Pane::Documents;
-                if self.documents.editor.is_some() {
-                    return Vec::new();
-                }
-                match &self.documents.viewer {
-                    Some(v) if self.documents.pending.is_none() => {
-                        self.documents.editor = Some(Editor::new(v.file.clone(), &v.content));
-                        self.info("editing: ctrl-s saves, esc leaves");
-                        Vec::new()
-                    }
-                    _ => match self.documents.selected_file().map(str::to_string) {
-                        Some(f) => {
-                            self.edit_after_load = true;
-                            self.open_document(f)
-                        }
-                        None => {
-                            self.error("edit: no document");
-                            Vec::new()
-                        }
-                    },
-                }
+                let o = self.documents.edit();
+                self.docs(o)
             }
-            Action::Save => match &mut self.documents.editor {
-                Some(e) => {
-                    if e.conflict.is_some() {
-                        self.error("resolve the conflict first: m, t or b");
-                        return Vec::new();
-                    }
-                    let content = e.text();
-                    e.saving = Some(content.clone());
-                    let file = e.file.clone();
-                    self.info(format!("saving {file}…"));
-                    vec![Effect::Command(Command::WriteDocument {
-                        file: Some(file),
-                        content,
-                    })]
-                }
-                None => {
-                    self.error("save: nothing is being edited (e edits)");
-                    Vec::new()
-                }
-            },
-            Action::Resolve(r) => self.resolve(r),
+            Action::Save => {
+                let o = self.documents.save();
+                self.docs(o)
+            }
+            Action::Resolve(r) => {
+                let o = self.documents.resolve(r);
+                self.docs(o)
+            }
             Action::Search(None) => {
                 if self.focus != Pane::Bar {
                     self.before_bar = self.focus;
@@ -1268,29 +1123,8 @@ impl App {
     }
 
     fn open_document(&mut self, file: String) -> Vec<Effect> {
-        if let Some(i) = self.documents.files.iter().position(|f| *f == file) {
-            self.documents.selected = i;
-        }
-        if self
-            .documents
-            .editor
-            .as_ref()
-            .is_some_and(|e| e.file != file && e.dirty())
-        {
-            self.error("save (ctrl-s) or leave (esc) the editor first");
-            self.edit_after_load = false;
-            return Vec::new();
-        }
-        if self
-            .documents
-            .editor
-            .as_ref()
-            .is_some_and(|e| e.file != file)
-        {
-            self.documents.editor = None;
-        }
-        self.documents.pending = Some(file.clone());
-        vec![Effect::Command(Command::ReadDocument { file: Some(file) })]
+        let o = self.documents.open(file);
+        self.docs(o)
     }
 
     fn ack(&mut self, agent: Option<String>, until: AckTarget) -> Vec<Effect> {
@@ -1339,70 +1173,6 @@ impl App {
             agent,
             until: Since::Id(through),
         })]
-    }
-
-    fn resolve(&mut self, r: Resolution) -> Vec<Effect> {
-        let files = self.documents.files.clone();
-        let Some(e) = &mut self.documents.editor else {
-            self.error("resolve: nothing is being edited");
-            return Vec::new();
-        };
-        let Some(c) = e.conflict.take() else {
-            self.error("resolve: there is no conflict");
-            return Vec::new();
-        };
-        let spare = |suffix: &str| {
-            let base = format!("{}.{suffix}", e.file);
-            let mut name = base.clone();
-            let mut n = 2;
-            while files.contains(&name) {
-                name = format!("{base}.{n}");
-                n += 1;
-            }
-            name
-        };
-        let (effects, note) = match r {
-            Resolution::Mine => {
-                let file = spare("theirs");
-                e.base = c.theirs.clone();
-                (
-                    vec![Effect::Command(Command::CreateDocument {
-                        file: file.clone(),
-                        content: c.theirs,
-                    })],
-                    format!("kept yours (ctrl-s saves it); theirs is in {file}"),
-                )
-            }
-            Resolution::Theirs => {
-                let file = spare("mine");
-                let mine = e.text();
-                e.load(&c.theirs);
-                (
-                    vec![Effect::Command(Command::CreateDocument {
-                        file: file.clone(),
-                        content: mine,
-                    })],
-                    format!("took theirs; yours is in {file}"),
-                )
-            }
-            Resolution::Both => {
-                let mine = e.text();
-                let merged = format!(
-                    "<<<<<<< yours\n{mine}\n=======\n{}\n>>>>>>> {}\n",
-                    c.theirs.trim_end_matches('\n'),
-                    c.by
-                );
-                let lines = merged.lines().map(str::to_string).collect();
-                e.area = ratatui_textarea::TextArea::new(lines);
-                e.base = c.theirs;
-                (
-                    Vec::new(),
-                    "both versions are in the editor between markers; edit, then ctrl-s".into(),
-                )
-            }
-        };
-        self.info(note);
-        effects
     }
 
     /// The names of agents that are working, for the header.

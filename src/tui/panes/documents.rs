@@ -215,13 +215,18 @@ impl Editor {
     /// Replaces the text (and the base).
     pub fn load(&mut self, content: &str) {
         let clean = for_terminal(content);
-        let lines: Vec<String> = clean.split('\n').map(str::to_string).collect();
+        self.set_text(&clean);
+        self.base = clean;
+    }
+
+    /// Replaces the text, keeping the base.
+    pub fn set_text(&mut self, text: &str) {
+        let lines: Vec<String> = for_terminal(text).split('\n').map(str::to_string).collect();
         self.area = TextArea::new(lines);
         self.area.set_wrap_mode(WrapMode::WordOrGlyph);
         self.area.set_cursor_line_style(Style::new());
         self.area
             .set_line_number_style(Style::new().fg(Color::DarkGray));
-        self.base = clean;
     }
 
     /// The editor's text.
@@ -254,6 +259,12 @@ pub struct Documents {
     pub view_height: usize,
     /// The list's area in the last draw, for clicks.
     pub list_area: Rect,
+    /// Open the editor once the pending document arrives.
+    pub edit_after_load: bool,
+    /// A document created here, to open once it exists.
+    pub pending_new: Option<String>,
+    /// Who last changed each document (for conflict messages).
+    pub changed_by: std::collections::BTreeMap<String, String>,
 }
 
 impl Documents {
