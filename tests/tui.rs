@@ -213,11 +213,12 @@ fn app() -> App {
     app_with(false)
 }
 
-/// The screen as text, one line per row (trailing spaces kept off).
+/// The screen as text, one line per row (trailing spaces kept off): the
+/// app drawn by a ratatui `Terminal` into its `TestBackend`.
 fn screen(app: &mut App, w: u16, h: u16) -> String {
-    let area = Rect::new(0, 0, w, h);
-    let mut buf = Buffer::empty(area);
-    ui::render(app, area, &mut buf);
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| ui::draw(app, f)).unwrap();
+    let buf = terminal.backend().buffer().clone();
     let mut out = String::new();
     for y in 0..h {
         let mut line = String::new();
