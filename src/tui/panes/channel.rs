@@ -264,22 +264,25 @@ impl Channel {
     /// Adds a live message. Returns a notice when it landed out of view
     /// (a reply to an old thread).
     pub fn push(&mut self, entry: ChannelEntry, annotations: Annotations) -> Option<String> {
-        let head_before = self.stream_heads();
         let idx = self.ingest(entry, annotations)?;
-        let msg = &self.messages[idx];
-        if msg.folded {
-            let _ = head_before;
+        if self.messages[idx].folded {
+            // A stream chunk: its head message grows instead.
             return None;
         }
         let root = self.root_of(idx);
         if root != idx && self.filter.is_empty() {
             self.rebuild();
-            let pos = self.order.iter().position(|(i, _)| *i == idx);
-            if self.view == View::Follow
-                && pos.is_some_and(|p| p + 1 < self.order.len() && p < self.drawn.top.0)
-            {
+            let pos = self.order.iter().position(|(i, _)| *i == idx)?;
+            // Keep the view on the same messages although one was inserted.
+            match &mut self.view {
+                View::Top(p, _) | View::Bottom(p) if pos <= *p => *p += 1,
+                _ => {}
+            }
+            let (top, _) = self.drawn.top;
+            let in_view = pos >= top && pos <= self.drawn.bottom + 1;
+            if !in_view && pos + 1 < self.order.len() {
                 return Some(format!(
-                    "reply from {} in the thread of #{}",
+                    "reply from {} in the thread of #{} (above)",
                     for_terminal(&self.messages[idx].entry.from),
                     self.messages[root].entry.id
                 ));
@@ -298,10 +301,6 @@ impl Channel {
             }
         }
         None
-    }
-
-    fn stream_heads(&self) -> usize {
-        self.open_streams.len()
     }
 
     /// Whether a stream is still growing (the spinner must tick).
@@ -1011,6 +1010,23 @@ mod tests {
         assert!(!c.streaming());
         assert_eq!(c.order.len(), 1);
         assert_eq!(c.messages[0].stream_more.len(), 1);
+    }
+
+    #[test]
+    fn a_reply_out_of_view_is_announced_and_the_view_stays_put() {
+        let mut c = Channel::default();
+        for id in 1..=50 {
+            push(&mut c, entry(id, "qa", "hello", None));
+        }
+        c.drawn.top = (40, 0);
+        c.drawn.bottom = 49;
+        c.view = View::Top(40, 0);
+        let a = crate::protocols::annotate("late answer");
+        let note = c.push(entry(51, "coder", "late answer", Some(2)), a);
+        assert!(note.unwrap().contains("thread of #2"));
+        assert_eq!(c.view, View::Top(41, 0), "still on the same message");
+        let (i, depth) = c.order[2];
+        assert_eq!((c.messages[i].entry.id, depth), (51, 1));
     }
 
     #[test]
