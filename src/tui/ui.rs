@@ -232,10 +232,16 @@ fn pane_block(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, title: String
 fn header(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let secs = app.elapsed.as_secs();
+    // Seconds only while the spinner ticks; idle, the clock wakes once a
+    // minute.
     let up = if app.agents.any_working() {
         format!("{}m{:02}s", secs / 60, secs % 60)
-    } else {
+    } else if secs < 60 {
+        "<1m".to_string()
+    } else if secs < 3600 {
         format!("{}m", secs / 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, secs / 60 % 60)
     };
     let cost: f64 = app.agents.rows.iter().map(|r| r.metrics.cost_usd).sum();
     let mut spans = vec![
