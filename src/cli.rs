@@ -5,11 +5,25 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 /// awtui: a terminal control room for teams of coding agents.
+///
+/// `awtui <workflow.yaml>` opens the control room (the same as `awtui open`).
 #[derive(Debug, Parser)]
-#[command(name = "awtui", version, about)]
+#[command(
+    name = "awtui",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// The workflow file to open in the control room.
+    #[arg(required = true)]
+    pub file: Option<PathBuf>,
+    /// Instance name (its context lives in .workflow/<instance>/).
+    #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
+    pub instance: String,
 }
 
 /// The subcommands.
@@ -20,6 +34,16 @@ pub enum Command {
         /// The workflow file (YAML).
         file: PathBuf,
         /// Instance name used to show where the context would live.
+        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
+        instance: String,
+    },
+    /// Open the control room: start the workflow and show it live (the
+    /// same as `awtui <file>`). Quitting stops the agents and leaves the
+    /// instance on disk to be resumed.
+    Open {
+        /// The workflow file (YAML).
+        file: PathBuf,
+        /// Instance name (its context lives in .workflow/<instance>/).
         #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
         instance: String,
     },

@@ -12,4 +12,6 @@ pub mod instance;
 pub mod mcp;
 pub mod protocols;
 pub mod sanitize;
+#[warn(missing_docs)]
+pub mod tui;
 pub mod workflow;

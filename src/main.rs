@@ -8,7 +8,13 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let code = match cli.command {
+    let Some(command) = cli.command else {
+        // `required = true` on `file` makes clap refuse a bare `awtui`.
+        let file = cli.file.unwrap_or_default();
+        return ExitCode::from(commands::open::run(&file, &cli.instance));
+    };
+    let code = match command {
+        Command::Open { file, instance } => commands::open::run(&file, &instance),
         Command::Mcp {
             instance,
             agent,

@@ -208,6 +208,7 @@ async fn start_in(dir: tempfile::TempDir, root: PathBuf, yaml: &str, mode: RunMo
         EngineOptions {
             instance: "default".into(),
             mode,
+            watch_documents: false,
         },
     )
     .await

@@ -10,6 +10,7 @@ pub mod link;
 pub mod ops;
 pub mod orphans;
 pub mod sessions;
+pub mod watch;
 
 use std::path::PathBuf;
 
@@ -36,6 +37,10 @@ pub struct EngineOptions {
     pub instance: String,
     /// `Run` ends when everyone is idle; `Start` runs until stopped.
     pub mode: RunMode,
+    /// Watch the document folder for edits made outside the engine (the
+    /// control room turns it on; headless hosts do without — see
+    /// [`watch`]).
+    pub watch_documents: bool,
 }
 
 /// Why an instance could not start.
@@ -68,6 +73,8 @@ pub struct Engine {
     mcp_url: String,
     instance: String,
     task: JoinHandle<RunOutcome>,
+    /// Outside edits to a file context's documents (dropped with the engine).
+    _watch: Option<watch::Watch>,
 }
 
 /// Checks that every agent's backend can run (CLI installed, API key set).
@@ -174,6 +181,11 @@ impl Engine {
             agent.session_id = saved.get(&agent.name).cloned();
         }
         let (events, first_receiver) = broadcast::channel(EVENT_CAPACITY);
+        let watch = if temporary || !options.watch_documents {
+            None
+        } else {
+            watch::spawn(&state_root, context.clone(), events.clone())
+        };
         let (commands, command_rx) = mpsc::unbounded_channel();
         let cx = launch::LaunchContext {
             tools: ToolBox::new(context.clone(), agents),
@@ -190,6 +202,7 @@ impl Engine {
             context: context.clone(),
             mcp_url: cx.mcp_url.clone(),
             instance: options.instance,
+            _watch: watch,
             task: tokio::spawn(
                 driver::Driver::new(
                     Runner::new(config),

@@ -128,9 +128,13 @@ impl World {
             "--json",
         ]);
         assert_eq!(
-            r.code, 0,
-            "start --background failed:\n{}{}",
-            r.stdout, r.stderr
+            r.code,
+            0,
+            "start --background failed:\n{}{}\ninstance log:\n{}",
+            r.stdout,
+            r.stderr,
+            std::fs::read_to_string(self.dir.join(".workflow").join(instance).join("awtui.log"))
+                .unwrap_or_default()
         );
         let pid = r.json()["pid"].as_u64().expect("pid") as u32;
         self.pids.push(pid);

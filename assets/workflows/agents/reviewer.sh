@@ -1,6 +1,6 @@
 #!/bin/sh
 # Demo agent: reviews the notes, records the review as a document and
-# answers with an AOP FINAL block for @user.
+# answers with AOP blocks (INTERMEDIATE, CONTEXT, FINAL) for @user.
 set -eu
 cat >/dev/null
 ctx() { "${AWTUI_BIN:-awtui}" ctx "$@"; }
@@ -13,6 +13,12 @@ ctx doc write findings/review.md --text "# Review
 Verdict: $verdict
 " >/dev/null
 cat <<AOP
+=== AOP-INTERMEDIATE | agent=reviewer ===
+Read notes.md, checked the change against the plan.
+=== END-AOP-INTERMEDIATE ===
+=== AOP-CONTEXT | agent=reviewer | kind=review ===
+{"files": ["notes.md", "findings/review.md"], "verdict": "$verdict", "checks": {"plan": true, "change": true}}
+=== END-AOP-CONTEXT ===
 === AOP-FINAL | agent=reviewer | status=$verdict ===
 Pass through EXACTLY as-is
 The --shout change is $verdict. Notes: notes.md, review: findings/review.md.

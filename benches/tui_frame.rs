@@ -1,0 +1,192 @@
+//! Drawing one full control-room frame at 200×60 into ratatui's TestBackend
+//! with 100,000 channel messages and 20 agents. Prints medians of: a frame
+//! with nothing new, a frame after a new message arrives (following), and a
+//! frame while scrolled back in the middle of the history.
+//!
+//!   cargo bench --bench tui_frame
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use awtui::agents::runner::{AgentMetrics, AgentStatus};
+use awtui::context::{ChannelEntry, Cursor, mentions};
+use awtui::engine::EngineEvent;
+use awtui::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
+use awtui::tui::action::{Action, Motion};
+use awtui::tui::app::{App, AppOptions, Input};
+use awtui::tui::{Config, QuitAction, ui};
+use chrono::TimeZone;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const MESSAGES: u64 = 100_000;
+const AGENTS: usize = 20;
+
+fn text(i: u64, agents: &[String]) -> String {
+    let to = &agents[(i as usize * 7) % agents.len()];
+    match i % 10 {
+        0 => format!(
+            "=== AOP-FINAL | agent=a{} status=ok ===\nResult {i}: all checks passed.\nSecond line of the final answer.\n=== END-AOP-FINAL ===\n",
+            i % 20
+        ),
+        3 => format!(
+            "@{to} [ol-{i}] PROGRESS\nBead: ol-{i}\nStep: {}/5 parser\nStatus: on track",
+            i % 5
+        ),
+        5 => format!(
+            "@{to} urgent: message {i} needs a look at src/tui/panes/channel.rs before the build; the rest of this sentence makes it wrap over more than one line at 200 columns for sure, really."
+        ),
+        _ => format!("@{to} message {i}: please have a look at the next step."),
+    }
+}
+
+fn app() -> App {
+    let agents: Vec<String> = (0..AGENTS).map(|i| format!("agent{i:02}")).collect();
+    let base = chrono::Utc.with_ymd_and_hms(2026, 1, 15, 8, 0, 0).unwrap();
+    let messages: Vec<MessageSnapshot> = (1..=MESSAGES)
+        .map(|id| {
+            let from = agents[(id as usize) % AGENTS].clone();
+            let message = text(id, &agents);
+            let entry = ChannelEntry {
+                id,
+                timestamp: base + chrono::Duration::milliseconds(id as i64 * 250),
+                mentions: mentions::extract(&message, &agents, &from),
+                from,
+                message,
+                reply_to: (id % 50 == 7).then_some(id - 3),
+            };
+            MessageSnapshot {
+                annotations: awtui::protocols::annotate(&entry.message),
+                entry,
+            }
+        })
+        .collect();
+    let mut cursors = BTreeMap::new();
+    for (k, a) in agents.iter().enumerate() {
+        let acked = MESSAGES - 40 + k as u64;
+        cursors.insert(
+            a.clone(),
+            Cursor {
+                acked,
+                delivered: acked + 5,
+            },
+        );
+    }
+    let snapshot = Snapshot {
+        workflow: "bench".into(),
+        instance: "default".into(),
+        agents: agents
+            .iter()
+            .enumerate()
+            .map(|(k, a)| AgentSnapshot {
+                name: a.clone(),
+                backend: "claude".into(),
+                model: Some("sonnet".into()),
+                status: if k % 3 == 0 {
+                    AgentStatus::Thinking
+                } else {
+                    AgentStatus::Idle
+                },
+                metrics: AgentMetrics {
+                    unread: k,
+                    turns: k as u32,
+                    tokens_in: 1000 * k as u64,
+                    ..AgentMetrics::default()
+                },
+            })
+            .collect(),
+        messages,
+        total_messages: MESSAGES as usize,
+        documents: vec!["notes.md".into()],
+        entry_document: "notes.md".into(),
+        cursors,
+        paused: None,
+        ops: Default::default(),
+    };
+    let mut app = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    app.update(Input::Engine(EngineEvent::Snapshot {
+        snapshot: Box::new(snapshot),
+    }));
+    app.update(Input::Engine(EngineEvent::DocumentContent {
+        file: "notes.md".into(),
+        content: "# Notes\n\nSome *markdown* here.\n\n```rust\nfn main() {}\n```\n".repeat(20),
+    }));
+    app
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn frames(
+    terminal: &mut Terminal<TestBackend>,
+    app: &mut App,
+    n: usize,
+    mut before: impl FnMut(&mut App, usize),
+) -> Duration {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        before(app, i);
+        let t = Instant::now();
+        terminal.draw(|f| ui::draw(app, f)).unwrap();
+        times.push(t.elapsed());
+    }
+    median(times)
+}
+
+fn main() {
+    let t = Instant::now();
+    let mut app = app();
+    let load = t.elapsed();
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let t = Instant::now();
+    terminal.draw(|f| ui::draw(&mut app, f)).unwrap();
+    let first = t.elapsed();
+
+    let steady = frames(&mut terminal, &mut app, 300, |app, i| {
+        app.update(Input::Tick(Duration::from_millis(100 * i as u64)));
+    });
+    let mut next = MESSAGES;
+    let agents: Vec<String> = (0..AGENTS).map(|i| format!("agent{i:02}")).collect();
+    let live = frames(&mut terminal, &mut app, 300, |app, _| {
+        next += 1;
+        let message = text(next, &agents);
+        let from = agents[next as usize % AGENTS].clone();
+        let entry = ChannelEntry {
+            id: next,
+            timestamp: chrono::Utc::now(),
+            mentions: mentions::extract(&message, &agents, &from),
+            from,
+            message,
+            reply_to: None,
+        };
+        app.update(Input::Engine(EngineEvent::Message {
+            annotations: Box::new(awtui::protocols::annotate(&entry.message)),
+            entry,
+        }));
+    });
+    app.update(Input::Action(Action::Focus(
+        awtui::tui::action::FocusTarget::Pane(awtui::tui::action::Pane::Channel),
+    )));
+    let scrolled = frames(&mut terminal, &mut app, 300, |app, i| {
+        let m = if i % 2 == 0 {
+            Motion::PageUp
+        } else {
+            Motion::ScrollDown(3)
+        };
+        app.update(Input::Action(Action::Move(m)));
+    });
+    println!("tui_frame: {MESSAGES} messages, {AGENTS} agents, 200x60 (TestBackend)");
+    println!("  load snapshot into the app: {load:?}");
+    println!("  first frame (lays out the visible messages): {first:?}");
+    println!("  median frame, nothing new (spinner tick): {steady:?}");
+    println!("  median frame, one new message each frame: {live:?}");
+    println!("  median frame, scrolling back through history: {scrolled:?}");
+}

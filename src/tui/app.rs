@@ -1,0 +1,1208 @@
+//! The control room's state and its one update function. Everything that
+//! happens — an engine event, a key, a mouse click, a timer tick, an action
+//! from a test — goes through [`App::update`], which changes the state and
+//! returns [`Effect`]s for the caller to carry out (send a command to the
+//! engine, copy to the clipboard, open the pager, quit). No I/O happens
+//! here, so the whole app is tested by feeding inputs and reading state.
+//!
+//! A key goes to the first component that takes it (gitui's consumed / not
+//! consumed): an open question (y/n), the help overlay, the command bar
+//! ([`BarEvent`]), the editor (its `[keys.editor]` bindings, then the text
+//! area), and finally the keymap: the focused pane's section, then global.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+
+use super::QuitAction;
+use super::action::{AckTarget, Action, FocusTarget, Motion, Pane};
+use super::config::Config;
+use super::keymap::{Key, Keymap, Section};
+use super::panes::agents::{AgentRow, Agents};
+use super::panes::channel::Channel;
+use super::panes::command_bar::{BarEvent, BarMode, CommandBar};
+use super::panes::documents::Documents;
+use super::panes::inbox::{self, Inbox};
+use super::theme::Theme;
+use crate::agents::runner::{AgentStatus, PauseReason};
+use crate::context::mentions::{ALL, USER};
+use crate::context::{Cursor, Since};
+use crate::engine::{Command, EngineEvent};
+use crate::sanitize::for_terminal;
+
+/// Something that happened, for [`App::update`].
+#[derive(Debug)]
+pub enum Input {
+    /// An event from the engine.
+    Engine(EngineEvent),
+    /// The engine's event stream ended.
+    EngineGone,
+    /// A key press.
+    Key(KeyEvent),
+    /// A mouse event.
+    Mouse(MouseEvent),
+    /// Pasted text (bracketed paste).
+    Paste(String),
+    /// Time passed: `elapsed` since the control room opened.
+    Tick(Duration),
+    /// An action, as from the keymap or the command bar.
+    Action(Action),
+}
+
+/// What the caller must do after an update.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Send this command to the engine.
+    Command(Command),
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
+    /// Show this text in `$PAGER`, suspending the screen.
+    Pager(String),
+    /// Leave the control room.
+    Quit,
+}
+
+/// A question waiting for yes or no.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Confirm {
+    /// The question.
+    pub question: String,
+    /// What yes does.
+    pub on_yes: ConfirmAction,
+}
+
+/// What a confirmed question does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConfirmAction {
+    /// Quit although agents are working.
+    Quit,
+    /// Delete this document.
+    Delete(String),
+    /// Leave the editor, dropping unsaved changes.
+    DiscardEdit,
+}
+
+/// How the control room ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// The user quit and the instance was shut down.
+    Shutdown,
+    /// The user left; the instance keeps running.
+    Detached,
+    /// The instance ended by itself (or its link broke).
+    EngineEnded,
+}
+
+/// A line in the status bar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Status {
+    /// The text (already sanitised).
+    pub text: String,
+    /// Whether it reports an error.
+    pub error: bool,
+}
+
+/// Where each pane was drawn (for the mouse).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Areas {
+    /// The agents pane (with border).
+    pub agents: Rect,
+    /// The channel pane (with border).
+    pub channel: Rect,
+    /// The inbox pane (with border).
+    pub inbox: Rect,
+    /// The documents pane (with border).
+    pub documents: Rect,
+    /// The command bar.
+    pub bar: Rect,
+}
+
+/// Settings the app starts with.
+#[derive(Clone, Debug)]
+pub struct AppOptions {
+    /// What quitting does.
+    pub on_quit: QuitAction,
+    /// Offset from UTC for timestamps, in seconds.
+    pub utc_offset: i32,
+}
+
+/// The whole state of the control room.
+#[derive(Debug)]
+pub struct App {
+    /// Key bindings.
+    pub keymap: Keymap,
+    /// Colours.
+    pub theme: Theme,
+    /// Settings.
+    pub options: AppOptions,
+    /// Whether the first snapshot arrived.
+    pub ready: bool,
+    /// The workflow's name.
+    pub workflow: String,
+    /// The instance's name.
+    pub instance: String,
+    /// Time since the control room opened.
+    pub elapsed: Duration,
+    /// Why the instance is paused, if it is.
+    pub paused: Option<PauseReason>,
+    /// Thread states set by agent operations (done, fail, delete), by root id.
+    pub threads: std::collections::BTreeMap<u64, crate::engine::ops::ThreadState>,
+    /// The agents pane.
+    pub agents: Agents,
+    /// The channel pane.
+    pub channel: Channel,
+    /// The inbox pane.
+    pub inbox: Inbox,
+    /// The documents pane.
+    pub documents: Documents,
+    /// The command bar.
+    pub bar: CommandBar,
+    /// Each recipient's cursor.
+    pub cursors: BTreeMap<String, Cursor>,
+    /// The focused pane.
+    pub focus: Pane,
+    /// The big pane shown when the screen is narrow.
+    pub main: Pane,
+    /// Focus before the bar took it.
+    pub before_bar: Pane,
+    /// The help overlay, with its scroll.
+    pub help: Option<usize>,
+    /// A question waiting.
+    pub confirm: Option<Confirm>,
+    /// The status line.
+    pub status: Option<Status>,
+    /// Spinner frame.
+    pub spinner: usize,
+    /// A shutdown was asked for and the engine has not finished yet.
+    pub stopping: bool,
+    /// The instance ended.
+    pub ended: bool,
+    /// How the app ended, once it did.
+    pub exit: Option<Exit>,
+    /// Whether the screen needs drawing.
+    pub dirty: bool,
+    /// Where panes were drawn.
+    pub areas: Areas,
+    /// Whether the last draw had room for one big pane only.
+    pub narrow: bool,
+}
+
+impl App {
+    /// A control room with no instance state yet (it comes with the first
+    /// snapshot).
+    pub fn new(config: Config, options: AppOptions) -> App {
+        App {
+            keymap: config.keymap,
+            theme: config.theme,
+            options,
+            ready: false,
+            workflow: String::new(),
+            instance: String::new(),
+            elapsed: Duration::ZERO,
+            paused: None,
+            threads: Default::default(),
+            agents: Agents::default(),
+            channel: Channel::default(),
+            inbox: Inbox::default(),
+            documents: Documents::default(),
+            bar: CommandBar::default(),
+            cursors: BTreeMap::new(),
+            focus: Pane::Channel,
+            main: Pane::Channel,
+            before_bar: Pane::Channel,
+            help: None,
+            confirm: None,
+            status: None,
+            spinner: 0,
+            stopping: false,
+            ended: false,
+            exit: None,
+            dirty: true,
+            areas: Areas::default(),
+            narrow: false,
+        }
+    }
+
+    /// Names that count as mentions and complete after `@`.
+    pub fn names(&self) -> Vec<String> {
+        let mut n: Vec<String> = self.agents.rows.iter().map(|r| r.name.clone()).collect();
+        n.push(USER.to_string());
+        n.push(ALL.to_string());
+        n
+    }
+
+    /// Whether the spinner must keep turning (something is working).
+    pub fn needs_tick(&self) -> bool {
+        self.agents.any_working() || self.channel.streaming() || self.stopping
+    }
+
+    fn info(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: for_terminal(&text.into()),
+            error: false,
+        });
+    }
+
+    fn error(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: for_terminal(&text.into()),
+            error: true,
+        });
+    }
+
+    /// Takes one input; returns what the caller must do.
+    pub fn update(&mut self, input: Input) -> Vec<Effect> {
+        self.dirty = true;
+        match input {
+            Input::Engine(event) => self.engine(event),
+            Input::EngineGone => {
+                self.ended = true;
+                if self.exit.is_none() {
+                    self.exit = Some(if self.stopping {
+                        Exit::Shutdown
+                    } else {
+                        Exit::EngineEnded
+                    });
+                }
+                vec![Effect::Quit]
+            }
+            Input::Key(key) => self.key(key),
+            Input::Mouse(m) => self.mouse(m),
+            Input::Paste(text) => {
+                self.paste(&text);
+                Vec::new()
+            }
+            Input::Tick(elapsed) => {
+                self.elapsed = elapsed;
+                self.spinner = self.spinner.wrapping_add(1);
+                Vec::new()
+            }
+            Input::Action(a) => self.act(a),
+        }
+    }
+
+    // ----- engine events -------------------------------------------------
+
+    fn engine(&mut self, event: EngineEvent) -> Vec<Effect> {
+        if !self.ready
+            && !matches!(
+                event,
+                EngineEvent::Snapshot { .. }
+                    | EngineEvent::Finished { .. }
+                    | EngineEvent::Notice { .. }
+            )
+        {
+            // Everything before the snapshot is in the snapshot (notices are
+            // not: they are shown).
+            return Vec::new();
+        }
+        match event {
+            EngineEvent::Snapshot { snapshot } => {
+                let s = *snapshot;
+                self.ready = true;
+                self.threads = s.ops.threads.clone();
+                self.workflow = for_terminal(&s.workflow);
+                self.instance = for_terminal(&s.instance);
+                let selected = self.agents.selected().map(|r| r.name.clone());
+                self.agents.rows = s.agents.into_iter().map(AgentRow::from_snapshot).collect();
+                if let Some(name) = selected
+                    && let Some(i) = self.agents.rows.iter().position(|r| r.name == name)
+                {
+                    self.agents.selected = i;
+                }
+                self.channel.reset(
+                    s.messages
+                        .into_iter()
+                        .map(|m| (m.entry, m.annotations))
+                        .collect(),
+                    s.total_messages,
+                );
+                self.documents.files = s.documents;
+                if !self.documents.files.contains(&s.entry_document) {
+                    self.documents.files.push(s.entry_document.clone());
+                    self.documents.files.sort();
+                }
+                self.documents.entry = s.entry_document.clone();
+                self.cursors = s.cursors;
+                self.paused = s.paused;
+                if self.documents.viewer.is_none() && self.documents.pending.is_none() {
+                    self.documents.selected = self
+                        .documents
+                        .files
+                        .iter()
+                        .position(|f| *f == s.entry_document)
+                        .unwrap_or(0);
+                    self.documents.pending = Some(s.entry_document.clone());
+                    return vec![Effect::Command(Command::ReadDocument {
+                        file: Some(s.entry_document),
+                    })];
+                }
+                Vec::new()
+            }
+            EngineEvent::Message { entry, annotations } => {
+                if let Some(note) = self.channel.push(entry, *annotations) {
+                    self.info(note);
+                }
+                Vec::new()
+            }
+            EngineEvent::Status { agent, status } => {
+                if let Some(row) = self.agents.get_mut(&agent) {
+                    row.status = status;
+                    if !row.working() {
+                        row.activity = None;
+                    }
+                }
+                Vec::new()
+            }
+            EngineEvent::Metrics { agent, metrics } => {
+                if let Some(row) = self.agents.get_mut(&agent) {
+                    row.metrics = metrics;
+                }
+                Vec::new()
+            }
+            EngineEvent::Activity { agent, activity } => {
+                if let Some(row) = self.agents.get_mut(&agent) {
+                    row.apply_activity(&activity);
+                }
+                Vec::new()
+            }
+            EngineEvent::Document { path, change, by } => {
+                let o = self.documents.changed(path, change, by);
+                self.docs(o)
+            }
+            EngineEvent::DocumentContent { file, content } => {
+                let o = self.documents.content(file, content);
+                self.docs(o)
+            }
+            EngineEvent::Cursor { agent, cursor } => {
+                self.cursors.insert(agent, cursor);
+                Vec::new()
+            }
+            EngineEvent::Paused { reason } => {
+                self.paused = Some(reason);
+                Vec::new()
+            }
+            EngineEvent::Resumed => {
+                self.paused = None;
+                self.info("resumed");
+                Vec::new()
+            }
+            EngineEvent::Notice { text } => {
+                self.info(text);
+                Vec::new()
+            }
+            EngineEvent::Finished { .. } => {
+                self.ended = true;
+                if self.stopping {
+                    self.exit = Some(Exit::Shutdown);
+                    return vec![Effect::Quit];
+                }
+                self.info("the instance has ended; q leaves");
+                Vec::new()
+            }
+            EngineEvent::Thread { id, state } => {
+                use crate::engine::ops::ThreadState;
+                let text = match &state {
+                    ThreadState::Done { by } => format!("thread #{id} marked done by {by}"),
+                    ThreadState::Failed { by, reason } => {
+                        format!("thread #{id} failed ({by}): {reason}")
+                    }
+                    ThreadState::Deleted { by } => format!("thread #{id} deleted by {by}"),
+                };
+                self.info(for_terminal(&text));
+                self.threads.insert(id, state);
+                Vec::new()
+            }
+            EngineEvent::CommandFailed { command, error } => {
+                if command == "write_document"
+                    && let Some(e) = &mut self.documents.editor
+                {
+                    e.saving = None;
+                }
+                self.error(format!("{command} failed: {error}"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Carries out what a documents operation asks.
+    fn docs(&mut self, o: super::panes::doc_events::Outcome) -> Vec<Effect> {
+        match o.note {
+            Some((t, true)) => self.error(t),
+            Some((t, false)) => self.info(t),
+            None => {}
+        }
+        if o.focus {
+            self.focus = Pane::Documents;
+            self.main = Pane::Documents;
+        }
+        o.commands.into_iter().map(Effect::Command).collect()
+    }
+
+    // ----- keys and mouse -------------------------------------------------
+
+    fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            self.dirty = false;
+            return Vec::new();
+        }
+        let Some(k) = Key::from_event(&key) else {
+            return Vec::new();
+        };
+        if let Some(c) = self.confirm.clone() {
+            return match k.code {
+                super::keymap::KeyCodeKey::Char('y' | 'Y') | super::keymap::KeyCodeKey::Enter => {
+                    self.act(Action::Yes)
+                }
+                super::keymap::KeyCodeKey::Char('n' | 'N' | 'q')
+                | super::keymap::KeyCodeKey::Esc => self.act(Action::No),
+                _ if k.ctrl && k.code == super::keymap::KeyCodeKey::Char('c') => {
+                    // A second Ctrl-C while asked to quit means it.
+                    if c.on_yes == ConfirmAction::Quit {
+                        self.act(Action::Yes)
+                    } else {
+                        self.act(Action::No)
+                    }
+                }
+                _ => Vec::new(),
+            };
+        }
+        if let Some(scroll) = &mut self.help {
+            use super::keymap::KeyCodeKey as C;
+            match k.code {
+                C::Char('j') | C::Down => *scroll += 1,
+                C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
+                C::PageDown | C::Char(' ') => *scroll += 10,
+                C::PageUp => *scroll = scroll.saturating_sub(10),
+                C::Char('g') | C::Home => *scroll = 0,
+                C::Esc | C::Char('?' | 'q') | C::Enter | C::F(1) => self.help = None,
+                C::Char('c') if k.ctrl => self.help = None,
+                _ => {}
+            }
+            return Vec::new();
+        }
+        self.status = None;
+        if self.focus == Pane::Bar {
+            return self.bar_key(key, k);
+        }
+        if self.focus == Pane::Documents && self.documents.editor.is_some() {
+            if self
+                .documents
+                .editor
+                .as_ref()
+                .is_some_and(|e| e.conflict.is_some())
+                && let Some(a) = self.keymap.get(Section::Conflict, &k).cloned()
+            {
+                return self.act(a);
+            }
+            if let Some(a) = self.keymap.get(Section::Editor, &k).cloned() {
+                return self.act(a);
+            }
+            if let Some(e) = &mut self.documents.editor {
+                e.area.input(key);
+            }
+            return Vec::new();
+        }
+        match self.keymap.lookup(self.focus, &k).cloned() {
+            Some(a) => self.act(a),
+            None => {
+                self.dirty = false;
+                Vec::new()
+            }
+        }
+    }
+
+    fn bar_key(&mut self, key: KeyEvent, k: Key) -> Vec<Effect> {
+        let names = self.names();
+        match self.bar.event(&key, &names) {
+            BarEvent::Consumed => Vec::new(),
+            BarEvent::Leave => {
+                self.focus = self.before_bar;
+                Vec::new()
+            }
+            BarEvent::Submit(line, BarMode::Search) => {
+                self.focus = Pane::Channel;
+                self.act(Action::Search(Some(line)))
+            }
+            BarEvent::Submit(line, BarMode::Command) => match Action::from_bar(&line) {
+                None => Vec::new(),
+                Some(Ok(a)) => {
+                    let focus_was = self.focus;
+                    let effects = self.act(a);
+                    // A refused command keeps its line to fix.
+                    if self.focus == focus_was && self.status.as_ref().is_some_and(|s| s.error) {
+                        self.bar.set(&line);
+                    }
+                    effects
+                }
+                Some(Err(e)) => {
+                    self.bar.set(&line);
+                    self.error(e.to_string());
+                    Vec::new()
+                }
+            },
+            // Keys the bar does not use: Tab with nothing to complete and
+            // Shift-Tab move the focus; global bindings with Ctrl work.
+            BarEvent::NotConsumed => match key.code {
+                KeyCode::Tab => self.act(Action::Focus(FocusTarget::Next)),
+                KeyCode::BackTab => self.act(Action::Focus(FocusTarget::Prev)),
+                _ if k.ctrl || k.alt || matches!(k.code, super::keymap::KeyCodeKey::F(_)) => {
+                    match self.keymap.get(Section::Global, &k).cloned() {
+                        Some(a) => self.act(a),
+                        None => Vec::new(),
+                    }
+                }
+                _ => Vec::new(),
+            },
+        }
+    }
+
+    fn paste(&mut self, text: &str) {
+        let text = for_terminal(text);
+        if self.focus == Pane::Documents
+            && let Some(e) = &mut self.documents.editor
+        {
+            e.area.insert_str(text);
+            return;
+        }
+        if self.focus != Pane::Bar {
+            self.before_bar = self.focus;
+            self.focus = Pane::Bar;
+        }
+        self.bar.insert(&text);
+    }
+
+    fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
+        let p = Position::new(x, y);
+        let a = &self.areas;
+        [
+            (a.agents, Pane::Agents),
+            (a.channel, Pane::Channel),
+            (a.inbox, Pane::Inbox),
+            (a.documents, Pane::Documents),
+            (a.bar, Pane::Bar),
+        ]
+        .into_iter()
+        .find(|(r, _)| r.contains(p))
+        .map(|(_, pane)| pane)
+    }
+
+    fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        if self.help.is_some() || self.confirm.is_some() {
+            if let (Some(s), MouseEventKind::ScrollDown) = (&mut self.help, m.kind) {
+                *s += 3;
+            } else if let (Some(s), MouseEventKind::ScrollUp) = (&mut self.help, m.kind) {
+                *s = s.saturating_sub(3);
+            }
+            return Vec::new();
+        }
+        let Some(pane) = self.pane_at(m.column, m.row) else {
+            self.dirty = false;
+            return Vec::new();
+        };
+        let area = match pane {
+            Pane::Agents => self.areas.agents,
+            Pane::Channel => self.areas.channel,
+            Pane::Inbox => self.areas.inbox,
+            Pane::Documents => self.areas.documents,
+            Pane::Bar => self.areas.bar,
+        };
+        let row = m.row.saturating_sub(area.y + 1) as usize;
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if pane == Pane::Bar {
+                    if self.focus != Pane::Bar {
+                        self.before_bar = self.focus;
+                    }
+                    self.focus = Pane::Bar;
+                    return Vec::new();
+                }
+                if self.focus == Pane::Documents
+                    && pane != Pane::Documents
+                    && self.documents.editor.is_some()
+                {
+                    // Leaving the editor by clicking elsewhere keeps it open.
+                }
+                self.focus = pane;
+                self.main = if pane == Pane::Agents {
+                    self.main
+                } else {
+                    pane
+                };
+                match pane {
+                    Pane::Agents => {
+                        if let Some(i) = self.agents.row_at(row) {
+                            self.agents.selected = i;
+                        }
+                    }
+                    Pane::Channel => {
+                        if let Some(Some(pos)) = self.channel.drawn.rows.get(row) {
+                            let pos = *pos;
+                            self.channel.select(pos);
+                        }
+                    }
+                    Pane::Inbox => {
+                        if let Some(Some(k)) = self.inbox.rows.get(row) {
+                            self.inbox.selected = *k;
+                        }
+                    }
+                    Pane::Documents => {
+                        let list = self.documents.list_area;
+                        if list.contains(Position::new(m.column, m.row))
+                            && self.documents.editor.is_none()
+                        {
+                            let i = (m.row - list.y) as usize;
+                            if i < self.documents.files.len() {
+                                self.documents.selected = i;
+                                return self.act(Action::Open);
+                            }
+                        }
+                    }
+                    Pane::Bar => {}
+                }
+                Vec::new()
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = m.kind == MouseEventKind::ScrollUp;
+                match pane {
+                    Pane::Channel => {
+                        let names = self.names();
+                        if up {
+                            self.channel.scroll_up(3, &self.theme, &names);
+                        } else {
+                            self.channel.scroll_down(3, &self.theme, &names);
+                        }
+                    }
+                    Pane::Documents => {
+                        if let Some(e) = &mut self.documents.editor {
+                            e.area.scroll((if up { -3 } else { 3 }, 0));
+                        } else if let Some(v) = &mut self.documents.viewer {
+                            v.scroll = if up {
+                                v.scroll.saturating_sub(3)
+                            } else {
+                                v.scroll.saturating_add(3)
+                            };
+                        }
+                    }
+                    Pane::Agents => self.agents.step(if up { -1 } else { 1 }),
+                    Pane::Inbox => {
+                        self.inbox.selected = if up {
+                            self.inbox.selected.saturating_sub(1)
+                        } else {
+                            self.inbox.selected + 1
+                        }
+                    }
+                    Pane::Bar => {}
+                }
+                Vec::new()
+            }
+            _ => {
+                self.dirty = false;
+                Vec::new()
+            }
+        }
+    }
+
+    // ----- actions ----------------------------------------------------------
+
+    /// The inbox items as shown now.
+    pub fn inbox_items(&self) -> Vec<inbox::Item> {
+        inbox::items(
+            &self.channel,
+            &self.cursors,
+            self.agents.selected().map(|r| r.name.as_str()),
+        )
+    }
+
+    fn selected_text(&self) -> Option<(u64, String)> {
+        let m = match self.focus {
+            Pane::Inbox => self
+                .inbox_items()
+                .get(self.inbox.selected)
+                .map(|it| &self.channel.messages[it.index]),
+            _ => self.channel.selected_message(),
+        }?;
+        Some((m.entry.id, m.clean.clone()))
+    }
+
+    fn agent_known(&self, name: &str) -> bool {
+        self.agents.rows.iter().any(|r| r.name == name)
+    }
+
+    fn target_agent(&mut self, name: Option<String>, what: &str) -> Option<String> {
+        match name {
+            Some(n) if self.agent_known(&n) => Some(n),
+            Some(n) => {
+                self.error(format!("{what}: there is no agent '{n}'"));
+                None
+            }
+            None => match self.agents.selected() {
+                Some(r) => Some(r.name.clone()),
+                None => {
+                    self.error(format!("{what}: no agent selected"));
+                    None
+                }
+            },
+        }
+    }
+
+    fn shutdown(&mut self) -> Vec<Effect> {
+        if self.ended {
+            self.exit = Some(Exit::Shutdown);
+            return vec![Effect::Quit];
+        }
+        self.stopping = true;
+        self.info("stopping the agents…");
+        vec![Effect::Command(Command::Shutdown)]
+    }
+
+    fn quit(&mut self) -> Vec<Effect> {
+        match self.options.on_quit {
+            QuitAction::Shutdown => self.shutdown(),
+            QuitAction::Detach => {
+                self.exit = Some(Exit::Detached);
+                vec![Effect::Quit]
+            }
+        }
+    }
+
+    /// Carries out one action.
+    pub fn act(&mut self, action: Action) -> Vec<Effect> {
+        self.dirty = true;
+        match action {
+            Action::Quit { force } => {
+                if self.stopping {
+                    return Vec::new();
+                }
+                let working: Vec<String> = self
+                    .agents
+                    .rows
+                    .iter()
+                    .filter(|r| r.working())
+                    .map(|r| r.name.clone())
+                    .collect();
+                if !force && let Some(e) = self.documents.editor.as_ref().filter(|e| e.dirty()) {
+                    self.confirm = Some(Confirm {
+                        question: format!(
+                            "{} has unsaved changes (ctrl-s saves). Quit anyway? (y/n)",
+                            e.file
+                        ),
+                        on_yes: ConfirmAction::Quit,
+                    });
+                    return Vec::new();
+                }
+                if !force
+                    && !working.is_empty()
+                    && self.options.on_quit == QuitAction::Shutdown
+                    && !self.ended
+                {
+                    self.confirm = Some(Confirm {
+                        question: format!(
+                            "{} working. Quit and stop every agent? (y/n)",
+                            match working.len() {
+                                1 => format!("{} is", working[0]),
+                                n => format!("{n} agents are"),
+                            }
+                        ),
+                        on_yes: ConfirmAction::Quit,
+                    });
+                    return Vec::new();
+                }
+                self.quit()
+            }
+            Action::Detach => {
+                self.exit = Some(Exit::Detached);
+                vec![Effect::Quit]
+            }
+            Action::Yes => match self.confirm.take().map(|c| c.on_yes) {
+                Some(ConfirmAction::Quit) => self.quit(),
+                Some(ConfirmAction::Delete(file)) => {
+                    vec![Effect::Command(Command::DeleteDocument { file })]
+                }
+                Some(ConfirmAction::DiscardEdit) => {
+                    self.documents.editor = None;
+                    Vec::new()
+                }
+                None => Vec::new(),
+            },
+            Action::No => {
+                self.confirm = None;
+                Vec::new()
+            }
+            Action::Focus(t) => {
+                let i = Pane::ORDER
+                    .iter()
+                    .position(|p| *p == self.focus)
+                    .unwrap_or(0);
+                let n = Pane::ORDER.len();
+                let next = match t {
+                    FocusTarget::Next => Pane::ORDER[(i + 1) % n],
+                    FocusTarget::Prev => Pane::ORDER[(i + n - 1) % n],
+                    FocusTarget::Pane(p) => p,
+                };
+                if next == Pane::Bar && self.focus != Pane::Bar {
+                    self.before_bar = self.focus;
+                    self.bar.mode = BarMode::Command;
+                }
+                if matches!(next, Pane::Channel | Pane::Inbox | Pane::Documents) {
+                    self.main = next;
+                }
+                self.focus = next;
+                Vec::new()
+            }
+            Action::Prompt(text) => {
+                if self.focus != Pane::Bar {
+                    self.before_bar = self.focus;
+                }
+                self.focus = Pane::Bar;
+                self.bar.mode = BarMode::Command;
+                self.bar.set(&text);
+                Vec::new()
+            }
+            Action::Move(m) => {
+                self.motion(m);
+                Vec::new()
+            }
+            Action::Open => match self.focus {
+                Pane::Agents => self.act(Action::Focus(FocusTarget::Pane(Pane::Inbox))),
+                Pane::Channel => {
+                    if !self.channel.toggle_expand() {
+                        return self.act(Action::Pager);
+                    }
+                    Vec::new()
+                }
+                Pane::Inbox => self.act(Action::Pager),
+                Pane::Documents => match self.documents.selected_file() {
+                    Some(f) => {
+                        let f = f.to_string();
+                        self.open_document(f)
+                    }
+                    None => Vec::new(),
+                },
+                Pane::Bar => Vec::new(),
+            },
+            Action::Back => {
+                if self.help.take().is_some() {
+                    return Vec::new();
+                }
+                if self.focus == Pane::Bar {
+                    self.focus = self.before_bar;
+                    return Vec::new();
+                }
+                if self.focus == Pane::Documents
+                    && let Some(e) = &self.documents.editor
+                {
+                    if e.dirty() {
+                        self.confirm = Some(Confirm {
+                            question: format!(
+                                "Leave the editor and drop your changes to {}? (y/n)",
+                                e.file
+                            ),
+                            on_yes: ConfirmAction::DiscardEdit,
+                        });
+                    } else {
+                        self.documents.editor = None;
+                    }
+                    return Vec::new();
+                }
+                if self.focus == Pane::Channel {
+                    if self.channel.search.is_some() {
+                        self.channel.set_search(None);
+                    } else {
+                        self.channel.newest();
+                    }
+                }
+                Vec::new()
+            }
+            Action::Help => {
+                self.help = if self.help.is_some() { None } else { Some(0) };
+                Vec::new()
+            }
+            Action::Expand => {
+                if !self.channel.toggle_expand() {
+                    self.error("the selected message has no CONTEXT block");
+                }
+                Vec::new()
+            }
+            Action::Copy => match self.selected_text() {
+                Some((id, text)) => {
+                    self.info(format!("copied #{id} to the clipboard"));
+                    vec![Effect::Copy(text)]
+                }
+                None => {
+                    self.error("copy: select a message first (j/k)");
+                    Vec::new()
+                }
+            },
+            Action::Pager => match self.selected_text() {
+                Some((_, text)) => vec![Effect::Pager(text)],
+                None => {
+                    self.error("pager: select a message first (j/k)");
+                    Vec::new()
+                }
+            },
+            Action::Newest => {
+                self.channel.newest();
+                Vec::new()
+            }
+            Action::Stop(target) => {
+                if let Some(t) = &target
+                    && let Some(inst) = t.strip_prefix('@')
+                {
+                    if inst == self.instance {
+                        return self.shutdown();
+                    }
+                    if !self.agent_known(inst) {
+                        self.error(format!(
+                            "stop: '{inst}' is neither an agent nor this instance ({})",
+                            self.instance
+                        ));
+                        return Vec::new();
+                    }
+                }
+                let target = target.map(|t| t.trim_start_matches('@').to_string());
+                match self.target_agent(target, "stop") {
+                    Some(agent) => {
+                        self.info(format!("stopping {agent}"));
+                        vec![Effect::Command(Command::Stop { agent })]
+                    }
+                    None => Vec::new(),
+                }
+            }
+            Action::Restart(target) => match self.target_agent(target, "restart") {
+                Some(agent) => {
+                    self.info(format!("restarting {agent}"));
+                    vec![Effect::Command(Command::Restart { agent })]
+                }
+                None => Vec::new(),
+            },
+            Action::Resume => {
+                if self.paused.is_none() {
+                    self.info("the instance is not paused");
+                }
+                vec![Effect::Command(Command::Resume)]
+            }
+            Action::Ack { agent, until } => self.ack(agent, until),
+            Action::Send { to, text } => {
+                if !self.names().contains(&to) {
+                    self.error(format!("send: there is no agent '{to}'"));
+                    return Vec::new();
+                }
+                vec![Effect::Command(Command::Post {
+                    text: format!("@{to} {text}"),
+                })]
+            }
+            Action::Post(text) => {
+                self.channel.newest();
+                vec![Effect::Command(Command::Post { text })]
+            }
+            Action::Doc(file) => {
+                self.focus = Pane::Documents;
+                self.main = Pane::Documents;
+                self.open_document(file)
+            }
+            Action::New(file) => {
+                let o = self.documents.create(file);
+                self.docs(o)
+            }
+            Action::Delete(file) => {
+                let file = file.or_else(|| self.documents.selected_file().map(str::to_string));
+                match file {
+                    Some(f) => {
+                        self.confirm = Some(Confirm {
+                            question: format!("Delete {f}? (y/n)"),
+                            on_yes: ConfirmAction::Delete(f),
+                        });
+                    }
+                    None => self.error("delete: no document selected"),
+                }
+                Vec::new()
+            }
+            Action::Edit => {
+                let o = self.documents.edit();
+                self.docs(o)
+            }
+            Action::Save => {
+                let o = self.documents.save();
+                self.docs(o)
+            }
+            Action::Resolve(r) => {
+                let o = self.documents.resolve(r);
+                self.docs(o)
+            }
+            Action::Search(None) => {
+                if self.focus != Pane::Bar {
+                    self.before_bar = self.focus;
+                }
+                self.focus = Pane::Bar;
+                self.bar.mode = BarMode::Search;
+                self.bar
+                    .set(self.channel.search.clone().unwrap_or_default().as_str());
+                Vec::new()
+            }
+            Action::Search(Some(q)) => {
+                self.focus = Pane::Channel;
+                self.main = Pane::Channel;
+                let n = self.channel.set_search(Some(q.clone()));
+                if q.is_empty() {
+                    self.info("search cleared");
+                } else if n == 0 {
+                    self.error(format!("no message contains '{q}'"));
+                } else {
+                    self.info(format!("{n} matches for '{q}' (n older, N newer)"));
+                }
+                Vec::new()
+            }
+            Action::SearchNext | Action::SearchPrev => {
+                match self.channel.next_match(action == Action::SearchNext) {
+                    Some((k, n)) => self.info(format!("match {k}/{n}")),
+                    None => self.error("no search (press / to search)"),
+                }
+                Vec::new()
+            }
+            Action::Filter(f) => {
+                match f {
+                    Some(f) => {
+                        let text = f.to_string();
+                        self.channel.set_filter(f);
+                        self.info(format!(
+                            "filter {text}: {} messages (F clears)",
+                            self.channel.order.len()
+                        ));
+                    }
+                    None => {
+                        self.channel.set_filter(Default::default());
+                        self.info("filter off");
+                    }
+                }
+                self.focus = Pane::Channel;
+                self.main = Pane::Channel;
+                Vec::new()
+            }
+        }
+    }
+
+    fn motion(&mut self, m: Motion) {
+        match self.focus {
+            Pane::Agents => match m {
+                Motion::Up(n) | Motion::ScrollUp(n) => self.agents.step(-(n as isize)),
+                Motion::Down(n) | Motion::ScrollDown(n) => self.agents.step(n as isize),
+                Motion::PageUp | Motion::Top => self.agents.step(-10_000),
+                Motion::PageDown | Motion::Bottom => self.agents.step(10_000),
+            },
+            Pane::Channel => {
+                let names = self.names();
+                self.channel.motion(m, &self.theme, &names);
+            }
+            Pane::Inbox => {
+                let n = self.inbox_items().len();
+                let s = &mut self.inbox.selected;
+                *s = match m {
+                    Motion::Up(k) | Motion::ScrollUp(k) => s.saturating_sub(k),
+                    Motion::Down(k) | Motion::ScrollDown(k) => s.saturating_add(k),
+                    Motion::PageUp | Motion::Top => 0,
+                    Motion::PageDown | Motion::Bottom => n,
+                }
+                .min(n.saturating_sub(1));
+            }
+            Pane::Documents => {
+                let page = self.documents.view_height.saturating_sub(1).max(1);
+                let docs = &mut self.documents;
+                match m {
+                    Motion::Up(k) => docs.selected = docs.selected.saturating_sub(k),
+                    Motion::Down(k) => {
+                        docs.selected = docs
+                            .selected
+                            .saturating_add(k)
+                            .min(docs.files.len().saturating_sub(1))
+                    }
+                    _ => {
+                        if let Some(v) = &mut docs.viewer {
+                            v.scroll = match m {
+                                Motion::PageUp => v.scroll.saturating_sub(page),
+                                Motion::PageDown => v.scroll.saturating_add(page),
+                                Motion::ScrollUp(k) => v.scroll.saturating_sub(k),
+                                Motion::ScrollDown(k) => v.scroll.saturating_add(k),
+                                Motion::Top => 0,
+                                // Drawing clamps it to the last page.
+                                _ => usize::MAX,
+                            };
+                        }
+                    }
+                }
+            }
+            Pane::Bar => {}
+        }
+    }
+
+    fn open_document(&mut self, file: String) -> Vec<Effect> {
+        let o = self.documents.open(file);
+        self.docs(o)
+    }
+
+    fn ack(&mut self, agent: Option<String>, until: AckTarget) -> Vec<Effect> {
+        let items = self.inbox_items();
+        let (agent, through) = match (agent, until) {
+            (None, AckTarget::Selected) if self.focus == Pane::Inbox => {
+                match items.get(self.inbox.selected) {
+                    Some(it) => (it.recipient.clone(), it.id),
+                    None => {
+                        self.error("ack: the inbox is empty");
+                        return Vec::new();
+                    }
+                }
+            }
+            (agent, until) => {
+                let agent = match agent {
+                    Some(a) if a == USER || self.agent_known(&a) => a,
+                    Some(a) => {
+                        self.error(format!("ack: there is no agent '{a}'"));
+                        return Vec::new();
+                    }
+                    None => match self.agents.selected() {
+                        Some(r) => r.name.clone(),
+                        None => {
+                            self.error("ack: no agent selected");
+                            return Vec::new();
+                        }
+                    },
+                };
+                let through = match until {
+                    AckTarget::Id(id) => id,
+                    AckTarget::All | AckTarget::Selected => self.channel.last_id(),
+                };
+                (agent, through)
+            }
+        };
+        let n = inbox::unread(&self.channel, &self.cursors, &agent)
+            .iter()
+            .filter(|i| i.id <= through)
+            .count();
+        self.info(format!(
+            "acked {agent}'s inbox through #{through} ({n} message{})",
+            if n == 1 { "" } else { "s" }
+        ));
+        vec![Effect::Command(Command::Ack {
+            agent,
+            until: Since::Id(through),
+        })]
+    }
+
+    /// The names of agents that are working, for the header.
+    pub fn working_count(&self) -> usize {
+        self.agents.rows.iter().filter(|r| r.working()).count()
+    }
+
+    /// Whether an agent failed or stalled (the header warns).
+    pub fn troubled(&self) -> Vec<&AgentRow> {
+        self.agents
+            .rows
+            .iter()
+            .filter(|r| matches!(r.status, AgentStatus::Failed(_) | AgentStatus::Stalled))
+            .collect()
+    }
+}

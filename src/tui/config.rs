@@ -1,0 +1,179 @@
+//! The control room's configuration: keys and colours. Defaults ship in
+//! `assets/config.toml` (embedded); the user's `config.toml` in
+//! `$XDG_CONFIG_HOME/awtui/` (else `~/.config/awtui/`) overrides entry by
+//! entry. A bad file is an error naming the file and the key, reported
+//! before the screen opens.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::keymap::{Keymap, KeymapError};
+use super::theme::{Theme, ThemeError};
+
+/// The defaults shipped with awtui.
+pub const DEFAULT_CONFIG: &str = include_str!("../../assets/config.toml");
+
+/// Keys and colours.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Key bindings.
+    pub keymap: Keymap,
+    /// Colours.
+    pub theme: Theme,
+}
+
+/// Why a configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown tables.
+    #[error("{path}: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The TOML error, with its position.
+        message: String,
+    },
+    /// A binding is wrong.
+    #[error("{path}: {source}")]
+    Keymap {
+        /// The file.
+        path: PathBuf,
+        /// Which binding and why.
+        source: Box<KeymapError>,
+    },
+    /// A colour is wrong.
+    #[error("{path}: {source}")]
+    Theme {
+        /// The file.
+        path: PathBuf,
+        /// Which colour and why.
+        source: ThemeError,
+    },
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    keys: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(default)]
+    theme: BTreeMap<String, toml::Value>,
+}
+
+/// Where the user's config file is looked for.
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("awtui").join("config.toml"))
+}
+
+impl Config {
+    /// The shipped defaults.
+    pub fn defaults() -> Config {
+        let mut config = Config {
+            keymap: Keymap::default(),
+            theme: Theme::default(),
+        };
+        config
+            .merge(DEFAULT_CONFIG, Path::new("assets/config.toml"))
+            .expect("the shipped config is valid (tested)");
+        config
+    }
+
+    /// Applies the text of a config file over this one; `path` names it in
+    /// errors.
+    pub fn merge(&mut self, text: &str, path: &Path) -> Result<(), ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        self.keymap
+            .apply(&raw.keys)
+            .map_err(|source| ConfigError::Keymap {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        self.theme
+            .apply(&raw.theme)
+            .map_err(|source| ConfigError::Theme {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(())
+    }
+
+    /// The defaults with the user's file (if any) applied.
+    pub fn load() -> Result<Config, ConfigError> {
+        let mut config = Config::defaults();
+        if let Some(path) = user_config_path() {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => config.merge(&text, &path)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(ConfigError::Io { path, source }),
+            }
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::action::{Action, Pane};
+    use crate::tui::keymap::Key;
+
+    #[test]
+    fn defaults_parse_and_overrides_apply() {
+        let mut c = Config::defaults();
+        assert_eq!(
+            c.keymap.lookup(Pane::Agents, &Key::char('s')),
+            Some(&Action::Stop(None))
+        );
+        c.merge(
+            "[keys.agents]\ns = \"\"\nx = \"stop\"\n[theme]\naccent = \"#102030\"\n",
+            Path::new("u.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.keymap.lookup(Pane::Agents, &Key::char('s')), None);
+        assert_eq!(
+            c.keymap.lookup(Pane::Agents, &Key::char('x')),
+            Some(&Action::Stop(None))
+        );
+        assert_eq!(c.theme.accent, ratatui::style::Color::Rgb(0x10, 0x20, 0x30));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_key() {
+        let mut c = Config::defaults();
+        let e = c
+            .merge(
+                "[keys.agents]\n\"ctrl-\" = \"stop\"\n",
+                Path::new("/h/c.toml"),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/h/c.toml: [keys.agents] \"ctrl-\""), "{e}");
+        let e = c
+            .merge("[colors]\na = 1\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("colors"), "{e}");
+        let e = c
+            .merge("[theme]\nwarning = \"bright\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("warning"), "{e}");
+    }
+}

@@ -1,0 +1,307 @@
+//! The agents pane: every agent with its status icon (a spinner while it
+//! works), backend and model, what it is doing (thinking, calling a tool,
+//! its Agent Mail step), unread count, turns, tokens and cost. Failed and
+//! stalled agents stand out.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::channel::SPINNER;
+use crate::agents::backend::BackendEvent;
+use crate::agents::backend::event::short_tool_name;
+use crate::agents::runner::{AgentMetrics, AgentStatus};
+use crate::engine::event::AgentSnapshot;
+use crate::sanitize::for_terminal;
+use crate::tui::text::{truncate, width};
+use crate::tui::theme::Theme;
+
+/// One agent as shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentRow {
+    /// Its name.
+    pub name: String,
+    /// Its backend's name.
+    pub backend: String,
+    /// Its model, when set.
+    pub model: Option<String>,
+    /// What the runner says it is doing.
+    pub status: AgentStatus,
+    /// Counters.
+    pub metrics: AgentMetrics,
+    /// The latest activity from its backend while a turn runs.
+    pub activity: Option<String>,
+}
+
+impl AgentRow {
+    /// A row from a snapshot.
+    pub fn from_snapshot(a: AgentSnapshot) -> AgentRow {
+        AgentRow {
+            name: a.name,
+            backend: a.backend,
+            model: a.model,
+            status: a.status,
+            metrics: a.metrics,
+            activity: None,
+        }
+    }
+
+    /// Whether a turn is under way.
+    pub fn working(&self) -> bool {
+        matches!(
+            self.status,
+            AgentStatus::Starting
+                | AgentStatus::Thinking
+                | AgentStatus::CallingTool(_)
+                | AgentStatus::Stalled
+                | AgentStatus::Retrying { .. }
+        )
+    }
+
+    /// Records a backend event as the current activity.
+    pub fn apply_activity(&mut self, event: &BackendEvent) {
+        self.activity = match event {
+            BackendEvent::Thinking => Some("thinking".into()),
+            BackendEvent::Text { .. } => Some("writing".into()),
+            BackendEvent::ToolCall { name } => {
+                Some(format!("calling `{}`", for_terminal(short_tool_name(name))))
+            }
+            BackendEvent::ToolDone { .. } => Some("thinking".into()),
+            BackendEvent::Error { message } => Some(format!(
+                "error: {}",
+                for_terminal(message.lines().next().unwrap_or(""))
+            )),
+            BackendEvent::Final { .. } => Some("answering".into()),
+            BackendEvent::Session { .. } | BackendEvent::Usage { .. } => return,
+        };
+    }
+
+    /// What it is doing, in a few words.
+    pub fn doing(&self) -> String {
+        let status = match &self.status {
+            AgentStatus::CallingTool(t) => format!("calling `{}`", for_terminal(t)),
+            s @ (AgentStatus::Thinking | AgentStatus::Starting) => {
+                self.activity.clone().unwrap_or_else(|| s.to_string())
+            }
+            s => for_terminal(&s.to_string()),
+        };
+        match &self.metrics.step {
+            Some(step) if self.working() || self.metrics.label.is_none() => {
+                format!("{status} · step {}", for_terminal(step))
+            }
+            _ => match &self.metrics.label {
+                Some(label) => format!("{status} · {}", for_terminal(label)),
+                None => status,
+            },
+        }
+    }
+
+    fn icon(&self, spinner: usize, theme: &Theme) -> (String, Style) {
+        match &self.status {
+            AgentStatus::Idle => ("○".into(), theme.dimmed()),
+            AgentStatus::Queued(_) => ("◷".into(), Style::new().fg(theme.accent)),
+            AgentStatus::Starting | AgentStatus::Thinking | AgentStatus::CallingTool(_) => (
+                SPINNER[spinner % SPINNER.len()].into(),
+                Style::new().fg(theme.ok),
+            ),
+            AgentStatus::Stalled => (
+                "⚠".into(),
+                Style::new().fg(theme.warning).add_modifier(Modifier::BOLD),
+            ),
+            AgentStatus::Retrying { .. } => ("↻".into(), Style::new().fg(theme.warning)),
+            AgentStatus::Stopped => ("■".into(), theme.dimmed()),
+            AgentStatus::Failed(_) => (
+                "✗".into(),
+                Style::new().fg(theme.error).add_modifier(Modifier::BOLD),
+            ),
+            AgentStatus::OutOfBudget => ("$".into(), Style::new().fg(theme.warning)),
+        }
+    }
+
+    fn status_style(&self, theme: &Theme) -> Style {
+        match &self.status {
+            AgentStatus::Failed(_) => Style::new().fg(theme.error).add_modifier(Modifier::BOLD),
+            AgentStatus::Stalled | AgentStatus::Retrying { .. } | AgentStatus::OutOfBudget => {
+                Style::new().fg(theme.warning).add_modifier(Modifier::BOLD)
+            }
+            AgentStatus::Idle | AgentStatus::Stopped => theme.dimmed(),
+            _ => Style::new().fg(theme.ok),
+        }
+    }
+
+    /// Backend and model.
+    pub fn engine(&self) -> String {
+        match &self.model {
+            Some(m) => format!("{}/{}", self.backend, for_terminal(m)),
+            None => self.backend.clone(),
+        }
+    }
+
+    /// Turns, tokens, cost.
+    pub fn counters(&self) -> String {
+        let m = &self.metrics;
+        format!(
+            "t{} {} ${:.2}",
+            m.turns,
+            tokens(m.tokens_in + m.tokens_out),
+            m.cost_usd
+        )
+    }
+}
+
+/// Tokens in a short form: `950`, `12.3k`, `4.1M`.
+pub fn tokens(n: u64) -> String {
+    if n < 1000 {
+        format!("{n} tok")
+    } else if n < 1_000_000 {
+        format!("{:.1}k tok", n as f64 / 1000.0)
+    } else {
+        format!("{:.1}M tok", n as f64 / 1_000_000.0)
+    }
+}
+
+/// The agents pane's state.
+#[derive(Clone, Debug, Default)]
+pub struct Agents {
+    /// The agents in workflow order.
+    pub rows: Vec<AgentRow>,
+    /// The selected row.
+    pub selected: usize,
+    /// Rows per agent in the last draw, and the first row drawn.
+    pub drawn: (usize, usize),
+}
+
+impl Agents {
+    /// The selected agent.
+    pub fn selected(&self) -> Option<&AgentRow> {
+        self.rows.get(self.selected)
+    }
+
+    /// The agent with this name.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut AgentRow> {
+        self.rows.iter_mut().find(|r| r.name == name)
+    }
+
+    /// Whether any agent is working.
+    pub fn any_working(&self) -> bool {
+        self.rows.iter().any(AgentRow::working)
+    }
+
+    /// Moves the selection by `delta` rows.
+    pub fn step(&mut self, delta: isize) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let max = self.rows.len() as isize - 1;
+        self.selected = (self.selected as isize + delta).clamp(0, max) as usize;
+    }
+
+    /// The agent drawn at row `y` of the pane's inner area.
+    pub fn row_at(&self, y: usize) -> Option<usize> {
+        let (per, first) = self.drawn;
+        let i = first + y / per.max(1);
+        (i < self.rows.len()).then_some(i)
+    }
+
+    /// Draws the list into `area` (no border). Two lines per agent when
+    /// there is room, else one.
+    pub fn draw(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        spinner: usize,
+        focused: bool,
+    ) {
+        let (w, h) = (area.width as usize, area.height as usize);
+        if w == 0 || h == 0 {
+            return;
+        }
+        let two = h >= self.rows.len() * 2 && w < 70;
+        let per = if two { 2 } else { 1 };
+        let visible = (h / per).max(1);
+        let first = if self.selected >= visible {
+            self.selected + 1 - visible
+        } else {
+            0
+        };
+        self.drawn = (per, first);
+        for (k, row) in self.rows.iter().enumerate().skip(first).take(visible) {
+            let y = area.y + ((k - first) * per) as u16;
+            let (icon, icon_style) = row.icon(spinner, theme);
+            let selected = k == self.selected;
+            let name_style = {
+                let s = theme.sender(&row.name);
+                if selected && focused {
+                    s.add_modifier(Modifier::REVERSED)
+                } else {
+                    s
+                }
+            };
+            let unread = if row.metrics.unread > 0 {
+                format!(" ✉{}", row.metrics.unread)
+            } else {
+                String::new()
+            };
+            let name = truncate(&row.name, 16);
+            let doing = row.doing();
+            if two {
+                let head = Line::from(vec![
+                    Span::styled(format!("{icon} "), icon_style),
+                    Span::styled(name.clone(), name_style),
+                    Span::styled(unread.clone(), Style::new().fg(theme.mention)),
+                    Span::raw(" "),
+                    Span::styled(
+                        truncate(&doing, w.saturating_sub(4 + width(&name) + width(&unread))),
+                        row.status_style(theme),
+                    ),
+                ]);
+                buf.set_line(area.x, y, &head, area.width);
+                let detail = format!("  {} · {}", row.engine(), row.counters());
+                buf.set_line(
+                    area.x,
+                    y + 1,
+                    &Line::styled(truncate(&detail, w), theme.dimmed()),
+                    area.width,
+                );
+            } else {
+                let counters = format!("{} {}", row.engine(), row.counters());
+                let fixed = 2 + 16 + 6 + 1;
+                let room = w.saturating_sub(fixed);
+                let (doing_w, counters_w) = if room > 40 {
+                    (
+                        room - width(&counters).min(room / 2) - 1,
+                        width(&counters).min(room / 2),
+                    )
+                } else {
+                    (room, 0)
+                };
+                let mut spans = vec![
+                    Span::styled(format!("{icon} "), icon_style),
+                    Span::styled(format!("{name:<16}"), name_style),
+                    Span::styled(format!("{unread:<6}"), Style::new().fg(theme.mention)),
+                    Span::raw(" "),
+                    Span::styled(
+                        format!("{:<doing_w$}", truncate(&doing, doing_w)),
+                        row.status_style(theme),
+                    ),
+                ];
+                if counters_w > 0 {
+                    spans.push(Span::raw(" "));
+                    spans.push(Span::styled(
+                        truncate(&counters, counters_w),
+                        theme.dimmed(),
+                    ));
+                }
+                buf.set_line(area.x, y, &Line::from(spans), area.width);
+            }
+            if selected {
+                buf.set_style(
+                    Rect::new(area.x, y, area.width, per as u16).intersection(area),
+                    Style::new().bg(theme.selection),
+                );
+            }
+        }
+    }
+}

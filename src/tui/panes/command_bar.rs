@@ -1,0 +1,353 @@
+//! The command bar: one line of input. Plain text is posted to the channel
+//! as `user`; `/command` runs a command of the grammar. Tab completes
+//! `@names` (and command names after `/`), repeated Tab cycles through the
+//! candidates; Up/Down walk the history. Its editing keys are fixed (they
+//! type): Enter, Esc, Backspace, Delete, arrows, Home/End, Ctrl-A/E/U/W.
+//! Tab with nothing to complete moves the focus on, as everywhere.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::tui::action::COMMANDS;
+use crate::tui::text::{char_width, width};
+use crate::tui::theme::Theme;
+
+/// What the bar is asking for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BarMode {
+    /// A message or a `/command`.
+    #[default]
+    Command,
+    /// A channel search.
+    Search,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Completion {
+    start: usize,
+    candidates: Vec<String>,
+    next: usize,
+}
+
+/// What the bar did with a key (gitui's consumed / not consumed, plus
+/// what the app must act on).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BarEvent {
+    /// The bar used the key (typing, editing, completion, history).
+    Consumed,
+    /// Not a key for the bar: the app handles it (focus keys, Ctrl-C on an
+    /// empty line, …).
+    NotConsumed,
+    /// Enter: this line was entered, in this mode.
+    Submit(String, BarMode),
+    /// Esc: leave the bar.
+    Leave,
+}
+
+/// The bar's state.
+#[derive(Clone, Debug, Default)]
+pub struct CommandBar {
+    /// The text typed.
+    pub input: String,
+    /// Cursor position (byte index at a character boundary).
+    pub cursor: usize,
+    /// What the bar asks for.
+    pub mode: BarMode,
+    /// Lines entered before, oldest first.
+    pub history: Vec<String>,
+    history_pos: Option<usize>,
+    completion: Option<Completion>,
+}
+
+impl CommandBar {
+    /// Sets the text and puts the cursor at its end.
+    pub fn set(&mut self, text: &str) {
+        self.input = text.replace('\n', " ");
+        self.cursor = self.input.len();
+        self.completion = None;
+        self.history_pos = None;
+    }
+
+    /// Takes the entered line, remembering it in the history.
+    pub fn take(&mut self) -> String {
+        let line = std::mem::take(&mut self.input);
+        self.cursor = 0;
+        self.completion = None;
+        self.history_pos = None;
+        if self.mode == BarMode::Command
+            && !line.trim().is_empty()
+            && self.history.last() != Some(&line)
+        {
+            self.history.push(line.clone());
+        }
+        line
+    }
+
+    /// Inserts text at the cursor.
+    pub fn insert(&mut self, text: &str) {
+        let text = text.replace(['\n', '\r'], " ");
+        self.input.insert_str(self.cursor, &text);
+        self.cursor += text.len();
+        self.completion = None;
+    }
+
+    fn prev_boundary(&self) -> usize {
+        self.input[..self.cursor]
+            .char_indices()
+            .next_back()
+            .map_or(0, |(i, _)| i)
+    }
+
+    fn next_boundary(&self) -> usize {
+        self.input[self.cursor..]
+            .chars()
+            .next()
+            .map_or(self.cursor, |c| self.cursor + c.len_utf8())
+    }
+
+    /// Deletes the character before the cursor.
+    pub fn backspace(&mut self) {
+        if self.cursor > 0 {
+            let p = self.prev_boundary();
+            self.input.replace_range(p..self.cursor, "");
+            self.cursor = p;
+        }
+        self.completion = None;
+    }
+
+    /// Deletes the character under the cursor.
+    pub fn delete(&mut self) {
+        let n = self.next_boundary();
+        self.input.replace_range(self.cursor..n, "");
+        self.completion = None;
+    }
+
+    /// Moves the cursor one character left or right.
+    pub fn left_right(&mut self, right: bool) {
+        self.cursor = if right {
+            self.next_boundary()
+        } else {
+            self.prev_boundary()
+        };
+    }
+
+    /// Moves the cursor to the start or the end.
+    pub fn home_end(&mut self, end: bool) {
+        self.cursor = if end { self.input.len() } else { 0 };
+    }
+
+    /// Deletes the word before the cursor.
+    pub fn delete_word(&mut self) {
+        let before = &self.input[..self.cursor];
+        let trimmed = before.trim_end();
+        let start = trimmed.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        self.input.replace_range(start..self.cursor, "");
+        self.cursor = start;
+        self.completion = None;
+    }
+
+    /// Walks the history (`older` = Up).
+    pub fn history(&mut self, older: bool) {
+        if self.history.is_empty() {
+            return;
+        }
+        let pos = match (self.history_pos, older) {
+            (None, true) => Some(self.history.len() - 1),
+            (None, false) => None,
+            (Some(p), true) => Some(p.saturating_sub(1)),
+            (Some(p), false) if p + 1 < self.history.len() => Some(p + 1),
+            (Some(_), false) => None,
+        };
+        self.history_pos = pos;
+        self.input = pos.map(|p| self.history[p].clone()).unwrap_or_default();
+        self.cursor = self.input.len();
+        self.completion = None;
+    }
+
+    /// Completes the word before the cursor: `@name` from `names`, or a
+    /// command name after a leading `/`. False when there is nothing to
+    /// complete.
+    pub fn complete(&mut self, names: &[String]) -> bool {
+        if let Some(c) = &mut self.completion
+            && !c.candidates.is_empty()
+        {
+            let cand = c.candidates[c.next % c.candidates.len()].clone();
+            c.next += 1;
+            let start = c.start;
+            self.input.replace_range(start..self.cursor, &cand);
+            self.cursor = start + cand.len();
+            return true;
+        }
+        let before = &self.input[..self.cursor];
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| {
+            i + before[i..].chars().next().map_or(1, char::len_utf8)
+        });
+        let word = &before[start..];
+        let candidates: Vec<String> = if let Some(prefix) = word.strip_prefix('@') {
+            names
+                .iter()
+                .filter(|n| n.starts_with(prefix))
+                .map(|n| format!("@{n} "))
+                .collect()
+        } else if start == 0 && word.starts_with('/') && self.mode == BarMode::Command {
+            COMMANDS
+                .iter()
+                .filter(|(n, _, _)| n.starts_with(&word[1..]))
+                .map(|(n, _, _)| format!("/{n} "))
+                .collect()
+        } else {
+            return false;
+        };
+        if candidates.is_empty() {
+            return false;
+        }
+        self.completion = Some(Completion {
+            start,
+            candidates,
+            next: 0,
+        });
+        self.complete(names)
+    }
+
+    /// Handles a key while the bar has the focus.
+    pub fn event(&mut self, key: &KeyEvent, names: &[String]) -> BarEvent {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Enter => {
+                let mode = self.mode;
+                let line = self.take();
+                self.mode = BarMode::Command;
+                return BarEvent::Submit(line, mode);
+            }
+            KeyCode::Esc => {
+                self.set("");
+                self.mode = BarMode::Command;
+                return BarEvent::Leave;
+            }
+            KeyCode::Tab if !self.complete(names) => return BarEvent::NotConsumed,
+            KeyCode::Tab => {}
+            KeyCode::Backspace if ctrl => self.delete_word(),
+            KeyCode::Backspace => self.backspace(),
+            KeyCode::Delete => self.delete(),
+            KeyCode::Left => self.left_right(false),
+            KeyCode::Right => self.left_right(true),
+            KeyCode::Home => self.home_end(false),
+            KeyCode::End => self.home_end(true),
+            KeyCode::Up => self.history(true),
+            KeyCode::Down => self.history(false),
+            KeyCode::Char(c) if ctrl => match c {
+                'a' => self.home_end(false),
+                'e' => self.home_end(true),
+                'u' => self.set(""),
+                'w' => self.delete_word(),
+                'c' if !self.input.is_empty() => self.set(""),
+                _ => return BarEvent::NotConsumed,
+            },
+            KeyCode::Char(c) => self.insert(c.encode_utf8(&mut [0; 4])),
+            _ => return BarEvent::NotConsumed,
+        }
+        BarEvent::Consumed
+    }
+
+    /// Draws the bar into one row; returns the cursor's screen column when
+    /// focused.
+    pub fn draw(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) -> Option<u16> {
+        if area.width == 0 || area.height == 0 {
+            return None;
+        }
+        let prompt = match self.mode {
+            BarMode::Command => "› ",
+            BarMode::Search => "search: ",
+        };
+        let prompt_style = if focused {
+            Style::new().fg(theme.accent).add_modifier(Modifier::BOLD)
+        } else {
+            theme.dimmed()
+        };
+        let room = (area.width as usize).saturating_sub(width(prompt) + 1);
+        // Scroll the text so the cursor stays visible.
+        let before_w = width(&self.input[..self.cursor]);
+        let mut skip_w = before_w.saturating_sub(room);
+        let mut shown = String::new();
+        let mut w = 0;
+        for c in self.input.chars() {
+            let cw = char_width(c);
+            if skip_w > 0 {
+                skip_w = skip_w.saturating_sub(cw);
+                continue;
+            }
+            if w + cw > room {
+                break;
+            }
+            shown.push(c);
+            w += cw;
+        }
+        let line = if self.input.is_empty() && !focused {
+            Line::from(vec![
+                Span::styled(prompt, prompt_style),
+                Span::styled(
+                    "type to post to the channel, /command, ? for help",
+                    theme.dimmed(),
+                ),
+            ])
+        } else {
+            Line::from(vec![Span::styled(prompt, prompt_style), Span::raw(shown)])
+        };
+        buf.set_line(area.x, area.y, &line, area.width);
+        focused.then(|| area.x + (width(prompt) + before_w.min(room)) as u16)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_names_and_cycles() {
+        let names = vec![
+            "planner".to_string(),
+            "plumber".to_string(),
+            "user".to_string(),
+        ];
+        let mut b = CommandBar::default();
+        b.set("hi @pl");
+        assert!(b.complete(&names));
+        assert_eq!(b.input, "hi @planner ");
+        assert!(b.complete(&names));
+        assert_eq!(b.input, "hi @plumber ");
+        b.insert("x");
+        assert_eq!(b.input, "hi @plumber x");
+        b.set("/st");
+        assert!(b.complete(&names));
+        assert_eq!(b.input, "/stop ");
+        b.set("plain");
+        assert!(!b.complete(&names));
+    }
+
+    #[test]
+    fn history_and_editing() {
+        let mut b = CommandBar::default();
+        b.set("one");
+        b.take();
+        b.set("two");
+        b.take();
+        b.history(true);
+        assert_eq!(b.input, "two");
+        b.history(true);
+        assert_eq!(b.input, "one");
+        b.history(false);
+        assert_eq!(b.input, "two");
+        b.history(false);
+        assert_eq!(b.input, "");
+        b.set("héllo wörld");
+        b.backspace();
+        b.left_right(false);
+        b.delete();
+        assert_eq!(b.input, "héllo wör");
+        b.delete_word();
+        assert_eq!(b.input, "héllo ");
+    }
+}

@@ -1,0 +1,305 @@
+//! How the documents pane reacts to engine events and to the user's
+//! document actions. Each operation returns an [`Outcome`]: the commands to
+//! send, a line for the status bar, and whether the pane wants the focus.
+//! The app only carries it out.
+
+use super::documents::{Conflict, Documents, Editor, Viewer};
+use crate::engine::Command;
+use crate::mcp::DocumentChange;
+use crate::sanitize::for_terminal;
+use crate::tui::action::Resolution;
+
+/// What a documents operation asks of the app.
+#[derive(Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// Commands for the engine.
+    pub commands: Vec<Command>,
+    /// A status line: the text and whether it reports a problem.
+    pub note: Option<(String, bool)>,
+    /// Whether the documents pane should take the focus.
+    pub focus: bool,
+}
+
+impl Outcome {
+    fn command(c: Command) -> Outcome {
+        Outcome {
+            commands: vec![c],
+            ..Outcome::default()
+        }
+    }
+
+    fn info(text: impl Into<String>) -> Outcome {
+        Outcome {
+            note: Some((text.into(), false)),
+            ..Outcome::default()
+        }
+    }
+
+    fn error(text: impl Into<String>) -> Outcome {
+        Outcome {
+            note: Some((text.into(), true)),
+            ..Outcome::default()
+        }
+    }
+}
+
+impl Documents {
+    fn name(path: &str) -> String {
+        for_terminal(path)
+    }
+
+    /// A document changed in the engine (`EngineEvent::Document`).
+    pub fn changed(&mut self, path: String, change: DocumentChange, by: String) -> Outcome {
+        self.changed_by.insert(path.clone(), by.clone());
+        match change {
+            DocumentChange::Created => {
+                if let Err(i) = self.files.binary_search(&path) {
+                    self.files.insert(i, path.clone());
+                }
+                if self.pending_new.as_deref() == Some(path.as_str()) {
+                    self.pending_new = None;
+                    self.edit_after_load = true;
+                    let mut o = self.open(path);
+                    o.focus = true;
+                    return o;
+                }
+            }
+            DocumentChange::Deleted => {
+                if let Ok(i) = self.files.binary_search(&path) {
+                    self.files.remove(i);
+                    if self.selected >= self.files.len() {
+                        self.selected = self.files.len().saturating_sub(1);
+                    }
+                }
+                if self.viewer.as_ref().is_some_and(|v| v.file == path) {
+                    self.viewer = None;
+                }
+                let (name, by) = (Self::name(&path), for_terminal(&by));
+                return if self.editor.as_ref().is_some_and(|e| e.file == path) {
+                    Outcome::error(format!(
+                        "{name} was deleted by {by}; saving will create it again"
+                    ))
+                } else {
+                    Outcome::info(format!("{name} deleted by {by}"))
+                };
+            }
+            DocumentChange::Written | DocumentChange::Appended => {}
+        }
+        let shown = self.viewer.as_ref().is_some_and(|v| v.file == path)
+            || self.editor.as_ref().is_some_and(|e| e.file == path);
+        if shown {
+            Outcome::command(Command::ReadDocument { file: Some(path) })
+        } else {
+            Outcome::default()
+        }
+    }
+
+    /// A document's content arrived (`EngineEvent::DocumentContent`): show
+    /// it, start editing it if asked, or compare it with the editor's text.
+    pub fn content(&mut self, file: String, content: String) -> Outcome {
+        let by = self
+            .changed_by
+            .get(&file)
+            .cloned()
+            .unwrap_or_else(|| "someone".into());
+        let was_pending = self.pending.as_deref() == Some(file.as_str());
+        if was_pending {
+            self.pending = None;
+        }
+        let viewing = self.viewer.as_ref().is_some_and(|v| v.file == file);
+        if viewing || was_pending {
+            let scroll = if viewing {
+                self.viewer.as_ref().map_or(0, |v| v.scroll)
+            } else {
+                0
+            };
+            let mut v = Viewer::new(file.clone(), &content);
+            v.scroll = scroll;
+            v.changed_by = Some(by.clone());
+            self.viewer = Some(v);
+            if was_pending && let Some(i) = self.files.iter().position(|f| *f == file) {
+                self.selected = i;
+            }
+        }
+        if was_pending && self.edit_after_load {
+            self.edit_after_load = false;
+            self.editor = Some(Editor::new(file, &content));
+            return Outcome {
+                focus: true,
+                ..Outcome::info("editing: ctrl-s saves, esc leaves")
+            };
+        }
+        let Some(e) = self.editor.as_mut().filter(|e| e.file == file) else {
+            return Outcome::default();
+        };
+        let (name, by) = (Self::name(&file), for_terminal(&by));
+        let clean = for_terminal(&content);
+        if e.saving.as_deref() == Some(clean.as_str()) {
+            e.saving = None;
+            e.base = clean;
+            Outcome::info(format!("saved {name}"))
+        } else if clean == e.base || clean == e.text() {
+            e.base = clean;
+            Outcome::default()
+        } else if !e.dirty() {
+            e.load(&content);
+            Outcome::info(format!("{name} changed by {by}; reloaded"))
+        } else {
+            e.conflict = Some(Conflict {
+                theirs: clean,
+                by: by.clone(),
+            });
+            Outcome::error(format!(
+                "{name} changed by {by}: m keep mine, t take theirs, b see both"
+            ))
+        }
+    }
+
+    /// Asks for a document to show (leaving the editor if it edits another
+    /// document without unsaved changes).
+    pub fn open(&mut self, file: String) -> Outcome {
+        if let Some(i) = self.files.iter().position(|f| *f == file) {
+            self.selected = i;
+        }
+        if let Some(e) = &self.editor
+            && e.file != file
+        {
+            if e.dirty() {
+                self.edit_after_load = false;
+                return Outcome::error("save (ctrl-s) or leave (esc) the editor first");
+            }
+            self.editor = None;
+        }
+        self.pending = Some(file.clone());
+        Outcome::command(Command::ReadDocument { file: Some(file) })
+    }
+
+    /// Creates a document and opens it in the editor once it exists.
+    pub fn create(&mut self, file: String) -> Outcome {
+        self.pending_new = Some(file.clone());
+        Outcome {
+            focus: true,
+            ..Outcome::command(Command::CreateDocument {
+                file,
+                content: String::new(),
+            })
+        }
+    }
+
+    /// Edits the shown document (or the selected one, once it is read).
+    pub fn edit(&mut self) -> Outcome {
+        let focus = Outcome {
+            focus: true,
+            ..Outcome::default()
+        };
+        if self.editor.is_some() {
+            return focus;
+        }
+        match &self.viewer {
+            Some(v) if self.pending.is_none() => {
+                self.editor = Some(Editor::new(v.file.clone(), &v.content));
+                Outcome {
+                    focus: true,
+                    ..Outcome::info("editing: ctrl-s saves, esc leaves")
+                }
+            }
+            _ => match self.selected_file().map(str::to_string) {
+                Some(f) => {
+                    self.edit_after_load = true;
+                    Outcome {
+                        focus: true,
+                        ..self.open(f)
+                    }
+                }
+                None => Outcome::error("edit: no document"),
+            },
+        }
+    }
+
+    /// Saves the editor's text through the engine.
+    pub fn save(&mut self) -> Outcome {
+        let Some(e) = &mut self.editor else {
+            return Outcome::error("save: nothing is being edited (e edits)");
+        };
+        if e.conflict.is_some() {
+            return Outcome::error("resolve the conflict first: m, t or b");
+        }
+        let content = e.text();
+        e.saving = Some(content.clone());
+        let file = e.file.clone();
+        Outcome {
+            note: Some((format!("saving {}…", Self::name(&file)), false)),
+            ..Outcome::command(Command::WriteDocument {
+                file: Some(file),
+                content,
+            })
+        }
+    }
+
+    /// Resolves a conflict; the version not kept is saved beside the
+    /// document (or both end up in the editor), so nothing is lost.
+    pub fn resolve(&mut self, r: Resolution) -> Outcome {
+        let files = &self.files;
+        let Some(e) = &mut self.editor else {
+            return Outcome::error("resolve: nothing is being edited");
+        };
+        let Some(c) = e.conflict.take() else {
+            return Outcome::error("resolve: there is no conflict");
+        };
+        let spare = |suffix: &str| {
+            let base = format!("{}.{suffix}", e.file);
+            let mut name = base.clone();
+            let mut n = 2;
+            while files.contains(&name) {
+                name = format!("{base}.{n}");
+                n += 1;
+            }
+            name
+        };
+        match r {
+            Resolution::Mine => {
+                let file = spare("theirs");
+                e.base = c.theirs.clone();
+                Outcome {
+                    note: Some((
+                        format!(
+                            "kept yours (ctrl-s saves it); theirs is in {}",
+                            Self::name(&file)
+                        ),
+                        false,
+                    )),
+                    ..Outcome::command(Command::CreateDocument {
+                        file,
+                        content: c.theirs,
+                    })
+                }
+            }
+            Resolution::Theirs => {
+                let file = spare("mine");
+                let mine = e.text();
+                e.load(&c.theirs);
+                Outcome {
+                    note: Some((
+                        format!("took theirs; yours is in {}", Self::name(&file)),
+                        false,
+                    )),
+                    ..Outcome::command(Command::CreateDocument {
+                        file,
+                        content: mine,
+                    })
+                }
+            }
+            Resolution::Both => {
+                let mine = e.text();
+                let merged = format!(
+                    "<<<<<<< yours\n{mine}\n=======\n{}\n>>>>>>> {}\n",
+                    c.theirs.trim_end_matches('\n'),
+                    c.by
+                );
+                e.set_text(&merged);
+                e.base = c.theirs;
+                Outcome::info("both versions are in the editor between markers; edit, then ctrl-s")
+            }
+        }
+    }
+}

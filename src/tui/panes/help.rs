@@ -1,0 +1,105 @@
+//! The help overlay, generated from the keymap and the command list: what
+//! the user sees is exactly what is bound.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+
+use crate::tui::action::COMMANDS;
+use crate::tui::keymap::{Keymap, Section};
+use crate::tui::text::truncate;
+use crate::tui::theme::Theme;
+
+/// What a command does, from the command list.
+pub fn describe(command: &str) -> String {
+    let head = command.split_whitespace().next().unwrap_or("");
+    let head = head.trim_end_matches('!');
+    let base = COMMANDS
+        .iter()
+        .find(|(n, _, _)| *n == head)
+        .map(|(_, _, d)| *d)
+        .unwrap_or("");
+    format!("{command:<18} {base}")
+}
+
+/// The help text: every binding by section, then every command.
+pub fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
+    let title = Style::new().fg(theme.accent).add_modifier(Modifier::BOLD);
+    let key_style = Style::new().fg(theme.mention);
+    let mut out = Vec::new();
+    for section in Section::ALL {
+        let bindings: Vec<_> = keymap.bindings(section).collect();
+        if bindings.is_empty() {
+            continue;
+        }
+        out.push(Line::styled(format!("[{}]", section.name()), title));
+        for b in bindings {
+            out.push(Line::from(vec![
+                Span::styled(format!("  {:<11}", b.key.to_string()), key_style),
+                Span::raw(describe(&b.command)),
+            ]));
+        }
+        out.push(Line::default());
+    }
+    out.push(Line::styled("[command bar]", title));
+    out.push(Line::raw(
+        "  text        posts to the channel as user (//text posts /text)",
+    ));
+    out.push(Line::raw("  tab         completes @names and /commands"));
+    out.push(Line::raw("  up/down     history; esc leaves the bar"));
+    out.push(Line::default());
+    out.push(Line::styled(
+        "[commands]  (type /command in the bar)",
+        title,
+    ));
+    for (_, usage, what) in COMMANDS {
+        out.push(Line::from(vec![
+            Span::styled(format!("  /{usage}"), key_style),
+            Span::styled(format!("  {what}"), theme.dimmed()),
+        ]));
+    }
+    out.push(Line::default());
+    out.push(Line::styled("[marks]", title));
+    out.push(Line::raw(
+        "  @name·  queued   @name✓ delivered   @name✓✓ acked   ! high priority",
+    ));
+    out.push(Line::raw(
+        "  ○ idle  ◷ queued  ⠋ working  ⚠ stalled  ↻ retrying  ■ stopped  ✗ failed",
+    ));
+    out
+}
+
+/// Draws the overlay over `area`, scrolled by `scroll` lines.
+pub fn draw(area: Rect, buf: &mut Buffer, keymap: &Keymap, theme: &Theme, scroll: &mut usize) {
+    let w = area.width.saturating_sub(4).min(100);
+    let h = area.height.saturating_sub(2);
+    if w < 10 || h < 3 {
+        return;
+    }
+    let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
+    Clear.render(rect, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::new().fg(theme.accent))
+        .title(" help · j/k scroll · esc closes ");
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    let all = lines(keymap, theme);
+    *scroll = (*scroll).min(all.len().saturating_sub(inner.height as usize));
+    for (k, l) in all
+        .iter()
+        .skip(*scroll)
+        .take(inner.height as usize)
+        .enumerate()
+    {
+        let mut l = l.clone();
+        if crate::tui::text::line_width(&l) > inner.width as usize {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            l = Line::raw(truncate(&text, inner.width as usize));
+        }
+        buf.set_line(inner.x, inner.y + k as u16, &l, inner.width);
+    }
+}

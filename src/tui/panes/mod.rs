@@ -1,0 +1,9 @@
+//! One module per pane: its state, its drawing, and (through the keymap
+//! sections) its commands.
+pub mod agents;
+pub mod channel;
+pub mod command_bar;
+pub mod doc_events;
+pub mod documents;
+pub mod help;
+pub mod inbox;

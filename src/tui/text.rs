@@ -1,0 +1,191 @@
+//! Small text helpers shared by the panes: wrapping styled text to a width,
+//! display widths, and highlighting @mentions. Everything here receives
+//! text that was already sanitised with [`crate::sanitize::for_terminal`].
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthChar;
+
+/// The display width of a character (0 for combining marks).
+pub fn char_width(c: char) -> usize {
+    c.width().unwrap_or(0)
+}
+
+/// The display width of a string.
+pub fn width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
+/// Cuts `s` to at most `max` columns, ending with `…` when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if w + cw + 1 > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// Splits one line of text into styled runs, giving `@mentions` of known
+/// names the `mention` style.
+pub fn mention_runs(
+    line: &str,
+    base: Style,
+    mention: Style,
+    names: &dyn Fn(&str) -> bool,
+) -> Vec<(String, Style)> {
+    let mut runs = Vec::new();
+    let mut last = 0;
+    for (at, name) in crate::context::mentions::scan(line) {
+        if !names(name) {
+            continue;
+        }
+        let end = at + 1 + name.len();
+        if at > last {
+            runs.push((line[last..at].to_string(), base));
+        }
+        runs.push((line[at..end].to_string(), mention));
+        last = end;
+    }
+    if last < line.len() {
+        runs.push((line[last..].to_string(), base));
+    }
+    runs
+}
+
+/// Wraps styled runs (one logical line, no newlines) to `width` columns,
+/// breaking after spaces where possible and inside words otherwise.
+/// Always returns at least one line.
+pub fn wrap_runs(runs: &[(String, Style)], width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let mut chars: Vec<(char, Style)> = Vec::new();
+    for (text, style) in runs {
+        for c in text.chars() {
+            if c == '\t' {
+                chars.extend(std::iter::repeat_n((' ', *style), 4));
+            } else {
+                chars.push((c, *style));
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    let mut start = 0;
+    while start < chars.len() {
+        let mut w = 0;
+        let mut end = start;
+        let mut last_space = None;
+        while end < chars.len() {
+            let cw = char_width(chars[end].0);
+            if w + cw > width && end > start {
+                break;
+            }
+            w += cw;
+            if chars[end].0 == ' ' {
+                last_space = Some(end);
+            }
+            end += 1;
+        }
+        let brk = if end < chars.len() {
+            match last_space {
+                Some(s) if s > start => s + 1,
+                _ => end,
+            }
+        } else {
+            end
+        };
+        lines.push(to_line(&chars[start..brk]));
+        start = brk;
+    }
+    if lines.is_empty() {
+        lines.push(Line::default());
+    }
+    lines
+}
+
+fn to_line(chars: &[(char, Style)]) -> Line<'static> {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut current = String::new();
+    let mut style = None;
+    for (c, s) in chars {
+        if style != Some(*s) {
+            if let Some(st) = style
+                && !current.is_empty()
+            {
+                spans.push(Span::styled(std::mem::take(&mut current), st));
+            }
+            style = Some(*s);
+        }
+        current.push(*c);
+    }
+    if let Some(st) = style
+        && !current.is_empty()
+    {
+        spans.push(Span::styled(current, st));
+    }
+    Line::from(spans)
+}
+
+/// The display width of a line.
+pub fn line_width(line: &Line) -> usize {
+    line.spans.iter().map(|s| width(&s.content)).sum()
+}
+
+/// Wraps multi-line text with one style.
+pub fn wrap_plain(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
+    text.lines()
+        .flat_map(|l| wrap_runs(&[(l.to_string(), style)], width))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn wraps_at_spaces_and_inside_long_words() {
+        let s = Style::new();
+        assert_eq!(
+            texts(&wrap_runs(&[("hello big world".into(), s)], 9)),
+            ["hello ", "big world"]
+        );
+        assert_eq!(
+            texts(&wrap_runs(&[("abcdefghij".into(), s)], 4)),
+            ["abcd", "efgh", "ij"]
+        );
+        assert_eq!(texts(&wrap_runs(&[("".into(), s)], 4)), [""]);
+        assert_eq!(
+            texts(&wrap_runs(&[("日本語".into(), s)], 4)),
+            ["日本", "語"]
+        );
+        assert_eq!(texts(&wrap_runs(&[("x".into(), s)], 0)), ["x"]);
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+    }
+
+    #[test]
+    fn mentions_get_their_style() {
+        let m = Style::new().bold();
+        let runs = mention_runs("hi @coder and @nobody", Style::new(), m, &|n| n == "coder");
+        assert_eq!(runs[1], ("@coder".to_string(), m));
+        assert_eq!(runs.len(), 3);
+    }
+}

@@ -1,0 +1,463 @@
+//! Layout and drawing: where each pane goes at the current size, and the
+//! header, banner, borders, hints and overlays around them. Wide screens
+//! (100 columns and more) show every pane; narrower ones keep the agents on
+//! top and show one of channel / inbox / documents below, with tabs.
+//! Nothing here panics at any size: tiny screens get a one-line notice.
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
+
+use super::action::Pane;
+use super::app::{App, Areas};
+use super::keymap::Section;
+use super::panes::channel::DrawContext;
+use super::panes::help;
+use super::text::{truncate, width};
+use crate::agents::runner::{Budget, PauseReason};
+
+/// The smallest screen that gets the full layout.
+pub const MIN_WIDTH: u16 = 40;
+/// The smallest screen height that gets the full layout.
+pub const MIN_HEIGHT: u16 = 10;
+
+/// Draws the whole screen.
+pub fn draw(app: &mut App, frame: &mut Frame) {
+    let area = frame.area();
+    let cursor = render(app, area, frame.buffer_mut());
+    if let Some((x, y)) = cursor {
+        frame.set_cursor_position((x, y));
+    }
+}
+
+/// Draws into a buffer; returns where the text cursor goes, if shown.
+pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
+    app.dirty = false;
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        app.areas = Areas::default();
+        let msg = truncate("awtui: enlarge the terminal", area.width as usize);
+        if area.height > 0 {
+            buf.set_string(area.x, area.y, msg, Style::new().fg(app.theme.warning));
+        }
+        return None;
+    }
+    let mut y = area.y;
+    header(app, Rect::new(area.x, y, area.width, 1), buf);
+    y += 1;
+    if let Some(text) = banner_text(app) {
+        let style = Style::new()
+            .fg(Color::Black)
+            .bg(app.theme.warning)
+            .add_modifier(Modifier::BOLD);
+        let r = Rect::new(area.x, y, area.width, 1);
+        buf.set_style(r, style);
+        buf.set_string(area.x, y, truncate(&text, area.width as usize), style);
+        y += 1;
+    }
+    let bottom = area.y + area.height;
+    let bar = Rect::new(area.x, bottom - 2, area.width, 1);
+    let hints = Rect::new(area.x, bottom - 1, area.width, 1);
+    let main = Rect::new(area.x, y, area.width, (bottom - 2).saturating_sub(y));
+    let areas = layout(app, main);
+    app.areas = Areas { bar, ..areas };
+    app.narrow = areas.inbox.height == 0 || areas.channel.height == 0;
+
+    let theme = app.theme.clone();
+    let spinner = app.spinner;
+    if areas.agents.height > 0 {
+        let inner = pane_block(app, Pane::Agents, areas.agents, buf, agents_title(app));
+        let focused = app.focus == Pane::Agents;
+        app.agents.draw(inner, buf, &theme, spinner, focused);
+    }
+    if areas.channel.height > 0 {
+        let title = channel_title(app);
+        let inner = pane_block(app, Pane::Channel, areas.channel, buf, title);
+        let names = app.names();
+        let cursors = std::mem::take(&mut app.cursors);
+        let ctx = DrawContext {
+            theme: &theme,
+            names: &names,
+            cursors: &cursors,
+            spinner,
+            utc_offset: app.options.utc_offset,
+        };
+        app.channel.draw(inner, buf, &ctx);
+        app.cursors = cursors;
+    }
+    if areas.inbox.height > 0 {
+        let items = app.inbox_items();
+        let agent = app.agents.selected().map(|r| r.name.clone());
+        let title = format!(" Inbox · {} unread ", items.len());
+        let inner = pane_block(app, Pane::Inbox, areas.inbox, buf, title);
+        let focused = app.focus == Pane::Inbox;
+        let offset = app.options.utc_offset;
+        app.inbox.draw(
+            inner,
+            buf,
+            &theme,
+            &app.channel,
+            &items,
+            agent.as_deref(),
+            focused,
+            offset,
+        );
+    }
+    if areas.documents.height > 0 {
+        let title = documents_title(app);
+        let inner = pane_block(app, Pane::Documents, areas.documents, buf, title);
+        let focused = app.focus == Pane::Documents;
+        app.documents.draw(inner, buf, &theme, focused);
+    }
+    let cursor = app
+        .bar
+        .draw(bar, buf, &theme, app.focus == Pane::Bar)
+        .map(|x| (x, bar.y));
+    hints_line(app, hints, buf);
+    if let Some(mut scroll) = app.help {
+        help::draw(area, buf, &app.keymap, &theme, &mut scroll);
+        app.help = Some(scroll);
+    }
+    if let Some(c) = &app.confirm {
+        let question = crate::sanitize::for_terminal(&c.question);
+        let w = (width(&question) as u16 + 4).min(area.width);
+        let r = Rect::new(
+            area.x + (area.width - w) / 2,
+            area.y + area.height / 2 - 1,
+            w,
+            3,
+        );
+        Clear.render(r, buf);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(Style::new().fg(theme.warning));
+        let inner = block.inner(r);
+        block.render(r, buf);
+        buf.set_string(
+            inner.x + 1,
+            inner.y,
+            truncate(&question, inner.width.saturating_sub(1) as usize),
+            Style::new().add_modifier(Modifier::BOLD),
+        );
+    }
+    // The editor shows its own cursor; only the bar's is the terminal's.
+    cursor.filter(|_| app.help.is_none() && app.confirm.is_none())
+}
+
+fn layout(app: &App, main: Rect) -> Areas {
+    let mut a = Areas::default();
+    let n_agents = app.agents.rows.len().max(1) as u16;
+    if main.width >= 100 && main.height >= 16 {
+        let left_w = (main.width * 3 / 10).clamp(32, 46);
+        let want_agents = n_agents * 2 + 2;
+        let agents_h = want_agents.min(main.height / 2).max(3);
+        a.agents = Rect::new(main.x, main.y, left_w, agents_h);
+        a.inbox = Rect::new(main.x, main.y + agents_h, left_w, main.height - agents_h);
+        let rx = main.x + left_w;
+        let rw = main.width - left_w;
+        let docs_h = if app.focus == Pane::Documents {
+            main.height * 3 / 5
+        } else {
+            (main.height * 7 / 20).max(6)
+        };
+        let chan_h = main.height - docs_h;
+        a.channel = Rect::new(rx, main.y, rw, chan_h);
+        a.documents = Rect::new(rx, main.y + chan_h, rw, docs_h);
+    } else {
+        let agents_h = (n_agents + 2).min(main.height / 3).max(3);
+        a.agents = Rect::new(main.x, main.y, main.width, agents_h);
+        let rest = Rect::new(
+            main.x,
+            main.y + agents_h,
+            main.width,
+            main.height - agents_h,
+        );
+        match app.main {
+            Pane::Inbox => a.inbox = rest,
+            Pane::Documents => a.documents = rest,
+            _ => a.channel = rest,
+        }
+    }
+    a
+}
+
+fn pane_block(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, title: String) -> Rect {
+    let focused = app.focus == pane;
+    let mut block = Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
+        .border_style(app.theme.border(focused))
+        .title(Span::styled(
+            truncate(&title, area.width.saturating_sub(4) as usize),
+            if focused {
+                Style::new()
+                    .fg(app.theme.accent)
+                    .add_modifier(Modifier::BOLD)
+            } else {
+                Style::new()
+            },
+        ));
+    // Narrow screens: tabs for the panes that share the space.
+    if app.narrow && pane != Pane::Agents {
+        let tabs: Vec<Span> = [Pane::Channel, Pane::Inbox, Pane::Documents]
+            .into_iter()
+            .map(|p| {
+                let label = format!(" {} ", p.name());
+                if p == pane {
+                    Span::styled(
+                        label,
+                        Style::new()
+                            .fg(app.theme.accent)
+                            .add_modifier(Modifier::BOLD),
+                    )
+                } else {
+                    Span::styled(label, app.theme.dimmed())
+                }
+            })
+            .collect();
+        block = block.title_top(Line::from(tabs).right_aligned());
+    }
+    let inner = block.inner(area);
+    block.render(area, buf);
+    inner
+}
+
+fn header(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let secs = app.elapsed.as_secs();
+    // Seconds only while the spinner ticks; idle, the clock wakes once a
+    // minute.
+    let up = if app.agents.any_working() {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else if secs < 60 {
+        "<1m".to_string()
+    } else if secs < 3600 {
+        format!("{}m", secs / 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, secs / 60 % 60)
+    };
+    let cost: f64 = app.agents.rows.iter().map(|r| r.metrics.cost_usd).sum();
+    let mut spans = vec![
+        Span::styled(
+            " awtui ",
+            Style::new()
+                .fg(Color::Black)
+                .bg(t.accent)
+                .add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(" "),
+        Span::styled(
+            if app.ready {
+                app.workflow.clone()
+            } else {
+                "connecting…".into()
+            },
+            Style::new().add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!(" · instance {}", app.instance), t.dimmed()),
+        Span::styled(format!(" · up {up}"), t.dimmed()),
+        Span::styled(format!(" · ${cost:.2}"), t.dimmed()),
+        Span::styled(
+            format!(
+                " · {}/{} working",
+                app.working_count(),
+                app.agents.rows.len()
+            ),
+            t.dimmed(),
+        ),
+        Span::styled(
+            format!(
+                " · {} msgs",
+                app.channel.messages.len() + app.channel.not_loaded
+            ),
+            t.dimmed(),
+        ),
+    ];
+    let troubled = app.troubled();
+    if !troubled.is_empty() {
+        let names: Vec<&str> = troubled.iter().map(|r| r.name.as_str()).collect();
+        spans.push(Span::styled(
+            format!(" · ⚠ {}", names.join(", ")),
+            Style::new().fg(t.error).add_modifier(Modifier::BOLD),
+        ));
+    }
+    let line = Line::from(spans);
+    buf.set_line(area.x, area.y, &line, area.width);
+}
+
+fn banner_text(app: &App) -> Option<String> {
+    if app.stopping {
+        return Some(" ■ stopping the agents… ".into());
+    }
+    if app.ended {
+        return Some(" ■ the instance has ended · q leaves ".into());
+    }
+    let reason = app.paused.as_ref()?;
+    let why = match reason {
+        PauseReason::Cycle {
+            agents, repeats, ..
+        } => format!(
+            "loop guard: {} kept waking each other ({repeats}× in a row)",
+            agents.join(", ")
+        ),
+        PauseReason::Budget(b) => match b {
+            Budget::Turns { limit } => format!("the turn budget ({limit} turns) ran out"),
+            Budget::WallClock { limit_ms } => {
+                format!("the time budget ({}s) ran out", limit_ms / 1000)
+            }
+            Budget::Cost {
+                limit_usd,
+                spent_usd,
+            } => format!("the cost budget ran out (${spent_usd:.2} of ${limit_usd:.2})"),
+        },
+    };
+    let key = app
+        .keymap
+        .key_for(Section::Global, "resume")
+        .map(|k| format!("{k} or "))
+        .unwrap_or_default();
+    Some(format!(" ‖ PAUSED · {key}/resume goes on · {why} "))
+}
+
+fn agents_title(app: &App) -> String {
+    format!(" Agents · {} ", app.agents.rows.len())
+}
+
+fn channel_title(app: &App) -> String {
+    let c = &app.channel;
+    let mut t = format!(" Channel · {}", c.order.len());
+    if !c.filter.is_empty() {
+        t.push_str(&format!(" · filter {}", c.filter));
+    }
+    if let Some(q) = &c.search {
+        t.push_str(&format!(" · /{q} ({})", c.matches.len()));
+    }
+    if c.view != super::panes::channel::View::Follow {
+        if c.unseen > 0 {
+            t.push_str(&format!(" · ↓ {} new", c.unseen));
+        } else {
+            t.push_str(" · scrolled");
+        }
+    }
+    t.push(' ');
+    t
+}
+
+fn documents_title(app: &App) -> String {
+    crate::sanitize::for_terminal(&documents_title_raw(app))
+}
+
+fn documents_title_raw(app: &App) -> String {
+    let d = &app.documents;
+    match (&d.editor, &d.viewer) {
+        (Some(e), _) => format!(
+            " Documents · editing {}{} ",
+            e.file,
+            if e.dirty() { " [+]" } else { "" }
+        ),
+        (None, Some(v)) => format!(" Documents · {} ", v.file),
+        _ => format!(" Documents · {} ", d.files.len()),
+    }
+}
+
+/// The commands each pane offers in the hint line, in order.
+pub fn pane_commands(app: &App) -> (Section, &'static [&'static str]) {
+    match app.focus {
+        Pane::Agents => (
+            Section::Pane(Pane::Agents),
+            &["stop", "restart", "ack", "focus inbox", "resume"],
+        ),
+        Pane::Channel => (
+            Section::Pane(Pane::Channel),
+            &[
+                "search",
+                "prompt /filter ",
+                "expand",
+                "copy",
+                "pager",
+                "newest",
+            ],
+        ),
+        Pane::Inbox => (
+            Section::Pane(Pane::Inbox),
+            &["ack", "ack all", "pager", "copy"],
+        ),
+        Pane::Documents
+            if app
+                .documents
+                .editor
+                .as_ref()
+                .is_some_and(|e| e.conflict.is_some()) =>
+        {
+            (
+                Section::Conflict,
+                &["resolve mine", "resolve theirs", "resolve both"],
+            )
+        }
+        Pane::Documents if app.documents.editor.is_some() => {
+            (Section::Editor, &["save", "back", "quit"])
+        }
+        Pane::Documents => (
+            Section::Pane(Pane::Documents),
+            &["open", "edit", "prompt /new ", "delete"],
+        ),
+        Pane::Bar => (Section::Global, &[]),
+    }
+}
+
+fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    if let Some(s) = &app.status {
+        let style = if s.error {
+            Style::new().fg(t.error).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().fg(t.ok)
+        };
+        buf.set_string(
+            area.x,
+            area.y,
+            truncate(&s.text, area.width as usize),
+            style,
+        );
+        return;
+    }
+    let (section, commands) = pane_commands(app);
+    let mut spans = Vec::new();
+    let mut push = |key: String, what: &str| {
+        spans.push(Span::styled(key, Style::new().fg(t.mention)));
+        spans.push(Span::styled(format!(" {what}  "), t.dimmed()));
+    };
+    if app.focus == Pane::Bar {
+        push("enter".into(), "send");
+        push("tab".into(), "complete @name");
+        push("↑↓".into(), "history");
+        push("esc".into(), "leave");
+    }
+    for c in commands {
+        if let Some(k) = app.keymap.key_for(section, c) {
+            let what = c
+                .trim()
+                .trim_start_matches("prompt /")
+                .trim_start_matches("focus ");
+            push(k.to_string(), what);
+        }
+    }
+    // In the editor every other key types: no global hints there.
+    let editing = app.focus == Pane::Documents && app.documents.editor.is_some();
+    for c in ["focus next", "help", "quit"]
+        .into_iter()
+        .filter(|_| !editing)
+    {
+        if let Some(k) = app.keymap.key_for(Section::Global, c) {
+            push(k.to_string(), c.trim_start_matches("focus "));
+        }
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}

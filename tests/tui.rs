@@ -1,0 +1,899 @@
+//! The control room without a terminal: the app is fed engine events, keys
+//! and actions (the headless mode), and every pane is drawn into a buffer
+//! and compared with snapshots at 120×40 and 80×24.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use awtui::agents::backend::BackendEvent;
+use awtui::agents::runner::{AgentMetrics, AgentStatus, PauseReason};
+use awtui::context::{ChannelEntry, Cursor, Since, mentions};
+use awtui::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
+use awtui::engine::{Command, EngineEvent};
+use awtui::mcp::DocumentChange;
+use awtui::tui::action::{Action, Pane};
+use awtui::tui::app::{App, AppOptions, Effect, Input};
+use awtui::tui::{Config, QuitAction, ui};
+use chrono::TimeZone;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+
+const AGENTS: [&str; 3] = ["planner", "coder", "reviewer"];
+
+fn entry(id: u64, from: &str, text: &str, reply_to: Option<u64>) -> ChannelEntry {
+    let agents: Vec<String> = AGENTS.iter().map(|s| s.to_string()).collect();
+    ChannelEntry {
+        id,
+        timestamp: chrono::Utc
+            .with_ymd_and_hms(2026, 1, 15, 10, (id / 60) as u32, (id % 60) as u32)
+            .unwrap(),
+        from: from.into(),
+        message: text.into(),
+        mentions: mentions::extract(text, &agents, from),
+        reply_to,
+    }
+}
+
+fn message(e: ChannelEntry) -> MessageSnapshot {
+    MessageSnapshot {
+        annotations: awtui::protocols::annotate(&e.message),
+        entry: e,
+    }
+}
+
+fn agent(name: &str, status: AgentStatus, metrics: AgentMetrics) -> AgentSnapshot {
+    AgentSnapshot {
+        name: name.into(),
+        backend: if name == "planner" {
+            "claude"
+        } else {
+            "command"
+        }
+        .into(),
+        model: (name == "planner").then(|| "sonnet".to_string()),
+        status,
+        metrics,
+    }
+}
+
+fn messages() -> Vec<ChannelEntry> {
+    vec![
+        entry(
+            1,
+            "system",
+            "Task for demo: add a --shout flag.\n@planner please plan it.",
+            None,
+        ),
+        entry(
+            2,
+            "planner",
+            "Plan written to notes.md. @coder please do steps 1 and 2.",
+            None,
+        ),
+        entry(3, "coder", "On it, reading greet.sh first.", Some(2)),
+        entry(
+            4,
+            "coder",
+            "@planner [ol-3] PROGRESS\nBead: ol-3\nStep: 2/5 parser\nStatus: on track",
+            None,
+        ),
+        entry(
+            5,
+            "coder",
+            "@user [ol-3] HELP_REQUEST\nBead: ol-3\nIssue Type: STUCK\n## Problem\nThe flag parser is ambiguous.\n## Question\nShort or long options?",
+            None,
+        ),
+        entry(6, "user", "@coder long options only, thanks", Some(5)),
+        entry(
+            7,
+            "reviewer",
+            "=== AOP-INTERMEDIATE | agent=reviewer ===\nReading the diff…\n=== END-AOP-INTERMEDIATE ===\n=== AOP-ERROR | agent=reviewer code=E42 ===\nTest greet_shout failed: expected HELLO\n=== END-AOP-ERROR ===\n",
+            None,
+        ),
+        entry(
+            8,
+            "reviewer",
+            "=== AOP-CONTEXT | kind=metrics ===\n{\"tests\": 12, \"failed\": 1, \"files\": [\"greet.sh\"]}\n=== END-AOP-CONTEXT ===\n",
+            None,
+        ),
+        entry(
+            9,
+            "planner",
+            "=== AOP-STREAM | chunk=1/3 ===\nSummarising the review so far: \n=== END-AOP-STREAM ===\n",
+            None,
+        ),
+        entry(
+            10,
+            "reviewer",
+            "@user @coder urgent: the build is blocked\n=== AOP-FINAL | agent=reviewer status=changes_requested ===\n  Keep   this   spacing.\nFix greet_shout, then ping me.\n=== END-AOP-FINAL ===\n",
+            None,
+        ),
+    ]
+}
+
+fn snapshot(paused: bool) -> Snapshot {
+    let working = AgentMetrics {
+        unread: 1,
+        turns: 3,
+        tokens_in: 12_000,
+        tokens_out: 345,
+        cost_usd: 0.42,
+        step: Some("2/5 parser".into()),
+        ..AgentMetrics::default()
+    };
+    let mut cursors = BTreeMap::new();
+    cursors.insert(
+        "planner".to_string(),
+        Cursor {
+            acked: 1,
+            delivered: 4,
+        },
+    );
+    cursors.insert(
+        "coder".to_string(),
+        Cursor {
+            acked: 2,
+            delivered: 6,
+        },
+    );
+    cursors.insert("reviewer".to_string(), Cursor::default());
+    cursors.insert(
+        "user".to_string(),
+        Cursor {
+            acked: 0,
+            delivered: 5,
+        },
+    );
+    Snapshot {
+        workflow: "demo".into(),
+        instance: "default".into(),
+        agents: vec![
+            agent(
+                "planner",
+                AgentStatus::CallingTool("channel_send".into()),
+                working,
+            ),
+            agent(
+                "coder",
+                AgentStatus::Failed("exit status 3".into()),
+                AgentMetrics {
+                    unread: 2,
+                    turns: 5,
+                    ..AgentMetrics::default()
+                },
+            ),
+            agent("reviewer", AgentStatus::Stalled, AgentMetrics::default()),
+        ],
+        messages: messages().into_iter().map(message).collect(),
+        total_messages: 10,
+        documents: vec!["findings/review.md".into(), "notes.md".into()],
+        entry_document: "notes.md".into(),
+        cursors,
+        paused: paused.then(|| PauseReason::Cycle {
+            agents: vec!["coder".into(), "reviewer".into()],
+            pattern: vec![
+                ("coder".into(), vec!["reviewer".into()]),
+                ("reviewer".into(), vec!["coder".into()]),
+            ],
+            repeats: 3,
+        }),
+        ops: Default::default(),
+    }
+}
+
+const NOTES: &str =
+    "# Plan\n1. Parse a --shout flag.\n\n```sh\nif [ \"$1\" = --shout ]; then shout=1; fi\n```\n";
+
+fn app_with(paused: bool) -> App {
+    let mut app = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    let effects = app.update(Input::Engine(EngineEvent::Snapshot {
+        snapshot: Box::new(snapshot(paused)),
+    }));
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadDocument {
+            file: Some("notes.md".into())
+        })]
+    );
+    app.update(Input::Engine(EngineEvent::DocumentContent {
+        file: "notes.md".into(),
+        content: NOTES.into(),
+    }));
+    app.update(Input::Tick(Duration::from_secs(754)));
+    app
+}
+
+fn app() -> App {
+    app_with(false)
+}
+
+/// The screen as text, one line per row (trailing spaces kept off): the
+/// app drawn by a ratatui `Terminal` into its `TestBackend`.
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| ui::draw(app, f)).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..w {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            line.push_str(sym);
+            skip = unicode_width(sym).saturating_sub(1);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn unicode_width(s: &str) -> usize {
+    awtui::tui::text::width(s).max(1)
+}
+
+fn key(code: KeyCode) -> Input {
+    Input::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn ch(c: char) -> Input {
+    key(KeyCode::Char(c))
+}
+
+fn ctrl(c: char) -> Input {
+    Input::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn typed(text: &str) -> Vec<Input> {
+    text.chars().map(ch).collect()
+}
+
+fn run(app: &mut App, inputs: Vec<Input>) -> Vec<Effect> {
+    awtui::tui::drive(app, inputs)
+}
+
+// ----- snapshots ---------------------------------------------------------
+
+#[test]
+fn overview() {
+    let mut a = app();
+    insta::assert_snapshot!("overview_120x40", screen(&mut a, 120, 40));
+    insta::assert_snapshot!("overview_80x24", screen(&mut a, 80, 24));
+}
+
+#[test]
+fn agents_pane_selected_and_focused() {
+    let mut a = app();
+    run(
+        &mut a,
+        vec![
+            Input::Action(Action::Focus(awtui::tui::action::FocusTarget::Pane(
+                Pane::Agents,
+            ))),
+            ch('j'),
+        ],
+    );
+    insta::assert_snapshot!("agents_80x24", screen(&mut a, 80, 24));
+}
+
+#[test]
+fn channel_aop_blocks_and_expanded_context() {
+    let mut a = app();
+    // Select the CONTEXT message (#8) and unfold it.
+    run(&mut a, vec![ch('2'), ch('k'), ch('k'), ch('k'), ch('e')]);
+    assert!(a.channel.selected_message().unwrap().expanded);
+    insta::assert_snapshot!("channel_context_expanded_120x40", screen(&mut a, 120, 40));
+    insta::assert_snapshot!("channel_context_expanded_80x24", screen(&mut a, 80, 24));
+}
+
+#[test]
+fn inbox_priorities() {
+    let mut a = app();
+    run(&mut a, vec![ch('3')]);
+    // coder selected: its unread mentions (high priority first), then the user's.
+    run(
+        &mut a,
+        vec![
+            Input::Action(Action::Focus(awtui::tui::action::FocusTarget::Pane(
+                Pane::Agents,
+            ))),
+            ch('j'),
+            ch('3'),
+        ],
+    );
+    insta::assert_snapshot!("inbox_120x40", screen(&mut a, 120, 40));
+    insta::assert_snapshot!("inbox_80x24", screen(&mut a, 80, 24));
+    let items = a.inbox_items();
+    assert_eq!(items[0].recipient, "coder");
+    assert_eq!(items[0].id, 10, "high priority first: {items:?}");
+}
+
+#[test]
+fn pause_banner_and_resume() {
+    let mut a = app_with(true);
+    insta::assert_snapshot!("paused_120x40", screen(&mut a, 120, 40));
+    insta::assert_snapshot!("paused_80x24", screen(&mut a, 80, 24));
+    a.update(Input::Engine(EngineEvent::Resumed));
+    assert!(!screen(&mut a, 120, 40).contains("PAUSED"));
+}
+
+fn editing_with_conflict() -> App {
+    let mut a = app();
+    run(&mut a, vec![ch('4'), ch('e')]);
+    assert!(a.documents.editor.is_some());
+    run(&mut a, typed("My line. "));
+    let effects = a.update(Input::Engine(EngineEvent::Document {
+        path: "notes.md".into(),
+        change: DocumentChange::Written,
+        by: "coder".into(),
+    }));
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadDocument {
+            file: Some("notes.md".into())
+        })]
+    );
+    a.update(Input::Engine(EngineEvent::DocumentContent {
+        file: "notes.md".into(),
+        content: "# Plan\nRewritten by the coder.\n".into(),
+    }));
+    assert!(a.documents.editor.as_ref().unwrap().conflict.is_some());
+    a
+}
+
+#[test]
+fn document_conflict() {
+    let mut a = editing_with_conflict();
+    insta::assert_snapshot!("conflict_120x40", screen(&mut a, 120, 40));
+    insta::assert_snapshot!("conflict_80x24", screen(&mut a, 80, 24));
+}
+
+#[test]
+fn help_is_generated_from_the_keymap() {
+    let mut a = app();
+    run(&mut a, vec![ch('?')]);
+    let s = screen(&mut a, 120, 40);
+    assert!(
+        s.contains("stop [agent|@instance]") || s.contains("stop "),
+        "{s}"
+    );
+    insta::assert_snapshot!("help_120x40", s);
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    assert!(a.help.is_none());
+}
+
+#[test]
+fn never_panics_at_any_size() {
+    let mut a = editing_with_conflict();
+    let mut b = app_with(true);
+    run(&mut b, vec![ch('?')]);
+    for w in (0..=130).step_by(7).chain([1, 2, 39, 40, 79, 80, 99, 100]) {
+        for h in (0..=45).step_by(5).chain([1, 2, 9, 10, 11, 15, 16]) {
+            screen(&mut a, w, h);
+            screen(&mut b, w, h);
+        }
+    }
+}
+
+#[test]
+fn agent_text_cannot_reach_the_terminal() {
+    let mut a = app();
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(
+            11,
+            "coder",
+            "evil \x1b]52;c;aGk=\x07 \x1b[2J done \u{9b}31m",
+            None,
+        ),
+        annotations: Box::default(),
+    }));
+    a.update(Input::Engine(EngineEvent::Activity {
+        agent: "planner".into(),
+        activity: BackendEvent::ToolCall {
+            name: "mcp__x__\x1b[31mred".into(),
+        },
+    }));
+    let area = Rect::new(0, 0, 120, 40);
+    let mut buf = Buffer::empty(area);
+    ui::render(&mut a, area, &mut buf);
+    for cell in buf.content() {
+        assert!(
+            !cell.symbol().chars().any(|c| c.is_control()),
+            "control character drawn: {:?}",
+            cell.symbol()
+        );
+    }
+}
+
+// ----- behaviour (headless) ---------------------------------------------
+
+#[test]
+fn typing_completes_names_and_posts() {
+    let mut a = app();
+    let mut inputs = vec![ch('i')];
+    inputs.extend(typed("@pl"));
+    inputs.push(key(KeyCode::Tab));
+    inputs.extend(typed("hi there"));
+    inputs.push(key(KeyCode::Enter));
+    let effects = run(&mut a, inputs);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Post {
+            text: "@planner hi there".into()
+        })]
+    );
+    // History.
+    run(&mut a, vec![key(KeyCode::Up)]);
+    assert_eq!(a.bar.input, "@planner hi there");
+}
+
+#[test]
+fn bad_commands_are_inline_errors() {
+    let mut a = app();
+    let mut inputs = vec![ch(':')];
+    inputs.extend(typed("frobnicate now"));
+    inputs.push(key(KeyCode::Enter));
+    assert!(run(&mut a, inputs).is_empty());
+    let status = a.status.clone().unwrap();
+    assert!(
+        status.error && status.text.contains("unknown command"),
+        "{status:?}"
+    );
+    assert_eq!(a.bar.input, "/frobnicate now", "the line is kept to fix");
+    let mut inputs = vec![ctrl('u')];
+    inputs.extend(typed("/stop nobody"));
+    inputs.push(key(KeyCode::Enter));
+    assert!(run(&mut a, inputs).is_empty());
+    assert!(a.status.clone().unwrap().text.contains("no agent 'nobody'"));
+}
+
+#[test]
+fn bar_commands_reach_the_engine() {
+    let mut a = app();
+    let cases: Vec<(&str, Command)> = vec![
+        (
+            "/send @coder fix it",
+            Command::Post {
+                text: "@coder fix it".into(),
+            },
+        ),
+        (
+            "/stop reviewer",
+            Command::Stop {
+                agent: "reviewer".into(),
+            },
+        ),
+        (
+            "/restart coder",
+            Command::Restart {
+                agent: "coder".into(),
+            },
+        ),
+        (
+            "/ack coder 4",
+            Command::Ack {
+                agent: "coder".into(),
+                until: Since::Id(4),
+            },
+        ),
+        ("/resume", Command::Resume),
+        (
+            "/new drafts/idea.md",
+            Command::CreateDocument {
+                file: "drafts/idea.md".into(),
+                content: String::new(),
+            },
+        ),
+        ("/stop @default", Command::Shutdown),
+    ];
+    for (line, want) in cases {
+        let mut inputs = vec![ch(':'), ctrl('u')];
+        inputs.extend(typed(line));
+        inputs.push(key(KeyCode::Enter));
+        let effects = run(&mut a, inputs);
+        assert_eq!(effects, vec![Effect::Command(want)], "{line}");
+        run(&mut a, vec![key(KeyCode::Esc)]);
+    }
+}
+
+#[test]
+fn stop_and_ack_from_panes() {
+    let mut a = app();
+    // Agents pane: s stops the selected agent.
+    let effects = run(&mut a, vec![ch('1'), ch('j'), ch('s')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Stop {
+            agent: "coder".into()
+        })]
+    );
+    // Inbox: a acks the selected item (the cursor moves through its id).
+    let effects = run(&mut a, vec![ch('3'), ch('a')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Ack {
+            agent: "coder".into(),
+            until: Since::Id(10),
+        })]
+    );
+    // A acks everything of the selected agent.
+    let effects = run(&mut a, vec![ch('A')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Ack {
+            agent: "coder".into(),
+            until: Since::Id(10),
+        })]
+    );
+}
+
+#[test]
+fn quitting_asks_while_agents_work_then_waits_for_the_engine() {
+    let mut a = app();
+    assert!(run(&mut a, vec![ch('q')]).is_empty());
+    assert!(a.confirm.is_some(), "planner is working: ask first");
+    assert!(run(&mut a, vec![ch('n')]).is_empty());
+    let effects = run(&mut a, vec![ch('q'), ch('y')]);
+    assert_eq!(effects, vec![Effect::Command(Command::Shutdown)]);
+    assert!(a.stopping);
+    let effects = a.update(Input::Engine(EngineEvent::Finished {
+        outcome: awtui::agents::runner::RunOutcome::Completed,
+    }));
+    assert_eq!(effects, vec![Effect::Quit]);
+    assert_eq!(a.exit, Some(awtui::tui::TuiExit::Shutdown));
+}
+
+#[test]
+fn quitting_with_unsaved_edits_asks() {
+    let mut a = app();
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "planner".into(),
+        status: AgentStatus::Idle,
+    }));
+    run(&mut a, vec![ch('4'), ch('e'), ch('x')]);
+    assert!(run(&mut a, vec![ctrl('c')]).is_empty());
+    let q = a.confirm.clone().expect("asks");
+    assert!(q.question.contains("unsaved"), "{q:?}");
+    assert_eq!(
+        run(&mut a, vec![ch('y')]),
+        vec![Effect::Command(Command::Shutdown)]
+    );
+}
+
+#[test]
+fn detaching_never_shuts_down() {
+    let mut a = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Detach,
+            utc_offset: 0,
+        },
+    );
+    assert_eq!(run(&mut a, vec![ch('q')]), vec![Effect::Quit]);
+    assert_eq!(a.exit, Some(awtui::tui::TuiExit::Detached));
+}
+
+#[test]
+fn edit_and_save_go_through_the_engine() {
+    let mut a = app();
+    run(&mut a, vec![ch('4'), ch('e')]);
+    run(&mut a, typed("Hello "));
+    let effects = run(&mut a, vec![ctrl('s')]);
+    let text = a.documents.editor.as_ref().unwrap().text();
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::WriteDocument {
+            file: Some("notes.md".into()),
+            content: text.clone(),
+        })]
+    );
+    assert!(
+        a.documents
+            .editor
+            .as_ref()
+            .unwrap()
+            .text()
+            .starts_with("Hello # Plan")
+    );
+    // The engine echoes the write: saved, no conflict.
+    let text = a.documents.editor.as_ref().unwrap().text();
+    a.update(Input::Engine(EngineEvent::Document {
+        path: "notes.md".into(),
+        change: DocumentChange::Written,
+        by: "user".into(),
+    }));
+    a.update(Input::Engine(EngineEvent::DocumentContent {
+        file: "notes.md".into(),
+        content: text,
+    }));
+    let e = a.documents.editor.as_ref().unwrap();
+    assert!(e.conflict.is_none() && !e.dirty());
+    assert!(a.status.clone().unwrap().text.contains("saved"));
+}
+
+#[test]
+fn conflicts_lose_nothing() {
+    // Keep mine: theirs is saved beside it.
+    let mut a = editing_with_conflict();
+    let effects = run(&mut a, vec![ch('m')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::CreateDocument {
+            file: "notes.md.theirs".into(),
+            content: "# Plan\nRewritten by the coder.\n".into(),
+        })]
+    );
+    assert!(
+        a.documents
+            .editor
+            .as_ref()
+            .unwrap()
+            .text()
+            .starts_with("My line. ")
+    );
+    // Take theirs: mine is saved beside it.
+    let mut a = editing_with_conflict();
+    let effects = run(&mut a, vec![ch('t')]);
+    match &effects[..] {
+        [Effect::Command(Command::CreateDocument { file, content })] => {
+            assert_eq!(file, "notes.md.mine");
+            assert!(content.starts_with("My line. # Plan"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        a.documents
+            .editor
+            .as_ref()
+            .unwrap()
+            .text()
+            .contains("Rewritten")
+    );
+    // See both: markers in the editor.
+    let mut a = editing_with_conflict();
+    assert!(run(&mut a, vec![ch('b')]).is_empty());
+    let text = a.documents.editor.as_ref().unwrap().text();
+    assert!(
+        text.contains("<<<<<<< yours") && text.contains(">>>>>>> coder"),
+        "{text}"
+    );
+}
+
+#[test]
+fn channel_follows_unless_scrolled_back() {
+    let mut a = app();
+    screen(&mut a, 120, 40);
+    // Scroll back: new messages do not move the view.
+    run(&mut a, vec![ch('2'), ctrl('u')]);
+    for id in 11..40 {
+        a.update(Input::Engine(EngineEvent::Message {
+            entry: entry(id, "coder", &format!("line {id}"), None),
+            annotations: Box::default(),
+        }));
+    }
+    let s = screen(&mut a, 120, 40);
+    assert!(!s.contains("line 39"), "{s}");
+    assert!(s.contains("new"), "{s}");
+    // G jumps to the newest and follows again.
+    run(&mut a, vec![ch('G')]);
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("line 39"), "{s}");
+}
+
+#[test]
+fn search_and_filter() {
+    let mut a = app();
+    let mut inputs = vec![ch('2'), ch('/')];
+    inputs.extend(typed("greet"));
+    inputs.push(key(KeyCode::Enter));
+    run(&mut a, inputs);
+    assert_eq!(a.channel.matches.len(), 4, "{:?}", a.status);
+    run(&mut a, vec![ch('n')]);
+    assert!(a.status.clone().unwrap().text.starts_with("match"));
+    let mut inputs = vec![ch(':')];
+    inputs.extend(typed("filter from:reviewer"));
+    inputs.push(key(KeyCode::Enter));
+    run(&mut a, inputs);
+    assert_eq!(a.channel.order.len(), 3);
+    run(&mut a, vec![ch('F')]);
+    assert_eq!(
+        a.channel.order.len(),
+        10,
+        "everything again, threads regrouped"
+    );
+    let mut inputs = vec![ch(':'), ctrl('u')];
+    inputs.extend(typed("/filter type:help_request"));
+    inputs.push(key(KeyCode::Enter));
+    run(&mut a, inputs);
+    assert_eq!(a.channel.order.len(), 1);
+}
+
+#[test]
+fn live_events_update_agents_and_marks() {
+    let mut a = app();
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "reviewer".into(),
+        status: AgentStatus::Idle,
+    }));
+    a.update(Input::Engine(EngineEvent::Cursor {
+        agent: "user".into(),
+        cursor: Cursor {
+            acked: 10,
+            delivered: 10,
+        },
+    }));
+    assert_eq!(a.agents.rows[2].status, AgentStatus::Idle);
+    let items = a.inbox_items();
+    assert!(
+        items.iter().all(|i| i.recipient != "user"),
+        "user acked all"
+    );
+    assert!(a.needs_tick(), "planner still works");
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "planner".into(),
+        status: AgentStatus::Idle,
+    }));
+    // The open stream still grows.
+    assert!(a.needs_tick());
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(
+            11,
+            "planner",
+            "=== AOP-STREAM | chunk=3/3 ===\ndone.\n=== END-AOP-STREAM ===\n",
+            None,
+        ),
+        annotations: Box::new(awtui::protocols::annotate(
+            "=== AOP-STREAM | chunk=3/3 ===\ndone.\n=== END-AOP-STREAM ===\n",
+        )),
+    }));
+    assert!(!a.needs_tick(), "idle: no ticking");
+}
+
+#[test]
+fn mouse_focuses_selects_and_scrolls() {
+    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mouse = |kind, column, row| {
+        Input::Mouse(MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    let mut a = app();
+    screen(&mut a, 120, 40);
+    // Click the third agent (two lines per agent, border at row 1).
+    a.update(mouse(MouseEventKind::Down(MouseButton::Left), 5, 6));
+    assert_eq!(a.focus, Pane::Agents);
+    assert_eq!(a.agents.selected, 2);
+    // Click a message in the channel.
+    screen(&mut a, 120, 40);
+    a.update(mouse(MouseEventKind::Down(MouseButton::Left), 60, 10));
+    assert_eq!(a.focus, Pane::Channel);
+    assert!(a.channel.selected.is_some());
+    // The wheel scrolls the channel back.
+    a.update(mouse(MouseEventKind::ScrollUp, 60, 10));
+    assert_ne!(a.channel.view, awtui::tui::panes::channel::View::Follow);
+    // Clicking a document opens it.
+    screen(&mut a, 120, 40);
+    let docs = a.areas.documents;
+    let effects = a.update(mouse(
+        MouseEventKind::Down(MouseButton::Left),
+        docs.x + 3,
+        docs.y + 1,
+    ));
+    assert_eq!(a.focus, Pane::Documents);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadDocument {
+            file: Some("findings/review.md".into())
+        })]
+    );
+}
+
+#[test]
+fn every_default_binding_is_a_command_of_the_grammar() {
+    use awtui::tui::keymap::Section;
+    let config = Config::defaults();
+    for section in Section::ALL {
+        for b in config.keymap.bindings(section) {
+            assert_eq!(
+                Action::parse(&b.command).as_ref(),
+                Ok(&b.action),
+                "{} in [keys.{}]",
+                b.key,
+                section.name()
+            );
+        }
+    }
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+
+    fn input() -> impl Strategy<Value = Input> {
+        let keys = prop_oneof![
+            any::<char>().prop_map(ch),
+            prop::sample::select(vec![
+                'j', 'k', 'g', 'G', 'q', 'n', 'y', 's', 'a', 'A', 'e', 'o', '/', ':', '?', '1',
+                '2', '3', '4', 'i', '@', 'm', 't', 'b', 'd', 'f', 'F', 'R', ' ',
+            ])
+            .prop_map(ch),
+            prop::sample::select(vec![
+                KeyCode::Tab,
+                KeyCode::BackTab,
+                KeyCode::Enter,
+                KeyCode::Esc,
+                KeyCode::Up,
+                KeyCode::Down,
+                KeyCode::PageUp,
+                KeyCode::PageDown,
+                KeyCode::Home,
+                KeyCode::End,
+                KeyCode::Backspace,
+                KeyCode::Delete,
+                KeyCode::Left,
+                KeyCode::Right,
+            ])
+            .prop_map(key),
+            prop::sample::select(vec!['c', 's', 'u', 'd', 'e', 'y', 'w', 'a']).prop_map(ctrl),
+        ];
+        let mouse = (0u16..130, 0u16..45, 0u8..4).prop_map(|(column, row, k)| {
+            Input::Mouse(MouseEvent {
+                kind: match k {
+                    0 => MouseEventKind::Down(MouseButton::Left),
+                    1 => MouseEventKind::ScrollUp,
+                    2 => MouseEventKind::ScrollDown,
+                    _ => MouseEventKind::Moved,
+                },
+                column,
+                row,
+                modifiers: KeyModifiers::NONE,
+            })
+        });
+        let engine = (11u64..400, ".{0,80}", 0usize..3).prop_map(|(id, text, who)| {
+            let from = AGENTS[who];
+            let e = entry(
+                id,
+                from,
+                &format!("@user {text}"),
+                (id % 3 == 0).then_some(id / 2),
+            );
+            Input::Engine(EngineEvent::Message {
+                annotations: Box::new(awtui::protocols::annotate(&e.message)),
+                entry: e,
+            })
+        });
+        let bar = ".{0,30}".prop_map(Input::Paste);
+        prop_oneof![6 => keys, 2 => mouse, 2 => engine, 1 => bar]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn any_inputs_at_any_size_never_panic(
+            inputs in prop::collection::vec(input(), 1..60),
+            sizes in prop::collection::vec((0u16..140, 0u16..50), 1..4),
+        ) {
+            let mut a = app();
+            for (k, i) in inputs.into_iter().enumerate() {
+                a.update(i);
+                let (w, h) = sizes[k % sizes.len()];
+                screen(&mut a, w, h);
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The control room's app against a real engine, without a terminal: the
+//! headless mode. Actions go in, the app's effects go to the engine as
+//! commands, the engine's events come back into the app.
+
+use std::time::Duration;
+
+use awtui::agents::runner::{AgentStatus, RunMode};
+use awtui::engine::{Engine, EngineOptions, Link};
+use awtui::tui::action::Action;
+use awtui::tui::app::{App, AppOptions, Effect, Exit, Input};
+use awtui::tui::{Config, QuitAction};
+
+const WORKFLOW: &str = r#"
+name: ping
+agents:
+  echo:
+    command: ["sh", "-c", "cat >/dev/null; echo '@user pong'"]
+context:
+  config:
+    document: notes.md
+"#;
+
+struct Headless {
+    app: App,
+    link: Link,
+    quit: bool,
+}
+
+impl Headless {
+    fn apply(&mut self, effects: Vec<Effect>) {
+        for e in effects {
+            match e {
+                Effect::Command(c) => assert!(self.link.send(c), "engine gone"),
+                Effect::Quit => self.quit = true,
+                Effect::Copy(_) | Effect::Pager(_) => {}
+            }
+        }
+    }
+
+    fn act(&mut self, action: Action) {
+        let effects = self.app.update(Input::Action(action));
+        self.apply(effects);
+    }
+
+    /// Feeds engine events to the app until `done` holds.
+    async fn until(&mut self, what: &str, done: impl Fn(&App, bool) -> bool) {
+        let wait = async {
+            while !done(&self.app, self.quit) {
+                let input = match self.link.events.recv().await {
+                    Ok(e) => Input::Engine(e),
+                    Err(_) => Input::EngineGone,
+                };
+                let effects = self.app.update(input);
+                self.apply(effects);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), wait)
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_drives_a_real_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ping.yaml"), WORKFLOW).unwrap();
+    let workflow = awtui::workflow::load(&dir.path().join("ping.yaml"))
+        .unwrap()
+        .workflow;
+    let (engine, events) = Engine::start(
+        workflow,
+        EngineOptions {
+            instance: "default".into(),
+            mode: RunMode::Start,
+            watch_documents: true,
+        },
+    )
+    .await
+    .unwrap();
+    let mut h = Headless {
+        app: App::new(
+            Config::defaults(),
+            AppOptions {
+                on_quit: QuitAction::Shutdown,
+                utc_offset: 0,
+            },
+        ),
+        link: Link {
+            commands: engine.commands(),
+            events,
+        },
+        quit: false,
+    };
+    assert!(
+        h.link
+            .send(awtui::engine::Command::Snapshot { messages: 100 })
+    );
+    h.until("the snapshot and the notes", |a, _| {
+        a.ready && a.documents.viewer.is_some()
+    })
+    .await;
+    assert_eq!(h.app.workflow, "ping");
+
+    // Post: the agent answers the user.
+    h.act(Action::Post("@echo ping".into()));
+    h.until("the agent's answer", |a, _| {
+        a.channel
+            .messages
+            .iter()
+            .any(|m| m.entry.from == "echo" && m.clean.contains("pong"))
+    })
+    .await;
+    assert!(
+        !h.app.inbox_items().is_empty(),
+        "the answer waits in the user's inbox"
+    );
+
+    // Ack everything of the user's.
+    h.act(Action::Ack {
+        agent: Some("user".into()),
+        until: awtui::tui::action::AckTarget::All,
+    });
+    h.until("the user's inbox acked", |a, _| a.inbox_items().is_empty())
+        .await;
+
+    // Edit and save the notes through the engine.
+    h.act(Action::Edit);
+    h.app
+        .documents
+        .editor
+        .as_mut()
+        .unwrap()
+        .area
+        .insert_str("hello");
+    h.act(Action::Save);
+    h.until("the save", |a, _| {
+        a.documents
+            .editor
+            .as_ref()
+            .is_some_and(|e| e.saving.is_none() && !e.dirty())
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".workflow/default/notes.md")).unwrap(),
+        "hello"
+    );
+    h.act(Action::Back);
+
+    // Stop the agent.
+    h.act(Action::Stop(Some("echo".into())));
+    h.until("the agent stopped", |a, _| {
+        a.agents.rows[0].status == AgentStatus::Stopped
+    })
+    .await;
+
+    // Quit: the engine shuts down, then the app leaves.
+    h.act(Action::Quit { force: false });
+    h.until("the app to quit", |_, quit| quit).await;
+    assert_eq!(h.app.exit, Some(Exit::Shutdown));
+    engine.wait().await;
+}
