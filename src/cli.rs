@@ -164,10 +164,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Follow an instance that is already running (Ctrl-C detaches).
+    /// The control room on an instance that is already running; quitting
+    /// detaches and leaves it running.
     Attach {
         /// The instance (default: the only or current one).
         instance: Option<String>,
+        /// Follow in plain text instead of the screen (also without a
+        /// terminal): lines typed are posted, Ctrl-C detaches.
+        #[arg(long)]
+        follow: bool,
     },
     /// Write a starter review.yaml and its prompts into the current folder.
     Init,

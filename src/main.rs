@@ -95,7 +95,13 @@ fn main() -> ExitCode {
             command: command.as_deref(),
             json,
         }),
-        Command::Attach { instance } => commands::attach::run(instance.as_deref()),
+        Command::Attach { instance, follow } => {
+            if follow {
+                commands::attach::run_with(instance.as_deref(), true)
+            } else {
+                commands::attach::run(instance.as_deref())
+            }
+        }
         Command::Init => match std::env::current_dir() {
             Ok(dir) => commands::init::run(&dir),
             Err(e) => {

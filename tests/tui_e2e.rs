@@ -91,9 +91,10 @@ fn open_demo(dir: &Path, name: &str) -> (Tmux, PathBuf) {
     let exit_file = dir.join("exit-code");
     let bin = env!("CARGO_BIN_EXE_awtui");
     let script = format!(
-        "cd '{}' && PAGER=cat XDG_CONFIG_HOME='{}' '{bin}' demo.yaml; echo $? > '{}'",
+        "cd '{}' && PAGER=cat XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{bin}' demo.yaml; echo $? > '{}'",
         dir.display(),
         dir.join("config").display(),
+        dir.join("state").display(),
         exit_file.display()
     );
     let tmux = Tmux {
@@ -306,4 +307,120 @@ fn the_control_room_in_a_real_terminal() {
     );
     // The instance stays on disk to be resumed.
     assert!(dir.path().join(".workflow/default/channel.jsonl").exists());
+}
+
+/// `awtui <args>` in `dir` with the test's own state dir.
+fn awtui(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .args(args)
+        .current_dir(dir)
+        .env("AWTUI_STATE_DIR", dir.join("state"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_demo(d);
+    let started = awtui(d, &["start", "demo.yaml", "--background"]);
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    // Whatever happens below, the background instance is stopped.
+    struct Stop<'a>(&'a Path);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = awtui(self.0, &["stop", "--all"]);
+        }
+    }
+    let _stop = Stop(d);
+    let exit_file = d.join("exit-code");
+    let script = format!(
+        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' attach; echo $? > '{}'",
+        d.display(),
+        d.join("config").display(),
+        d.join("state").display(),
+        env!("CARGO_BIN_EXE_awtui"),
+        exit_file.display()
+    );
+    let tmux = Tmux {
+        socket: format!("awtui-e2e-attach-{}", std::process::id()),
+    };
+    let out = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tmux.cmd(&["set-option", "-t", "e2e", "remain-on-exit", "on"]);
+    tmux.wait_for("the reviewer's answer in the attached screen", |s| {
+        s.contains("the review is done")
+    });
+    tmux.keys(&["q"]);
+    let code = wait_exit(&tmux, &exit_file);
+    assert_eq!(code, "0", "screen:\n{}", tmux.capture());
+    assert_eq!(
+        alternate_screen_on(&tmux),
+        "0",
+        "the terminal is back on its main screen"
+    );
+    let list = awtui(d, &["list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains("reviewer@default"),
+        "detaching left it running: {listed}"
+    );
+}
+
+#[test]
+fn an_open_control_room_is_reachable_from_other_terminals() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, exit_file) = open_demo(dir.path(), "reach");
+    tmux.wait_for("the demo's last answer", |s| {
+        s.contains("the review is done")
+    });
+    let list = awtui(dir.path(), &["list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("planner@default"), "{listed}");
+    let sent = awtui(
+        dir.path(),
+        &["send", "hello from another terminal", "--to", "@default"],
+    );
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    tmux.wait_for("the message from the other terminal", |s| {
+        s.contains("hello from another terminal")
+    });
+    let stopped = awtui(dir.path(), &["stop", "@default"]);
+    assert!(
+        stopped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    assert_eq!(wait_exit(&tmux, &exit_file), "0");
 }

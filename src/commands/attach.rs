@@ -1,14 +1,9 @@
-//! `awtui attach [instance]`: follows an instance that is already running,
-//! from any terminal.
-//!
-//! This build has no TUI yet, so attach is a follow mode: it prints the
-//! agents and the recent channel, then every message and status change as
-//! it happens (like `run`). Each line typed on standard input is posted to
-//! the channel as `user`. Ctrl-C detaches and leaves the instance running;
-//! when the instance stops, attach says so and exits 0.
-//!
-//! The TUI will take a [`crate::engine::Link`] from
-//! [`crate::instance::connect`] instead, as here.
+//! `awtui attach [instance]`: the control room on an instance that is
+//! already running (from `start --background` or another terminal), over
+//! its control endpoint. Quitting detaches and leaves it running; with
+//! `--follow` (or without a terminal) it follows in plain text instead: the
+//! agents and the recent channel, then every message and status change,
+//! each line typed on standard input posted as `user`, Ctrl-C detaching.
 
 use std::io::BufRead;
 
@@ -24,8 +19,15 @@ use crate::sanitize::for_terminal;
 /// How many recent messages attach shows first.
 const RECENT: usize = 20;
 
-/// Follows the instance; returns the exit code.
+/// Attaches to the instance; returns the exit code.
 pub fn run(instance: Option<&str>) -> u8 {
+    let follow_mode = !std::io::IsTerminal::is_terminal(&std::io::stdout())
+        || !std::io::IsTerminal::is_terminal(&std::io::stdin());
+    run_with(instance, follow_mode)
+}
+
+/// Attaches with the control room, or in plain text with `follow_mode`.
+pub fn run_with(instance: Option<&str>, follow_mode: bool) -> u8 {
     let target = instance.map(|i| {
         if i.starts_with('@') {
             i.to_string()
@@ -37,25 +39,68 @@ pub fn run(instance: Option<&str>) -> u8 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let Some(rt) = remote::runtime() else {
+    if follow_mode {
+        let Some(rt) = remote::runtime() else {
+            return exit::FAILED;
+        };
+        return rt.block_on(follow(resolved.info));
+    }
+    let config = match crate::tui::Config::load() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("awtui: bad config: {e}");
+            return exit::INVALID;
+        }
+    };
+    let Some(rt) = super::runtime(true) else {
         return exit::FAILED;
     };
-    rt.block_on(follow(resolved.info))
+    rt.block_on(screen(resolved.info, config))
+}
+
+/// The control room over the instance's control endpoint; quitting detaches.
+async fn screen(info: InstanceInfo, config: crate::tui::Config) -> u8 {
+    let link = match connect(&info).await {
+        Ok(link) => link,
+        Err(code) => return code,
+    };
+    let options = crate::tui::TuiOptions {
+        config,
+        on_quit: crate::tui::QuitAction::Detach,
+        ..crate::tui::TuiOptions::default()
+    };
+    match crate::tui::run(link, options).await {
+        Ok(_) => {
+            println!("detached; @{} keeps running", info.instance);
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("awtui: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+/// A link to the instance, or the exit code after saying why not.
+async fn connect(info: &InstanceInfo) -> Result<crate::engine::Link, u8> {
+    match tokio::time::timeout(remote::ANSWER_TIMEOUT, crate::instance::connect(info)).await {
+        Ok(Ok(link)) => Ok(link),
+        Ok(Err(e)) => {
+            eprintln!("{e}");
+            Err(remote::control_failure(&e))
+        }
+        Err(_) => {
+            eprintln!("instance '{}' does not answer", info.instance);
+            Err(exit::FAILED)
+        }
+    }
 }
 
 async fn follow(info: InstanceInfo) -> u8 {
-    let link =
-        match tokio::time::timeout(remote::ANSWER_TIMEOUT, crate::instance::connect(&info)).await {
-            Ok(Ok(link)) => link,
-            Ok(Err(e)) => {
-                eprintln!("{e}");
-                return remote::control_failure(&e);
-            }
-            Err(_) => {
-                eprintln!("instance '{}' does not answer", info.instance);
-                return exit::FAILED;
-            }
-        };
+    let link = match connect(&info).await {
+        Ok(link) => link,
+        Err(code) => return code,
+    };
     let mut events = link.events;
     let commands = link.commands;
     let _ = commands.send(Command::Snapshot { messages: RECENT });

@@ -55,15 +55,17 @@ pub fn run(file: &Path, instance: &str) -> u8 {
     init_logging(&log);
     tracing::info!("opening {} as instance {instance}", file.display());
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
+    // One engine per instance, reachable from other terminals (list, send,
+    // stop, attach) like any started instance.
+    let claim = match crate::instance::claim(&loaded.workflow, instance) {
+        Ok(c) => c,
         Err(e) => {
-            eprintln!("cannot start: {e}");
-            return exit::FAILED;
+            eprintln!("{e}");
+            return super::host::claim_failure(&e);
         }
+    };
+    let Some(runtime) = super::runtime(true) else {
+        return exit::FAILED;
     };
     let options = EngineOptions {
         instance: instance.to_string(),
@@ -79,6 +81,13 @@ pub fn run(file: &Path, instance: &str) -> u8 {
                     EngineError::Setup(SetupError::Failed { .. }) => exit::FAILED,
                     _ => exit::INVALID,
                 };
+            }
+        };
+        let served = match crate::instance::serve(&engine, claim, RunMode::Start).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!("not reachable from other terminals: {e}");
+                None
             }
         };
         // The first receiver has every event since the start (notices of
@@ -101,6 +110,9 @@ pub fn run(file: &Path, instance: &str) -> u8 {
         // `awtui start` + `attach`.)
         engine.send(crate::engine::Command::Shutdown);
         let outcome = engine.wait().await;
+        if let Some(served) = served {
+            served.close().await;
+        }
         tracing::info!("instance ended: {outcome:?}");
         // The terminal may be gone (SIGHUP): `println!` would panic.
         use std::io::Write;

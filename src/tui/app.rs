@@ -401,8 +401,10 @@ impl App {
                     self.exit = Some(Exit::Shutdown);
                     return vec![Effect::Quit];
                 }
-                self.info("the instance has ended; q leaves");
-                Vec::new()
+                // Stopped from elsewhere (`awtui stop`, a signal to the
+                // host): the screen goes too, so the stop completes.
+                self.exit = Some(Exit::EngineEnded);
+                vec![Effect::Quit]
             }
             EngineEvent::Thread { id, state } => {
                 use crate::engine::ops::ThreadState;
