@@ -897,3 +897,35 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn deferred_messages_are_shown_as_deferred_in_the_inbox() {
+    let mut a = app();
+    run(&mut a, vec![ch('3')]);
+    let until = chrono::DateTime::parse_from_rfc3339("2026-01-01T10:30:00Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    a.deferred = vec![
+        awtui::engine::ops::Deferred {
+            agent: "planner".into(),
+            id: 3,
+            until: Some(until),
+        },
+        awtui::engine::ops::Deferred {
+            agent: "user".into(),
+            id: 4,
+            until: None,
+        },
+    ];
+    let text = screen(&mut a, 120, 40);
+    assert!(text.contains("#3 deferred until 10:30:00"), "{text}");
+    assert!(text.contains("#4 deferred to next wake"), "{text}");
+    // They come from the engine as an event too.
+    run(
+        &mut a,
+        vec![Input::Engine(awtui::engine::EngineEvent::Deferred {
+            deferred: vec![],
+        })],
+    );
+    assert!(a.deferred.is_empty());
+}

@@ -511,6 +511,9 @@ impl Driver {
         if let Err(e) = self.ops.save(&self.cx.state_root) {
             self.notice(format!("cannot save {}: {e}", ops::STATE_FILE));
         }
+        self.emit(EngineEvent::Deferred {
+            deferred: self.ops.deferred.clone(),
+        });
     }
 
     /// Delivers deferred messages that are due (and, when `waking` starts a

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::ops::{OpsState, ThreadState};
+use super::ops::{Deferred, OpsState, ThreadState};
 use crate::agents::backend::BackendEvent;
 use crate::agents::runner::{AgentMetrics, AgentStatus, PauseReason, RunOutcome};
 use crate::context::{ChannelEntry, Cursor};
@@ -58,6 +58,9 @@ pub enum EngineEvent {
     /// A thread's state changed through an agent operation (done, fail,
     /// delete).
     Thread { id: u64, state: ThreadState },
+    /// The deferred messages changed (an agent deferred one, or one came
+    /// back); the whole list.
+    Deferred { deferred: Vec<Deferred> },
     /// A command could not be carried out (bad name, refused path, …).
     CommandFailed { command: String, error: String },
 }

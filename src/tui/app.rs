@@ -151,6 +151,8 @@ pub struct App {
     pub paused: Option<PauseReason>,
     /// Thread states set by agent operations (done, fail, delete), by root id.
     pub threads: std::collections::BTreeMap<u64, crate::engine::ops::ThreadState>,
+    /// Messages agents deferred, shown in their inbox until they come back.
+    pub deferred: Vec<crate::engine::ops::Deferred>,
     /// The agents pane.
     pub agents: Agents,
     /// The channel pane.
@@ -205,6 +207,7 @@ impl App {
             elapsed: Duration::ZERO,
             paused: None,
             threads: Default::default(),
+            deferred: Vec::new(),
             agents: Agents::default(),
             channel: Channel::default(),
             inbox: Inbox::default(),
@@ -305,6 +308,7 @@ impl App {
                 let s = *snapshot;
                 self.ready = true;
                 self.threads = s.ops.threads.clone();
+                self.deferred = s.ops.deferred.clone();
                 self.workflow = for_terminal(&s.workflow);
                 self.instance = for_terminal(&s.instance);
                 let selected = self.agents.selected().map(|r| r.name.clone());
@@ -405,6 +409,10 @@ impl App {
                 // host): the screen goes too, so the stop completes.
                 self.exit = Some(Exit::EngineEnded);
                 vec![Effect::Quit]
+            }
+            EngineEvent::Deferred { deferred } => {
+                self.deferred = deferred;
+                Vec::new()
             }
             EngineEvent::Thread { id, state } => {
                 use crate::engine::ops::ThreadState;

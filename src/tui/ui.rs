@@ -100,6 +100,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
             &theme,
             &app.channel,
             &items,
+            &app.deferred,
             agent.as_deref(),
             focused,
             offset,

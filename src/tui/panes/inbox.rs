@@ -107,6 +107,7 @@ impl Inbox {
         theme: &Theme,
         channel: &Channel,
         items: &[Item],
+        deferred: &[crate::engine::ops::Deferred],
         agent: Option<&str>,
         focused: bool,
         utc_offset: i32,
@@ -134,8 +135,26 @@ impl Inbox {
                 ),
                 None,
             ));
-            if mine.is_empty() {
+            let put_off: Vec<&crate::engine::ops::Deferred> =
+                deferred.iter().filter(|d| d.agent == recipient).collect();
+            if mine.is_empty() && put_off.is_empty() {
                 lines.push((Line::styled("  nothing unread", theme.dimmed()), None));
+            }
+            for d in put_off {
+                let when = match d.until {
+                    Some(t) => {
+                        let local = t + chrono::Duration::seconds(utc_offset as i64);
+                        format!("until {}", local.format("%H:%M:%S"))
+                    }
+                    None => "to next wake".to_string(),
+                };
+                lines.push((
+                    Line::styled(
+                        truncate(&format!("  ⏸ #{} deferred {when}", d.id), w),
+                        theme.dimmed(),
+                    ),
+                    None,
+                ));
             }
             for k in mine {
                 let it = &items[k];
