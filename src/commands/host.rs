@@ -93,11 +93,8 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
     let options = EngineOptions {
         instance: opts.instance.to_string(),
         mode: opts.mode,
-        // Headless hosts do not watch documents: a screen that attaches
-        // later reads them on demand. (With the watcher on, a kill -9 of a
-        // background instance left its agents holding the instance lock in
-        // our recovery tests; not yet understood, so kept off here.)
-        watch_documents: false,
+        // Outside edits reach screens attached later too.
+        watch_documents: true,
     };
     runtime.block_on(async move {
         let (engine, events) = match Engine::start(workflow.clone(), options).await {

@@ -73,7 +73,8 @@ pub fn background(file: &Path, instance: &str, verbose: bool, json: bool) -> u8 
             return host::claim_failure(&e);
         }
     };
-    if lock::is_held(&home) {
+    let owner_alive = || registry::read_home(&home).is_some_and(|i| registry::process_alive(i.pid));
+    if lock::is_held_by_live(&home, owner_alive) {
         let e = InstanceError::AlreadyRunning {
             instance: instance.to_string(),
             pid: registry::read_home(&home).map(|i| i.pid),

@@ -123,7 +123,16 @@ mod tests {
         other.kill().unwrap();
         other.wait().unwrap();
 
-        let mut orphan = spawn(&dir.join("mcp.json").display().to_string());
+        let marker = dir.join("mcp.json").display().to_string();
+        let mut orphan = spawn(&marker);
+        // Until `sleep` has exec'd, /proc shows the test's own environment.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !std::fs::read(format!("/proc/{}/environ", orphan.id()))
+            .is_ok_and(|e| String::from_utf8_lossy(&e).contains(&marker))
+        {
+            assert!(std::time::Instant::now() < deadline, "sleep never started");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         record(root.path(), "coder", orphan.id()).unwrap();
         let notices = reap(root.path(), &["coder".into(), "qa".into()]);
         assert_eq!(notices.len(), 1, "{notices:?}");

@@ -109,6 +109,28 @@ pub fn is_held(home: &Path) -> bool {
     }
 }
 
+/// How long a lock whose recorded owner is dead may take to be released: a
+/// process killed with SIGKILL shows as a zombie while its other threads are
+/// still being torn down, and its files (the lock among them) are closed only
+/// when the last one is gone.
+pub const DEAD_OWNER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether the lock is held by a live process: when it looks held but
+/// `owner_alive` says the recorded owner is gone, waits up to
+/// [`DEAD_OWNER_GRACE`] for the dying process to release it.
+pub fn is_held_by_live(home: &Path, owner_alive: impl Fn() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + DEAD_OWNER_GRACE;
+    loop {
+        if !is_held(home) {
+            return false;
+        }
+        if owner_alive() || std::time::Instant::now() >= deadline {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

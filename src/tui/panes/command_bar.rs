@@ -143,7 +143,13 @@ impl CommandBar {
     pub fn delete_word(&mut self) {
         let before = &self.input[..self.cursor];
         let trimmed = before.trim_end();
-        let start = trimmed.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        // After the last whitespace character (which may be several bytes
+        // long, such as a no-break space).
+        let start = trimmed
+            .char_indices()
+            .rev()
+            .find(|(_, c)| c.is_whitespace())
+            .map_or(0, |(i, c)| i + c.len_utf8());
         self.input.replace_range(start..self.cursor, "");
         self.cursor = start;
         self.completion = None;
@@ -304,6 +310,17 @@ impl CommandBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deleting_a_word_after_a_wide_space_keeps_utf8_whole() {
+        let mut b = CommandBar::default();
+        b.set("héllo\u{a0}wörld");
+        b.delete_word();
+        assert_eq!(b.input, "héllo\u{a0}");
+        b.set("a\u{3000}b");
+        b.delete_word();
+        assert_eq!(b.input, "a\u{3000}");
+    }
 
     #[test]
     fn completes_names_and_cycles() {
