@@ -97,6 +97,13 @@ fn open_demo(dir: &Path, name: &str) -> (Tmux, PathBuf) {
         dir.join("state").display(),
         exit_file.display()
     );
+    let tmux = session(name, &script);
+    (tmux, exit_file)
+}
+
+/// A fresh tmux server running `script` in a 120×40 session `e2e` that
+/// stays on screen after the program exits.
+fn session(name: &str, script: &str) -> Tmux {
     let tmux = Tmux {
         socket: format!("awtui-e2e-{name}-{}", std::process::id()),
     };
@@ -111,7 +118,7 @@ fn open_demo(dir: &Path, name: &str) -> (Tmux, PathBuf) {
         "40",
         "sh",
         "-c",
-        &script,
+        script,
     ]);
     assert!(
         out.status.success(),
@@ -119,7 +126,7 @@ fn open_demo(dir: &Path, name: &str) -> (Tmux, PathBuf) {
         String::from_utf8_lossy(&out.stderr)
     );
     tmux.cmd(&["set-option", "-t", "e2e", "remain-on-exit", "on"]);
-    (tmux, exit_file)
+    tmux
 }
 
 fn wait_exit(tmux: &Tmux, exit_file: &Path) -> String {
@@ -350,28 +357,7 @@ fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches(
         env!("CARGO_BIN_EXE_awtui"),
         exit_file.display()
     );
-    let tmux = Tmux {
-        socket: format!("awtui-e2e-attach-{}", std::process::id()),
-    };
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    tmux.cmd(&["set-option", "-t", "e2e", "remain-on-exit", "on"]);
+    let tmux = session("attach", &script);
     tmux.wait_for("the reviewer's answer in the attached screen", |s| {
         s.contains("the review is done")
     });
