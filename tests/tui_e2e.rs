@@ -205,7 +205,7 @@ fn a_hang_up_stops_the_instance_cleanly() {
         assert!(Instant::now() < deadline, "awtui still runs after SIGHUP");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let log = std::fs::read_to_string(dir.path().join(".workflow/default/awtui.log")).unwrap();
+    let log = std::fs::read_to_string(dir.path().join(".workflow/demo/awtui.log")).unwrap();
     assert!(log.contains("instance ended"), "{log}");
     assert!(!log.contains("panic"), "{log}");
 }
@@ -272,7 +272,7 @@ fn the_control_room_in_a_real_terminal() {
     tmux.text("E2E was here. ");
     tmux.keys(&["C-s"]);
     tmux.wait_for("the save", |s| s.contains("saved notes.md"));
-    let notes = std::fs::read_to_string(dir.path().join(".workflow/default/notes.md")).unwrap();
+    let notes = std::fs::read_to_string(dir.path().join(".workflow/demo/notes.md")).unwrap();
     assert!(notes.starts_with("E2E was here. # Plan"), "{notes}");
     tmux.keys(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
@@ -305,7 +305,7 @@ fn the_control_room_in_a_real_terminal() {
     let out = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
     let screen = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        screen.contains("instance 'default' stopped"),
+        screen.contains("instance 'demo' stopped"),
         "the main screen is back: {screen}"
     );
     assert!(
@@ -313,7 +313,7 @@ fn the_control_room_in_a_real_terminal() {
         "no TUI left on screen: {screen}"
     );
     // The instance stays on disk to be resumed.
-    assert!(dir.path().join(".workflow/default/channel.jsonl").exists());
+    assert!(dir.path().join(".workflow/demo/channel.jsonl").exists());
 }
 
 /// `awtui <args>` in `dir` with the test's own state dir.
@@ -372,7 +372,7 @@ fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches(
     let list = awtui(d, &["list"]);
     let listed = String::from_utf8_lossy(&list.stdout);
     assert!(
-        listed.contains("reviewer@default"),
+        listed.contains("reviewer@demo"),
         "detaching left it running: {listed}"
     );
 }
@@ -389,10 +389,10 @@ fn an_open_control_room_is_reachable_from_other_terminals() {
     });
     let list = awtui(dir.path(), &["list"]);
     let listed = String::from_utf8_lossy(&list.stdout);
-    assert!(listed.contains("planner@default"), "{listed}");
+    assert!(listed.contains("planner@demo"), "{listed}");
     let sent = awtui(
         dir.path(),
-        &["send", "hello from another terminal", "--to", "@default"],
+        &["send", "hello from another terminal", "--to", "@demo"],
     );
     assert!(
         sent.status.success(),
@@ -402,7 +402,7 @@ fn an_open_control_room_is_reachable_from_other_terminals() {
     tmux.wait_for("the message from the other terminal", |s| {
         s.contains("hello from another terminal")
     });
-    let stopped = awtui(dir.path(), &["stop", "@default"]);
+    let stopped = awtui(dir.path(), &["stop", "@demo"]);
     assert!(
         stopped.status.success(),
         "{}",
