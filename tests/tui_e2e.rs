@@ -3,7 +3,8 @@
 //! channel, stop an agent from the Agents pane, edit and save a document,
 //! quit; the exit code is 0 and the terminal is back on its main screen.
 //!
-//! Skips (with a message) only when tmux is not installed; CI installs it.
+//! Needs tmux: a missing tmux fails the test (CI installs it; `apt-get
+//! install tmux`), it never passes silently.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,12 +77,12 @@ fn copy_demo(dir: &Path) {
     }
 }
 
-fn tmux_missing() -> bool {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed (CI installs it; apt-get install tmux)");
-        return true;
-    }
-    false
+/// Fails the test when tmux is not installed.
+fn require_tmux() {
+    assert!(
+        Command::new("tmux").arg("-V").output().is_ok(),
+        "tmux is not installed: this end-to-end test needs it (apt-get install tmux; .ci/run installs it)"
+    );
 }
 
 /// Opens the demo in a fresh tmux server; returns it and the file that
@@ -153,9 +154,7 @@ fn alternate_screen_on(tmux: &Tmux) -> String {
 
 #[test]
 fn sigterm_restores_the_terminal_and_stops_the_instance() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let (tmux, exit_file) = open_demo(dir.path(), "term");
     tmux.wait_for("the demo's final answer", |s| {
@@ -189,9 +188,7 @@ fn awtui_pid(tmux: &Tmux) -> String {
 
 #[test]
 fn a_hang_up_stops_the_instance_cleanly() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let (tmux, _) = open_demo(dir.path(), "hup");
     tmux.wait_for("the demo's final answer", |s| {
@@ -212,9 +209,7 @@ fn a_hang_up_stops_the_instance_cleanly() {
 
 #[test]
 fn the_control_room_in_a_real_terminal() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let (tmux, exit_file) = open_demo(dir.path(), "main");
 
@@ -328,9 +323,7 @@ fn awtui(dir: &Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     copy_demo(d);
@@ -379,9 +372,7 @@ fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches(
 
 #[test]
 fn an_open_control_room_is_reachable_from_other_terminals() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let (tmux, exit_file) = open_demo(dir.path(), "reach");
     tmux.wait_for("the demo's last answer", |s| {
