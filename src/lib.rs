@@ -12,6 +12,7 @@ pub mod instance;
 pub mod mcp;
 pub mod protocols;
 pub mod sanitize;
+pub mod tasks;
 #[warn(missing_docs)]
 pub mod tui;
 pub mod workflow;

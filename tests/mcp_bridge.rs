@@ -97,7 +97,10 @@ async fn bridge_relays_tools_errors_and_notifications() {
     let e = call_err(&coder, "document_read", json!({"file": "../secret"})).await;
     assert!(e.contains("refused"), "{e}");
     assert!(try_call(&coder, "channel_send", json!({})).await.is_err());
-    assert_eq!(coder.list_all_tools().await.unwrap().len(), 14);
+    assert_eq!(
+        coder.list_all_tools().await.unwrap().len(),
+        14 + awtui::mcp::task_tools::NAMES.len()
+    );
 
     // Notifications come back through the bridge too.
     let (reviewer, _) = http_client(inst.handle.url(), &inst.token("reviewer")).await;

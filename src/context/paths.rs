@@ -8,9 +8,10 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 14] = [
+pub const RESERVED_FILES: [&str; 15] = [
     "agents",
     "workflow.json",
+    "tasks.jsonl",
     "ops-state.json",
     "state.json",
     "instance.json",

@@ -25,6 +25,8 @@ use crate::agents::backend::{self, BackendError};
 use crate::agents::runner::{RunMode, RunOutcome, Runner, RunnerConfig};
 use crate::context::{ContextError, ContextStore, FileStore, MemoryStore, StoreLayout};
 use crate::mcp::{McpConfig, McpError, McpServer, SharedContext, ToolBox};
+use crate::tasks::journal::FileJournal;
+use crate::tasks::{TaskBoard, TaskStore};
 use crate::workflow::setup::{self, SetupError};
 use crate::workflow::{ContextConfig, DEFAULT_CHANNEL, DEFAULT_DOCUMENT, Workflow};
 
@@ -60,6 +62,11 @@ pub enum EngineError {
     Mcp(#[from] McpError),
     #[error("cannot create {path}: {source}")]
     StateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the task journal {path}: {source}")]
+    Tasks {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -157,7 +164,18 @@ impl Engine {
                     true,
                 ),
             };
-        let context = SharedContext::new(store);
+        let tasks = if temporary {
+            TaskBoard::default()
+        } else {
+            let (journal, replay) =
+                FileJournal::open(&state_root).map_err(|source| EngineError::Tasks {
+                    path: state_root.join(crate::tasks::journal::TASKS_FILE),
+                    source,
+                })?;
+            notices.extend(replay.warnings.iter().cloned());
+            TaskBoard::new(TaskStore::open(Box::new(journal), replay))
+        };
+        let context = SharedContext::with_tasks(store, tasks);
         let ctx_events = context.subscribe();
         let agents = workflow.agent_names();
         let mcp = McpServer::start(McpConfig {

@@ -29,6 +29,7 @@ pub mod notify;
 pub mod resources;
 pub mod server;
 pub mod shared;
+pub mod task_tools;
 pub mod tools;
 pub mod transport;
 

@@ -141,6 +141,10 @@ impl ServerHandler for ContextServer {
             Err(ToolError::Failed(message)) => {
                 Ok(CallToolResult::structured_error(json!({ "error": message })).into())
             }
+            Err(ToolError::Coded { code, message }) => Ok(CallToolResult::structured_error(
+                json!({ "error": message, "code": code }),
+            )
+            .into()),
             Err(ToolError::Invalid(message)) => Err(ErrorData::invalid_params(message, None)),
         }
     }

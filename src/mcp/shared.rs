@@ -12,6 +12,7 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::context::{ChannelEntry, ContextStore, Cursor, Result, Since};
+use crate::tasks::TaskBoard;
 
 /// How many events a slow receiver may fall behind before it misses some
 /// (it then gets `RecvError::Lagged` and should re-read the store).
@@ -65,6 +66,8 @@ pub enum DocumentChange {
 pub struct SharedContext {
     store: Arc<Mutex<Box<dyn ContextStore>>>,
     events: broadcast::Sender<ContextEvent>,
+    /// The instance's tasks (caw protocol), served by the same MCP server.
+    tasks: TaskBoard,
 }
 
 impl std::fmt::Debug for SharedContext {
@@ -77,11 +80,23 @@ impl SharedContext {
     /// Shares `store`; changes made through the returned value are announced
     /// to every [`SharedContext::subscribe`]r.
     pub fn new(store: Box<dyn ContextStore>) -> Self {
+        SharedContext::with_tasks(store, TaskBoard::default())
+    }
+
+    /// Shares `store` and the task board `tasks` (a file context keeps
+    /// its tasks on disk next to its channel).
+    pub fn with_tasks(store: Box<dyn ContextStore>, tasks: TaskBoard) -> Self {
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         SharedContext {
             store: Arc::new(Mutex::new(store)),
             events,
+            tasks,
         }
+    }
+
+    /// The instance's task board.
+    pub fn tasks(&self) -> &TaskBoard {
+        &self.tasks
     }
 
     /// A context in memory for these agents (default file names), for tests

@@ -30,6 +30,15 @@ pub enum ToolError {
     /// A problem the caller can fix: a tool result with `isError: true`.
     #[error("{0}")]
     Failed(String),
+    /// Like `Failed`, with a protocol's error code (the caw tools' codes,
+    /// such as TASK_NOT_FOUND) next to the sentence.
+    #[error("{code}: {message}")]
+    Coded {
+        /// The code, such as `INVALID_TRANSITION`.
+        code: &'static str,
+        /// What went wrong and what to do, for the agent.
+        message: String,
+    },
 }
 
 impl From<ContextError> for ToolError {
@@ -240,6 +249,9 @@ pub fn specs() -> Vec<ToolSpec> {
             destructive: false,
         },
     ]
+    .into_iter()
+    .chain(super::task_tools::specs())
+    .collect()
 }
 
 #[derive(Deserialize)]
@@ -390,6 +402,9 @@ impl ToolBox {
         name: &str,
         args: Option<Map<String, Value>>,
     ) -> Result<Value, ToolError> {
+        if super::task_tools::is_task_tool(name) {
+            return super::task_tools::call(self.ctx.tasks(), caller, name, args);
+        }
         match name {
             "channel_send" => {
                 let a: SendArgs = parse(name, args)?;

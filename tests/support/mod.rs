@@ -242,6 +242,11 @@ pub async fn exercise_every_tool(coder: &Client, reviewer: &Client) {
             "inbox_peek",
             "workflow_agents"
         ]
+        .into_iter()
+        .chain(awtui::mcp::task_tools::NAMES)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
     );
 
     // workflow_agents names the caller.

@@ -1,0 +1,207 @@
+//! The records of the caw protocol: registered agents, workflows (plans),
+//! tasks and checkpoints, as they are stored and returned by the tools.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a task stands. The allowed moves are in [`super::transitions`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Waiting for a claim (its dependencies may still be open).
+    Pending,
+    /// Held by an agent that has not started yet.
+    Claimed,
+    /// Its holder is writing a plan for it.
+    Planning,
+    /// Its holder is working on it.
+    InProgress,
+    /// Put aside by its holder.
+    Paused,
+    /// Done, with an outcome.
+    Completed,
+    /// Given up, with an error; it can be claimed again.
+    Failed,
+    /// Will not be done (only the person decides that).
+    Skipped,
+}
+
+impl TaskStatus {
+    /// Every status, in board order.
+    pub const ALL: [TaskStatus; 8] = [
+        TaskStatus::Pending,
+        TaskStatus::Claimed,
+        TaskStatus::Planning,
+        TaskStatus::InProgress,
+        TaskStatus::Paused,
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+        TaskStatus::Skipped,
+    ];
+
+    /// The name used on the wire and in the README's table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::Claimed => "claimed",
+            TaskStatus::Planning => "planning",
+            TaskStatus::InProgress => "in_progress",
+            TaskStatus::Paused => "paused",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Skipped => "skipped",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(text: &str) -> Option<TaskStatus> {
+        TaskStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Whether a task in this status satisfies its dependents.
+    pub fn is_done(self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Skipped)
+    }
+
+    /// Whether an agent holds the task in this status.
+    pub fn is_held(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Claimed
+                | TaskStatus::Planning
+                | TaskStatus::InProgress
+                | TaskStatus::Paused
+        )
+    }
+}
+
+impl std::fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An agent registered with `agent_register`. Its `owner` is the awtui
+/// identity (the token) that registered it: only that caller may act as it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegisteredAgent {
+    /// `ag_` and 12 hex digits.
+    pub id: String,
+    pub name: String,
+    pub runtime: String,
+    pub role: String,
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub metadata: Value,
+    /// The awtui agent (or `user`) whose token registered it.
+    pub owner: String,
+    /// `online`, `busy` or `offline` as the agent said; staleness is
+    /// computed from `last_heartbeat`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_task_id: Option<String>,
+    pub registered_at: DateTime<Utc>,
+    pub last_heartbeat: DateTime<Utc>,
+}
+
+/// A workflow: a named plan of tasks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanWorkflow {
+    /// `wf_` and 12 hex digits.
+    pub id: String,
+    pub name: String,
+    pub source_type: String,
+    #[serde(default)]
+    pub source_content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_ref: Option<String>,
+    pub max_parallel_tasks: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_summary: Option<String>,
+    /// Set once when it was given up (`abandoned`); otherwise the status is
+    /// derived from its tasks.
+    #[serde(default)]
+    pub abandoned: bool,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One task of a workflow's plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    /// `tk_` and 12 hex digits, or the id a workflow file gave it.
+    pub id: String,
+    pub workflow_id: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Position in the plan (1-based).
+    pub sequence: u32,
+    /// Ids of the tasks that must be completed (or skipped) first.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// The awtui agent meant to do it, if the plan says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+    /// The role meant to do it (matched against registered roles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    pub status: TaskStatus,
+    /// The registered agent holding it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub plan: Value,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub context: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub outcome_detail: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The kinds of checkpoint the seed names.
+pub const CHECKPOINT_TYPES: [&str; 6] = [
+    "plan", "progress", "decision", "error", "recovery", "complete",
+];
+
+/// A step recorded on a task, for recovery and for people.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// `cp_` and 12 hex digits.
+    pub id: String,
+    pub task_id: String,
+    /// 1-based, per task.
+    pub sequence: u32,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub detail: Value,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_changed: Vec<String>,
+    /// Who recorded it: a registered agent id, or `user` / `system`.
+    pub by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One durable change: the new state of one record. Replaying them in
+/// order (last one per id wins) rebuilds everything.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum Record {
+    Agent(RegisteredAgent),
+    Workflow(PlanWorkflow),
+    Task(Task),
+    Checkpoint(Checkpoint),
+}

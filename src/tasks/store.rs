@@ -1,0 +1,1087 @@
+//! The task store: registered agents, workflows, tasks and checkpoints,
+//! with every rule of the caw protocol (who may act as whom, claims,
+//! transitions, dependencies) and an index that keeps `next_tasks` and
+//! `claim` independent of how many tasks exist.
+//!
+//! Each operation validates, writes its changed records to the journal
+//! (durable before it returns), then applies them; a failed write changes
+//! nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use super::TaskError;
+use super::journal::{Replay, TaskJournal};
+use super::model::{
+    CHECKPOINT_TYPES, Checkpoint, PlanWorkflow, Record, RegisteredAgent, Task, TaskStatus,
+};
+use super::transitions;
+
+/// How often agents are asked to send a heartbeat.
+pub const HEARTBEAT_MS: u64 = 30_000;
+/// Missed heartbeats after which a registered agent counts as stale.
+pub const STALE_AFTER_MISSED: u32 = 3;
+
+/// A task of a plan, as `workflow_set_plan` (or a workflow file) gives it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlannedTask {
+    /// A fixed id (workflow files), or `None` for a generated `tk_…`.
+    pub id: Option<String>,
+    pub name: String,
+    pub description: String,
+    /// Names or ids of earlier tasks of the same plan.
+    pub depends_on: Vec<String>,
+    pub assignee: Option<String>,
+    pub role: Option<String>,
+}
+
+/// Tasks that just became available to claim, for waking agents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Available {
+    pub workflow_id: String,
+    pub tasks: Vec<Task>,
+}
+
+/// Per-workflow index of what can be claimed.
+#[derive(Debug, Default)]
+struct Index {
+    /// Task ids in plan order.
+    order: Vec<String>,
+    /// Pending, unheld tasks whose dependencies are done: (sequence, id).
+    ready: BTreeSet<(u32, String)>,
+    /// Failed tasks whose dependencies are done: (sequence, id).
+    failed: BTreeSet<(u32, String)>,
+}
+
+/// Everything about tasks for one instance.
+pub struct TaskStore {
+    agents: BTreeMap<String, RegisteredAgent>,
+    workflows: BTreeMap<String, PlanWorkflow>,
+    tasks: BTreeMap<String, Task>,
+    checkpoints: BTreeMap<String, Vec<Checkpoint>>,
+    /// Undone dependencies per task.
+    open_deps: BTreeMap<String, usize>,
+    /// Tasks that depend on each task.
+    dependents: BTreeMap<String, Vec<String>>,
+    index: BTreeMap<String, Index>,
+    /// awtui agents whose turn is running (alive without heartbeats).
+    in_turn: BTreeSet<String>,
+    journal: Box<dyn TaskJournal>,
+}
+
+impl std::fmt::Debug for TaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskStore")
+            .field("workflows", &self.workflows.len())
+            .field("tasks", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn new_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 6];
+    // The OS CSPRNG; a failure leaves zeros, made unique by the caller's
+    // collision check.
+    let _ = getrandom::fill(&mut bytes);
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}_{hex}")
+}
+
+impl TaskStore {
+    /// A store that keeps its changes in `journal`, rebuilt from `replay`.
+    pub fn open(journal: Box<dyn TaskJournal>, replay: Replay) -> TaskStore {
+        let mut store = TaskStore {
+            agents: BTreeMap::new(),
+            workflows: BTreeMap::new(),
+            tasks: BTreeMap::new(),
+            checkpoints: BTreeMap::new(),
+            open_deps: BTreeMap::new(),
+            dependents: BTreeMap::new(),
+            index: BTreeMap::new(),
+            in_turn: BTreeSet::new(),
+            journal,
+        };
+        for record in replay.records {
+            store.apply(record);
+        }
+        store
+    }
+
+    /// An empty store that keeps nothing on disk.
+    pub fn in_memory() -> TaskStore {
+        TaskStore::open(Box::new(super::journal::NoJournal), Replay::default())
+    }
+
+    fn unique_id(&self, prefix: &str) -> String {
+        loop {
+            let id = new_id(prefix);
+            let taken = self.agents.contains_key(&id)
+                || self.workflows.contains_key(&id)
+                || self.tasks.contains_key(&id);
+            if !taken {
+                return id;
+            }
+        }
+    }
+
+    /// Persists `records`, then applies them.
+    fn commit(&mut self, records: Vec<Record>) -> Result<(), TaskError> {
+        self.journal
+            .write(&records)
+            .map_err(|e| TaskError::Storage(e.to_string()))?;
+        for r in records {
+            self.apply(r);
+        }
+        Ok(())
+    }
+
+    /// Applies one record to memory and keeps the index in step.
+    fn apply(&mut self, record: Record) {
+        match record {
+            Record::Agent(a) => {
+                self.agents.insert(a.id.clone(), a);
+            }
+            Record::Workflow(w) => {
+                self.index.entry(w.id.clone()).or_default();
+                self.workflows.insert(w.id.clone(), w);
+            }
+            Record::Checkpoint(c) => {
+                let list = self.checkpoints.entry(c.task_id.clone()).or_default();
+                match list.iter_mut().find(|x| x.id == c.id) {
+                    Some(x) => *x = c,
+                    None => list.push(c),
+                }
+            }
+            Record::Task(t) => self.apply_task(t),
+        }
+    }
+
+    fn apply_task(&mut self, task: Task) {
+        let old = self.tasks.get(&task.id).cloned();
+        let index = self.index.entry(task.workflow_id.clone()).or_default();
+        if old.is_none() {
+            index.order.push(task.id.clone());
+            let mut open = 0;
+            for dep in &task.depends_on {
+                self.dependents
+                    .entry(dep.clone())
+                    .or_default()
+                    .push(task.id.clone());
+                if !self.tasks.get(dep).is_some_and(|d| d.status.is_done()) {
+                    open += 1;
+                }
+            }
+            self.open_deps.insert(task.id.clone(), open);
+        }
+        let was_done = old.as_ref().is_some_and(|o| o.status.is_done());
+        let now_done = task.status.is_done();
+        let id = task.id.clone();
+        self.tasks.insert(id.clone(), task);
+        self.reindex(&id);
+        if now_done != was_done {
+            for dependent in self.dependents.get(&id).cloned().unwrap_or_default() {
+                if let Some(n) = self.open_deps.get_mut(&dependent) {
+                    if now_done {
+                        *n = n.saturating_sub(1);
+                    } else {
+                        *n += 1;
+                    }
+                }
+                self.reindex(&dependent);
+            }
+        }
+    }
+
+    /// Puts a task in (or out of) its workflow's ready and failed sets.
+    fn reindex(&mut self, id: &str) {
+        let Some(task) = self.tasks.get(id) else {
+            return;
+        };
+        let unblocked = self.open_deps.get(id).copied().unwrap_or(0) == 0;
+        let key = (task.sequence, task.id.clone());
+        let ready = unblocked && task.status == TaskStatus::Pending && task.claimed_by.is_none();
+        let failed = unblocked && task.status == TaskStatus::Failed && task.claimed_by.is_none();
+        let index = self.index.entry(task.workflow_id.clone()).or_default();
+        if ready {
+            index.ready.insert(key.clone());
+        } else {
+            index.ready.remove(&key);
+        }
+        if failed {
+            index.failed.insert(key);
+        } else {
+            index.failed.remove(&key);
+        }
+    }
+
+    // ---- lookups -------------------------------------------------------
+
+    /// A registered agent.
+    pub fn agent(&self, id: &str) -> Option<&RegisteredAgent> {
+        self.agents.get(id)
+    }
+
+    /// Every registered agent.
+    pub fn agents(&self) -> impl Iterator<Item = &RegisteredAgent> {
+        self.agents.values()
+    }
+
+    /// The registration made with `owner`'s token, if any.
+    pub fn registration_of(&self, owner: &str) -> Option<&RegisteredAgent> {
+        self.agents.values().find(|a| a.owner == owner)
+    }
+
+    /// A task.
+    pub fn task(&self, id: &str) -> Option<&Task> {
+        self.tasks.get(id)
+    }
+
+    /// A workflow.
+    pub fn workflow(&self, id: &str) -> Option<&PlanWorkflow> {
+        self.workflows.get(id)
+    }
+
+    /// Every workflow, oldest first.
+    pub fn workflows(&self) -> Vec<&PlanWorkflow> {
+        let mut all: Vec<&PlanWorkflow> = self.workflows.values().collect();
+        all.sort_by_key(|w| (w.created_at, w.id.clone()));
+        all
+    }
+
+    /// A workflow's tasks in plan order.
+    pub fn tasks_of(&self, workflow_id: &str) -> Vec<&Task> {
+        self.index
+            .get(workflow_id)
+            .map(|i| i.order.iter().filter_map(|id| self.tasks.get(id)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Every task of every workflow, workflows oldest first.
+    pub fn all_tasks(&self) -> Vec<&Task> {
+        self.workflows()
+            .into_iter()
+            .flat_map(|w| self.tasks_of(&w.id))
+            .collect()
+    }
+
+    /// Whether any workflow has tasks (agents are then taught the lifecycle).
+    pub fn has_tasks(&self) -> bool {
+        !self.tasks.is_empty()
+    }
+
+    /// A task's checkpoints, oldest first.
+    pub fn checkpoints(&self, task_id: &str) -> &[Checkpoint] {
+        self.checkpoints.get(task_id).map_or(&[], Vec::as_slice)
+    }
+
+    /// The status of a workflow: derived from its tasks.
+    pub fn workflow_status(&self, workflow: &PlanWorkflow) -> &'static str {
+        if workflow.abandoned {
+            return "abandoned";
+        }
+        let tasks = self.tasks_of(&workflow.id);
+        if tasks.is_empty() {
+            "planning"
+        } else if tasks.iter().all(|t| t.status.is_done()) {
+            "completed"
+        } else if tasks
+            .iter()
+            .any(|t| t.status != TaskStatus::Pending || t.claimed_by.is_some())
+        {
+            "in_progress"
+        } else {
+            "ready"
+        }
+    }
+
+    /// Tasks that can be claimed now, in plan order.
+    pub fn ready(&self, workflow_id: &str, include_failed: bool) -> Vec<&Task> {
+        let Some(index) = self.index.get(workflow_id) else {
+            return Vec::new();
+        };
+        let mut keys: Vec<&(u32, String)> = index.ready.iter().collect();
+        if include_failed {
+            keys.extend(index.failed.iter());
+            keys.sort();
+        }
+        keys.into_iter()
+            .filter_map(|(_, id)| self.tasks.get(id))
+            .collect()
+    }
+
+    /// Undone dependencies of a task (ids).
+    pub fn blocked_by(&self, task: &Task) -> Vec<&Task> {
+        task.depends_on
+            .iter()
+            .filter_map(|d| self.tasks.get(d))
+            .filter(|d| !d.status.is_done())
+            .collect()
+    }
+
+    /// Whether registered agent `id` is alive: in a running awtui turn, or
+    /// heard from within [`STALE_AFTER_MISSED`] heartbeat periods.
+    pub fn is_alive(&self, agent: &RegisteredAgent, now: DateTime<Utc>) -> bool {
+        if agent.status == "offline" {
+            return false;
+        }
+        if self.in_turn.contains(&agent.owner) {
+            return true;
+        }
+        let silent = now.signed_duration_since(agent.last_heartbeat);
+        silent.num_milliseconds() < (HEARTBEAT_MS * STALE_AFTER_MISSED as u64) as i64
+    }
+
+    /// How many heartbeat periods an agent has missed (0 while alive in a turn).
+    pub fn missed_heartbeats(&self, agent: &RegisteredAgent, now: DateTime<Utc>) -> u64 {
+        if self.in_turn.contains(&agent.owner) {
+            return 0;
+        }
+        let silent = now
+            .signed_duration_since(agent.last_heartbeat)
+            .num_milliseconds()
+            .max(0) as u64;
+        silent / HEARTBEAT_MS
+    }
+
+    /// The engine says whether `owner`'s turn is running.
+    pub fn set_in_turn(&mut self, owner: &str, running: bool) {
+        if running {
+            self.in_turn.insert(owner.to_string());
+        } else {
+            self.in_turn.remove(owner);
+        }
+    }
+
+    // ---- permission checks --------------------------------------------
+
+    /// The registration `agent_id`, which must be the caller's own.
+    fn own_agent(&self, caller: &str, agent_id: &str) -> Result<&RegisteredAgent, TaskError> {
+        let agent = self
+            .agents
+            .get(agent_id)
+            .ok_or_else(|| TaskError::AgentNotFound {
+                id: agent_id.to_string(),
+            })?;
+        if agent.owner != caller {
+            return Err(TaskError::NotYours {
+                agent_id: agent_id.to_string(),
+                owner: agent.owner.clone(),
+                caller: caller.to_string(),
+            });
+        }
+        Ok(agent)
+    }
+
+    fn task_or_err(&self, id: &str) -> Result<&Task, TaskError> {
+        self.tasks
+            .get(id)
+            .ok_or_else(|| TaskError::TaskNotFound { id: id.to_string() })
+    }
+
+    fn workflow_or_err(&self, id: &str) -> Result<&PlanWorkflow, TaskError> {
+        self.workflows
+            .get(id)
+            .ok_or_else(|| TaskError::WorkflowNotFound { id: id.to_string() })
+    }
+
+    /// A task `caller` may change: one its registration holds, or any task
+    /// for the person (`user`).
+    fn task_for(&self, caller: &str, id: &str) -> Result<&Task, TaskError> {
+        let task = self.task_or_err(id)?;
+        if caller == crate::context::mentions::USER {
+            return Ok(task);
+        }
+        let holder = task
+            .claimed_by
+            .as_ref()
+            .and_then(|h| self.agents.get(h).map(|a| (h, a)));
+        match holder {
+            Some((_, a)) if a.owner == caller => Ok(task),
+            Some((h, a)) => Err(TaskError::HeldByOther {
+                task_id: id.to_string(),
+                holder: h.clone(),
+                holder_owner: a.owner.clone(),
+            }),
+            None => Err(TaskError::NotClaimed {
+                task_id: id.to_string(),
+            }),
+        }
+    }
+
+    // ---- agents --------------------------------------------------------
+
+    /// `agent_register`: one registration per awtui identity; registering
+    /// again updates it and returns the same id.
+    #[allow(clippy::too_many_arguments)]
+    pub fn register(
+        &mut self,
+        caller: &str,
+        name: &str,
+        runtime: &str,
+        role: Option<&str>,
+        capabilities: Vec<String>,
+        workspace_path: Option<String>,
+        metadata: Value,
+        now: DateTime<Utc>,
+    ) -> Result<RegisteredAgent, TaskError> {
+        let agent = match self.registration_of(caller) {
+            Some(existing) => RegisteredAgent {
+                name: name.to_string(),
+                runtime: runtime.to_string(),
+                role: role.unwrap_or(&existing.role).to_string(),
+                capabilities,
+                workspace_path,
+                metadata,
+                status: "online".into(),
+                last_heartbeat: now,
+                ..existing.clone()
+            },
+            None => RegisteredAgent {
+                id: self.unique_id("ag"),
+                name: name.to_string(),
+                runtime: runtime.to_string(),
+                role: role.unwrap_or("worker").to_string(),
+                capabilities,
+                workspace_path,
+                metadata,
+                owner: caller.to_string(),
+                status: "online".into(),
+                current_task_id: None,
+                registered_at: now,
+                last_heartbeat: now,
+            },
+        };
+        self.commit(vec![Record::Agent(agent.clone())])?;
+        Ok(agent)
+    }
+
+    /// `agent_heartbeat`.
+    pub fn heartbeat(
+        &mut self,
+        caller: &str,
+        agent_id: &str,
+        current_task_id: Option<String>,
+        status: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), TaskError> {
+        let mut agent = self.own_agent(caller, agent_id)?.clone();
+        if let Some(task) = &current_task_id {
+            self.task_or_err(task)?;
+        }
+        agent.last_heartbeat = now;
+        agent.status = status.unwrap_or("online").to_string();
+        if current_task_id.is_some() {
+            agent.current_task_id = current_task_id;
+        }
+        self.commit(vec![Record::Agent(agent)])
+    }
+
+    /// `agent_unregister`: offline; tasks it held go back to pending with a
+    /// `recovery` checkpoint, so nobody waits on an agent that left.
+    pub fn unregister(
+        &mut self,
+        caller: &str,
+        agent_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Task>, TaskError> {
+        let mut agent = self.own_agent(caller, agent_id)?.clone();
+        agent.status = "offline".into();
+        agent.current_task_id = None;
+        let mut records = vec![Record::Agent(agent)];
+        let mut released = Vec::new();
+        for task in self
+            .tasks
+            .values()
+            .filter(|t| t.claimed_by.as_deref() == Some(agent_id) && t.status.is_held())
+        {
+            let (t, cp) = self.released(task, "system", "its holder unregistered", now);
+            released.push(t.clone());
+            records.push(Record::Task(t));
+            records.push(Record::Checkpoint(cp));
+        }
+        self.commit(records)?;
+        Ok(released)
+    }
+
+    // ---- workflows -----------------------------------------------------
+
+    /// `workflow_create`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_workflow(
+        &mut self,
+        caller: &str,
+        name: &str,
+        source_type: &str,
+        source_content: &str,
+        source_ref: Option<String>,
+        max_parallel_tasks: u32,
+        now: DateTime<Utc>,
+    ) -> Result<PlanWorkflow, TaskError> {
+        if name.trim().is_empty() {
+            return Err(TaskError::Invalid("the workflow needs a name".into()));
+        }
+        let workflow = PlanWorkflow {
+            id: self.unique_id("wf"),
+            name: name.to_string(),
+            source_type: source_type.to_string(),
+            source_content: source_content.to_string(),
+            source_ref,
+            max_parallel_tasks: max_parallel_tasks.max(1),
+            plan_summary: None,
+            abandoned: false,
+            created_by: caller.to_string(),
+            created_at: now,
+        };
+        self.commit(vec![Record::Workflow(workflow.clone())])?;
+        Ok(workflow)
+    }
+
+    /// A workflow with a fixed id, made by the instance from its workflow
+    /// file (the plan the file declares). Does nothing if it exists.
+    pub fn ensure_workflow(
+        &mut self,
+        id: &str,
+        name: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), TaskError> {
+        if self.workflows.contains_key(id) {
+            return Ok(());
+        }
+        let workflow = PlanWorkflow {
+            id: id.to_string(),
+            name: name.to_string(),
+            source_type: "workflow_file".into(),
+            source_content: String::new(),
+            source_ref: None,
+            max_parallel_tasks: 1,
+            plan_summary: None,
+            abandoned: false,
+            created_by: "system".into(),
+            created_at: now,
+        };
+        self.commit(vec![Record::Workflow(workflow)])
+    }
+
+    /// `workflow_set_plan`: creates every task of the plan at once; a
+    /// workflow's plan is set once.
+    pub fn set_plan(
+        &mut self,
+        workflow_id: &str,
+        summary: &str,
+        planned: &[PlannedTask],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Task>, TaskError> {
+        let workflow = self.workflow_or_err(workflow_id)?.clone();
+        if !self.tasks_of(workflow_id).is_empty() {
+            return Err(TaskError::InvalidState(format!(
+                "workflow {workflow_id} already has a plan ({} tasks); tasks are added with the board or a new workflow",
+                self.tasks_of(workflow_id).len()
+            )));
+        }
+        if planned.is_empty() {
+            return Err(TaskError::Invalid("the plan has no tasks".into()));
+        }
+        let ids = plan_ids(
+            planned,
+            |prefix| self.unique_id(prefix),
+            |id| self.tasks.contains_key(id),
+        )?;
+        let tasks = build_plan(workflow_id, planned, &ids, now)?;
+        let mut records: Vec<Record> = Vec::new();
+        let mut workflow = workflow;
+        workflow.plan_summary = Some(summary.to_string());
+        records.push(Record::Workflow(workflow));
+        records.extend(tasks.iter().cloned().map(Record::Task));
+        self.commit(records)?;
+        Ok(tasks)
+    }
+
+    // ---- claims and status -------------------------------------------------
+
+    /// `task_claim`: atomic under the store's lock. `Ok(Err(holder))` when
+    /// another agent holds it.
+    pub fn claim(
+        &mut self,
+        caller: &str,
+        task_id: &str,
+        agent_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Result<Task, String>, TaskError> {
+        let task = self.task_or_err(task_id)?.clone();
+        let mut agent = self.own_agent(caller, agent_id)?.clone();
+        if let Some(holder) = &task.claimed_by {
+            if holder == agent_id {
+                return Ok(Ok(task));
+            }
+            return Ok(Err(holder.clone()));
+        }
+        if !matches!(task.status, TaskStatus::Pending | TaskStatus::Failed) {
+            return Err(TaskError::InvalidTransition {
+                task_id: task_id.to_string(),
+                from: task.status,
+                to: TaskStatus::Claimed,
+                why: format!("a {} task cannot be claimed", task.status),
+            });
+        }
+        let blocked: Vec<String> = self
+            .blocked_by(&task)
+            .iter()
+            .map(|d| format!("{} ({}, {})", d.id, d.name, d.status))
+            .collect();
+        if !blocked.is_empty() {
+            return Err(TaskError::InvalidTransition {
+                task_id: task_id.to_string(),
+                from: task.status,
+                to: TaskStatus::Claimed,
+                why: format!("its dependencies are not done: {}", blocked.join(", ")),
+            });
+        }
+        let mut claimed = task;
+        claimed.status = TaskStatus::Claimed;
+        claimed.claimed_by = Some(agent_id.to_string());
+        claimed.claimed_at = Some(now);
+        claimed.error = None;
+        claimed.updated_at = now;
+        agent.current_task_id = Some(task_id.to_string());
+        agent.last_heartbeat = now;
+        self.commit(vec![Record::Task(claimed.clone()), Record::Agent(agent)])?;
+        Ok(Ok(claimed))
+    }
+
+    /// A held task released back to pending, with its `recovery` checkpoint.
+    fn released(&self, task: &Task, by: &str, why: &str, now: DateTime<Utc>) -> (Task, Checkpoint) {
+        let holder = task.claimed_by.clone().unwrap_or_default();
+        let mut t = task.clone();
+        t.status = TaskStatus::Pending;
+        t.claimed_by = None;
+        t.claimed_at = None;
+        t.updated_at = now;
+        let cp = self.checkpoint_record(
+            &t.id,
+            "recovery",
+            &format!("claim of {holder} released: {why}"),
+            json!({"released_from": holder, "reason": why}),
+            Vec::new(),
+            by,
+            now,
+        );
+        (t, cp)
+    }
+
+    /// Releases a held task (the person from the board, or the stale
+    /// guard): back to pending, recorded as a `recovery` checkpoint.
+    pub fn release(
+        &mut self,
+        task_id: &str,
+        by: &str,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Task, TaskError> {
+        let task = self.task_or_err(task_id)?;
+        if task.claimed_by.is_none() {
+            return Err(TaskError::NotClaimed {
+                task_id: task_id.to_string(),
+            });
+        }
+        if !task.status.is_held() {
+            return Err(TaskError::InvalidTransition {
+                task_id: task_id.to_string(),
+                from: task.status,
+                to: TaskStatus::Pending,
+                why: format!("a {} task is not held", task.status),
+            });
+        }
+        let (t, cp) = self.released(task, by, why, now);
+        self.commit(vec![Record::Task(t.clone()), Record::Checkpoint(cp)])?;
+        Ok(t)
+    }
+
+    /// Held tasks whose holders missed at least `missed` heartbeats.
+    pub fn stale_claims(&self, missed: u64, now: DateTime<Utc>) -> Vec<(String, String)> {
+        self.tasks
+            .values()
+            .filter(|t| t.status.is_held())
+            .filter_map(|t| {
+                let holder = t.claimed_by.as_ref()?;
+                let agent = self.agents.get(holder)?;
+                (self.missed_heartbeats(agent, now) >= missed)
+                    .then(|| (t.id.clone(), holder.clone()))
+            })
+            .collect()
+    }
+
+    /// `task_update_status`, by the holder or the person.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update_status(
+        &mut self,
+        caller: &str,
+        task_id: &str,
+        status: &str,
+        outcome: Option<String>,
+        outcome_detail: Value,
+        error: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Task, TaskError> {
+        let task = self.task_or_err(task_id)?;
+        let to = TaskStatus::parse(status).ok_or_else(|| TaskError::InvalidTransition {
+            task_id: task_id.to_string(),
+            from: task.status,
+            to: TaskStatus::Pending,
+            why: format!(
+                "'{status}' is not a task status (the statuses are {})",
+                TaskStatus::ALL.map(|s| s.as_str()).join(", ")
+            ),
+        })?;
+        if transitions::allowed(task.status).is_empty() {
+            return Err(TaskError::InvalidTransition {
+                task_id: task_id.to_string(),
+                from: task.status,
+                to,
+                why: format!("a {} task is final", task.status),
+            });
+        }
+        let held = task.claimed_by.is_some();
+        let task = if held {
+            self.task_for(caller, task_id)?
+        } else if caller == crate::context::mentions::USER {
+            task
+        } else {
+            return Err(TaskError::NotClaimed {
+                task_id: task_id.to_string(),
+            });
+        };
+        let from = task.status;
+        let refuse = |why: String| TaskError::InvalidTransition {
+            task_id: task_id.to_string(),
+            from,
+            to,
+            why,
+        };
+        if !transitions::is_allowed(from, to) {
+            let allowed = transitions::allowed(from);
+            return Err(refuse(if allowed.is_empty() {
+                format!("a {from} task is final")
+            } else {
+                format!(
+                    "from {from} a task may go to {}",
+                    allowed
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }));
+        }
+        let outcome = outcome.filter(|o| !o.trim().is_empty());
+        let error = error.filter(|e| !e.trim().is_empty());
+        if to == TaskStatus::Completed && outcome.is_none() {
+            return Err(refuse("completing a task requires an `outcome`".into()));
+        }
+        if to == TaskStatus::Failed && error.is_none() {
+            return Err(refuse("failing a task requires an `error`".into()));
+        }
+        let mut t = task.clone();
+        t.status = to;
+        t.updated_at = now;
+        let mut records = Vec::new();
+        match to {
+            TaskStatus::Completed => {
+                t.outcome = outcome.clone();
+                t.outcome_detail = outcome_detail;
+            }
+            TaskStatus::Failed => t.error = error.clone(),
+            _ => {}
+        }
+        if matches!(
+            to,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Pending | TaskStatus::Skipped
+        ) {
+            // Done or given up: the holder lets go of it.
+            if let Some(holder) = t.claimed_by.take()
+                && let Some(a) = self.agents.get(&holder)
+                && a.current_task_id.as_deref() == Some(task_id)
+            {
+                let mut a = a.clone();
+                a.current_task_id = None;
+                records.push(Record::Agent(a));
+            }
+            t.claimed_at = None;
+        }
+        let kind = match to {
+            TaskStatus::Completed => Some(("complete", outcome.unwrap_or_default())),
+            TaskStatus::Failed => Some(("error", error.unwrap_or_default())),
+            _ => None,
+        };
+        if let Some((kind, summary)) = kind {
+            let by = self.actor(caller, task);
+            records.push(Record::Checkpoint(self.checkpoint_record(
+                task_id,
+                kind,
+                &summary,
+                Value::Null,
+                Vec::new(),
+                &by,
+                now,
+            )));
+        }
+        records.insert(0, Record::Task(t.clone()));
+        self.commit(records)?;
+        Ok(t)
+    }
+
+    /// Who to record as having done something on `task`: the caller's
+    /// registration holding it, or the caller itself.
+    fn actor(&self, caller: &str, task: &Task) -> String {
+        match &task.claimed_by {
+            Some(h) if self.agents.get(h).is_some_and(|a| a.owner == caller) => h.clone(),
+            _ => caller.to_string(),
+        }
+    }
+
+    /// `task_set_plan`: the holder records its approach (a `plan`
+    /// checkpoint); a claimed task moves to planning.
+    pub fn set_task_plan(
+        &mut self,
+        caller: &str,
+        task_id: &str,
+        plan: Value,
+        context: Value,
+        now: DateTime<Utc>,
+    ) -> Result<Task, TaskError> {
+        let task = self.task_for(caller, task_id)?;
+        if task.status.is_done() {
+            return Err(TaskError::InvalidTransition {
+                task_id: task_id.to_string(),
+                from: task.status,
+                to: TaskStatus::Planning,
+                why: format!("a {} task is final", task.status),
+            });
+        }
+        let by = self.actor(caller, task);
+        let mut t = task.clone();
+        let summary = plan
+            .get("approach")
+            .and_then(Value::as_str)
+            .unwrap_or("plan recorded")
+            .to_string();
+        t.plan = plan.clone();
+        if !context.is_null() {
+            t.context = context;
+        }
+        if t.status == TaskStatus::Claimed {
+            t.status = TaskStatus::Planning;
+        }
+        t.updated_at = now;
+        let cp = self.checkpoint_record(task_id, "plan", &summary, plan, Vec::new(), &by, now);
+        self.commit(vec![Record::Task(t.clone()), Record::Checkpoint(cp)])?;
+        Ok(t)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn checkpoint_record(
+        &self,
+        task_id: &str,
+        kind: &str,
+        summary: &str,
+        detail: Value,
+        files_changed: Vec<String>,
+        by: &str,
+        now: DateTime<Utc>,
+    ) -> Checkpoint {
+        let sequence = self.checkpoints(task_id).len() as u32 + 1;
+        Checkpoint {
+            id: format!("cp_{}", &new_id("x")[2..]),
+            task_id: task_id.to_string(),
+            sequence,
+            kind: kind.to_string(),
+            summary: summary.to_string(),
+            detail,
+            files_changed,
+            by: by.to_string(),
+            created_at: now,
+        }
+    }
+
+    /// `checkpoint_add`, by the holder or the person.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_checkpoint(
+        &mut self,
+        caller: &str,
+        task_id: &str,
+        kind: &str,
+        summary: &str,
+        detail: Value,
+        files_changed: Vec<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Checkpoint, TaskError> {
+        let task = self.task_for(caller, task_id)?;
+        if !CHECKPOINT_TYPES.contains(&kind) {
+            return Err(TaskError::Invalid(format!(
+                "'{kind}' is not a checkpoint type (the types are {})",
+                CHECKPOINT_TYPES.join(", ")
+            )));
+        }
+        if summary.trim().is_empty() {
+            return Err(TaskError::Invalid("the checkpoint needs a summary".into()));
+        }
+        let by = self.actor(caller, task);
+        let cp = self.checkpoint_record(task_id, kind, summary, detail, files_changed, &by, now);
+        self.commit(vec![Record::Checkpoint(cp.clone())])?;
+        Ok(cp)
+    }
+
+    /// Adds one task to an existing workflow (the person, from the board).
+    pub fn add_task(
+        &mut self,
+        workflow_id: &str,
+        planned: PlannedTask,
+        now: DateTime<Utc>,
+    ) -> Result<Task, TaskError> {
+        self.workflow_or_err(workflow_id)?;
+        let sequence = self.tasks_of(workflow_id).len() as u32 + 1;
+        let mut depends_on = Vec::new();
+        for dep in &planned.depends_on {
+            let found = self
+                .tasks_of(workflow_id)
+                .into_iter()
+                .find(|t| &t.id == dep || &t.name == dep)
+                .map(|t| t.id.clone())
+                .ok_or_else(|| TaskError::UnknownDependency {
+                    task: planned.name.clone(),
+                    dependency: dep.clone(),
+                })?;
+            depends_on.push(found);
+        }
+        let id = match planned.id {
+            Some(id) if self.tasks.contains_key(&id) => {
+                return Err(TaskError::Invalid(format!("task id '{id}' is taken")));
+            }
+            Some(id) => id,
+            None => self.unique_id("tk"),
+        };
+        let task = Task {
+            id,
+            workflow_id: workflow_id.to_string(),
+            name: planned.name,
+            description: planned.description,
+            sequence,
+            depends_on,
+            assignee: planned.assignee,
+            role: planned.role,
+            status: TaskStatus::Pending,
+            claimed_by: None,
+            claimed_at: None,
+            plan: Value::Null,
+            context: Value::Null,
+            outcome: None,
+            outcome_detail: Value::Null,
+            error: None,
+            created_at: now,
+            updated_at: now,
+        };
+        self.commit(vec![Record::Task(task.clone())])?;
+        Ok(task)
+    }
+}
+
+/// Ids for a plan's tasks: given ones (checked for clashes) or new ones.
+fn plan_ids(
+    planned: &[PlannedTask],
+    mut fresh: impl FnMut(&str) -> String,
+    taken: impl Fn(&str) -> bool,
+) -> Result<Vec<String>, TaskError> {
+    let mut ids: Vec<String> = Vec::new();
+    for p in planned {
+        let id = match &p.id {
+            Some(id) if taken(id) || ids.contains(id) => {
+                return Err(TaskError::Invalid(format!("task id '{id}' is used twice")));
+            }
+            Some(id) => id.clone(),
+            None => loop {
+                let id = fresh("tk");
+                if !ids.contains(&id) {
+                    break id;
+                }
+            },
+        };
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// Builds a plan's tasks: dependencies by name or id, no duplicates, no
+/// self-dependency, no cycle (dependencies must be resolvable in some order).
+fn build_plan(
+    workflow_id: &str,
+    planned: &[PlannedTask],
+    ids: &[String],
+    now: DateTime<Utc>,
+) -> Result<Vec<Task>, TaskError> {
+    let mut names = BTreeSet::new();
+    for p in planned {
+        if p.name.trim().is_empty() {
+            return Err(TaskError::Invalid("every task needs a name".into()));
+        }
+        if !names.insert(p.name.as_str()) {
+            return Err(TaskError::DuplicateTaskName {
+                name: p.name.clone(),
+            });
+        }
+    }
+    let resolve = |dep: &str| -> Option<usize> {
+        planned
+            .iter()
+            .position(|p| p.name == dep)
+            .or_else(|| ids.iter().position(|id| id == dep))
+    };
+    let mut deps: Vec<Vec<usize>> = Vec::new();
+    for (i, p) in planned.iter().enumerate() {
+        let mut list = Vec::new();
+        for d in &p.depends_on {
+            let j = resolve(d).ok_or_else(|| TaskError::UnknownDependency {
+                task: p.name.clone(),
+                dependency: d.clone(),
+            })?;
+            if j == i {
+                return Err(TaskError::SelfDependency {
+                    task: p.name.clone(),
+                });
+            }
+            if !list.contains(&j) {
+                list.push(j);
+            }
+        }
+        deps.push(list);
+    }
+    if let Some(cycle) = super::find_cycle(&deps) {
+        return Err(TaskError::DependencyCycle {
+            tasks: cycle.iter().map(|i| planned[*i].name.clone()).collect(),
+        });
+    }
+    Ok(planned
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Task {
+            id: ids[i].clone(),
+            workflow_id: workflow_id.to_string(),
+            name: p.name.clone(),
+            description: p.description.clone(),
+            sequence: i as u32 + 1,
+            depends_on: deps[i].iter().map(|j| ids[*j].clone()).collect(),
+            assignee: p.assignee.clone(),
+            role: p.role.clone(),
+            status: TaskStatus::Pending,
+            claimed_by: None,
+            claimed_at: None,
+            plan: Value::Null,
+            context: Value::Null,
+            outcome: None,
+            outcome_detail: Value::Null,
+            error: None,
+            created_at: now,
+            updated_at: now,
+        })
+        .collect())
+}
