@@ -9,7 +9,7 @@ use awtui::agents::backend::BackendEvent;
 use awtui::agents::runner::{AgentMetrics, AgentStatus, PauseReason};
 use awtui::context::{ChannelEntry, Cursor, Since, mentions};
 use awtui::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
-use awtui::engine::{Command, EngineEvent};
+use awtui::engine::{Command, EngineEvent, Reply};
 use awtui::mcp::DocumentChange;
 use awtui::tui::action::{Action, Pane};
 use awtui::tui::app::{App, AppOptions, Effect, Input};
@@ -193,19 +193,19 @@ fn app_with(paused: bool) -> App {
             utc_offset: 0,
         },
     );
-    let effects = app.update(Input::Engine(EngineEvent::Snapshot {
+    let effects = app.update(Input::Reply(Ok(Reply::Snapshot {
         snapshot: Box::new(snapshot(paused)),
-    }));
+    })));
     assert_eq!(
         effects,
         vec![Effect::Command(Command::ReadDocument {
             file: Some("notes.md".into())
         })]
     );
-    app.update(Input::Engine(EngineEvent::DocumentContent {
+    app.update(Input::Reply(Ok(Reply::Document {
         file: "notes.md".into(),
         content: NOTES.into(),
-    }));
+    })));
     app.update(Input::Tick(Duration::from_secs(754)));
     app
 }
@@ -344,10 +344,10 @@ fn editing_with_conflict() -> App {
             file: Some("notes.md".into())
         })]
     );
-    a.update(Input::Engine(EngineEvent::DocumentContent {
+    a.update(Input::Reply(Ok(Reply::Document {
         file: "notes.md".into(),
         content: "# Plan\nRewritten by the coder.\n".into(),
-    }));
+    })));
     assert!(a.documents.editor.as_ref().unwrap().conflict.is_some());
     a
 }
@@ -613,10 +613,10 @@ fn edit_and_save_go_through_the_engine() {
         change: DocumentChange::Written,
         by: "user".into(),
     }));
-    a.update(Input::Engine(EngineEvent::DocumentContent {
+    a.update(Input::Reply(Ok(Reply::Document {
         file: "notes.md".into(),
         content: text,
-    }));
+    })));
     let e = a.documents.editor.as_ref().unwrap();
     assert!(e.conflict.is_none() && !e.dirty());
     assert!(a.status.clone().unwrap().text.contains("saved"));
