@@ -9,12 +9,12 @@
 //!    the instance's record, or `{"hello":"refused","error":…}` and closes.
 //! 3. From then on the client sends engine [`Command`]s (`{"command":…}`,
 //!    exactly as the local TUI does) or [`Request`]s (`{"request":…}`).
-//!    Each line is answered with one [`Reply`] (`{"reply":…}`) to this
-//!    client alone: a command with `done`, `snapshot`, `document` or
-//!    `error` (naming the `command`), a request with `posted`, `messages`,
-//!    `status` or `error`. A line may carry `"ref": n` (a number the client
-//!    picks); its reply carries the same `ref`, so a client with several
-//!    lines in flight knows which answer is which.
+//!    Each line is answered, in the order of the lines, with one [`Reply`]
+//!    (`{"reply":…}`) to this client alone: a command with `done`,
+//!    `snapshot`, `document` or `error` (naming the `command`), a request
+//!    with `posted`, `messages`, `status` or `error`. A line may carry
+//!    `"ref": n` (a number the client picks); its reply carries the same
+//!    `ref`.
 //! 4. The server streams every [`EngineEvent`] (`{"event":…}`) from the
 //!    moment of the greeting: the facts every front end sees, never another
 //!    client's replies.
@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
-use futures_util::stream::FuturesUnordered;
+use futures_util::stream::{FuturesOrdered, FuturesUnordered};
 
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -536,8 +536,9 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
     if write_line(&mut w, &welcome).await.is_err() {
         return;
     }
-    // Answers still on their way from the engine, each for this client.
-    let mut answers: Pending<Answer> = FuturesUnordered::new();
+    // Answers on their way, for this client alone, in the order of its
+    // lines (so a client without refs knows which is which too).
+    let mut answers: FuturesOrdered<BoxFuture<'static, Answer>> = FuturesOrdered::new();
     loop {
         tokio::select! {
             line = lines.next_line() => {
@@ -545,7 +546,7 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
                 if line.trim().is_empty() {
                     continue;
                 }
-                answers.push(handle_line(&shared, &line));
+                answers.push_back(handle_line(&shared, &line));
             }
             Some(answer) = answers.next(), if !answers.is_empty() => {
                 if write_line(&mut w, &ServerLine::Reply(answer)).await.is_err() {
@@ -969,6 +970,45 @@ mod tests {
                 "{json}"
             );
         }
+    }
+
+    /// A snapshot answers privately, so events may come before it that are
+    /// newer than it: the mirror applies them again after it.
+    #[test]
+    fn the_mirror_keeps_events_that_came_before_its_snapshot() {
+        use crate::agents::runner::AgentStatus;
+        let agent = |status| AgentSnapshot {
+            name: "coder".into(),
+            backend: "claude".into(),
+            model: None,
+            status,
+            metrics: Default::default(),
+        };
+        let mut m = Mirror::default();
+        m.resync.asked();
+        m.event(&EngineEvent::Status {
+            agent: "coder".into(),
+            status: AgentStatus::Stopped,
+        });
+        m.snapshot(Some(&Snapshot {
+            workflow: "w".into(),
+            instance: "i".into(),
+            agents: vec![agent(AgentStatus::Idle)],
+            messages: Vec::new(),
+            total_messages: 0,
+            documents: Vec::new(),
+            entry_document: "notes.md".into(),
+            cursors: Default::default(),
+            paused: None,
+            ops: Default::default(),
+        }));
+        assert_eq!(m.agents, vec![agent(AgentStatus::Stopped)]);
+        assert!(!m.resync.holding());
+        m.event(&EngineEvent::Status {
+            agent: "coder".into(),
+            status: AgentStatus::Idle,
+        });
+        assert_eq!(m.agents, vec![agent(AgentStatus::Idle)]);
     }
 
     #[test]
