@@ -351,6 +351,21 @@ async fn a_remote_link_gets_its_replies_and_another_sees_only_facts() {
     let seen = events_until_post(&mut b.events, post).await;
     assert_none_of_a_s_answers(&seen);
 
+    // The CLI's client waits for its command's own answer too.
+    let mut cli = control::Client::open(&info).await.unwrap();
+    let stop = cli
+        .call(Command::Stop {
+            agent: GHOST.into(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(&stop, Err(f) if f.command == "stop" && f.error.contains(GHOST)),
+        "{stop:?}"
+    );
+    assert_eq!(cli.call(Command::Resume).await.unwrap(), Ok(Reply::Done));
+    drop(cli);
+
     // The instance goes: a request still waiting, or made after, says so.
     handle.stop().await;
     let gone = tokio::time::timeout(PATIENCE, a.request(Command::Snapshot { messages: 1 }))
