@@ -71,7 +71,7 @@ keys 4; keys e
 wait_for "editing notes.md"
 text "## Decisions"; keys Enter; text "- keep --shout and --quiet independent"; keys Enter; keys Enter
 shot editing
-printf '\n## Note from another editor\nRemember the README.\n' >> "$work/.workflow/default/notes.md"
+printf '\n## Note from another editor\nRemember the README.\n' >> "$work/.workflow/demo/notes.md"
 wait_for "while you edit"
 shot conflict
 

@@ -21,9 +21,10 @@ pub struct Cli {
     /// The workflow file to open in the control room.
     #[arg(required = true)]
     pub file: Option<PathBuf>,
-    /// Instance name (its context lives in .workflow/<instance>/).
-    #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
-    pub instance: String,
+    /// Instance name (its context lives in .workflow/<instance>/; default:
+    /// the workflow file's name, e.g. `review` for review.yaml).
+    #[arg(long)]
+    pub instance: Option<String>,
 }
 
 /// The subcommands.
@@ -33,9 +34,10 @@ pub enum Command {
     Validate {
         /// The workflow file (YAML).
         file: PathBuf,
-        /// Instance name used to show where the context would live.
-        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
-        instance: String,
+        /// Instance name used to show where the context would live
+        /// (default: the workflow file's name).
+        #[arg(long)]
+        instance: Option<String>,
     },
     /// Open the control room: start the workflow and show it live (the
     /// same as `awtui <file>`). Quitting stops the agents and leaves the
@@ -43,18 +45,20 @@ pub enum Command {
     Open {
         /// The workflow file (YAML).
         file: PathBuf,
-        /// Instance name (its context lives in .workflow/<instance>/).
-        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
-        instance: String,
+        /// Instance name (its context lives in .workflow/<instance>/;
+        /// default: the workflow file's name, e.g. `review` for review.yaml).
+        #[arg(long)]
+        instance: Option<String>,
     },
     /// Run a workflow headless until every agent is idle, printing each
     /// channel message as it arrives (stdout) and status changes (stderr).
     Run {
         /// The workflow file (YAML).
         file: PathBuf,
-        /// Instance name (its context lives in .workflow/<instance>/).
-        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
-        instance: String,
+        /// Instance name (its context lives in .workflow/<instance>/;
+        /// default: the workflow file's name, e.g. `review` for review.yaml).
+        #[arg(long)]
+        instance: Option<String>,
         /// Also show agent activity, document changes and counters (stderr);
         /// with --json, stream every event as a JSON line instead.
         #[arg(long)]
@@ -67,9 +71,10 @@ pub enum Command {
     Start {
         /// The workflow file (YAML).
         file: PathBuf,
-        /// Instance name (its context lives in .workflow/<instance>/).
-        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
-        instance: String,
+        /// Instance name (its context lives in .workflow/<instance>/;
+        /// default: the workflow file's name, e.g. `review` for review.yaml).
+        #[arg(long)]
+        instance: Option<String>,
         /// Detach: run in the background (logs in the instance folder) and
         /// print its name and pid.
         #[arg(long)]
@@ -189,9 +194,10 @@ pub enum Command {
     /// agent CLIs that only start stdio servers (a relay: it never serves a
     /// context of its own; exits with code 3 when the instance is not running).
     Mcp {
-        /// The running instance.
-        #[arg(long, default_value = crate::workflow::DEFAULT_INSTANCE)]
-        instance: String,
+        /// The running instance (default: with --workflow, that workflow's
+        /// own; otherwise the only one running in the folder).
+        #[arg(long)]
+        instance: Option<String>,
         /// The agent to act as (its token comes from AWTUI_TOKEN or the
         /// instance's tokens folder).
         #[arg(long)]

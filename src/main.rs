@@ -11,10 +11,10 @@ fn main() -> ExitCode {
     let Some(command) = cli.command else {
         // `required = true` on `file` makes clap refuse a bare `awtui`.
         let file = cli.file.unwrap_or_default();
-        return ExitCode::from(commands::open::run(&file, &cli.instance));
+        return ExitCode::from(commands::open::run(&file, cli.instance.as_deref()));
     };
     let code = match command {
-        Command::Open { file, instance } => commands::open::run(&file, &instance),
+        Command::Open { file, instance } => commands::open::run(&file, instance.as_deref()),
         Command::Mcp {
             instance,
             agent,
@@ -28,13 +28,13 @@ fn main() -> ExitCode {
                 workflow,
             });
         }
-        Command::Validate { file, instance } => commands::validate::run(&file, &instance),
+        Command::Validate { file, instance } => commands::validate::run(&file, instance.as_deref()),
         Command::Run {
             file,
             instance,
             verbose,
             json,
-        } => commands::run::run(&file, &instance, verbose, json),
+        } => commands::run::run(&file, instance.as_deref(), verbose, json),
         Command::Start {
             file,
             instance,
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
             daemon_child,
         } => commands::start::run(commands::start::StartArgs {
             file: &file,
-            instance: &instance,
+            instance: instance.as_deref(),
             background,
             verbose,
             json,

@@ -220,3 +220,85 @@ fn kill_9_mid_turn_resumes_the_cli_session() {
         .collect();
     assert_eq!(from_cc, ["done (resumed sess-cc)"]);
 }
+
+/// The issue's repro with the binary: `a` is handed `one`, `two` arrives
+/// during that turn, `a` answers `one`, its next turn is handed `two`, and
+/// the instance is killed mid-turn. The restart must deliver `two` again
+/// (the answer to `one` is older than that hand-over), and nothing else.
+#[test]
+fn kill_9_after_answering_an_earlier_message_still_delivers_the_later_one() {
+    const AGENT: &str = r#"#!/bin/sh
+prompt=$(cat)
+n=$(( $(cat turns 2>/dev/null || echo 0) + 1 ))
+echo $n > turns
+printf '%s' "$prompt" > "prompt-$n.txt"
+echo $$ >> a-runs.log
+gate() { i=0; while [ ! -e "$1" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; }
+case $n in
+  1) gate release1; echo "answer one" ;;
+  2) touch turn2; gate never ;;
+  *) echo "answer $n" ;;
+esac
+"#;
+    let mut w = World::new();
+    w.script("a.sh", AGENT);
+    std::fs::write(
+        w.dir.join("wf.yaml"),
+        "agents:\n  a:\n    command: ./a.sh\n",
+    )
+    .unwrap();
+    let first = w.start_background("wf.yaml", "default");
+    let send = |text: &str| {
+        let r = w.run(&["send", text, "--to", "@default"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    send("@a one");
+    wait_for("a's first turn", || {
+        w.dir.join("prompt-1.txt").exists().then_some(())
+    });
+    send("@a two");
+    wait_for("two in the channel", || {
+        (w.channel("default").len() == 2).then_some(())
+    });
+    std::fs::write(w.dir.join("release1"), "").unwrap();
+    wait_for("a's second turn, handed two", || {
+        w.dir.join("turn2").exists().then_some(())
+    });
+    let second_prompt = std::fs::read_to_string(w.dir.join("prompt-2.txt")).unwrap();
+    assert!(second_prompt.contains("two"), "{second_prompt}");
+    kill9(first);
+
+    let again = w.start_background("wf.yaml", "default");
+    wait_for("two delivered again and answered", || {
+        w.channel("default")
+            .iter()
+            .any(|m| m["from"] == "a" && m["message"] == "answer 3")
+            .then_some(())
+    });
+    let third_prompt = std::fs::read_to_string(w.dir.join("prompt-3.txt")).unwrap();
+    assert!(third_prompt.contains("two"), "{third_prompt}");
+    let texts: Vec<String> = w
+        .channel("default")
+        .iter()
+        .map(|m| {
+            format!(
+                "{}: {}",
+                m["from"].as_str().unwrap(),
+                m["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "user: @a one",
+            "user: @a two",
+            "a: answer one",
+            "a: answer 3"
+        ],
+        "each mention answered once"
+    );
+    let r = w.run(&["stop", "@default"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!alive(again));
+}

@@ -19,7 +19,7 @@ fn run_prints_messages_and_exits_0() {
     // kickoff posted again, no warning added to the channel.
     let r = w.run(&["run", "demo.yaml"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(w.channel("default").len(), 4);
+    assert_eq!(w.channel("demo").len(), 4);
 }
 
 #[test]
@@ -88,4 +88,57 @@ fn a_failed_agent_fails_the_run() {
     let v = r.json();
     assert_eq!(v["success"], false);
     assert_eq!(v["outcome"]["outcome"], "incomplete");
+}
+
+/// Two workflows in one folder, each run without `--instance`, keep their
+/// own channels; opening one's instance for the other is refused with both
+/// files named; an instance made before the ownership record (its folder
+/// `.workflow/default/` with no record) keeps opening.
+#[test]
+fn two_workflows_in_one_folder_never_share_an_instance() {
+    let w = World::new();
+    w.script("answer.sh", "#!/bin/sh\ncat >/dev/null\necho done\n");
+    for name in ["one", "two"] {
+        std::fs::write(
+            w.dir.join(format!("{name}.yaml")),
+            format!("agents:\n  a:\n    command: ./answer.sh\nkickoff: \"@a this is {name}\"\n"),
+        )
+        .unwrap();
+    }
+    let r = w.run(&["run", "one.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = w.run(&["run", "two.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let first = |instance: &str| w.channel(instance)[0]["message"].clone();
+    assert_eq!(first("one"), "@a this is one");
+    assert_eq!(first("two"), "@a this is two", "two posted its own kickoff");
+    assert_eq!(w.channel("one").len(), 2);
+
+    // Explicitly opening one's instance for two: refused, nothing written.
+    let r = w.run(&["run", "two.yaml", "--instance", "one"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("one.yaml"), "{}", r.stderr);
+    assert!(r.stderr.contains("two.yaml"), "{}", r.stderr);
+    assert!(r.stderr.contains("--instance"), "{}", r.stderr);
+    assert_eq!(w.channel("one").len(), 2, "nothing was added");
+    // A new name is the way out.
+    let r = w.run(&["run", "two.yaml", "--instance", "two-b"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // An instance from before the record: `.workflow/default/` of one.yaml.
+    let r = w.run(&["run", "one.yaml", "--instance", "default"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    std::fs::remove_file(w.dir.join(".workflow/default/workflow.json")).unwrap();
+    std::fs::remove_dir_all(w.dir.join(".workflow/one")).unwrap();
+    let r = w.run(&["run", "one.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !w.dir.join(".workflow/one").exists(),
+        "the old default instance was resumed"
+    );
+    assert_eq!(w.channel("default").len(), 2, "no second kickoff");
+    assert!(w.dir.join(".workflow/default/workflow.json").exists());
+    // Now recorded for one.yaml, two.yaml cannot take it over.
+    let r = w.run(&["run", "two.yaml", "--instance", "default"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 }

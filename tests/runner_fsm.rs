@@ -604,6 +604,34 @@ fn ring_of_three_is_paused_and_a_user_message_or_resume_clears_it() {
     assert_eq!(sim.runner.pause_reason(), None);
 }
 
+/// Rings of every size up to the number of agents are caught with the
+/// default configuration (a ring of 7 used to run until the turn budget).
+#[test]
+fn rings_of_any_size_up_to_the_team_are_paused_by_default() {
+    for size in 2..=12usize {
+        let names: Vec<String> = (0..size).map(|i| format!("a{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut sim = Sim::new(RunnerConfig::new(RunMode::Start, refs.iter().copied()));
+        let next = |x: &str| {
+            let i: usize = x[1..].parse().unwrap();
+            format!("a{}", (i + 1) % size)
+        };
+        let first = sim.start(Some("@a0 start the ring"));
+        let turns = play_loop(&mut sim, first, next);
+        // Four rounds of the ring, then the pause.
+        assert_eq!(turns, size * 4, "ring of {size}");
+        match paused(&sim.log) {
+            Some(PauseReason::Cycle { agents, .. }) => assert_eq!(agents.len(), size),
+            other => panic!("ring of {size}: {other:?}"),
+        }
+        let reason = paused(&sim.log).unwrap().to_string();
+        assert!(
+            reason.starts_with("loop guard: a0, a1") && !reason.contains('{'),
+            "{reason}"
+        );
+    }
+}
+
 #[test]
 fn pair_ping_pong_is_paused_and_document_changes_reset_the_detector() {
     let mut sim = Sim::new(cycle_config(RunMode::Run, &["coder", "reviewer"], 3));

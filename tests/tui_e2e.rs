@@ -3,7 +3,8 @@
 //! channel, stop an agent from the Agents pane, edit and save a document,
 //! quit; the exit code is 0 and the terminal is back on its main screen.
 //!
-//! Skips (with a message) only when tmux is not installed; CI installs it.
+//! Needs tmux: a missing tmux fails the test (CI installs it; `apt-get
+//! install tmux`), it never passes silently.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,12 +77,12 @@ fn copy_demo(dir: &Path) {
     }
 }
 
-fn tmux_missing() -> bool {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed (CI installs it; apt-get install tmux)");
-        return true;
-    }
-    false
+/// Fails the test when tmux is not installed.
+fn require_tmux() {
+    assert!(
+        Command::new("tmux").arg("-V").output().is_ok(),
+        "tmux is not installed: this end-to-end test needs it (apt-get install tmux; .ci/run installs it)"
+    );
 }
 
 /// Opens the demo in a fresh tmux server; returns it and the file that
@@ -153,9 +154,7 @@ fn alternate_screen_on(tmux: &Tmux) -> String {
 
 #[test]
 fn sigterm_restores_the_terminal_and_stops_the_instance() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let (tmux, exit_file) = open_demo(dir.path(), "term");
     tmux.wait_for("the demo's final answer", |s| {
@@ -189,9 +188,7 @@ fn awtui_pid(tmux: &Tmux) -> String {
 
 #[test]
 fn a_hang_up_stops_the_instance_cleanly() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let (tmux, _) = open_demo(dir.path(), "hup");
     tmux.wait_for("the demo's final answer", |s| {
@@ -205,16 +202,14 @@ fn a_hang_up_stops_the_instance_cleanly() {
         assert!(Instant::now() < deadline, "awtui still runs after SIGHUP");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let log = std::fs::read_to_string(dir.path().join(".workflow/default/awtui.log")).unwrap();
+    let log = std::fs::read_to_string(dir.path().join(".workflow/demo/awtui.log")).unwrap();
     assert!(log.contains("instance ended"), "{log}");
     assert!(!log.contains("panic"), "{log}");
 }
 
 #[test]
 fn the_control_room_in_a_real_terminal() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let (tmux, exit_file) = open_demo(dir.path(), "main");
 
@@ -272,7 +267,7 @@ fn the_control_room_in_a_real_terminal() {
     tmux.text("E2E was here. ");
     tmux.keys(&["C-s"]);
     tmux.wait_for("the save", |s| s.contains("saved notes.md"));
-    let notes = std::fs::read_to_string(dir.path().join(".workflow/default/notes.md")).unwrap();
+    let notes = std::fs::read_to_string(dir.path().join(".workflow/demo/notes.md")).unwrap();
     assert!(notes.starts_with("E2E was here. # Plan"), "{notes}");
     tmux.keys(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
@@ -305,7 +300,7 @@ fn the_control_room_in_a_real_terminal() {
     let out = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
     let screen = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        screen.contains("instance 'default' stopped"),
+        screen.contains("instance 'demo' stopped"),
         "the main screen is back: {screen}"
     );
     assert!(
@@ -313,7 +308,7 @@ fn the_control_room_in_a_real_terminal() {
         "no TUI left on screen: {screen}"
     );
     // The instance stays on disk to be resumed.
-    assert!(dir.path().join(".workflow/default/channel.jsonl").exists());
+    assert!(dir.path().join(".workflow/demo/channel.jsonl").exists());
 }
 
 /// `awtui <args>` in `dir` with the test's own state dir.
@@ -328,9 +323,7 @@ fn awtui(dir: &Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     copy_demo(d);
@@ -372,16 +365,14 @@ fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches(
     let list = awtui(d, &["list"]);
     let listed = String::from_utf8_lossy(&list.stdout);
     assert!(
-        listed.contains("reviewer@default"),
+        listed.contains("reviewer@demo"),
         "detaching left it running: {listed}"
     );
 }
 
 #[test]
 fn an_open_control_room_is_reachable_from_other_terminals() {
-    if tmux_missing() {
-        return;
-    }
+    require_tmux();
     let dir = tempfile::tempdir().unwrap();
     let (tmux, exit_file) = open_demo(dir.path(), "reach");
     tmux.wait_for("the demo's last answer", |s| {
@@ -389,10 +380,10 @@ fn an_open_control_room_is_reachable_from_other_terminals() {
     });
     let list = awtui(dir.path(), &["list"]);
     let listed = String::from_utf8_lossy(&list.stdout);
-    assert!(listed.contains("planner@default"), "{listed}");
+    assert!(listed.contains("planner@demo"), "{listed}");
     let sent = awtui(
         dir.path(),
-        &["send", "hello from another terminal", "--to", "@default"],
+        &["send", "hello from another terminal", "--to", "@demo"],
     );
     assert!(
         sent.status.success(),
@@ -402,7 +393,7 @@ fn an_open_control_room_is_reachable_from_other_terminals() {
     tmux.wait_for("the message from the other terminal", |s| {
         s.contains("hello from another terminal")
     });
-    let stopped = awtui(dir.path(), &["stop", "@default"]);
+    let stopped = awtui(dir.path(), &["stop", "@demo"]);
     assert!(
         stopped.status.success(),
         "{}",

@@ -36,8 +36,8 @@ pub enum Output {
 pub struct HostOptions<'a> {
     /// The workflow file.
     pub file: &'a Path,
-    /// The instance name.
-    pub instance: &'a str,
+    /// The instance name (default: the workflow's own).
+    pub instance: Option<&'a str>,
     /// `Run` ends when idle; `Start` when stopped.
     pub mode: RunMode,
     /// How to show it.
@@ -50,7 +50,9 @@ pub struct HostOptions<'a> {
 pub fn claim_failure(e: &InstanceError) -> u8 {
     match e {
         InstanceError::AlreadyRunning { .. } => exit::ALREADY_RUNNING,
-        InstanceError::Layout(layout::LayoutError::Setup(_)) => exit::INVALID,
+        InstanceError::Layout(layout::LayoutError::Setup(_)) | InstanceError::Owner(_) => {
+            exit::INVALID
+        }
         _ => exit::FAILED,
     }
 }
@@ -73,7 +75,8 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
         eprintln!("{e}");
         return exit::INVALID;
     }
-    let claim = match instance::claim(&workflow, opts.instance) {
+    let name = instance::owner::resolve(&workflow, opts.instance);
+    let claim = match instance::claim(&workflow, &name) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
@@ -91,7 +94,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
     };
     let started = Instant::now();
     let options = EngineOptions {
-        instance: opts.instance.to_string(),
+        instance: name.clone(),
         mode: opts.mode,
         // Outside edits reach screens attached later too.
         watch_documents: true,
@@ -148,7 +151,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
             let report = context.read(|store| {
                 report::build(
                     &workflow,
-                    opts.instance,
+                    &name,
                     outcome.clone(),
                     started.elapsed(),
                     &tracker,

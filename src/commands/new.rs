@@ -91,5 +91,5 @@ pub fn run(args: NewArgs<'_>) -> u8 {
             return exit::FAILED;
         }
     };
-    start::background(&file, name, false, args.json)
+    start::background(&file, Some(name), false, args.json)
 }

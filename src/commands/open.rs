@@ -18,12 +18,9 @@ use crate::engine::{Engine, EngineError, EngineOptions, Link};
 use crate::tui::{self, QuitAction, TuiOptions};
 use crate::workflow::setup::{self, SetupError, is_valid_instance_name};
 
-/// Opens `file` as instance `instance`; returns the exit code.
-pub fn run(file: &Path, instance: &str) -> u8 {
-    if !is_valid_instance_name(instance) {
-        eprintln!("{}", SetupError::InstanceName(instance.into()));
-        return exit::INVALID;
-    }
+/// Opens `file` as instance `instance` (default: the workflow's own, see
+/// [`crate::instance::owner`]); returns the exit code.
+pub fn run(file: &Path, instance: Option<&str>) -> u8 {
     let config = match tui::Config::load() {
         Ok(c) => c,
         Err(e) => {
@@ -34,6 +31,11 @@ pub fn run(file: &Path, instance: &str) -> u8 {
     let Some(loaded) = load_reporting(file) else {
         return exit::INVALID;
     };
+    let instance = &crate::instance::owner::resolve(&loaded.workflow, instance);
+    if !is_valid_instance_name(instance) {
+        eprintln!("{}", SetupError::InstanceName(instance.into()));
+        return exit::INVALID;
+    }
     let problems = crate::engine::preflight(&loaded.workflow);
     for p in &problems {
         eprintln!("{}: error: {p}", file.display());

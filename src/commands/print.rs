@@ -72,7 +72,7 @@ pub fn event(event: &EngineEvent, verbose: bool) {
             )
         }
         EngineEvent::Paused { reason } => {
-            eprintln!("⏸ paused: {}", for_terminal(&format!("{reason:?}")))
+            eprintln!("⏸ paused: {}", for_terminal(&reason.to_string()))
         }
         EngineEvent::Resumed => eprintln!("▶ resumed"),
         EngineEvent::Notice { text } => eprintln!("! {}", for_terminal(text)),

@@ -21,7 +21,7 @@ use super::host::{self, HostOptions, Output};
 use crate::agents::runner::RunMode;
 
 /// Runs `file` as instance `instance`; returns the exit code.
-pub fn run(file: &Path, instance: &str, verbose: bool, json: bool) -> u8 {
+pub fn run(file: &Path, instance: Option<&str>, verbose: bool, json: bool) -> u8 {
     let output = match (json, verbose) {
         (true, true) => Output::JsonLines,
         (true, false) => Output::Report,

@@ -22,8 +22,8 @@ const READY_WAIT: Duration = Duration::from_secs(120);
 pub struct StartArgs<'a> {
     /// The workflow file.
     pub file: &'a Path,
-    /// The instance name.
-    pub instance: &'a str,
+    /// The instance name (default: the workflow's own).
+    pub instance: Option<&'a str>,
     /// Detach.
     pub background: bool,
     /// Show activity too.
@@ -55,7 +55,7 @@ pub fn run(args: StartArgs<'_>) -> u8 {
 }
 
 /// Starts `file` as `instance` in the background and prints where it runs.
-pub fn background(file: &Path, instance: &str, verbose: bool, json: bool) -> u8 {
+pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool) -> u8 {
     let Some(loaded) = load_reporting(file) else {
         return exit::INVALID;
     };
@@ -65,6 +65,7 @@ pub fn background(file: &Path, instance: &str, verbose: bool, json: bool) -> u8 
         eprintln!("{e}");
         return exit::INVALID;
     }
+    let instance = &instance::owner::resolve(&workflow, instance);
     let home = match layout::home(&workflow, instance) {
         Ok(h) => h,
         Err(e) => {

@@ -34,14 +34,15 @@ pub fn load_reporting(file: &Path) -> Option<Loaded> {
 }
 
 /// Prints the summary (exit 0) or every error (exit 2); warnings go to stderr.
-pub fn run(file: &Path, instance: &str) -> u8 {
+pub fn run(file: &Path, instance: Option<&str>) -> u8 {
+    let Some(loaded) = load_reporting(file) else {
+        return exit::INVALID;
+    };
+    let instance = &crate::instance::owner::resolve(&loaded.workflow, instance);
     if !is_valid_instance_name(instance) {
         eprintln!("{}", SetupError::InstanceName(instance.into()));
         return exit::INVALID;
     }
-    let Some(loaded) = load_reporting(file) else {
-        return exit::INVALID;
-    };
     print!("{}", workflow::summary::summary(&loaded.workflow, instance));
     // A backend that cannot run is a validation error too: say what to
     // install or set before anything starts.

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::documents::{Docs, FileDocs};
 use super::index::ChannelIndex;
-use super::store::{Journal, Store};
-use super::{ChannelEntry, ContextError, Cursor, Result, StoreLayout};
+use super::store::{CursorState, Journal, Store};
+use super::{ChannelEntry, ContextError, Cursor, Handover, Result, StoreLayout};
 use crate::fsutil::atomic_write;
 
 /// Name of the cursor file in the instance folder.
@@ -44,6 +44,10 @@ struct StateFile {
     /// Messages hidden from inboxes (agent operation `delete`).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     hidden: BTreeSet<u64>,
+    /// Hand-overs not yet acknowledged, per recipient (crash recovery
+    /// decides from them what an agent had answered).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    handovers: BTreeMap<String, Vec<Handover>>,
 }
 
 /// The JSONL file that backs a channel mirror named `channel`.
@@ -109,6 +113,9 @@ impl FileStore {
             }
             let hidden: Vec<u64> = state.hidden.into_iter().collect();
             index.hide(&hidden);
+            for (name, handovers) in state.handovers {
+                index.set_handovers(&name, handovers);
+            }
         }
 
         let mirror_missing = !mirror_path.exists() && !index.is_empty();
@@ -263,15 +270,12 @@ impl Journal for FileJournal {
         Ok(())
     }
 
-    fn save_cursors(
-        &mut self,
-        cursors: &BTreeMap<String, Cursor>,
-        hidden: &BTreeSet<u64>,
-    ) -> Result<()> {
+    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<()> {
         let state = StateFile {
             version: 1,
-            cursors: cursors.clone(),
-            hidden: hidden.clone(),
+            cursors: state.cursors.clone(),
+            hidden: state.hidden.clone(),
+            handovers: state.handovers.clone(),
         };
         let bytes = serde_json::to_vec_pretty(&state).unwrap_or_default();
         atomic_write(&self.state_path, &bytes).map_err(io_err(&self.state_path))

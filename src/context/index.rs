@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 
 use super::mentions::{self, Priority};
-use super::{ChannelEntry, ContextError, Cursor, DeliveryState, InboxItem, Result, Since};
+use super::{
+    ChannelEntry, ContextError, Cursor, DeliveryState, Handover, InboxItem, Result, Since,
+};
 
 /// Channel entries plus the derived inbox index and cursors.
 #[derive(Debug, Default)]
@@ -21,7 +23,14 @@ pub struct ChannelIndex {
     cursors: BTreeMap<String, Cursor>,
     /// Messages hidden from every inbox.
     hidden: BTreeSet<u64>,
+    /// Unacknowledged hand-overs per recipient, oldest first.
+    handovers: BTreeMap<String, Vec<Handover>>,
 }
+
+/// How many unacknowledged hand-overs are kept per recipient. Dropping the
+/// oldest is safe: its messages then count as answered only by a post made
+/// after a later hand-over, never by an earlier one.
+const MAX_HANDOVERS: usize = 64;
 
 impl ChannelIndex {
     /// An empty index for these agents (`user` always has an inbox too).
@@ -84,6 +93,51 @@ impl ChannelIndex {
     /// Sets a cursor as loaded from disk.
     pub fn set_cursor(&mut self, recipient: &str, cursor: Cursor) {
         self.cursors.insert(recipient.to_string(), cursor);
+    }
+
+    /// Sets a recipient's unacknowledged hand-overs as loaded from disk.
+    pub fn set_handovers(&mut self, recipient: &str, mut handovers: Vec<Handover>) {
+        let acked = self.cursors.get(recipient).map_or(0, |c| c.acked);
+        handovers.retain(|h| h.through > acked);
+        handovers.sort_by_key(|h| (h.through, h.at));
+        if !handovers.is_empty() {
+            self.handovers.insert(recipient.to_string(), handovers);
+        }
+    }
+
+    /// Every recipient's unacknowledged hand-overs, for persisting.
+    pub fn handovers(&self) -> &BTreeMap<String, Vec<Handover>> {
+        &self.handovers
+    }
+
+    /// The last message `recipient` was handed and then answered: the
+    /// newest hand-over older than the recipient's newest post. Only posts
+    /// made after a hand-over count, so an answer to earlier messages (or
+    /// the previous turn's final answer) never acknowledges messages that
+    /// arrived while it was being written.
+    pub fn answered_through(&self, recipient: &str) -> Result<Option<u64>> {
+        let cursor = self.cursor(recipient)?;
+        let Some(handovers) = self.handovers.get(recipient) else {
+            return Ok(None);
+        };
+        let Some(first) = handovers.first() else {
+            return Ok(None);
+        };
+        let start = self.start_after(Since::Id(first.at));
+        let Some(post) = self.entries[start..]
+            .iter()
+            .rev()
+            .find(|e| e.from == recipient)
+            .map(|e| e.id)
+        else {
+            return Ok(None);
+        };
+        Ok(handovers
+            .iter()
+            .filter(|h| h.at < post)
+            .map(|h| h.through)
+            .max()
+            .filter(|through| *through > cursor.acked))
     }
 
     /// All cursors, for persisting.
@@ -217,6 +271,12 @@ impl ChannelIndex {
             delivered: old.delivered.max(id),
         };
         self.cursors.insert(recipient.to_string(), new);
+        if let Some(handovers) = self.handovers.get_mut(recipient) {
+            handovers.retain(|h| h.through > new.acked);
+            if handovers.is_empty() {
+                self.handovers.remove(recipient);
+            }
+        }
         Ok((new, new != old))
     }
 
@@ -230,6 +290,17 @@ impl ChannelIndex {
             ..old
         };
         self.cursors.insert(recipient.to_string(), new);
+        if new.delivered > old.delivered {
+            let at = self.last_id();
+            let handovers = self.handovers.entry(recipient.to_string()).or_default();
+            handovers.push(Handover {
+                through: new.delivered,
+                at,
+            });
+            if handovers.len() > MAX_HANDOVERS {
+                handovers.remove(0);
+            }
+        }
         Ok((new, new != old))
     }
 

@@ -1,12 +1,10 @@
 //! The memory provider: the same behaviour as [`super::FileStore`], nothing
 //! on disk. For tests and throwaway runs.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use super::documents::{Docs, MemoryDocs};
 use super::index::ChannelIndex;
-use super::store::{Journal, Store};
-use super::{ChannelEntry, Cursor, Result, StoreLayout};
+use super::store::{CursorState, Journal, Store};
+use super::{ChannelEntry, Result, StoreLayout};
 
 /// A journal that keeps nothing: memory-only contexts.
 #[derive(Debug, Default)]
@@ -16,11 +14,7 @@ impl Journal for NoJournal {
     fn append(&mut self, _entry: &ChannelEntry) -> Result<()> {
         Ok(())
     }
-    fn save_cursors(
-        &mut self,
-        _cursors: &BTreeMap<String, Cursor>,
-        _hidden: &BTreeSet<u64>,
-    ) -> Result<()> {
+    fn save_cursors(&mut self, _state: CursorState<'_>) -> Result<()> {
         Ok(())
     }
 }

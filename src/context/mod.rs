@@ -143,6 +143,16 @@ impl Cursor {
     }
 }
 
+/// One hand-over of messages to a recipient: everything up to `through`
+/// was handed to it when the channel's newest message was `at`. A post by
+/// the recipient with an id above `at` was made after it saw them, so it
+/// can count as their answer after a crash; an older post cannot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handover {
+    pub through: u64,
+    pub at: u64,
+}
+
 /// An unread mention in someone's inbox.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct InboxItem {
@@ -219,6 +229,10 @@ pub trait ContextStore: Send {
     fn ack(&mut self, agent: &str, until: Since) -> Result<Cursor>;
     /// `agent`'s cursor.
     fn cursor(&self, agent: &str) -> Result<Cursor>;
+    /// After a crash: the last message `agent` was handed and answered
+    /// (it posted after that hand-over) without the answer being
+    /// acknowledged. `None` when nothing handed over was answered.
+    fn answered_through(&self, agent: &str) -> Result<Option<u64>>;
     /// Hides messages from every inbox (agent operation `delete`).
     fn hide(&mut self, ids: &[u64]) -> Result<()>;
     /// Where message `id` stands for `recipient`; `None` if it does not

@@ -8,8 +8,9 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 13] = [
+pub const RESERVED_FILES: [&str; 14] = [
     "agents",
+    "workflow.json",
     "ops-state.json",
     "state.json",
     "instance.json",

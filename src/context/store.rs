@@ -8,18 +8,24 @@ use chrono::Utc;
 
 use super::documents::Docs;
 use super::index::ChannelIndex;
-use super::{ChannelEntry, ContextStore, Cursor, DeliveryState, InboxItem, Result, Since};
+use super::{
+    ChannelEntry, ContextStore, Cursor, DeliveryState, Handover, InboxItem, Result, Since,
+};
 
 /// How a store makes channel entries and cursors durable.
 pub trait Journal: Send {
     /// Persists a new entry; when this returns the entry survives a crash.
     fn append(&mut self, entry: &ChannelEntry) -> Result<()>;
     /// Persists all cursors and hidden ids atomically.
-    fn save_cursors(
-        &mut self,
-        cursors: &BTreeMap<String, Cursor>,
-        hidden: &BTreeSet<u64>,
-    ) -> Result<()>;
+    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<()>;
+}
+
+/// Everything about cursors a journal persists, in one atomic write.
+#[derive(Clone, Copy, Debug)]
+pub struct CursorState<'a> {
+    pub cursors: &'a BTreeMap<String, Cursor>,
+    pub hidden: &'a BTreeSet<u64>,
+    pub handovers: &'a BTreeMap<String, Vec<Handover>>,
 }
 
 /// A channel index, documents, and a journal.
@@ -41,8 +47,11 @@ impl<D: Docs + Send, J: Journal> Store<D, J> {
 
     fn persist_cursor_change(&mut self, changed: bool) -> Result<()> {
         if changed {
-            self.journal
-                .save_cursors(self.index.cursors(), self.index.hidden())?;
+            self.journal.save_cursors(CursorState {
+                cursors: self.index.cursors(),
+                hidden: self.index.hidden(),
+                handovers: self.index.handovers(),
+            })?;
         }
         Ok(())
     }
@@ -98,6 +107,9 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn cursor(&self, agent: &str) -> Result<Cursor> {
         self.index.cursor(agent)
+    }
+    fn answered_through(&self, agent: &str) -> Result<Option<u64>> {
+        self.index.answered_through(agent)
     }
     fn hide(&mut self, ids: &[u64]) -> Result<()> {
         let changed = self.index.hide(ids);

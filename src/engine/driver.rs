@@ -189,20 +189,17 @@ impl Driver {
 
     /// After a crash (or a stop mid-turn), an agent may have answered what
     /// it was handed without its turn ending: it posted after the messages
-    /// were delivered, but they were never acknowledged. Those messages are
-    /// acknowledged now instead of delivered again, so no reply is posted
-    /// twice. Messages it was not handed yet are still delivered.
+    /// were handed to it, but they were never acknowledged. Those messages
+    /// are acknowledged now instead of delivered again, so no reply is
+    /// posted twice. Only a post made after a hand-over answers it (see
+    /// [`crate::context::Handover`]); messages handed over later, or never,
+    /// are delivered again.
     fn settle_answered(&mut self, agents: &[String]) {
         for agent in agents {
-            let answered = self.cx.context.read(|s| {
-                let cursor = s.cursor(agent).ok()?;
-                (cursor.delivered > cursor.acked
-                    && s.read(Some(Since::Id(cursor.delivered)), None)
-                        .unwrap_or_default()
-                        .iter()
-                        .any(|e| &e.from == agent))
-                .then_some(cursor.delivered)
-            });
+            let answered = self
+                .cx
+                .context
+                .read(|s| s.answered_through(agent).ok().flatten());
             if let Some(through) = answered {
                 match self.cx.context.ack(agent, Since::Id(through)) {
                     Ok(_) => self.notice(format!(

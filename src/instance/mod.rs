@@ -21,6 +21,7 @@ pub mod control;
 pub mod daemon;
 pub mod layout;
 pub mod lock;
+pub mod owner;
 pub mod query;
 pub mod registry;
 pub mod standalone;
@@ -64,6 +65,9 @@ pub enum InstanceError {
     /// The registry could not be written.
     #[error(transparent)]
     Registry(#[from] registry::RegistryError),
+    /// The instance belongs to another workflow file.
+    #[error(transparent)]
+    Owner(#[from] owner::OwnerError),
 }
 
 /// An instance this process has locked but not yet served: taken before
@@ -110,6 +114,7 @@ pub fn claim(workflow: &Workflow, instance: &str) -> Result<Claim, InstanceError
         },
         other => InstanceError::Lock(other),
     })?;
+    owner::check_and_record(&home, workflow, instance)?;
     Ok(Claim {
         lock,
         home,

@@ -5,7 +5,7 @@
 //! its own: when the instance is not running it says so and exits with
 //! [`EXIT_NOT_RUNNING`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -38,8 +38,8 @@ const LIVENESS_INTERVAL: Duration = Duration::from_secs(1);
 /// The command-line arguments of `awtui mcp`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BridgeArgs {
-    /// The running instance's name.
-    pub instance: String,
+    /// The running instance's name (see [`instance_dir`] when absent).
+    pub instance: Option<String>,
     /// Who to act as; picks the token file.
     pub agent: String,
     /// The folder holding `.workflow/<instance>/` (default: the current
@@ -74,16 +74,27 @@ impl BridgeError {
     }
 }
 
-/// The instance folder named by the arguments.
+/// The instance folder named by the arguments. Without `--instance`: the
+/// workflow's own instance (`--workflow`), or the only instance of the
+/// folder that has an endpoint.
 pub fn instance_dir(args: &BridgeArgs) -> Result<PathBuf, BridgeError> {
-    if !workflow::setup::is_valid_instance_name(&args.instance) {
-        return Err(BridgeError::Usage(
-            workflow::setup::SetupError::InstanceName(args.instance.clone()).to_string(),
-        ));
+    let check = |name: &str| {
+        if workflow::setup::is_valid_instance_name(name) {
+            Ok(())
+        } else {
+            Err(BridgeError::Usage(
+                workflow::setup::SetupError::InstanceName(name.to_string()).to_string(),
+            ))
+        }
+    };
+    if let Some(name) = &args.instance {
+        check(name)?;
     }
     if let Some(file) = &args.workflow {
         let loaded = workflow::load(file).map_err(|e| BridgeError::Usage(e.to_string()))?;
-        return workflow::setup::context_dir(&loaded.workflow, &args.instance)
+        let name = crate::instance::owner::resolve(&loaded.workflow, args.instance.as_deref());
+        check(&name)?;
+        return workflow::setup::context_dir(&loaded.workflow, &name)
             .map_err(|e| BridgeError::Usage(e.to_string()))?
             .ok_or_else(|| {
                 BridgeError::Usage(format!(
@@ -101,7 +112,37 @@ pub fn instance_dir(args: &BridgeArgs) -> Result<PathBuf, BridgeError> {
     if base.join(super::endpoint::ENDPOINT_FILE).exists() {
         return Ok(base);
     }
-    Ok(base.join(".workflow").join(&args.instance))
+    let instances = base.join(".workflow");
+    if let Some(name) = &args.instance {
+        return Ok(instances.join(name));
+    }
+    let mut served: Vec<PathBuf> = std::fs::read_dir(&instances)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join(super::endpoint::ENDPOINT_FILE).exists())
+                .collect()
+        })
+        .unwrap_or_default();
+    served.sort();
+    match served.len() {
+        1 => Ok(served.remove(0)),
+        0 => Err(BridgeError::NotRunning(format!(
+            "no instance is running in {}",
+            instances.display()
+        ))),
+        _ => Err(BridgeError::Usage(format!(
+            "several instances in {}: name one with --instance ({})",
+            instances.display(),
+            served
+                .iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 /// Where to connect and with which token.
@@ -115,6 +156,13 @@ pub struct Target {
     pub token: String,
 }
 
+/// The instance's name as its folder says it.
+fn instance_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Finds the running instance's endpoint and the agent's token.
 pub fn locate(args: &BridgeArgs) -> Result<Target, BridgeError> {
     if !mentions::is_valid_name(&args.agent) {
@@ -124,12 +172,9 @@ pub fn locate(args: &BridgeArgs) -> Result<Target, BridgeError> {
         )));
     }
     let dir = instance_dir(args)?;
-    let not_running = |why: String| {
-        BridgeError::NotRunning(format!(
-            "instance '{}' is not running: {why}",
-            args.instance
-        ))
-    };
+    let name = instance_name(&dir);
+    let not_running =
+        |why: String| BridgeError::NotRunning(format!("instance '{name}' is not running: {why}"));
     let endpoint = Endpoint::read(&dir)
         .map_err(|e| {
             not_running(format!(
@@ -291,7 +336,8 @@ where
 /// goes away.
 pub async fn run(args: &BridgeArgs) -> Result<(), BridgeError> {
     let target = locate(args)?;
-    probe(&target, &args.instance).await?;
+    let instance = instance_name(&target.instance_dir);
+    probe(&target, &instance).await?;
     let config = |uri: String| {
         StreamableHttpClientTransportConfig::with_uri(uri).auth_header(target.token.clone())
     };
@@ -303,12 +349,12 @@ pub async fn run(args: &BridgeArgs) -> Result<(), BridgeError> {
                 &socket.to_string_lossy(),
                 config,
             );
-            relay(up, &target, &args.agent, &args.instance).await
+            relay(up, &target, &args.agent, &instance).await
         }
         None => {
             let up =
                 StreamableHttpClientTransport::from_config(config(target.endpoint.url.clone()));
-            relay(up, &target, &args.agent, &args.instance).await
+            relay(up, &target, &args.agent, &instance).await
         }
     }
 }

@@ -17,7 +17,6 @@ use super::keymap::Section;
 use super::panes::channel::DrawContext;
 use super::panes::help;
 use super::text::{truncate, width};
-use crate::agents::runner::{Budget, PauseReason};
 
 /// The smallest screen that gets the full layout.
 pub const MIN_WIDTH: u16 = 40;
@@ -301,24 +300,7 @@ fn banner_text(app: &App) -> Option<String> {
         return Some(" ■ the instance has ended · q leaves ".into());
     }
     let reason = app.paused.as_ref()?;
-    let why = match reason {
-        PauseReason::Cycle {
-            agents, repeats, ..
-        } => format!(
-            "loop guard: {} kept waking each other ({repeats}× in a row)",
-            agents.join(", ")
-        ),
-        PauseReason::Budget(b) => match b {
-            Budget::Turns { limit } => format!("the turn budget ({limit} turns) ran out"),
-            Budget::WallClock { limit_ms } => {
-                format!("the time budget ({}s) ran out", limit_ms / 1000)
-            }
-            Budget::Cost {
-                limit_usd,
-                spent_usd,
-            } => format!("the cost budget ran out (${spent_usd:.2} of ${limit_usd:.2})"),
-        },
-    };
+    let why = reason.to_string();
     let key = app
         .keymap
         .key_for(Section::Global, "resume")

@@ -105,6 +105,18 @@ impl Default for CycleConfig {
     }
 }
 
+impl CycleConfig {
+    /// The default for a workflow of `agents` agents: patterns up to twice
+    /// the number of agents (a ring through every agent, or one going
+    /// round and back), and never fewer than six messages.
+    pub fn for_agents(agents: usize) -> Self {
+        CycleConfig {
+            max_period: agents.saturating_mul(2).max(6),
+            ..CycleConfig::default()
+        }
+    }
+}
+
 /// Everything the runner needs to know before the first event.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunnerConfig {
@@ -138,16 +150,17 @@ pub const DEFAULT_STALL_AFTER: Duration = Duration::from_secs(120);
 impl RunnerConfig {
     /// Default limits for agents with these names.
     pub fn new<S: Into<String>>(mode: RunMode, agents: impl IntoIterator<Item = S>) -> Self {
+        let agents: Vec<AgentConfig> = agents.into_iter().map(AgentConfig::new).collect();
         RunnerConfig {
             mode,
-            agents: agents.into_iter().map(AgentConfig::new).collect(),
+            cycle: Some(CycleConfig::for_agents(agents.len())),
+            agents,
             default_max_turns: DEFAULT_MAX_TURNS,
             max_total_turns: DEFAULT_MAX_TOTAL_TURNS,
             wall_clock_budget: None,
             cost_budget_usd: None,
             retry: RetryPolicy::default(),
             stall_after: DEFAULT_STALL_AFTER,
-            cycle: Some(CycleConfig::default()),
         }
     }
 

@@ -137,6 +137,34 @@ pub enum Budget {
     },
 }
 
+/// A sentence for people (banners, the headless printer): why it paused.
+impl std::fmt::Display for PauseReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PauseReason::Cycle {
+                agents, repeats, ..
+            } => write!(
+                f,
+                "loop guard: {} kept waking each other ({repeats}× in a row)",
+                agents.join(", ")
+            ),
+            PauseReason::Budget(Budget::Turns { limit }) => {
+                write!(f, "the turn budget ({limit} turns) ran out")
+            }
+            PauseReason::Budget(Budget::WallClock { limit_ms }) => {
+                write!(f, "the time budget ({}s) ran out", limit_ms / 1000)
+            }
+            PauseReason::Budget(Budget::Cost {
+                limit_usd,
+                spent_usd,
+            }) => write!(
+                f,
+                "the cost budget ran out (${spent_usd:.2} of ${limit_usd:.2})"
+            ),
+        }
+    }
+}
+
 /// How a `run` ended, so the driver can report it and pick an exit code.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]

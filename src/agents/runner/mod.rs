@@ -485,13 +485,9 @@ impl Runner {
                     .take_while(|id| t.messages.contains(id) || delivered.contains(id))
                     .last()
                     .copied();
-                if let Some(through) = through {
-                    a.ack(through);
-                    fx.push(Effect::Ack {
-                        agent: a.name.clone(),
-                        through,
-                    });
-                }
+                // The answer is posted before the ack: a crash between the
+                // two leaves an answered message unacknowledged (recovery
+                // sees the post and acks it), never acked without answer.
                 let text = final_text.unwrap_or_default();
                 let already_said = posted || t.posted;
                 if !already_said && !text.trim().is_empty() {
@@ -502,6 +498,13 @@ impl Runner {
                     fx.push(Effect::PostFinalAnswer {
                         agent: a.name.clone(),
                         text,
+                    });
+                }
+                if let Some(through) = through {
+                    a.ack(through);
+                    fx.push(Effect::Ack {
+                        agent: a.name.clone(),
+                        through,
                     });
                 }
             }
