@@ -580,13 +580,12 @@ impl Driver {
     fn carry_out(&mut self, cmd: Command) -> Result<Reply, String> {
         let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
         let unknown = |agent: &str| format!("there is no agent '{agent}' in this workflow");
-        let text = |e: &dyn std::fmt::Display| e.to_string();
         match cmd {
-            Command::Post { text: message } => {
+            Command::Post { text } => {
                 self.cx
                     .context
-                    .append(USER, &message)
-                    .map_err(|e| text(&e))?;
+                    .append(USER, &text)
+                    .map_err(|e| e.to_string())?;
             }
             Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
                 return Err(unknown(&agent));
@@ -595,7 +594,10 @@ impl Driver {
             Command::Restart { agent } => self.handle(Event::Restart { agent }),
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
-                self.cx.context.ack(&agent, until).map_err(|e| text(&e))?;
+                self.cx
+                    .context
+                    .ack(&agent, until)
+                    .map_err(|e| e.to_string())?;
             }
             Command::Shutdown => {
                 let pending = self.pending();
@@ -614,26 +616,26 @@ impl Driver {
                         let path = file.unwrap_or_else(|| s.entry_document().to_string());
                         s.read_document(Some(&path)).map(|c| (path, c))
                     })
-                    .map_err(|e| text(&e))?;
+                    .map_err(|e| e.to_string())?;
                 return Ok(Reply::Document { file, content });
             }
             Command::WriteDocument { file, content } => {
                 self.cx
                     .context
                     .transact(|tx| tx.write_document(USER, file.as_deref(), &content))
-                    .map_err(|e| text(&e))?;
+                    .map_err(|e| e.to_string())?;
             }
             Command::CreateDocument { file, content } => {
                 self.cx
                     .context
                     .transact(|tx| tx.create_document(USER, &file, &content))
-                    .map_err(|e| text(&e))?;
+                    .map_err(|e| e.to_string())?;
             }
             Command::DeleteDocument { file } => {
                 self.cx
                     .context
                     .transact(|tx| tx.delete_document(USER, &file))
-                    .map_err(|e| text(&e))?;
+                    .map_err(|e| e.to_string())?;
             }
         }
         Ok(Reply::Done)

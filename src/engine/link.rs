@@ -81,7 +81,9 @@ impl CommandSender {
 /// Commands to an engine (answered privately) and the stream of its facts.
 #[derive(Debug)]
 pub struct Link {
+    /// Commands out; each one's answer comes back to the sender alone.
     pub commands: CommandSender,
+    /// The facts every front end sees.
     pub events: broadcast::Receiver<EngineEvent>,
 }
 
