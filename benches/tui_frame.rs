@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use awtui::agents::runner::{AgentMetrics, AgentStatus};
 use awtui::context::{ChannelEntry, Cursor, mentions};
-use awtui::engine::EngineEvent;
 use awtui::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
+use awtui::engine::{EngineEvent, Reply};
 use awtui::tui::action::{Action, Motion};
 use awtui::tui::app::{App, AppOptions, Input};
 use awtui::tui::{Config, QuitAction, ui};
@@ -110,13 +110,13 @@ fn app() -> App {
             utc_offset: 0,
         },
     );
-    app.update(Input::Engine(EngineEvent::Snapshot {
+    app.update(Input::Reply(Ok(Reply::Snapshot {
         snapshot: Box::new(snapshot),
-    }));
-    app.update(Input::Engine(EngineEvent::DocumentContent {
+    })));
+    app.update(Input::Reply(Ok(Reply::Document {
         file: "notes.md".into(),
         content: "# Notes\n\nSome *markdown* here.\n\n```rust\nfn main() {}\n```\n".repeat(20),
-    }));
+    })));
     app
 }
 

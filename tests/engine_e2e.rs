@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use awtui::agents::runner::{AgentStatus, RunMode, RunOutcome};
 use awtui::context::{ChannelEntry, ContextStore, FileStore, StoreLayout};
-use awtui::engine::{Command, Engine, EngineEvent, EngineOptions};
+use awtui::engine::{Command, Engine, EngineEvent, EngineOptions, Reply, RequestError};
 use tokio::sync::broadcast;
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -563,50 +563,43 @@ async fn front_ends_get_snapshots_documents_and_errors_through_commands() {
     assert!(
         matches!(changed, EngineEvent::Document { path, by, .. } if path == "notes.md" && by == "user")
     );
-    run.engine.send(Command::ReadDocument { file: None });
-    let content = wait_for(&mut run.events, |e| {
-        matches!(e, EngineEvent::DocumentContent { .. })
-    })
-    .await;
+    let content = run
+        .engine
+        .request(Command::ReadDocument { file: None })
+        .await;
     assert_eq!(
         content,
-        EngineEvent::DocumentContent {
+        Ok(Reply::Document {
             file: "notes.md".into(),
             content: "# Notes\nby user\n".into()
-        }
+        })
     );
-    run.engine.send(Command::CreateDocument {
-        file: "../escape.md".into(),
-        content: String::new(),
-    });
-    let failed = wait_for(&mut run.events, |e| {
-        matches!(e, EngineEvent::CommandFailed { .. })
-    })
-    .await;
+    let failed = run
+        .engine
+        .request(Command::CreateDocument {
+            file: "../escape.md".into(),
+            content: String::new(),
+        })
+        .await;
     assert!(
-        matches!(&failed, EngineEvent::CommandFailed { error, .. } if error.contains("'../escape.md' refused")),
+        matches!(&failed, Err(RequestError::Failed(f)) if f.command == "create_document" && f.error.contains("'../escape.md' refused")),
         "{failed:?}"
     );
-    run.engine.send(Command::Snapshot { messages: 10 });
-    let EngineEvent::Snapshot { snapshot } = wait_for(&mut run.events, |e| {
-        matches!(e, EngineEvent::Snapshot { .. })
-    })
-    .await
+    let Ok(Reply::Snapshot { snapshot }) =
+        run.engine.request(Command::Snapshot { messages: 10 }).await
     else {
-        unreachable!()
+        panic!("no snapshot")
     };
     assert_eq!(snapshot.agents[0].name, "cc");
     assert_eq!(snapshot.agents[0].backend, "claude");
     assert_eq!(snapshot.messages.len(), 2);
     assert_eq!(snapshot.documents, vec!["goals.md", "notes.md"]);
     assert_eq!(snapshot.cursors["cc"].acked, 1);
-    // Events cross process boundaries as JSON.
-    let json = serde_json::to_string(&EngineEvent::Snapshot {
-        snapshot: snapshot.clone(),
-    })
-    .unwrap();
-    let back: EngineEvent = serde_json::from_str(&json).unwrap();
-    assert_eq!(back, EngineEvent::Snapshot { snapshot });
+    // Replies cross process boundaries as JSON.
+    let reply = Reply::Snapshot { snapshot };
+    let json = serde_json::to_string(&reply).unwrap();
+    let back: Reply = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, reply);
     run.engine.send(Command::Shutdown);
     run.engine.wait().await;
 }

@@ -9,7 +9,7 @@ use awtui::agents::backend::BackendEvent;
 use awtui::agents::runner::{AgentMetrics, AgentStatus, PauseReason};
 use awtui::context::{ChannelEntry, Cursor, Since, mentions};
 use awtui::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
-use awtui::engine::{Command, EngineEvent};
+use awtui::engine::{Command, EngineEvent, Reply};
 use awtui::mcp::DocumentChange;
 use awtui::tui::action::{Action, Pane};
 use awtui::tui::app::{App, AppOptions, Effect, Input};
@@ -193,19 +193,19 @@ fn app_with(paused: bool) -> App {
             utc_offset: 0,
         },
     );
-    let effects = app.update(Input::Engine(EngineEvent::Snapshot {
+    let effects = app.update(Input::Reply(Ok(Reply::Snapshot {
         snapshot: Box::new(snapshot(paused)),
-    }));
+    })));
     assert_eq!(
         effects,
         vec![Effect::Command(Command::ReadDocument {
             file: Some("notes.md".into())
         })]
     );
-    app.update(Input::Engine(EngineEvent::DocumentContent {
+    app.update(Input::Reply(Ok(Reply::Document {
         file: "notes.md".into(),
         content: NOTES.into(),
-    }));
+    })));
     app.update(Input::Tick(Duration::from_secs(754)));
     app
 }
@@ -344,10 +344,10 @@ fn editing_with_conflict() -> App {
             file: Some("notes.md".into())
         })]
     );
-    a.update(Input::Engine(EngineEvent::DocumentContent {
+    a.update(Input::Reply(Ok(Reply::Document {
         file: "notes.md".into(),
         content: "# Plan\nRewritten by the coder.\n".into(),
-    }));
+    })));
     assert!(a.documents.editor.as_ref().unwrap().conflict.is_some());
     a
 }
@@ -613,10 +613,10 @@ fn edit_and_save_go_through_the_engine() {
         change: DocumentChange::Written,
         by: "user".into(),
     }));
-    a.update(Input::Engine(EngineEvent::DocumentContent {
+    a.update(Input::Reply(Ok(Reply::Document {
         file: "notes.md".into(),
         content: text,
-    }));
+    })));
     let e = a.documents.editor.as_ref().unwrap();
     assert!(e.conflict.is_none() && !e.dirty());
     assert!(a.status.clone().unwrap().text.contains("saved"));
@@ -928,4 +928,60 @@ fn deferred_messages_are_shown_as_deferred_in_the_inbox() {
         })],
     );
     assert!(a.deferred.is_empty());
+}
+
+/// The snapshot is the app's private reply, not ordered with the events:
+/// what arrives before it is kept and applied after it (messages already in
+/// it once), and a failed command is the app's own error line.
+#[test]
+fn events_before_the_snapshot_reply_are_kept_and_failures_are_private() {
+    let mut a = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    let ask = a.resync(100);
+    assert_eq!(ask, Command::Snapshot { messages: 100 });
+    // Already in the snapshot (older), then newer than it.
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: messages()[9].clone(),
+        annotations: Box::default(),
+    }));
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(11, "coder", "@user fixed", None),
+        annotations: Box::default(),
+    }));
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "planner".into(),
+        status: AgentStatus::Idle,
+    }));
+    assert!(
+        !a.ready && a.channel.messages.is_empty(),
+        "held for the snapshot"
+    );
+    a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snapshot(false)),
+    })));
+    let ids: Vec<u64> = a.channel.messages.iter().map(|m| m.entry.id).collect();
+    assert_eq!(ids, (1..=11).collect::<Vec<_>>());
+    assert_eq!(a.agents.rows[0].status, AgentStatus::Idle);
+    // Held no longer: the next event applies at once.
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(12, "reviewer", "@user ok", None),
+        annotations: Box::default(),
+    }));
+    assert_eq!(a.channel.last_id(), 12);
+
+    a.update(Input::Reply(Err(awtui::engine::CommandFailed {
+        command: "stop".into(),
+        error: "there is no agent 'ghost' in this workflow".into(),
+    })));
+    let status = a.status.clone().unwrap();
+    assert!(status.error, "{status:?}");
+    assert_eq!(
+        status.text,
+        "stop failed: there is no agent 'ghost' in this workflow"
+    );
 }

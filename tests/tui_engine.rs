@@ -1,11 +1,16 @@
 //! The control room's app against a real engine, without a terminal: the
 //! headless mode. Actions go in, the app's effects go to the engine as
-//! commands, the engine's events come back into the app.
+//! commands, the engine's events and each command's private reply come back
+//! into the app.
 
 use std::time::Duration;
 
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::FuturesUnordered;
+
 use awtui::agents::runner::{AgentStatus, RunMode};
-use awtui::engine::{Engine, EngineOptions, Link};
+use awtui::engine::{Engine, EngineOptions, Link, Reply, RequestError};
 use awtui::tui::action::Action;
 use awtui::tui::app::{App, AppOptions, Effect, Exit, Input};
 use awtui::tui::{Config, QuitAction};
@@ -23,6 +28,7 @@ context:
 struct Headless {
     app: App,
     link: Link,
+    replies: FuturesUnordered<BoxFuture<'static, Result<Reply, RequestError>>>,
     quit: bool,
 }
 
@@ -30,7 +36,7 @@ impl Headless {
     fn apply(&mut self, effects: Vec<Effect>) {
         for e in effects {
             match e {
-                Effect::Command(c) => assert!(self.link.send(c), "engine gone"),
+                Effect::Command(c) => self.replies.push(Box::pin(self.link.request(c))),
                 Effect::Quit => self.quit = true,
                 Effect::Copy(_) | Effect::Pager(_) => {}
             }
@@ -46,9 +52,12 @@ impl Headless {
     async fn until(&mut self, what: &str, done: impl Fn(&App, bool) -> bool) {
         let wait = async {
             while !done(&self.app, self.quit) {
-                let input = match self.link.events.recv().await {
-                    Ok(e) => Input::Engine(e),
-                    Err(_) => Input::EngineGone,
+                let input = tokio::select! {
+                    event = self.link.events.recv() => match event {
+                        Ok(e) => Input::Engine(e),
+                        Err(_) => Input::EngineGone,
+                    },
+                    Some(reply) = self.replies.next(), if !self.replies.is_empty() => Input::reply(reply),
                 };
                 let effects = self.app.update(input);
                 self.apply(effects);
@@ -89,12 +98,11 @@ async fn the_app_drives_a_real_engine() {
             commands: engine.commands(),
             events,
         },
+        replies: FuturesUnordered::new(),
         quit: false,
     };
-    assert!(
-        h.link
-            .send(awtui::engine::Command::Snapshot { messages: 100 })
-    );
+    let first = h.app.resync(100);
+    h.apply(vec![Effect::Command(first)]);
     h.until("the snapshot and the notes", |a, _| {
         a.ready && a.documents.viewer.is_some()
     })

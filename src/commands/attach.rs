@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 use super::exit;
 use super::print;
 use super::remote;
-use crate::engine::{Command, EngineEvent};
+use crate::engine::{Command, EngineEvent, Reply, RequestError};
 use crate::instance::registry::InstanceInfo;
 use crate::sanitize::for_terminal;
 
@@ -103,20 +103,69 @@ async fn follow(info: InstanceInfo) -> u8 {
     };
     let mut events = link.events;
     let commands = link.commands;
-    let _ = commands.send(Command::Snapshot { messages: RECENT });
-    // Lines typed here are posted as `user`.
+    // The snapshot is this client's own answer; events that arrive
+    // meanwhile wait in the receiver (messages already shown are skipped).
+    let snapshot = tokio::select! {
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("detached; @{} keeps running", info.instance);
+            return exit::OK;
+        }
+        answer = commands.request(Command::Snapshot { messages: RECENT }) => answer,
+    };
+    let snapshot = match snapshot {
+        Ok(Reply::Snapshot { snapshot }) => snapshot,
+        Ok(other) => {
+            eprintln!("unexpected answer from @{}: {other:?}", info.instance);
+            return exit::FAILED;
+        }
+        Err(RequestError::Failed(f)) => {
+            print::failure(&f);
+            return exit::FAILED;
+        }
+        Err(RequestError::EngineGone) => {
+            eprintln!("@{} went away", info.instance);
+            return exit::NOT_RUNNING;
+        }
+    };
+    let agents: Vec<String> = snapshot
+        .agents
+        .iter()
+        .map(|a| format!("{} ({})", a.name, a.status))
+        .collect();
+    eprintln!(
+        "attached to @{} ({}, pid {}): {} messages; agents: {}",
+        info.instance,
+        info.source(),
+        info.pid,
+        snapshot.total_messages,
+        for_terminal(&agents.join(", "))
+    );
+    eprintln!("type a line to post it as user; Ctrl-C detaches");
+    let mut last_id = 0u64;
+    for m in &snapshot.messages {
+        print::message(&m.entry, Some(&m.annotations));
+        last_id = m.entry.id;
+    }
+    // Lines typed here are posted as `user`; a failure is told here alone.
     let posts = commands.clone();
+    let runtime = tokio::runtime::Handle::current();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
-            if !line.trim().is_empty() && posts.send(Command::Post { text: line }).is_err() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if posts.is_closed() {
                 break;
             }
+            let answer = posts.request(Command::Post { text: line });
+            runtime.spawn(async move {
+                if let Err(RequestError::Failed(f)) = answer.await {
+                    print::failure(&f);
+                }
+            });
         }
     });
-    let mut buffered: Vec<EngineEvent> = Vec::new();
-    let mut shown_snapshot = false;
-    let mut last_id = 0u64;
     loop {
         let event = tokio::select! {
             _ = tokio::signal::ctrl_c() => {
@@ -136,38 +185,6 @@ async fn follow(info: InstanceInfo) -> u8 {
                 return exit::NOT_RUNNING;
             }
         };
-        if !shown_snapshot {
-            match event {
-                EngineEvent::Snapshot { snapshot } => {
-                    shown_snapshot = true;
-                    let agents: Vec<String> = snapshot
-                        .agents
-                        .iter()
-                        .map(|a| format!("{} ({})", a.name, a.status))
-                        .collect();
-                    eprintln!(
-                        "attached to @{} ({}, pid {}): {} messages; agents: {}",
-                        info.instance,
-                        info.source(),
-                        info.pid,
-                        snapshot.total_messages,
-                        for_terminal(&agents.join(", "))
-                    );
-                    eprintln!("type a line to post it as user; Ctrl-C detaches");
-                    for m in &snapshot.messages {
-                        print::message(&m.entry, Some(&m.annotations));
-                        last_id = m.entry.id;
-                    }
-                    for e in std::mem::take(&mut buffered) {
-                        if show(&e, &mut last_id, &info) {
-                            return exit::OK;
-                        }
-                    }
-                }
-                other => buffered.push(other),
-            }
-            continue;
-        }
         if show(&event, &mut last_id, &info) {
             return exit::OK;
         }
@@ -182,7 +199,6 @@ fn show(event: &EngineEvent, last_id: &mut u64, info: &InstanceInfo) -> bool {
             *last_id = entry.id;
             print::event(event, false);
         }
-        EngineEvent::Snapshot { .. } => {}
         EngineEvent::Finished { .. } => {
             eprintln!("@{} stopped", info.instance);
             return true;

@@ -49,6 +49,16 @@ pub fn message(entry: &ChannelEntry, annotations: Option<&Annotations>) {
     let _ = out.flush();
 }
 
+/// Prints, on stderr, why one of this front end's commands failed (told
+/// to it alone, never on the event stream).
+pub fn failure(failed: &crate::engine::CommandFailed) {
+    eprintln!(
+        "✗ {}: {}",
+        for_terminal(&failed.command),
+        for_terminal(&failed.error)
+    );
+}
+
 /// Prints an event for a person: messages on stdout, everything else on
 /// stderr. `verbose` adds agent activity and document changes.
 pub fn event(event: &EngineEvent, verbose: bool) {
@@ -66,9 +76,6 @@ pub fn event(event: &EngineEvent, verbose: bool) {
         }
         EngineEvent::Resumed => eprintln!("▶ resumed"),
         EngineEvent::Notice { text } => eprintln!("! {}", for_terminal(text)),
-        EngineEvent::CommandFailed { command, error } => {
-            eprintln!("✗ {}: {}", for_terminal(command), for_terminal(error))
-        }
         EngineEvent::Activity { agent, activity } if verbose => match activity {
             BackendEvent::ToolCall { name } => {
                 eprintln!("  {} ⚙ {}", for_terminal(agent), for_terminal(name))

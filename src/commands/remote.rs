@@ -89,7 +89,7 @@ pub async fn open(info: &InstanceInfo) -> Result<Client, u8> {
 pub async fn request(client: &mut Client, request: Request) -> Result<Reply, u8> {
     let instance = client.info.instance.clone();
     match tokio::time::timeout(ANSWER_TIMEOUT, client.request(request)).await {
-        Ok(Ok(Reply::Error { error })) => {
+        Ok(Ok(Reply::Error { error, .. })) => {
             eprintln!("instance '{instance}': {error}");
             Err(exit::FAILED)
         }

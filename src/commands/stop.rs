@@ -69,14 +69,27 @@ async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    if let Err(e) = client
-        .command(Command::Stop {
-            agent: agent.to_string(),
-        })
-        .await
-    {
-        eprintln!("{e}");
-        return remote::control_failure(&e);
+    let stop = Command::Stop {
+        agent: agent.to_string(),
+    };
+    match tokio::time::timeout(remote::ANSWER_TIMEOUT, client.call(stop)).await {
+        Ok(Ok(Ok(_))) => {}
+        Ok(Ok(Err(failed))) => {
+            eprintln!("{}: {failed}", info.address(agent));
+            return exit::FAILED;
+        }
+        Ok(Err(e)) => {
+            eprintln!("{e}");
+            return remote::control_failure(&e);
+        }
+        Err(_) => {
+            eprintln!(
+                "instance '{}' did not answer within {:?}",
+                info.instance,
+                remote::ANSWER_TIMEOUT
+            );
+            return exit::FAILED;
+        }
     }
     let deadline = Instant::now() + STOP_WAIT;
     loop {

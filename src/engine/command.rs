@@ -1,13 +1,16 @@
-//! What front ends ask the engine to do. The engine is the only place that
-//! changes state; front ends send these and render events. Commands and
-//! events are plain data (serde), so a remote front end speaks the same
-//! protocol as the local TUI.
+//! What front ends ask the engine to do, and what it answers them. The
+//! engine is the only place that changes state; front ends send commands,
+//! get each one's [`Reply`] (or [`CommandFailed`]) privately, and render the
+//! events everyone sees. Commands, replies and events are plain data
+//! (serde), so a remote front end speaks the same protocol as the local TUI.
 
 use serde::{Deserialize, Serialize};
 
+use super::event::Snapshot;
 use crate::context::Since;
 
-/// A request to the engine. Answers come back as events to every front end.
+/// A request to the engine. Its answer goes back to whoever sent it alone
+/// (see [`Reply`]); what it changed reaches every front end as events.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum Command {
@@ -25,10 +28,10 @@ pub enum Command {
         #[serde(with = "since_text")]
         until: Since,
     },
-    /// Ask for the whole current state (answered by `EngineEvent::Snapshot`),
+    /// Ask for the whole current state (answered by [`Reply::Snapshot`]),
     /// with at most `messages` recent channel messages.
     Snapshot { messages: usize },
-    /// Ask for a document's content (answered by `EngineEvent::DocumentContent`).
+    /// Ask for a document's content (answered by [`Reply::Document`]).
     ReadDocument { file: Option<String> },
     /// Replace a document's content (atomic write) as `user`.
     WriteDocument {
@@ -41,6 +44,50 @@ pub enum Command {
     DeleteDocument { file: String },
     /// Stop every agent and end the instance, leaving it on disk.
     Shutdown,
+}
+
+impl Command {
+    /// The command's name as on the wire (`stop`, `read_document`, …), for
+    /// error messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Post { .. } => "post",
+            Command::Stop { .. } => "stop",
+            Command::Restart { .. } => "restart",
+            Command::Resume => "resume",
+            Command::Ack { .. } => "ack",
+            Command::Snapshot { .. } => "snapshot",
+            Command::ReadDocument { .. } => "read_document",
+            Command::WriteDocument { .. } => "write_document",
+            Command::CreateDocument { .. } => "create_document",
+            Command::DeleteDocument { .. } => "delete_document",
+            Command::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// The engine's answer to one [`Command`], for its sender alone: a second
+/// front end never sees another's snapshot or document reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Reply {
+    /// Carried out; what it changed reaches everyone as events.
+    Done,
+    /// The whole state, answering [`Command::Snapshot`].
+    Snapshot { snapshot: Box<Snapshot> },
+    /// A document's content, answering [`Command::ReadDocument`].
+    Document { file: String, content: String },
+}
+
+/// A command the engine could not carry out (bad name, refused path, …),
+/// told to its sender alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{command} failed: {error}")]
+pub struct CommandFailed {
+    /// The command's name ([`Command::name`]).
+    pub command: String,
+    /// Why.
+    pub error: String,
 }
 
 /// `Since` as the text a person types: `42`, `#42` or a timestamp.

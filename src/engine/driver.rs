@@ -7,9 +7,10 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use super::command::Command;
+use super::command::{Command, CommandFailed, Reply};
 use super::event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
 use super::launch::{self, LaunchContext};
+use super::link::Envelope;
 use super::ops::{self, OpsFiles, OpsState};
 use super::{orphans, sessions};
 use crate::agents::backend::event::short_tool_name;
@@ -42,7 +43,7 @@ pub struct Driver {
     pub mcp: McpHandle,
     pub events: broadcast::Sender<EngineEvent>,
     pub ctx_events: broadcast::Receiver<ContextEvent>,
-    pub commands: mpsc::UnboundedReceiver<Command>,
+    pub commands: mpsc::UnboundedReceiver<Envelope>,
     pub notices: Vec<String>,
     /// Whether the state root is a temporary folder to remove at the end.
     pub temporary_state: bool,
@@ -68,7 +69,7 @@ impl Driver {
         mcp: McpHandle,
         events: broadcast::Sender<EngineEvent>,
         ctx_events: broadcast::Receiver<ContextEvent>,
-        commands: mpsc::UnboundedReceiver<Command>,
+        commands: mpsc::UnboundedReceiver<Envelope>,
         notices: Vec<String>,
         temporary_state: bool,
     ) -> Self {
@@ -559,85 +560,85 @@ impl Driver {
         }
     }
 
-    async fn command(&mut self, cmd: Command) {
+    /// Carries out one command and answers its sender alone: a snapshot or
+    /// a document read, `Done`, or why it failed. The broadcast only sees
+    /// what the command changed.
+    async fn command(&mut self, envelope: Envelope) {
+        let Envelope { command, reply } = envelope;
+        let name = command.name();
+        let answer = self.carry_out(command).map_err(|error| CommandFailed {
+            command: name.to_string(),
+            error,
+        });
+        if let Err(failed) = &answer {
+            tracing::info!("{failed}");
+        }
+        // The sender may have stopped waiting; nobody else is told.
+        let _ = reply.send(answer);
+    }
+
+    fn carry_out(&mut self, cmd: Command) -> Result<Reply, String> {
         let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
+        let unknown = |agent: &str| format!("there is no agent '{agent}' in this workflow");
         match cmd {
             Command::Post { text } => {
-                if let Err(e) = self.cx.context.append(USER, &text) {
-                    self.failed("post", e);
-                }
+                self.cx
+                    .context
+                    .append(USER, &text)
+                    .map_err(|e| e.to_string())?;
             }
             Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
-                self.failed(
-                    "stop",
-                    format!("there is no agent '{agent}' in this workflow"),
-                );
+                return Err(unknown(&agent));
             }
             Command::Stop { agent } => self.handle(Event::Stop { agent }),
             Command::Restart { agent } => self.handle(Event::Restart { agent }),
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
-                if let Err(e) = self.cx.context.ack(&agent, until) {
-                    self.failed("ack", e);
-                }
+                self.cx
+                    .context
+                    .ack(&agent, until)
+                    .map_err(|e| e.to_string())?;
             }
             Command::Shutdown => {
                 let pending = self.pending();
                 self.outcome = Some(RunOutcome::Incomplete { pending });
             }
             Command::Snapshot { messages } => {
-                let snapshot = self.snapshot(messages);
-                self.emit(EngineEvent::Snapshot {
-                    snapshot: Box::new(snapshot),
+                return Ok(Reply::Snapshot {
+                    snapshot: Box::new(self.snapshot(messages)),
                 });
             }
             Command::ReadDocument { file } => {
-                let path = file.clone();
-                match self.cx.context.read(|s| {
-                    let path = path.unwrap_or_else(|| s.entry_document().to_string());
-                    s.read_document(Some(&path)).map(|c| (path, c))
-                }) {
-                    Ok((file, content)) => {
-                        self.emit(EngineEvent::DocumentContent { file, content })
-                    }
-                    Err(e) => self.failed("read_document", e),
-                }
+                let (file, content) = self
+                    .cx
+                    .context
+                    .read(|s| {
+                        let path = file.unwrap_or_else(|| s.entry_document().to_string());
+                        s.read_document(Some(&path)).map(|c| (path, c))
+                    })
+                    .map_err(|e| e.to_string())?;
+                return Ok(Reply::Document { file, content });
             }
             Command::WriteDocument { file, content } => {
-                let r = self
-                    .cx
+                self.cx
                     .context
-                    .transact(|tx| tx.write_document(USER, file.as_deref(), &content));
-                if let Err(e) = r {
-                    self.failed("write_document", e);
-                }
+                    .transact(|tx| tx.write_document(USER, file.as_deref(), &content))
+                    .map_err(|e| e.to_string())?;
             }
             Command::CreateDocument { file, content } => {
-                let r = self
-                    .cx
+                self.cx
                     .context
-                    .transact(|tx| tx.create_document(USER, &file, &content));
-                if let Err(e) = r {
-                    self.failed("create_document", e);
-                }
+                    .transact(|tx| tx.create_document(USER, &file, &content))
+                    .map_err(|e| e.to_string())?;
             }
             Command::DeleteDocument { file } => {
-                let r = self
-                    .cx
+                self.cx
                     .context
-                    .transact(|tx| tx.delete_document(USER, &file));
-                if let Err(e) = r {
-                    self.failed("delete_document", e);
-                }
+                    .transact(|tx| tx.delete_document(USER, &file))
+                    .map_err(|e| e.to_string())?;
             }
         }
-    }
-
-    fn failed(&self, command: &str, error: impl std::fmt::Display) {
-        self.emit(EngineEvent::CommandFailed {
-            command: command.to_string(),
-            error: error.to_string(),
-        });
+        Ok(Reply::Done)
     }
 
     /// The whole state, for a front end drawing from scratch.

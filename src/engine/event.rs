@@ -1,5 +1,7 @@
-//! What the engine tells its front ends (TUI, headless printer, attached
-//! clients). Everything that happened comes out as one of these.
+//! What the engine tells all its front ends (TUI, headless printer, attached
+//! clients): facts. Everything that happened comes out as one of these;
+//! answers to one front end's command do not (they are its private
+//! [`Reply`](super::command::Reply)).
 
 use std::collections::BTreeMap;
 
@@ -51,21 +53,16 @@ pub enum EngineEvent {
     Notice { text: String },
     /// The run ended (run mode, or a shutdown).
     Finished { outcome: RunOutcome },
-    /// The whole state, answering `Command::Snapshot`.
-    Snapshot { snapshot: Box<Snapshot> },
-    /// A document's content, answering `Command::ReadDocument`.
-    DocumentContent { file: String, content: String },
     /// A thread's state changed through an agent operation (done, fail,
     /// delete).
     Thread { id: u64, state: ThreadState },
     /// The deferred messages changed (an agent deferred one, or one came
     /// back); the whole list.
     Deferred { deferred: Vec<Deferred> },
-    /// A command could not be carried out (bad name, refused path, …).
-    CommandFailed { command: String, error: String },
 }
 
-/// Everything a front end needs to draw the instance from scratch.
+/// Everything a front end needs to draw the instance from scratch (the
+/// private answer to `Command::Snapshot`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub workflow: String,

@@ -1,6 +1,7 @@
 //! The engine owns one running instance: workflow, context store, MCP
-//! server, runner and agents. Front ends send [`Command`]s and render
-//! [`EngineEvent`]s; they never touch files or processes themselves.
+//! server, runner and agents. Front ends send [`Command`]s, get each one's
+//! [`Reply`] privately, and render the [`EngineEvent`]s everyone sees; they
+//! never touch files or processes themselves.
 
 pub mod command;
 mod driver;
@@ -17,9 +18,9 @@ use std::path::PathBuf;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
-pub use command::Command;
+pub use command::{Command, CommandFailed, Reply};
 pub use event::EngineEvent;
-pub use link::Link;
+pub use link::{CommandSender, Link, RequestError};
 
 use crate::agents::backend::{self, BackendError};
 use crate::agents::runner::{RunMode, RunOutcome, Runner, RunnerConfig};
@@ -74,7 +75,7 @@ pub enum EngineError {
 
 /// A running instance.
 pub struct Engine {
-    commands: mpsc::UnboundedSender<Command>,
+    commands: CommandSender,
     events: broadcast::Sender<EngineEvent>,
     context: SharedContext,
     mcp_url: String,
@@ -215,7 +216,7 @@ impl Engine {
             state_root,
         };
         let engine = Engine {
-            commands,
+            commands: CommandSender::new(commands),
             events: events.clone(),
             context: context.clone(),
             mcp_url: cx.mcp_url.clone(),
@@ -238,13 +239,22 @@ impl Engine {
         Ok((engine, first_receiver))
     }
 
-    /// Sends a command (ignored once the instance has ended).
+    /// Sends a command whose answer nobody waits for (ignored once the
+    /// instance has ended).
     pub fn send(&self, command: Command) {
-        let _ = self.commands.send(command);
+        self.commands.send(command);
+    }
+
+    /// Sends a command and returns its private answer.
+    pub fn request(
+        &self,
+        command: Command,
+    ) -> impl std::future::Future<Output = Result<Reply, RequestError>> + Send + 'static {
+        self.commands.request(command)
     }
 
     /// A sender for commands, for front ends that run in their own task.
-    pub fn commands(&self) -> mpsc::UnboundedSender<Command> {
+    pub fn commands(&self) -> CommandSender {
         self.commands.clone()
     }
 

@@ -8,18 +8,28 @@
 //! 2. The server answers with a [`Greeting`]: `{"hello":"welcome",…}` with
 //!    the instance's record, or `{"hello":"refused","error":…}` and closes.
 //! 3. From then on the client sends engine [`Command`]s (`{"command":…}`,
-//!    exactly as the local TUI does; their answers are [`EngineEvent`]s to
-//!    every front end) or [`Request`]s (`{"request":…}`, answered with one
-//!    [`Reply`] to this client alone), and the server streams every
-//!    [`EngineEvent`] (`{"event":…}`) from the moment of the greeting.
+//!    exactly as the local TUI does) or [`Request`]s (`{"request":…}`).
+//!    Each line is answered, in the order of the lines, with one [`Reply`]
+//!    (`{"reply":…}`) to this client alone: a command with `done`,
+//!    `snapshot`, `document` or `error` (naming the `command`), a request
+//!    with `posted`, `messages`, `status` or `error`. A line may carry
+//!    `"ref": n` (a number the client picks); its reply carries the same
+//!    `ref`.
+//! 4. The server streams every [`EngineEvent`] (`{"event":…}`) from the
+//!    moment of the greeting: the facts every front end sees, never another
+//!    client's replies.
 //!
 //! [`connect`] turns a connection into an [`engine::Link`](crate::engine::Link),
 //! so a front end drives a remote instance the way it drives a local one.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::{FuturesOrdered, FuturesUnordered};
 
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -32,8 +42,11 @@ use tokio_util::sync::CancellationToken;
 use super::query::{self, InstanceStatus, PeekItem, PeekQuery};
 use super::registry::InstanceInfo;
 use crate::context::mentions::USER;
-use crate::engine::event::AgentSnapshot;
-use crate::engine::{Command, Engine, EngineEvent, Link};
+use crate::engine::event::{AgentSnapshot, Snapshot};
+use crate::engine::link::{Envelope, Resync};
+use crate::engine::{
+    Command, CommandFailed, CommandSender, Engine, EngineEvent, Link, RequestError,
+};
 use crate::mcp::SharedContext;
 
 /// Version of this protocol, in the greeting.
@@ -83,7 +96,8 @@ pub enum Request {
     Status,
 }
 
-/// The answer to a [`Request`].
+/// The answer to one line from a client (a [`Request`] or an engine
+/// [`Command`]), sent to that client alone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
 pub enum Reply {
@@ -102,14 +116,60 @@ pub enum Reply {
         /// The instance and its agents.
         status: Box<InstanceStatus>,
     },
-    /// The request (or an unreadable line) failed.
+    /// The request, the command (then named) or an unreadable line failed.
     Error {
         /// Why.
         error: String,
+        /// The failed command's name, for commands.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
     },
+    /// The engine's answer to a command (`done`, `snapshot`, `document`).
+    #[serde(untagged)]
+    Engine(crate::engine::Reply),
 }
 
-/// Any line a client sends after its hello.
+impl Reply {
+    /// An error that is not a command's.
+    pub fn error(error: impl Into<String>) -> Reply {
+        Reply::Error {
+            error: error.into(),
+            command: None,
+        }
+    }
+
+    /// The engine's answer to the command `command` (its name) as a line.
+    fn from_engine(command: &str, result: Result<crate::engine::Reply, RequestError>) -> Reply {
+        match result {
+            Ok(reply) => Reply::Engine(reply),
+            Err(RequestError::Failed(f)) => Reply::Error {
+                error: f.error,
+                command: Some(f.command),
+            },
+            Err(RequestError::EngineGone) => Reply::Error {
+                error: "the instance has ended".into(),
+                command: Some(command.to_string()),
+            },
+        }
+    }
+
+    /// This line as the engine's answer to the command `command` (its name).
+    fn into_engine(self, command: &str) -> Result<crate::engine::Reply, CommandFailed> {
+        match self {
+            Reply::Engine(reply) => Ok(reply),
+            Reply::Error { error, command: c } => Err(CommandFailed {
+                command: c.unwrap_or_else(|| command.to_string()),
+                error,
+            }),
+            other => Err(CommandFailed {
+                command: command.to_string(),
+                error: format!("unexpected answer: {other:?}"),
+            }),
+        }
+    }
+}
+
+/// What a client asks after its hello.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ClientLine {
@@ -119,14 +179,37 @@ pub enum ClientLine {
     Request(Request),
 }
 
+/// A line a client sends after its hello: what it asks, and optionally the
+/// `ref` its reply will carry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClientMessage {
+    /// The command or request.
+    #[serde(flatten)]
+    pub line: ClientLine,
+    /// Chosen by the client, echoed in the reply.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<u64>,
+}
+
+/// A reply line: the answer, and the `ref` of the line it answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The answer.
+    #[serde(flatten)]
+    pub reply: Reply,
+    /// The answered line's `ref`, when it had one.
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<u64>,
+}
+
 /// Any line the server sends after its greeting.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ServerLine {
-    /// Something that happened in the instance.
+    /// Something that happened in the instance (for every client).
     Event(Box<EngineEvent>),
-    /// The answer to this client's request.
-    Reply(Reply),
+    /// The answer to one of this client's lines (for it alone).
+    Reply(Answer),
 }
 
 /// Why the control endpoint could not be served or reached.
@@ -168,15 +251,38 @@ pub enum ControlError {
 }
 
 /// What the server knows about the engine without asking it: kept up to
-/// date from the events, so `list` never makes the engine broadcast.
+/// date from the events (and its own private snapshots), so `list` never
+/// asks the engine anything.
 #[derive(Debug, Default)]
 struct Mirror {
     agents: Vec<AgentSnapshot>,
     paused: Option<crate::agents::runner::PauseReason>,
     finished: Option<crate::agents::runner::RunOutcome>,
+    /// Events held while a snapshot is on its way.
+    resync: Resync,
 }
 
 impl Mirror {
+    /// An event from the engine.
+    fn event(&mut self, event: &EngineEvent) {
+        if !self.resync.holding() {
+            self.apply(event);
+        } else if let Some(event) = self.resync.arrived(event.clone()) {
+            self.apply(&event);
+        }
+    }
+
+    /// The answer to a snapshot the server asked for (`None`: it failed).
+    fn snapshot(&mut self, snapshot: Option<&Snapshot>) {
+        if let Some(s) = snapshot {
+            self.agents = s.agents.clone();
+            self.paused = s.paused.clone();
+        }
+        for event in self.resync.answered() {
+            self.apply(&event);
+        }
+    }
+
     fn apply(&mut self, event: &EngineEvent) {
         let agent = |m: &mut Mirror, name: &str| m.agents.iter_mut().position(|a| a.name == name);
         match event {
@@ -196,10 +302,6 @@ impl Mirror {
                     self.agents[i].metrics = metrics.clone();
                 }
             }
-            EngineEvent::Snapshot { snapshot } => {
-                self.agents = snapshot.agents.clone();
-                self.paused = snapshot.paused.clone();
-            }
             EngineEvent::Paused { reason } => self.paused = Some(reason.clone()),
             EngineEvent::Resumed => self.paused = None,
             EngineEvent::Finished { outcome } => self.finished = Some(outcome.clone()),
@@ -212,7 +314,7 @@ impl Mirror {
 struct Shared {
     token: String,
     info: InstanceInfo,
-    commands: mpsc::UnboundedSender<Command>,
+    commands: CommandSender,
     events: broadcast::Sender<EngineEvent>,
     context: SharedContext,
     mirror: Mutex<Mirror>,
@@ -287,28 +389,8 @@ pub async fn listen(engine: &Engine, info: &InstanceInfo) -> Result<ControlHandl
         }),
         stop: stop.clone(),
     });
-    let mut source = engine.subscribe();
-    let forward = {
-        let shared = shared.clone();
-        tokio::spawn(async move {
-            loop {
-                match source.recv().await {
-                    Ok(event) => {
-                        if let Ok(mut m) = shared.mirror.lock() {
-                            m.apply(&event);
-                        }
-                        let _ = shared.events.send(event);
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let _ = shared.commands.send(Command::Snapshot { messages: 0 });
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return,
-                }
-            }
-        })
-    };
-    // The mirror starts from a snapshot (agents' backends, statuses).
-    engine.send(Command::Snapshot { messages: 0 });
+    let source = engine.subscribe();
+    let forward = tokio::spawn(forward(source, shared.clone()));
     let accept = {
         let shared = shared.clone();
         tokio::spawn(async move {
@@ -332,6 +414,53 @@ pub async fn listen(engine: &Engine, info: &InstanceInfo) -> Result<ControlHandl
         stop,
         tasks: vec![forward, accept],
     })
+}
+
+/// Hands the engine's events to the clients and keeps the mirror, which
+/// starts from a private snapshot (agents' backends, statuses) and asks for
+/// another when it fell behind.
+async fn forward(mut source: broadcast::Receiver<EngineEvent>, shared: Arc<Shared>) {
+    let mut snapshots = FuturesUnordered::new();
+    ask_snapshot(&shared, &mut snapshots);
+    loop {
+        tokio::select! {
+            Some(answer) = snapshots.next(), if !snapshots.is_empty() => {
+                let snapshot = match &answer {
+                    Ok(crate::engine::Reply::Snapshot { snapshot }) => Some(&**snapshot),
+                    _ => None,
+                };
+                if let Ok(mut m) = shared.mirror.lock() {
+                    m.snapshot(snapshot);
+                }
+            }
+            event = source.recv() => match event {
+                Ok(event) => {
+                    if let Ok(mut m) = shared.mirror.lock() {
+                        m.event(&event);
+                    }
+                    let _ = shared.events.send(event);
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => ask_snapshot(&shared, &mut snapshots),
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
+type Pending<T> = FuturesUnordered<BoxFuture<'static, T>>;
+
+/// Asks the engine for a snapshot for the mirror, holding events until it
+/// comes.
+fn ask_snapshot(
+    shared: &Shared,
+    snapshots: &mut Pending<Result<crate::engine::Reply, RequestError>>,
+) {
+    if let Ok(mut m) = shared.mirror.lock() {
+        m.resync.asked();
+    }
+    snapshots.push(Box::pin(
+        shared.commands.request(Command::Snapshot { messages: 0 }),
+    ));
 }
 
 impl ControlHandle {
@@ -407,6 +536,9 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
     if write_line(&mut w, &welcome).await.is_err() {
         return;
     }
+    // Answers on their way, for this client alone, in the order of its
+    // lines (so a client without refs knows which is which too).
+    let mut answers: FuturesOrdered<BoxFuture<'static, Answer>> = FuturesOrdered::new();
     loop {
         tokio::select! {
             line = lines.next_line() => {
@@ -414,9 +546,10 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
                 if line.trim().is_empty() {
                     continue;
                 }
-                if let Some(reply) = handle_line(&shared, &line)
-                    && write_line(&mut w, &ServerLine::Reply(reply)).await.is_err()
-                {
+                answers.push_back(handle_line(&shared, &line));
+            }
+            Some(answer) = answers.next(), if !answers.is_empty() => {
+                if write_line(&mut w, &ServerLine::Reply(answer)).await.is_err() {
                     break;
                 }
             }
@@ -449,51 +582,63 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
     let _ = w.shutdown().await;
 }
 
-/// Carries out one line; the reply for requests and bad lines.
-fn handle_line(shared: &Shared, line: &str) -> Option<Reply> {
-    let parsed = match serde_json::from_str::<ClientLine>(line) {
-        Ok(p) => p,
+/// Carries out one line; its answer, for this client alone (at once for
+/// requests and bad lines, when the engine answers for commands).
+fn handle_line(shared: &Shared, line: &str) -> BoxFuture<'static, Answer> {
+    let now = |reply: Reply, reference: Option<u64>| -> BoxFuture<'static, Answer> {
+        Box::pin(std::future::ready(Answer { reply, reference }))
+    };
+    let value = match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(v) => v,
         Err(e) => {
-            return Some(Reply::Error {
-                error: format!("unreadable line (expected a command or a request): {e}"),
-            });
+            return now(
+                Reply::error(format!("unreadable line (not JSON): {e}")),
+                None,
+            );
         }
     };
-    match parsed {
+    let reference = value.get("ref").and_then(serde_json::Value::as_u64);
+    let parsed = match serde_json::from_value::<ClientLine>(value) {
+        Ok(p) => p,
+        Err(e) => {
+            let error = format!("unreadable line (expected a command or a request): {e}");
+            return now(Reply::error(error), reference);
+        }
+    };
+    let reply = match parsed {
         ClientLine::Command(command) => {
-            if shared.commands.send(command).is_err() {
-                return Some(Reply::Error {
-                    error: "the instance has ended".into(),
-                });
-            }
-            None
+            let name = command.name();
+            let answer = shared.commands.request(command);
+            return Box::pin(async move {
+                Answer {
+                    reply: Reply::from_engine(name, answer.await),
+                    reference,
+                }
+            });
         }
-        ClientLine::Request(Request::Post { text }) => {
-            Some(match shared.context.append(USER, &text) {
-                Ok(entry) => Reply::Posted { id: entry.id },
-                Err(e) => Reply::Error {
-                    error: e.to_string(),
-                },
-            })
-        }
+        ClientLine::Request(Request::Post { text }) => match shared.context.append(USER, &text) {
+            Ok(entry) => Reply::Posted { id: entry.id },
+            Err(e) => Reply::error(e.to_string()),
+        },
         ClientLine::Request(Request::Peek(q)) => {
-            Some(match shared.context.read(|s| query::peek(s, &q)) {
+            match shared.context.read(|s| query::peek(s, &q)) {
                 Ok(items) => Reply::Messages { items },
-                Err(error) => Reply::Error { error },
-            })
+                Err(error) => Reply::error(error),
+            }
         }
-        ClientLine::Request(Request::Status) => {
-            let mirror = shared.mirror.lock().ok()?;
-            Some(Reply::Status {
+        ClientLine::Request(Request::Status) => match shared.mirror.lock() {
+            Ok(mirror) => Reply::Status {
                 status: Box::new(InstanceStatus {
                     info: shared.info.clone(),
                     agents: mirror.agents.clone(),
                     paused: mirror.paused.clone(),
                     finished: mirror.finished.clone(),
                 }),
-            })
-        }
-    }
+            },
+            Err(_) => Reply::error("the instance's status is unavailable"),
+        },
+    };
+    now(reply, reference)
 }
 
 /// A connection to a running instance's control endpoint, for clients that
@@ -504,6 +649,8 @@ pub struct Client {
     writer: OwnedWriteHalf,
     /// Events read while waiting for a reply, handed out first.
     pending: VecDeque<EngineEvent>,
+    /// The `ref` of the last line sent.
+    last_ref: u64,
     /// The instance's record, from the greeting.
     pub info: InstanceInfo,
 }
@@ -552,6 +699,7 @@ impl Client {
                 lines,
                 writer,
                 pending: VecDeque::new(),
+                last_ref: 0,
                 info: *instance,
             }),
             Ok(Greeting::Refused { error }) => Err(ControlError::Refused {
@@ -586,27 +734,56 @@ impl Client {
             })
     }
 
-    async fn send_line(&mut self, line: &ClientLine) -> Result<(), ControlError> {
-        write_line(&mut self.writer, line)
+    /// Sends a line with a new `ref`; returns the `ref`.
+    async fn send_line(&mut self, line: ClientLine) -> Result<u64, ControlError> {
+        self.last_ref += 1;
+        let message = ClientMessage {
+            line,
+            reference: Some(self.last_ref),
+        };
+        write_line(&mut self.writer, &message)
             .await
             .map_err(|e| ControlError::NotRunning {
                 instance: self.info.instance.clone(),
                 reason: e.to_string(),
-            })
+            })?;
+        Ok(self.last_ref)
     }
 
-    /// Sends an engine command (its answers come as events).
+    /// Sends an engine command without waiting for its answer (which comes
+    /// to this client alone, and is skipped).
     pub async fn command(&mut self, command: Command) -> Result<(), ControlError> {
-        self.send_line(&ClientLine::Command(command)).await
+        self.send_line(ClientLine::Command(command))
+            .await
+            .map(|_| ())
+    }
+
+    /// Sends an engine command and waits for its answer: the engine's reply
+    /// or why it failed. Events read meanwhile are kept for
+    /// [`Client::next_event`].
+    pub async fn call(
+        &mut self,
+        command: Command,
+    ) -> Result<Result<crate::engine::Reply, CommandFailed>, ControlError> {
+        let name = command.name();
+        let reply = self.wait(ClientLine::Command(command)).await?;
+        Ok(reply.into_engine(name))
     }
 
     /// Makes a request and waits for its reply; events read meanwhile are
     /// kept for [`Client::next_event`].
     pub async fn request(&mut self, request: Request) -> Result<Reply, ControlError> {
-        self.send_line(&ClientLine::Request(request)).await?;
+        self.wait(ClientLine::Request(request)).await
+    }
+
+    /// Sends a line and reads until its reply (by `ref`).
+    async fn wait(&mut self, line: ClientLine) -> Result<Reply, ControlError> {
+        let reference = self.send_line(line).await?;
         loop {
             match self.read().await? {
-                Some(ServerLine::Reply(reply)) => return Ok(reply),
+                Some(ServerLine::Reply(a)) if a.reference == Some(reference) => return Ok(a.reply),
+                // The answer to a command sent without waiting.
+                Some(ServerLine::Reply(_)) => {}
                 Some(ServerLine::Event(event)) => self.pending.push_back(*event),
                 None => return Err(self.gone("it closed the connection")),
             }
@@ -628,40 +805,78 @@ impl Client {
     }
 
     /// Bridges this connection to a [`Link`]: one task writes the link's
-    /// commands as lines, another reads events into its broadcast. The
-    /// receiver is closed when the instance goes away.
+    /// commands as lines (each with its own `ref`), another reads events
+    /// into its broadcast and hands each reply to the command's sender.
+    /// The receiver is closed, and unanswered commands report the instance
+    /// gone, when the connection ends.
     pub fn into_link(self) -> Link {
         let Client {
             mut lines,
             mut writer,
             pending,
+            last_ref,
             ..
         } = self;
-        let (commands, mut command_rx) = mpsc::unbounded_channel::<Command>();
+        let (commands, mut command_rx) = mpsc::unbounded_channel::<Envelope>();
         let (events_tx, events) = broadcast::channel(EVENT_CAPACITY);
         for event in pending {
             let _ = events_tx.send(event);
         }
+        // Commands waiting for their answers, by `ref`; `None` once the
+        // connection has ended.
+        type Waiting = Mutex<Option<HashMap<u64, (&'static str, crate::engine::link::ReplyTo)>>>;
+        let waiting: Arc<Waiting> = Arc::new(Mutex::new(Some(HashMap::new())));
+        let writing = waiting.clone();
         tokio::spawn(async move {
-            while let Some(command) = command_rx.recv().await {
-                if write_line(&mut writer, &ClientLine::Command(command))
-                    .await
-                    .is_err()
-                {
-                    return;
+            let mut next = last_ref;
+            while let Some(Envelope { command, reply }) = command_rx.recv().await {
+                next += 1;
+                match writing.lock().ok().as_deref_mut().and_then(Option::as_mut) {
+                    Some(w) => w.insert(next, (command.name(), reply)),
+                    // Gone: dropping `reply` tells the sender.
+                    None => continue,
+                };
+                let message = ClientMessage {
+                    line: ClientLine::Command(command),
+                    reference: Some(next),
+                };
+                if write_line(&mut writer, &message).await.is_err() {
+                    break;
                 }
             }
             let _ = writer.shutdown().await;
         });
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
-                if let Ok(ServerLine::Event(event)) = serde_json::from_str::<ServerLine>(&line) {
-                    let _ = events_tx.send(*event);
+                match serde_json::from_str::<ServerLine>(&line) {
+                    Ok(ServerLine::Event(event)) => {
+                        let _ = events_tx.send(*event);
+                    }
+                    Ok(ServerLine::Reply(Answer {
+                        reply,
+                        reference: Some(r),
+                    })) => {
+                        let to = waiting
+                            .lock()
+                            .ok()
+                            .and_then(|mut w| w.as_mut().and_then(|w| w.remove(&r)));
+                        if let Some((name, to)) = to {
+                            let _ = to.send(reply.into_engine(name));
+                        }
+                    }
+                    _ => {}
                 }
             }
-            // Dropping the sender closes the link's receiver.
+            // Dropping the senders tells every waiting command, and the
+            // link's receiver, that the instance has gone.
+            if let Ok(mut w) = waiting.lock() {
+                w.take();
+            }
         });
-        Link { commands, events }
+        Link {
+            commands: CommandSender::new(commands),
+            events,
+        }
     }
 }
 
@@ -695,11 +910,58 @@ mod tests {
                 line,
                 "{json}"
             );
+            // With a `ref`, as the server reads it and as a whole message.
+            let message = ClientMessage {
+                line: line.clone(),
+                reference: Some(7),
+            };
+            let json = serde_json::to_string(&message).unwrap();
+            assert!(json.contains(r#""ref":7"#), "{json}");
+            assert_eq!(
+                serde_json::from_str::<ClientLine>(&json).unwrap(),
+                line,
+                "{json}"
+            );
+            assert_eq!(
+                serde_json::from_str::<ClientMessage>(&json).unwrap(),
+                message,
+                "{json}"
+            );
         }
+        // The wire format the README documents.
+        let json = serde_json::to_string(&ServerLine::Reply(Answer {
+            reply: Reply::Posted { id: 4 },
+            reference: Some(9),
+        }))
+        .unwrap();
+        assert_eq!(json, r#"{"reply":"posted","id":4,"ref":9}"#);
+        let json = serde_json::to_string(&ServerLine::Reply(Answer {
+            reply: Reply::Engine(crate::engine::Reply::Done),
+            reference: None,
+        }))
+        .unwrap();
+        assert_eq!(json, r#"{"reply":"done"}"#);
+        let answer =
+            |reply: Reply, reference: Option<u64>| ServerLine::Reply(Answer { reply, reference });
         for line in [
-            ServerLine::Reply(Reply::Posted { id: 4 }),
+            answer(Reply::Posted { id: 4 }, Some(9)),
             ServerLine::Event(Box::new(EngineEvent::Resumed)),
-            ServerLine::Reply(Reply::Error { error: "e".into() }),
+            answer(Reply::error("e"), None),
+            answer(
+                Reply::Error {
+                    error: "there is no agent 'x'".into(),
+                    command: Some("stop".into()),
+                },
+                Some(2),
+            ),
+            answer(Reply::Engine(crate::engine::Reply::Done), Some(3)),
+            answer(
+                Reply::Engine(crate::engine::Reply::Document {
+                    file: "notes.md".into(),
+                    content: "x".into(),
+                }),
+                None,
+            ),
         ] {
             let json = serde_json::to_string(&line).unwrap();
             assert_eq!(
@@ -708,6 +970,45 @@ mod tests {
                 "{json}"
             );
         }
+    }
+
+    /// A snapshot answers privately, so events may come before it that are
+    /// newer than it: the mirror applies them again after it.
+    #[test]
+    fn the_mirror_keeps_events_that_came_before_its_snapshot() {
+        use crate::agents::runner::AgentStatus;
+        let agent = |status| AgentSnapshot {
+            name: "coder".into(),
+            backend: "claude".into(),
+            model: None,
+            status,
+            metrics: Default::default(),
+        };
+        let mut m = Mirror::default();
+        m.resync.asked();
+        m.event(&EngineEvent::Status {
+            agent: "coder".into(),
+            status: AgentStatus::Stopped,
+        });
+        m.snapshot(Some(&Snapshot {
+            workflow: "w".into(),
+            instance: "i".into(),
+            agents: vec![agent(AgentStatus::Idle)],
+            messages: Vec::new(),
+            total_messages: 0,
+            documents: Vec::new(),
+            entry_document: "notes.md".into(),
+            cursors: Default::default(),
+            paused: None,
+            ops: Default::default(),
+        }));
+        assert_eq!(m.agents, vec![agent(AgentStatus::Stopped)]);
+        assert!(!m.resync.holding());
+        m.event(&EngineEvent::Status {
+            agent: "coder".into(),
+            status: AgentStatus::Idle,
+        });
+        assert_eq!(m.agents, vec![agent(AgentStatus::Idle)]);
     }
 
     #[test]

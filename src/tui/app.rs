@@ -31,14 +31,17 @@ use super::theme::Theme;
 use crate::agents::runner::{AgentStatus, PauseReason};
 use crate::context::mentions::{ALL, USER};
 use crate::context::{Cursor, Since};
-use crate::engine::{Command, EngineEvent};
+use crate::engine::link::Resync;
+use crate::engine::{Command, CommandFailed, EngineEvent, Reply, RequestError};
 use crate::sanitize::for_terminal;
 
 /// Something that happened, for [`App::update`].
 #[derive(Debug)]
 pub enum Input {
-    /// An event from the engine.
+    /// An event from the engine (a fact every front end sees).
     Engine(EngineEvent),
+    /// The engine's private answer to one of this app's commands.
+    Reply(Result<Reply, CommandFailed>),
     /// The engine's event stream ended.
     EngineGone,
     /// A key press.
@@ -51,6 +54,18 @@ pub enum Input {
     Tick(Duration),
     /// An action, as from the keymap or the command bar.
     Action(Action),
+}
+
+impl Input {
+    /// A request's outcome as the app's input: its reply, or the engine
+    /// gone.
+    pub fn reply(outcome: Result<Reply, RequestError>) -> Input {
+        match outcome {
+            Ok(reply) => Input::Reply(Ok(reply)),
+            Err(RequestError::Failed(failed)) => Input::Reply(Err(failed)),
+            Err(RequestError::EngineGone) => Input::EngineGone,
+        }
+    }
 }
 
 /// What the caller must do after an update.
@@ -141,6 +156,8 @@ pub struct App {
     pub options: AppOptions,
     /// Whether the first snapshot arrived.
     pub ready: bool,
+    /// Events held while a snapshot is on its way.
+    resync: Resync,
     /// The workflow's name.
     pub workflow: String,
     /// The instance's name.
@@ -202,6 +219,7 @@ impl App {
             theme: config.theme,
             options,
             ready: false,
+            resync: Resync::waiting(),
             workflow: String::new(),
             instance: String::new(),
             elapsed: Duration::ZERO,
@@ -261,7 +279,11 @@ impl App {
     pub fn update(&mut self, input: Input) -> Vec<Effect> {
         self.dirty = true;
         match input {
-            Input::Engine(event) => self.engine(event),
+            Input::Engine(event) => match self.resync.arrived(event) {
+                Some(event) => self.engine(event),
+                None => Vec::new(),
+            },
+            Input::Reply(reply) => self.reply(reply),
             Input::EngineGone => {
                 self.ended = true;
                 if self.exit.is_none() {
@@ -290,63 +312,95 @@ impl App {
 
     // ----- engine events -------------------------------------------------
 
-    fn engine(&mut self, event: EngineEvent) -> Vec<Effect> {
-        if !self.ready
-            && !matches!(
-                event,
-                EngineEvent::Snapshot { .. }
-                    | EngineEvent::Finished { .. }
-                    | EngineEvent::Notice { .. }
-            )
-        {
-            // Everything before the snapshot is in the snapshot (notices are
-            // not: they are shown).
-            return Vec::new();
-        }
-        match event {
-            EngineEvent::Snapshot { snapshot } => {
-                let s = *snapshot;
-                self.ready = true;
-                self.threads = s.ops.threads.clone();
-                self.deferred = s.ops.deferred.clone();
-                self.workflow = for_terminal(&s.workflow);
-                self.instance = for_terminal(&s.instance);
-                let selected = self.agents.selected().map(|r| r.name.clone());
-                self.agents.rows = s.agents.into_iter().map(AgentRow::from_snapshot).collect();
-                if let Some(name) = selected
-                    && let Some(i) = self.agents.rows.iter().position(|r| r.name == name)
+    /// Asks for a snapshot of the newest `messages` (at start, or after
+    /// falling behind the events); events wait until it comes.
+    pub fn resync(&mut self, messages: usize) -> Command {
+        self.resync.asked();
+        Command::Snapshot { messages }
+    }
+
+    /// The engine's answer to one of this app's commands.
+    fn reply(&mut self, reply: Result<Reply, CommandFailed>) -> Vec<Effect> {
+        match reply {
+            Ok(Reply::Done) => Vec::new(),
+            Ok(Reply::Snapshot { snapshot }) => {
+                let mut effects = self.snapshot(*snapshot);
+                for event in self.resync.answered() {
+                    effects.extend(self.engine(event));
+                }
+                effects
+            }
+            Ok(Reply::Document { file, content }) => {
+                let o = self.documents.content(file, content);
+                self.docs(o)
+            }
+            Err(CommandFailed { command, error }) => {
+                if command == "write_document"
+                    && let Some(e) = &mut self.documents.editor
                 {
-                    self.agents.selected = i;
+                    e.saving = None;
                 }
-                self.channel.reset(
-                    s.messages
+                self.error(format!("{command} failed: {error}"));
+                if command == "snapshot" {
+                    return self
+                        .resync
+                        .abandoned()
                         .into_iter()
-                        .map(|m| (m.entry, m.annotations))
-                        .collect(),
-                    s.total_messages,
-                );
-                self.documents.files = s.documents;
-                if !self.documents.files.contains(&s.entry_document) {
-                    self.documents.files.push(s.entry_document.clone());
-                    self.documents.files.sort();
-                }
-                self.documents.entry = s.entry_document.clone();
-                self.cursors = s.cursors;
-                self.paused = s.paused;
-                if self.documents.viewer.is_none() && self.documents.pending.is_none() {
-                    self.documents.selected = self
-                        .documents
-                        .files
-                        .iter()
-                        .position(|f| *f == s.entry_document)
-                        .unwrap_or(0);
-                    self.documents.pending = Some(s.entry_document.clone());
-                    return vec![Effect::Command(Command::ReadDocument {
-                        file: Some(s.entry_document),
-                    })];
+                        .flat_map(|event| self.engine(event))
+                        .collect();
                 }
                 Vec::new()
             }
+        }
+    }
+
+    /// Draws from a snapshot: the whole state, from scratch.
+    fn snapshot(&mut self, s: crate::engine::event::Snapshot) -> Vec<Effect> {
+        self.ready = true;
+        self.threads = s.ops.threads.clone();
+        self.deferred = s.ops.deferred.clone();
+        self.workflow = for_terminal(&s.workflow);
+        self.instance = for_terminal(&s.instance);
+        let selected = self.agents.selected().map(|r| r.name.clone());
+        self.agents.rows = s.agents.into_iter().map(AgentRow::from_snapshot).collect();
+        if let Some(name) = selected
+            && let Some(i) = self.agents.rows.iter().position(|r| r.name == name)
+        {
+            self.agents.selected = i;
+        }
+        self.channel.reset(
+            s.messages
+                .into_iter()
+                .map(|m| (m.entry, m.annotations))
+                .collect(),
+            s.total_messages,
+        );
+        self.documents.files = s.documents;
+        if !self.documents.files.contains(&s.entry_document) {
+            self.documents.files.push(s.entry_document.clone());
+            self.documents.files.sort();
+        }
+        self.documents.entry = s.entry_document.clone();
+        self.cursors = s.cursors;
+        self.paused = s.paused;
+        if self.documents.viewer.is_none() && self.documents.pending.is_none() {
+            self.documents.selected = self
+                .documents
+                .files
+                .iter()
+                .position(|f| *f == s.entry_document)
+                .unwrap_or(0);
+            self.documents.pending = Some(s.entry_document.clone());
+            return vec![Effect::Command(Command::ReadDocument {
+                file: Some(s.entry_document),
+            })];
+        }
+        Vec::new()
+    }
+
+    /// A fact from the engine.
+    fn engine(&mut self, event: EngineEvent) -> Vec<Effect> {
+        match event {
             EngineEvent::Message { entry, annotations } => {
                 if let Some(note) = self.channel.push(entry, *annotations) {
                     self.info(note);
@@ -376,10 +430,6 @@ impl App {
             }
             EngineEvent::Document { path, change, by } => {
                 let o = self.documents.changed(path, change, by);
-                self.docs(o)
-            }
-            EngineEvent::DocumentContent { file, content } => {
-                let o = self.documents.content(file, content);
                 self.docs(o)
             }
             EngineEvent::Cursor { agent, cursor } => {
@@ -425,15 +475,6 @@ impl App {
                 };
                 self.info(for_terminal(&text));
                 self.threads.insert(id, state);
-                Vec::new()
-            }
-            EngineEvent::CommandFailed { command, error } => {
-                if command == "write_document"
-                    && let Some(e) = &mut self.documents.editor
-                {
-                    e.saving = None;
-                }
-                self.error(format!("{command} failed: {error}"));
                 Vec::new()
             }
         }

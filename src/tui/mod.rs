@@ -1,9 +1,11 @@
 //! The control room: one ratatui screen over a running instance.
 //!
-//! [`run`] takes a [`Link`] (commands out, events in), so the same screen
-//! drives an engine in this process (`awtui <workflow.yaml>`) or, later, one
-//! behind an instance's control endpoint (`awtui attach`). It never touches
-//! files or processes: it sends [`Command`]s and draws [`EngineEvent`]s.
+//! [`run`] takes a [`Link`] (commands out, each answered privately; events
+//! in), so the same screen drives an engine in this process
+//! (`awtui <workflow.yaml>`) or one behind an instance's control endpoint
+//! (`awtui attach`). It never touches files or processes: it sends
+//! [`Command`]s, takes their replies as the app's own inputs, and draws
+//! [`EngineEvent`]s.
 //!
 //! Shape (gitui / yazi / television): [`app::App`] holds all state and has
 //! one pure `update(Input) -> Vec<Effect>`; keys go through the
@@ -41,6 +43,8 @@ pub mod ui;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::FuturesUnordered;
 use ratatui::crossterm::event::{Event, EventStream};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
@@ -48,7 +52,7 @@ pub use app::Exit as TuiExit;
 use app::{App, AppOptions, Effect, Input};
 pub use config::{Config, ConfigError};
 
-use crate::engine::{Command, EngineEvent, Link};
+use crate::engine::{Command, EngineEvent, Link, Reply, RequestError};
 
 /// How long quitting waits for the engine to stop its agents.
 const STOP_WAIT: Duration = Duration::from_secs(20);
@@ -116,14 +120,13 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
             utc_offset: local_utc_offset(),
         },
     );
-    if commands
-        .send(Command::Snapshot {
-            messages: options.history,
-        })
-        .is_err()
-    {
+    // Replies on their way back to the app (each command's own answer).
+    let mut replies: FuturesUnordered<BoxFuture<'static, Result<Reply, RequestError>>> =
+        FuturesUnordered::new();
+    if commands.is_closed() {
         return Ok(TuiExit::EngineEnded);
     }
+    replies.push(Box::pin(commands.request(app.resync(options.history))));
     // Never dropped: ratatui's `Drop` reports a failure to show the cursor
     // with `eprintln!`, which panics once the terminal has hung up. The
     // guard restores the terminal (cursor included) on every path instead.
@@ -145,10 +148,11 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                 Ok(e) => app.update(Input::Engine(e)),
                 Err(RecvError::Lagged(n)) => {
                     tracing::warn!("fell {n} events behind; asking for a new snapshot");
-                    vec![Effect::Command(Command::Snapshot { messages: options.history })]
+                    vec![Effect::Command(app.resync(options.history))]
                 }
                 Err(RecvError::Closed) => app.update(Input::EngineGone),
             },
+            Some(reply) = replies.next(), if !replies.is_empty() => app.update(Input::reply(reply)),
             Some(ev) = next_input(&mut input) => match ev {
                 Ok(Event::Key(k)) => app.update(Input::Key(k)),
                 Ok(Event::Mouse(m)) => app.update(Input::Mouse(m)),
@@ -179,9 +183,9 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
         loop {
             match events.try_recv() {
                 Ok(e) => effects.extend(app.update(Input::Engine(e))),
-                Err(TryRecvError::Lagged(_)) => effects.push(Effect::Command(Command::Snapshot {
-                    messages: options.history,
-                })),
+                Err(TryRecvError::Lagged(_)) => {
+                    effects.push(Effect::Command(app.resync(options.history)))
+                }
                 Err(TryRecvError::Closed) => {
                     effects.extend(app.update(Input::EngineGone));
                     break;
@@ -196,9 +200,11 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                     if matches!(c, Command::Shutdown) {
                         stop_deadline = Some(tokio::time::Instant::now() + STOP_WAIT);
                     }
-                    if commands.send(c).is_err() {
+                    if commands.is_closed() {
                         app.update(Input::EngineGone);
                         quit = true;
+                    } else {
+                        replies.push(Box::pin(commands.request(c)));
                     }
                 }
                 Effect::Copy(text) => {

@@ -94,8 +94,9 @@ impl Documents {
         }
     }
 
-    /// A document's content arrived (`EngineEvent::DocumentContent`): show
-    /// it, start editing it if asked, or compare it with the editor's text.
+    /// A document's content arrived (`Reply::Document`, the answer to this
+    /// front end's own read): show it, start editing it if asked, or
+    /// compare it with the editor's text.
     pub fn content(&mut self, file: String, content: String) -> Outcome {
         let by = self
             .changed_by

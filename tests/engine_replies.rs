@@ -1,0 +1,377 @@
+//! Answers and errors go to whoever asked: two front ends on one engine,
+//! in this process (two links) and over the control socket (two clients).
+//! One asks for a snapshot, reads documents and issues failing commands;
+//! the other sees none of it, while both see a posted message (a fact).
+
+use std::path::Path;
+use std::time::Duration;
+
+use awtui::agents::runner::RunMode;
+use awtui::engine::{Command, Engine, EngineEvent, EngineOptions, Link, Reply, RequestError};
+use awtui::instance::control::{self, ControlHandle};
+use awtui::instance::registry::InstanceInfo;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::broadcast;
+
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// What A's document holds: must never reach B.
+const SECRET: &str = "only-for-A-4711";
+/// An agent that does not exist: A's failing stop names it.
+const GHOST: &str = "ghost-agent-0815";
+/// A document that does not exist: A's failing read names it.
+const MISSING: &str = "missing-doc-0815.md";
+
+const WORKFLOW: &str = r#"
+name: replies
+agents:
+  echo:
+    command: ["sh", "-c", "cat >/dev/null; echo '@user pong'"]
+context:
+  config:
+    document: notes.md
+"#;
+
+async fn start(dir: &Path) -> (Engine, broadcast::Receiver<EngineEvent>) {
+    std::fs::write(dir.join("replies.yaml"), WORKFLOW).unwrap();
+    let workflow = awtui::workflow::load(&dir.join("replies.yaml"))
+        .unwrap()
+        .workflow;
+    let (engine, first) = Engine::start(
+        workflow,
+        EngineOptions {
+            instance: "default".into(),
+            mode: RunMode::Start,
+            watch_documents: false,
+        },
+    )
+    .await
+    .unwrap();
+    // The document A reads (written through the engine, as a front end would).
+    assert_eq!(
+        engine
+            .request(Command::WriteDocument {
+                file: None,
+                content: SECRET.into(),
+            })
+            .await,
+        Ok(Reply::Done)
+    );
+    (engine, first)
+}
+
+/// A's private questions over a link, each answered to A.
+async fn ask_everything(a: &Link) {
+    let Ok(Reply::Snapshot { snapshot }) = a.request(Command::Snapshot { messages: 100 }).await
+    else {
+        panic!("A gets its snapshot")
+    };
+    assert_eq!(snapshot.agents[0].name, "echo");
+    assert_eq!(
+        a.request(Command::ReadDocument { file: None }).await,
+        Ok(Reply::Document {
+            file: "notes.md".into(),
+            content: SECRET.into()
+        })
+    );
+    let stop = a
+        .request(Command::Stop {
+            agent: GHOST.into(),
+        })
+        .await;
+    assert!(
+        matches!(&stop, Err(RequestError::Failed(f)) if f.command == "stop" && f.error.contains(GHOST)),
+        "{stop:?}"
+    );
+    let restart = a
+        .request(Command::Restart {
+            agent: GHOST.into(),
+        })
+        .await;
+    assert!(
+        matches!(&restart, Err(RequestError::Failed(f)) if f.command == "restart"),
+        "{restart:?}"
+    );
+    let read = a
+        .request(Command::ReadDocument {
+            file: Some(MISSING.into()),
+        })
+        .await;
+    assert!(
+        matches!(&read, Err(RequestError::Failed(f)) if f.command == "read_document" && f.error.contains(MISSING)),
+        "{read:?}"
+    );
+}
+
+/// Events until the message `text`; panics after [`PATIENCE`].
+async fn events_until_post(
+    events: &mut broadcast::Receiver<EngineEvent>,
+    text: &str,
+) -> Vec<String> {
+    let mut seen = Vec::new();
+    tokio::time::timeout(PATIENCE, async {
+        loop {
+            let event = events.recv().await.expect("the event stream stays open");
+            seen.push(serde_json::to_string(&event).unwrap());
+            if matches!(&event, EngineEvent::Message { entry, .. } if entry.message == text) {
+                return;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no message {text:?}; saw {seen:#?}"));
+    seen
+}
+
+/// Nothing A asked for, or was told, in what B saw.
+fn assert_none_of_a_s_answers(seen: &[String]) {
+    for line in seen {
+        for private in [SECRET, GHOST, MISSING, "\"snapshot\"", "total_messages"] {
+            assert!(!line.contains(private), "B saw {private}: {line}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_link_sees_none_of_the_first_ones_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _first) = start(dir.path()).await;
+    let mut a = Link::local(&engine);
+    let mut b = Link::local(&engine);
+
+    ask_everything(&a).await;
+    let post = "a fact for everyone";
+    assert_eq!(
+        a.request(Command::Post { text: post.into() }).await,
+        Ok(Reply::Done)
+    );
+
+    let seen = events_until_post(&mut b.events, post).await;
+    assert_none_of_a_s_answers(&seen);
+    // A sees the fact too.
+    events_until_post(&mut a.events, post).await;
+
+    // B's own questions are answered to B.
+    assert!(matches!(
+        b.request(Command::Snapshot { messages: 1 }).await,
+        Ok(Reply::Snapshot { .. })
+    ));
+    engine.send(Command::Shutdown);
+    engine.wait().await;
+}
+
+fn info(dir: &Path, engine: &Engine) -> InstanceInfo {
+    InstanceInfo {
+        instance: "default".into(),
+        workflow_name: "replies".into(),
+        workflow: dir.join("replies.yaml"),
+        workdir: dir.to_path_buf(),
+        home: dir.to_path_buf(),
+        pid: std::process::id(),
+        mode: "start".into(),
+        standalone: false,
+        agents: vec!["echo".into()],
+        control: dir.join("control.sock"),
+        token_file: dir.join("control.token"),
+        mcp_url: engine.mcp_url().to_string(),
+        mcp_socket: None,
+        log: None,
+        started: chrono::Utc::now(),
+    }
+}
+
+/// A client speaking the control protocol's JSON lines itself.
+struct Raw {
+    lines: Lines<BufReader<OwnedReadHalf>>,
+    writer: OwnedWriteHalf,
+    /// Replies read while waiting for another.
+    replies: Vec<serde_json::Value>,
+}
+
+impl Raw {
+    async fn open(info: &InstanceInfo) -> Raw {
+        let stream = UnixStream::connect(&info.control).await.unwrap();
+        let (r, writer) = stream.into_split();
+        let mut raw = Raw {
+            lines: BufReader::new(r).lines(),
+            writer,
+            replies: Vec::new(),
+        };
+        let token = std::fs::read_to_string(&info.token_file).unwrap();
+        raw.send(&serde_json::json!({ "token": token.trim() }))
+            .await;
+        let greeting = raw.line().await;
+        assert!(greeting.contains(r#""hello":"welcome""#), "{greeting}");
+        raw
+    }
+
+    async fn send(&mut self, value: &serde_json::Value) {
+        let mut line = serde_json::to_vec(value).unwrap();
+        line.push(b'\n');
+        self.writer.write_all(&line).await.unwrap();
+    }
+
+    async fn line(&mut self) -> String {
+        tokio::time::timeout(PATIENCE, self.lines.next_line())
+            .await
+            .expect("the instance answers")
+            .unwrap()
+            .expect("the connection stays open")
+    }
+
+    /// The reply with `reference` (replies may come in any order; others
+    /// read meanwhile are kept).
+    async fn reply(&mut self, reference: u64) -> serde_json::Value {
+        loop {
+            if let Some(i) = self.replies.iter().position(|r| r["ref"] == reference) {
+                return self.replies.remove(i);
+            }
+            let line = self.line().await;
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if value.get("reply").is_some() {
+                self.replies.push(value);
+            }
+        }
+    }
+
+    /// Lines until the message event with `text`.
+    async fn until_post(&mut self, text: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self.line().await;
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            seen.push(line);
+            if value["event"] == "message" && value["entry"]["message"] == text {
+                return seen;
+            }
+        }
+    }
+}
+
+async fn serve(dir: &Path, engine: &Engine) -> (InstanceInfo, ControlHandle) {
+    let info = info(dir, engine);
+    let handle = control::listen(engine, &info).await.unwrap();
+    (info, handle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_clients_get_their_own_replies_by_ref() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _first) = start(dir.path()).await;
+    let (info, handle) = serve(dir.path(), &engine).await;
+    let mut a = Raw::open(&info).await;
+    let mut b = Raw::open(&info).await;
+
+    a.send(&serde_json::json!({"command": "snapshot", "messages": 5, "ref": 1}))
+        .await;
+    a.send(&serde_json::json!({"command": "read_document", "file": null, "ref": 2}))
+        .await;
+    a.send(&serde_json::json!({"command": "stop", "agent": GHOST, "ref": 3}))
+        .await;
+    a.send(&serde_json::json!({"command": "read_document", "file": MISSING, "ref": 4}))
+        .await;
+    a.send(&serde_json::json!({"command": "no_such_command", "ref": 5}))
+        .await;
+    let snapshot = a.reply(1).await;
+    assert_eq!(snapshot["reply"], "snapshot", "{snapshot}");
+    assert_eq!(snapshot["snapshot"]["agents"][0]["name"], "echo");
+    assert_eq!(
+        a.reply(2).await,
+        serde_json::json!({"reply": "document", "file": "notes.md", "content": SECRET, "ref": 2})
+    );
+    assert_eq!(
+        a.reply(3).await,
+        serde_json::json!({
+            "reply": "error",
+            "error": format!("there is no agent '{GHOST}' in this workflow"),
+            "command": "stop",
+            "ref": 3
+        })
+    );
+    let missing = a.reply(4).await;
+    assert_eq!(missing["command"], "read_document", "{missing}");
+    assert!(
+        missing["error"].as_str().unwrap().contains(MISSING),
+        "{missing}"
+    );
+    let unreadable = a.reply(5).await;
+    assert_eq!(unreadable["reply"], "error", "{unreadable}");
+    // Without refs, replies come in the order of the lines.
+    a.send(&serde_json::json!({"command": "restart", "agent": GHOST}))
+        .await;
+    a.send(&serde_json::json!({"request": "status"})).await;
+    let mut unreferenced = Vec::new();
+    while unreferenced.len() < 2 {
+        let value: serde_json::Value = serde_json::from_str(&a.line().await).unwrap();
+        if value.get("reply").is_some() {
+            unreferenced.push(value);
+        }
+    }
+    assert_eq!(unreferenced[0]["command"], "restart", "{unreferenced:?}");
+    assert_eq!(unreferenced[1]["reply"], "status", "{unreferenced:?}");
+    // The documented request still answers with the message id.
+    let post = "posted by A over the socket";
+    a.send(&serde_json::json!({"request": "post", "text": post, "ref": 6}))
+        .await;
+    let posted = a.reply(6).await;
+    assert_eq!(posted["reply"], "posted", "{posted}");
+    assert!(posted["id"].as_u64().unwrap() > 0);
+
+    let seen = b.until_post(post).await;
+    assert_none_of_a_s_answers(&seen);
+    for line in &seen {
+        assert!(
+            line.starts_with(r#"{"event":"#),
+            "B got a reply line: {line}"
+        );
+    }
+    a.until_post(post).await;
+
+    handle.stop().await;
+    engine.send(Command::Shutdown);
+    engine.wait().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_link_gets_its_replies_and_another_sees_only_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _first) = start(dir.path()).await;
+    let (info, handle) = serve(dir.path(), &engine).await;
+    let a = control::connect(&info).await.unwrap();
+    let mut b = control::connect(&info).await.unwrap();
+
+    ask_everything(&a).await;
+    let post = "a fact over the socket";
+    assert_eq!(
+        a.request(Command::Post { text: post.into() }).await,
+        Ok(Reply::Done)
+    );
+    let seen = events_until_post(&mut b.events, post).await;
+    assert_none_of_a_s_answers(&seen);
+
+    // The CLI's client waits for its command's own answer too.
+    let mut cli = control::Client::open(&info).await.unwrap();
+    let stop = cli
+        .call(Command::Stop {
+            agent: GHOST.into(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(&stop, Err(f) if f.command == "stop" && f.error.contains(GHOST)),
+        "{stop:?}"
+    );
+    assert_eq!(cli.call(Command::Resume).await.unwrap(), Ok(Reply::Done));
+    drop(cli);
+
+    // The instance goes: a request still waiting, or made after, says so.
+    handle.stop().await;
+    let gone = tokio::time::timeout(PATIENCE, a.request(Command::Snapshot { messages: 1 }))
+        .await
+        .expect("a request to a closed endpoint does not hang");
+    assert_eq!(gone, Err(RequestError::EngineGone));
+    engine.send(Command::Shutdown);
+    engine.wait().await;
+}
