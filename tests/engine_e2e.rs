@@ -52,7 +52,7 @@ fn channel(dir: &Path, agents: &[&str]) -> Vec<ChannelEntry> {
 
 fn awtui_run(workflow: &Path) -> (i32, String, String) {
     let out = Process::new(env!("CARGO_BIN_EXE_awtui"))
-        .args(["run", workflow.to_str().unwrap()])
+        .args(["run", workflow.to_str().unwrap(), "--instance", "default"])
         .output()
         .unwrap();
     (
