@@ -9,12 +9,15 @@ use std::process::Child;
 
 use cli_support::{World, alive, wait_for};
 
-/// A workflow with one agent, `worker`, running `script`.
-fn one_agent(w: &World, script: &str) {
+/// A workflow whose agent `worker` runs `script` (woken by the kickoff)
+/// and whose agent `helper` answers at once.
+fn workflow(w: &World, script: &str) {
     w.script("worker.sh", script);
+    w.script("helper.sh", "#!/bin/sh\ncat >/dev/null\necho at your service\n");
     std::fs::write(
         w.dir.join("wf.yaml"),
-        "agents:\n  worker:\n    command: ./worker.sh\nkickoff: \"@worker go\"\n",
+        "agents:\n  worker:\n    command: ./worker.sh\n  helper:\n    command: ./helper.sh\n\
+         kickoff: \"@worker go\"\n",
     )
     .unwrap();
 }
@@ -47,7 +50,7 @@ fn a_pipe_closed_after_100_bytes_neither_crashes_nor_strands_agents() {
     let mut w = World::new();
     let pid_file = w.dir.join("worker.pid");
     // The agent works until it is stopped.
-    one_agent(
+    workflow(
         &w,
         &format!(
             "#!/bin/sh\ncat >/dev/null\necho $$ > '{}'\nwhile :; do sleep 0.05; done\n",
@@ -67,11 +70,14 @@ fn a_pipe_closed_after_100_bytes_neither_crashes_nor_strands_agents() {
     let worker: u32 = wait_for("the agent to start", || {
         std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
     });
-    // More output for the closed pipe: a message to show.
-    let r = w.run(&["send", "@worker are you there?"]);
+    // More output for the closed pipe: messages and status changes.
+    let r = w.run(&["send", "@helper are you there?"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    wait_for("the message in the channel", || {
-        (w.channel("p").len() >= 2).then_some(())
+    wait_for("the helper's answer", || {
+        w.channel("p")
+            .iter()
+            .any(|m| m["from"] == "helper")
+            .then_some(())
     });
     // Still serving.
     let listed = w.list();
@@ -91,7 +97,7 @@ fn a_pipe_closed_after_100_bytes_neither_crashes_nor_strands_agents() {
 fn a_pipe_nobody_reads_does_not_hold_up_stop() {
     let mut w = World::new();
     // One answer far bigger than a pipe holds (64 KiB).
-    one_agent(
+    workflow(
         &w,
         "#!/bin/sh\ncat >/dev/null\ni=0\nwhile [ $i -lt 3000 ]; do\n  \
          echo \"line $i of a long answer that fills any pipe nobody reads\"\n  \
