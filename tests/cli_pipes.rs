@@ -13,7 +13,10 @@ use cli_support::{World, alive, wait_for};
 /// and whose agent `helper` answers at once.
 fn workflow(w: &World, script: &str) {
     w.script("worker.sh", script);
-    w.script("helper.sh", "#!/bin/sh\ncat >/dev/null\necho at your service\n");
+    w.script(
+        "helper.sh",
+        "#!/bin/sh\ncat >/dev/null\necho at your service\n",
+    );
     std::fs::write(
         w.dir.join("wf.yaml"),
         "agents:\n  worker:\n    command: ./worker.sh\n  helper:\n    command: ./helper.sh\n\

@@ -186,3 +186,38 @@ pub fn line(text: impl std::fmt::Display) {
 pub fn json(text: impl Into<String>) {
     output::json(text);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_warnings_and_carry_no_escapes() {
+        let said = describe(
+            &EngineEvent::Status {
+                agent: "a".into(),
+                status: AgentStatus::Failed("boom\x1b]0;t\x07 \x1b[2Jnow".into()),
+            },
+            false,
+        )
+        .unwrap();
+        assert_eq!(said.text, "· a: failed: boom now");
+        assert_eq!((said.stream, said.level), (Stream::Err, Level::WARN));
+        let said = describe(
+            &EngineEvent::Status {
+                agent: "a".into(),
+                status: AgentStatus::Thinking,
+            },
+            false,
+        )
+        .unwrap();
+        assert_eq!(said.level, Level::INFO);
+        // Activity only when verbose.
+        let tool = EngineEvent::Activity {
+            agent: "a".into(),
+            activity: BackendEvent::ToolCall { name: "x".into() },
+        };
+        assert!(describe(&tool, false).is_none());
+        assert_eq!(describe(&tool, true).unwrap().text, "  a ⚙ x");
+    }
+}
