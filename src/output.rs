@@ -151,6 +151,9 @@ struct Queue {
     /// Counts every piece written, so a waiter can tell a slow reader from
     /// none at all.
     progress: u64,
+    /// When the writer last took an item or finished a piece: a writer
+    /// stuck since long ago is not waited for again.
+    moved: Option<Instant>,
 }
 
 impl Queue {
@@ -266,7 +269,12 @@ impl Writer {
         q.mark_gap(Stream::Err);
         self.shared.work.notify_one();
         let mut progress = q.progress;
-        let mut deadline = stall.map(|s| Instant::now() + s);
+        // A writer already stuck for a while counts from when it stuck.
+        let since = match (q.writing, q.moved) {
+            (true, Some(moved)) => moved,
+            _ => Instant::now(),
+        };
+        let mut deadline = stall.map(|s| since + s);
         while !q.idle() {
             let Some(until) = deadline else {
                 q = self
@@ -304,12 +312,14 @@ fn write_loop(shared: &Shared, mut sink: impl Sink) {
         };
         let stream = item.stream();
         q.writing = true;
+        q.moved = Some(Instant::now());
         drop(q);
         let bytes = item.render();
         for piece in bytes.chunks(CHUNK) {
             let failed = sink.write(stream, piece).is_err();
             let mut q = shared.lock();
             q.progress += 1;
+            q.moved = Some(Instant::now());
             if failed {
                 q.close(stream);
             }
@@ -460,7 +470,9 @@ mod tests {
         for i in 1..MAX_LINES + 100 {
             w.line(Stream::Out, Form::Text, format!("line {i}"));
         }
-        // Nothing moves: a flush gives up instead of hanging.
+        // Nothing moves: a flush gives up instead of hanging, and so does
+        // the next one.
+        assert!(!w.flush(Some(Duration::from_millis(50))));
         assert!(!w.flush(Some(Duration::from_millis(50))));
         // The reader catches up: the gap is marked where it happened.
         drop(gate);

@@ -151,3 +151,24 @@ fn nothing_raw_reaches_the_terminal_and_json_stays_faithful() {
         "{reason}"
     );
 }
+
+#[test]
+fn error_paths_are_sanitized_too() {
+    let w = World::new();
+    // A file name and an unknown argument with escape sequences, echoed
+    // back in the error.
+    for args in [
+        &["run", "\x1b]0;pwned\x07.yaml"][..],
+        &["validate", "\x1b[2J.yaml"],
+        &["--bogus\x1b]52;c;aGk=\x07"],
+    ] {
+        let r = w.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.is_empty(), "{args:?}");
+        assert!(
+            !r.stderr.contains('\x1b') && !r.stderr.contains('\x07'),
+            "{args:?}: {:?}",
+            r.stderr
+        );
+    }
+}
