@@ -10,6 +10,7 @@ pub mod fsutil;
 pub mod instance;
 #[warn(missing_docs)]
 pub mod mcp;
+pub mod output;
 pub mod protocols;
 pub mod sanitize;
 pub mod tasks;

@@ -1,17 +1,65 @@
-//! The `awtui` binary: parses the command line and dispatches.
+//! The `awtui` binary: parses the command line and dispatches. Everything
+//! it prints, clap's usage errors included, goes through
+//! [`awtui::output`]: sanitized, and never a panic on a closed pipe.
 
 use std::process::ExitCode;
 
 use awtui::cli::{AopCommand, Cli, Command};
-use awtui::commands;
+use awtui::{commands, errln, output};
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let (code, hosts) = dispatch();
+    if hosts {
+        // `awtui stop` waits for this process to exit: a reader that takes
+        // nothing may cost the tail of the output, never the exit.
+        output::flush();
+    } else {
+        output::drain();
+    }
+    code
+}
+
+/// Whether `command` runs an instance (or the MCP bridge) in this process.
+fn hosts(command: Option<&Command>) -> bool {
+    matches!(
+        command,
+        None | Some(
+            Command::Open { .. }
+                | Command::Run { .. }
+                | Command::Start { .. }
+                | Command::Mcp { .. }
+        )
+    )
+}
+
+/// Prints clap's help, version or usage error (its words echo arguments,
+/// which may carry escape sequences); the exit code clap chose.
+fn usage(e: clap::Error) -> u8 {
+    let text = e.render().to_string();
+    let text = text.trim_end_matches('\n');
+    if e.use_stderr() {
+        errln!("{text}");
+    } else {
+        awtui::outln!("{text}");
+    }
+    u8::try_from(e.exit_code()).unwrap_or(commands::exit::INVALID)
+}
+
+/// Runs the command; its exit code, and whether it hosted an instance.
+fn dispatch() -> (ExitCode, bool) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return (ExitCode::from(usage(e)), false),
+    };
+    let hosts = hosts(cli.command.as_ref());
     let Some(command) = cli.command else {
         // `required = true` on `file` makes clap refuse a bare `awtui`.
         let file = cli.file.unwrap_or_default();
-        return ExitCode::from(commands::open::run(&file, cli.instance.as_deref()));
+        return (
+            ExitCode::from(commands::open::run(&file, cli.instance.as_deref())),
+            hosts,
+        );
     };
     let code = match command {
         Command::Open { file, instance } => commands::open::run(&file, instance.as_deref()),
@@ -21,12 +69,13 @@ fn main() -> ExitCode {
             dir,
             workflow,
         } => {
-            return awtui::mcp::bridge::main(awtui::mcp::bridge::BridgeArgs {
+            let code = awtui::mcp::bridge::main(awtui::mcp::bridge::BridgeArgs {
                 instance,
                 agent,
                 dir,
                 workflow,
             });
+            return (code, hosts);
         }
         Command::Validate { file, instance } => commands::validate::run(&file, instance.as_deref()),
         Command::Run {
@@ -105,7 +154,7 @@ fn main() -> ExitCode {
         Command::Init => match std::env::current_dir() {
             Ok(dir) => commands::init::run(&dir),
             Err(e) => {
-                eprintln!("cannot read the current directory: {e}");
+                errln!("cannot read the current directory: {e}");
                 commands::exit::FAILED
             }
         },
@@ -114,5 +163,5 @@ fn main() -> ExitCode {
             command: AopCommand::Check { strict, source },
         } => commands::aop_check::run(&source, strict),
     };
-    ExitCode::from(code)
+    (ExitCode::from(code), hosts)
 }

@@ -142,3 +142,86 @@ fn two_workflows_in_one_folder_never_share_an_instance() {
     let r = w.run(&["run", "two.yaml", "--instance", "default"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// Escape sequences an agent might emit: a window title (OSC 0), a screen
+/// clear (CSI 2J) and a clipboard write (OSC 52).
+const NASTY: &str = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;aGk=\x07";
+
+#[test]
+fn nothing_raw_reaches_the_terminal_and_json_stays_faithful() {
+    let w = World::new();
+    w.script(
+        "nasty.sh",
+        &format!("#!/bin/sh\ncat >/dev/null\nprintf '{NASTY}boom{NASTY}\\n' >&2\nexit 1\n"),
+    );
+    // The kickoff carries the same sequences (YAML escapes).
+    std::fs::write(
+        w.dir.join("nasty.yaml"),
+        "agents:\n  a:\n    command: ./nasty.sh\nlimits:\n  retries: 0\n\
+         kickoff: \"@a go \\x1b]0;title\\x07 \\x1b[2J now\"\n",
+    )
+    .unwrap();
+    let raw = |text: &str| text.contains('\x1b') || text.contains('\x07');
+
+    let r = w.run(&["run", "nasty.yaml", "--instance", "h", "--verbose"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("boom"),
+        "the reason is shown: {}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("go"), "{}", r.stdout);
+    assert!(!raw(&r.stdout), "stdout: {:?}", r.stdout);
+    assert!(!raw(&r.stderr), "stderr: {:?}", r.stderr);
+    // The system message that quotes the agent's stderr is clean too.
+    let channel = w.channel("h");
+    let system: Vec<&str> = channel
+        .iter()
+        .filter(|m| m["message"].as_str().unwrap().contains("failed after"))
+        .map(|m| m["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(system.len(), 1, "{channel:?}");
+    assert!(
+        system[0].contains("boom") && !raw(system[0]),
+        "{:?}",
+        system[0]
+    );
+
+    let r = w.run(&["run", "nasty.yaml", "--instance", "j", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!raw(&r.stdout), "JSON escapes control characters");
+    assert!(!raw(&r.stderr), "stderr: {:?}", r.stderr);
+    let v = r.json();
+    let messages = v["messages"].as_array().unwrap();
+    // The user's kickoff, exactly as written.
+    assert_eq!(
+        messages[0]["entry"]["message"],
+        "@a go \x1b]0;title\x07 \x1b[2J now"
+    );
+    let reason = v["agents"][0]["status"].to_string();
+    assert!(
+        reason.contains("boom") && !reason.contains("\\u001b"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn error_paths_are_sanitized_too() {
+    let w = World::new();
+    // A file name and an unknown argument with escape sequences, echoed
+    // back in the error.
+    for args in [
+        &["run", "\x1b]0;pwned\x07.yaml"][..],
+        &["validate", "\x1b[2J.yaml"],
+        &["--bogus\x1b]52;c;aGk=\x07"],
+    ] {
+        let r = w.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.is_empty(), "{args:?}");
+        assert!(
+            !r.stderr.contains('\x1b') && !r.stderr.contains('\x07'),
+            "{args:?}: {:?}",
+            r.stderr
+        );
+    }
+}

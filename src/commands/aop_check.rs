@@ -1,6 +1,7 @@
 //! `awtui aop check [--strict] <file|->`: validates agent output against the
 //! Agent Output Protocol and prints each finding with its line.
 
+use crate::{errln, outln};
 use std::io::Read;
 use std::path::Path;
 
@@ -13,7 +14,7 @@ pub fn run(source: &Path, strict: bool) -> u8 {
     let (name, text) = match read(source) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("cannot read {}: {e}", source.display());
+            errln!("cannot read {}: {e}", source.display());
             return exit::INVALID;
         }
     };
@@ -24,11 +25,11 @@ pub fn run(source: &Path, strict: bool) -> u8 {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        println!("{name}:{}: {level}: {}", f.line, f.message);
+        outln!("{name}:{}: {level}: {}", f.line, f.message);
     }
     let blocks = parsed.blocks().count();
     let kinds: Vec<String> = parsed.blocks().map(|b| b.kind.to_string()).collect();
-    println!(
+    outln!(
         "{name}: {blocks} block{} ({}), {} finding{}",
         if blocks == 1 { "" } else { "s" },
         if kinds.is_empty() {

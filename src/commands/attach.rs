@@ -5,6 +5,7 @@
 //! agents and the recent channel, then every message and status change,
 //! each line typed on standard input posted as `user`, Ctrl-C detaching.
 
+use crate::{errln, outln};
 use std::io::BufRead;
 
 use tokio::sync::broadcast;
@@ -48,7 +49,7 @@ pub fn run_with(instance: Option<&str>, follow_mode: bool) -> u8 {
     let config = match crate::tui::Config::load() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("awtui: bad config: {e}");
+            errln!("awtui: bad config: {e}");
             return exit::INVALID;
         }
     };
@@ -69,13 +70,15 @@ async fn screen(info: InstanceInfo, config: crate::tui::Config) -> u8 {
         on_quit: crate::tui::QuitAction::Detach,
         ..crate::tui::TuiOptions::default()
     };
+    // Whatever was printed is out before the screen is taken.
+    crate::output::flush();
     match crate::tui::run(link, options).await {
         Ok(_) => {
-            println!("detached; @{} keeps running", info.instance);
+            outln!("detached; @{} keeps running", info.instance);
             exit::OK
         }
         Err(e) => {
-            eprintln!("awtui: {e}");
+            errln!("awtui: {e}");
             exit::FAILED
         }
     }
@@ -86,11 +89,11 @@ async fn connect(info: &InstanceInfo) -> Result<crate::engine::Link, u8> {
     match tokio::time::timeout(remote::ANSWER_TIMEOUT, crate::instance::connect(info)).await {
         Ok(Ok(link)) => Ok(link),
         Ok(Err(e)) => {
-            eprintln!("{e}");
+            errln!("{e}");
             Err(remote::control_failure(&e))
         }
         Err(_) => {
-            eprintln!("instance '{}' does not answer", info.instance);
+            errln!("instance '{}' does not answer", info.instance);
             Err(exit::FAILED)
         }
     }
@@ -107,7 +110,7 @@ async fn follow(info: InstanceInfo) -> u8 {
     // meanwhile wait in the receiver (messages already shown are skipped).
     let snapshot = tokio::select! {
         _ = tokio::signal::ctrl_c() => {
-            eprintln!("detached; @{} keeps running", info.instance);
+            errln!("detached; @{} keeps running", info.instance);
             return exit::OK;
         }
         answer = commands.request(Command::Snapshot { messages: RECENT }) => answer,
@@ -115,7 +118,7 @@ async fn follow(info: InstanceInfo) -> u8 {
     let snapshot = match snapshot {
         Ok(Reply::Snapshot { snapshot }) => snapshot,
         Ok(other) => {
-            eprintln!("unexpected answer from @{}: {other:?}", info.instance);
+            errln!("unexpected answer from @{}: {other:?}", info.instance);
             return exit::FAILED;
         }
         Err(RequestError::Failed(f)) => {
@@ -123,7 +126,7 @@ async fn follow(info: InstanceInfo) -> u8 {
             return exit::FAILED;
         }
         Err(RequestError::EngineGone) => {
-            eprintln!("@{} went away", info.instance);
+            errln!("@{} went away", info.instance);
             return exit::NOT_RUNNING;
         }
     };
@@ -132,7 +135,7 @@ async fn follow(info: InstanceInfo) -> u8 {
         .iter()
         .map(|a| format!("{} ({})", a.name, a.status))
         .collect();
-    eprintln!(
+    errln!(
         "attached to @{} ({}, pid {}): {} messages; agents: {}",
         info.instance,
         info.source(),
@@ -140,7 +143,7 @@ async fn follow(info: InstanceInfo) -> u8 {
         snapshot.total_messages,
         for_terminal(&agents.join(", "))
     );
-    eprintln!("type a line to post it as user; Ctrl-C detaches");
+    errln!("type a line to post it as user; Ctrl-C detaches");
     let mut last_id = 0u64;
     for m in &snapshot.messages {
         print::message(&m.entry, Some(&m.annotations));
@@ -169,7 +172,7 @@ async fn follow(info: InstanceInfo) -> u8 {
     loop {
         let event = tokio::select! {
             _ = tokio::signal::ctrl_c() => {
-                eprintln!("detached; @{} keeps running", info.instance);
+                errln!("detached; @{} keeps running", info.instance);
                 return exit::OK;
             }
             e = events.recv() => e,
@@ -177,11 +180,11 @@ async fn follow(info: InstanceInfo) -> u8 {
         let event = match event {
             Ok(e) => e,
             Err(broadcast::error::RecvError::Lagged(n)) => {
-                eprintln!("({n} events not shown)");
+                errln!("({n} events not shown)");
                 continue;
             }
             Err(broadcast::error::RecvError::Closed) => {
-                eprintln!("@{} went away", info.instance);
+                errln!("@{} went away", info.instance);
                 return exit::NOT_RUNNING;
             }
         };
@@ -200,7 +203,7 @@ fn show(event: &EngineEvent, last_id: &mut u64, info: &InstanceInfo) -> bool {
             print::event(event, false);
         }
         EngineEvent::Finished { .. } => {
-            eprintln!("@{} stopped", info.instance);
+            errln!("@{} stopped", info.instance);
             return true;
         }
         other => print::event(other, false),

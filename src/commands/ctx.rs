@@ -2,6 +2,7 @@
 //! `command` backend (and anyone scripting). It talks MCP to the running
 //! instance as the agent whose token is in `AWTUI_TOKEN`.
 
+use crate::errln;
 use std::io::{IsTerminal, Read};
 
 use rmcp::ServiceExt;
@@ -20,7 +21,7 @@ const EXIT_UNREACHABLE: u8 = 3;
 pub fn run(command: CtxCommand, json: bool) -> u8 {
     let (Ok(url), Ok(token)) = (std::env::var("AWTUI_MCP_URL"), std::env::var("AWTUI_TOKEN"))
     else {
-        eprintln!(
+        errln!(
             "awtui ctx needs AWTUI_MCP_URL and AWTUI_TOKEN; awtui sets both for the agents it starts"
         );
         return exit::INVALID;
@@ -28,7 +29,7 @@ pub fn run(command: CtxCommand, json: bool) -> u8 {
     let (tool, args) = match request(command) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return exit::INVALID;
         }
     };
@@ -94,7 +95,7 @@ async fn call(url: &str, token: &str, tool: &'static str, args: Value, json: boo
     let client = match ().serve(transport).await {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("cannot reach the awtui instance at {url}: {e}");
+            errln!("cannot reach the awtui instance at {url}: {e}");
             return EXIT_UNREACHABLE;
         }
     };
@@ -105,7 +106,7 @@ async fn call(url: &str, token: &str, tool: &'static str, args: Value, json: boo
     let result = match result {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{tool} failed: {e}");
+            errln!("{tool} failed: {e}");
             return exit::FAILED;
         }
     };
@@ -115,22 +116,22 @@ async fn call(url: &str, token: &str, tool: &'static str, args: Value, json: boo
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
         .collect();
     if result.is_error == Some(true) {
-        eprintln!("{tool}: {text}");
+        errln!("{tool}: {text}");
         return exit::FAILED;
     }
     let value = result
         .structured_content
         .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(json!(text)));
     if json {
-        println!("{value}");
+        crate::output::json(value.to_string());
     } else {
         // Scripts get the text as it is; a terminal never gets an agent's
         // escape sequences.
         let text = human(tool, &value);
         if std::io::stdout().is_terminal() {
-            print!("{}", crate::sanitize::for_terminal(&text));
+            crate::output::raw(crate::sanitize::for_terminal(&text));
         } else {
-            print!("{text}");
+            crate::output::raw(text);
         }
     }
     exit::OK

@@ -2,12 +2,16 @@
 //! workflow, lock the instance, start the engine, serve its control
 //! endpoint and register it (so `list`, `send`, `stop`, `peek` and `attach`
 //! reach it from any terminal), show its events, and on SIGINT, SIGTERM or
-//! SIGHUP stop it the way `awtui stop` does.
+//! SIGHUP stop it the way `awtui stop` does. It logs to the instance's
+//! `awtui.log` ([`super::logging`]); everything it prints goes through
+//! [`crate::output`], so a closed or unread pipe never stops the engine.
 
 use std::path::Path;
 use std::time::Instant;
 
 use tokio::sync::broadcast;
+
+use crate::errln;
 
 use super::exit;
 use super::report::{self, AgentTracker};
@@ -29,6 +33,12 @@ pub enum Output {
     Report,
     /// Every event as a JSON line on stdout.
     JsonLines,
+    /// A background instance: its output is its log, so events are logged
+    /// (status changes and failures; channel messages only at debug).
+    Log {
+        /// Log agent activity, document changes and counters too.
+        verbose: bool,
+    },
 }
 
 /// What to host.
@@ -62,7 +72,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
     if opts.daemon_child
         && let Err(e) = daemon::detach()
     {
-        eprintln!("warning: cannot start a session of its own: {e}");
+        errln!("warning: cannot start a session of its own: {e}");
     }
     let Some(loaded) = load_reporting(opts.file) else {
         return exit::INVALID;
@@ -72,19 +82,29 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
     // A backend that cannot run is reported before the instance folder is
     // made or locked.
     if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
-        eprintln!("{e}");
+        errln!("{e}");
         return exit::INVALID;
     }
     let name = instance::owner::resolve(&workflow, opts.instance);
     let claim = match instance::claim(&workflow, &name) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return claim_failure(&e);
         }
     };
+    // Warnings go to the instance's log, as the control room's do.
+    let log = claim.home().join(layout::LOG_FILE);
+    if let Err(e) = super::logging::to_file(&log) {
+        errln!("warning: cannot write the log {}: {e}", log.display());
+    }
+    tracing::info!(
+        "hosting {} as instance {} ({:?})",
+        workflow.file.display(),
+        name,
+        opts.mode
+    );
     let claim = if opts.daemon_child {
-        let log = claim.home().join(layout::LOG_FILE);
         claim.with_log(log)
     } else {
         claim
@@ -103,7 +123,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
         let (engine, events) = match Engine::start(workflow.clone(), options).await {
             Ok(started) => started,
             Err(e) => {
-                eprintln!("{e}");
+                errln!("{e}");
                 return match e {
                     EngineError::Setup(SetupError::Failed { .. } | SetupError::Spawn { .. }) => {
                         exit::FAILED
@@ -116,19 +136,23 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
         let served = match instance::serve(&engine, claim, opts.mode).await {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("cannot serve the instance: {e}");
+                errln!("cannot serve the instance: {e}");
                 engine.send(Command::Shutdown);
                 engine.wait().await;
                 return exit::FAILED;
             }
         };
-        if opts.mode == RunMode::Start && opts.output != Output::JsonLines {
-            eprintln!(
-                "instance {} running (pid {}); `awtui stop @{}` stops it",
-                served.info().instance,
-                served.info().pid,
-                served.info().instance
-            );
+        let running = format!(
+            "instance {} running (pid {}); `awtui stop @{}` stops it",
+            served.info().instance,
+            served.info().pid,
+            served.info().instance
+        );
+        match opts.output {
+            Output::Log { .. } => tracing::info!("{running}"),
+            Output::JsonLines => {}
+            _ if opts.mode == RunMode::Start => errln!("{running}"),
+            _ => {}
         }
         let commands = engine.commands();
         tokio::spawn(async move {
@@ -144,7 +168,11 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
             && opts.mode == RunMode::Run
         {
             for p in pending {
-                eprintln!("{}: {} with {} unread", p.agent, p.status, p.unread);
+                let line = format!("{}: {} with {} unread", p.agent, p.status, p.unread);
+                match opts.output {
+                    Output::Log { .. } => tracing::warn!("{line}"),
+                    _ => errln!("{line}"),
+                }
             }
         }
         if opts.output == Output::Report {
@@ -159,8 +187,8 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
                 )
             });
             match serde_json::to_string_pretty(&report) {
-                Ok(text) => super::print::line(text),
-                Err(e) => eprintln!("cannot write the report: {e}"),
+                Ok(text) => super::print::json(text),
+                Err(e) => errln!("cannot write the report: {e}"),
             }
         }
         match opts.mode {
@@ -183,7 +211,11 @@ async fn follow(
             Ok(e) => e,
             Err(broadcast::error::RecvError::Closed) => break,
             Err(broadcast::error::RecvError::Lagged(n)) => {
-                eprintln!("(output fell behind; {n} events not shown)");
+                let text = format!("(output fell behind; {n} events not shown)");
+                match output {
+                    Output::Log { .. } => tracing::warn!("{text}"),
+                    _ => errln!("{text}"),
+                }
                 continue;
             }
         };
@@ -198,6 +230,7 @@ async fn follow(
                 }
             }
             Output::JsonLines => super::print::json_line(&event),
+            Output::Log { verbose } => super::print::log_event(&event, verbose),
         }
         tracker.apply(&event);
         if matches!(event, EngineEvent::Finished { .. }) {

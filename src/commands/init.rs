@@ -3,6 +3,7 @@
 //! its prompts — from assets embedded in the binary. It never overwrites:
 //! if any of the files exists, nothing is written.
 
+use crate::errln;
 use std::path::Path;
 
 use super::exit;
@@ -31,7 +32,7 @@ pub fn run(dir: &Path) -> u8 {
         .filter(|name| dir.join(name).symlink_metadata().is_ok())
         .collect();
     if !existing.is_empty() {
-        eprintln!(
+        errln!(
             "refusing to overwrite {} (nothing was written)",
             existing.join(", ")
         );
@@ -51,7 +52,7 @@ pub fn run(dir: &Path) -> u8 {
                     .write_all(content.as_bytes())
             });
         if let Err(e) = written {
-            eprintln!("cannot write {}: {e}", path.display());
+            errln!("cannot write {}: {e}", path.display());
             return exit::FAILED;
         }
         super::print::line(format!("wrote {name}"));

@@ -11,6 +11,7 @@
 //! `unresponsive`. Stale registry records (dead processes) are removed, never
 //! shown. With nothing running, stdout stays empty and stderr says so.
 
+use crate::errln;
 use serde::Serialize;
 
 use super::exit;
@@ -122,16 +123,16 @@ pub fn run(json: bool) -> u8 {
     });
     if json {
         match serde_json::to_string_pretty(&table) {
-            Ok(text) => super::print::line(text),
+            Ok(text) => super::print::json(text),
             Err(e) => {
-                eprintln!("{e}");
+                errln!("{e}");
                 return exit::FAILED;
             }
         }
         return exit::OK;
     }
     if table.is_empty() {
-        eprintln!("nothing is running");
+        errln!("nothing is running");
         return exit::OK;
     }
     let mut lines = vec![[

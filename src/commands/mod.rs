@@ -6,6 +6,7 @@ pub mod ctx;
 pub mod host;
 pub mod init;
 pub mod list;
+pub mod logging;
 pub mod new;
 pub mod open;
 pub mod peek;
@@ -43,7 +44,7 @@ pub fn runtime(multi: bool) -> Option<tokio::runtime::Runtime> {
     match builder.enable_all().build() {
         Ok(rt) => Some(rt),
         Err(e) => {
-            eprintln!("cannot start: {e}");
+            crate::errln!("cannot start: {e}");
             None
         }
     }

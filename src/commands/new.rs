@@ -5,6 +5,7 @@
 //! stopped agent rewrites its settings and starts it again (with
 //! `--context`, its conversation continues).
 
+use crate::errln;
 use std::path::Path;
 
 use super::exit;
@@ -36,7 +37,7 @@ pub struct NewArgs<'a> {
 pub fn run(args: NewArgs<'_>) -> u8 {
     let name = args.name;
     if !mentions::is_valid_name(name) || mentions::RESERVED_NAMES.contains(&name) {
-        eprintln!(
+        errln!(
             "'{name}' cannot be an agent name: use letters, digits, '_' and '-', starting with a letter (not system, user or all)"
         );
         return exit::INVALID;
@@ -46,7 +47,7 @@ pub fn run(args: NewArgs<'_>) -> u8 {
         Err(code) => return code,
     };
     if let Some(other) = running.iter().find(|i| i.instance == name) {
-        eprintln!(
+        errln!(
             "'{name}' is already running (pid {}, {}); stop it first with `awtui stop {}`",
             other.pid,
             other.source(),
@@ -62,7 +63,7 @@ pub fn run(args: NewArgs<'_>) -> u8 {
         Some(s) if Path::new(s).is_file() => match std::fs::read_to_string(s) {
             Ok(text) => Some(text),
             Err(e) => {
-                eprintln!("cannot read {s}: {e}");
+                errln!("cannot read {s}: {e}");
                 return exit::INVALID;
             }
         },
@@ -71,7 +72,7 @@ pub fn run(args: NewArgs<'_>) -> u8 {
     let workdir = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("cannot read the current directory: {e}");
+            errln!("cannot read the current directory: {e}");
             return exit::FAILED;
         }
     };
@@ -87,7 +88,7 @@ pub fn run(args: NewArgs<'_>) -> u8 {
     let file = match standalone::write(&spec) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return exit::FAILED;
         }
     };

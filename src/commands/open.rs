@@ -7,9 +7,9 @@
 //! Logs go to `awtui.log` in the instance folder (a temporary file for a
 //! memory context), never to the terminal.
 
+use crate::errln;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use super::exit;
 use super::validate::load_reporting;
@@ -24,7 +24,7 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
     let config = match tui::Config::load() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("awtui: bad config: {e}");
+            errln!("awtui: bad config: {e}");
             return exit::INVALID;
         }
     };
@@ -33,18 +33,18 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
     };
     let instance = &crate::instance::owner::resolve(&loaded.workflow, instance);
     if !is_valid_instance_name(instance) {
-        eprintln!("{}", SetupError::InstanceName(instance.into()));
+        errln!("{}", SetupError::InstanceName(instance.into()));
         return exit::INVALID;
     }
     let problems = crate::engine::preflight(&loaded.workflow);
     for p in &problems {
-        eprintln!("{}: error: {p}", file.display());
+        errln!("{}: error: {p}", file.display());
     }
     if !problems.is_empty() {
         return exit::INVALID;
     }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        eprintln!(
+        errln!(
             "awtui: the control room needs a terminal; use `awtui run {}` to run headless",
             file.display()
         );
@@ -54,7 +54,9 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         .ok()
         .flatten();
     let log = log_path(dir.as_deref(), instance);
-    init_logging(&log);
+    if let Err(e) = super::logging::to_file(&log) {
+        errln!("warning: cannot write the log {}: {e}", log.display());
+    }
     tracing::info!("opening {} as instance {instance}", file.display());
 
     // One engine per instance, reachable from other terminals (list, send,
@@ -62,7 +64,7 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
     let claim = match crate::instance::claim(&loaded.workflow, instance) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return super::host::claim_failure(&e);
         }
     };
@@ -78,7 +80,7 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         let (engine, first) = match Engine::start(loaded.workflow, options).await {
             Ok(started) => started,
             Err(e) => {
-                eprintln!("{e}");
+                errln!("{e}");
                 return match e {
                     EngineError::Setup(SetupError::Failed { .. }) => exit::FAILED,
                     _ => exit::INVALID,
@@ -98,6 +100,8 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
             commands: engine.commands(),
             events: first,
         };
+        // Whatever was printed is out before the screen is taken.
+        crate::output::flush();
         let result = tui::run(
             link,
             TuiOptions {
@@ -116,13 +120,11 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
             served.close().await;
         }
         tracing::info!("instance ended: {outcome:?}");
-        // The terminal may be gone (SIGHUP): `println!` would panic.
-        use std::io::Write;
+        // The terminal may be gone (SIGHUP): printed through the writer.
         match result {
             Ok(_) => {
                 if let Some(d) = &dir {
-                    let _ = writeln!(
-                        std::io::stdout(),
+                    crate::outln!(
                         "awtui: instance '{instance}' stopped; its context is in {} \
                          (open the same workflow again to resume it)",
                         d.display()
@@ -132,7 +134,7 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
             }
             Err(e) => {
                 tracing::error!("{e}");
-                let _ = writeln!(std::io::stderr(), "awtui: {e} (log: {})", log.display());
+                errln!("awtui: {e} (log: {})", log.display());
                 exit::FAILED
             }
         }
@@ -144,33 +146,4 @@ fn log_path(dir: Option<&Path>, instance: &str) -> PathBuf {
         Some(d) => d.join("awtui.log"),
         None => std::env::temp_dir().join(format!("awtui-{instance}.log")),
     }
-}
-
-/// Sends tracing output to `path` (appending); silently does without logs
-/// when the file cannot be opened.
-fn init_logging(path: &Path) {
-    if let Some(parent) = path.parent() {
-        let _ = std::fs::create_dir_all(parent);
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    else {
-        return;
-    };
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    // awtui's own news at info, the libraries' (rmcp is chatty) at warn.
-    let filter = tracing_subscriber::filter::Targets::new()
-        .with_target("awtui", tracing::Level::INFO)
-        .with_default(tracing::Level::WARN);
-    let _ = tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(Mutex::new(file))
-                .with_ansi(false),
-        )
-        .with(filter)
-        .try_init();
 }

@@ -14,6 +14,7 @@
 use super::exit;
 use super::print;
 use super::remote;
+use crate::errln;
 use crate::instance::control::{Reply, Request};
 use crate::instance::query::PeekQuery;
 use crate::protocols::agent_mail::MessageType;
@@ -40,7 +41,7 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
         Some(Ok(k)) => Some(k),
         Some(Err(k)) => {
             let all: Vec<&str> = MessageType::ALL.iter().map(|t| t.keyword()).collect();
-            eprintln!(
+            errln!(
                 "'{k}' is not an Agent Mail type: use one of {}",
                 all.join(", ")
             );
@@ -69,16 +70,16 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
         let items = match remote::request(&mut client, Request::Peek(query.clone())).await {
             Ok(Reply::Messages { items }) => items,
             Ok(other) => {
-                eprintln!("unexpected answer: {other:?}");
+                errln!("unexpected answer: {other:?}");
                 return exit::FAILED;
             }
             Err(code) => return code,
         };
         if args.json {
             match serde_json::to_string_pretty(&items) {
-                Ok(text) => super::print::line(text),
+                Ok(text) => super::print::json(text),
                 Err(e) => {
-                    eprintln!("{e}");
+                    errln!("{e}");
                     return exit::FAILED;
                 }
             }
@@ -89,7 +90,7 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
                 Some(a) => format!("{} has no unread messages", resolved.info.address(a)),
                 None => format!("no messages in @{}", resolved.info.instance),
             };
-            eprintln!("{what}");
+            errln!("{what}");
         }
         for item in &items {
             if let (Some(priority), Some(state)) = (item.priority, item.state) {

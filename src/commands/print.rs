@@ -1,13 +1,16 @@
 //! How the command line shows a channel message and an engine event to a
 //! person: shared by `run`, `start`, `attach` and `peek`, so a message looks
-//! the same everywhere. Agent text is sanitized before it reaches the
-//! terminal.
+//! the same everywhere. Everything is printed through [`crate::output`]:
+//! never a panic or a stall on a closed or full pipe, and agent text
+//! sanitized before it reaches the terminal.
 
-use std::io::Write;
+use tracing::Level;
 
 use crate::agents::backend::BackendEvent;
+use crate::agents::runner::AgentStatus;
 use crate::context::ChannelEntry;
 use crate::engine::EngineEvent;
+use crate::output::{self, Stream};
 use crate::protocols::Annotations;
 use crate::sanitize::for_terminal;
 
@@ -44,80 +47,183 @@ pub fn message_text(entry: &ChannelEntry, annotations: Option<&Annotations>) -> 
 
 /// Prints a message on stdout.
 pub fn message(entry: &ChannelEntry, annotations: Option<&Annotations>) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", message_text(entry, annotations));
-    let _ = out.flush();
+    output::out(message_text(entry, annotations));
+}
+
+/// What a person is told about an engine event: the text, the stream it
+/// goes to, and how much it matters (the level it is logged at by a
+/// background instance).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Said {
+    /// The line(s), sanitized.
+    pub text: String,
+    /// Messages go to stdout, everything else to stderr.
+    pub stream: Stream,
+    /// `WARN` for failures, pauses and notices, `DEBUG` for channel
+    /// messages, `INFO` otherwise.
+    pub level: Level,
+}
+
+/// Describes an event for a person, or `None` when it is not shown;
+/// `verbose` adds agent activity, document changes and counters.
+pub fn describe(event: &EngineEvent, verbose: bool) -> Option<Said> {
+    let (text, level) = match event {
+        EngineEvent::Message { entry, annotations } => {
+            return Some(Said {
+                text: message_text(entry, Some(annotations)),
+                stream: Stream::Out,
+                level: Level::DEBUG,
+            });
+        }
+        EngineEvent::Status { agent, status } => (
+            format!(
+                "· {}: {}",
+                for_terminal(agent),
+                for_terminal(&status.to_string())
+            ),
+            if matches!(status, AgentStatus::Failed(_)) {
+                Level::WARN
+            } else {
+                Level::INFO
+            },
+        ),
+        EngineEvent::Paused { reason } => (
+            format!("⏸ paused: {}", for_terminal(&reason.to_string())),
+            Level::WARN,
+        ),
+        EngineEvent::Resumed => ("▶ resumed".to_string(), Level::INFO),
+        EngineEvent::Notice { text } => (format!("! {}", for_terminal(text)), Level::WARN),
+        EngineEvent::Activity { agent, activity } if verbose => match activity {
+            BackendEvent::ToolCall { name } => (
+                format!("  {} ⚙ {}", for_terminal(agent), for_terminal(name)),
+                Level::INFO,
+            ),
+            BackendEvent::ToolDone { name, ok: false } => (
+                format!("  {} ✗ {} failed", for_terminal(agent), for_terminal(name)),
+                Level::INFO,
+            ),
+            BackendEvent::Error { message } => (
+                format!("  {} ✗ {}", for_terminal(agent), for_terminal(message)),
+                Level::INFO,
+            ),
+            _ => return None,
+        },
+        EngineEvent::Document { path, change, by } if verbose => (
+            format!(
+                "· {} {} by {}",
+                for_terminal(path),
+                format!("{change:?}").to_lowercase(),
+                for_terminal(by)
+            ),
+            Level::INFO,
+        ),
+        EngineEvent::Metrics { agent, metrics } if verbose => (
+            format!(
+                "  {} turns {} · tokens {}/{} · ${:.4}",
+                for_terminal(agent),
+                metrics.turns,
+                metrics.tokens_in,
+                metrics.tokens_out,
+                metrics.cost_usd
+            ),
+            Level::INFO,
+        ),
+        _ => return None,
+    };
+    Some(Said {
+        text,
+        stream: Stream::Err,
+        level,
+    })
 }
 
 /// Prints, on stderr, why one of this front end's commands failed (told
 /// to it alone, never on the event stream).
 pub fn failure(failed: &crate::engine::CommandFailed) {
-    eprintln!(
+    output::err(format!(
         "✗ {}: {}",
         for_terminal(&failed.command),
         for_terminal(&failed.error)
-    );
+    ));
 }
 
 /// Prints an event for a person: messages on stdout, everything else on
 /// stderr. `verbose` adds agent activity and document changes.
 pub fn event(event: &EngineEvent, verbose: bool) {
-    match event {
-        EngineEvent::Message { entry, annotations } => message(entry, Some(annotations)),
-        EngineEvent::Status { agent, status } => {
-            eprintln!(
-                "· {}: {}",
-                for_terminal(agent),
-                for_terminal(&status.to_string())
-            )
+    if let Some(said) = describe(event, verbose) {
+        match said.stream {
+            Stream::Out => output::out(said.text),
+            Stream::Err => output::err(said.text),
         }
-        EngineEvent::Paused { reason } => {
-            eprintln!("⏸ paused: {}", for_terminal(&reason.to_string()))
+    }
+}
+
+/// Logs an event (a background instance, whose output is its log): channel
+/// messages only at debug (they are in the channel already), engine notices
+/// not again (the engine logged them).
+pub fn log_event(event: &EngineEvent, verbose: bool) {
+    if matches!(event, EngineEvent::Notice { .. }) {
+        return;
+    }
+    if let Some(said) = describe(event, verbose) {
+        let text = said.text.trim_end();
+        match said.level {
+            Level::ERROR | Level::WARN => tracing::warn!("{text}"),
+            Level::INFO => tracing::info!("{text}"),
+            _ => tracing::debug!("{text}"),
         }
-        EngineEvent::Resumed => eprintln!("▶ resumed"),
-        EngineEvent::Notice { text } => eprintln!("! {}", for_terminal(text)),
-        EngineEvent::Activity { agent, activity } if verbose => match activity {
-            BackendEvent::ToolCall { name } => {
-                eprintln!("  {} ⚙ {}", for_terminal(agent), for_terminal(name))
-            }
-            BackendEvent::ToolDone { name, ok: false } => {
-                eprintln!("  {} ✗ {} failed", for_terminal(agent), for_terminal(name))
-            }
-            BackendEvent::Error { message } => {
-                eprintln!("  {} ✗ {}", for_terminal(agent), for_terminal(message))
-            }
-            _ => {}
-        },
-        EngineEvent::Document { path, change, by } if verbose => eprintln!(
-            "· {} {} by {}",
-            for_terminal(path),
-            format!("{change:?}").to_lowercase(),
-            for_terminal(by)
-        ),
-        EngineEvent::Metrics { agent, metrics } if verbose => eprintln!(
-            "  {} turns {} · tokens {}/{} · ${:.4}",
-            for_terminal(agent),
-            metrics.turns,
-            metrics.tokens_in,
-            metrics.tokens_out,
-            metrics.cost_usd
-        ),
-        _ => {}
     }
 }
 
 /// Prints an event as one JSON line on stdout.
 pub fn json_line(event: &EngineEvent) {
     if let Ok(line) = serde_json::to_string(event) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
+        output::json(line);
     }
 }
 
-/// Writes a line to stdout, ignoring a closed pipe (`awtui list | head`).
+/// Prints a line for a person on stdout (sanitized), ignoring a closed pipe
+/// (`awtui list | head`).
 pub fn line(text: impl std::fmt::Display) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
+    output::out(text.to_string());
+}
+
+/// Prints JSON on stdout as it is (serde escapes control characters).
+pub fn json(text: impl Into<String>) {
+    output::json(text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_warnings_and_carry_no_escapes() {
+        let said = describe(
+            &EngineEvent::Status {
+                agent: "a".into(),
+                status: AgentStatus::Failed("boom\x1b]0;t\x07 \x1b[2Jnow".into()),
+            },
+            false,
+        )
+        .unwrap();
+        assert_eq!(said.text, "· a: failed: boom now");
+        assert_eq!((said.stream, said.level), (Stream::Err, Level::WARN));
+        let said = describe(
+            &EngineEvent::Status {
+                agent: "a".into(),
+                status: AgentStatus::Thinking,
+            },
+            false,
+        )
+        .unwrap();
+        assert_eq!(said.level, Level::INFO);
+        // Activity only when verbose.
+        let tool = EngineEvent::Activity {
+            agent: "a".into(),
+            activity: BackendEvent::ToolCall { name: "x".into() },
+        };
+        assert!(describe(&tool, false).is_none());
+        assert_eq!(describe(&tool, true).unwrap().text, "  a ⚙ x");
+    }
 }

@@ -1,6 +1,7 @@
 //! What the commands that talk to a running instance share: finding it from
 //! a target, connecting, and turning failures into exit codes.
 
+use crate::errln;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,7 +22,7 @@ pub fn runtime() -> Option<tokio::runtime::Runtime> {
 /// Every running instance, or the exit code after saying why not.
 pub fn running() -> Result<Vec<InstanceInfo>, u8> {
     registry::running().map_err(|e| {
-        eprintln!("{e}");
+        errln!("{e}");
         exit::FAILED
     })
 }
@@ -46,13 +47,13 @@ pub fn resolve(text: Option<&str>) -> Result<Resolved, u8> {
     let parsed = match text.map(Target::parse).transpose() {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return Err(target_failure(&e));
         }
     };
     let running = running()?;
     target::resolve(parsed.as_ref(), &running, &cwd()).map_err(|e| {
-        eprintln!("{e}");
+        errln!("{e}");
         target_failure(&e)
     })
 }
@@ -70,11 +71,11 @@ pub async fn open(info: &InstanceInfo) -> Result<Client, u8> {
     match tokio::time::timeout(ANSWER_TIMEOUT, Client::open(info)).await {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(e)) => {
-            eprintln!("{e}");
+            errln!("{e}");
             Err(control_failure(&e))
         }
         Err(_) => {
-            eprintln!(
+            errln!(
                 "instance '{}' (pid {}) does not answer on {}",
                 info.instance,
                 info.pid,
@@ -90,16 +91,16 @@ pub async fn request(client: &mut Client, request: Request) -> Result<Reply, u8>
     let instance = client.info.instance.clone();
     match tokio::time::timeout(ANSWER_TIMEOUT, client.request(request)).await {
         Ok(Ok(Reply::Error { error, .. })) => {
-            eprintln!("instance '{instance}': {error}");
+            errln!("instance '{instance}': {error}");
             Err(exit::FAILED)
         }
         Ok(Ok(reply)) => Ok(reply),
         Ok(Err(e)) => {
-            eprintln!("{e}");
+            errln!("{e}");
             Err(control_failure(&e))
         }
         Err(_) => {
-            eprintln!("instance '{instance}' did not answer within {ANSWER_TIMEOUT:?}");
+            errln!("instance '{instance}' did not answer within {ANSWER_TIMEOUT:?}");
             Err(exit::FAILED)
         }
     }
@@ -110,7 +111,7 @@ pub async fn status(client: &mut Client) -> Result<InstanceStatus, u8> {
     match request(client, Request::Status).await? {
         Reply::Status { status } => Ok(*status),
         other => {
-            eprintln!("unexpected answer: {other:?}");
+            errln!("unexpected answer: {other:?}");
             Err(exit::FAILED)
         }
     }

@@ -15,6 +15,7 @@
 //! stopped, failed or out of budget, or after `--timeout` seconds; exit 3
 //! when the instance stops meanwhile.
 
+use crate::errln;
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::time::Duration;
@@ -56,12 +57,12 @@ pub fn run(args: SendArgs<'_>) -> u8 {
     if message == "-" {
         message.clear();
         if let Err(e) = std::io::stdin().read_to_string(&mut message) {
-            eprintln!("cannot read the message from standard input: {e}");
+            errln!("cannot read the message from standard input: {e}");
             return exit::FAILED;
         }
     }
     if message.trim().is_empty() {
-        eprintln!("the message is empty");
+        errln!("the message is empty");
         return exit::INVALID;
     }
     let resolved = match remote::resolve(args.to) {
@@ -83,7 +84,7 @@ pub fn run(args: SendArgs<'_>) -> u8 {
         .filter(|m| m != USER)
         .collect();
     if args.wait && waiting.is_empty() {
-        eprintln!(
+        errln!(
             "--wait needs an agent to wait for: the message mentions none (use --to agent@{})",
             info.instance
         );
@@ -100,19 +101,18 @@ pub fn run(args: SendArgs<'_>) -> u8 {
         let id = match remote::request(&mut client, Request::Post { text }).await {
             Ok(Reply::Posted { id }) => id,
             Ok(other) => {
-                eprintln!("unexpected answer: {other:?}");
+                errln!("unexpected answer: {other:?}");
                 return exit::FAILED;
             }
             Err(code) => return code,
         };
         if !args.wait {
             if args.json {
-                super::print::line(format!(
-                    "{}",
-                    serde_json::json!({ "id": id, "instance": info.instance })
-                ));
+                super::print::json(
+                    serde_json::json!({ "id": id, "instance": info.instance }).to_string(),
+                );
             } else {
-                eprintln!("sent #{id} to @{}", info.instance);
+                errln!("sent #{id} to @{}", info.instance);
             }
             return exit::OK;
         }
@@ -133,7 +133,7 @@ async fn wait_for_replies(
     if let Ok(status) = remote::status(client).await {
         for a in &status.agents {
             if waiting.contains(&a.name) && gave_up(&a.status) {
-                eprintln!("{} is {}: it will not answer", a.name, a.status);
+                errln!("{} is {}: it will not answer", a.name, a.status);
                 return exit::FAILED;
             }
         }
@@ -145,15 +145,15 @@ async fn wait_for_replies(
         let event = match tokio::time::timeout_at(deadline, client.next_event()).await {
             Err(_) => {
                 let who: Vec<&str> = waiting.iter().map(String::as_str).collect();
-                eprintln!("no reply from {} within {}s", who.join(", "), args.timeout);
+                errln!("no reply from {} within {}s", who.join(", "), args.timeout);
                 break exit::FAILED;
             }
             Ok(Err(e)) => {
-                eprintln!("{e}");
+                errln!("{e}");
                 break remote::control_failure(&e);
             }
             Ok(Ok(None)) | Ok(Ok(Some(EngineEvent::Finished { .. }))) => {
-                eprintln!("instance '{instance}' stopped before the reply");
+                errln!("instance '{instance}' stopped before the reply");
                 break exit::NOT_RUNNING;
             }
             Ok(Ok(Some(event))) => event,
@@ -174,17 +174,16 @@ async fn wait_for_replies(
             EngineEvent::Status { agent, status }
                 if waiting.contains(&agent) && gave_up(&status) =>
             {
-                eprintln!("{agent} is {status}: it will not answer");
+                errln!("{agent} is {status}: it will not answer");
                 break exit::FAILED;
             }
             _ => {}
         }
     };
     if args.json {
-        super::print::line(format!(
-            "{}",
-            serde_json::json!({ "id": id, "instance": instance, "replies": replies })
-        ));
+        super::print::json(
+            serde_json::json!({ "id": id, "instance": instance, "replies": replies }).to_string(),
+        );
     }
     code
 }

@@ -11,6 +11,7 @@ use super::exit;
 use super::host::{self, HostOptions, Output};
 use super::validate::load_reporting;
 use crate::agents::runner::RunMode;
+use crate::errln;
 use crate::instance::{self, InstanceError, daemon, layout, lock, registry};
 
 /// How long `--background` waits for the instance to be up (setup steps
@@ -43,7 +44,11 @@ pub fn run(args: StartArgs<'_>) -> u8 {
         file: args.file,
         instance: args.instance,
         mode: RunMode::Start,
-        output: if args.json {
+        output: if args.daemon_child {
+            Output::Log {
+                verbose: args.verbose,
+            }
+        } else if args.json {
             Output::JsonLines
         } else {
             Output::Human {
@@ -62,7 +67,7 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
     let mut workflow = loaded.workflow;
     instance::standalone::apply_workdir(&mut workflow);
     if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
-        eprintln!("{e}");
+        errln!("{e}");
         return exit::INVALID;
     }
     let instance = &instance::owner::resolve(&workflow, instance);
@@ -70,7 +75,7 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
         Ok(h) => h,
         Err(e) => {
             let e = InstanceError::from(e);
-            eprintln!("{e}");
+            errln!("{e}");
             return host::claim_failure(&e);
         }
     };
@@ -81,7 +86,7 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
             pid: registry::read_home(&home).map(|i| i.pid),
             home,
         };
-        eprintln!("{e}");
+        errln!("{e}");
         return exit::ALREADY_RUNNING;
     }
     let mut child_args: Vec<OsString> = vec![
@@ -96,15 +101,15 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
     match daemon::spawn(&child_args, &home, READY_WAIT) {
         Ok(d) => {
             if json {
-                super::print::line(format!(
-                    "{}",
+                super::print::json(
                     serde_json::json!({
                         "instance": d.info.instance,
                         "pid": d.info.pid,
                         "log": d.log,
                         "home": d.info.home,
                     })
-                ));
+                    .to_string(),
+                );
             } else {
                 super::print::line(format!(
                     "started @{} in the background (pid {}); log: {}",
@@ -116,14 +121,16 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
             exit::OK
         }
         Err(daemon::DaemonError::Exited { code, output }) => {
-            eprint!("{output}");
-            eprintln!("the background instance did not start");
+            if !output.trim().is_empty() {
+                errln!("{}", output.trim_end());
+            }
+            errln!("the background instance did not start");
             code.and_then(|c| u8::try_from(c).ok())
                 .filter(|c| *c != 0)
                 .unwrap_or(exit::FAILED)
         }
         Err(e) => {
-            eprintln!("{e}");
+            errln!("{e}");
             exit::FAILED
         }
     }

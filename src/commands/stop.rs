@@ -12,6 +12,7 @@
 //! The command returns once the agent is stopped or the instance's process
 //! has exited.
 
+use crate::errln;
 use std::time::{Duration, Instant};
 
 use super::exit;
@@ -38,7 +39,7 @@ pub fn run(target: Option<&str>, all: bool) -> u8 {
                 Err(code) => return code,
             };
             if running.is_empty() {
-                eprintln!("nothing is running");
+                errln!("nothing is running");
             }
             let mut code = exit::OK;
             for info in &running {
@@ -55,7 +56,7 @@ pub fn run(target: Option<&str>, all: bool) -> u8 {
         };
         match resolved.agent {
             Some(agent) if agent == USER => {
-                eprintln!("'user' is you: there is nothing to stop");
+                errln!("'user' is you: there is nothing to stop");
                 exit::INVALID
             }
             Some(agent) if !resolved.info.standalone => stop_agent(&resolved.info, &agent).await,
@@ -75,15 +76,15 @@ async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {
     match tokio::time::timeout(remote::ANSWER_TIMEOUT, client.call(stop)).await {
         Ok(Ok(Ok(_))) => {}
         Ok(Ok(Err(failed))) => {
-            eprintln!("{}: {failed}", info.address(agent));
+            errln!("{}: {failed}", info.address(agent));
             return exit::FAILED;
         }
         Ok(Err(e)) => {
-            eprintln!("{e}");
+            errln!("{e}");
             return remote::control_failure(&e);
         }
         Err(_) => {
-            eprintln!(
+            errln!(
                 "instance '{}' did not answer within {:?}",
                 info.instance,
                 remote::ANSWER_TIMEOUT
@@ -106,7 +107,7 @@ async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {
             return exit::OK;
         }
         if Instant::now() > deadline {
-            eprintln!("{} did not stop within {STOP_WAIT:?}", info.address(agent));
+            errln!("{} did not stop within {STOP_WAIT:?}", info.address(agent));
             return exit::FAILED;
         }
         tokio::time::sleep(POLL).await;
@@ -125,7 +126,7 @@ pub async fn stop_instance(info: &InstanceInfo) -> u8 {
         Err(code) => return code,
     };
     if let Err(e) = client.command(Command::Shutdown).await {
-        eprintln!("{e}");
+        errln!("{e}");
         return remote::control_failure(&e);
     }
     let deadline = Instant::now() + STOP_WAIT;
@@ -136,7 +137,7 @@ pub async fn stop_instance(info: &InstanceInfo) -> u8 {
             Ok(Ok(Some(EngineEvent::Finished { .. }))) | Ok(Ok(None)) | Ok(Err(_)) => break,
             Ok(Ok(Some(_))) => {}
             Err(_) => {
-                eprintln!("{name} did not stop within {STOP_WAIT:?}");
+                errln!("{name} did not stop within {STOP_WAIT:?}");
                 return exit::FAILED;
             }
         }
@@ -144,7 +145,7 @@ pub async fn stop_instance(info: &InstanceInfo) -> u8 {
     drop(client);
     while registry::process_alive(info.pid) {
         if Instant::now() > deadline {
-            eprintln!(
+            errln!(
                 "{name} finished but its process (pid {}) has not exited",
                 info.pid
             );

@@ -1,5 +1,6 @@
 //! `awtui validate <file>`: every problem with its position, or a summary.
 
+use crate::{errln, outln};
 use std::path::Path;
 
 use super::exit;
@@ -12,14 +13,14 @@ pub fn load_reporting(file: &Path) -> Option<Loaded> {
     match workflow::load(file) {
         Ok(loaded) => {
             for w in loaded.warnings.warnings() {
-                eprintln!("{}", loaded.warnings.render(w));
+                errln!("{}", loaded.warnings.render(w));
             }
             Some(loaded)
         }
         Err(LoadError::Invalid(diags)) => {
-            eprintln!("{diags}");
+            errln!("{diags}");
             let n = diags.errors().len();
-            eprintln!(
+            errln!(
                 "{n} error{} in {}",
                 if n == 1 { "" } else { "s" },
                 file.display()
@@ -27,7 +28,7 @@ pub fn load_reporting(file: &Path) -> Option<Loaded> {
             None
         }
         Err(e @ LoadError::Io { .. }) => {
-            eprintln!("{e}");
+            errln!("{e}");
             None
         }
     }
@@ -40,15 +41,18 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
     };
     let instance = &crate::instance::owner::resolve(&loaded.workflow, instance);
     if !is_valid_instance_name(instance) {
-        eprintln!("{}", SetupError::InstanceName(instance.into()));
+        errln!("{}", SetupError::InstanceName(instance.into()));
         return exit::INVALID;
     }
-    print!("{}", workflow::summary::summary(&loaded.workflow, instance));
+    outln!(
+        "{}",
+        workflow::summary::summary(&loaded.workflow, instance).trim_end_matches('\n')
+    );
     // A backend that cannot run is a validation error too: say what to
     // install or set before anything starts.
     let problems = crate::engine::preflight(&loaded.workflow);
     for p in &problems {
-        eprintln!("{}: error: {p}", file.display());
+        errln!("{}: error: {p}", file.display());
     }
     if problems.is_empty() {
         exit::OK

@@ -308,7 +308,7 @@ where
                 if let Err(gone) = probe(target, instance).await {
                     break Err(gone);
                 }
-                eprintln!("awtui mcp: a message could not be relayed: {e}");
+                crate::errln!("awtui mcp: a message could not be relayed: {e}");
                 // Answer the request so the client does not wait forever.
                 if let Some(id) = request_id {
                     let error = ErrorData::internal_error(
@@ -368,7 +368,7 @@ pub fn main(args: BridgeArgs) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("awtui mcp: cannot start: {e}");
+            crate::errln!("awtui mcp: cannot start: {e}");
             return ExitCode::from(EXIT_FAILED);
         }
     };
@@ -378,7 +378,7 @@ pub fn main(args: BridgeArgs) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("awtui mcp: {e}");
+            crate::errln!("awtui mcp: {e}");
             ExitCode::from(e.exit_code())
         }
     }

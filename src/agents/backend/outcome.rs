@@ -82,7 +82,10 @@ impl OutcomeBuilder {
             }
         };
         self.outcome.success = error.is_none();
-        self.outcome.error = error;
+        // The reason quotes the agent (its stderr, its error event) and is
+        // shown in status lines and posted in a system message: no escape
+        // sequence of the agent's may ride along.
+        self.outcome.error = error.map(|e| crate::sanitize::for_terminal(&e));
         self.outcome
     }
 }
@@ -124,6 +127,27 @@ mod tests {
         assert_eq!(
             o.error.as_deref(),
             Some("the agent exited with status 2: fatal: no auth")
+        );
+    }
+
+    #[test]
+    fn the_reason_carries_no_escape_sequences() {
+        let b = OutcomeBuilder::new(UsageMode::Total);
+        let o = b.finish(
+            Exit::Code(Some(1)),
+            "\x1b]0;pwned\x07\x1b[2Jboom \x1b]52;c;aGk=\x07now\n",
+        );
+        assert_eq!(
+            o.error.as_deref(),
+            Some("the agent exited with status 1: boom now")
+        );
+        let mut b = OutcomeBuilder::new(UsageMode::Total);
+        b.apply(&BackendEvent::Error {
+            message: "quota\x1b[31m gone\x07".into(),
+        });
+        assert_eq!(
+            b.finish(Exit::Code(Some(0)), "").error.as_deref(),
+            Some("quota gone")
         );
     }
 

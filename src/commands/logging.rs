@@ -1,0 +1,78 @@
+//! awtui's own log, `awtui.log` in the instance folder: the control room and
+//! the headless hosts (`run`, `start`, in the foreground or the background)
+//! all log there, never to the terminal, so warnings from the engine, the
+//! MCP server or the file watcher are kept wherever the instance runs.
+//!
+//! awtui's own news is logged at info, the libraries' (rmcp is chatty) at
+//! warn. Lines are sanitized like everything awtui prints (people read the
+//! log with `tail -f`), and a panic is logged too, so a crash leaves a trace
+//! next to the instance even when its terminal or pipe is gone.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::{Mutex, Once};
+
+use crate::sanitize::for_terminal;
+
+/// A log file whose lines carry no escape sequences or control characters.
+struct SanitizedFile(File);
+
+impl Write for SanitizedFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .write_all(for_terminal(&String::from_utf8_lossy(buf)).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Sends this process's tracing output to `path` (appended, created 0600)
+/// and logs panics there. Only the first call in a process takes effect.
+pub fn to_file(path: &Path) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?
+    };
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = tracing_subscriber::filter::Targets::new()
+        .with_target("awtui", tracing::Level::INFO)
+        .with_default(tracing::Level::WARN);
+    let installed = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(Mutex::new(SanitizedFile(file)))
+                .with_ansi(false),
+        )
+        .with(filter)
+        .try_init()
+        .is_ok();
+    if installed {
+        log_panics();
+    }
+    Ok(())
+}
+
+/// Logs every panic before the previous hook (the default message, or the
+/// control room's terminal restore installed later) runs.
+fn log_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            tracing::error!("awtui panicked: {info}");
+            previous(info);
+        }));
+    });
+}

@@ -1,0 +1,517 @@
+//! Every line awtui prints on its standard output and error goes through one
+//! writer, because every pipe awtui writes to may close or stop being read
+//! at any moment (`awtui start wf.yaml 2>&1 | head -c 100`, a stderr pipe
+//! nobody reads) and neither may crash or stall the engine:
+//!
+//! - callers only queue a line ([`out`], [`err`], [`json`]); a dedicated
+//!   thread writes it, so a full pipe blocks that thread and nobody else;
+//! - the queue is bounded ([`MAX_LINES`], [`MAX_BYTES`]): when it is full,
+//!   lines are dropped and counted, and `[n lines dropped]` is written in
+//!   their place once the reader catches up;
+//! - a write that fails (a closed pipe: `EPIPE`, since Rust ignores
+//!   `SIGPIPE`) stops output on that stream for good, silently; nothing
+//!   panics;
+//! - text lines are sanitized ([`crate::sanitize::for_terminal`]): no escape
+//!   sequence or control character reaches a terminal; JSON is written as
+//!   it is (serde escapes control characters);
+//! - [`flush`] waits for the queue to drain but gives up when the reader
+//!   has taken nothing for [`EXIT_STALL`], so a process hosting an instance
+//!   can always exit; [`drain`] waits as long as the reader lives.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::sanitize::for_terminal;
+
+/// How many lines may wait for a slow reader before new ones are dropped.
+pub const MAX_LINES: usize = 4096;
+/// How many bytes may wait for a slow reader before new lines are dropped
+/// (one line is always accepted into an empty queue, however long).
+pub const MAX_BYTES: usize = 16 << 20;
+/// How long [`flush`] waits for a reader that takes nothing at all.
+pub const EXIT_STALL: Duration = Duration::from_secs(2);
+/// Writes are made in pieces of this size, so a slow reader of one long
+/// line (the `run --json` report) counts as progress.
+const CHUNK: usize = 64 << 10;
+
+/// A standard stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Out,
+    /// Standard error.
+    Err,
+}
+
+impl Stream {
+    fn index(self) -> usize {
+        match self {
+            Stream::Out => 0,
+            Stream::Err => 1,
+        }
+    }
+}
+
+/// How a line is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// A line of text for a person: sanitized, a newline added.
+    Text,
+    /// Data for a program (serde JSON, `ctx` output to a script): written
+    /// exactly as given.
+    Verbatim,
+}
+
+/// Where the writer thread writes: the real standard streams, or a test's
+/// double.
+pub trait Sink: Send + 'static {
+    /// Writes all of `bytes` to `stream`; an error stops that stream.
+    fn write(&mut self, stream: Stream, bytes: &[u8]) -> io::Result<()>;
+}
+
+/// The process's standard output and error.
+#[derive(Debug, Default)]
+pub struct StdSink;
+
+impl Sink for StdSink {
+    fn write(&mut self, stream: Stream, bytes: &[u8]) -> io::Result<()> {
+        match stream {
+            Stream::Out => {
+                let mut out = io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()
+            }
+            Stream::Err => {
+                let mut err = io::stderr().lock();
+                err.write_all(bytes)?;
+                err.flush()
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Item {
+    Line {
+        stream: Stream,
+        form: Form,
+        text: String,
+    },
+    Dropped {
+        stream: Stream,
+        count: u64,
+    },
+}
+
+impl Item {
+    fn stream(&self) -> Stream {
+        match self {
+            Item::Line { stream, .. } | Item::Dropped { stream, .. } => *stream,
+        }
+    }
+
+    fn render(self) -> Vec<u8> {
+        match self {
+            Item::Line {
+                form: Form::Text,
+                text,
+                ..
+            } => {
+                let mut text = for_terminal(&text);
+                text.push('\n');
+                text.into_bytes()
+            }
+            Item::Line {
+                form: Form::Verbatim,
+                text,
+                ..
+            } => text.into_bytes(),
+            Item::Dropped { count, .. } => format!(
+                "[{count} line{} dropped]\n",
+                if count == 1 { "" } else { "s" }
+            )
+            .into_bytes(),
+        }
+    }
+}
+
+/// The bounded queue between callers and the writer thread (no I/O).
+#[derive(Debug, Default)]
+struct Queue {
+    items: VecDeque<Item>,
+    bytes: usize,
+    /// Lines dropped per stream since the last marker.
+    dropped: [u64; 2],
+    /// Streams whose writes failed.
+    closed: [bool; 2],
+    /// The writer holds an item it has not finished writing.
+    writing: bool,
+    /// Counts every piece written, so a waiter can tell a slow reader from
+    /// none at all.
+    progress: u64,
+    /// When the writer last took an item or finished a piece: a writer
+    /// stuck since long ago is not waited for again.
+    moved: Option<Instant>,
+}
+
+impl Queue {
+    /// Queues a line; `false` when it was dropped.
+    fn push(&mut self, stream: Stream, form: Form, text: String) -> bool {
+        let i = stream.index();
+        if self.closed[i] {
+            return false;
+        }
+        let full = !self.items.is_empty()
+            && (self.items.len() >= MAX_LINES || self.bytes + text.len() > MAX_BYTES);
+        if full {
+            self.dropped[i] += 1;
+            return false;
+        }
+        self.mark_gap(stream);
+        self.bytes += text.len();
+        self.items.push_back(Item::Line { stream, form, text });
+        true
+    }
+
+    /// Puts a `[n lines dropped]` marker where lines of `stream` went missing.
+    fn mark_gap(&mut self, stream: Stream) {
+        let count = std::mem::take(&mut self.dropped[stream.index()]);
+        if count > 0 && !self.closed[stream.index()] {
+            self.items.push_back(Item::Dropped { stream, count });
+        }
+    }
+
+    fn pop(&mut self) -> Option<Item> {
+        let item = self.items.pop_front()?;
+        if let Item::Line { text, .. } = &item {
+            self.bytes -= text.len();
+        }
+        Some(item)
+    }
+
+    /// Stops `stream` for good: what is queued for it is dropped.
+    fn close(&mut self, stream: Stream) {
+        self.closed[stream.index()] = true;
+        self.dropped[stream.index()] = 0;
+        let mut bytes = 0;
+        self.items.retain(|item| {
+            let keep = item.stream() != stream;
+            if let (true, Item::Line { text, .. }) = (keep, item) {
+                bytes += text.len();
+            }
+            keep
+        });
+        self.bytes = bytes;
+    }
+
+    fn idle(&self) -> bool {
+        self.items.is_empty() && !self.writing
+    }
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Wakes the writer thread.
+    work: Condvar,
+    /// Wakes [`Writer::flush`] after each piece written.
+    written: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A queue and the thread that writes it to a [`Sink`].
+#[derive(Debug, Clone)]
+pub struct Writer {
+    shared: Arc<Shared>,
+}
+
+impl Writer {
+    /// Starts the writer thread. If no thread can be started, output is
+    /// dropped rather than ever blocking a caller.
+    pub fn start(sink: impl Sink) -> Writer {
+        let shared = Arc::new(Shared::default());
+        let thread = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("awtui-output".into())
+                .spawn(move || write_loop(&shared, sink))
+        };
+        if thread.is_err() {
+            let mut q = shared.lock();
+            q.close(Stream::Out);
+            q.close(Stream::Err);
+        }
+        Writer { shared }
+    }
+
+    /// Queues text (a [`Form::Text`] line gets its newline); never blocks
+    /// on the reader.
+    pub fn line(&self, stream: Stream, form: Form, text: String) {
+        let mut q = self.shared.lock();
+        if q.push(stream, form, text) {
+            self.shared.work.notify_one();
+        }
+    }
+
+    /// Waits until everything queued is written (or dropped with its
+    /// closed stream), or, with `stall`, until the reader took nothing for
+    /// that long; `true` when nothing is left.
+    pub fn flush(&self, stall: Option<Duration>) -> bool {
+        let mut q = self.shared.lock();
+        q.mark_gap(Stream::Out);
+        q.mark_gap(Stream::Err);
+        self.shared.work.notify_one();
+        let mut progress = q.progress;
+        // A writer already stuck for a while counts from when it stuck.
+        let since = match (q.writing, q.moved) {
+            (true, Some(moved)) => moved,
+            _ => Instant::now(),
+        };
+        let mut deadline = stall.map(|s| since + s);
+        while !q.idle() {
+            let Some(until) = deadline else {
+                q = self
+                    .shared
+                    .written
+                    .wait(q)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            };
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            q = self
+                .shared
+                .written
+                .wait_timeout(q, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            if q.progress != progress {
+                progress = q.progress;
+                deadline = stall.map(|s| Instant::now() + s);
+            }
+        }
+        true
+    }
+}
+
+fn write_loop(shared: &Shared, mut sink: impl Sink) {
+    let mut q = shared.lock();
+    loop {
+        let Some(item) = q.pop() else {
+            q = shared.work.wait(q).unwrap_or_else(PoisonError::into_inner);
+            continue;
+        };
+        let stream = item.stream();
+        q.writing = true;
+        q.moved = Some(Instant::now());
+        drop(q);
+        let bytes = item.render();
+        for piece in bytes.chunks(CHUNK) {
+            let failed = sink.write(stream, piece).is_err();
+            let mut q = shared.lock();
+            q.progress += 1;
+            q.moved = Some(Instant::now());
+            if failed {
+                q.close(stream);
+            }
+            drop(q);
+            shared.written.notify_all();
+            if failed {
+                break;
+            }
+        }
+        q = shared.lock();
+        q.writing = false;
+        shared.written.notify_all();
+    }
+}
+
+fn global() -> &'static Writer {
+    static WRITER: OnceLock<Writer> = OnceLock::new();
+    WRITER.get_or_init(|| Writer::start(StdSink))
+}
+
+/// Prints a line for a person on standard output (sanitized).
+pub fn out(text: impl Into<String>) {
+    global().line(Stream::Out, Form::Text, text.into());
+}
+
+/// Prints a line for a person on standard error (sanitized).
+pub fn err(text: impl Into<String>) {
+    global().line(Stream::Err, Form::Text, text.into());
+}
+
+/// Prints a line of JSON on standard output, as it is (serde escapes
+/// control characters, so JSON stays faithful and safe).
+pub fn json(text: impl Into<String>) {
+    let mut text = text.into();
+    text.push('\n');
+    global().line(Stream::Out, Form::Verbatim, text);
+}
+
+/// Prints data for a program on standard output exactly as given: no
+/// newline added, nothing removed (`ctx` output read by an agent's script).
+pub fn raw(text: impl Into<String>) {
+    global().line(Stream::Out, Form::Verbatim, text.into());
+}
+
+/// Waits until what was printed is written, giving up after [`EXIT_STALL`]
+/// without progress: before a full-screen view takes the terminal, and
+/// before a process that hosts an instance exits (`awtui stop` waits for
+/// that exit, so a reader that takes nothing must not hold it).
+pub fn flush() -> bool {
+    global().flush(Some(EXIT_STALL))
+}
+
+/// Waits until what was printed is written or its reader has gone, however
+/// long that takes: before a client command exits, so `awtui list | less`
+/// loses nothing.
+pub fn drain() {
+    global().flush(None);
+}
+
+/// `outln!("…", args)`: [`out`] with `format!` arguments.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::out(format!($($arg)*))
+    };
+}
+
+/// `errln!("…", args)`: [`err`] with `format!` arguments.
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::output::err(format!($($arg)*))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// A sink that records what it was given; `gate` holds each write until
+    /// the test lets it through, `fail` makes writes fail like a closed pipe.
+    struct Fake {
+        seen: Arc<Mutex<Vec<(Stream, String)>>>,
+        gate: Option<mpsc::Receiver<()>>,
+        entered: mpsc::Sender<()>,
+        fail: [bool; 2],
+    }
+
+    impl Sink for Fake {
+        fn write(&mut self, stream: Stream, bytes: &[u8]) -> io::Result<()> {
+            let _ = self.entered.send(());
+            if let Some(gate) = &self.gate {
+                let _ = gate.recv();
+            }
+            if self.fail[stream.index()] {
+                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+            }
+            self.seen
+                .lock()
+                .unwrap()
+                .push((stream, String::from_utf8_lossy(bytes).into_owned()));
+            Ok(())
+        }
+    }
+
+    type Seen = Arc<Mutex<Vec<(Stream, String)>>>;
+
+    /// A writer on a fake sink; the sender opens the gate (by being
+    /// dropped), the receiver hears of every write begun.
+    fn fake(gated: bool, fail: [bool; 2]) -> (Writer, Seen, mpsc::Sender<()>, mpsc::Receiver<()>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (gate_tx, gate_rx) = mpsc::channel();
+        let (entered_tx, entered_rx) = mpsc::channel();
+        let writer = Writer::start(Fake {
+            seen: seen.clone(),
+            gate: gated.then_some(gate_rx),
+            entered: entered_tx,
+            fail,
+        });
+        (writer, seen, gate_tx, entered_rx)
+    }
+
+    #[test]
+    fn text_is_sanitized_json_is_kept() {
+        let (w, seen, _gate, _entered) = fake(false, [false, false]);
+        w.line(Stream::Out, Form::Text, "a\x1b]0;title\x07b\x1b[2J".into());
+        w.line(Stream::Err, Form::Text, "x\x1b]52;c;aGk=\x07y".into());
+        w.line(Stream::Out, Form::Verbatim, "{\"t\":\"\\u001b\"}\n".into());
+        assert!(w.flush(None));
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen,
+            vec![
+                (Stream::Out, "ab\n".to_string()),
+                (Stream::Err, "xy\n".to_string()),
+                (Stream::Out, "{\"t\":\"\\u001b\"}\n".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reader_that_takes_nothing_never_blocks_callers() {
+        // The first write hangs (a full pipe nobody reads).
+        let (w, seen, gate, entered) = fake(true, [false, false]);
+        w.line(Stream::Out, Form::Text, "line 0".into());
+        entered.recv_timeout(Duration::from_secs(30)).unwrap();
+        for i in 1..MAX_LINES + 100 {
+            w.line(Stream::Out, Form::Text, format!("line {i}"));
+        }
+        // Nothing moves: a flush gives up instead of hanging, and so does
+        // the next one.
+        assert!(!w.flush(Some(Duration::from_millis(50))));
+        assert!(!w.flush(Some(Duration::from_millis(50))));
+        // The reader catches up: the gap is marked where it happened.
+        drop(gate);
+        assert!(w.flush(None));
+        w.line(Stream::Out, Form::Text, "after".into());
+        assert!(w.flush(None));
+        let seen = seen.lock().unwrap();
+        let texts: Vec<&str> = seen.iter().map(|(_, t)| t.trim_end()).collect();
+        assert_eq!(texts.len(), MAX_LINES + 3);
+        assert_eq!(texts[0], "line 0");
+        assert_eq!(texts[MAX_LINES], format!("line {MAX_LINES}"));
+        assert_eq!(texts[MAX_LINES + 1], "[99 lines dropped]");
+        assert_eq!(texts[MAX_LINES + 2], "after");
+    }
+
+    #[test]
+    fn a_closed_stream_drops_its_lines_and_the_other_goes_on() {
+        let (w, seen, _gate, _entered) = fake(false, [true, false]);
+        w.line(Stream::Out, Form::Text, "lost".into());
+        assert!(w.flush(None));
+        for i in 0..10 {
+            w.line(Stream::Out, Form::Text, format!("out {i}"));
+            w.line(Stream::Err, Form::Text, format!("err {i}"));
+        }
+        assert!(w.flush(None));
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 10);
+        assert!(seen.iter().all(|(s, _)| *s == Stream::Err));
+    }
+
+    #[test]
+    fn a_long_line_is_written_in_pieces() {
+        let (w, seen, _gate, _entered) = fake(false, [false, false]);
+        let long = "x".repeat(3 * CHUNK);
+        w.line(Stream::Out, Form::Verbatim, format!("{long}\n"));
+        assert!(w.flush(None));
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 4);
+        let joined: String = seen.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(joined, format!("{long}\n"));
+    }
+}
