@@ -11,6 +11,7 @@ pub mod link;
 pub mod ops;
 pub mod orphans;
 pub mod sessions;
+pub mod tasks;
 pub mod watch;
 
 use std::path::PathBuf;

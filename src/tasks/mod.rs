@@ -141,7 +141,8 @@ pub fn find_cycle(deps: &[Vec<usize>]) -> Option<Vec<usize>> {
 
 /// Something that changed on the board, for the engine (waking agents)
 /// and front ends (the task board).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TaskEvent {
     /// A task was created or changed.
     TaskChanged(Task),

@@ -1,0 +1,337 @@
+//! The engine's side of the task board: what front ends see of it (a
+//! snapshot, events), what the person can do to it (commands, run as
+//! `user`), and waking agents when tasks become available — awtui agents
+//! sleep until mentioned, caw agents pull, so the engine posts one system
+//! message that mentions the agents allowed to take the new tasks.
+
+use std::collections::BTreeSet;
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+
+use crate::context::mentions::USER;
+use crate::tasks::{
+    Checkpoint, PlanWorkflow, PlannedTask, RegisteredAgent, Task, TaskBoard, TaskEvent, TaskStatus,
+};
+
+/// Everything on the board, for a front end drawing it from scratch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskSnapshot {
+    pub workflows: Vec<PlanWorkflow>,
+    /// Every task, workflows oldest first, each in plan order.
+    pub tasks: Vec<Task>,
+    pub agents: Vec<RegisteredAgent>,
+    /// The latest checkpoint of each task that has one.
+    pub last_checkpoints: Vec<Checkpoint>,
+}
+
+/// Reads the whole board.
+pub fn snapshot(board: &TaskBoard) -> TaskSnapshot {
+    board.read(|s| TaskSnapshot {
+        workflows: s.workflows().into_iter().cloned().collect(),
+        tasks: s.all_tasks().into_iter().cloned().collect(),
+        agents: s.agents().cloned().collect(),
+        last_checkpoints: s
+            .all_tasks()
+            .iter()
+            .filter_map(|t| s.checkpoints(&t.id).last().cloned())
+            .collect(),
+    })
+}
+
+/// What the person can do to the board (the same through keys, the
+/// command bar and the control endpoint).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum TaskCommand {
+    /// Add a task to a workflow (the only one, or the one named); a
+    /// workflow named `workflow` is made when there is none.
+    Add {
+        workflow: Option<String>,
+        name: String,
+        #[serde(default)]
+        description: String,
+        #[serde(default)]
+        depends_on: Vec<String>,
+        assignee: Option<String>,
+    },
+    /// Give a held task back (recorded as a `recovery` checkpoint).
+    Release { task: String },
+    /// Move a task (the person may move any task the table allows).
+    Status {
+        task: String,
+        status: String,
+        outcome: Option<String>,
+        error: Option<String>,
+    },
+}
+
+/// Runs a task command as the person; the board announces what changed.
+pub fn carry_out(board: &TaskBoard, cmd: TaskCommand, workflow_name: &str) -> Result<(), String> {
+    let now = Utc::now();
+    board.change(|s| {
+        let result: Result<Vec<TaskEvent>, crate::tasks::TaskError> = (|| match cmd {
+            TaskCommand::Add {
+                workflow,
+                name,
+                description,
+                depends_on,
+                assignee,
+            } => {
+                let mut events = Vec::new();
+                let wf = match workflow {
+                    Some(w) => s
+                        .workflows()
+                        .into_iter()
+                        .find(|x| x.id == w || x.name == w)
+                        .map(|x| x.id.clone())
+                        .ok_or(crate::tasks::TaskError::WorkflowNotFound { id: w })?,
+                    None => match s.workflows().as_slice() {
+                        [only] => only.id.clone(),
+                        [] => {
+                            let w =
+                                s.create_workflow(USER, workflow_name, "custom", "", None, 1, now)?;
+                            events.push(TaskEvent::WorkflowChanged(w.clone()));
+                            w.id
+                        }
+                        several => {
+                            return Err(crate::tasks::TaskError::Invalid(format!(
+                                "there are {} workflows; name one ({})",
+                                several.len(),
+                                several
+                                    .iter()
+                                    .map(|w| format!("{} {}", w.id, w.name))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )));
+                        }
+                    },
+                };
+                let task = s.add_task(
+                    &wf,
+                    PlannedTask {
+                        id: None,
+                        name,
+                        description,
+                        depends_on,
+                        assignee,
+                        role: None,
+                    },
+                    now,
+                )?;
+                events.push(TaskEvent::TaskChanged(task));
+                Ok(events)
+            }
+            TaskCommand::Release { task } => {
+                let t = s.release(&task, USER, "released by the person", now)?;
+                let mut events = vec![TaskEvent::TaskChanged(t)];
+                events.extend(
+                    s.checkpoints(&task)
+                        .last()
+                        .cloned()
+                        .map(TaskEvent::CheckpointAdded),
+                );
+                Ok(events)
+            }
+            TaskCommand::Status {
+                task,
+                status,
+                outcome,
+                error,
+            } => {
+                let t = s.update_status(
+                    USER,
+                    &task,
+                    &status,
+                    outcome,
+                    serde_json::Value::Null,
+                    error,
+                    now,
+                )?;
+                Ok(vec![TaskEvent::TaskChanged(t)])
+            }
+        })();
+        match result {
+            Ok(events) => (Ok(()), events),
+            Err(e) => (Err(e.to_string()), Vec::new()),
+        }
+    })
+}
+
+/// Remembers which available tasks were announced, so each becomes news
+/// once per time it becomes available.
+#[derive(Debug, Default)]
+pub struct Announcer {
+    announced: BTreeSet<String>,
+}
+
+impl Announcer {
+    /// The system message for tasks that became available since the last
+    /// call, mentioning who may take them; `None` when nothing is new.
+    /// `agents` are the workflow's agents.
+    pub fn news(&mut self, board: &TaskBoard, agents: &[String]) -> Option<String> {
+        let ready: Vec<Task> = board.read(|s| {
+            s.workflows()
+                .into_iter()
+                .flat_map(|w| s.ready(&w.id, false))
+                .cloned()
+                .collect()
+        });
+        let ids: BTreeSet<String> = ready.iter().map(|t| t.id.clone()).collect();
+        // Tasks no longer available may be announced again later.
+        self.announced.retain(|id| ids.contains(id));
+        let new: Vec<&Task> = ready
+            .iter()
+            .filter(|t| !self.announced.contains(&t.id))
+            .collect();
+        if new.is_empty() {
+            return None;
+        }
+        let mut who: Vec<String> = Vec::new();
+        for t in &new {
+            self.announced.insert(t.id.clone());
+            for a in eligible(t, agents, board) {
+                if !who.contains(&a) {
+                    who.push(a);
+                }
+            }
+        }
+        let list: Vec<String> = new
+            .iter()
+            .map(|t| {
+                let to = t
+                    .assignee
+                    .as_ref()
+                    .map(|a| format!(" (for {a})"))
+                    .unwrap_or_default();
+                format!("{} “{}”{to}", t.id, t.name)
+            })
+            .collect();
+        let mentions: Vec<String> = who.iter().map(|a| format!("@{a}")).collect();
+        Some(format!(
+            "{} ready to claim: {}. {}: task_claim one (agent_register first), then \
+             task_load_context, checkpoints, task_update_status.",
+            if new.len() == 1 { "Task" } else { "Tasks" },
+            list.join(", "),
+            mentions.join(" ")
+        ))
+    }
+}
+
+/// Who may take `task`: its assignee when that is an agent of the
+/// workflow; else the agents registered with its role; else everyone.
+fn eligible(task: &Task, agents: &[String], board: &TaskBoard) -> Vec<String> {
+    if let Some(a) = &task.assignee
+        && agents.contains(a)
+    {
+        return vec![a.clone()];
+    }
+    if let Some(role) = &task.role {
+        let by_role: Vec<String> = board.read(|s| {
+            s.agents()
+                .filter(|r| &r.role == role && agents.contains(&r.owner))
+                .map(|r| r.owner.clone())
+                .collect()
+        });
+        if !by_role.is_empty() {
+            return by_role;
+        }
+        if agents.contains(role) {
+            return vec![role.clone()];
+        }
+    }
+    agents.to_vec()
+}
+
+/// Whether a change may have made tasks available.
+pub fn may_free_tasks(event: &TaskEvent) -> bool {
+    match event {
+        TaskEvent::TaskChanged(t) => {
+            matches!(
+                t.status,
+                TaskStatus::Pending | TaskStatus::Completed | TaskStatus::Skipped
+            )
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(board: &TaskBoard) -> Vec<Task> {
+        let now = Utc::now();
+        board.change(|s| {
+            let w = s
+                .create_workflow("user", "wf", "prompt", "", None, 1, now)
+                .unwrap();
+            let planned = vec![
+                PlannedTask {
+                    name: "a".into(),
+                    assignee: Some("coder".into()),
+                    ..Default::default()
+                },
+                PlannedTask {
+                    name: "b".into(),
+                    depends_on: vec!["a".into()],
+                    ..Default::default()
+                },
+            ];
+            (s.set_plan(&w.id, "", &planned, now).unwrap(), vec![])
+        })
+    }
+
+    #[test]
+    fn each_task_is_news_once_each_time_it_becomes_available() {
+        let board = TaskBoard::default();
+        let agents = vec!["coder".to_string(), "qa".to_string()];
+        let mut ann = Announcer::default();
+        assert_eq!(ann.news(&board, &agents), None);
+        let tasks = plan(&board);
+        let text = ann.news(&board, &agents).unwrap();
+        assert!(
+            text.contains(&tasks[0].id) && text.contains("@coder"),
+            "{text}"
+        );
+        assert!(!text.contains("@qa"), "only the assignee: {text}");
+        assert!(!text.contains(&tasks[1].id), "b is blocked: {text}");
+        assert_eq!(ann.news(&board, &agents), None, "not twice");
+
+        // a is done: b is news, for everyone.
+        let now = Utc::now();
+        board.change(|s| {
+            let me = s
+                .register(
+                    "coder",
+                    "c",
+                    "custom",
+                    None,
+                    vec![],
+                    None,
+                    serde_json::Value::Null,
+                    now,
+                )
+                .unwrap();
+            s.claim("coder", &tasks[0].id, &me.id, now)
+                .unwrap()
+                .unwrap();
+            s.update_status(
+                "coder",
+                &tasks[0].id,
+                "completed",
+                Some("ok".into()),
+                serde_json::Value::Null,
+                None,
+                now,
+            )
+            .unwrap();
+            ((), vec![])
+        });
+        let text = ann.news(&board, &agents).unwrap();
+        assert!(
+            text.contains(&tasks[1].id) && text.contains("@coder @qa"),
+            "{text}"
+        );
+    }
+}
