@@ -52,7 +52,9 @@ pub fn reap(state_root: &Path, agents: &[String]) -> Vec<String> {
         };
         let ended = scope.end(GRACE);
         if ended > 0 {
-            let group = group.map(|g| format!(", process group {g}")).unwrap_or_default();
+            let group = group
+                .map(|g| format!(", process group {g}"))
+                .unwrap_or_default();
             notices.push(format!(
                 "ended {agent}'s turn left running by an earlier run of this instance ({ended} process(es){group})"
             ));

@@ -104,7 +104,10 @@ pub fn select(
 }
 
 fn read_stat(pid: u32) -> Option<ProcStat> {
-    parse_stat(pid, &std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    parse_stat(
+        pid,
+        &std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?,
+    )
 }
 
 /// Every process `/proc` shows (empty without `/proc`).
@@ -224,7 +227,11 @@ mod tests {
                 zombie: false
             })
         );
-        assert!(parse_stat(1, "1 (x) Z 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 0 0 1 0 9 0 0").unwrap().zombie);
+        assert!(
+            parse_stat(1, "1 (x) Z 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 0 0 1 0 9 0 0")
+                .unwrap()
+                .zombie
+        );
         assert_eq!(parse_stat(1, "garbage"), None);
     }
 
@@ -232,13 +239,13 @@ mod tests {
     fn marked_processes_their_descendants_and_a_trusted_group() {
         let procs = [
             p(1, 0, 1),
-            p(10, 1, 10), // awtui
+            p(10, 1, 10),  // awtui
             p(20, 10, 20), // the agent, leader of group 20
             p(21, 20, 20), // its child, environment emptied
-            p(30, 1, 30), // setsid'ed, reparented to init, marked
+            p(30, 1, 30),  // setsid'ed, reparented to init, marked
             p(31, 30, 31), // its child, environment emptied
-            p(40, 1, 40), // someone else
-            p(50, 1, 99), // someone else's group 99
+            p(40, 1, 40),  // someone else
+            p(50, 1, 99),  // someone else's group 99
         ];
         let marked = [20, 30];
         let mut chosen: Vec<u32> = select(&procs, |pid| marked.contains(&pid), Some(20), 10)
