@@ -269,6 +269,50 @@ async fn a_huge_answer_is_capped_and_the_whole_output_kept() {
     );
 }
 
+/// A Claude-style agent (stream-json): a huge tool result line is skipped
+/// without touching the answer; a final result too big to read whole is
+/// marked cut and its raw output kept, never silently dropped.
+#[tokio::test]
+async fn a_cut_json_line_marks_the_answer_only_when_it_cost_the_answer() {
+    let s = Sandbox::new();
+    let huge = "head -c 5242880 /dev/zero | tr '\\0' q";
+    s.script(
+        "claude",
+        &format!(
+            "cat >/dev/null\n\
+             printf '{{\"type\":\"user\",\"message\":{{\"content\":\"'; {huge}; printf '\"}}}}\\n'\n\
+             if [ \"$MODE\" = big ]; then printf '{{\"type\":\"result\",\"result\":\"'; {huge}; printf '\"}}\\n'\n\
+             else echo '{{\"type\":\"result\",\"result\":\"the answer\"}}'; fi\n"
+        ),
+    );
+    for mode in ["small", "big"] {
+        let mut req = request(s.path());
+        req.backend = BackendKind::Claude;
+        let mut inv = invocation(&req).unwrap();
+        inv.program = s.path().join("claude").display().to_string();
+        inv.env.push(("MODE".into(), mode.into()));
+        let turn = spawn(
+            inv,
+            parse::parser_for(req.backend),
+            &req.state_dir.join("stderr.log"),
+            None,
+            "",
+        )
+        .unwrap();
+        let (_, outcome) = collect(turn).await;
+        assert!(outcome.success, "{mode}: {outcome:?}");
+        if mode == "small" {
+            assert_eq!(outcome.answer.as_deref(), Some("the answer"));
+            assert!(!outcome.truncated && outcome.full_output.is_none());
+        } else {
+            assert_eq!(outcome.answer, None);
+            assert!(outcome.truncated);
+            let full = outcome.full_output.expect("the whole output is kept");
+            assert!(std::fs::metadata(full).unwrap().len() > 2 * 5242880);
+        }
+    }
+}
+
 // ---- the engine ----
 
 async fn engine(

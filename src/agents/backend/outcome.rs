@@ -83,6 +83,11 @@ impl OutcomeBuilder {
         self.outcome.full_output = full_output;
     }
 
+    /// Whether a final answer arrived.
+    pub fn has_answer(&self) -> bool {
+        self.outcome.answer.is_some()
+    }
+
     /// Whether the answer was cut at the cap so far.
     pub fn is_truncated(&self) -> bool {
         self.outcome.truncated

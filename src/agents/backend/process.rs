@@ -19,8 +19,8 @@
 //! - Output is read as bytes, never stopped early (so the agent never dies
 //!   of SIGPIPE): lines are decoded lossily and cut at
 //!   [`OUTPUT_CAP`](super::capped::OUTPUT_CAP), and so is the answer. When
-//!   anything was cut, the whole raw stdout is kept in a file next to the
-//!   stderr log for the engine's output archive.
+//!   the answer was cut (or lost with a cut line), the whole raw stdout is
+//!   kept in a file next to the stderr log for the engine's output archive.
 
 use std::collections::VecDeque;
 use std::fs::OpenOptions;
@@ -248,7 +248,10 @@ async fn read_stdout(
     split.finish(&mut |line| out.line(line));
     let events = out.parser.finish();
     out.emit(events);
-    if split.cut() || out.parser.truncated() || out.builder.is_truncated() {
+    // A cut line only matters when it cost the answer: a JSON backend's
+    // huge tool result is noise to skip, its cut final result is not.
+    let answer_lost = split.cut() && !out.builder.has_answer();
+    if answer_lost || out.parser.truncated() || out.builder.is_truncated() {
         out.builder.truncated(spool.keep());
     } else {
         spool.discard();
