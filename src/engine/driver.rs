@@ -426,10 +426,17 @@ impl Driver {
                 cost_usd: usage.cost_usd,
             },
         });
+        let cut = ops::Cut {
+            truncated: outcome.truncated,
+            full: outcome.full_output.as_deref(),
+        };
         let result = if outcome.success {
+            // An answer cut to nothing still says where the output went.
             let answer = outcome
                 .answer
-                .map(|a| self.operations(&agent, turn, &delivered_at_start, a));
+                .clone()
+                .or_else(|| cut.truncated.then(String::new));
+            let answer = answer.map(|a| self.operations(&agent, turn, &delivered_at_start, a, cut));
             TurnOutcome::Success {
                 delivered,
                 // The runner saw the agent's own posts (synced above).
@@ -438,8 +445,17 @@ impl Driver {
                 session_id: outcome.session_id,
             }
         } else {
+            let reason = outcome.error.unwrap_or_else(|| "the turn failed".into());
+            let printed = outcome.answer.as_deref().unwrap_or_default();
+            let now = chrono::Utc::now();
+            let kept = self
+                .ops_files
+                .keep_failed(&agent, turn.0, printed, &reason, cut, now);
+            if let Some(notice) = kept {
+                self.notice(notice);
+            }
             TurnOutcome::Failure {
-                reason: outcome.error.unwrap_or_else(|| "the turn failed".into()),
+                reason,
                 session_id: outcome.session_id,
             }
         };
@@ -458,10 +474,12 @@ impl Driver {
         turn: TurnId,
         delivered: &[u64],
         output: String,
+        cut: ops::Cut<'_>,
     ) -> String {
         let now = chrono::Utc::now();
-        if let Err(e) = self.ops_files.archive(agent, turn.0, &output, now) {
-            self.notice(format!("cannot archive {agent}'s output: {e}"));
+        let (output, problem) = self.ops_files.keep_output(agent, turn.0, output, cut, now);
+        if let Some(problem) = problem {
+            self.notice(problem);
         }
         let mut peers = self.cx.workflow.agent_names();
         peers.push(USER.to_string());

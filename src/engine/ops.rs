@@ -328,22 +328,96 @@ impl OpsFiles {
             .open(self.dir.join("ops.log"))
     }
 
-    /// Keeps a turn's raw output as `logs/output/<time>-<agent>-turn<n>.txt`.
+    /// Keeps a turn's output as `logs/output/<time>-<agent>-turn<n>.txt`:
+    /// the file `full` moved there when there is one (the whole raw output
+    /// of a turn whose answer was cut), else `output`. Returns the archived
+    /// file's path from the instance folder (`logs/output/…`).
     pub fn archive(
         &self,
         agent: &str,
         turn: u64,
         output: &str,
+        full: Option<&Path>,
         now: DateTime<Utc>,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<String> {
         let dir = self.dir.join("output");
         std::fs::create_dir_all(&dir)?;
         let name = format!(
             "{}-{agent}-turn{turn}.txt",
             now.format("%Y%m%dT%H%M%S%.3fZ")
         );
-        std::fs::write(dir.join(name), output)
+        let target = dir.join(&name);
+        match full {
+            Some(full) => {
+                if std::fs::rename(full, &target).is_err() {
+                    // Another file system: copy, then let the spool go.
+                    std::fs::copy(full, &target)?;
+                    let _ = std::fs::remove_file(full);
+                }
+            }
+            None => std::fs::write(&target, output)?,
+        }
+        Ok(format!("logs/output/{name}"))
     }
+
+    /// Archives a turn's `output` (see [`OpsFiles::archive`]) and, when it
+    /// was cut at the output cap, says so at its end and where the whole of
+    /// it is. Returns the output to use and a problem to report, if any.
+    pub fn keep_output(
+        &self,
+        agent: &str,
+        turn: u64,
+        mut output: String,
+        cut: Cut<'_>,
+        now: DateTime<Utc>,
+    ) -> (String, Option<String>) {
+        let archived = self.archive(agent, turn, &output, cut.full, now);
+        if cut.truncated {
+            let cap = crate::agents::backend::capped::cap_label();
+            output.push_str(&match (&archived, cut.full) {
+                (Ok(path), Some(_)) => {
+                    format!("\n\n[output truncated at {cap}; the full output is in {path}]")
+                }
+                _ => format!("\n\n[output truncated at {cap}]"),
+            });
+        }
+        let problem = archived
+            .err()
+            .map(|e| format!("cannot archive {agent}'s output: {e}"));
+        (output, problem)
+    }
+
+    /// Archives what a turn that did not succeed (failed, stopped, timed
+    /// out) printed, when it printed anything: a failed turn's answer is
+    /// not posted (the turn is retried), but it is not lost either. Returns
+    /// the notice saying where it is.
+    pub fn keep_failed(
+        &self,
+        agent: &str,
+        turn: u64,
+        printed: &str,
+        reason: &str,
+        cut: Cut<'_>,
+        now: DateTime<Utc>,
+    ) -> Option<String> {
+        if printed.trim().is_empty() && !cut.truncated {
+            return None;
+        }
+        Some(match self.archive(agent, turn, printed, cut.full, now) {
+            Ok(path) => format!(
+                "{agent}'s turn did not succeed ({reason}); what it printed is kept in {path}"
+            ),
+            Err(e) => format!("cannot archive {agent}'s output: {e}"),
+        })
+    }
+}
+
+/// Whether a turn's output was cut at the output cap, and the file holding
+/// all of it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cut<'a> {
+    pub truncated: bool,
+    pub full: Option<&'a Path>,
 }
 
 #[cfg(test)]
@@ -435,6 +509,33 @@ mod tests {
             done.notices
         );
         assert!(state.threads.is_empty());
+    }
+
+    #[test]
+    fn cut_output_is_archived_whole_and_the_answer_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = OpsFiles::new(dir.path());
+        let spool = dir.path().join("stdout-1.raw");
+        std::fs::write(&spool, "the whole output").unwrap();
+        let cut = Cut {
+            truncated: true,
+            full: Some(&spool),
+        };
+        let (answer, problem) = files.keep_output("coder", 3, "the wh".into(), cut, Utc::now());
+        assert!(problem.is_none());
+        let path = answer
+            .strip_prefix("the wh\n\n[output truncated at 4 MiB; the full output is in ")
+            .and_then(|rest| rest.strip_suffix(']'))
+            .unwrap_or_else(|| panic!("{answer}"));
+        assert!(path.starts_with("logs/output/") && path.ends_with("-coder-turn3.txt"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(path)).unwrap(),
+            "the whole output"
+        );
+        assert!(!spool.exists(), "moved, not copied");
+
+        let (answer, _) = files.keep_output("coder", 4, "short".into(), Cut::default(), Utc::now());
+        assert_eq!(answer, "short");
     }
 
     #[test]

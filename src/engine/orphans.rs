@@ -6,14 +6,19 @@
 //! group still recorded, so a resumed agent never works next to its own
 //! orphan (two Claude sessions editing the same files).
 //!
-//! A group is only ended when one of its processes carries this agent's
-//! `AWTUI_MCP_CONFIG` path in its environment (read from `/proc`), so a
-//! recycled process id is never touched. Without `/proc` nothing is ended.
+//! Every process carrying this agent's `AWTUI_MCP_CONFIG` path in its
+//! environment (read from `/proc`) is ended, wherever it is: children that
+//! called `setsid` left the recorded group but not their environment. The
+//! recorded group, and the descendants of what is found, are ended with
+//! them; the group only when one of its processes carries the marker, so a
+//! recycled process id is never touched ([`Scope`]). Without `/proc`
+//! nothing is ended.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::launch::agent_dir;
+use crate::agents::backend::contain::Scope;
 
 const FILE: &str = "turn.pgid";
 /// How long an orphaned group gets between SIGTERM and SIGKILL.
@@ -31,68 +36,29 @@ pub fn clear(state_root: &Path, agent: &str) {
     let _ = std::fs::remove_file(agent_dir(state_root, agent).join(FILE));
 }
 
-/// The processes of group `pgid`, from `/proc`.
-fn members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let rest = stat.rsplit_once(')')?.1;
-                    let mut fields = rest.split_whitespace();
-                    let state = fields.next()?;
-                    let pgrp: u32 = fields.nth(1)?.parse().ok()?;
-                    Some(pgrp == pgid && state != "Z")
-                })
-                .unwrap_or(false)
-        })
-        .collect()
-}
-
-fn carries(pid: u32, marker: &[u8]) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .map(|env| env.split(|b| *b == 0).any(|var| var == marker))
-        .unwrap_or(false)
-}
-
-/// Ends the recorded turns of `agents` that are still running; returns a
-/// notice for each group ended.
+/// Ends what earlier runs of this instance left of `agents`' turns; returns
+/// a notice for each agent whose processes were ended.
 pub fn reap(state_root: &Path, agents: &[String]) -> Vec<String> {
-    use rustix::process::{Pid, Signal, kill_process_group};
     let mut notices = Vec::new();
     for agent in agents {
         let dir = agent_dir(state_root, agent);
-        let Some(pgid) = std::fs::read_to_string(dir.join(FILE))
+        let group = std::fs::read_to_string(dir.join(FILE))
             .ok()
-            .and_then(|t| t.trim().parse::<u32>().ok())
-        else {
-            continue;
-        };
+            .and_then(|t| t.trim().parse::<u32>().ok());
         clear(state_root, agent);
-        let marker = format!("AWTUI_MCP_CONFIG={}", dir.join("mcp.json").display());
-        let ours = members(pgid)
-            .into_iter()
-            .any(|pid| carries(pid, marker.as_bytes()));
-        let Some(group) = i32::try_from(pgid).ok().and_then(Pid::from_raw) else {
-            continue;
+        let scope = Scope {
+            marker: format!("AWTUI_MCP_CONFIG={}", dir.join("mcp.json").display()),
+            group,
         };
-        if !ours {
-            continue;
+        let ended = scope.end(GRACE);
+        if ended > 0 {
+            let group = group
+                .map(|g| format!(", process group {g}"))
+                .unwrap_or_default();
+            notices.push(format!(
+                "ended {agent}'s turn left running by an earlier run of this instance ({ended} process(es){group})"
+            ));
         }
-        let _ = kill_process_group(group, Signal::TERM);
-        let deadline = Instant::now() + GRACE;
-        while !members(pgid).is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = kill_process_group(group, Signal::KILL);
-        notices.push(format!(
-            "ended {agent}'s turn left running by an earlier run of this instance (process group {pgid})"
-        ));
     }
     notices
 }
@@ -100,6 +66,39 @@ pub fn reap(state_root: &Path, agents: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Until the child has exec'd, /proc shows the test's own environment.
+    fn wait_for_exec(pid: u32, marker: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !std::fs::read(format!("/proc/{pid}/environ"))
+            .is_ok_and(|e| String::from_utf8_lossy(&e).contains(marker))
+        {
+            assert!(std::time::Instant::now() < deadline, "{pid} never started");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn ends_a_process_that_left_the_group_with_setsid() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = agent_dir(root.path(), "coder");
+        std::fs::create_dir_all(&dir).unwrap();
+        let marker = dir.join("mcp.json").display().to_string();
+        // Its own session, no recorded group: only its environment says
+        // whose it is.
+        let mut escaped = std::process::Command::new("setsid")
+            .args(["sleep", "30"])
+            .env("AWTUI_MCP_CONFIG", &marker)
+            .spawn()
+            .unwrap();
+        wait_for_exec(escaped.id(), &marker);
+        let notices = reap(root.path(), &["coder".into()]);
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            escaped.wait().unwrap().code().is_none(),
+            "killed by a signal"
+        );
+    }
 
     #[test]
     fn ends_only_a_group_carrying_the_marker() {
@@ -125,14 +124,7 @@ mod tests {
 
         let marker = dir.join("mcp.json").display().to_string();
         let mut orphan = spawn(&marker);
-        // Until `sleep` has exec'd, /proc shows the test's own environment.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !std::fs::read(format!("/proc/{}/environ", orphan.id()))
-            .is_ok_and(|e| String::from_utf8_lossy(&e).contains(&marker))
-        {
-            assert!(std::time::Instant::now() < deadline, "sleep never started");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_for_exec(orphan.id(), &marker);
         record(root.path(), "coder", orphan.id()).unwrap();
         let notices = reap(root.path(), &["coder".into(), "qa".into()]);
         assert_eq!(notices.len(), 1, "{notices:?}");

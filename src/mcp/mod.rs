@@ -48,6 +48,13 @@ pub use tools::ToolBox;
 
 use crate::context::mentions;
 
+/// The largest piece of agent-produced text awtui takes in whole: 4 MiB.
+/// One constant for every such cap (MCP bodies, one line of an agent's
+/// output, one final answer), so an answer never fits one path and not
+/// another. Output past it is archived, not posted (see
+/// `agents::backend::capped`).
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
+
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {

@@ -5,6 +5,8 @@
 //! runner ([`process`]) serves them all.
 
 pub mod api;
+pub mod capped;
+pub mod contain;
 pub mod cursor_config;
 pub mod event;
 pub mod invocation;

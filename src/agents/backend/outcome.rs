@@ -1,13 +1,18 @@
 //! Folding a turn's events and exit into one outcome: success, answer,
 //! session, usage, and a reason when it failed.
 
+use std::path::PathBuf;
+
+use super::capped::{OUTPUT_CAP, cut_to};
 use super::event::{BackendEvent, Usage, UsageMode};
 
 /// How a turn ended.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TurnOutcome {
     pub success: bool,
-    /// The final answer, when the backend gave one.
+    /// The final answer, when the backend gave one (at most
+    /// [`OUTPUT_CAP`] bytes). Kept when the turn failed too: what an agent
+    /// printed before it was stopped or timed out is archived, not lost.
     pub answer: Option<String>,
     pub session_id: Option<String>,
     pub usage: Usage,
@@ -15,6 +20,11 @@ pub struct TurnOutcome {
     pub error: Option<String>,
     /// Names of the tools called, in order.
     pub tools_called: Vec<String>,
+    /// Whether the answer or a line of output was cut at [`OUTPUT_CAP`].
+    pub truncated: bool,
+    /// When `truncated`, the agent's whole raw output (a file the engine
+    /// moves into the output archive), if it could be kept.
+    pub full_output: Option<PathBuf>,
 }
 
 /// Accumulates events into a [`TurnOutcome`].
@@ -56,10 +66,31 @@ impl OutcomeBuilder {
                 UsageMode::Total => o.usage = *usage,
                 UsageMode::PerStep => o.usage.add(*usage),
             },
-            BackendEvent::Final { text } => o.answer = Some(text.clone()),
+            BackendEvent::Final { text } => {
+                let mut text = text.clone();
+                o.truncated |= cut_to(&mut text, OUTPUT_CAP);
+                o.answer = Some(text);
+            }
             BackendEvent::Error { message } => self.reported_error = Some(message.clone()),
             BackendEvent::Thinking | BackendEvent::Text { .. } | BackendEvent::ToolDone { .. } => {}
         }
+    }
+
+    /// Records that output was cut at the cap, and where the whole of it
+    /// is.
+    pub fn truncated(&mut self, full_output: Option<PathBuf>) {
+        self.outcome.truncated = true;
+        self.outcome.full_output = full_output;
+    }
+
+    /// Whether a final answer arrived.
+    pub fn has_answer(&self) -> bool {
+        self.outcome.answer.is_some()
+    }
+
+    /// Whether the answer was cut at the cap so far.
+    pub fn is_truncated(&self) -> bool {
+        self.outcome.truncated
     }
 
     /// The outcome, given how the process ended and the tail of its stderr.
@@ -181,5 +212,17 @@ mod tests {
         assert_eq!(o.error.as_deref(), Some("timed out after 30s"));
         let o = OutcomeBuilder::new(UsageMode::Total).finish(Exit::Stopped, "");
         assert!(!o.success);
+    }
+
+    #[test]
+    fn an_answer_over_the_cap_is_cut_and_marked() {
+        let mut b = OutcomeBuilder::new(UsageMode::Total);
+        b.apply(&BackendEvent::Final {
+            text: "x".repeat(OUTPUT_CAP + 10),
+        });
+        assert!(b.is_truncated());
+        let o = b.finish(Exit::Code(Some(0)), "");
+        assert_eq!(o.answer.map(|a| a.len()), Some(OUTPUT_CAP));
+        assert!(o.truncated);
     }
 }

@@ -1,18 +1,42 @@
 //! Runs one turn's process: its own process group, private config files,
 //! prompt on stdin, stdout parsed into events, stderr appended to the agent's
-//! log file. Stopping or a timeout ends the whole process group.
+//! log file.
+//!
+//! Decisions:
+//! - The turn ends when the agent process (the direct child) exits, not when
+//!   its stdout closes: a background child that inherited the pipe would
+//!   otherwise hold the turn open until it exits.
+//! - Every turn ends every process it started, however it ends (exit, stop,
+//!   timeout): SIGTERM, [`STOP_GRACE`] to exit, then SIGKILL. Processes are
+//!   found by the turn's marker (`AWTUI_TURN`) in their environment, so
+//!   children that called `setsid` are found too ([`super::contain`]).
+//!   Nothing an agent starts outlives its turn.
+//! - Only then is the rest of stdout read: once every process of the turn
+//!   has ended, the pipe closes and nothing the agent printed is lost, even
+//!   after a stop or a timeout (the outcome keeps the answer; the engine
+//!   archives it). If something escaped and still holds the pipe, reading
+//!   gives up after [`DRAIN`].
+//! - Output is read as bytes, never stopped early (so the agent never dies
+//!   of SIGPIPE): lines are decoded lossily and cut at
+//!   [`OUTPUT_CAP`](super::capped::OUTPUT_CAP), and so is the answer. When
+//!   the answer was cut (or lost with a cut line), the whole raw stdout is
+//!   kept in a file next to the stderr log for the engine's output archive.
 
 use std::collections::VecDeque;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
+use super::capped::{LineSplitter, OUTPUT_CAP, cut_to};
+use super::contain::Scope;
 use super::event::BackendEvent;
 use super::invocation::{Invocation, PrivateFile};
 use super::outcome::{Exit, OutcomeBuilder};
@@ -20,10 +44,25 @@ use super::parse::StreamParser;
 use super::turn::{RunningTurn, TurnUpdate};
 use super::{BackendError, find_executable};
 
-/// How long a stopped process group gets between SIGTERM and SIGKILL.
+/// How long a turn's processes get between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(3);
+/// How long output is still read after every process of the turn has
+/// ended (only something that escaped can keep the pipes open that long).
+const DRAIN: Duration = Duration::from_secs(2);
 /// How many stderr lines are kept to explain a failure.
 const STDERR_TAIL: usize = 20;
+/// How much of one stderr line the failure explanation keeps.
+const STDERR_TAIL_LINE: usize = 4096;
+/// The variable that marks every process of one turn: `<awtui pid>-<n>`.
+pub const TURN_VAR: &str = "AWTUI_TURN";
+
+/// A marker value no other turn of this process (or of any other live
+/// awtui process) carries.
+fn next_turn_mark() -> String {
+    static TURNS: AtomicU64 = AtomicU64::new(0);
+    let n = TURNS.fetch_add(1, Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
+}
 
 fn write_private(file: &PrivateFile) -> Result<(), BackendError> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -76,9 +115,11 @@ pub fn spawn(
             source,
         })?;
     }
+    let mark = next_turn_mark();
     let mut cmd = Command::new(&program);
     cmd.args(&inv.args)
         .envs(inv.env.iter().map(|(k, v)| (k, v)))
+        .env(TURN_VAR, &mark)
         .current_dir(&inv.cwd)
         .stdin(if inv.stdin.is_some() {
             Stdio::piped()
@@ -94,6 +135,10 @@ pub fn spawn(
         source,
     })?;
     let pid = child.id().unwrap_or(0);
+    let scope = Scope {
+        marker: format!("{TURN_VAR}={mark}"),
+        group: (pid != 0).then_some(pid),
+    };
     let (tx, rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = oneshot::channel();
 
@@ -108,46 +153,191 @@ pub fn spawn(
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let log_path = stderr_log.to_path_buf();
+    let spool = Spool::new(stderr_log.with_file_name(format!("stdout-{pid}.raw")));
     tokio::spawn(async move {
-        let stderr_task = tokio::spawn(collect_stderr(stderr, log_path));
+        let give_up = CancellationToken::new();
         let mode = parser.usage_mode();
-        let mut builder = OutcomeBuilder::new(mode);
-        let read = read_stdout(stdout, parser, &tx, &mut builder);
-        let exit = supervise(&mut child, pid, read, stop_rx, timeout).await;
+        let stderr_task = tokio::spawn(collect_stderr(stderr, log_path, give_up.clone()));
+        let out = Stdout {
+            parser,
+            builder: OutcomeBuilder::new(mode),
+            tx: tx.clone(),
+        };
+        let stdout_task = tokio::spawn(read_stdout(stdout, out, spool, give_up.clone()));
+        let exit = supervise(&mut child, pid, &scope, stop_rx, timeout).await;
+        // Every process of the turn has ended, so the pipes are closing;
+        // read what is left unless something escaped and holds them.
+        let give_up_later = {
+            let give_up = give_up.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(DRAIN).await;
+                give_up.cancel();
+            })
+        };
+        let builder = stdout_task
+            .await
+            .unwrap_or_else(|_| OutcomeBuilder::new(mode));
         let tail = stderr_task.await.unwrap_or_default();
+        give_up_later.abort();
         let _ = tx.send(TurnUpdate::Done(builder.finish(exit, &tail)));
     });
     Ok(RunningTurn::new(Some(pid), rx, stop_tx))
 }
 
-/// Reads stdout to its end, forwarding parsed events.
-async fn read_stdout(
-    stdout: Option<tokio::process::ChildStdout>,
-    mut parser: Box<dyn StreamParser>,
-    tx: &mpsc::UnboundedSender<TurnUpdate>,
-    builder: &mut OutcomeBuilder,
+/// Reads `source` to its end, or until `give_up`, handing each chunk to
+/// `sink`. Never stops early otherwise: a writer whose reader went away
+/// would die of SIGPIPE.
+async fn pump(
+    source: Option<impl AsyncRead + Unpin>,
+    give_up: &CancellationToken,
+    mut sink: impl FnMut(&[u8]),
 ) {
-    let mut emit = |events: Vec<BackendEvent>| {
-        for e in events {
-            builder.apply(&e);
-            let _ = tx.send(TurnUpdate::Event(e));
-        }
+    let Some(mut source) = source else {
+        return;
     };
-    if let Some(stdout) = stdout {
-        let mut lines = BufReader::new(stdout).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            emit(parser.line(&line));
-        }
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = tokio::select! {
+            biased;
+            () = give_up.cancelled() => break,
+            read = source.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            },
+        };
+        sink(&buf[..n]);
     }
-    emit(parser.finish());
 }
 
-/// Waits for stdout to close and the process to exit, unless stopped or
-/// timed out first, in which case the process group is ended.
+/// Where parsed stdout goes: the parser, the outcome and the turn's
+/// updates.
+struct Stdout {
+    parser: Box<dyn StreamParser>,
+    builder: OutcomeBuilder,
+    tx: mpsc::UnboundedSender<TurnUpdate>,
+}
+
+impl Stdout {
+    fn emit(&mut self, events: Vec<BackendEvent>) {
+        for e in events {
+            self.builder.apply(&e);
+            let _ = self.tx.send(TurnUpdate::Event(e));
+        }
+    }
+
+    fn line(&mut self, line: String) {
+        let events = self.parser.line(&line);
+        self.emit(events);
+    }
+}
+
+/// Reads stdout to its end, forwarding parsed events; returns the outcome
+/// so far, with the raw output kept when anything was cut.
+async fn read_stdout(
+    stdout: Option<tokio::process::ChildStdout>,
+    mut out: Stdout,
+    mut spool: Spool,
+    give_up: CancellationToken,
+) -> OutcomeBuilder {
+    let mut split = LineSplitter::new(OUTPUT_CAP);
+    pump(stdout, &give_up, |bytes| {
+        spool.write(bytes);
+        split.feed(bytes, &mut |line| out.line(line));
+    })
+    .await;
+    split.finish(&mut |line| out.line(line));
+    let events = out.parser.finish();
+    out.emit(events);
+    // A cut line only matters when it cost the answer: a JSON backend's
+    // huge tool result is noise to skip, its cut final result is not.
+    let answer_lost = split.cut() && !out.builder.has_answer();
+    if answer_lost || out.parser.truncated() || out.builder.is_truncated() {
+        out.builder.truncated(spool.keep());
+    } else {
+        spool.discard();
+    }
+    out.builder
+}
+
+/// A turn's raw stdout, for the archive when output was cut: held in
+/// memory up to the cap, written to `path` (mode 0600) past it.
+struct Spool {
+    path: PathBuf,
+    held: Vec<u8>,
+    file: Option<std::fs::File>,
+    /// Writing failed: the raw output cannot be kept.
+    broken: bool,
+}
+
+impl Spool {
+    fn new(path: PathBuf) -> Self {
+        Spool {
+            path,
+            held: Vec::new(),
+            file: None,
+            broken: false,
+        }
+    }
+
+    fn open(&mut self) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&self.path)
+            .and_then(|mut f| f.write_all(&self.held).map(|()| f));
+        self.held = Vec::new();
+        match opened {
+            Ok(f) => self.file = Some(f),
+            Err(_) => self.broken = true,
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        if self.broken {
+            return;
+        }
+        if self.file.is_none() {
+            if self.held.len() + bytes.len() <= OUTPUT_CAP {
+                self.held.extend_from_slice(bytes);
+                return;
+            }
+            self.open();
+        }
+        if let Some(f) = self.file.as_mut()
+            && f.write_all(bytes).is_err()
+        {
+            self.broken = true;
+        }
+    }
+
+    /// The file holding the whole output, unless it could not be written.
+    fn keep(mut self) -> Option<PathBuf> {
+        if self.file.is_none() && !self.broken {
+            self.open();
+        }
+        if self.broken {
+            let _ = std::fs::remove_file(&self.path);
+            return None;
+        }
+        Some(self.path)
+    }
+
+    fn discard(self) {
+        if self.file.is_some() || self.broken {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Waits for the agent process to exit, unless stopped or timed out first;
+/// then ends every process of the turn.
 async fn supervise(
     child: &mut tokio::process::Child,
     pid: u32,
-    read: impl std::future::Future<Output = ()>,
+    scope: &Scope,
     stop: oneshot::Receiver<()>,
     timeout: Option<Duration>,
 ) -> Exit {
@@ -157,52 +347,73 @@ async fn supervise(
             None => std::future::pending().await,
         }
     };
-    let finished = async {
-        read.await;
-        child.wait().await.ok().map(|s| s.code())
+    let (exit, leader_running) = tokio::select! {
+        status = child.wait() => (Exit::Code(status.ok().and_then(|s| s.code())), false),
+        Ok(()) = stop => (Exit::Stopped, true),
+        () = deadline => (Exit::TimedOut(timeout.unwrap_or_default()), true),
     };
-    tokio::select! {
-        status = finished => Exit::Code(status.flatten()),
-        Ok(()) = stop => { end_group(child, pid).await; Exit::Stopped }
-        () = deadline => { end_group(child, pid).await; Exit::TimedOut(timeout.unwrap_or_default()) }
-    }
+    end_turn(child, pid, scope, leader_running).await;
+    exit
 }
 
-/// SIGTERM to the whole group, SIGKILL after a grace period.
-async fn end_group(child: &mut tokio::process::Child, pid: u32) {
+/// Ends every process of the turn: SIGTERM, a grace period, SIGKILL. The
+/// process group is signalled too while its leader (our child, not yet
+/// reaped, so the group id cannot have been reused) is there to pin it; it
+/// is all there is to go by without `/proc`.
+async fn end_turn(
+    child: &mut tokio::process::Child,
+    pid: u32,
+    scope: &Scope,
+    leader_running: bool,
+) {
     use rustix::process::{Pid, Signal, kill_process_group};
-    let Some(group) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
-        let _ = child.kill().await;
-        return;
+    let group = i32::try_from(pid).ok().and_then(Pid::from_raw);
+    let signal_group = |sig| {
+        if let Some(g) = group {
+            let _ = kill_process_group(g, sig);
+        }
     };
-    let _ = kill_process_group(group, Signal::TERM);
-    if tokio::time::timeout(STOP_GRACE, child.wait())
+    if leader_running {
+        signal_group(Signal::TERM);
+    }
+    let blocking = scope.clone();
+    let found = tokio::task::spawn_blocking(move || blocking.end(STOP_GRACE))
         .await
-        .is_err()
-    {
-        let _ = kill_process_group(group, Signal::KILL);
-        let _ = child.wait().await;
-    } else {
-        // The leader is gone; make sure nothing it started lingers.
-        let _ = kill_process_group(group, Signal::KILL);
+        .unwrap_or(0);
+    if leader_running {
+        if found == 0 {
+            // Nothing was found in /proc: the leader gets its grace here.
+            let _ = tokio::time::timeout(STOP_GRACE, child.wait()).await;
+        }
+        signal_group(Signal::KILL);
+        let _ = child.kill().await;
     }
 }
 
-/// Appends stderr to the agent's log and returns its last lines.
-async fn collect_stderr(stderr: Option<tokio::process::ChildStderr>, log: PathBuf) -> String {
+/// Appends stderr to the agent's log as it comes and returns its last
+/// lines (decoded lossily, each cut short).
+async fn collect_stderr(
+    stderr: Option<tokio::process::ChildStderr>,
+    log: PathBuf,
+    give_up: CancellationToken,
+) -> String {
     let mut tail: VecDeque<String> = VecDeque::new();
     let mut file = OpenOptions::new().create(true).append(true).open(&log).ok();
-    if let Some(stderr) = stderr {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(f) = file.as_mut() {
-                let _ = writeln!(f, "{line}");
-            }
-            if tail.len() == STDERR_TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(line);
+    let mut split = LineSplitter::new(STDERR_TAIL_LINE);
+    let mut keep = |mut line: String| {
+        cut_to(&mut line, STDERR_TAIL_LINE);
+        if tail.len() == STDERR_TAIL {
+            tail.pop_front();
         }
-    }
+        tail.push_back(line);
+    };
+    pump(stderr, &give_up, |bytes| {
+        if let Some(f) = file.as_mut() {
+            let _ = f.write_all(bytes);
+        }
+        split.feed(bytes, &mut keep);
+    })
+    .await;
+    split.finish(&mut keep);
     tail.into_iter().collect::<Vec<_>>().join("\n")
 }

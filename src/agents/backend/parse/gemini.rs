@@ -4,12 +4,15 @@
 use serde_json::Value;
 
 use super::{StreamParser, count, str_field};
+use crate::agents::backend::capped::{OUTPUT_CAP, cap_label, push_capped};
 use crate::agents::backend::event::{BackendEvent, Usage};
 
-/// Parser for Gemini's single JSON document (collected, parsed at the end).
+/// Parser for Gemini's single JSON document (collected up to
+/// [`OUTPUT_CAP`], parsed at the end).
 #[derive(Debug, Default)]
 pub struct GeminiParser {
     buffer: String,
+    cut: bool,
 }
 
 impl StreamParser for GeminiParser {
@@ -17,13 +20,19 @@ impl StreamParser for GeminiParser {
         // The document may be preceded by notices such as "Loaded cached
         // credentials."; keep everything from its first line on.
         if !self.buffer.is_empty() || line.trim_start().starts_with('{') {
-            self.buffer.push_str(line);
-            self.buffer.push('\n');
+            self.cut = self.cut
+                || push_capped(&mut self.buffer, line, OUTPUT_CAP)
+                || push_capped(&mut self.buffer, "\n", OUTPUT_CAP);
         }
         Vec::new()
     }
 
     fn finish(&mut self) -> Vec<BackendEvent> {
+        if self.cut {
+            return vec![BackendEvent::Error {
+                message: format!("gemini's output is larger than {}", cap_label()),
+            }];
+        }
         let Ok(v) = serde_json::from_str::<Value>(&self.buffer) else {
             return if self.buffer.trim().is_empty() {
                 Vec::new()
@@ -67,6 +76,10 @@ impl StreamParser for GeminiParser {
             }),
         }
         out
+    }
+
+    fn truncated(&self) -> bool {
+        self.cut
     }
 }
 

@@ -31,6 +31,11 @@ pub trait StreamParser: Send {
     fn usage_mode(&self) -> UsageMode {
         UsageMode::Total
     }
+    /// Whether text the parser collects (the answer, a document) was cut at
+    /// [`OUTPUT_CAP`](crate::agents::backend::capped::OUTPUT_CAP).
+    fn truncated(&self) -> bool {
+        false
+    }
 }
 
 /// The parser for a CLI backend's output format.

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::{StreamParser, count, json_line, str_field};
+use crate::agents::backend::capped::{OUTPUT_CAP, push_capped};
 use crate::agents::backend::event::{BackendEvent, Usage, UsageMode};
 
 /// Parser for opencode's JSON events.
@@ -12,6 +13,8 @@ pub struct OpencodeParser {
     session: Option<String>,
     /// Text of the current step; the last step's text is the answer.
     step_text: String,
+    /// Whether `step_text` was cut at [`OUTPUT_CAP`].
+    cut: bool,
     failed: bool,
 }
 
@@ -31,11 +34,12 @@ impl StreamParser for OpencodeParser {
         match str_field(&v, "type").unwrap_or("") {
             "step_start" => {
                 self.step_text.clear();
+                self.cut = false;
                 out.push(BackendEvent::Thinking);
             }
             "text" => {
                 if let Some(text) = str_field(part, "text") {
-                    self.step_text.push_str(text);
+                    self.cut |= push_capped(&mut self.step_text, text, OUTPUT_CAP);
                     out.push(BackendEvent::Text {
                         text: text.to_string(),
                     });
@@ -93,6 +97,10 @@ impl StreamParser for OpencodeParser {
 
     fn usage_mode(&self) -> UsageMode {
         UsageMode::PerStep
+    }
+
+    fn truncated(&self) -> bool {
+        self.cut
     }
 }
 
