@@ -102,6 +102,7 @@ fn app() -> App {
         cursors,
         paused: None,
         ops: Default::default(),
+        tasks: Default::default(),
     };
     let mut app = App::new(
         Config::defaults(),

@@ -144,6 +144,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The task board of a running instance: tasks grouped by status with
+    /// holder, dependencies, last checkpoint and age.
+    Tasks {
+        /// The instance (default: the only one running).
+        instance: Option<String>,
+        /// The whole board as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Create and start a standalone agent (in the background, working in
     /// the current directory).
     New {
@@ -261,6 +270,14 @@ pub enum CtxCommand {
     Doc {
         #[command(subcommand)]
         command: DocCommand,
+    },
+    /// Call any context tool by name with a JSON object of arguments (the
+    /// task tools, for instance: `ctx call task_claim '{"task_id":…}'`);
+    /// prints its JSON result.
+    Call {
+        tool: String,
+        /// The arguments as a JSON object (default `{}`; `-` reads stdin).
+        args: Option<String>,
     },
 }
 

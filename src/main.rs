@@ -127,6 +127,7 @@ fn dispatch() -> (ExitCode, bool) {
             bead: bead.as_deref(),
             json,
         }),
+        Command::Tasks { instance, json } => commands::tasks::run(instance.as_deref(), json),
         Command::New {
             name,
             model,

@@ -179,6 +179,7 @@ fn snapshot(paused: bool) -> Snapshot {
             repeats: 3,
         }),
         ops: Default::default(),
+        tasks: Default::default(),
     }
 }
 

@@ -30,6 +30,8 @@ pub struct PromptInput<'a> {
     pub delivered: &'a [ChannelEntry],
     /// Recent channel messages before the delivered ones, oldest first.
     pub recent: &'a [ChannelEntry],
+    /// The task board has tasks: teach the task lifecycle.
+    pub tasks: bool,
 }
 
 /// Renders one message as `#12 · 10:00:05 · reviewer · high` plus its text.
@@ -58,6 +60,9 @@ fn message(out: &mut String, e: &ChannelEntry, full: bool) {
     }
     out.push('\n');
 }
+
+/// How agents take part in a plan of tasks (the caw protocol).
+const TASK_LIFECYCLE: &str = "\n## Tasks\nThis workflow has a plan of tasks. To take one: agent_register {name, runtime} once (keep the id it returns) → workflow_list / workflow_next_tasks {workflow_id} → task_claim {task_id, agent_id} ({success: false} means someone was first: take the next) → task_load_context {task_id} → task_update_status {id, status: in_progress} → checkpoint_add {task_id, type: progress, summary} after each significant step → task_update_status {id, status: completed, outcome} (or failed with error). Send agent_heartbeat {agent_id} during long work. Claim only what you will do now; when your task is done, look for the next one.\n";
 
 /// The turn prompt.
 pub fn turn_prompt(input: &PromptInput) -> String {
@@ -105,6 +110,9 @@ pub fn turn_prompt(input: &PromptInput) -> String {
                 }
             );
             out.push_str("- workflow_agents: who is on the team.\n");
+            if input.tasks {
+                out.push_str(TASK_LIFECYCLE);
+            }
             out.push_str("Your final answer is posted to the channel for you unless you already posted with channel_send during this turn. Mention only who needs to act next; do not mention someone just to say thanks.\n\n");
         }
         None => {
@@ -183,7 +191,9 @@ mod tests {
             documents: Some(("notes.md", &docs)),
             delivered: &delivered,
             recent: &recent,
+            tasks: true,
         });
+        assert!(text.contains("task_claim {task_id, agent_id}"));
         assert!(text.contains("You are @coder in the multi-agent workflow \"review\"."));
         assert!(text.contains("Your team: @reviewer (codex), and @user"));
         assert!(text.contains("The entry document is notes.md; others: goals.md."));
@@ -201,6 +211,7 @@ mod tests {
             documents: None,
             delivered: &[],
             recent: &[],
+            tasks: false,
         });
         assert!(!text.contains("channel_send"));
         assert!(text.contains("You work alone"));

@@ -40,7 +40,7 @@ pub fn run(command: CtxCommand, json: bool) -> u8 {
 }
 
 /// The tool and arguments for a command.
-fn request(command: CtxCommand) -> Result<(&'static str, Value), String> {
+fn request(command: CtxCommand) -> Result<(String, Value), String> {
     let stdin = || {
         let mut text = String::new();
         std::io::stdin()
@@ -49,7 +49,21 @@ fn request(command: CtxCommand) -> Result<(&'static str, Value), String> {
             .map_err(|e| format!("cannot read standard input: {e}"))
     };
     let content = |text: Option<String>| text.map(Ok).unwrap_or_else(stdin);
-    Ok(match command {
+    if let CtxCommand::Call { tool, args } = command {
+        let text = match args.as_deref() {
+            None => "{}".to_string(),
+            Some("-") => stdin()?,
+            Some(t) => t.to_string(),
+        };
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("the arguments of {tool} are not JSON: {e}"))?;
+        if !value.is_object() {
+            return Err(format!("the arguments of {tool} must be a JSON object"));
+        }
+        return Ok((tool, value));
+    }
+    let (tool, args) = match command {
+        CtxCommand::Call { .. } => unreachable!("handled above"),
         CtxCommand::Send { message } => ("channel_send", json!({ "message": content(message)? })),
         CtxCommand::Read { since, limit } => {
             ("channel_read", json!({ "since": since, "limit": limit }))
@@ -76,7 +90,8 @@ fn request(command: CtxCommand) -> Result<(&'static str, Value), String> {
             ),
             DocCommand::Delete { file } => ("document_delete", json!({ "file": file })),
         },
-    })
+    };
+    Ok((tool.to_string(), args))
 }
 
 /// Drops `null` arguments (optional ones not given).
@@ -87,7 +102,8 @@ fn arguments(args: Value) -> Map<String, Value> {
     }
 }
 
-async fn call(url: &str, token: &str, tool: &'static str, args: Value, json: bool) -> u8 {
+async fn call(url: &str, token: &str, tool: String, args: Value, json: bool) -> u8 {
+    let tool = tool.as_str();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.to_string())
             .auth_header(token.to_string()),
@@ -100,7 +116,7 @@ async fn call(url: &str, token: &str, tool: &'static str, args: Value, json: boo
         }
     };
     let result = client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments(args)))
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments(args)))
         .await;
     let _ = client.cancel().await;
     let result = match result {

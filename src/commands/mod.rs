@@ -17,6 +17,7 @@ pub mod run;
 pub mod send;
 pub mod start;
 pub mod stop;
+pub mod tasks;
 pub mod validate;
 
 /// Exit codes shared by every command (documented in the README).

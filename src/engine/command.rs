@@ -42,6 +42,8 @@ pub enum Command {
     CreateDocument { file: String, content: String },
     /// Delete a document as `user`.
     DeleteDocument { file: String },
+    /// Change the task board as the person (add, release, move).
+    Task { task: super::tasks::TaskCommand },
     /// Stop every agent and end the instance, leaving it on disk.
     Shutdown,
 }
@@ -61,6 +63,7 @@ impl Command {
             Command::WriteDocument { .. } => "write_document",
             Command::CreateDocument { .. } => "create_document",
             Command::DeleteDocument { .. } => "delete_document",
+            Command::Task { .. } => "task",
             Command::Shutdown => "shutdown",
         }
     }

@@ -43,6 +43,8 @@ pub struct Driver {
     pub mcp: McpHandle,
     pub events: broadcast::Sender<EngineEvent>,
     pub ctx_events: broadcast::Receiver<ContextEvent>,
+    task_events: broadcast::Receiver<crate::tasks::TaskEvent>,
+    announcer: super::tasks::Announcer,
     pub commands: mpsc::UnboundedReceiver<Envelope>,
     pub notices: Vec<String>,
     /// Whether the state root is a temporary folder to remove at the end.
@@ -76,11 +78,14 @@ impl Driver {
         let (turn_tx, turn_rx) = mpsc::unbounded_channel();
         let ops = OpsState::load(&cx.state_root);
         let ops_files = OpsFiles::new(&cx.state_root);
+        let task_events = cx.context.tasks().subscribe();
         Driver {
             runner,
             cx,
             mcp,
             events,
+            task_events,
+            announcer: super::tasks::Announcer::default(),
             ctx_events,
             commands,
             notices,
@@ -118,6 +123,11 @@ impl Driver {
             self.notice(n);
         }
         self.begin();
+        // Stale holders lose their claims only when the workflow says so.
+        let release_after = self.cx.workflow.limits.release_after_missed_heartbeats;
+        let mut stale_check = release_after.map(|_| {
+            tokio::time::interval(Duration::from_millis(crate::tasks::store::HEARTBEAT_MS))
+        });
         loop {
             if let Some(outcome) = self.outcome.take() {
                 return self.end(outcome).await;
@@ -137,6 +147,10 @@ impl Driver {
             tokio::select! {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
                 ev = self.ctx_events.recv() => self.context_event(ev),
+                ev = self.task_events.recv() => self.task_event(ev),
+                () = next_tick(&mut stale_check) => {
+                    self.release_stale(u64::from(release_after.unwrap_or(u32::MAX)));
+                }
                 Some((agent, turn, update)) = self.turn_rx.recv() => self.turn_update(agent, turn, update),
                 () = sleep_until(deadline) => {
                     self.deliver_deferred(None);
@@ -183,8 +197,34 @@ impl Driver {
             }
             (None, _) => None,
         };
+        let mut backlog = backlog;
+        if last == 0 {
+            // The file's plan starts with the instance: its first tasks
+            // wake the agents allowed to take them, as a kickoff would.
+            self.create_file_plan();
+            if let Some(entry) = self.announce_tasks() {
+                backlog.extend(entry.mentions.iter().map(|a| (a.clone(), entry.id)));
+            }
+        } else {
+            // Already announced before the instance stopped.
+            let agents = self.cx.workflow.agent_names();
+            let _ = self.announcer.news(self.cx.context.tasks(), &agents);
+        }
         self.handle(Event::Started { kickoff, backlog });
         self.sync_messages();
+    }
+
+    /// The plan the workflow file declares (`tasks:`), made at the first
+    /// start of the instance.
+    fn create_file_plan(&mut self) {
+        let Some(plan) = &self.cx.workflow.tasks else {
+            return;
+        };
+        if let Err(e) =
+            super::tasks::create_file_plan(self.cx.context.tasks(), &self.cx.workflow.name, plan)
+        {
+            self.notice(format!("cannot create the workflow file's tasks: {e}"));
+        }
     }
 
     /// After a crash (or a stop mid-turn), an agent may have answered what
@@ -325,6 +365,8 @@ impl Driver {
                     self.notice(format!("cannot record {agent}'s turn: {e}"));
                 }
                 let (mut updates, stopper) = running.into_parts();
+                // A running turn counts as alive on the task board.
+                self.cx.context.tasks().set_in_turn(&agent, true);
                 self.running.insert(
                     agent.clone(),
                     Running {
@@ -395,6 +437,7 @@ impl Driver {
         let delivered_at_start = match self.running.get(&agent) {
             Some(r) if r.turn == turn => {
                 orphans::clear(&self.cx.state_root, &agent);
+                self.cx.context.tasks().set_in_turn(&agent, false);
                 self.running.remove(&agent).map(|r| r.messages)
             }
             _ => None,
@@ -578,6 +621,64 @@ impl Driver {
         }
     }
 
+    /// A change on the task board: shown to front ends; tasks that became
+    /// available wake the agents allowed to take them (one system message).
+    fn task_event(&mut self, event: Result<crate::tasks::TaskEvent, broadcast::error::RecvError>) {
+        let check = match event {
+            Ok(event) => {
+                let check = super::tasks::may_free_tasks(&event);
+                self.emit(EngineEvent::Task {
+                    change: Box::new(event),
+                });
+                check
+            }
+            Err(broadcast::error::RecvError::Lagged(_)) => true,
+            Err(broadcast::error::RecvError::Closed) => false,
+        };
+        if check {
+            let _ = self.announce_tasks();
+        }
+    }
+
+    /// Releases the claims of holders that missed `missed` heartbeats
+    /// (awtui agents in a running turn never do), with a system note.
+    fn release_stale(&mut self, missed: u64) {
+        let board = self.cx.context.tasks().clone();
+        let now = chrono::Utc::now();
+        for (task, holder) in board.read(|s| s.stale_claims(missed, now)) {
+            let why = format!("{holder} missed {missed} heartbeats");
+            let released = board.change(|s| match s.release(&task, SYSTEM, &why, now) {
+                Ok(t) => {
+                    let mut events = vec![crate::tasks::TaskEvent::TaskChanged(t)];
+                    events.extend(
+                        s.checkpoints(&task)
+                            .last()
+                            .cloned()
+                            .map(crate::tasks::TaskEvent::CheckpointAdded),
+                    );
+                    (true, events)
+                }
+                Err(_) => (false, Vec::new()),
+            });
+            if released {
+                self.post(SYSTEM, &format!("Released task {task}: {why}."));
+            }
+        }
+    }
+
+    /// Posts the news of newly available tasks, if any.
+    fn announce_tasks(&mut self) -> Option<crate::context::ChannelEntry> {
+        let agents = self.cx.workflow.agent_names();
+        let text = self.announcer.news(self.cx.context.tasks(), &agents)?;
+        match self.cx.context.append(SYSTEM, &text) {
+            Ok(entry) => Some(entry),
+            Err(e) => {
+                self.notice(format!("cannot post the task news: {e}"));
+                None
+            }
+        }
+    }
+
     /// Carries out one command and answers its sender alone: a snapshot or
     /// a document read, `Done`, or why it failed. The broadcast only sees
     /// what the command changed.
@@ -620,6 +721,9 @@ impl Driver {
             Command::Shutdown => {
                 let pending = self.pending();
                 self.outcome = Some(RunOutcome::Incomplete { pending });
+            }
+            Command::Task { task } => {
+                super::tasks::carry_out(self.cx.context.tasks(), task, &self.cx.workflow.name)?;
             }
             Command::Snapshot { messages } => {
                 return Ok(Reply::Snapshot {
@@ -702,6 +806,7 @@ impl Driver {
                 .collect(),
             paused: self.runner.pause_reason().cloned(),
             ops: self.ops.clone(),
+            tasks: super::tasks::snapshot(self.cx.context.tasks()),
         })
     }
 
@@ -761,6 +866,16 @@ impl Driver {
 async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next tick of an optional interval (never, without one).
+async fn next_tick(interval: &mut Option<tokio::time::Interval>) {
+    match interval {
+        Some(i) => {
+            i.tick().await;
+        }
         None => std::future::pending().await,
     }
 }

@@ -59,6 +59,11 @@ pub enum EngineEvent {
     /// The deferred messages changed (an agent deferred one, or one came
     /// back); the whole list.
     Deferred { deferred: Vec<Deferred> },
+    /// Something changed on the task board (a task, a registration, a
+    /// checkpoint, a workflow).
+    Task {
+        change: Box<crate::tasks::TaskEvent>,
+    },
 }
 
 /// Everything a front end needs to draw the instance from scratch (the
@@ -79,6 +84,9 @@ pub struct Snapshot {
     pub paused: Option<PauseReason>,
     /// Thread states, deferred messages and surfaced items.
     pub ops: OpsState,
+    /// The task board.
+    #[serde(default)]
+    pub tasks: super::tasks::TaskSnapshot,
 }
 
 /// One agent in a snapshot.

@@ -113,6 +113,7 @@ pub fn prompt_for(cx: &LaunchContext, agent: &str, messages: &[u64]) -> String {
         documents,
         delivered: &delivered,
         recent: &recent,
+        tasks: cx.context.tasks().read(|s| s.has_tasks()),
     })
 }
 

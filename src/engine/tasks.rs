@@ -25,6 +25,26 @@ pub struct TaskSnapshot {
     pub last_checkpoints: Vec<Checkpoint>,
 }
 
+impl TaskSnapshot {
+    /// Keeps a front end's copy up to date with one change.
+    pub fn apply(&mut self, event: TaskEvent) {
+        fn upsert<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
+            match list.iter_mut().find(|x| same(x, &item)) {
+                Some(x) => *x = item,
+                None => list.push(item),
+            }
+        }
+        match event {
+            TaskEvent::TaskChanged(t) => upsert(&mut self.tasks, t, |a, b| a.id == b.id),
+            TaskEvent::AgentChanged(a) => upsert(&mut self.agents, a, |x, y| x.id == y.id),
+            TaskEvent::WorkflowChanged(w) => upsert(&mut self.workflows, w, |a, b| a.id == b.id),
+            TaskEvent::CheckpointAdded(c) => {
+                upsert(&mut self.last_checkpoints, c, |a, b| a.task_id == b.task_id)
+            }
+        }
+    }
+}
+
 /// Reads the whole board.
 pub fn snapshot(board: &TaskBoard) -> TaskSnapshot {
     board.read(|s| TaskSnapshot {
@@ -152,6 +172,88 @@ pub fn carry_out(board: &TaskBoard, cmd: TaskCommand, workflow_name: &str) -> Re
             }
         })();
         match result {
+            Ok(events) => (Ok(()), events),
+            Err(e) => (Err(e.to_string()), Vec::new()),
+        }
+    })
+}
+
+/// The id of the workflow a workflow file's plan lives in: `wf_` and 12
+/// hex digits of a hash of the workflow's name, the same at every start.
+pub fn file_workflow_id(workflow_name: &str) -> String {
+    format!("wf_{}", &stable_hex(workflow_name)[..12])
+}
+
+/// A task id for a workflow file's task: `tk_` and 12 hex digits of a hash
+/// of the workflow's name and the task's key.
+pub fn file_task_id(workflow_name: &str, key: &str) -> String {
+    format!(
+        "tk_{}",
+        &stable_hex(&format!("{workflow_name}\u{0}{key}"))[..12]
+    )
+}
+
+/// FNV-1a, twice with different offsets, as 16 hex digits: stable across
+/// builds and platforms (unlike the std hasher).
+fn stable_hex(text: &str) -> String {
+    let fnv = |seed: u64| {
+        text.bytes().fold(seed, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    };
+    format!(
+        "{:016x}",
+        fnv(0xcbf2_9ce4_8422_2325) ^ fnv(0x8422_2325_cbf2_9ce4).rotate_left(32)
+    )
+}
+
+/// Makes the plan a workflow file declares, once: the workflow (fixed id)
+/// and its tasks, dependencies resolved by key.
+pub fn create_file_plan(
+    board: &TaskBoard,
+    workflow_name: &str,
+    tasks: &[crate::workflow::FileTask],
+) -> Result<(), String> {
+    if tasks.is_empty() {
+        return Ok(());
+    }
+    let now = Utc::now();
+    let id = file_workflow_id(workflow_name);
+    board.change(|s| {
+        let run =
+            |s: &mut crate::tasks::TaskStore| -> Result<Vec<TaskEvent>, crate::tasks::TaskError> {
+                if !s.tasks_of(&id).is_empty() {
+                    return Ok(Vec::new());
+                }
+                s.ensure_workflow(&id, workflow_name, now)?;
+                let planned: Vec<PlannedTask> = tasks
+                    .iter()
+                    .map(|t| PlannedTask {
+                        id: Some(file_task_id(workflow_name, &t.key)),
+                        name: t.name.clone(),
+                        description: t.description.clone(),
+                        depends_on: t
+                            .depends_on
+                            .iter()
+                            .map(|d| {
+                                tasks
+                                    .iter()
+                                    .find(|x| &x.key == d || &x.name == d)
+                                    .map(|x| file_task_id(workflow_name, &x.key))
+                                    .unwrap_or_else(|| d.clone())
+                            })
+                            .collect(),
+                        assignee: t.assignee.clone(),
+                        role: t.role.clone(),
+                    })
+                    .collect();
+                let made = s.set_plan(&id, "declared in the workflow file", &planned, now)?;
+                let mut events: Vec<TaskEvent> =
+                    made.into_iter().map(TaskEvent::TaskChanged).collect();
+                events.extend(s.workflow(&id).cloned().map(TaskEvent::WorkflowChanged));
+                Ok(events)
+            };
+        match run(s) {
             Ok(events) => (Ok(()), events),
             Err(e) => (Err(e.to_string()), Vec::new()),
         }

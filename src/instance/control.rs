@@ -998,6 +998,7 @@ mod tests {
             total_messages: 0,
             documents: Vec::new(),
             entry_document: "notes.md".into(),
+            tasks: Default::default(),
             cursors: Default::default(),
             paused: None,
             ops: Default::default(),

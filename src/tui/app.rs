@@ -170,6 +170,8 @@ pub struct App {
     pub threads: std::collections::BTreeMap<u64, crate::engine::ops::ThreadState>,
     /// Messages agents deferred, shown in their inbox until they come back.
     pub deferred: Vec<crate::engine::ops::Deferred>,
+    /// The task board, kept up to date by task events.
+    pub tasks: crate::engine::tasks::TaskSnapshot,
     /// The agents pane.
     pub agents: Agents,
     /// The channel pane.
@@ -226,6 +228,7 @@ impl App {
             paused: None,
             threads: Default::default(),
             deferred: Vec::new(),
+            tasks: Default::default(),
             agents: Agents::default(),
             channel: Channel::default(),
             inbox: Inbox::default(),
@@ -359,6 +362,7 @@ impl App {
         self.ready = true;
         self.threads = s.ops.threads.clone();
         self.deferred = s.ops.deferred.clone();
+        self.tasks = s.tasks.clone();
         self.workflow = for_terminal(&s.workflow);
         self.instance = for_terminal(&s.instance);
         let selected = self.agents.selected().map(|r| r.name.clone());
@@ -459,6 +463,10 @@ impl App {
                 // host): the screen goes too, so the stop completes.
                 self.exit = Some(Exit::EngineEnded);
                 vec![Effect::Quit]
+            }
+            EngineEvent::Task { change } => {
+                self.tasks.apply(*change);
+                Vec::new()
             }
             EngineEvent::Deferred { deferred } => {
                 self.deferred = deferred;

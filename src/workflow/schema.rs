@@ -29,6 +29,24 @@ pub struct Workflow {
     pub kickoff: Option<Located<String>>,
     pub context: ContextConfig,
     pub limits: Limits,
+    /// The plan of tasks the workflow declares (`tasks:`), made at the
+    /// instance's first start.
+    pub tasks: Option<Vec<FileTask>>,
+}
+
+/// One task of the plan a workflow file declares (`tasks:`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileTask {
+    /// The key other tasks' `depends_on` use (`id:`, else the name).
+    pub key: String,
+    pub name: String,
+    pub description: String,
+    /// Keys of the tasks it waits for.
+    pub depends_on: Vec<String>,
+    /// The agent meant to do it.
+    pub assignee: Option<String>,
+    /// The role meant to do it.
+    pub role: Option<String>,
 }
 
 /// The `limits:` section: loop guards and budgets for the whole workflow.
@@ -51,6 +69,9 @@ pub struct Limits {
     pub stall_after: Option<Duration>,
     /// Repeats of a wake pattern before the cycle guard pauses (0: off).
     pub loop_repeats: Option<u32>,
+    /// Missed heartbeats after which a stale holder's task claim is
+    /// released (absent: never automatically).
+    pub release_after_missed_heartbeats: Option<u32>,
 }
 
 impl Workflow {

@@ -1,0 +1,157 @@
+//! `awtui tasks [instance] [--json]`: the task board of a running instance
+//! from the shell — tasks grouped by status with holder, dependencies,
+//! last checkpoint and age; `--json` gives the whole board.
+
+use chrono::Utc;
+
+use super::{exit, remote};
+use crate::engine::tasks::TaskSnapshot;
+use crate::engine::{Command, Reply};
+use crate::errln;
+use crate::sanitize::for_terminal;
+use crate::tasks::TaskStatus;
+
+/// Prints the board; returns the exit code.
+pub fn run(instance: Option<&str>, json: bool) -> u8 {
+    let target = instance.map(|i| format!("@{}", i.trim_start_matches('@')));
+    let resolved = match remote::resolve(target.as_deref()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let Some(rt) = remote::runtime() else {
+        return exit::FAILED;
+    };
+    rt.block_on(async move {
+        let mut client = match remote::open(&resolved.info).await {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        let answer = tokio::time::timeout(
+            remote::ANSWER_TIMEOUT,
+            client.call(Command::Snapshot { messages: 0 }),
+        )
+        .await;
+        let board = match answer {
+            Ok(Ok(Ok(Reply::Snapshot { snapshot }))) => snapshot.tasks,
+            Ok(Ok(Ok(other))) => {
+                errln!("unexpected answer: {other:?}");
+                return exit::FAILED;
+            }
+            Ok(Ok(Err(failed))) => {
+                errln!("{failed}");
+                return exit::FAILED;
+            }
+            Ok(Err(e)) => {
+                errln!("{e}");
+                return remote::control_failure(&e);
+            }
+            Err(_) => {
+                errln!(
+                    "instance '{}' did not answer within {:?}",
+                    resolved.info.instance,
+                    remote::ANSWER_TIMEOUT
+                );
+                return exit::FAILED;
+            }
+        };
+        if json {
+            match serde_json::to_string_pretty(&board) {
+                Ok(text) => super::print::json(text),
+                Err(e) => {
+                    errln!("cannot write JSON: {e}");
+                    return exit::FAILED;
+                }
+            }
+        } else {
+            super::print::line(render(&board, Utc::now()).trim_end().to_string());
+        }
+        exit::OK
+    })
+}
+
+/// How long ago, for people: `12s`, `5m`, `3h`, `2d`.
+fn age(since: chrono::DateTime<Utc>, now: chrono::DateTime<Utc>) -> String {
+    let s = now.signed_duration_since(since).num_seconds().max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+/// The board as text: one block per workflow, tasks grouped by status.
+pub fn render(board: &TaskSnapshot, now: chrono::DateTime<Utc>) -> String {
+    if board.tasks.is_empty() && board.workflows.is_empty() {
+        return "no tasks: agents create them with workflow_create and workflow_set_plan, \
+                or a workflow file declares them under `tasks:`\n"
+            .to_string();
+    }
+    let name_of = |id: &str| {
+        board
+            .tasks
+            .iter()
+            .find(|t| t.id == id)
+            .map(|t| t.name.clone())
+            .unwrap_or_else(|| id.to_string())
+    };
+    let holder = |id: &str| {
+        board
+            .agents
+            .iter()
+            .find(|a| a.id == id)
+            .map(|a| format!("{} ({})", a.owner, a.id))
+            .unwrap_or_else(|| id.to_string())
+    };
+    let mut out = String::new();
+    for w in &board.workflows {
+        let tasks: Vec<_> = board
+            .tasks
+            .iter()
+            .filter(|t| t.workflow_id == w.id)
+            .collect();
+        let done = tasks.iter().filter(|t| t.status.is_done()).count();
+        out.push_str(&format!(
+            "{} {} — {done}/{} done\n",
+            w.id,
+            for_terminal(&w.name),
+            tasks.len()
+        ));
+        for status in TaskStatus::ALL {
+            let group: Vec<_> = tasks.iter().filter(|t| t.status == status).collect();
+            if group.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("  {status} ({})\n", group.len()));
+            for t in group {
+                let mut line = format!("    {} {}", t.id, for_terminal(&t.name));
+                if let Some(h) = &t.claimed_by {
+                    line.push_str(&format!(" · {}", for_terminal(&holder(h))));
+                } else if let Some(a) = &t.assignee {
+                    line.push_str(&format!(" · for {}", for_terminal(a)));
+                }
+                if !t.depends_on.is_empty() {
+                    let deps: Vec<String> = t.depends_on.iter().map(|d| name_of(d)).collect();
+                    line.push_str(&format!(" · after {}", for_terminal(&deps.join(", "))));
+                }
+                if let Some(cp) = board.last_checkpoints.iter().find(|c| c.task_id == t.id) {
+                    line.push_str(&format!(
+                        " · {}: {}",
+                        cp.kind,
+                        for_terminal(&cp.summary.chars().take(60).collect::<String>())
+                    ));
+                }
+                if let Some(o) = &t.outcome {
+                    line.push_str(&format!(" · outcome: {}", for_terminal(o)));
+                }
+                if let Some(e) = &t.error {
+                    line.push_str(&format!(" · error: {}", for_terminal(e)));
+                }
+                line.push_str(&format!(" · {}", age(t.updated_at, now)));
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
