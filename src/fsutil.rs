@@ -48,7 +48,7 @@ pub const PRIVATE_SUBDIR: &str = ".awtui-private";
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// Opening or reading failed.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {}", path.display(), self.reason())]
     Io {
         /// The file.
         path: PathBuf,
@@ -57,7 +57,7 @@ pub enum ReadError {
         source: io::Error,
     },
     /// A device, FIFO, socket or folder.
-    #[error("cannot read {}: it is {kind}, not a regular file", path.display())]
+    #[error("cannot read {}: {}", path.display(), self.reason())]
     NotRegular {
         /// The file.
         path: PathBuf,
@@ -65,7 +65,7 @@ pub enum ReadError {
         kind: &'static str,
     },
     /// Larger than the limit for this kind of file.
-    #[error("cannot read {}: it is larger than the {} limit", path.display(), human_size(*limit))]
+    #[error("cannot read {}: {}", path.display(), self.reason())]
     TooLarge {
         /// The file.
         path: PathBuf,
@@ -73,7 +73,7 @@ pub enum ReadError {
         limit: u64,
     },
     /// Not UTF-8 where text was expected.
-    #[error("cannot read {}: it is not UTF-8 text", path.display())]
+    #[error("cannot read {}: {}", path.display(), self.reason())]
     NotText {
         /// The file.
         path: PathBuf,
@@ -85,6 +85,19 @@ impl ReadError {
     /// as "use the defaults" need to tell).
     pub fn is_not_found(&self) -> bool {
         matches!(self, ReadError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+
+    /// What is wrong, without the file name (for messages that already
+    /// name it in their own words).
+    pub fn reason(&self) -> String {
+        match self {
+            ReadError::Io { source, .. } => source.to_string(),
+            ReadError::NotRegular { kind, .. } => format!("it is {kind}, not a regular file"),
+            ReadError::TooLarge { limit, .. } => {
+                format!("it is larger than the {} limit", human_size(*limit))
+            }
+            ReadError::NotText { .. } => "it is not UTF-8 text".to_string(),
+        }
     }
 }
 
