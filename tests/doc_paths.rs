@@ -175,7 +175,7 @@ fn special_files_are_refused_at_once_and_sizes_are_capped() {
     let mut f = fixture();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &f.dir.join("pipe.md"),
+        f.dir.join("pipe.md"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,

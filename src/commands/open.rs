@@ -147,12 +147,18 @@ fn log_path(dir: Option<&Path>, instance: &str) -> PathBuf {
 /// Sends tracing output to `path` (appending); silently does without logs
 /// when the file cannot be opened.
 fn init_logging(path: &Path) {
+    // The instance folder may not exist yet: it is made 0700 here as when
+    // the instance claims it. The log is the user's alone and never written
+    // through a link (it may sit in the shared temp folder).
     if let Some(parent) = path.parent() {
-        let _ = std::fs::create_dir_all(parent);
+        let _ = crate::fsutil::create_dir_if_missing(parent);
     }
+    use std::os::unix::fs::OpenOptionsExt;
     let Ok(file) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(path)
     else {
         return;
