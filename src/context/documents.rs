@@ -275,7 +275,11 @@ impl FileDocs {
         }
     }
 
-    /// Why stepping through `prefix` of `rel` failed with `errno`.
+    /// Why stepping into folder `prefix` of `rel` failed with `e`. A link
+    /// (`ELOOP`, or `ENOTDIR` for what is not a folder) and a folder that
+    /// vanished after it was made are refusals, whatever is there by the
+    /// time this looks again, so a racing swap never surfaces as an I/O
+    /// error.
     fn step_error(
         &self,
         rel: &str,
@@ -284,15 +288,36 @@ impl FileDocs {
         name: &str,
         e: Errno,
     ) -> ContextError {
-        match kind_at(dir, name) {
-            Ok(Some(stat)) if file_type(&stat) == FileType::Symlink => refused(
+        let link = || {
+            refused(
                 rel,
                 format!("'{prefix}' is a link, and links are not followed in the document folder"),
+            )
+        };
+        match e {
+            Errno::LOOP => link(),
+            Errno::NOTDIR => match kind_at(dir, name) {
+                Ok(Some(stat)) if file_type(&stat) == FileType::RegularFile => {
+                    refused(rel, format!("'{prefix}' is a document, not a folder"))
+                }
+                Ok(Some(stat)) if file_type(&stat) == FileType::Directory => refused(
+                    rel,
+                    format!("'{prefix}' was replaced while it was opened; try again"),
+                ),
+                Ok(Some(stat)) if file_type(&stat) != FileType::Symlink => refused(
+                    rel,
+                    format!(
+                        "'{prefix}' is {}, not a folder",
+                        fsutil::kind_name(file_type(&stat))
+                    ),
+                ),
+                _ => link(),
+            },
+            Errno::NOENT => refused(
+                rel,
+                format!("'{prefix}' was moved while it was opened; try again"),
             ),
-            Ok(Some(stat)) if file_type(&stat) != FileType::Directory => {
-                refused(rel, format!("'{prefix}' is a document, not a folder"))
-            }
-            _ => self.io(rel, e),
+            e => self.io(rel, e),
         }
     }
 
@@ -320,16 +345,15 @@ impl FileDocs {
             };
             match opened {
                 Ok(fd) => dirs.push((fd, part)),
-                Err(Errno::NOENT) => return Ok(None),
-                Err(Errno::NOTDIR) if !create => {
+                Err(Errno::NOENT) if !create => return Ok(None),
+                Err(Errno::NOTDIR)
+                    if !create
+                        && kind_at(parent, part)
+                            .ok()
+                            .flatten()
+                            .is_some_and(|s| file_type(&s) == FileType::RegularFile) =>
+                {
                     // A document where a folder was named: nothing below it.
-                    if kind_at(parent, part)
-                        .ok()
-                        .flatten()
-                        .is_some_and(|s| file_type(&s) == FileType::Symlink)
-                    {
-                        return Err(self.step_error(rel, prefix, parent, part, Errno::NOTDIR));
-                    }
                     return Ok(None);
                 }
                 Err(e) => return Err(self.step_error(rel, prefix, parent, part, e)),
@@ -452,8 +476,18 @@ impl Docs for FileDocs {
             .ok_or_else(|| self.io(rel, Errno::NOENT))?;
         let dir = resolved.dir(&self.root);
         self.check_target(rel, dir, resolved.name)?;
-        fsutil::replace_at(dir, resolved.name, content.as_bytes(), false)
-            .map_err(|e| self.io(rel, e))
+        fsutil::replace_at(dir, resolved.name, content.as_bytes(), false).map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                // The folder resolved was deleted meanwhile (the write went
+                // nowhere, and never elsewhere).
+                refused(
+                    rel,
+                    "its folder was removed while it was written; try again",
+                )
+            } else {
+                self.io(rel, e)
+            }
+        })
     }
     fn remove(&mut self, rel: &str) -> Result<()> {
         let Some(resolved) = self.resolve_dirs(rel, false)? else {
