@@ -1,6 +1,7 @@
 //! `awtui validate` on the real binary: summary and exit 0, or every error
 //! with file:line:col and exit 2.
 
+use std::path::Path;
 use std::process::Command;
 
 fn awtui(args: &[&str]) -> (i32, String, String) {
@@ -160,6 +161,97 @@ fn a_backend_that_cannot_run_says_what_to_install() {
     );
     assert!(
         stderr.contains("agent 'api' cannot run: AWTUI_TEST_UNSET_KEY is not set"),
+        "{stderr}"
+    );
+}
+
+/// Runs `awtui` and waits at most a generous 60 s (it should take well
+/// under one); a hang is killed and fails the test.
+fn awtui_bounded(args: &[&str]) -> (i32, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("awtui {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status.code().unwrap_or(-1), stderr)
+}
+
+#[test]
+fn a_prompt_file_linked_to_a_device_or_fifo_is_refused_promptly() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p");
+    std::fs::create_dir_all(&p).unwrap();
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let file = dir.path().join("flow.yaml");
+    std::fs::write(
+        &file,
+        "agents:\n  coder:\n    backend: command\n    command: ./fix.sh\n    system_prompt: p/s.md\nkickoff: \"@coder go\"\n",
+    )
+    .unwrap();
+    for (target, kind) in [
+        (Path::new("/dev/zero"), "a character device"),
+        (Path::new("/dev/urandom"), "a character device"),
+        (fifo.as_path(), "a FIFO"),
+    ] {
+        let _ = std::fs::remove_file(p.join("s.md"));
+        std::os::unix::fs::symlink(target, p.join("s.md")).unwrap();
+        let (code, stderr) = awtui_bounded(&["validate", file.to_str().unwrap()]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                ":5:20: error: agent 'coder': system_prompt file 'p/s.md' cannot be read: it is {kind}, not a regular file"
+            )),
+            "{target:?}: {stderr}"
+        );
+    }
+    // A regular file over the limit names the limit.
+    std::fs::remove_file(p.join("s.md")).unwrap();
+    std::fs::write(p.join("s.md"), "x".repeat(1024 * 1024 + 1)).unwrap();
+    let (code, stderr) = awtui_bounded(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "system_prompt file 'p/s.md' cannot be read: it is larger than the 1 MiB limit"
+        ),
+        "{stderr}"
+    );
+    // The workflow file itself too.
+    let (code, stderr) = awtui_bounded(&["validate", fifo.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "cannot read workflow file {}: it is a FIFO, not a regular file",
+            fifo.display()
+        )),
         "{stderr}"
     );
 }

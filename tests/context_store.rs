@@ -417,7 +417,7 @@ fn links_that_leave_the_folder_are_refused() {
             .or_else(|_| s.write_document(Some(bad), "x"));
         let err = err.unwrap_err();
         assert!(
-            err.to_string().contains("leads out of the document folder"),
+            err.to_string().contains("links are not followed"),
             "{bad}: {err}"
         );
     }

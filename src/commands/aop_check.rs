@@ -14,7 +14,7 @@ pub fn run(source: &Path, strict: bool) -> u8 {
     let (name, text) = match read(source) {
         Ok(t) => t,
         Err(e) => {
-            errln!("cannot read {}: {e}", source.display());
+            errln!("{e}");
             return exit::INVALID;
         }
     };
@@ -47,13 +47,19 @@ pub fn run(source: &Path, strict: bool) -> u8 {
     }
 }
 
-fn read(source: &Path) -> std::io::Result<(String, String)> {
+/// Largest file `awtui aop-check` reads (agent output is far smaller).
+const MAX_INPUT_BYTES: u64 = 16 * crate::fsutil::MIB;
+
+fn read(source: &Path) -> Result<(String, String), String> {
     if source == Path::new("-") {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
         Ok(("<stdin>".into(), text))
     } else {
-        let bytes = std::fs::read(source)?;
+        let bytes = crate::fsutil::read_regular_capped(source, MAX_INPUT_BYTES)
+            .map_err(|e| e.to_string())?;
         Ok((
             source.display().to_string(),
             String::from_utf8_lossy(&bytes).into_owned(),

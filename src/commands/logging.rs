@@ -33,8 +33,11 @@ impl Write for SanitizedFile {
 /// Sends this process's tracing output to `path` (appended, created 0600)
 /// and logs panics there. Only the first call in a process takes effect.
 pub fn to_file(path: &Path) -> io::Result<()> {
+    // The instance folder may not exist yet: it is made 0700 here as when
+    // the instance claims it. The log is the user's alone and never written
+    // through a link (it may sit in the shared temp folder).
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        crate::fsutil::create_dir_if_missing(parent)?;
     }
     let file = {
         use std::os::unix::fs::OpenOptionsExt;
@@ -42,6 +45,7 @@ pub fn to_file(path: &Path) -> io::Result<()> {
             .create(true)
             .append(true)
             .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(path)?
     };
     use tracing_subscriber::layer::SubscriberExt;

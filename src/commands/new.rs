@@ -60,13 +60,15 @@ pub fn run(args: NewArgs<'_>) -> u8 {
         return exit::ALREADY_RUNNING;
     }
     let system = match args.system {
-        Some(s) if Path::new(s).is_file() => match std::fs::read_to_string(s) {
-            Ok(text) => Some(text),
-            Err(e) => {
-                errln!("cannot read {s}: {e}");
-                return exit::INVALID;
+        Some(s) if Path::new(s).exists() && !Path::new(s).is_dir() => {
+            match crate::fsutil::read_text_capped(Path::new(s), crate::fsutil::MAX_PROMPT_BYTES) {
+                Ok(text) => Some(text),
+                Err(e) => {
+                    errln!("{e}");
+                    return exit::INVALID;
+                }
             }
-        },
+        }
         other => other.map(str::to_string),
     };
     let workdir = match std::env::current_dir() {

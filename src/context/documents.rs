@@ -1,13 +1,33 @@
 //! Document storage: a folder on disk or a map in memory, behind the same
 //! path rules ([`super::paths`]).
+//!
+//! The folder on disk is shared with awtui's own files (the channel, cursors,
+//! tokens), so documents must reach nothing but documents, even when an
+//! agent or a program put links there. [`FileDocs`] holds the folder open
+//! and resolves every path one component at a time from that handle
+//! (`openat` with `O_NOFOLLOW`): a link anywhere on the way is refused, a
+//! file with more than one hard link is refused, special files (FIFOs,
+//! devices) are refused without blocking, and a write creates its temp file
+//! and renames it inside the folder handle it resolved, so swapping a folder
+//! for a link meanwhile cannot move the write elsewhere.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
 use super::{ContextError, Result, paths};
-use crate::fsutil::atomic_write;
+use crate::fsutil::{self, Capped};
+
+/// Largest document awtui reads or writes (the size of one MCP request
+/// body, so an agent can always read back what it wrote).
+pub const MAX_DOCUMENT_BYTES: u64 = crate::mcp::MAX_BODY as u64;
+
+/// How deep [`FileDocs`] lists folders; deeper ones are left out.
+const MAX_LIST_DEPTH: usize = 32;
 
 /// Documents kept in memory (the memory provider).
 #[derive(Debug, Default)]
@@ -17,10 +37,13 @@ pub struct MemoryDocs {
     files: BTreeMap<String, String>,
 }
 
-/// Documents kept as files in the instance folder (the file provider).
+/// Documents kept as files in the instance folder (the file provider),
+/// reached only through the folder handle opened at start (see the module
+/// doc).
 #[derive(Debug)]
 pub struct FileDocs {
-    root: PathBuf,
+    root: OwnedFd,
+    root_path: PathBuf,
     entry: String,
     own_files: Vec<String>,
 }
@@ -134,6 +157,7 @@ impl Docs for MemoryDocs {
         Ok(self.files.get(path).cloned())
     }
     fn put(&mut self, path: &str, content: &str) -> Result<()> {
+        check_size(path, content)?;
         // A file and a folder cannot share a name, as on disk.
         let blocked = self
             .files
@@ -162,81 +186,244 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     path.match_indices('/').map(move |(i, _)| &path[..i])
 }
 
-fn is_folder(path: &str) -> ContextError {
+fn refused(path: &str, reason: impl Into<String>) -> ContextError {
     ContextError::PathRefused {
         path: path.into(),
-        reason: "this is a folder, not a document".into(),
+        reason: reason.into(),
     }
 }
 
+fn is_folder(path: &str) -> ContextError {
+    refused(path, "this is a folder, not a document")
+}
+
+fn too_large(path: &str) -> ContextError {
+    ContextError::TooLarge {
+        path: path.into(),
+        limit: fsutil::human_size(MAX_DOCUMENT_BYTES),
+    }
+}
+
+/// Refuses content no one could read back.
+fn check_size(path: &str, content: &str) -> Result<()> {
+    if content.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(too_large(path));
+    }
+    Ok(())
+}
+
+/// Flags for stepping into a folder: never through a link.
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// The folders of a resolved path, each opened from the one before.
+struct Resolved<'a> {
+    /// `(folder handle, name inside its parent)` from the root down; the
+    /// last is where the final component lives (empty: the root).
+    dirs: Vec<(OwnedFd, &'a str)>,
+    /// The final component.
+    name: &'a str,
+}
+
+impl Resolved<'_> {
+    fn dir<'f>(&'f self, root: &'f OwnedFd) -> BorrowedFd<'f> {
+        self.dirs.last().map_or(root.as_fd(), |(fd, _)| fd.as_fd())
+    }
+}
+
+/// What a name inside a folder is, without following it.
+fn kind_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Option<rustix::fs::Stat>> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => Ok(Some(stat)),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn file_type(stat: &rustix::fs::Stat) -> FileType {
+    FileType::from_raw_mode(stat.st_mode)
+}
+
 impl FileDocs {
-    /// Documents in `root`, which must exist.
+    /// Documents in `root`, which must exist; the folder is opened once
+    /// (following a link there: the user configured it) and every later
+    /// operation starts from that handle.
     pub fn new(root: &Path, entry: &str, own_files: Vec<String>) -> Result<Self> {
-        let root = root.canonicalize().map_err(|source| ContextError::Io {
+        let fd = rustix::fs::open(
+            root,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| ContextError::Io {
             path: root.to_path_buf(),
-            source,
+            source: e.into(),
         })?;
         Ok(FileDocs {
-            root,
+            root: fd,
+            root_path: root.to_path_buf(),
             entry: entry.to_string(),
             own_files,
         })
     }
 
-    /// The real path of a validated relative path, refusing links that lead
-    /// out of the folder.
-    fn locate(&self, rel: &str) -> Result<PathBuf> {
-        let full = self.root.join(rel);
-        // The deepest part of the path that exists must resolve inside root.
-        let mut probe = full.as_path();
-        loop {
-            match probe.canonicalize() {
-                Ok(real) => {
-                    if !real.starts_with(&self.root) {
-                        return Err(ContextError::PathRefused {
-                            path: rel.into(),
-                            reason: "it leads out of the document folder through a link".into(),
-                        });
-                    }
-                    break;
+    fn io(&self, rel: &str, source: impl Into<io::Error>) -> ContextError {
+        ContextError::Io {
+            path: self.root_path.join(rel),
+            source: source.into(),
+        }
+    }
+
+    /// Why stepping into folder `prefix` of `rel` failed with `e`. A link
+    /// (`ELOOP`, or `ENOTDIR` for what is not a folder) and a folder that
+    /// vanished after it was made are refusals, whatever is there by the
+    /// time this looks again, so a racing swap never surfaces as an I/O
+    /// error.
+    fn step_error(
+        &self,
+        rel: &str,
+        prefix: &str,
+        dir: BorrowedFd<'_>,
+        name: &str,
+        e: Errno,
+    ) -> ContextError {
+        let link = || {
+            refused(
+                rel,
+                format!("'{prefix}' is a link, and links are not followed in the document folder"),
+            )
+        };
+        match e {
+            Errno::LOOP => link(),
+            Errno::NOTDIR => match kind_at(dir, name) {
+                Ok(Some(stat)) if file_type(&stat) == FileType::RegularFile => {
+                    refused(rel, format!("'{prefix}' is a document, not a folder"))
                 }
-                Err(_) => match probe.parent() {
-                    Some(parent) if parent.starts_with(&self.root) => probe = parent,
-                    _ => break,
-                },
+                Ok(Some(stat)) if file_type(&stat) == FileType::Directory => refused(
+                    rel,
+                    format!("'{prefix}' was replaced while it was opened; try again"),
+                ),
+                Ok(Some(stat)) if file_type(&stat) != FileType::Symlink => refused(
+                    rel,
+                    format!(
+                        "'{prefix}' is {}, not a folder",
+                        fsutil::kind_name(file_type(&stat))
+                    ),
+                ),
+                _ => link(),
+            },
+            Errno::NOENT => refused(
+                rel,
+                format!("'{prefix}' was moved while it was opened; try again"),
+            ),
+            e => self.io(rel, e),
+        }
+    }
+
+    /// Opens the folders of validated `rel` one by one from the root, never
+    /// through a link. `None` when one is missing and `create` is false;
+    /// with `create`, missing folders are made (`mkdirat`).
+    fn resolve_dirs<'a>(&self, rel: &'a str, create: bool) -> Result<Option<Resolved<'a>>> {
+        let mut parts: Vec<&'a str> = rel.split('/').collect();
+        let name = parts.pop().unwrap_or_default();
+        let mut dirs: Vec<(OwnedFd, &'a str)> = Vec::with_capacity(parts.len());
+        let mut consumed = 0;
+        for part in parts {
+            consumed += part.len() + 1;
+            let prefix = &rel[..consumed - 1];
+            let parent = dirs.last().map_or(self.root.as_fd(), |(fd, _)| fd.as_fd());
+            let opened = match rustix::fs::openat(parent, part, DIR_FLAGS, Mode::empty()) {
+                Err(Errno::NOENT) if create => {
+                    match rustix::fs::mkdirat(parent, part, Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(self.io(prefix, e)),
+                    }
+                    rustix::fs::openat(parent, part, DIR_FLAGS, Mode::empty())
+                }
+                other => other,
+            };
+            match opened {
+                Ok(fd) => dirs.push((fd, part)),
+                Err(Errno::NOENT) if !create => return Ok(None),
+                Err(Errno::NOTDIR)
+                    if !create
+                        && kind_at(parent, part)
+                            .ok()
+                            .flatten()
+                            .is_some_and(|s| file_type(&s) == FileType::RegularFile) =>
+                {
+                    // A document where a folder was named: nothing below it.
+                    return Ok(None);
+                }
+                Err(e) => return Err(self.step_error(rel, prefix, parent, part, e)),
             }
         }
-        Ok(full)
+        Ok(Some(Resolved { dirs, name }))
     }
 
-    fn io(&self, rel: &str, source: io::Error) -> ContextError {
-        ContextError::Io {
-            path: self.root.join(rel),
-            source,
+    /// Checks what sits at the final component before it is read, replaced
+    /// or removed: a plain document (one link, a regular file) or nothing.
+    fn check_target(&self, rel: &str, dir: BorrowedFd<'_>, name: &str) -> Result<bool> {
+        let Some(stat) = kind_at(dir, name).map_err(|e| self.io(rel, e))? else {
+            return Ok(false);
+        };
+        match file_type(&stat) {
+            FileType::RegularFile if stat.st_nlink > 1 => Err(refused(
+                rel,
+                "it has other hard links, so it may be a file outside the document folder",
+            )),
+            FileType::RegularFile => Ok(true),
+            FileType::Directory => Err(is_folder(rel)),
+            FileType::Symlink => Err(refused(
+                rel,
+                "it is a link, and links are not followed in the document folder",
+            )),
+            other => Err(refused(
+                rel,
+                format!("it is {}, not a document", fsutil::kind_name(other)),
+            )),
         }
     }
 
-    fn walk(&self, dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<()> {
-        let entries = fs::read_dir(dir).map_err(|e| self.io(prefix, e))?;
+    fn walk(
+        &self,
+        dir: BorrowedFd<'_>,
+        prefix: &str,
+        depth: usize,
+        out: &mut Vec<String>,
+    ) -> Result<()> {
+        let entries = rustix::fs::Dir::read_from(dir).map_err(|e| self.io(prefix, e))?;
         let own: Vec<&str> = self.own_files.iter().map(String::as_str).collect();
         for entry in entries {
             let entry = entry.map_err(|e| self.io(prefix, e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(name) = entry.file_name().to_str() else {
+                continue;
+            };
+            if name == "." || name == ".." {
+                continue;
+            }
             let rel = if prefix.is_empty() {
-                name.clone()
+                name.to_string()
             } else {
                 format!("{prefix}/{name}")
             };
             if paths::validate(&rel, &own).is_err() {
                 continue;
             }
-            let kind = entry.file_type().map_err(|e| self.io(&rel, e))?;
-            if kind.is_dir() {
-                self.walk(&entry.path(), &rel, out)?;
-            } else if kind.is_file()
-                || (kind.is_symlink() && self.locate(&rel).is_ok() && entry.path().is_file())
-            {
-                out.push(rel);
+            let Ok(Some(stat)) = kind_at(dir, name) else {
+                continue;
+            };
+            match file_type(&stat) {
+                FileType::Directory if depth < MAX_LIST_DEPTH => {
+                    // Opened without following: a folder swapped for a link
+                    // since it was listed is skipped.
+                    if let Ok(sub) = rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty()) {
+                        self.walk(sub.as_fd(), &rel, depth + 1, out)?;
+                    }
+                }
+                FileType::RegularFile if stat.st_nlink == 1 => out.push(rel),
+                _ => {}
             }
         }
         Ok(())
@@ -251,48 +438,79 @@ impl Docs for FileDocs {
         &self.own_files
     }
     fn get(&self, rel: &str) -> Result<Option<String>> {
-        let path = self.locate(rel)?;
-        match fs::read(&path) {
-            Ok(bytes) => String::from_utf8(bytes)
+        let Some(resolved) = self.resolve_dirs(rel, false)? else {
+            return Ok(None);
+        };
+        let dir = resolved.dir(&self.root);
+        let flags = fsutil::READ_FLAGS | OFlags::NOFOLLOW;
+        let fd = match rustix::fs::openat(dir, resolved.name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => {
+                self.check_target(rel, dir, resolved.name)?;
+                return Err(self.io(rel, e));
+            }
+        };
+        let stat = rustix::fs::fstat(&fd).map_err(|e| self.io(rel, e))?;
+        if file_type(&stat) == FileType::Directory {
+            return Err(is_folder(rel));
+        }
+        if stat.st_nlink > 1 {
+            return Err(refused(
+                rel,
+                "it has other hard links, so it may be a file outside the document folder",
+            ));
+        }
+        match fsutil::read_open_capped(fd, MAX_DOCUMENT_BYTES).map_err(|e| self.io(rel, e))? {
+            Capped::Bytes(bytes) => String::from_utf8(bytes)
                 .map(Some)
                 .map_err(|_| ContextError::NotText { path: rel.into() }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) if path.is_dir() => {
-                drop(e);
-                Err(is_folder(rel))
-            }
-            Err(e) => Err(self.io(rel, e)),
+            Capped::NotRegular(kind) => Err(refused(rel, format!("it is {kind}, not a document"))),
+            Capped::TooLarge => Err(too_large(rel)),
         }
     }
     fn put(&mut self, rel: &str, content: &str) -> Result<()> {
-        let path = self.locate(rel)?;
-        if path.is_dir() {
-            return Err(is_folder(rel));
-        }
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| self.io(rel, e))?;
-            // Creating folders cannot have escaped, but a link may have been
-            // swapped in meanwhile: check again before writing.
-            self.locate(rel)?;
-        }
-        atomic_write(&path, content.as_bytes()).map_err(|e| self.io(rel, e))
+        check_size(rel, content)?;
+        let resolved = self
+            .resolve_dirs(rel, true)?
+            .ok_or_else(|| self.io(rel, Errno::NOENT))?;
+        let dir = resolved.dir(&self.root);
+        self.check_target(rel, dir, resolved.name)?;
+        fsutil::replace_at(dir, resolved.name, content.as_bytes(), false).map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                // The folder resolved was deleted meanwhile (the write went
+                // nowhere, and never elsewhere).
+                refused(
+                    rel,
+                    "its folder was removed while it was written; try again",
+                )
+            } else {
+                self.io(rel, e)
+            }
+        })
     }
     fn remove(&mut self, rel: &str) -> Result<()> {
-        let path = self.locate(rel)?;
-        fs::remove_file(&path).map_err(|e| self.io(rel, e))?;
+        let Some(resolved) = self.resolve_dirs(rel, false)? else {
+            return Err(ContextError::DocumentNotFound { path: rel.into() });
+        };
+        let dir = resolved.dir(&self.root);
+        if !self.check_target(rel, dir, resolved.name)? {
+            return Err(ContextError::DocumentNotFound { path: rel.into() });
+        }
+        rustix::fs::unlinkat(dir, resolved.name, AtFlags::empty()).map_err(|e| self.io(rel, e))?;
         // Drop folders the deletion left empty, up to the root.
-        let mut dir = path.parent();
-        while let Some(d) = dir {
-            if d == self.root || fs::remove_dir(d).is_err() {
+        let mut dirs = resolved.dirs;
+        while let Some((_, name)) = dirs.pop() {
+            let parent = dirs.last().map_or(self.root.as_fd(), |(fd, _)| fd.as_fd());
+            if rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR).is_err() {
                 break;
             }
-            dir = d.parent();
         }
         Ok(())
     }
     fn list(&self) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        self.walk(&self.root, "", &mut out)?;
+        self.walk(self.root.as_fd(), "", 0, &mut out)?;
         out.sort();
         Ok(out)
     }

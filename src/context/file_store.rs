@@ -84,7 +84,9 @@ impl FileStore {
     /// Opens (or creates) the instance folder `dir` and restores everything
     /// in it.
     pub fn open(dir: &Path, config: &StoreLayout) -> Result<FileStore> {
-        create_private_dir(dir)?;
+        // Made 0700 when missing (it will hold agent tokens); an existing
+        // folder keeps its mode.
+        crate::fsutil::create_dir_if_missing(dir).map_err(io_err(dir))?;
         let jsonl_file = jsonl_name(&config.channel);
         let jsonl_path = dir.join(&jsonl_file);
         let mirror_path = dir.join(&config.channel);
@@ -223,21 +225,6 @@ fn read_state(path: &Path) -> Result<Option<StateFile>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io_err(path)(e)),
     }
-}
-
-/// Creates `dir` (and parents); a folder created here is private to the
-/// owner, since it will hold agent tokens.
-fn create_private_dir(dir: &Path) -> Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    fs::create_dir_all(dir).map_err(io_err(dir))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(io_err(dir))?;
-    }
-    Ok(())
 }
 
 impl Journal for FileJournal {

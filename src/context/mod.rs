@@ -178,6 +178,8 @@ pub enum ContextError {
     DocumentExists { path: String },
     #[error("document '{path}' is not UTF-8 text")]
     NotText { path: String },
+    #[error("document '{path}' is larger than the {limit} limit")]
+    TooLarge { path: String, limit: String },
     #[error(
         "'{value}' is neither a message id nor an RFC 3339 timestamp (such as 2026-01-15T10:05:00.000Z)"
     )]

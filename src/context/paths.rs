@@ -2,8 +2,9 @@
 //! validation of `documents:`.
 //!
 //! A document path is relative, uses `/`, has no empty, `.` or `..`
-//! components, no hidden (`.`-prefixed) components, and does not name one of
-//! the store's own files.
+//! components, no hidden (`.`-prefixed) components, and no component names
+//! one of awtui's own files (at any depth). Links are dealt with by the file
+//! store, which never follows one ([`super::documents`]).
 
 use super::ContextError;
 
@@ -55,14 +56,20 @@ pub fn validate(path: &str, own_files: &[&str]) -> Result<String, ContextError> 
             _ => {}
         }
     }
-    let first = parts[0];
-    if RESERVED_FILES.contains(&first) || (parts.len() == 1 && own_files.contains(&first)) {
-        return Err(refuse("this is one of awtui's own files"));
-    }
-    if parts.len() == 1 && (first.ends_with(".sock") || first.ends_with(".jsonl")) {
+    // At any depth: a folder of documents may hold another instance's
+    // folder, whose files are not documents either.
+    if parts.iter().any(|p| is_own_name(p, own_files)) {
         return Err(refuse("this is one of awtui's own files"));
     }
     Ok(trimmed.to_string())
+}
+
+/// Whether one path component names a file or folder awtui keeps for itself.
+fn is_own_name(part: &str, own_files: &[&str]) -> bool {
+    RESERVED_FILES.contains(&part)
+        || own_files.contains(&part)
+        || part.ends_with(".sock")
+        || part.ends_with(".jsonl")
 }
 
 #[cfg(test)]
@@ -98,6 +105,9 @@ mod tests {
             "tokens/coder",
             "instance.lock",
             "control.token",
+            "sub/state.json",
+            "a/tokens/user",
+            "old/channel.jsonl",
             "C:\\x",
             "~/x",
         ] {

@@ -119,16 +119,11 @@ fn layout(workflow: &Workflow) -> StoreLayout {
 /// nothing on disk.
 fn temporary_state_root(instance: &str) -> Result<PathBuf, EngineError> {
     let path = std::env::temp_dir().join(format!("awtui-{}-{instance}", std::process::id()));
-    std::fs::create_dir_all(&path).map_err(|source| EngineError::StateDir {
+    // A folder someone else made under that name is not used as it is.
+    crate::fsutil::private_dir(&path).map_err(|e| EngineError::StateDir {
         path: path.clone(),
-        source,
-    })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
-    }
-    Ok(path)
+        source: std::io::Error::other(e.to_string()),
+    })
 }
 
 impl Engine {

@@ -331,19 +331,6 @@ pub struct ControlHandle {
     tasks: Vec<JoinHandle<()>>,
 }
 
-fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let _ = std::fs::remove_file(path);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(data)?;
-    f.sync_all()
-}
-
 /// Serves `engine`'s control endpoint on `info.control`, with a new admin
 /// token written to `info.token_file`. The caller holds the instance lock,
 /// so a socket file already there is a crash's leftover and is replaced.
@@ -356,7 +343,8 @@ pub async fn listen(engine: &Engine, info: &InstanceInfo) -> Result<ControlHandl
         path: info.token_file.clone(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    write_private(&info.token_file, token.as_bytes()).map_err(serve_err(&info.token_file))?;
+    crate::fsutil::write_private_file(&info.token_file, token.as_bytes())
+        .map_err(serve_err(&info.token_file))?;
     let _ = std::fs::remove_file(&info.control);
     let listener =
         tokio::net::UnixListener::bind(&info.control).map_err(serve_err(&info.control))?;

@@ -14,8 +14,9 @@
 //!   or `~/.local/state/awtui` (not the runtime dir, which is wiped at
 //!   logout).
 
-use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::fsutil;
 
 use crate::workflow::Workflow;
 use crate::workflow::setup::{self, SetupError};
@@ -46,15 +47,9 @@ pub enum LayoutError {
     /// `context.config.dir`).
     #[error(transparent)]
     Setup(#[from] SetupError),
-    /// A folder could not be created.
-    #[error("cannot create {path}: {source}")]
-    Create {
-        /// The folder.
-        path: PathBuf,
-        /// What went wrong.
-        #[source]
-        source: io::Error,
-    },
+    /// A private folder could not be created or used.
+    #[error(transparent)]
+    Private(#[from] fsutil::PrivateDirError),
 }
 
 fn env_dir(name: &str) -> Option<PathBuf> {
@@ -84,14 +79,16 @@ pub fn data_dir() -> Result<PathBuf, LayoutError> {
         .ok_or(LayoutError::NoStateDir)
 }
 
-/// The registry folder: one file per running instance.
+/// The registry folder: one file per running instance (its private
+/// subfolder when the folder is open to others, see [`private_dir`]).
 pub fn registry_dir() -> Result<PathBuf, LayoutError> {
-    Ok(state_dir()?.join("instances"))
+    Ok(fsutil::private_location(&state_dir()?.join("instances")))
 }
 
-/// Where standalone agents (`awtui new`) are kept, one folder each.
+/// Where standalone agents (`awtui new`) are kept, one folder each (its
+/// private subfolder when the folder is open to others).
 pub fn standalone_root() -> Result<PathBuf, LayoutError> {
-    Ok(data_dir()?.join("standalone"))
+    Ok(fsutil::private_location(&data_dir()?.join("standalone")))
 }
 
 /// A stable 64-bit hash (FNV-1a) of a path, to name files after folders.
@@ -117,15 +114,12 @@ pub fn home(workflow: &Workflow, instance: &str) -> Result<PathBuf, LayoutError>
         .join(format!("{instance}-{}", &path_hash(&workflow.file)[..12])))
 }
 
-/// Creates `path` (and its parents) and makes it private to the owner.
-pub fn private_dir(path: &Path) -> Result<(), LayoutError> {
-    let err = |source| LayoutError::Create {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::create_dir_all(path).map_err(err)?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(err)
+/// Makes `path` ready for private files and returns the folder to put them
+/// in: `path` itself, created 0700 when missing, or, when it exists and
+/// others can write to it, a private subfolder ([`fsutil::private_dir`]).
+/// The mode of an existing folder is never changed.
+pub fn private_dir(path: &Path) -> Result<PathBuf, LayoutError> {
+    Ok(fsutil::private_dir(path)?)
 }
 
 /// Where the control socket goes: in the instance folder, or under the
@@ -135,8 +129,7 @@ pub fn control_socket(home: &Path) -> Result<PathBuf, LayoutError> {
     if path.as_os_str().len() <= MAX_SOCKET_PATH {
         return Ok(path);
     }
-    let dir = state_dir()?.join("sockets");
-    private_dir(&dir)?;
+    let dir = private_dir(&state_dir()?.join("sockets"))?;
     Ok(dir.join(format!("{}.sock", path_hash(home))))
 }
 

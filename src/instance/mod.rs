@@ -76,6 +76,9 @@ pub enum InstanceError {
 pub struct Claim {
     lock: lock::InstanceLock,
     home: PathBuf,
+    /// Where the control token and socket go: `home`, or its private
+    /// subfolder when others can write to `home`.
+    private: PathBuf,
     instance: String,
     workflow_name: String,
     workflow_file: PathBuf,
@@ -98,11 +101,12 @@ impl Claim {
     }
 }
 
-/// Locks the instance `instance` of `workflow`, creating its folder (0700).
+/// Locks the instance `instance` of `workflow`, creating its folder (0700
+/// when awtui makes it; an existing folder keeps its mode).
 /// Fails with [`InstanceError::AlreadyRunning`] when another process serves it.
 pub fn claim(workflow: &Workflow, instance: &str) -> Result<Claim, InstanceError> {
     let home = layout::home(workflow, instance)?;
-    layout::private_dir(&home)?;
+    let private = layout::private_dir(&home)?;
     // A killed predecessor may still be releasing the lock.
     let owner_alive = || registry::read_home(&home).is_some_and(|i| registry::process_alive(i.pid));
     let _ = lock::is_held_by_live(&home, owner_alive);
@@ -118,6 +122,7 @@ pub fn claim(workflow: &Workflow, instance: &str) -> Result<Claim, InstanceError
     Ok(Claim {
         lock,
         home,
+        private,
         instance: instance.to_string(),
         workflow_name: workflow.name.clone(),
         workflow_file: workflow.file.clone(),
@@ -148,8 +153,8 @@ pub async fn serve(engine: &Engine, claim: Claim, mode: RunMode) -> Result<Serve
         workflow_name: claim.workflow_name,
         workflow: claim.workflow_file,
         workdir: claim.workdir,
-        control: layout::control_socket(&home)?,
-        token_file: home.join(layout::CONTROL_TOKEN),
+        control: layout::control_socket(&claim.private)?,
+        token_file: claim.private.join(layout::CONTROL_TOKEN),
         pid: std::process::id(),
         mode: match mode {
             RunMode::Run => "run",

@@ -108,8 +108,7 @@ pub enum RegistryError {
 /// every command can find the instance.
 pub fn register(info: &InstanceInfo) -> Result<(), RegistryError> {
     let text = serde_json::to_vec_pretty(info).unwrap_or_default();
-    let dir = layout::registry_dir()?;
-    layout::private_dir(&dir)?;
+    let dir = layout::private_dir(&layout::registry_dir()?)?;
     for path in [
         dir.join(info.registry_name()),
         info.home.join(INSTANCE_FILE),

@@ -120,8 +120,14 @@ fn default_prompt(name: &str) -> String {
 
 /// Writes the standalone agent's files; returns the workflow file.
 pub fn write(spec: &Spec) -> Result<PathBuf, StandaloneError> {
+    // The root is private (or its private subfolder), so the agent's
+    // folder in it is awtui's own.
     let dir = folder(&spec.name)?;
-    layout::private_dir(&dir)?;
+    layout::private_dir(&layout::standalone_root()?)?;
+    crate::fsutil::create_dir_if_missing(&dir).map_err(|source| StandaloneError::Write {
+        path: dir.clone(),
+        source,
+    })?;
     let write = |name: &str, data: &[u8]| {
         let path = dir.join(name);
         crate::fsutil::atomic_write(&path, data).map_err(|source| StandaloneError::Write {

@@ -194,7 +194,7 @@ pub fn locate(args: &BridgeArgs) -> Result<Target, BridgeError> {
             BridgeError::Usage(format!(
                 "no token for agent '{}': set {TOKEN_ENV} or make sure {} is readable ({e})",
                 args.agent,
-                dir.join(identity::TOKENS_DIR).join(&args.agent).display()
+                identity::tokens_dir(&dir).join(&args.agent).display()
             ))
         })?,
     };

@@ -9,10 +9,11 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::context::mentions;
+use crate::fsutil;
 
 /// Folder of the token files inside an instance folder (a reserved name,
 /// never a document).
@@ -29,6 +30,9 @@ pub enum IdentityError {
     /// A name that cannot be a file name or a mention.
     #[error("'{0}' cannot have a token: it is not a valid agent name")]
     BadName(String),
+    /// The token folder could not be made private.
+    #[error(transparent)]
+    Private(#[from] fsutil::PrivateDirError),
     /// Reading or writing a token file failed.
     #[error("{path}: {source}")]
     Io {
@@ -109,16 +113,14 @@ impl Tokens {
         self.by_agent.keys().map(String::as_str)
     }
 
-    /// Writes one 0600 file per participant in `<instance>/tokens/` (a 0700
-    /// folder) and removes token files of anyone else.
+    /// Writes one 0600 file per participant in `<instance>/tokens/` (made
+    /// 0700; see [`tokens_dir`]) and removes token files of anyone else.
     pub fn write_files(&self, instance_dir: &Path) -> Result<(), IdentityError> {
-        let dir = instance_dir.join(TOKENS_DIR);
+        let dir = fsutil::private_dir(&instance_dir.join(TOKENS_DIR))?;
         let io_err = |path: &Path| {
             let path = path.to_path_buf();
             move |source| IdentityError::Io { path, source }
         };
-        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        set_mode(&dir, 0o700).map_err(io_err(&dir))?;
         for entry in fs::read_dir(&dir).map_err(io_err(&dir))? {
             let entry = entry.map_err(io_err(&dir))?;
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -128,14 +130,14 @@ impl Tokens {
         }
         for (agent, token) in &self.by_agent {
             let path = dir.join(agent);
-            write_private(&path, token.as_bytes()).map_err(io_err(&path))?;
+            fsutil::write_private_file(&path, token.as_bytes()).map_err(io_err(&path))?;
         }
         Ok(())
     }
 
     /// Removes the token files written by [`Tokens::write_files`].
     pub fn remove_files(&self, instance_dir: &Path) {
-        let dir = instance_dir.join(TOKENS_DIR);
+        let dir = tokens_dir(instance_dir);
         for agent in self.by_agent.keys() {
             let _ = fs::remove_file(dir.join(agent));
         }
@@ -148,45 +150,17 @@ pub fn read_token_file(instance_dir: &Path, agent: &str) -> Result<String, Ident
     if !mentions::is_valid_name(agent) {
         return Err(IdentityError::BadName(agent.to_string()));
     }
-    let path = instance_dir.join(TOKENS_DIR).join(agent);
+    let path = tokens_dir(instance_dir).join(agent);
     fs::read_to_string(&path)
         .map(|t| t.trim().to_string())
         .map_err(|source| IdentityError::Io { path, source })
 }
 
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_path: &Path, _mode: u32) -> io::Result<()> {
-    Ok(())
-}
-
-/// Writes `data` to `path` through a temp file that is 0600 from its
-/// creation, so the secret is never readable by others, not even briefly.
-fn write_private(path: &Path, data: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    let _ = fs::remove_file(&tmp);
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let result = (|| {
-        let mut file = options.open(&tmp)?;
-        file.write_all(data)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+/// Where an instance's token files are: `<instance>/tokens`, or its private
+/// subfolder when others can write to that folder
+/// ([`fsutil::private_location`]).
+pub fn tokens_dir(instance_dir: &Path) -> PathBuf {
+    fsutil::private_location(&instance_dir.join(TOKENS_DIR))
 }
 
 #[cfg(test)]

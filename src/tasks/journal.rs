@@ -49,11 +49,17 @@ impl FileJournal {
     /// Opens (or creates) `<dir>/tasks.jsonl` and reads back what it holds.
     pub fn open(dir: &Path) -> std::io::Result<(FileJournal, Replay)> {
         let path = dir.join(TASKS_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&path)?;
+        let mut file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Never through a link; 0600 like the channel's own files.
+            OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+                .open(&path)?
+        };
         let meta = file.metadata()?;
         if !meta.is_file() {
             return Err(std::io::Error::other(format!(

@@ -27,14 +27,10 @@ pub struct Config {
 /// Why a configuration could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file exists but cannot be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
+    /// The file exists but cannot be read (a special file, too large, not
+    /// text); the error names the file.
+    #[error(transparent)]
+    Read(#[from] crate::fsutil::ReadError),
     /// The file is not valid TOML or has unknown tables.
     #[error("{path}: {message}")]
     Syntax {
@@ -118,10 +114,10 @@ impl Config {
     pub fn load() -> Result<Config, ConfigError> {
         let mut config = Config::defaults();
         if let Some(path) = user_config_path() {
-            match std::fs::read_to_string(&path) {
+            match crate::fsutil::read_text_capped(&path, crate::fsutil::MAX_CONFIG_BYTES) {
                 Ok(text) => config.merge(&text, &path)?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(ConfigError::Io { path, source }),
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e.into()),
             }
         }
         Ok(config)

@@ -10,15 +10,13 @@ use super::schema::*;
 use super::yaml::{self, Key, Node, Pos, Value};
 use crate::context::{mentions, paths};
 use crate::duration::parse_duration;
+use crate::fsutil::{self, ReadError};
 
 /// Why a workflow could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read workflow file {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("cannot read workflow file {}: {}", path.display(), source.reason())]
+    Io { path: PathBuf, source: ReadError },
     /// The file has errors; the diagnostics hold them all (and any warnings).
     #[error("{0}")]
     Invalid(Diagnostics),
@@ -33,9 +31,11 @@ pub struct Loaded {
 
 /// Loads and validates the workflow file at `path`.
 pub fn load(path: &Path) -> Result<Loaded, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
+    let text = fsutil::read_text_capped(path, fsutil::MAX_WORKFLOW_BYTES).map_err(|source| {
+        LoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     load_str(&text, path)
 }
@@ -1017,7 +1017,7 @@ impl Walker<'_> {
             ));
         }
         let path = self.base_dir.join(text.trim());
-        match std::fs::read_to_string(&path) {
+        match fsutil::read_text_capped(&path, fsutil::MAX_PROMPT_BYTES) {
             Ok(content) => Some((
                 Located {
                     value: content,
@@ -1026,10 +1026,10 @@ impl Walker<'_> {
                 PromptSource::File(path),
             )),
             Err(e) => {
-                let reason = if e.kind() == std::io::ErrorKind::NotFound {
+                let reason = if e.is_not_found() {
                     "does not exist".to_string()
                 } else {
-                    e.to_string()
+                    format!("cannot be read: {}", e.reason())
                 };
                 self.diags.error(
                     node.pos,

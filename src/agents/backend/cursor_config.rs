@@ -28,6 +28,16 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BackendError + '_ {
     }
 }
 
+/// A project file's text; `None` when missing. A special file or one over
+/// the config limit is an error, never replaced.
+fn read_existing(path: &Path) -> Result<Option<String>, BackendError> {
+    match crate::fsutil::read_text_capped(path, crate::fsutil::MAX_CONFIG_BYTES) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(io(path)(std::io::Error::other(e.reason()))),
+    }
+}
+
 /// The project's config with the awtui server added (other servers kept).
 pub fn merged(existing: Option<&str>, url: &str) -> String {
     let mut root: Map<String, Value> = existing
@@ -53,7 +63,7 @@ pub fn install(project: &Path, url: &str) -> Result<(), BackendError> {
     let (config, backup) = paths(project);
     let dir = config.parent().unwrap_or(project);
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let existing = std::fs::read_to_string(&config).ok();
+    let existing = read_existing(&config)?;
     if !backup.exists() {
         let original = existing
             .clone()
@@ -67,7 +77,7 @@ pub fn install(project: &Path, url: &str) -> Result<(), BackendError> {
 /// none). Returns whether a backup was found.
 pub fn restore(project: &Path) -> Result<bool, BackendError> {
     let (config, backup) = paths(project);
-    let Ok(original) = std::fs::read_to_string(&backup) else {
+    let Some(original) = read_existing(&backup)? else {
         return Ok(false);
     };
     if original == ABSENT_MARKER {

@@ -65,22 +65,12 @@ fn next_turn_mark() -> String {
 }
 
 fn write_private(file: &PrivateFile) -> Result<(), BackendError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let io = |source| BackendError::Io {
-        path: file.path.clone(),
-        source,
-    };
-    if let Some(parent) = file.path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&file.path)
-        .map_err(io)?;
-    f.write_all(file.content.as_bytes()).map_err(io)
+    crate::fsutil::write_private_file(&file.path, file.content.as_bytes()).map_err(|source| {
+        BackendError::Io {
+            path: file.path.clone(),
+            source,
+        }
+    })
 }
 
 /// Starts a turn. Must be called inside a tokio runtime.
