@@ -135,9 +135,8 @@ async fn call(url: &str, token: &str, tool: String, args: Value, json: bool) -> 
         errln!("{tool}: {text}");
         return exit::FAILED;
     }
-    let value = result
-        .structured_content
-        .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(json!(text)));
+    // Results carry their JSON once, as text.
+    let value = serde_json::from_str(&text).unwrap_or(json!(text));
     if json {
         crate::output::json(value.to_string());
     } else {
