@@ -110,6 +110,29 @@ impl Since {
     }
 }
 
+/// Which slice of the channel a read returns, so every message can be
+/// reached however long the history (pages cost O(page), not O(history)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Page {
+    /// The newest entries after a position (after the start without one).
+    Newest(Option<Since>),
+    /// The oldest entries after a position: paging forward.
+    After(Since),
+    /// The newest entries before a message id: paging back.
+    Before(u64),
+}
+
+/// One page of the channel, oldest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageOf {
+    /// The entries, oldest first.
+    pub entries: Vec<ChannelEntry>,
+    /// Whether more entries lie beyond this page in its direction (older
+    /// for [`Page::Newest`] and [`Page::Before`], newer for
+    /// [`Page::After`]).
+    pub more: bool,
+}
+
 /// Where one message stands for one recipient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -226,6 +249,8 @@ pub trait ContextStore: Send {
     fn is_staged(&self, seq: u64) -> bool;
     /// The last `limit` entries after `since` (all of them without a limit).
     fn read(&self, since: Option<Since>, limit: Option<usize>) -> Result<Vec<ChannelEntry>>;
+    /// At most `limit` entries of `page`.
+    fn page(&self, page: Page, limit: usize) -> PageOf;
     /// The entry with this id.
     fn entry(&self, id: u64) -> Option<ChannelEntry>;
     /// The id of the newest entry, 0 when empty.

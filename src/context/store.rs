@@ -12,7 +12,8 @@ use chrono::Utc;
 use super::documents::Docs;
 use super::index::ChannelIndex;
 use super::{
-    ChannelEntry, ContextStore, Cursor, DeliveryState, Handover, InboxItem, Result, Since,
+    ChannelEntry, ContextStore, Cursor, DeliveryState, Handover, InboxItem, Page, PageOf, Result,
+    Since,
 };
 
 /// How a store makes channel entries and cursors durable.
@@ -251,6 +252,9 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn read(&self, since: Option<Since>, limit: Option<usize>) -> Result<Vec<ChannelEntry>> {
         Ok(self.index.read(since, limit))
+    }
+    fn page(&self, page: Page, limit: usize) -> PageOf {
+        self.index.page(page, limit)
     }
     fn entry(&self, id: u64) -> Option<ChannelEntry> {
         self.index.entry(id).cloned()
