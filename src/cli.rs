@@ -245,15 +245,21 @@ pub enum AopCommand {
 pub enum CtxCommand {
     /// Post to the channel (the message, or standard input).
     Send { message: Option<String> },
-    /// Read the channel after `since`, acknowledging your mentions.
+    /// Read the channel (the newest, after `since`, or a page with
+    /// `--after` / `--before`), acknowledging your mentions.
     Read {
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["after", "before"])]
         since: Option<String>,
+        #[command(flatten)]
+        page: PageArgs,
         #[arg(long)]
         limit: Option<u64>,
     },
-    /// Read the channel's newest messages without acknowledging anything.
+    /// Read the channel's newest messages (or a page) without acknowledging
+    /// anything.
     Peek {
+        #[command(flatten)]
+        page: PageArgs,
         #[arg(long)]
         limit: Option<u64>,
     },
@@ -279,6 +285,18 @@ pub enum CtxCommand {
         /// The arguments as a JSON object (default `{}`; `-` reads stdin).
         args: Option<String>,
     },
+}
+
+/// Paging through the channel's whole history; `--json` output carries
+/// `next`, the position of the following page.
+#[derive(Debug, clap::Args)]
+pub struct PageArgs {
+    /// The oldest messages after this id (0: from the start) or time.
+    #[arg(long, conflicts_with = "before")]
+    pub after: Option<String>,
+    /// The newest messages before this id.
+    #[arg(long)]
+    pub before: Option<String>,
 }
 
 /// `awtui ctx doc …`. Without a file, the entry document.

@@ -482,12 +482,7 @@ impl ToolBox {
             }
             "channel_read" => {
                 let a: ReadArgs = parse(name, args)?;
-                let page = parse_page(
-                    name,
-                    a.since.as_ref(),
-                    a.after.as_ref(),
-                    a.before.as_ref(),
-                )?;
+                let page = parse_page(name, a.since.as_ref(), a.after.as_ref(), a.before.as_ref())?;
                 self.channel_read(caller, page, parse_limit(a.limit)?)
             }
             "channel_peek" => {
@@ -850,10 +845,22 @@ mod tests {
         assert_eq!(pages, 3);
         seen.sort();
         assert_eq!(seen, all);
-        let r = call(&t, "reviewer", "channel_peek", json!({"before": 1001, "limit": 2})).unwrap();
+        let r = call(
+            &t,
+            "reviewer",
+            "channel_peek",
+            json!({"before": 1001, "limit": 2}),
+        )
+        .unwrap();
         assert_eq!(ids(&r), vec![999, 1000]);
         assert_eq!(r["next"], json!({"before": 999}));
-        let r = call(&t, "reviewer", "channel_read", json!({"after": 2499, "limit": 5})).unwrap();
+        let r = call(
+            &t,
+            "reviewer",
+            "channel_read",
+            json!({"after": 2499, "limit": 5}),
+        )
+        .unwrap();
         assert_eq!(ids(&r), vec![2500]);
         assert!(r["next"].is_null());
 
