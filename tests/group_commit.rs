@@ -95,9 +95,10 @@ impl Journal for GateJournal {
             file: Arc::new(Gate(Arc::clone(&self.0))),
             path: "fake/channel.jsonl".into(),
             position: 0,
+            epoch: 0,
         })
     }
-    fn durable(&mut self, _position: u64) {}
+    fn durable(&mut self, _target: &SyncTarget) {}
     fn rollback(&mut self) {
         self.0.with(|s| s.rollbacks += 1);
     }

@@ -40,6 +40,8 @@ pub struct FileJournal {
     len: u64,
     /// Length known to be synced: where a failed sync cuts back to.
     durable_len: u64,
+    /// Rollbacks so far: a sync target from before one covers nothing.
+    epoch: u64,
     mirror: MirrorWriter,
     state_path: PathBuf,
     warnings: Vec<String>,
@@ -241,6 +243,7 @@ impl FileStore {
                 jsonl_path,
                 len: recovered.len,
                 durable_len: recovered.len,
+                epoch: 0,
                 mirror: MirrorWriter::start(mirror_path),
                 state_path,
                 warnings,
@@ -352,11 +355,14 @@ impl Journal for FileJournal {
             file: Arc::clone(&self.jsonl) as Arc<dyn super::store::Fsync>,
             path: self.jsonl_path.clone(),
             position: self.len,
+            epoch: self.epoch,
         })
     }
 
-    fn durable(&mut self, position: u64) {
-        self.durable_len = self.durable_len.max(position);
+    fn durable(&mut self, target: &SyncTarget) {
+        if target.epoch == self.epoch {
+            self.durable_len = self.durable_len.max(target.position);
+        }
     }
 
     fn rollback(&mut self) {
@@ -367,6 +373,7 @@ impl Journal for FileJournal {
             );
         }
         self.len = self.durable_len;
+        self.epoch += 1;
     }
 
     fn published(&mut self, entries: &[ChannelEntry]) {
@@ -382,5 +389,44 @@ impl Journal for FileJournal {
         };
         let bytes = serde_json::to_vec_pretty(&state).unwrap_or_default();
         atomic_write(&self.state_path, &bytes).map_err(io_err(&self.state_path))
+    }
+}
+
+#[cfg(test)]
+mod journal_tests {
+    use super::*;
+    use crate::context::{ContextStore, MemoryStore};
+
+    fn layout() -> StoreLayout {
+        StoreLayout {
+            channel: "channel.md".into(),
+            document: "notes.md".into(),
+            documents: vec![],
+            agents: vec!["coder".into()],
+        }
+    }
+
+    #[test]
+    fn a_sync_from_before_a_rollback_never_marks_later_lines_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), &layout()).unwrap();
+        let mut journal = store.journal;
+        let mut mem = MemoryStore::new(&layout()).unwrap();
+        let a = mem.append("coder", "a").unwrap();
+        let b = mem.append("coder", "b").unwrap();
+
+        journal.write(&a).unwrap();
+        let before = journal.sync_target().unwrap();
+        // Another flush failed meanwhile: `a` was cut off, `b` written.
+        journal.rollback();
+        journal.write(&b).unwrap();
+        // The older sync succeeding says nothing about `b`...
+        journal.durable(&before);
+        // ...so a failure now cuts `b` off too, back to an empty file.
+        journal.rollback();
+        assert_eq!(
+            std::fs::read(dir.path().join("channel.jsonl")).unwrap(),
+            b""
+        );
     }
 }

@@ -17,7 +17,7 @@ impl Journal for NoJournal {
     fn sync_target(&self) -> Option<SyncTarget> {
         None
     }
-    fn durable(&mut self, _position: u64) {}
+    fn durable(&mut self, _target: &SyncTarget) {}
     fn rollback(&mut self) {}
     fn save_cursors(&mut self, _state: CursorState<'_>) -> Result<()> {
         Ok(())

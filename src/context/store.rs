@@ -27,8 +27,10 @@ pub trait Journal: Send {
     /// The file to sync to make everything written so far durable, and how
     /// far that reaches; `None` when written entries need nothing more.
     fn sync_target(&self) -> Option<SyncTarget>;
-    /// A sync covered everything up to `position`.
-    fn durable(&mut self, position: u64);
+    /// A sync of `target` succeeded: everything up to its position is
+    /// durable, unless a rollback since the target was taken cut it off
+    /// (then it says nothing about what is in the file now).
+    fn durable(&mut self, target: &SyncTarget);
     /// A sync failed: cuts off everything written after the last durable
     /// position, so the next write starts on a clean line.
     fn rollback(&mut self);
@@ -62,6 +64,8 @@ pub struct SyncTarget {
     pub path: PathBuf,
     /// The journal's length when the target was taken.
     pub position: u64,
+    /// How many rollbacks the journal had made when the target was taken.
+    pub epoch: u64,
 }
 
 /// Makes every message staged so far durable, callable without holding
@@ -224,7 +228,7 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn publish_staged(&mut self, flushed: &Flusher) -> Vec<ChannelEntry> {
         if let Some(t) = &flushed.target {
-            self.journal.durable(t.position);
+            self.journal.durable(t);
         }
         let mut published = Vec::new();
         while let Some(s) = self.staged.pop_front() {
