@@ -26,33 +26,19 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
             Ok(c) => c,
             Err(code) => return code,
         };
-        let answer = tokio::time::timeout(
-            remote::ANSWER_TIMEOUT,
-            client.call(Command::Snapshot { messages: 0 }),
+        let board = match remote::command(
+            &mut client,
+            &format!("@{}", resolved.info.instance),
+            Command::Snapshot { messages: 0 },
         )
-        .await;
-        let board = match answer {
-            Ok(Ok(Ok(Reply::Snapshot { snapshot }))) => snapshot.tasks,
-            Ok(Ok(Ok(other))) => {
+        .await
+        {
+            Ok(Reply::Snapshot { snapshot }) => snapshot.tasks,
+            Ok(other) => {
                 errln!("unexpected answer: {other:?}");
                 return exit::FAILED;
             }
-            Ok(Ok(Err(failed))) => {
-                errln!("{failed}");
-                return exit::FAILED;
-            }
-            Ok(Err(e)) => {
-                errln!("{e}");
-                return remote::control_failure(&e);
-            }
-            Err(_) => {
-                errln!(
-                    "instance '{}' did not answer within {:?}",
-                    resolved.info.instance,
-                    remote::ANSWER_TIMEOUT
-                );
-                return exit::FAILED;
-            }
+            Err(code) => return code,
         };
         if json {
             match serde_json::to_string_pretty(&board) {

@@ -954,33 +954,14 @@ impl TaskStore {
                 })?;
             depends_on.push(found);
         }
-        let id = match planned.id {
+        let id = match planned.id.clone() {
             Some(id) if self.tasks.contains_key(&id) => {
                 return Err(TaskError::Invalid(format!("task id '{id}' is taken")));
             }
             Some(id) => id,
             None => self.unique_id("tk"),
         };
-        let task = Task {
-            id,
-            workflow_id: workflow_id.to_string(),
-            name: planned.name,
-            description: planned.description,
-            sequence,
-            depends_on,
-            assignee: planned.assignee,
-            role: planned.role,
-            status: TaskStatus::Pending,
-            claimed_by: None,
-            claimed_at: None,
-            plan: Value::Null,
-            context: Value::Null,
-            outcome: None,
-            outcome_detail: Value::Null,
-            error: None,
-            created_at: now,
-            updated_at: now,
-        };
+        let task = Task::pending(id, workflow_id, &planned, sequence, depends_on, now);
         self.commit(vec![Record::Task(task.clone())])?;
         Ok(task)
     }
@@ -1063,25 +1044,16 @@ fn build_plan(
     Ok(planned
         .iter()
         .enumerate()
-        .map(|(i, p)| Task {
-            id: ids[i].clone(),
-            workflow_id: workflow_id.to_string(),
-            name: p.name.clone(),
-            description: p.description.clone(),
-            sequence: i as u32 + 1,
-            depends_on: deps[i].iter().map(|j| ids[*j].clone()).collect(),
-            assignee: p.assignee.clone(),
-            role: p.role.clone(),
-            status: TaskStatus::Pending,
-            claimed_by: None,
-            claimed_at: None,
-            plan: Value::Null,
-            context: Value::Null,
-            outcome: None,
-            outcome_detail: Value::Null,
-            error: None,
-            created_at: now,
-            updated_at: now,
+        .map(|(i, p)| {
+            let depends_on = deps[i].iter().map(|j| ids[*j].clone()).collect();
+            Task::pending(
+                ids[i].clone(),
+                workflow_id,
+                p,
+                i as u32 + 1,
+                depends_on,
+                now,
+            )
         })
         .collect())
 }

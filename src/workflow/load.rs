@@ -73,6 +73,14 @@ pub fn load_str(text: &str, path: &Path) -> Result<Loaded, LoadError> {
 const TOP_KEYS: [&str; 7] = [
     "name", "context", "agents", "setup", "kickoff", "limits", "tasks",
 ];
+/// The value of key `k` among a mapping's checked fields.
+fn field<'n>(fields: &[(&Key, &'n Node)], k: &str) -> Option<&'n Node> {
+    fields
+        .iter()
+        .find(|(key, _)| key.name == k)
+        .map(|(_, n)| *n)
+}
+
 const TASK_KEYS: [&str; 6] = [
     "id",
     "name",
@@ -148,7 +156,7 @@ impl Walker<'_> {
                 return None;
             }
         };
-        let get = |k: &str| top.iter().find(|(key, _)| key.name == k).map(|(_, n)| *n);
+        let get = |k: &str| field(&top, k);
 
         let name = match get("name") {
             Some(node) => self.string(node, "name").unwrap_or_default(),
@@ -240,12 +248,7 @@ impl Walker<'_> {
                 continue;
             };
             let fields = self.fields(entries, &TASK_KEYS, &what);
-            let get = |k: &str| {
-                fields
-                    .iter()
-                    .find(|(key, _)| key.name == k)
-                    .map(|(_, n)| *n)
-            };
+            let get = |k: &str| field(&fields, k);
             let id = get("id").and_then(|n| self.string(n, &format!("{what}: id")));
             let name = get("name").and_then(|n| self.string(n, &format!("{what}: name")));
             let Some(key) = id
@@ -533,12 +536,7 @@ impl Walker<'_> {
             }
         };
         let fields = self.fields(entries, &CONTEXT_KEYS, "context");
-        let get = |k: &str| {
-            fields
-                .iter()
-                .find(|(key, _)| key.name == k)
-                .map(|(_, n)| *n)
-        };
+        let get = |k: &str| field(&fields, k);
         let provider = match get("provider") {
             Some(p) => self.string(p, "context.provider").map(|s| (s, p.pos)),
             None => Some(("file".to_string(), node.pos)),
@@ -657,12 +655,7 @@ impl Walker<'_> {
                 continue;
             };
             let fields = self.fields(entries, &SETUP_KEYS, &what);
-            let get = |k: &str| {
-                fields
-                    .iter()
-                    .find(|(key, _)| key.name == k)
-                    .map(|(_, n)| *n)
-            };
+            let get = |k: &str| field(&fields, k);
             let Some(shell_node) = get("shell") else {
                 self.diags
                     .error(item.pos, format!("{what} has no 'shell' command"));
@@ -794,12 +787,7 @@ impl Walker<'_> {
             }
         };
         let fields = self.fields(entries, &AGENT_KEYS, &what);
-        let get = |k: &str| {
-            fields
-                .iter()
-                .find(|(key, _)| key.name == k)
-                .map(|(_, n)| *n)
-        };
+        let get = |k: &str| field(&fields, k);
 
         let model = get("model").and_then(|n| self.string(n, &format!("{what}: model")));
         let command = get("command").and_then(|n| self.command(n, &what));
