@@ -1057,3 +1057,51 @@ fn build_plan(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holders_silent_for_too_long_are_stale_unless_their_turn_runs() {
+        let mut s = TaskStore::in_memory();
+        let t0 = Utc::now();
+        let me = s
+            .register("coder", "c", "custom", None, vec![], None, Value::Null, t0)
+            .unwrap();
+        let w = s
+            .create_workflow("coder", "w", "prompt", "", None, 1, t0)
+            .unwrap();
+        let tasks = s
+            .set_plan(
+                &w.id,
+                "",
+                &[PlannedTask {
+                    name: "a".into(),
+                    ..Default::default()
+                }],
+                t0,
+            )
+            .unwrap();
+        s.claim("coder", &tasks[0].id, &me.id, t0).unwrap().unwrap();
+        let later = |ms: i64| t0 + chrono::Duration::milliseconds(ms);
+        let hb = HEARTBEAT_MS as i64;
+        assert!(s.stale_claims(3, later(2 * hb)).is_empty());
+        assert_eq!(
+            s.stale_claims(3, later(3 * hb + 1)),
+            vec![(tasks[0].id.clone(), me.id.clone())]
+        );
+        assert!(!s.is_alive(s.agent(&me.id).unwrap(), later(3 * hb + 1)));
+        // An awtui agent in a turn is alive without heartbeats.
+        s.set_in_turn("coder", true);
+        assert!(s.stale_claims(3, later(10 * hb)).is_empty());
+        s.set_in_turn("coder", false);
+        // Released: pending again, with a recovery checkpoint, claimable.
+        let t = s
+            .release(&tasks[0].id, "system", "missed 3 heartbeats", later(4 * hb))
+            .unwrap();
+        assert_eq!(t.status, TaskStatus::Pending);
+        assert_eq!(s.checkpoints(&t.id).last().unwrap().kind, "recovery");
+        assert_eq!(s.ready(&w.id, false).len(), 1);
+    }
+}
