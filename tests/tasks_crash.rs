@@ -119,7 +119,7 @@ fn kill_9_loses_no_acknowledged_task_change() {
         let wanted = 10 + round * 7;
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut seen = 0;
-        let mut record = |line: &str, claimed: &mut Vec<String>, completed: &mut Vec<String>| {
+        let record = |line: &str, claimed: &mut Vec<String>, completed: &mut Vec<String>| {
             if let Some(id) = line.strip_prefix("CLAIMED ") {
                 claimed.push(id.to_string());
             } else if let Some(id) = line.strip_prefix("COMPLETED ") {
