@@ -27,6 +27,8 @@ pub struct LaunchContext {
     pub tokens: crate::mcp::Tokens,
     /// Per-agent folders (configs, logs, session ids) live under here.
     pub state_root: PathBuf,
+    /// The worktrees of `workspace: worktree` agents, by agent.
+    pub workspaces: crate::workspace::Workspaces,
 }
 
 impl LaunchContext {
@@ -175,7 +177,10 @@ pub fn start_turn(
         tools: agent.tools.clone(),
         command: agent.command.clone(),
         env: agent_env(cx, &agent.name),
-        workdir: cx.workflow.base_dir.clone(),
+        workdir: cx
+            .workspaces
+            .get(&agent.name)
+            .map_or_else(|| cx.workflow.base_dir.clone(), |w| w.workdir.clone()),
         state_dir: cx.agent_dir(&agent.name),
     };
     let invocation =
