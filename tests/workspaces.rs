@@ -6,13 +6,20 @@
 //! These tests need the `git` program; without it they fail (never skip).
 
 mod cli_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use awtui::context::FileStore;
+use awtui::mcp::{McpConfig, McpServer, SharedContext};
+use awtui::tasks::journal::FileJournal;
+use awtui::tasks::{TaskBoard, TaskStore};
 use awtui::workspace::commit::{commit_turn, parse_turn};
 use awtui::workspace::{Repo, WorkspaceError};
 use cli_support::World;
+use serde_json::{Value, json};
+use support::{call, http_client, try_call};
 
 /// `git args…` in `dir`; panics with git's stderr when it fails (or when
 /// git is not installed: these tests need it).
@@ -379,4 +386,149 @@ fn a_missing_git_is_a_clear_error() {
         WorkspaceError::GitMissing.to_string().as_str(),
         s if s.contains("git installed")
     ));
+}
+
+/// A tool error's code and sentence.
+async fn coded(client: &support::Client, tool: &str, args: Value) -> (String, String) {
+    let r = try_call(client, tool, args.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{tool} {args}: protocol error {e}"));
+    assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+    let s = r.structured_content.unwrap();
+    (
+        s["code"].as_str().unwrap().to_string(),
+        s["error"].as_str().unwrap().to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_abandoned_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    init_repo(&repo, &[("app.txt", "v1\n")]);
+    // The instance folder inside the checkout, as .workflow/<instance>.
+    let dir = repo.join(".workflow").join("t");
+    let agents = support::agents();
+    let store = FileStore::open(&dir, &support::layout()).unwrap();
+    let (journal, replay) = FileJournal::open(&dir).unwrap();
+    let board =
+        TaskBoard::new(TaskStore::open(Box::new(journal), replay)).with_worktree_root(dir.clone());
+    let handle = McpServer::start(McpConfig {
+        context: SharedContext::with_tasks(Box::new(store), board),
+        agents: agents.clone(),
+        instance_dir: Some(dir.clone()),
+    })
+    .await
+    .unwrap();
+    let c = http_client(handle.url(), handle.token(&agents[0]).unwrap())
+        .await
+        .0;
+    let wf = call(&c, "workflow_create", json!({"name": "oauth"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let plan = call(
+        &c,
+        "workflow_set_plan",
+        json!({"id": wf, "plan": {"tasks": [{"name": "google"}, {"name": "github"}]}}),
+    )
+    .await;
+    let task = |i: usize| plan["tasks"][i]["id"].as_str().unwrap().to_string();
+    let repo_s = repo.display().to_string();
+    let create = |branch: &str, t: String| {
+        json!({"workflow_id": wf, "branch": branch, "base_branch": "main",
+               "create_worktree": true, "repo_path": repo_s, "task_ids": [t]})
+    };
+
+    let ws = call(&c, "workspace_create", create("feature/google", task(0))).await;
+    let id = ws["id"].as_str().unwrap().to_string();
+    assert!(id.starts_with("ws_"), "{ws}");
+    assert_eq!(ws["status"], "active");
+    let path = PathBuf::from(ws["worktree_path"].as_str().unwrap());
+    assert_eq!(path, dir.join("workspaces").join(&id));
+    assert_eq!(
+        std::fs::read_to_string(path.join("app.txt")).unwrap(),
+        "v1\n"
+    );
+    assert_eq!(
+        git(&path, &["branch", "--show-current"]).trim(),
+        "feature/google"
+    );
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+
+    // Each problem has its code.
+    let (code, msg) = coded(&c, "workspace_create", create("feature/google", task(0))).await;
+    assert_eq!(code, "BRANCH_EXISTS", "{msg}");
+    let mut elsewhere = create("feature/x", task(0));
+    elsewhere["repo_path"] = json!(tmp.path().display().to_string());
+    let (code, msg) = coded(&c, "workspace_create", elsewhere).await;
+    assert_eq!(code, "NOT_A_REPOSITORY", "{msg}");
+    let (code, _) = coded(
+        &c,
+        "workspace_create",
+        create("feature/y", "tk_nope".into()),
+    )
+    .await;
+    assert_eq!(code, "TASK_NOT_FOUND");
+
+    // Work on the branch; cleanup before merging keeps everything.
+    std::fs::write(path.join("app.txt"), "v2\n").unwrap();
+    git(&path, &["commit", "-qam", "google login"]);
+    let (code, msg) = coded(
+        &c,
+        "workspace_update",
+        json!({"id": id, "status": "merged", "cleanup_worktree": true}),
+    )
+    .await;
+    assert_eq!(code, "UNMERGED_WORK", "{msg}");
+    assert!(
+        msg.contains("'feature/google' is not merged into main"),
+        "{msg}"
+    );
+    assert!(path.join("app.txt").exists());
+
+    // Merged: the worktree and branch go.
+    git(&repo, &["merge", "-q", "--ff-only", "feature/google"]);
+    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let done = call(
+        &c,
+        "workspace_update",
+        json!({"id": id, "status": "merged", "merge_commit": head, "cleanup_worktree": true}),
+    )
+    .await;
+    assert_eq!(done["workspace"]["status"], "merged");
+    assert!(!path.exists());
+    assert_eq!(git(&repo, &["branch", "--list", "feature/google"]), "");
+
+    // Abandoned work is discarded on request.
+    let ws2 = call(&c, "workspace_create", create("feature/github", task(1))).await;
+    let path2 = PathBuf::from(ws2["worktree_path"].as_str().unwrap());
+    std::fs::write(path2.join("app.txt"), "never merged\n").unwrap();
+    git(&path2, &["commit", "-qam", "github login"]);
+    let id2 = ws2["id"].as_str().unwrap();
+    call(
+        &c,
+        "workspace_update",
+        json!({"id": id2, "status": "abandoned", "cleanup_worktree": true}),
+    )
+    .await;
+    assert!(!path2.exists());
+    let listed = git(&repo, &["worktree", "list", "--porcelain"]);
+    assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("app.txt")).unwrap(),
+        "v2\n"
+    );
+    drop(c);
+    handle.stop().await;
+
+    // The records survive a reopen, linked to their tasks.
+    let (_, replay) = FileJournal::open(&dir).unwrap();
+    let store = TaskStore::open(Box::new(awtui::tasks::journal::NoJournal), replay);
+    let saved = store.workspace(&id).expect("recorded");
+    assert_eq!(saved.status, "merged");
+    assert_eq!(saved.worktree_path, None);
+    assert_eq!(store.workspaces_of_task(&task(0))[0].id, id);
 }

@@ -177,6 +177,7 @@ impl Engine {
                 })?;
             notices.extend(replay.warnings.iter().cloned());
             TaskBoard::new(TaskStore::open(Box::new(journal), replay))
+                .with_worktree_root(state_root.clone())
         };
         let workspaces = {
             let (wf, instance, root) = (

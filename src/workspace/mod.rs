@@ -59,6 +59,12 @@ pub enum WorkspaceError {
     },
     #[error("branch '{0}' has no recorded base (branch.{0}.awtuibase); it was not made by awtui")]
     NoBase(String),
+    #[error(
+        "branch '{branch}' is not merged into {into}; it is kept (discard it with status 'abandoned', or merge it first)"
+    )]
+    Unmerged { branch: String, into: String },
+    #[error("the worktree {} has uncommitted changes; they are kept (commit them, or discard the workspace with status 'abandoned')", .0.display())]
+    UncommittedWork(PathBuf),
     #[error("git {args} failed in {}: {message}", dir.display())]
     Git {
         dir: PathBuf,
@@ -70,6 +76,29 @@ pub enum WorkspaceError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+impl WorkspaceError {
+    /// A stable code for tool callers (the caw tools' error style).
+    pub fn code(&self) -> &'static str {
+        match self {
+            WorkspaceError::GitMissing => "GIT_MISSING",
+            WorkspaceError::NotARepo(_) => "NOT_A_REPOSITORY",
+            WorkspaceError::Detached(_) => "DETACHED_BASE",
+            WorkspaceError::Dirty { .. } => "DIRTY_BASE",
+            WorkspaceError::UnknownBase { .. } => "UNKNOWN_BASE",
+            WorkspaceError::BranchExists(_) | WorkspaceError::CheckedOutElsewhere { .. } => {
+                "BRANCH_EXISTS"
+            }
+            WorkspaceError::BadBranch(_) => "INVALID_ARGUMENT",
+            WorkspaceError::Unmerged { .. } | WorkspaceError::UncommittedWork(_) => "UNMERGED_WORK",
+            WorkspaceError::NoWorkspace(_)
+            | WorkspaceError::Ambiguous { .. }
+            | WorkspaceError::NoTurn { .. }
+            | WorkspaceError::NoBase(_) => "WORKSPACE_NOT_FOUND",
+            WorkspaceError::Git { .. } | WorkspaceError::Io { .. } => "GIT_ERROR",
+        }
+    }
 }
 
 /// The branch of `agent`'s worktree in `instance`.
@@ -311,6 +340,69 @@ impl Repo {
         std::fs::write(&path, text).map_err(io)
     }
 
+    /// A new branch `branch` at commit `base`, checked out at `path`, with
+    /// its base recorded.
+    pub fn add_worktree(
+        &self,
+        branch: &str,
+        path: &Path,
+        base: &str,
+    ) -> Result<(), WorkspaceError> {
+        if !self.git.check(&["check-ref-format", "--branch", branch])? {
+            return Err(WorkspaceError::BadBranch(branch.to_string()));
+        }
+        if self.observe(branch)?.branch_exists {
+            return Err(WorkspaceError::BranchExists(branch.to_string()));
+        }
+        self.git.run(&["worktree", "prune"])?;
+        let p = path.display().to_string();
+        self.git.run(&["worktree", "add", "-b", branch, &p, base])?;
+        self.git.run(&["config", &base_key(branch), base])?;
+        Ok(())
+    }
+
+    /// Whether every commit of `branch` is in `into`.
+    pub fn is_merged(&self, branch: &str, into: &str) -> Result<bool, WorkspaceError> {
+        self.git
+            .check(&["merge-base", "--is-ancestor", branch, into])
+    }
+
+    /// Removes a workspace's worktree at `path` (when given) and its
+    /// branch. `discard` allows throwing work away; otherwise the branch
+    /// must be merged into `into` and the worktree clean.
+    pub fn remove_workspace(
+        &self,
+        branch: &str,
+        path: Option<&Path>,
+        into: &str,
+        discard: bool,
+    ) -> Result<(), WorkspaceError> {
+        let exists = self.observe(branch)?.branch_exists;
+        if !discard {
+            if exists && !self.is_merged(branch, into)? {
+                return Err(WorkspaceError::Unmerged {
+                    branch: branch.to_string(),
+                    into: into.to_string(),
+                });
+            }
+            if let Some(p) = path.filter(|p| p.exists()) {
+                let status = Git::new(p).run(&["status", "--porcelain"])?;
+                if !status.trim().is_empty() {
+                    return Err(WorkspaceError::UncommittedWork(p.to_path_buf()));
+                }
+            }
+        }
+        if let Some(p) = path.filter(|p| p.exists()) {
+            self.git
+                .run(&["worktree", "remove", "--force", &p.display().to_string()])?;
+        }
+        self.git.run(&["worktree", "prune"])?;
+        if exists {
+            self.git.run(&["branch", "-D", branch])?;
+        }
+        Ok(())
+    }
+
     /// Makes (or finds again) `agent`'s worktree for `instance` under the
     /// instance folder `state_root`, starting a new branch at `base`.
     pub fn ensure(
@@ -345,10 +437,7 @@ impl Repo {
                 seen.recorded_base.unwrap_or_default()
             }
             Action::Create { base } => {
-                self.git.run(&["worktree", "prune"])?;
-                self.git
-                    .run(&["worktree", "add", "-b", &branch, &root_s, &base])?;
-                self.git.run(&["config", &base_key(&branch), &base])?;
+                self.add_worktree(&branch, &root, &base)?;
                 base
             }
         };
