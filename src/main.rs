@@ -128,6 +128,12 @@ fn dispatch() -> (ExitCode, bool) {
             json,
         }),
         Command::Tasks { instance, json } => commands::tasks::run(instance.as_deref(), json),
+        Command::Diff {
+            target,
+            turn,
+            stat,
+            dir,
+        } => commands::diff::run(&target, turn, stat, dir.as_deref()),
         Command::New {
             name,
             model,

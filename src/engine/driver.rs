@@ -473,6 +473,15 @@ impl Driver {
             truncated: outcome.truncated,
             full: outcome.full_output.as_deref(),
         };
+        if outcome.success
+            && let Some(n) = crate::workspace::commit::after_turn(
+                &self.cx.workspaces,
+                &agent,
+                &delivered_at_start,
+            )
+        {
+            self.notice(n);
+        }
         let result = if outcome.success {
             // An answer cut to nothing still says where the output went.
             let answer = outcome

@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use super::TaskError;
 use super::journal::{Replay, TaskJournal};
 use super::model::{
-    CHECKPOINT_TYPES, Checkpoint, PlanWorkflow, Record, RegisteredAgent, Task, TaskStatus,
+    CHECKPOINT_TYPES, Checkpoint, PlanWorkflow, PlanWorkspace, Record, RegisteredAgent, Task,
+    TaskStatus,
 };
 use super::transitions;
 
@@ -68,6 +69,8 @@ pub struct TaskStore {
     index: BTreeMap<String, Index>,
     /// awtui agents whose turn is running (alive without heartbeats).
     in_turn: BTreeSet<String>,
+    /// Workspaces (`workspace_create`) by id.
+    workspaces: BTreeMap<String, PlanWorkspace>,
     journal: Box<dyn TaskJournal>,
 }
 
@@ -101,6 +104,7 @@ impl TaskStore {
             dependents: BTreeMap::new(),
             index: BTreeMap::new(),
             in_turn: BTreeSet::new(),
+            workspaces: BTreeMap::new(),
             journal,
         };
         for record in replay.records {
@@ -119,11 +123,55 @@ impl TaskStore {
             let id = new_id(prefix);
             let taken = self.agents.contains_key(&id)
                 || self.workflows.contains_key(&id)
-                || self.tasks.contains_key(&id);
+                || self.tasks.contains_key(&id)
+                || self.workspaces.contains_key(&id);
             if !taken {
                 return id;
             }
         }
+    }
+
+    /// A fresh workspace id (`ws_…`).
+    pub fn new_workspace_id(&self) -> String {
+        self.unique_id("ws")
+    }
+
+    /// Checks that `workflow_id` exists and every task of `task_ids` is
+    /// one of its tasks, before a workspace is linked to them.
+    pub fn check_workspace_links(
+        &self,
+        workflow_id: &str,
+        task_ids: &[String],
+    ) -> Result<(), TaskError> {
+        self.workflow_or_err(workflow_id)?;
+        for id in task_ids {
+            let t = self.task_or_err(id)?;
+            if t.workflow_id != workflow_id {
+                return Err(TaskError::Invalid(format!(
+                    "task '{id}' belongs to workflow '{}', not '{workflow_id}'",
+                    t.workflow_id
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores a new or changed workspace.
+    pub fn save_workspace(&mut self, workspace: PlanWorkspace) -> Result<(), TaskError> {
+        self.commit(vec![Record::Workspace(workspace)])
+    }
+
+    /// The workspace `id`.
+    pub fn workspace(&self, id: &str) -> Option<&PlanWorkspace> {
+        self.workspaces.get(id)
+    }
+
+    /// The workspaces linked to task `task_id` (for the task board).
+    pub fn workspaces_of_task(&self, task_id: &str) -> Vec<&PlanWorkspace> {
+        self.workspaces
+            .values()
+            .filter(|w| w.task_ids.iter().any(|t| t == task_id))
+            .collect()
     }
 
     /// Persists `records`, then applies them.
@@ -155,6 +203,9 @@ impl TaskStore {
                 }
             }
             Record::Task(t) => self.apply_task(t),
+            Record::Workspace(w) => {
+                self.workspaces.insert(w.id.clone(), w);
+            }
         }
     }
 
