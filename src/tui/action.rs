@@ -459,13 +459,9 @@ fn parse_task(args: &[&str]) -> Result<TaskAction, ParseError> {
         let text = (rest.len() > 1).then(|| rest[1..].join(" "));
         (task, text)
     };
-    let one_task = || -> Result<Option<String>, ParseError> {
-        match rest {
-            [] => Ok(None),
-            [t] => Ok(Some(t.to_string())),
-            _ => Err(err(format!("{sub} takes one task"))),
-        }
-    };
+    // The whole rest names the task (a name may have spaces).
+    let one_task =
+        || -> Result<Option<String>, ParseError> { Ok((!rest.is_empty()).then(|| rest.join(" "))) };
     match sub {
         "add" => {
             let mut name = Vec::new();
@@ -528,6 +524,8 @@ fn parse_task(args: &[&str]) -> Result<TaskAction, ParseError> {
 impl Action {
     /// Reads one command (without the bar's leading `/`).
     pub fn parse(text: &str) -> Result<Action, ParseError> {
+        // `prompt` keeps its text's trailing space (`prompt /new `).
+        let untrimmed = text.trim_start();
         let text = text.trim();
         let (head, rest) = match text.split_once(char::is_whitespace) {
             Some((h, r)) => (h, r.trim()),
@@ -686,11 +684,13 @@ impl Action {
             "search" => Ok(Action::Search((!rest.is_empty()).then(|| rest.to_string()))),
             "filter" => Ok(Action::Filter(Filter::parse(&args))),
             "task" => parse_task(&args).map(Action::Task),
-            "prompt" => Ok(Action::Prompt(match text.split_once(char::is_whitespace) {
-                // Keep the text after `prompt ` exactly, trailing space included.
-                Some((_, r)) => r.to_string(),
-                None => String::new(),
-            })),
+            "prompt" => Ok(Action::Prompt(
+                match untrimmed.split_once(char::is_whitespace) {
+                    // Keep the text after `prompt ` exactly, trailing space included.
+                    Some((_, r)) => r.to_string(),
+                    None => String::new(),
+                },
+            )),
             other => Err(ParseError::Unknown(other.to_string())),
         }
     }
@@ -781,6 +781,47 @@ mod tests {
             }))
         );
         assert_eq!(ok("prompt /send @"), Action::Prompt("/send @".into()));
+        assert_eq!(ok("prompt /new "), Action::Prompt("/new ".into()));
+        assert_eq!(
+            ok("task add write docs --after parser,lexer tests --for @coder --in wf_1"),
+            Action::Task(TaskAction::Add {
+                name: "write docs".into(),
+                after: vec!["parser".into(), "lexer".into(), "tests".into()],
+                assignee: Some("coder".into()),
+                workflow: Some("wf_1".into()),
+            })
+        );
+        assert_eq!(ok("task release"), Action::Task(TaskAction::Release(None)));
+        assert_eq!(
+            ok("task skip tk_12"),
+            Action::Task(TaskAction::Skip(Some("tk_12".into())))
+        );
+        assert_eq!(
+            ok("task done"),
+            Action::Task(TaskAction::Done {
+                task: None,
+                outcome: None
+            })
+        );
+        assert_eq!(
+            ok("task fail parser  it  broke"),
+            Action::Task(TaskAction::Fail {
+                task: Some("parser".into()),
+                error: Some("it broke".into())
+            })
+        );
+        assert_eq!(
+            ok("task filter bead:ol-3 type:in_progress"),
+            Action::Task(TaskAction::Filter(Some(Filter {
+                kind: Some("in_progress".into()),
+                bead: Some("ol-3".into()),
+                ..Filter::default()
+            })))
+        );
+        assert_eq!(
+            ok("task filter off"),
+            Action::Task(TaskAction::Filter(None))
+        );
         assert_eq!(ok("search needle"), Action::Search(Some("needle".into())));
     }
 
@@ -803,6 +844,12 @@ mod tests {
             "stop a b",
             "quit now",
             "doc",
+            "task",
+            "task add",
+            "task add --for",
+            "task add x --for 9x",
+            "task add x --soon",
+            "task explode",
         ] {
             assert!(Action::parse(bad).is_err(), "{bad:?} should fail");
         }

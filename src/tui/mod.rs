@@ -30,7 +30,7 @@
 //!   (Ctrl-S saves, Esc leaves); Tab indents there.
 //! - Timestamps are shown in local time.
 //! - The task board is a fifth pane (`5`): under the channel beside the
-//!   documents from 160 columns, sharing their place (tabs, the one
+//!   documents from 180 columns, sharing their place (tabs, the one
 //!   focused last shown) from 100, a fourth tab below the agents on
 //!   narrower screens. Its ages are refreshed with each frame and the idle
 //!   wake-up (once a minute).

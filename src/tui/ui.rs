@@ -2,7 +2,7 @@
 //! header, banner, borders, hints and overlays around them. Wide screens
 //! (100 columns and more) show agents and inbox on the left, the channel
 //! on the right and under it the documents and the task board: side by
-//! side from 160 columns, else one of them (the one focused last, `4` or
+//! side from 180 columns, else one of them (the one focused last, `4` or
 //! `5`) with tabs. Narrower screens keep the agents on top and show one of
 //! channel / inbox / documents / tasks below, with tabs. Nothing here
 //! panics at any size: tiny screens get a one-line notice.
@@ -185,8 +185,9 @@ fn layout(app: &App, main: Rect) -> Areas {
         let chan_h = main.height - docs_h;
         a.channel = Rect::new(rx, main.y, rw, chan_h);
         let lower = Rect::new(rx, main.y + chan_h, rw, docs_h);
-        if main.width >= 160 {
-            let dw = rw * 2 / 5;
+        if main.width >= 180 {
+            // The documents keep room for their file list (60 inside).
+            let dw = (rw * 2 / 5).max(62);
             a.documents = Rect::new(rx, lower.y, dw, docs_h);
             a.tasks = Rect::new(rx + dw, lower.y, rw - dw, docs_h);
         } else if app.lower == Pane::Tasks {

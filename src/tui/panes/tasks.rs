@@ -312,6 +312,16 @@ impl BoardContext<'_> {
             .unwrap_or_else(|| for_terminal(id))
     }
 
+    /// A checkpoint's author: the awtui agent of a registration, else as
+    /// recorded (`user`, `system`).
+    fn who(&self, by: &str) -> String {
+        self.board
+            .agents
+            .iter()
+            .find(|a| a.id == by)
+            .map_or_else(|| by.to_string(), |a| a.owner.clone())
+    }
+
     fn dep_done(&self, id: &str) -> bool {
         self.board
             .tasks
@@ -319,13 +329,16 @@ impl BoardContext<'_> {
             .any(|t| t.id == id && t.status.is_done())
     }
 
-    /// The row's facts after name and holder: dependencies, then outcome
-    /// or error, last checkpoint and latest linked message.
-    fn facts(&self, t: &Task) -> Vec<(String, Style)> {
+    /// The row's facts after name and holder: the dependencies (only
+    /// when one is unfinished unless `all_deps`), and the outcome or
+    /// error, last checkpoint and latest linked message.
+    fn facts(&self, t: &Task, all_deps: bool) -> (Option<(String, Style)>, Vec<(String, Style)>) {
         let theme = self.theme;
+        let mut deps = None;
         let mut out = Vec::new();
-        if !t.depends_on.is_empty() {
-            let deps: Vec<String> = t
+        let waiting = t.depends_on.iter().any(|d| !self.dep_done(d));
+        if !t.depends_on.is_empty() && (all_deps || waiting) {
+            let names: Vec<String> = t
                 .depends_on
                 .iter()
                 .map(|d| {
@@ -333,7 +346,7 @@ impl BoardContext<'_> {
                     format!("{}{mark}", self.name_of(d))
                 })
                 .collect();
-            out.push((format!("after {}", deps.join(",")), theme.dimmed()));
+            deps = Some((format!("after {}", names.join(",")), theme.dimmed()));
         }
         if let Some(o) = &t.outcome {
             out.push((
@@ -365,7 +378,7 @@ impl BoardContext<'_> {
                 Style::new().fg(theme.badge),
             ));
         }
-        out
+        (deps, out)
     }
 
     /// The details of `task` as lines: for the pane and, as plain text,
@@ -377,7 +390,7 @@ impl BoardContext<'_> {
         let when = |t: DateTime<Utc>| {
             format!(
                 "{} ({} ago)",
-                local(t, self.utc_offset, "%Y-%m-%d %H:%M:%S"),
+                local(t, self.utc_offset, "%H:%M:%S"),
                 age(t, self.now)
             )
         };
@@ -434,12 +447,12 @@ impl BoardContext<'_> {
             out.push(Line::from(vec![label("after"), Span::raw(deps.join(", "))]));
         }
         out.push(Line::from(vec![
-            label("created"),
-            Span::raw(when(task.created_at)),
-        ]));
-        out.push(Line::from(vec![
-            label("updated"),
-            Span::raw(when(task.updated_at)),
+            label("times"),
+            Span::raw(format!(
+                "created {} · updated {}",
+                local(task.created_at, self.utc_offset, "%Y-%m-%d %H:%M:%S"),
+                when(task.updated_at)
+            )),
         ]));
         let block = |out: &mut Vec<Line<'static>>, name: &str, text: &str, style: Style| {
             out.push(Line::default());
@@ -448,9 +461,6 @@ impl BoardContext<'_> {
                 out.push(Line::styled(format!("  {l}"), style));
             }
         };
-        if !task.description.trim().is_empty() {
-            block(&mut out, "description", &task.description, Style::new());
-        }
         if let Some(o) = &task.outcome {
             block(&mut out, "outcome", o, Style::new().fg(theme.ok));
             if !task.outcome_detail.is_null() {
@@ -460,14 +470,6 @@ impl BoardContext<'_> {
         }
         if let Some(e) = &task.error {
             block(&mut out, "error", e, Style::new().fg(theme.error));
-        }
-        if !task.plan.is_null() {
-            let json = serde_json::to_string_pretty(&task.plan).unwrap_or_default();
-            block(&mut out, "plan", &json, Style::new());
-        }
-        if !task.context.is_null() {
-            let json = serde_json::to_string_pretty(&task.context).unwrap_or_default();
-            block(&mut out, "context", &json, Style::new());
         }
         // Every checkpoint once the engine answered; else the newest.
         let newest: Vec<Checkpoint> = self
@@ -505,7 +507,10 @@ impl BoardContext<'_> {
                 ),
                 Span::styled(format!("{} ", c.kind), Style::new().fg(theme.accent)),
                 Span::raw(for_terminal(first_line(&c.summary))),
-                Span::styled(format!(" ({})", for_terminal(&c.by)), theme.dimmed()),
+                Span::styled(
+                    format!(" ({})", for_terminal(&self.who(&c.by))),
+                    theme.dimmed(),
+                ),
             ]));
             for l in for_terminal(&c.summary).lines().skip(1) {
                 out.push(Line::raw(format!("      {l}")));
@@ -555,8 +560,55 @@ impl BoardContext<'_> {
                 Span::styled(mail_summary(m), Style::new().fg(theme.badge)),
             ]));
         }
+        if !task.description.trim().is_empty() {
+            block(&mut out, "description", &task.description, Style::new());
+        }
+        if !task.plan.is_null() {
+            let json = serde_json::to_string_pretty(&task.plan).unwrap_or_default();
+            block(&mut out, "plan", &json, Style::new());
+        }
+        if !task.context.is_null() {
+            let json = serde_json::to_string_pretty(&task.context).unwrap_or_default();
+            block(&mut out, "context", &json, Style::new());
+        }
         out
     }
+}
+
+/// Splits `room` columns among texts `widths` wide: short ones get what
+/// they need, the rest share what is left equally.
+pub fn fair_shares(widths: &[usize], room: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..widths.len()).collect();
+    order.sort_by_key(|&i| widths[i]);
+    let mut shares = vec![0; widths.len()];
+    let mut left = room;
+    for (k, &i) in order.iter().enumerate() {
+        let fair = left / (widths.len() - k);
+        shares[i] = widths[i].min(fair);
+        left -= shares[i];
+    }
+    shares
+}
+
+/// Facts side by side in `room` columns (each cut to its fair share,
+/// separated by ` · `), and the columns used.
+fn fit(facts: Vec<(String, Style)>, room: usize, theme: &Theme) -> (Vec<Span<'static>>, usize) {
+    let widths: Vec<usize> = facts.iter().map(|(f, _)| width(f)).collect();
+    let seps = 3 * facts.len().saturating_sub(1);
+    let shares = fair_shares(&widths, room.saturating_sub(seps));
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for ((text, style), share) in facts.into_iter().zip(shares) {
+        if share < 4 {
+            continue;
+        }
+        let sep = if used == 0 { "" } else { " · " };
+        let piece = truncate(&text, share);
+        used += width(sep) + width(&piece);
+        spans.push(Span::styled(sep, theme.dimmed()));
+        spans.push(Span::styled(piece, style));
+    }
+    (spans, used)
 }
 
 /// A line as plain text (for the pager and the clipboard).
@@ -685,6 +737,13 @@ impl Tasks {
         let mut lines: Vec<(Line<'static>, Option<usize>)> = Vec::new();
         let name_w = (w / 5).clamp(10, 24);
         let who_w = 10;
+        let groups = TaskStatus::ALL
+            .iter()
+            .filter(|s| list.iter().any(|t| t.status == **s))
+            .count();
+        // Two lines per task (checkpoint, mail and outcome on the second)
+        // when they all fit; else one, its facts sharing the room.
+        let two = groups + 2 * list.len() <= h;
         for status in TaskStatus::ALL {
             let group: Vec<usize> = (0..list.len())
                 .filter(|&i| list[i].status == status)
@@ -715,8 +774,13 @@ impl Tasks {
                 let age = age(t.updated_at, cx.now);
                 let fixed = 2 + 7 + name_w + 1 + who_w + 1;
                 let room = w.saturating_sub(fixed + 1 + width(&age));
+                let mark = if focused && Some(i) == sel {
+                    "› "
+                } else {
+                    "  "
+                };
                 let mut spans = vec![
-                    Span::raw("  "),
+                    Span::styled(mark, Style::new().fg(cx.theme.accent)),
                     Span::styled(format!("{:<7}", short_id(&t.id)), cx.theme.dimmed()),
                     Span::styled(
                         format!("{:<name_w$} ", truncate(&for_terminal(&t.name), name_w)),
@@ -727,25 +791,27 @@ impl Tasks {
                         who_style,
                     ),
                 ];
-                let mut used = 0;
-                for (k, (text, style)) in cx.facts(t).into_iter().enumerate() {
-                    let sep = if k == 0 { "" } else { " · " };
-                    let left = room.saturating_sub(used + width(sep));
-                    if left < 4 {
-                        break;
-                    }
-                    let piece = truncate(&text, left);
-                    used += width(sep) + width(&piece);
-                    spans.push(Span::styled(sep, cx.theme.dimmed()));
-                    spans.push(Span::styled(piece, style));
+                // One line: finished dependencies are left out.
+                let (deps, mut more) = cx.facts(t, two);
+                let mut first: Vec<(String, Style)> = deps.into_iter().collect();
+                if !two {
+                    first.append(&mut more);
                 }
+                let (facts, used) = fit(first, room, cx.theme);
+                spans.extend(facts);
                 spans.push(Span::raw(" ".repeat(room.saturating_sub(used) + 1)));
                 spans.push(Span::styled(age, cx.theme.dimmed()));
                 lines.push((Line::from(spans), Some(i)));
+                if two && !more.is_empty() {
+                    let (facts, _) = fit(more, w.saturating_sub(9), cx.theme);
+                    let mut second = vec![Span::raw(" ".repeat(9))];
+                    second.extend(facts);
+                    lines.push((Line::from(second), Some(i)));
+                }
             }
         }
         // Keep the selection in view.
-        let sel_row = lines.iter().position(|(_, k)| *k == sel).unwrap_or(0);
+        let sel_row = lines.iter().rposition(|(_, k)| *k == sel).unwrap_or(0);
         let first = (sel_row + 1).saturating_sub(h);
         for (row, (line, k)) in lines.iter().skip(first).take(h).enumerate() {
             let y = area.y + row as u16;
