@@ -141,6 +141,9 @@ mod tests {
                 content: "x".into(),
             },
             Command::Snapshot { messages: 200 },
+            Command::ReadTask {
+                task: "tk_0123456789ab".into(),
+            },
             Command::Shutdown,
         ] {
             let json = serde_json::to_string(&c).unwrap();

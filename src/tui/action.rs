@@ -395,7 +395,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "task",
-        "task add <name> [--after <task>…] [--for <agent>] [--in <workflow>] | task release|skip [task] | task done [task] [outcome] | task fail [task] [error] | task filter [from:NAME] [type:STATUS] [bead:ID] [text] | task filter off",
+        "task add <name> [--after <task>…] [--for <agent>] [--in <workflow>] | task release|skip [task] | task done [task] [outcome] | task fail [task] [error] | task filter [from:NAME] [type:STATUS] [bead:ID] [text]|off",
         "change the task board (the selected task when none is named)",
     ),
     ("prompt", "prompt [text]", "type in the command bar"),

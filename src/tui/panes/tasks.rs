@@ -23,6 +23,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::channel::{Channel, Message};
+use crate::duration::age;
 use crate::engine::tasks::TaskSnapshot;
 use crate::protocols::agent_mail::MailContent;
 use crate::sanitize::for_terminal;
@@ -57,17 +58,6 @@ pub struct Tasks {
     pub rows: Vec<Option<String>>,
     /// Height of the last draw (paging).
     pub view_height: usize,
-}
-
-/// How long ago, in a few characters: `12s`, `5m`, `3h`, `2d`.
-pub fn age(since: DateTime<Utc>, now: DateTime<Utc>) -> String {
-    let s = now.signed_duration_since(since).num_seconds().max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
-    }
 }
 
 /// A task id as listed: `tk_` ids by their first 6 hex digits, others
@@ -288,6 +278,9 @@ fn local(t: DateTime<Utc>, utc_offset: i32, format: &str) -> String {
         .to_string()
 }
 
+/// One piece of a row (dependencies, checkpoint, mail…) and its style.
+type Fact = (String, Style);
+
 /// What the board needs to draw besides its own state.
 pub struct BoardContext<'a> {
     /// The board.
@@ -332,7 +325,7 @@ impl BoardContext<'_> {
     /// The row's facts after name and holder: the dependencies (only
     /// when one is unfinished unless `all_deps`), and the outcome or
     /// error, last checkpoint and latest linked message.
-    fn facts(&self, t: &Task, all_deps: bool) -> (Option<(String, Style)>, Vec<(String, Style)>) {
+    fn facts(&self, t: &Task, all_deps: bool) -> (Option<Fact>, Vec<Fact>) {
         let theme = self.theme;
         let mut deps = None;
         let mut out = Vec::new();
@@ -592,7 +585,7 @@ pub fn fair_shares(widths: &[usize], room: usize) -> Vec<usize> {
 
 /// Facts side by side in `room` columns (each cut to its fair share,
 /// separated by ` · `), and the columns used.
-fn fit(facts: Vec<(String, Style)>, room: usize, theme: &Theme) -> (Vec<Span<'static>>, usize) {
+fn fit(facts: Vec<Fact>, room: usize, theme: &Theme) -> (Vec<Span<'static>>, usize) {
     let widths: Vec<usize> = facts.iter().map(|(f, _)| width(f)).collect();
     let seps = 3 * facts.len().saturating_sub(1);
     let shares = fair_shares(&widths, room.saturating_sub(seps));
@@ -793,7 +786,7 @@ impl Tasks {
                 ];
                 // One line: finished dependencies are left out.
                 let (deps, mut more) = cx.facts(t, two);
-                let mut first: Vec<(String, Style)> = deps.into_iter().collect();
+                let mut first: Vec<Fact> = deps.into_iter().collect();
                 if !two {
                     first.append(&mut more);
                 }
@@ -832,16 +825,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ages_and_short_ids_stay_short() {
-        let t0 = DateTime::<Utc>::from_timestamp(1_000_000, 0).unwrap();
-        let at = |s: i64| t0 + chrono::Duration::seconds(s);
-        assert_eq!(age(t0, at(-5)), "0s");
-        assert_eq!(age(t0, at(59)), "59s");
-        assert_eq!(age(t0, at(3599)), "59m");
-        assert_eq!(age(t0, at(7200)), "2h");
-        assert_eq!(age(t0, at(3 * 86400)), "3d");
+    fn short_ids_and_fair_shares() {
         assert_eq!(short_id("tk_0123456789ab"), "012345");
         assert_eq!(short_id("ol-3"), "ol-3");
         assert_eq!(short_id("a-very-long-given-id"), "a-very-lo…");
+        // Short facts keep their width; long ones share the rest.
+        assert_eq!(fair_shares(&[5, 40, 40], 45), vec![5, 20, 20]);
+        assert_eq!(fair_shares(&[5, 6], 45), vec![5, 6]);
+        assert_eq!(fair_shares(&[30, 30], 10), vec![5, 5]);
     }
 }
