@@ -492,10 +492,19 @@ fn never_panics_at_any_size() {
     let mut a = editing_with_conflict();
     let mut b = app_with(true);
     run(&mut b, vec![ch('?')]);
-    for w in (0..=130).step_by(7).chain([1, 2, 39, 40, 79, 80, 99, 100]) {
-        for h in (0..=45).step_by(5).chain([1, 2, 9, 10, 11, 15, 16]) {
-            screen(&mut a, w, h);
-            screen(&mut b, w, h);
+    // The board, as a list and as a task's details.
+    let mut c = app();
+    run(&mut c, vec![ch('5')]);
+    let mut d = app();
+    run(&mut d, vec![ch('5'), ch('j'), ch('j'), key(KeyCode::Enter)]);
+    for w in (0..=130)
+        .step_by(7)
+        .chain([1, 2, 39, 40, 79, 80, 99, 100, 179, 180, 200])
+    {
+        for h in (0..=45).step_by(5).chain([1, 2, 9, 10, 11, 15, 16, 60]) {
+            for x in [&mut a, &mut b, &mut c, &mut d] {
+                screen(x, w, h);
+            }
         }
     }
 }
@@ -1457,4 +1466,40 @@ fn documents_and_tasks_take_turns_under_the_channel() {
         })],
     );
     assert_eq!(a.board.selected.as_deref(), Some("tk_3c4d5e6f7081"));
+}
+
+#[test]
+fn task_text_from_agents_cannot_reach_the_terminal() {
+    let mut a = app();
+    let mut evil = task(
+        "tk_\x1b]52;c;aGk=\x07x",
+        "evil \x1b[2J name",
+        TaskStatus::Pending,
+        7,
+    );
+    evil.description = "line\x1b[31m red".into();
+    evil.plan = serde_json::json!({"step": "\u{9b}31m"});
+    a.update(Input::Engine(EngineEvent::Task {
+        change: Box::new(TaskEvent::TaskChanged(evil)),
+    }));
+    let mut cp = checkpoint("tk_\x1b]52;c;aGk=\x07x", 1, "progress", "\x1b[2Jwiped", 12);
+    cp.by = "\x07bell".into();
+    a.update(Input::Engine(EngineEvent::Task {
+        change: Box::new(TaskEvent::CheckpointAdded(cp)),
+    }));
+    // The list, then the evil task's details (it sorts first: pending, 7th).
+    run(&mut a, vec![ch('5')]);
+    for inputs in [vec![], vec![ch('j'), key(KeyCode::Enter)]] {
+        run(&mut a, inputs);
+        for (w, h) in [(120, 40), (80, 24)] {
+            // Whole sequences go, not only their ESC (which the buffer
+            // would drop, leaving `]52;c;…` or `[2J` on the screen).
+            let s = screen(&mut a, w, h);
+            for rest in ["52;c", "[2J", "[31m", "31m"] {
+                assert!(!s.contains(rest), "{rest:?} drawn: {s}");
+            }
+            assert!(s.contains("evil"), "{s}");
+        }
+    }
+    assert!(a.board.detail.as_ref().unwrap().task.starts_with("tk_\x1b"));
 }

@@ -1422,7 +1422,10 @@ impl App {
             return Vec::new();
         };
         let Some(text) = text else {
-            let effects = self.act(Action::Prompt(format!("/task {verb} {} ", t.id)));
+            let effects = self.act(Action::Prompt(format!(
+                "/task {verb} {} ",
+                for_terminal(&t.id)
+            )));
             self.info(format!(
                 "type what {} “{}”, then enter",
                 if done { "came of" } else { "went wrong with" },

@@ -391,7 +391,7 @@ fn tasks_title(app: &App) -> String {
         Some(task) => format!(
             " Tasks · {} ({})",
             crate::sanitize::for_terminal(&task.name),
-            task.id
+            crate::sanitize::for_terminal(&task.id)
         ),
         None => {
             let done = app

@@ -63,9 +63,10 @@ pub struct Tasks {
 /// A task id as listed: `tk_` ids by their first 6 hex digits, others
 /// (given by a plan) up to 10 characters. Commands take these prefixes.
 pub fn short_id(id: &str) -> String {
+    let id = for_terminal(id);
     match id.strip_prefix("tk_") {
         Some(hex) if hex.len() > 6 && hex.is_char_boundary(6) => hex[..6].to_string(),
-        _ => truncate(id, 10),
+        _ => truncate(&id, 10),
     }
 }
 
@@ -221,7 +222,7 @@ pub fn resolve<'a>(board: &'a TaskSnapshot, reference: &str) -> Result<&'a Task,
                 for_terminal(r),
                 several
                     .iter()
-                    .map(|t| format!("{} ({})", for_terminal(&t.name), t.id))
+                    .map(|t| format!("{} ({})", for_terminal(&t.name), for_terminal(&t.id)))
                     .collect::<Vec<_>>()
                     .join(" or ")
             ))),
@@ -394,7 +395,7 @@ impl BoardContext<'_> {
                 for_terminal(&task.name),
                 Style::new().add_modifier(Modifier::BOLD),
             ),
-            Span::styled(format!(" · {} · ", task.id), theme.dimmed()),
+            Span::styled(format!(" · {} · ", for_terminal(&task.id)), theme.dimmed()),
             Span::styled(task.status.as_str(), style),
         ])];
         let wf = self
@@ -402,8 +403,8 @@ impl BoardContext<'_> {
             .workflows
             .iter()
             .find(|w| w.id == task.workflow_id)
-            .map(|w| format!("{} ({})", for_terminal(&w.name), w.id))
-            .unwrap_or_else(|| task.workflow_id.clone());
+            .map(|w| format!("{} ({})", for_terminal(&w.name), for_terminal(&w.id)))
+            .unwrap_or_else(|| for_terminal(&task.workflow_id));
         out.push(Line::from(vec![label("workflow"), Span::raw(wf)]));
         if let Some(h) = &task.claimed_by {
             let who = holder(self.board, task).unwrap_or_default();
@@ -414,7 +415,7 @@ impl BoardContext<'_> {
             out.push(Line::from(vec![
                 label("holder"),
                 Span::styled(for_terminal(&who), theme.sender(&who)),
-                Span::styled(format!(" ({h}){since}"), theme.dimmed()),
+                Span::styled(format!(" ({}){since}", for_terminal(h)), theme.dimmed()),
             ]));
         }
         if let Some(a) = &task.assignee {
@@ -529,7 +530,7 @@ impl BoardContext<'_> {
             out.push(Line::styled(
                 format!(
                     "  no message with Bead: {} or {}",
-                    task.id,
+                    for_terminal(&task.id),
                     for_terminal(&task.name)
                 ),
                 theme.dimmed(),
