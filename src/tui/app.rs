@@ -1284,13 +1284,13 @@ impl App {
 
     /// What the board draws with.
     pub fn board_context(&self) -> BoardContext<'_> {
-        BoardContext {
-            board: &self.tasks,
-            channel: &self.channel,
-            theme: &self.theme,
-            now: self.now,
-            utc_offset: self.options.utc_offset,
-        }
+        BoardContext::new(
+            &self.tasks,
+            &self.channel,
+            &self.theme,
+            self.now,
+            self.options.utc_offset,
+        )
     }
 
     /// The current task's id and details as text (pager, clipboard).

@@ -16,6 +16,8 @@
 //! computed from the board the app holds ([`TaskSnapshot`]), the channel's
 //! messages and the time given.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -282,6 +284,15 @@ fn local(t: DateTime<Utc>, utc_offset: i32, format: &str) -> String {
 /// One piece of a row (dependencies, checkpoint, mail…) and its style.
 type Fact = (String, Style);
 
+/// A row of the list: a status heading (with its count), a task, or the
+/// second line of a task.
+#[derive(Clone, Copy)]
+enum Row {
+    Header(TaskStatus, usize),
+    Task(usize),
+    More(usize),
+}
+
 /// What the board needs to draw besides its own state.
 pub struct BoardContext<'a> {
     /// The board.
@@ -294,14 +305,32 @@ pub struct BoardContext<'a> {
     pub now: DateTime<Utc>,
     /// Offset from UTC for times, in seconds.
     pub utc_offset: i32,
+    /// The board's tasks by id (dependencies are looked up per row).
+    by_id: HashMap<&'a str, &'a Task>,
 }
 
-impl BoardContext<'_> {
+impl<'a> BoardContext<'a> {
+    /// What the board draws with.
+    pub fn new(
+        board: &'a TaskSnapshot,
+        channel: &'a Channel,
+        theme: &'a Theme,
+        now: DateTime<Utc>,
+        utc_offset: i32,
+    ) -> BoardContext<'a> {
+        BoardContext {
+            board,
+            channel,
+            theme,
+            now,
+            utc_offset,
+            by_id: board.tasks.iter().map(|t| (t.id.as_str(), t)).collect(),
+        }
+    }
+
     fn name_of(&self, id: &str) -> String {
-        self.board
-            .tasks
-            .iter()
-            .find(|t| t.id == id)
+        self.by_id
+            .get(id)
             .map(|t| for_terminal(&t.name))
             .unwrap_or_else(|| for_terminal(id))
     }
@@ -317,10 +346,7 @@ impl BoardContext<'_> {
     }
 
     fn dep_done(&self, id: &str) -> bool {
-        self.board
-            .tasks
-            .iter()
-            .any(|t| t.id == id && t.status.is_done())
+        self.by_id.get(id).is_some_and(|t| t.status.is_done())
     }
 
     /// The row's facts after name and holder: the dependencies (only
@@ -373,6 +399,57 @@ impl BoardContext<'_> {
             ));
         }
         (deps, out)
+    }
+
+    /// A task's first line: mark, short id, name, holder or assignee,
+    /// facts (all of them unless `two`, which leaves all but the
+    /// dependencies to a second line), age.
+    fn task_line(
+        &self,
+        t: &Task,
+        w: usize,
+        name_w: usize,
+        two: bool,
+        marked: bool,
+    ) -> Line<'static> {
+        const WHO_W: usize = 10;
+        let theme = self.theme;
+        let (who, who_style) = match holder(self.board, t) {
+            Some(h) => (h.clone(), theme.sender(&h)),
+            None => match &t.assignee {
+                Some(a) => (format!("→{a}"), theme.dimmed()),
+                None => (String::new(), Style::new()),
+            },
+        };
+        let age = age(t.updated_at, self.now);
+        let fixed = 2 + 7 + name_w + 1 + WHO_W + 1;
+        let room = w.saturating_sub(fixed + 1 + width(&age));
+        let mut spans = vec![
+            Span::styled(
+                if marked { "› " } else { "  " },
+                Style::new().fg(theme.accent),
+            ),
+            Span::styled(format!("{:<7}", short_id(&t.id)), theme.dimmed()),
+            Span::styled(
+                format!("{:<name_w$} ", truncate(&for_terminal(&t.name), name_w)),
+                Style::new().add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!("{:<WHO_W$} ", truncate(&for_terminal(&who), WHO_W)),
+                who_style,
+            ),
+        ];
+        // One line: finished dependencies are left out.
+        let (deps, mut more) = self.facts(t, two);
+        let mut first: Vec<Fact> = deps.into_iter().collect();
+        if !two {
+            first.append(&mut more);
+        }
+        let (facts, used) = fit(first, room, theme);
+        spans.extend(facts);
+        spans.push(Span::raw(" ".repeat(room.saturating_sub(used) + 1)));
+        spans.push(Span::styled(age, theme.dimmed()));
+        Line::from(spans)
     }
 
     /// The details of `task` as lines: for the pane and, as plain text,
@@ -728,9 +805,7 @@ impl Tasks {
         if let Some(i) = sel {
             self.selected = Some(list[i].id.clone());
         }
-        let mut lines: Vec<(Line<'static>, Option<usize>)> = Vec::new();
         let name_w = (w / 5).clamp(10, 24);
-        let who_w = 10;
         let groups = TaskStatus::ALL
             .iter()
             .filter(|s| list.iter().any(|t| t.status == **s))
@@ -738,79 +813,55 @@ impl Tasks {
         // Two lines per task (checkpoint, mail and outcome on the second)
         // when they all fit; else one, its facts sharing the room.
         let two = groups + 2 * list.len() <= h;
-        for status in TaskStatus::ALL {
-            let group: Vec<usize> = (0..list.len())
-                .filter(|&i| list[i].status == status)
-                .collect();
-            if group.is_empty() {
-                continue;
+        // The rows, cheaply; lines are built for the rows in view only.
+        let mut rows: Vec<Row> = Vec::new();
+        for (i, t) in list.iter().enumerate() {
+            if i == 0 || list[i - 1].status != t.status {
+                let n = list[i..]
+                    .iter()
+                    .take_while(|x| x.status == t.status)
+                    .count();
+                rows.push(Row::Header(t.status, n));
             }
-            let (mark, style) = status_style(status, cx.theme);
-            lines.push((
-                Line::from(vec![
-                    Span::styled(
-                        format!("{mark} {status}"),
-                        style.add_modifier(Modifier::BOLD),
-                    ),
-                    Span::styled(format!(" · {}", group.len()), cx.theme.dimmed()),
-                ]),
-                None,
-            ));
-            for i in group {
-                let t = list[i];
-                let (who, who_style) = match holder(cx.board, t) {
-                    Some(h) => (h.clone(), cx.theme.sender(&h)),
-                    None => match &t.assignee {
-                        Some(a) => (format!("→{a}"), cx.theme.dimmed()),
-                        None => (String::new(), Style::new()),
-                    },
-                };
-                let age = age(t.updated_at, cx.now);
-                let fixed = 2 + 7 + name_w + 1 + who_w + 1;
-                let room = w.saturating_sub(fixed + 1 + width(&age));
-                let mark = if focused && Some(i) == sel {
-                    "› "
-                } else {
-                    "  "
-                };
-                let mut spans = vec![
-                    Span::styled(mark, Style::new().fg(cx.theme.accent)),
-                    Span::styled(format!("{:<7}", short_id(&t.id)), cx.theme.dimmed()),
-                    Span::styled(
-                        format!("{:<name_w$} ", truncate(&for_terminal(&t.name), name_w)),
-                        Style::new().add_modifier(Modifier::BOLD),
-                    ),
-                    Span::styled(
-                        format!("{:<who_w$} ", truncate(&for_terminal(&who), who_w)),
-                        who_style,
-                    ),
-                ];
-                // One line: finished dependencies are left out.
-                let (deps, mut more) = cx.facts(t, two);
-                let mut first: Vec<Fact> = deps.into_iter().collect();
-                if !two {
-                    first.append(&mut more);
-                }
-                let (facts, used) = fit(first, room, cx.theme);
-                spans.extend(facts);
-                spans.push(Span::raw(" ".repeat(room.saturating_sub(used) + 1)));
-                spans.push(Span::styled(age, cx.theme.dimmed()));
-                lines.push((Line::from(spans), Some(i)));
-                if two && !more.is_empty() {
-                    let (facts, _) = fit(more, w.saturating_sub(9), cx.theme);
-                    let mut second = vec![Span::raw(" ".repeat(9))];
-                    second.extend(facts);
-                    lines.push((Line::from(second), Some(i)));
-                }
+            rows.push(Row::Task(i));
+            if two && !cx.facts(t, true).1.is_empty() {
+                rows.push(Row::More(i));
             }
         }
+        let task_of = |r: &Row| match r {
+            Row::Task(i) | Row::More(i) => Some(*i),
+            Row::Header(..) => None,
+        };
         // Keep the selection in view.
-        let sel_row = lines.iter().rposition(|(_, k)| *k == sel).unwrap_or(0);
+        let sel_row = rows
+            .iter()
+            .rposition(|r| task_of(r) == sel && sel.is_some())
+            .unwrap_or(0);
         let first = (sel_row + 1).saturating_sub(h);
-        for (row, (line, k)) in lines.iter().skip(first).take(h).enumerate() {
+        for (row, r) in rows.iter().skip(first).take(h).enumerate() {
+            let line = match *r {
+                Row::Header(status, n) => {
+                    let (mark, style) = status_style(status, cx.theme);
+                    Line::from(vec![
+                        Span::styled(
+                            format!("{mark} {status}"),
+                            style.add_modifier(Modifier::BOLD),
+                        ),
+                        Span::styled(format!(" · {n}"), cx.theme.dimmed()),
+                    ])
+                }
+                Row::Task(i) => cx.task_line(list[i], w, name_w, two, focused && Some(i) == sel),
+                Row::More(i) => {
+                    let (facts, _) = fit(cx.facts(list[i], true).1, w.saturating_sub(9), cx.theme);
+                    let mut spans = vec![Span::raw(" ".repeat(9))];
+                    spans.extend(facts);
+                    Line::from(spans)
+                }
+            };
             let y = area.y + row as u16;
-            buf.set_line(area.x, y, line, area.width);
-            if focused && *k == sel && k.is_some() {
+            buf.set_line(area.x, y, &line, area.width);
+            let k = task_of(r);
+            if focused && k.is_some() && k == sel {
                 buf.set_style(
                     Rect::new(area.x, y, area.width, 1),
                     Style::new().bg(cx.theme.selection),
