@@ -1215,6 +1215,17 @@ fn enter_opens_a_tasks_details_with_every_checkpoint() {
         }
         other => panic!("{other:?}"),
     }
+    // Fell behind the events: the new snapshot reloads the checkpoints.
+    a.resync(100);
+    let effects = a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snapshot(false)),
+    })));
+    assert!(
+        effects.contains(&Effect::Command(Command::ReadTask {
+            task: "ol-3".into()
+        })),
+        "{effects:?}"
+    );
     // Esc: back to the list.
     run(&mut a, vec![key(KeyCode::Esc)]);
     assert!(a.board.detail.is_none());

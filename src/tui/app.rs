@@ -410,6 +410,13 @@ impl App {
         self.documents.entry = s.entry_document.clone();
         self.cursors = s.cursors;
         self.paused = s.paused;
+        let mut effects = Vec::new();
+        // Open details may have missed checkpoints while behind: reload.
+        if let Some(d) = &self.board.detail {
+            effects.push(Effect::Command(Command::ReadTask {
+                task: d.task.clone(),
+            }));
+        }
         if self.documents.viewer.is_none() && self.documents.pending.is_none() {
             self.documents.selected = self
                 .documents
@@ -418,11 +425,11 @@ impl App {
                 .position(|f| *f == s.entry_document)
                 .unwrap_or(0);
             self.documents.pending = Some(s.entry_document.clone());
-            return vec![Effect::Command(Command::ReadDocument {
+            effects.push(Effect::Command(Command::ReadDocument {
                 file: Some(s.entry_document),
-            })];
+            }));
         }
-        Vec::new()
+        effects
     }
 
     /// A fact from the engine.
