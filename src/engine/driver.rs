@@ -734,6 +734,18 @@ impl Driver {
             Command::Task { task } => {
                 super::tasks::carry_out(self.cx.context.tasks(), task, &self.cx.workflow.name)?;
             }
+            Command::ReadTask { task } => {
+                return self.cx.context.tasks().read(|s| {
+                    let t = s
+                        .task(&task)
+                        .cloned()
+                        .ok_or_else(|| format!("there is no task '{task}' on the board"))?;
+                    Ok(Reply::Task {
+                        checkpoints: s.checkpoints(&task).to_vec(),
+                        task: Box::new(t),
+                    })
+                });
+            }
             Command::Snapshot { messages } => {
                 return Ok(Reply::Snapshot {
                     snapshot: Box::new(self.snapshot(messages)),
