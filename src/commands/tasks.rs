@@ -55,17 +55,6 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
     })
 }
 
-/// How long ago, for people: `12s`, `5m`, `3h`, `2d`.
-fn age(since: chrono::DateTime<Utc>, now: chrono::DateTime<Utc>) -> String {
-    let s = now.signed_duration_since(since).num_seconds().max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
-    }
-}
-
 /// The board as text: one block per workflow, tasks grouped by status.
 pub fn render(board: &TaskSnapshot, now: chrono::DateTime<Utc>) -> String {
     if board.tasks.is_empty() && board.workflows.is_empty() {
@@ -133,7 +122,7 @@ pub fn render(board: &TaskSnapshot, now: chrono::DateTime<Utc>) -> String {
                 if let Some(e) = &t.error {
                     line.push_str(&format!(" · error: {}", for_terminal(e)));
                 }
-                line.push_str(&format!(" · {}", age(t.updated_at, now)));
+                line.push_str(&format!(" · {}", crate::duration::age(t.updated_at, now)));
                 out.push_str(&line);
                 out.push('\n');
             }
