@@ -85,23 +85,22 @@ pub fn record_into(repo: &Repo, branch: &str, into: &str) -> Result<(), Workspac
 
 /// The local branch a new workspace based on `base` should merge into:
 /// `base` itself when it names a branch, else the checkout's current branch
-/// when no base was given.
+/// (`None` when its HEAD is detached).
 pub fn default_into(repo: &Repo, base: Option<&str>) -> Result<Option<String>, WorkspaceError> {
-    match base {
-        Some(b) => Ok(repo
-            .git
-            .check(&[
-                "show-ref",
-                "--verify",
-                "--quiet",
-                &format!("refs/heads/{b}"),
-            ])?
-            .then(|| b.to_string())),
-        None => Ok(repo
-            .git
-            .query(&["symbolic-ref", "--quiet", "--short", "HEAD"])?
-            .filter(|s| !s.is_empty())),
+    if let Some(b) = base
+        && repo.git.check(&[
+            "show-ref",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{b}"),
+        ])?
+    {
+        return Ok(Some(b.to_string()));
     }
+    Ok(repo
+        .git
+        .query(&["symbolic-ref", "--quiet", "--short", "HEAD"])?
+        .filter(|s| !s.is_empty()))
 }
 
 /// The branch `branch` merges into: `into` when given, else the recorded
