@@ -11,7 +11,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use awtui::commands::tasks::render;
 use awtui::context::FileStore;
+use awtui::engine::tasks::{TaskSnapshot, snapshot};
 use awtui::mcp::{McpConfig, McpServer, SharedContext};
 use awtui::tasks::journal::FileJournal;
 use awtui::tasks::{TaskBoard, TaskStore};
@@ -414,6 +416,15 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     let (journal, replay) = FileJournal::open(&dir).unwrap();
     let board =
         TaskBoard::new(TaskStore::open(Box::new(journal), replay)).with_worktree_root(dir.clone());
+    // A front end's copy of the board, kept up to date by events alone.
+    let front = board.clone();
+    let mut events = front.subscribe();
+    let mut seen = TaskSnapshot::default();
+    let mut catch_up = |seen: &mut TaskSnapshot| {
+        while let Ok(e) = events.try_recv() {
+            seen.apply(e);
+        }
+    };
     let handle = McpServer::start(McpConfig {
         context: SharedContext::with_tasks(Box::new(store), board),
         agents: agents.clone(),
@@ -456,6 +467,14 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
         "feature/google"
     );
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    // The task board shows where the task's work happens.
+    catch_up(&mut seen);
+    assert_eq!(seen.workspaces.len(), 1);
+    let board_text = render(&seen, chrono::Utc::now());
+    assert!(
+        board_text.contains(&format!("{} google · ws: feature/google · ", task(0))),
+        "{board_text}"
+    );
 
     // Each problem has its code.
     let (code, msg) = coded(&c, "workspace_create", create("feature/google", task(0))).await;
@@ -520,6 +539,15 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     assert_eq!(
         std::fs::read_to_string(repo.join("app.txt")).unwrap(),
         "v2\n"
+    );
+    // Front ends followed every change: their copy equals the board.
+    catch_up(&mut seen);
+    assert_eq!(seen, snapshot(&front));
+    let board_text = render(&seen, chrono::Utc::now());
+    assert!(
+        board_text.contains("ws: feature/google (merged)")
+            && board_text.contains("ws: feature/github (abandoned)"),
+        "{board_text}"
     );
     drop(c);
     handle.stop().await;
