@@ -19,7 +19,7 @@ use awtui::tasks::journal::FileJournal;
 use awtui::tasks::{TaskBoard, TaskStore};
 use awtui::workspace::commit::{commit_turn, parse_turn};
 use awtui::workspace::{Repo, WorkspaceError};
-use cli_support::World;
+use cli_support::{World, wait_for};
 use serde_json::{Value, json};
 use support::{call, http_client, try_call};
 
@@ -810,4 +810,143 @@ fn stop_clean_removes_only_merged_or_discarded_work_unless_forced() {
     assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
     let bad = w.run(&["stop", "a@i", "--clean"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
+}
+
+/// An agent that starts its work (a file in its worktree), says so with a
+/// marker, and is killed with the instance before finishing; run again, it
+/// finds its unfinished file and completes the turn.
+const SLOW_AGENT: &str = "#!/bin/sh
+cat >/dev/null
+if [ -e partial.txt ]; then
+  echo continued >> partial.txt
+  echo done
+  exit 0
+fi
+echo started > partial.txt
+touch \"$MARK\"
+i=0; while [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+echo never
+";
+
+/// Every `index.lock` under `dir` (the repository's git folder).
+fn index_locks(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(p);
+            } else if e.file_name() == "index.lock" {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
+/// What git lists as worktrees, as (canonical path, branch), sorted.
+fn listed_worktrees(repo: &Path) -> Vec<(PathBuf, Option<String>)> {
+    let mut all: Vec<_> =
+        awtui::workspace::parse_worktree_list(&git(repo, &["worktree", "list", "--porcelain"]))
+            .into_iter()
+            .map(|(p, b)| (canon(&p), b))
+            .collect();
+    all.sort();
+    all
+}
+
+#[test]
+fn kill_9_mid_turn_leaves_git_consistent_and_the_turn_continues_in_the_same_worktree() {
+    let mut w = World::new();
+    let mark = w.tmp.path().join("started");
+    init_repo(
+        &w.dir,
+        &[
+            (
+                "team.yaml",
+                &format!(
+                    "name: team\nworkspace: worktree\nagents:\n  a:\n    command: ./slow.sh\n    env:\n      MARK: \"{}\"\nkickoff: '@a please work'\n",
+                    mark.display()
+                ),
+            ),
+            ("slow.sh", SLOW_AGENT),
+        ],
+    );
+    let worktree = w.dir.join(".workflow/i/worktrees/a");
+    // awtui's record: the agent's branch (with its recorded base) checked
+    // out in its folder under the instance, and the user's checkout.
+    let expected = |w: &World| {
+        let mut e = vec![
+            (canon(&w.dir), Some("main".to_string())),
+            (canon(&worktree), Some("awtui/i/a".to_string())),
+        ];
+        e.sort();
+        e
+    };
+
+    let first = w.start_background("team.yaml", "i");
+    wait_for("the agent to start its work", || {
+        mark.exists().then_some(())
+    });
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(first as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    wait_for("the killed instance to die", || {
+        (!cli_support::alive(first)).then_some(())
+    });
+
+    assert_eq!(listed_worktrees(&w.dir), expected(&w));
+    assert!(
+        Repo::find(&w.dir)
+            .unwrap()
+            .recorded_base("awtui/i/a")
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(index_locks(&w.dir.join(".git")), Vec::<PathBuf>::new());
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(&w.dir, &["rev-list", "--count", "main..awtui/i/a"]).trim(),
+        "0",
+        "the unfinished turn committed nothing"
+    );
+
+    // Reopened: the same worktree, the unfinished work still there, and
+    // the turn completes and is committed as the agent's turn 1.
+    w.start_background("team.yaml", "i");
+    let msg = wait_for("the resumed turn's commit", || {
+        let log = git(&w.dir, &["log", "-1", "--format=%B", "awtui/i/a"]);
+        log.starts_with("awtui: a turn 1").then_some(log)
+    });
+    assert!(msg.contains("Awtui-Messages: 1\n"), "{msg}");
+    assert_eq!(
+        git(&w.dir, &["show", "awtui/i/a:partial.txt"]),
+        "started\ncontinued\n"
+    );
+    assert_eq!(listed_worktrees(&w.dir), expected(&w));
+    assert_eq!(index_locks(&w.dir.join(".git")), Vec::<PathBuf>::new());
+
+    // Taken while the instance runs; stop --clean then stops it and
+    // removes the merged workspace.
+    let m = w.run(&["merge", "a@i"]);
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("partial.txt")).unwrap(),
+        "started\ncontinued\n"
+    );
+    let c = w.run(&["stop", "@i", "--clean"]);
+    assert_eq!(c.code, 0, "{}\n{}", c.stdout, c.stderr);
+    assert!(
+        c.stdout.contains("stopped @i") && c.stdout.contains("removed awtui/i/a"),
+        "{}",
+        c.stdout
+    );
+    assert_eq!(
+        listed_worktrees(&w.dir),
+        vec![(canon(&w.dir), Some("main".into()))]
+    );
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
 }
