@@ -98,6 +98,15 @@ pub enum Command {
         /// Stop every running instance and standalone agent.
         #[arg(long, conflicts_with = "target")]
         all: bool,
+        /// Then remove the instance's worktrees and branches (workspace:
+        /// worktree) that are merged or discarded; works on an instance
+        /// that is not running too (@instance, repository of the current
+        /// folder).
+        #[arg(long, conflicts_with = "all")]
+        clean: bool,
+        /// With --clean: remove unmerged work and uncommitted changes too.
+        #[arg(long, requires = "clean")]
+        force: bool,
     },
     /// List running instances and standalone agents: NAME SOURCE STATUS
     /// UNREAD COST.
@@ -165,6 +174,43 @@ pub enum Command {
         /// Files and line counts only.
         #[arg(long)]
         stat: bool,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Merge an agent's branch into the branch it was based on: a
+    /// fast-forward when possible, else a merge commit. A conflict lists
+    /// the files and changes nothing.
+    Merge {
+        /// agent or agent@instance.
+        target: String,
+        /// Always make a merge commit.
+        #[arg(long)]
+        no_ff: bool,
+        /// The branch to merge into (default: the one the workspace was
+        /// based on).
+        #[arg(long)]
+        into: Option<String>,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Undo one turn of an agent: a revert commit on its branch.
+    Revert {
+        /// agent or agent@instance.
+        target: String,
+        /// The turn to undo (as `awtui diff --turn` numbers them).
+        #[arg(long)]
+        turn: u32,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Mark an agent's workspace discarded: `awtui stop --clean` then
+    /// removes its worktree and branch although it is not merged.
+    Discard {
+        /// agent or agent@instance.
+        target: String,
         /// A folder of the repository (default: the current folder).
         #[arg(long)]
         dir: Option<PathBuf>,

@@ -99,7 +99,12 @@ fn dispatch() -> (ExitCode, bool) {
             json,
             daemon_child,
         }),
-        Command::Stop { target, all } => commands::stop::run(target.as_deref(), all),
+        Command::Stop {
+            target,
+            all,
+            clean,
+            force,
+        } => commands::stop::run(target.as_deref(), all, clean, force),
         Command::List { json } => commands::list::run(json),
         Command::Send {
             message,
@@ -134,6 +139,16 @@ fn dispatch() -> (ExitCode, bool) {
             stat,
             dir,
         } => commands::diff::run(&target, turn, stat, dir.as_deref()),
+        Command::Merge {
+            target,
+            no_ff,
+            into,
+            dir,
+        } => commands::workspace::merge(&target, into.as_deref(), no_ff, dir.as_deref()),
+        Command::Revert { target, turn, dir } => {
+            commands::workspace::revert(&target, turn, dir.as_deref())
+        }
+        Command::Discard { target, dir } => commands::workspace::discard(&target, dir.as_deref()),
         Command::New {
             name,
             model,

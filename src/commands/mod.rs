@@ -20,6 +20,7 @@ pub mod start;
 pub mod stop;
 pub mod tasks;
 pub mod validate;
+pub mod workspace;
 
 /// Exit codes shared by every command (documented in the README).
 pub mod exit {

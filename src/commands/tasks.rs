@@ -116,6 +116,20 @@ pub fn render(board: &TaskSnapshot, now: chrono::DateTime<Utc>) -> String {
                         for_terminal(&cp.summary.chars().take(60).collect::<String>())
                     ));
                 }
+                let ws: Vec<String> = board
+                    .workspaces_of(&t.id)
+                    .map(|w| {
+                        let status = if w.status == "active" {
+                            String::new()
+                        } else {
+                            format!(" ({})", w.status)
+                        };
+                        format!("ws: {}{status}", for_terminal(&w.branch))
+                    })
+                    .collect();
+                if !ws.is_empty() {
+                    line.push_str(&format!(" · {}", ws.join(", ")));
+                }
                 if let Some(o) = &t.outcome {
                     line.push_str(&format!(" · outcome: {}", for_terminal(o)));
                 }

@@ -166,6 +166,11 @@ impl TaskStore {
         self.workspaces.get(id)
     }
 
+    /// Every workspace, by id.
+    pub fn workspaces(&self) -> impl Iterator<Item = &PlanWorkspace> {
+        self.workspaces.values()
+    }
+
     /// The workspaces linked to task `task_id` (for the task board).
     pub fn workspaces_of_task(&self, task_id: &str) -> Vec<&PlanWorkspace> {
         self.workspaces
