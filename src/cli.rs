@@ -140,6 +140,10 @@ pub enum Command {
         /// Only Agent Mail messages about this bead.
         #[arg(long)]
         bead: Option<String>,
+        /// Also show the task board (with --json: one object with
+        /// `messages` and `tasks`).
+        #[arg(long)]
+        tasks: bool,
         /// JSON output.
         #[arg(long)]
         json: bool,

@@ -119,6 +119,7 @@ fn dispatch() -> (ExitCode, bool) {
             n,
             kind,
             bead,
+            tasks,
             json,
         } => commands::peek::run(commands::peek::PeekArgs {
             to: to.as_deref(),
@@ -126,6 +127,7 @@ fn dispatch() -> (ExitCode, bool) {
             kind: kind.as_deref(),
             bead: bead.as_deref(),
             json,
+            tasks,
         }),
         Command::Tasks { instance, json } => commands::tasks::run(instance.as_deref(), json),
         Command::New {

@@ -52,6 +52,9 @@ fn run_json_is_one_object_with_everything() {
     }
     assert_eq!(v["cost_usd"], 0.0);
     assert_eq!(v["document"]["file"], "notes.md");
+    // No plan: an empty board, still there for scripts to read.
+    assert_eq!(v["tasks"]["tasks"].as_array().map(Vec::len), Some(0));
+    assert_eq!(v["tasks"]["workflows"].as_array().map(Vec::len), Some(0));
     assert!(
         v["document"]["content"]
             .as_str()

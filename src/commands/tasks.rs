@@ -8,6 +8,7 @@ use super::{exit, remote};
 use crate::engine::tasks::TaskSnapshot;
 use crate::engine::{Command, Reply};
 use crate::errln;
+use crate::instance::control::Client;
 use crate::sanitize::for_terminal;
 use crate::tasks::TaskStatus;
 
@@ -26,33 +27,9 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
             Ok(c) => c,
             Err(code) => return code,
         };
-        let answer = tokio::time::timeout(
-            remote::ANSWER_TIMEOUT,
-            client.call(Command::Snapshot { messages: 0 }),
-        )
-        .await;
-        let board = match answer {
-            Ok(Ok(Ok(Reply::Snapshot { snapshot }))) => snapshot.tasks,
-            Ok(Ok(Ok(other))) => {
-                errln!("unexpected answer: {other:?}");
-                return exit::FAILED;
-            }
-            Ok(Ok(Err(failed))) => {
-                errln!("{failed}");
-                return exit::FAILED;
-            }
-            Ok(Err(e)) => {
-                errln!("{e}");
-                return remote::control_failure(&e);
-            }
-            Err(_) => {
-                errln!(
-                    "instance '{}' did not answer within {:?}",
-                    resolved.info.instance,
-                    remote::ANSWER_TIMEOUT
-                );
-                return exit::FAILED;
-            }
+        let board = match fetch_board(&mut client).await {
+            Ok(b) => b,
+            Err(code) => return code,
         };
         if json {
             match serde_json::to_string_pretty(&board) {
@@ -67,6 +44,39 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
         }
         exit::OK
     })
+}
+
+/// The task board of a connected instance, or the exit code after saying
+/// why it could not be read (`awtui tasks` and `awtui peek --tasks`).
+pub async fn fetch_board(client: &mut Client) -> Result<TaskSnapshot, u8> {
+    let instance = client.info.instance.clone();
+    let answer = tokio::time::timeout(
+        remote::ANSWER_TIMEOUT,
+        client.call(Command::Snapshot { messages: 0 }),
+    )
+    .await;
+    match answer {
+        Ok(Ok(Ok(Reply::Snapshot { snapshot }))) => Ok(snapshot.tasks),
+        Ok(Ok(Ok(other))) => {
+            errln!("unexpected answer: {other:?}");
+            Err(exit::FAILED)
+        }
+        Ok(Ok(Err(failed))) => {
+            errln!("{failed}");
+            Err(exit::FAILED)
+        }
+        Ok(Err(e)) => {
+            errln!("{e}");
+            Err(remote::control_failure(&e))
+        }
+        Err(_) => {
+            errln!(
+                "instance '{instance}' did not answer within {:?}",
+                remote::ANSWER_TIMEOUT
+            );
+            Err(exit::FAILED)
+        }
+    }
 }
 
 /// How long ago, for people: `12s`, `5m`, `3h`, `2d`.
