@@ -229,6 +229,25 @@ pub enum Command {
         #[command(subcommand)]
         command: AopCommand,
     },
+    /// Agent Mail tools.
+    Mail {
+        #[command(subcommand)]
+        command: MailCommand,
+    },
+}
+
+/// `awtui mail …`.
+#[derive(Debug, Subcommand)]
+pub enum MailCommand {
+    /// Check one Agent Mail status message (PROGRESS, HELP_REQUEST, …; leading
+    /// @mentions are skipped) and print each problem.
+    Check {
+        /// Exit non-zero when anything is wrong (lenient mode only warns).
+        #[arg(long)]
+        strict: bool,
+        /// A file, or `-` for standard input.
+        source: PathBuf,
+    },
 }
 
 /// `awtui aop …`.

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use awtui::cli::{AopCommand, Cli, Command};
+use awtui::cli::{AopCommand, Cli, Command, MailCommand};
 use awtui::{commands, errln, output};
 use clap::Parser;
 
@@ -165,6 +165,9 @@ fn dispatch() -> (ExitCode, bool) {
         Command::Aop {
             command: AopCommand::Check { strict, source },
         } => commands::aop_check::run(&source, strict),
+        Command::Mail {
+            command: MailCommand::Check { strict, source },
+        } => commands::mail_check::run(&source, strict),
     };
     (ExitCode::from(code), hosts)
 }
