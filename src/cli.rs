@@ -157,6 +157,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// An agent's changes in its worktree (workspace: worktree) against its
+    /// base, or one turn's; found from the repository of the current folder.
+    Diff {
+        /// agent or agent@instance.
+        target: String,
+        /// Only this turn's changes (the agent's turns are numbered on its
+        /// branch: 1, 2, …).
+        #[arg(long)]
+        turn: Option<u32>,
+        /// Files and line counts only.
+        #[arg(long)]
+        stat: bool,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Create and start a standalone agent (in the background, working in
     /// the current directory).
     New {

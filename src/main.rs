@@ -130,6 +130,12 @@ fn dispatch() -> (ExitCode, bool) {
             tasks,
         }),
         Command::Tasks { instance, json } => commands::tasks::run(instance.as_deref(), json),
+        Command::Diff {
+            target,
+            turn,
+            stat,
+            dir,
+        } => commands::diff::run(&target, turn, stat, dir.as_deref()),
         Command::New {
             name,
             model,

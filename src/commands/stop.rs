@@ -73,24 +73,8 @@ async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {
     let stop = Command::Stop {
         agent: agent.to_string(),
     };
-    match tokio::time::timeout(remote::ANSWER_TIMEOUT, client.call(stop)).await {
-        Ok(Ok(Ok(_))) => {}
-        Ok(Ok(Err(failed))) => {
-            errln!("{}: {failed}", info.address(agent));
-            return exit::FAILED;
-        }
-        Ok(Err(e)) => {
-            errln!("{e}");
-            return remote::control_failure(&e);
-        }
-        Err(_) => {
-            errln!(
-                "instance '{}' did not answer within {:?}",
-                info.instance,
-                remote::ANSWER_TIMEOUT
-            );
-            return exit::FAILED;
-        }
+    if let Err(code) = remote::command(&mut client, &info.address(agent), stop).await {
+        return code;
     }
     let deadline = Instant::now() + STOP_WAIT;
     loop {

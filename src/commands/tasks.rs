@@ -49,31 +49,11 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
 /// The task board of a connected instance, or the exit code after saying
 /// why it could not be read (`awtui tasks` and `awtui peek --tasks`).
 pub async fn fetch_board(client: &mut Client) -> Result<TaskSnapshot, u8> {
-    let instance = client.info.instance.clone();
-    let answer = tokio::time::timeout(
-        remote::ANSWER_TIMEOUT,
-        client.call(Command::Snapshot { messages: 0 }),
-    )
-    .await;
-    match answer {
-        Ok(Ok(Ok(Reply::Snapshot { snapshot }))) => Ok(snapshot.tasks),
-        Ok(Ok(Ok(other))) => {
+    let what = format!("@{}", client.info.instance);
+    match remote::command(client, &what, Command::Snapshot { messages: 0 }).await? {
+        Reply::Snapshot { snapshot } => Ok(snapshot.tasks),
+        other => {
             errln!("unexpected answer: {other:?}");
-            Err(exit::FAILED)
-        }
-        Ok(Ok(Err(failed))) => {
-            errln!("{failed}");
-            Err(exit::FAILED)
-        }
-        Ok(Err(e)) => {
-            errln!("{e}");
-            Err(remote::control_failure(&e))
-        }
-        Err(_) => {
-            errln!(
-                "instance '{instance}' did not answer within {:?}",
-                remote::ANSWER_TIMEOUT
-            );
             Err(exit::FAILED)
         }
     }

@@ -477,6 +477,15 @@ impl Driver {
             truncated: outcome.truncated,
             full: outcome.full_output.as_deref(),
         };
+        if outcome.success
+            && let Some(n) = crate::workspace::commit::after_turn(
+                &self.cx.workspaces,
+                &agent,
+                &delivered_at_start,
+            )
+        {
+            self.notice(n);
+        }
         let result = if outcome.success {
             // An answer cut to nothing still says where the output went.
             let answer = outcome
@@ -728,6 +737,18 @@ impl Driver {
             }
             Command::Task { task } => {
                 super::tasks::carry_out(self.cx.context.tasks(), task, &self.cx.workflow.name)?;
+            }
+            Command::ReadTask { task } => {
+                return self.cx.context.tasks().read(|s| {
+                    let t = s
+                        .task(&task)
+                        .cloned()
+                        .ok_or_else(|| format!("there is no task '{task}' on the board"))?;
+                    Ok(Reply::Task {
+                        checkpoints: s.checkpoints(&task).to_vec(),
+                        task: Box::new(t),
+                    })
+                });
             }
             Command::Snapshot { messages } => {
                 return Ok(Reply::Snapshot {

@@ -28,6 +28,8 @@ pub struct LaunchContext {
     pub mcp: Option<McpAccess>,
     /// Per-agent folders (configs, logs, session ids) live under here.
     pub state_root: PathBuf,
+    /// The worktrees of `workspace: worktree` agents, by agent.
+    pub workspaces: crate::workspace::Workspaces,
 }
 
 /// The context's MCP server as agents reach it.
@@ -159,6 +161,22 @@ fn agent_env(cx: &LaunchContext, agent: &str) -> Vec<(String, String)> {
     env
 }
 
+/// The `command` backend's program and arguments. An agent in a worktree
+/// still runs the program the workflow names in the workflow's own folder
+/// (`./agents/x.sh` need not be committed): a relative program path is made
+/// absolute against that folder.
+fn command_for(cx: &LaunchContext, agent: &AgentDef) -> Option<Vec<String>> {
+    let mut command = agent.command.clone()?;
+    if cx.workspaces.contains_key(&agent.name)
+        && let Some(program) = command.first_mut()
+        && program.contains('/')
+        && Path::new(program.as_str()).is_relative()
+    {
+        *program = cx.workflow.base_dir.join(&*program).display().to_string();
+    }
+    Some(command)
+}
+
 /// Starts a turn of `agent` on its backend.
 pub fn start_turn(
     cx: &LaunchContext,
@@ -206,9 +224,12 @@ pub fn start_turn(
             .unwrap_or_default()
             .to_string(),
         tools: agent.tools.clone(),
-        command: agent.command.clone(),
+        command: command_for(cx, agent),
         env: agent_env(cx, &agent.name),
-        workdir: cx.workflow.base_dir.clone(),
+        workdir: cx
+            .workspaces
+            .get(&agent.name)
+            .map_or_else(|| cx.workflow.base_dir.clone(), |w| w.workdir.clone()),
         state_dir: cx.agent_dir(&agent.name),
     };
     let invocation =

@@ -67,6 +67,12 @@ pub enum EngineError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("agent '{agent}': cannot prepare its worktree: {source}")]
+    Workspace {
+        agent: String,
+        #[source]
+        source: crate::workspace::WorkspaceError,
+    },
     #[error("cannot open the task journal {path}: {source}")]
     Tasks {
         path: PathBuf,
@@ -171,6 +177,20 @@ impl Engine {
                 })?;
             notices.extend(replay.warnings.iter().cloned());
             TaskBoard::new(TaskStore::open(Box::new(journal), replay))
+                .with_worktree_root(state_root.clone())
+        };
+        let workspaces = {
+            let (wf, instance, root) = (
+                workflow.clone(),
+                prepared.instance.clone(),
+                state_root.clone(),
+            );
+            tokio::task::spawn_blocking(move || {
+                crate::workspace::prepare_all(&wf, &instance, &root)
+            })
+            .await
+            .map_err(|e| SetupError::InstanceName(format!("workspace setup panicked: {e}")))?
+            .map_err(|(agent, source)| EngineError::Workspace { agent, source })?
         };
         let context = SharedContext::with_tasks(store, tasks);
         let ctx_events = context.subscribe();
@@ -220,6 +240,7 @@ impl Engine {
             prepared,
             workflow,
             state_root,
+            workspaces,
         };
         let engine = Engine {
             commands: CommandSender::new(commands),

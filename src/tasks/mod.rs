@@ -163,6 +163,9 @@ pub const TASK_EVENT_CAPACITY: usize = 4096;
 pub struct TaskBoard {
     store: Arc<Mutex<TaskStore>>,
     events: broadcast::Sender<TaskEvent>,
+    /// The instance folder: `workspace_create` puts worktrees in its
+    /// `workspaces/`; `None` when the instance keeps nothing on disk.
+    worktree_root: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for TaskBoard {
@@ -184,7 +187,20 @@ impl TaskBoard {
         TaskBoard {
             store: Arc::new(Mutex::new(store)),
             events,
+            worktree_root: None,
         }
+    }
+
+    /// The same board, with workspace worktrees made under the instance
+    /// folder `dir`.
+    pub fn with_worktree_root(mut self, dir: std::path::PathBuf) -> Self {
+        self.worktree_root = Some(dir);
+        self
+    }
+
+    /// The instance folder workspace worktrees go under, if any.
+    pub fn worktree_root(&self) -> Option<&std::path::Path> {
+        self.worktree_root.as_deref()
     }
 
     /// A receiver of every change from now on.

@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use super::TaskError;
 use super::journal::{Replay, TaskJournal};
 use super::model::{
-    CHECKPOINT_TYPES, Checkpoint, PlanWorkflow, Record, RegisteredAgent, Task, TaskStatus,
+    CHECKPOINT_TYPES, Checkpoint, PlanWorkflow, PlanWorkspace, Record, RegisteredAgent, Task,
+    TaskStatus,
 };
 use super::transitions;
 
@@ -77,6 +78,8 @@ pub struct TaskStore {
     index: BTreeMap<String, Index>,
     /// awtui agents whose turn is running (alive without heartbeats).
     in_turn: BTreeSet<String>,
+    /// Workspaces (`workspace_create`) by id.
+    workspaces: BTreeMap<String, PlanWorkspace>,
     journal: Box<dyn TaskJournal>,
 }
 
@@ -110,6 +113,7 @@ impl TaskStore {
             dependents: BTreeMap::new(),
             index: BTreeMap::new(),
             in_turn: BTreeSet::new(),
+            workspaces: BTreeMap::new(),
             journal,
         };
         for record in replay.records {
@@ -128,11 +132,55 @@ impl TaskStore {
             let id = new_id(prefix);
             let taken = self.agents.contains_key(&id)
                 || self.workflows.contains_key(&id)
-                || self.tasks.contains_key(&id);
+                || self.tasks.contains_key(&id)
+                || self.workspaces.contains_key(&id);
             if !taken {
                 return id;
             }
         }
+    }
+
+    /// A fresh workspace id (`ws_…`).
+    pub fn new_workspace_id(&self) -> String {
+        self.unique_id("ws")
+    }
+
+    /// Checks that `workflow_id` exists and every task of `task_ids` is
+    /// one of its tasks, before a workspace is linked to them.
+    pub fn check_workspace_links(
+        &self,
+        workflow_id: &str,
+        task_ids: &[String],
+    ) -> Result<(), TaskError> {
+        self.workflow_or_err(workflow_id)?;
+        for id in task_ids {
+            let t = self.task_or_err(id)?;
+            if t.workflow_id != workflow_id {
+                return Err(TaskError::Invalid(format!(
+                    "task '{id}' belongs to workflow '{}', not '{workflow_id}'",
+                    t.workflow_id
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores a new or changed workspace.
+    pub fn save_workspace(&mut self, workspace: PlanWorkspace) -> Result<(), TaskError> {
+        self.commit(vec![Record::Workspace(workspace)])
+    }
+
+    /// The workspace `id`.
+    pub fn workspace(&self, id: &str) -> Option<&PlanWorkspace> {
+        self.workspaces.get(id)
+    }
+
+    /// The workspaces linked to task `task_id` (for the task board).
+    pub fn workspaces_of_task(&self, task_id: &str) -> Vec<&PlanWorkspace> {
+        self.workspaces
+            .values()
+            .filter(|w| w.task_ids.iter().any(|t| t == task_id))
+            .collect()
     }
 
     /// Persists `records`, then applies them.
@@ -164,6 +212,9 @@ impl TaskStore {
                 }
             }
             Record::Task(t) => self.apply_task(t),
+            Record::Workspace(w) => {
+                self.workspaces.insert(w.id.clone(), w);
+            }
         }
     }
 
@@ -980,33 +1031,14 @@ impl TaskStore {
                 })?;
             depends_on.push(found);
         }
-        let id = match planned.id {
+        let id = match planned.id.clone() {
             Some(id) if self.tasks.contains_key(&id) => {
                 return Err(TaskError::Invalid(format!("task id '{id}' is taken")));
             }
             Some(id) => id,
             None => self.unique_id("tk"),
         };
-        let task = Task {
-            id,
-            workflow_id: workflow_id.to_string(),
-            name: planned.name,
-            description: planned.description,
-            sequence,
-            depends_on,
-            assignee: planned.assignee,
-            role: planned.role,
-            status: TaskStatus::Pending,
-            claimed_by: None,
-            claimed_at: None,
-            plan: Value::Null,
-            context: Value::Null,
-            outcome: None,
-            outcome_detail: Value::Null,
-            error: None,
-            created_at: now,
-            updated_at: now,
-        };
+        let task = Task::pending(id, workflow_id, &planned, sequence, depends_on, now);
         self.commit(vec![Record::Task(task.clone())])?;
         Ok(task)
     }
@@ -1098,25 +1130,16 @@ fn build_plan(
     Ok(planned
         .iter()
         .enumerate()
-        .map(|(i, p)| Task {
-            id: ids[i].clone(),
-            workflow_id: workflow_id.to_string(),
-            name: p.name.clone(),
-            description: p.description.clone(),
-            sequence: i as u32 + 1,
-            depends_on: deps[i].iter().map(|j| ids[*j].clone()).collect(),
-            assignee: p.assignee.clone(),
-            role: p.role.clone(),
-            status: TaskStatus::Pending,
-            claimed_by: None,
-            claimed_at: None,
-            plan: Value::Null,
-            context: Value::Null,
-            outcome: None,
-            outcome_detail: Value::Null,
-            error: None,
-            created_at: now,
-            updated_at: now,
+        .map(|(i, p)| {
+            let depends_on = deps[i].iter().map(|j| ids[*j].clone()).collect();
+            Task::pending(
+                ids[i].clone(),
+                workflow_id,
+                p,
+                i as u32 + 1,
+                depends_on,
+                now,
+            )
         })
         .collect())
 }
@@ -1244,5 +1267,48 @@ mod tests {
         let again = TaskStore::open(Box::new(super::super::journal::NoJournal), replay);
         check(&again, &wf);
         assert!(again.is_complete(&wf));
+    }
+
+    #[test]
+    fn holders_silent_for_too_long_are_stale_unless_their_turn_runs() {
+        let mut s = TaskStore::in_memory();
+        let t0 = Utc::now();
+        let me = s
+            .register("coder", "c", "custom", None, vec![], None, Value::Null, t0)
+            .unwrap();
+        let w = s
+            .create_workflow("coder", "w", "prompt", "", None, 1, t0)
+            .unwrap();
+        let tasks = s
+            .set_plan(
+                &w.id,
+                "",
+                &[PlannedTask {
+                    name: "a".into(),
+                    ..Default::default()
+                }],
+                t0,
+            )
+            .unwrap();
+        s.claim("coder", &tasks[0].id, &me.id, t0).unwrap().unwrap();
+        let later = |ms: i64| t0 + chrono::Duration::milliseconds(ms);
+        let hb = HEARTBEAT_MS as i64;
+        assert!(s.stale_claims(3, later(2 * hb)).is_empty());
+        assert_eq!(
+            s.stale_claims(3, later(3 * hb + 1)),
+            vec![(tasks[0].id.clone(), me.id.clone())]
+        );
+        assert!(!s.is_alive(s.agent(&me.id).unwrap(), later(3 * hb + 1)));
+        // An awtui agent in a turn is alive without heartbeats.
+        s.set_in_turn("coder", true);
+        assert!(s.stale_claims(3, later(10 * hb)).is_empty());
+        s.set_in_turn("coder", false);
+        // Released: pending again, with a recovery checkpoint, claimable.
+        let t = s
+            .release(&tasks[0].id, "system", "missed 3 heartbeats", later(4 * hb))
+            .unwrap();
+        assert_eq!(t.status, TaskStatus::Pending);
+        assert_eq!(s.checkpoints(&t.id).last().unwrap().kind, "recovery");
+        assert_eq!(s.ready(&w.id, false).len(), 1);
     }
 }
