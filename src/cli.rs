@@ -149,6 +149,10 @@ pub enum Command {
         /// Only Agent Mail messages about this bead.
         #[arg(long)]
         bead: Option<String>,
+        /// Also show the task board (with --json: one object with
+        /// `messages` and `tasks`).
+        #[arg(long)]
+        tasks: bool,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -286,6 +290,25 @@ pub enum Command {
     Aop {
         #[command(subcommand)]
         command: AopCommand,
+    },
+    /// Agent Mail tools.
+    Mail {
+        #[command(subcommand)]
+        command: MailCommand,
+    },
+}
+
+/// `awtui mail …`.
+#[derive(Debug, Subcommand)]
+pub enum MailCommand {
+    /// Check one Agent Mail status message (PROGRESS, HELP_REQUEST, …; leading
+    /// @mentions are skipped) and print each problem.
+    Check {
+        /// Exit non-zero when anything is wrong (lenient mode only warns).
+        #[arg(long)]
+        strict: bool,
+        /// A file, or `-` for standard input.
+        source: PathBuf,
     },
 }
 

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use awtui::cli::{AopCommand, Cli, Command};
+use awtui::cli::{AopCommand, Cli, Command, MailCommand};
 use awtui::{commands, errln, output};
 use clap::Parser;
 
@@ -124,6 +124,7 @@ fn dispatch() -> (ExitCode, bool) {
             n,
             kind,
             bead,
+            tasks,
             json,
         } => commands::peek::run(commands::peek::PeekArgs {
             to: to.as_deref(),
@@ -131,6 +132,7 @@ fn dispatch() -> (ExitCode, bool) {
             kind: kind.as_deref(),
             bead: bead.as_deref(),
             json,
+            tasks,
         }),
         Command::Tasks { instance, json } => commands::tasks::run(instance.as_deref(), json),
         Command::Diff {
@@ -184,6 +186,9 @@ fn dispatch() -> (ExitCode, bool) {
         Command::Aop {
             command: AopCommand::Check { strict, source },
         } => commands::aop_check::run(&source, strict),
+        Command::Mail {
+            command: MailCommand::Check { strict, source },
+        } => commands::mail_check::run(&source, strict),
     };
     (ExitCode::from(code), hosts)
 }

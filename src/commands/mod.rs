@@ -8,6 +8,7 @@ pub mod host;
 pub mod init;
 pub mod list;
 pub mod logging;
+pub mod mail_check;
 pub mod new;
 pub mod open;
 pub mod peek;
