@@ -1,7 +1,9 @@
 //! Drawing one full control-room frame at 200×60 into ratatui's TestBackend
-//! with 100,000 channel messages and 20 agents. Prints medians of: a frame
-//! with nothing new, a frame after a new message arrives (following), and a
-//! frame while scrolled back in the middle of the history.
+//! with 100,000 channel messages, 20 agents and 500 tasks (each linked to
+//! Agent Mail messages by its bead id). Prints medians of: a frame with
+//! nothing new, a frame after a new message arrives (following), a frame
+//! while scrolled back in the middle of the history, and a frame with the
+//! task board focused while its tasks change.
 //!
 //!   cargo bench --bench tui_frame
 
@@ -21,6 +23,57 @@ use ratatui::backend::TestBackend;
 
 const MESSAGES: u64 = 100_000;
 const AGENTS: usize = 20;
+const TASKS: usize = 500;
+
+/// A board of `TASKS` tasks in every status, named after the beads of the
+/// PROGRESS messages (`ol-3`, `ol-13`, …).
+fn board() -> awtui::engine::tasks::TaskSnapshot {
+    use awtui::tasks::{PlanWorkflow, Task, TaskStatus};
+    let t0 = chrono::Utc.with_ymd_and_hms(2026, 1, 15, 8, 0, 0).unwrap();
+    let tasks = (0..TASKS)
+        .map(|k| Task {
+            id: format!("tk_{k:012x}"),
+            workflow_id: "wf_bench".into(),
+            name: format!("ol-{}", k * 10 + 3),
+            description: String::new(),
+            sequence: k as u32 + 1,
+            depends_on: (k > 0)
+                .then(|| format!("tk_{:012x}", k - 1))
+                .into_iter()
+                .collect(),
+            assignee: Some(format!("agent{:02}", k % AGENTS)),
+            role: None,
+            status: TaskStatus::ALL[k % TaskStatus::ALL.len()],
+            claimed_by: None,
+            claimed_at: None,
+            plan: serde_json::Value::Null,
+            context: serde_json::Value::Null,
+            outcome: None,
+            outcome_detail: serde_json::Value::Null,
+            error: None,
+            created_at: t0,
+            updated_at: t0,
+        })
+        .collect();
+    awtui::engine::tasks::TaskSnapshot {
+        workflows: vec![PlanWorkflow {
+            id: "wf_bench".into(),
+            name: "bench".into(),
+            source_type: "custom".into(),
+            source_content: String::new(),
+            source_ref: None,
+            max_parallel_tasks: 4,
+            plan_summary: None,
+            abandoned: false,
+            created_by: "user".into(),
+            created_at: t0,
+        }],
+        tasks,
+        agents: Vec::new(),
+        last_checkpoints: Vec::new(),
+        workspaces: Vec::new(),
+    }
+}
 
 fn text(i: u64, agents: &[String]) -> String {
     let to = &agents[(i as usize * 7) % agents.len()];
@@ -53,7 +106,7 @@ fn app() -> App {
                 mentions: mentions::extract(&message, &agents, &from),
                 from,
                 message,
-                reply_to: (id % 50 == 7).then_some(id - 3),
+                reply_to: (id % 50 == 7).then(|| id - 3),
             };
             MessageSnapshot {
                 annotations: awtui::protocols::annotate(&entry.message),
@@ -102,7 +155,7 @@ fn app() -> App {
         cursors,
         paused: None,
         ops: Default::default(),
-        tasks: Default::default(),
+        tasks: board(),
     };
     let mut app = App::new(
         Config::defaults(),
@@ -184,10 +237,24 @@ fn main() {
         };
         app.update(Input::Action(Action::Move(m)));
     });
-    println!("tui_frame: {MESSAGES} messages, {AGENTS} agents, 200x60 (TestBackend)");
+    app.update(Input::Action(Action::Focus(
+        awtui::tui::action::FocusTarget::Pane(awtui::tui::action::Pane::Tasks),
+    )));
+    let board = frames(&mut terminal, &mut app, 300, |app, i| {
+        let mut t = app.tasks.tasks[(i * 7) % TASKS].clone();
+        t.status = awtui::tasks::TaskStatus::ALL[i % 8];
+        app.update(Input::Engine(EngineEvent::Task {
+            change: Box::new(awtui::tasks::TaskEvent::TaskChanged(t)),
+        }));
+        app.update(Input::Action(Action::Move(Motion::Down(1))));
+    });
+    println!(
+        "tui_frame: {MESSAGES} messages, {AGENTS} agents, {TASKS} tasks, 200x60 (TestBackend)"
+    );
     println!("  load snapshot into the app: {load:?}");
     println!("  first frame (lays out the visible messages): {first:?}");
     println!("  median frame, nothing new (spinner tick): {steady:?}");
     println!("  median frame, one new message each frame: {live:?}");
     println!("  median frame, scrolling back through history: {scrolled:?}");
+    println!("  median frame, task board focused, one task changing each frame: {board:?}");
 }

@@ -98,6 +98,15 @@ pub enum Command {
         /// Stop every running instance and standalone agent.
         #[arg(long, conflicts_with = "target")]
         all: bool,
+        /// Then remove the instance's worktrees and branches (workspace:
+        /// worktree) that are merged or discarded; works on an instance
+        /// that is not running too (@instance, repository of the current
+        /// folder).
+        #[arg(long, conflicts_with = "all")]
+        clean: bool,
+        /// With --clean: remove unmerged work and uncommitted changes too.
+        #[arg(long, requires = "clean")]
+        force: bool,
     },
     /// List running instances and standalone agents: NAME SOURCE STATUS
     /// UNREAD COST.
@@ -140,6 +149,10 @@ pub enum Command {
         /// Only Agent Mail messages about this bead.
         #[arg(long)]
         bead: Option<String>,
+        /// Also show the task board (with --json: one object with
+        /// `messages` and `tasks`).
+        #[arg(long)]
+        tasks: bool,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -152,6 +165,59 @@ pub enum Command {
         /// The whole board as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// An agent's changes in its worktree (workspace: worktree) against its
+    /// base, or one turn's; found from the repository of the current folder.
+    Diff {
+        /// agent or agent@instance.
+        target: String,
+        /// Only this turn's changes (the agent's turns are numbered on its
+        /// branch: 1, 2, …).
+        #[arg(long)]
+        turn: Option<u32>,
+        /// Files and line counts only.
+        #[arg(long)]
+        stat: bool,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Merge an agent's branch into the branch it was based on: a
+    /// fast-forward when possible, else a merge commit. A conflict lists
+    /// the files and changes nothing.
+    Merge {
+        /// agent or agent@instance.
+        target: String,
+        /// Always make a merge commit.
+        #[arg(long)]
+        no_ff: bool,
+        /// The branch to merge into (default: the one the workspace was
+        /// based on).
+        #[arg(long)]
+        into: Option<String>,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Undo one turn of an agent: a revert commit on its branch.
+    Revert {
+        /// agent or agent@instance.
+        target: String,
+        /// The turn to undo (as `awtui diff --turn` numbers them).
+        #[arg(long)]
+        turn: u32,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Mark an agent's workspace discarded: `awtui stop --clean` then
+    /// removes its worktree and branch although it is not merged.
+    Discard {
+        /// agent or agent@instance.
+        target: String,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
     /// Create and start a standalone agent (in the background, working in
     /// the current directory).
@@ -224,6 +290,25 @@ pub enum Command {
     Aop {
         #[command(subcommand)]
         command: AopCommand,
+    },
+    /// Agent Mail tools.
+    Mail {
+        #[command(subcommand)]
+        command: MailCommand,
+    },
+}
+
+/// `awtui mail …`.
+#[derive(Debug, Subcommand)]
+pub enum MailCommand {
+    /// Check one Agent Mail status message (PROGRESS, HELP_REQUEST, …; leading
+    /// @mentions are skipped) and print each problem.
+    Check {
+        /// Exit non-zero when anything is wrong (lenient mode only warns).
+        #[arg(long)]
+        strict: bool,
+        /// A file, or `-` for standard input.
+        source: PathBuf,
     },
 }
 

@@ -1,5 +1,5 @@
 //! Human durations such as `90s`, `10m`, `1h30m`: workflow timeouts and
-//! limits, and `defer` times in agent operations.
+//! limits, `defer` times in agent operations, and ages on the task board.
 
 use std::time::Duration;
 
@@ -46,9 +46,32 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(total)
 }
 
+/// How long ago `since` was at `now`, in a few characters: `12s`, `5m`,
+/// `3h`, `2d` (a time in the future is `0s`).
+pub fn age(since: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> String {
+    let s = now.signed_duration_since(since).num_seconds().max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ages_stay_short() {
+        let t0 = chrono::DateTime::from_timestamp(1_000_000, 0).unwrap();
+        let at = |s: i64| t0 + chrono::Duration::seconds(s);
+        assert_eq!(age(t0, at(-5)), "0s");
+        assert_eq!(age(t0, at(59)), "59s");
+        assert_eq!(age(t0, at(3599)), "59m");
+        assert_eq!(age(t0, at(7200)), "2h");
+        assert_eq!(age(t0, at(3 * 86400)), "3d");
+    }
 
     #[test]
     fn parses_common_forms() {

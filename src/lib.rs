@@ -17,3 +17,4 @@ pub mod tasks;
 #[warn(missing_docs)]
 pub mod tui;
 pub mod workflow;
+pub mod workspace;

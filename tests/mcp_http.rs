@@ -321,3 +321,49 @@ async fn raw_json_rpc_string_ids_and_unknown_methods() {
     assert_eq!(entry.from, "qa");
     handle.stop().await;
 }
+
+/// A request body over the 4 MiB MCP limit is refused before the server
+/// reads it (announced length: 413; chunked: cut off), and nothing lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_over_4_mib_are_refused_and_nothing_is_written() {
+    let inst = Instance::start().await;
+    let url = inst.handle.url().to_string();
+    let http = reqwest::Client::new();
+    let big = "x".repeat(awtui::mcp::MAX_BODY + 1);
+    let send = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "channel_send", "arguments": {"message": big}}
+    })
+    .to_string();
+    let resp = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {}", inst.token("coder")))
+        .body(send.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 413);
+    assert!(resp.text().await.unwrap().contains("4 MiB"));
+    // Without a length (a stream), the body is cut off at the limit.
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = send
+        .as_bytes()
+        .chunks(1 << 20)
+        .map(|c| Ok(c.to_vec()))
+        .collect();
+    let resp = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {}", inst.token("coder")))
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+            chunks,
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert!(!resp.status().is_success(), "{}", resp.status());
+    assert_eq!(inst.handle.context().read(|s| s.len()), 0);
+    inst.handle.stop().await;
+}

@@ -9,8 +9,10 @@ use awtui::agents::backend::BackendEvent;
 use awtui::agents::runner::{AgentMetrics, AgentStatus, PauseReason};
 use awtui::context::{ChannelEntry, Cursor, Since, mentions};
 use awtui::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
+use awtui::engine::tasks::{TaskCommand, TaskSnapshot};
 use awtui::engine::{Command, EngineEvent, Reply};
 use awtui::mcp::DocumentChange;
+use awtui::tasks::{Checkpoint, PlanWorkflow, RegisteredAgent, Task, TaskEvent, TaskStatus};
 use awtui::tui::action::{Action, Pane};
 use awtui::tui::app::{App, AppOptions, Effect, Input};
 use awtui::tui::{Config, QuitAction, ui};
@@ -179,7 +181,118 @@ fn snapshot(paused: bool) -> Snapshot {
             repeats: 3,
         }),
         ops: Default::default(),
-        tasks: Default::default(),
+        tasks: board(),
+    }
+}
+
+fn at(h: u32, m: u32, sec: u32) -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc
+        .with_ymd_and_hms(2026, 1, 15, h, m, sec)
+        .unwrap()
+}
+
+fn task(id: &str, name: &str, status: TaskStatus, sequence: u32) -> Task {
+    Task {
+        id: id.into(),
+        workflow_id: "wf_0d3e5a7b9c11".into(),
+        name: name.into(),
+        description: String::new(),
+        sequence,
+        depends_on: Vec::new(),
+        assignee: None,
+        role: None,
+        status,
+        claimed_by: None,
+        claimed_at: None,
+        plan: serde_json::Value::Null,
+        context: serde_json::Value::Null,
+        outcome: None,
+        outcome_detail: serde_json::Value::Null,
+        error: None,
+        created_at: at(10, 0, 0),
+        updated_at: at(10, 0, 0),
+    }
+}
+
+fn registration(id: &str, owner: &str) -> RegisteredAgent {
+    RegisteredAgent {
+        id: id.into(),
+        name: format!("{owner}-caw"),
+        runtime: "custom".into(),
+        role: "worker".into(),
+        capabilities: Vec::new(),
+        workspace_path: None,
+        metadata: serde_json::Value::Null,
+        owner: owner.into(),
+        status: "busy".into(),
+        current_task_id: None,
+        registered_at: at(10, 0, 0),
+        last_heartbeat: at(10, 12, 0),
+    }
+}
+
+fn checkpoint(task: &str, sequence: u32, kind: &str, summary: &str, min: u32) -> Checkpoint {
+    Checkpoint {
+        id: format!("cp_{task}_{sequence}"),
+        task_id: task.into(),
+        sequence,
+        kind: kind.into(),
+        summary: summary.into(),
+        detail: serde_json::Value::Null,
+        files_changed: Vec::new(),
+        by: "ag_c0de00000001".into(),
+        created_at: at(10, min, 0),
+    }
+}
+
+/// A plan in every state: `parser` has the id `ol-3`, the bead the coder's
+/// Agent Mail messages (#4, #5) are about.
+fn board() -> TaskSnapshot {
+    let mut lexer = task("tk_1a2b3c4d5e6f", "lexer", TaskStatus::Completed, 1);
+    lexer.outcome = Some("tokens for --shout".into());
+    lexer.updated_at = at(10, 3, 0);
+    let mut parser = task("ol-3", "parser", TaskStatus::InProgress, 2);
+    parser.depends_on = vec![lexer.id.clone()];
+    parser.claimed_by = Some("ag_c0de00000001".into());
+    parser.claimed_at = Some(at(10, 3, 30));
+    parser.description = "Parse --shout and long options.".into();
+    parser.plan = serde_json::json!({"steps": ["read greet.sh", "parse --shout"], "risk": "low"});
+    parser.updated_at = at(10, 5, 0);
+    let mut docs = task("tk_2b3c4d5e6f70", "docs", TaskStatus::Pending, 3);
+    docs.depends_on = vec!["ol-3".into()];
+    docs.assignee = Some("reviewer".into());
+    let mut tests = task("tk_3c4d5e6f7081", "tests", TaskStatus::Failed, 4);
+    tests.error = Some("greet_shout: expected HELLO".into());
+    tests.updated_at = at(10, 7, 0);
+    let mut notes = task("tk_4d5e6f708192", "release notes", TaskStatus::Claimed, 5);
+    notes.claimed_by = Some("ag_9a1100000001".into());
+    notes.claimed_at = Some(at(10, 11, 0));
+    notes.updated_at = at(10, 11, 0);
+    let mut port = task("tk_5e6f708192a3", "windows port", TaskStatus::Skipped, 6);
+    port.updated_at = at(10, 2, 0);
+    TaskSnapshot {
+        workflows: vec![PlanWorkflow {
+            id: "wf_0d3e5a7b9c11".into(),
+            name: "demo".into(),
+            source_type: "file".into(),
+            source_content: String::new(),
+            source_ref: None,
+            max_parallel_tasks: 2,
+            plan_summary: None,
+            abandoned: false,
+            created_by: "user".into(),
+            created_at: at(10, 0, 0),
+        }],
+        tasks: vec![lexer, parser, docs, tests, notes, port],
+        agents: vec![
+            registration("ag_c0de00000001", "coder"),
+            registration("ag_9a1100000001", "planner"),
+        ],
+        workspaces: Vec::new(),
+        last_checkpoints: vec![
+            checkpoint("tk_1a2b3c4d5e6f", 1, "complete", "tokens for --shout", 3),
+            checkpoint("ol-3", 2, "progress", "step 2/5: long options parse", 5),
+        ],
     }
 }
 
@@ -208,6 +321,7 @@ fn app_with(paused: bool) -> App {
         content: NOTES.into(),
     })));
     app.update(Input::Tick(Duration::from_secs(754)));
+    app.now = at(10, 12, 34);
     app
 }
 
@@ -379,10 +493,19 @@ fn never_panics_at_any_size() {
     let mut a = editing_with_conflict();
     let mut b = app_with(true);
     run(&mut b, vec![ch('?')]);
-    for w in (0..=130).step_by(7).chain([1, 2, 39, 40, 79, 80, 99, 100]) {
-        for h in (0..=45).step_by(5).chain([1, 2, 9, 10, 11, 15, 16]) {
-            screen(&mut a, w, h);
-            screen(&mut b, w, h);
+    // The board, as a list and as a task's details.
+    let mut c = app();
+    run(&mut c, vec![ch('5')]);
+    let mut d = app();
+    run(&mut d, vec![ch('5'), ch('j'), ch('j'), key(KeyCode::Enter)]);
+    for w in (0..=130)
+        .step_by(7)
+        .chain([1, 2, 39, 40, 79, 80, 99, 100, 179, 180, 200])
+    {
+        for h in (0..=45).step_by(5).chain([1, 2, 9, 10, 11, 15, 16, 60]) {
+            for x in [&mut a, &mut b, &mut c, &mut d] {
+                screen(x, w, h);
+            }
         }
     }
 }
@@ -830,7 +953,8 @@ mod fuzz {
             any::<char>().prop_map(ch),
             prop::sample::select(vec![
                 'j', 'k', 'g', 'G', 'q', 'n', 'y', 's', 'a', 'A', 'e', 'o', '/', ':', '?', '1',
-                '2', '3', '4', 'i', '@', 'm', 't', 'b', 'd', 'f', 'F', 'R', ' ',
+                '2', '3', '4', '5', 'i', '@', 'm', 't', 'b', 'd', 'f', 'F', 'R', ' ', 'c', 'x',
+                'r', 'p',
             ])
             .prop_map(ch),
             prop::sample::select(vec![
@@ -879,7 +1003,15 @@ mod fuzz {
             })
         });
         let bar = ".{0,30}".prop_map(Input::Paste);
-        prop_oneof![6 => keys, 2 => mouse, 2 => engine, 1 => bar]
+        // The board changes under the user: any task to any status.
+        let tasks = (0usize..6, 0usize..8).prop_map(|(k, st)| {
+            let mut t = board().tasks[k].clone();
+            t.status = TaskStatus::ALL[st];
+            Input::Engine(EngineEvent::Task {
+                change: Box::new(TaskEvent::TaskChanged(t)),
+            })
+        });
+        prop_oneof![6 => keys, 2 => mouse, 2 => engine, 1 => bar, 1 => tasks]
     }
 
     proptest! {
@@ -985,4 +1117,401 @@ fn events_before_the_snapshot_reply_are_kept_and_failures_are_private() {
         status.text,
         "stop failed: there is no agent 'ghost' in this workflow"
     );
+}
+
+// ----- the task board ------------------------------------------------------
+
+/// The command a key or a bar line sent, if exactly one.
+fn task_command(effects: &[Effect]) -> Option<&TaskCommand> {
+    match effects {
+        [Effect::Command(Command::Task { task })] => Some(task),
+        _ => None,
+    }
+}
+
+fn bar_line(a: &mut App, line: &str) -> Vec<Effect> {
+    let mut inputs = vec![ch(':'), ctrl('u')];
+    inputs.extend(typed(line));
+    inputs.push(key(KeyCode::Enter));
+    run(a, inputs)
+}
+
+#[test]
+fn task_board_snapshots() {
+    let mut a = app();
+    // `5` shows the board (pending first); j j selects parser (in progress).
+    run(&mut a, vec![ch('5'), ch('j'), ch('j')]);
+    assert_eq!(a.focus, Pane::Tasks);
+    assert_eq!(a.board.selected.as_deref(), Some("ol-3"));
+    let wide = screen(&mut a, 120, 40);
+    insta::assert_snapshot!("tasks_120x40", wide);
+    let narrow = screen(&mut a, 80, 24);
+    insta::assert_snapshot!("tasks_80x24", narrow);
+    for s in [&wide, &narrow] {
+        // Grouped by status, holder by awtui name, assignee, deps, age.
+        assert!(s.contains("● in_progress · 1"), "{s}");
+        assert!(s.contains("✗ failed · 1"), "{s}");
+        assert!(s.contains("coder"), "{s}");
+        assert!(s.contains("→reviewer"), "{s}");
+    }
+    // Wide: the last checkpoint and the coder's Agent Mail about ol-3.
+    assert!(wide.contains("after lexer✓"), "{wide}");
+    assert!(wide.contains("▸ progress: step 2/5"), "{wide}");
+    assert!(wide.contains("✉ HELP_REQUEST"), "{wide}");
+    assert!(wide.contains("7m"), "parser changed 7m ago: {wide}");
+
+    // 200×60: the board sits beside the documents without being focused.
+    let mut b = app();
+    let huge = screen(&mut b, 200, 60);
+    insta::assert_snapshot!("overview_200x60", huge);
+    assert!(huge.contains(" Tasks · 2/6 done "), "{huge}");
+    assert!(huge.contains(" Documents · notes.md "), "{huge}");
+}
+
+#[test]
+fn enter_opens_a_tasks_details_with_every_checkpoint() {
+    let mut a = app();
+    let effects = run(&mut a, vec![ch('5'), ch('j'), ch('j'), key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadTask {
+            task: "ol-3".into()
+        })]
+    );
+    let before = screen(&mut a, 120, 40);
+    assert!(before.contains("loading the others"), "{before}");
+    assert!(before.contains("step 2/5: long options parse"), "{before}");
+    let mut all = vec![
+        checkpoint("ol-3", 1, "plan", "read greet.sh, then parse", 4),
+        checkpoint("ol-3", 2, "progress", "step 2/5: long options parse", 5),
+    ];
+    a.update(Input::Reply(Ok(Reply::Task {
+        task: Box::new(a.tasks.tasks[1].clone()),
+        checkpoints: all.clone(),
+    })));
+    // A checkpoint recorded while the details are open joins them.
+    all.push(checkpoint("ol-3", 3, "decision", "long options only", 12));
+    a.update(Input::Engine(EngineEvent::Task {
+        change: Box::new(TaskEvent::CheckpointAdded(all[2].clone())),
+    }));
+    let s = screen(&mut a, 120, 40);
+    insta::assert_snapshot!("task_details_120x40", s);
+    assert!(s.contains("checkpoints · 3"), "{s}");
+    for c in &all {
+        assert!(s.contains(&c.summary), "{} missing: {s}", c.summary);
+    }
+    assert!(s.contains("#4 10:00:04 coder PROGRESS 2/5 parser"), "{s}");
+    let narrow = screen(&mut a, 80, 24);
+    insta::assert_snapshot!("task_details_80x24", narrow);
+    // The plan, pretty, further down (G scrolls to the end).
+    run(&mut a, vec![ch('G')]);
+    let end = screen(&mut a, 120, 40);
+    assert!(end.contains("\"read greet.sh\","), "plan JSON: {end}");
+    assert!(end.contains("\"risk\": \"low\""), "plan JSON: {end}");
+    // p: the same details in the pager.
+    match run(&mut a, vec![ch('p')]).as_slice() {
+        [Effect::Pager(text)] => {
+            assert!(text.contains("\"risk\": \"low\""), "{text}");
+            assert!(text.contains("long options only"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Fell behind the events: the new snapshot reloads the checkpoints.
+    a.resync(100);
+    let effects = a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snapshot(false)),
+    })));
+    assert!(
+        effects.contains(&Effect::Command(Command::ReadTask {
+            task: "ol-3".into()
+        })),
+        "{effects:?}"
+    );
+    // Esc: back to the list.
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    assert!(a.board.detail.is_none());
+    assert_eq!(a.focus, Pane::Tasks);
+}
+
+#[test]
+fn keys_and_task_commands_send_task_commands() {
+    let mut a = app();
+    run(&mut a, vec![ch('5'), ch('j'), ch('j')]);
+    assert_eq!(a.board.selected.as_deref(), Some("ol-3"));
+    // a: the bar, ready for the name.
+    run(&mut a, vec![ch('a')]);
+    assert_eq!(a.focus, Pane::Bar);
+    assert_eq!(a.bar.input, "/task add ");
+    let mut inputs = typed("write docs --after parser,lexer --for coder");
+    inputs.push(key(KeyCode::Enter));
+    let effects = run(&mut a, inputs);
+    assert_eq!(
+        task_command(&effects),
+        Some(&TaskCommand::Add {
+            workflow: None,
+            name: "write docs".into(),
+            description: String::new(),
+            depends_on: vec!["ol-3".into(), "tk_1a2b3c4d5e6f".into()],
+            assignee: Some("coder".into()),
+        })
+    );
+    assert_eq!(a.focus, Pane::Tasks, "back on the board after sending");
+    // r: release the selected task.
+    let effects = run(&mut a, vec![ch('r')]);
+    assert_eq!(
+        task_command(&effects),
+        Some(&TaskCommand::Release {
+            task: "ol-3".into()
+        })
+    );
+    // c: the bar asks for the outcome, with the task's id filled in.
+    assert!(run(&mut a, vec![ch('c')]).is_empty());
+    assert_eq!(a.bar.input, "/task done ol-3 ");
+    let mut inputs = typed("parses long options");
+    inputs.push(key(KeyCode::Enter));
+    let effects = run(&mut a, inputs);
+    assert_eq!(
+        task_command(&effects),
+        Some(&TaskCommand::Status {
+            task: "ol-3".into(),
+            status: "completed".into(),
+            outcome: Some("parses long options".into()),
+            error: None,
+        })
+    );
+    // x: the same for an error.
+    run(&mut a, vec![ch('x')]);
+    assert_eq!(a.bar.input, "/task fail ol-3 ");
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    // Typed commands name tasks by name, id or id prefix.
+    let cases: Vec<(&str, TaskCommand)> = vec![
+        (
+            "/task skip windows port",
+            TaskCommand::Status {
+                task: "tk_5e6f708192a3".into(),
+                status: "skipped".into(),
+                outcome: None,
+                error: None,
+            },
+        ),
+        (
+            "/task skip DOCS",
+            TaskCommand::Status {
+                task: "tk_2b3c4d5e6f70".into(),
+                status: "skipped".into(),
+                outcome: None,
+                error: None,
+            },
+        ),
+        (
+            "/task release 4d5e",
+            TaskCommand::Release {
+                task: "tk_4d5e6f708192".into(),
+            },
+        ),
+        (
+            "/task fail tk_3c4d too slow to build",
+            TaskCommand::Status {
+                task: "tk_3c4d5e6f7081".into(),
+                status: "failed".into(),
+                outcome: None,
+                error: Some("too slow to build".into()),
+            },
+        ),
+    ];
+    for (line, want) in cases {
+        let effects = bar_line(&mut a, line);
+        assert_eq!(task_command(&effects), Some(&want), "{line}");
+        run(&mut a, vec![key(KeyCode::Esc)]);
+    }
+}
+
+#[test]
+fn task_command_mistakes_stay_private_and_keep_the_line() {
+    let mut a = app();
+    for (line, says) in [
+        ("/task release nope", "there is no task 'nope'"),
+        ("/task add x --for ghost", "there is no agent 'ghost'"),
+        ("/task add x --after nothing", "there is no task 'nothing'"),
+        ("/task frob", "is not add, release"),
+        ("/task add --for coder", "needs a name"),
+    ] {
+        let effects = bar_line(&mut a, line);
+        assert!(effects.is_empty(), "{line}: {effects:?}");
+        let status = a.status.clone().unwrap();
+        assert!(
+            status.error && status.text.contains(says),
+            "{line}: {status:?}"
+        );
+        assert_eq!(a.bar.input, line, "the line is kept to fix");
+        run(&mut a, vec![key(KeyCode::Esc)]);
+    }
+    // The engine's refusal is this app's error line.
+    a.update(Input::Reply(Err(awtui::engine::CommandFailed {
+        command: "task".into(),
+        error: "task 'tk_2b3c4d5e6f70' cannot go from pending to completed".into(),
+    })));
+    let status = a.status.clone().unwrap();
+    assert!(status.error, "{status:?}");
+    assert!(
+        status.text.starts_with("task failed: task 'tk_2b3c"),
+        "{status:?}"
+    );
+    assert!(screen(&mut a, 80, 24).contains("task failed: task 'tk_2b3c"));
+}
+
+#[test]
+fn task_events_update_the_board_live_and_keep_the_selection() {
+    let mut a = app();
+    run(&mut a, vec![ch('5'), ch('G')]);
+    let before = screen(&mut a, 120, 40);
+    assert!(before.contains("○ pending · 1"), "{before}");
+    // docs is claimed by the reviewer and started.
+    let selected = a.board.selected.clone();
+    let mut docs = a.tasks.tasks[2].clone();
+    docs.status = TaskStatus::InProgress;
+    docs.claimed_by = Some("ag_9a1100000001".into());
+    docs.updated_at = at(10, 12, 30);
+    a.update(Input::Engine(EngineEvent::Task {
+        change: Box::new(TaskEvent::TaskChanged(docs)),
+    }));
+    let after = screen(&mut a, 120, 40);
+    assert!(!after.contains("○ pending"), "{after}");
+    assert!(after.contains("● in_progress · 2"), "{after}");
+    assert!(after.contains("4s"), "its age restarted: {after}");
+    assert_eq!(a.board.selected, selected, "the selection follows its task");
+    // A new task appears at once.
+    let mut new = task("tk_6f708192a3b4", "benchmarks", TaskStatus::Pending, 7);
+    new.updated_at = at(10, 12, 34);
+    a.update(Input::Engine(EngineEvent::Task {
+        change: Box::new(TaskEvent::TaskChanged(new)),
+    }));
+    assert!(screen(&mut a, 120, 40).contains("benchmarks"));
+}
+
+#[test]
+fn agent_mail_is_linked_to_tasks_by_id_or_name_and_filtered_by_bead() {
+    let mut a = app();
+    run(&mut a, vec![ch('5')]);
+    // A PROGRESS about `docs` (the task's name, as a workflow file's key).
+    let e = entry(
+        11,
+        "reviewer",
+        "@planner [docs] PROGRESS\nBead: docs\nStep: 1/2 outline\nStatus: drafting",
+        None,
+    );
+    a.update(Input::Engine(EngineEvent::Message {
+        annotations: Box::new(awtui::protocols::annotate(&e.message)),
+        entry: e,
+    }));
+    let s = screen(&mut a, 120, 40);
+    // A task's row and the line under it (the board has room for two).
+    let rows = |marker: &str| -> String {
+        let lines: Vec<&str> = s.lines().collect();
+        let k = lines.iter().position(|l| l.contains(marker)).unwrap();
+        lines[k..=k + 1].join("\n")
+    };
+    let docs_row = rows("2b3c4d");
+    assert!(docs_row.contains("✉ PROGRESS 1/2 outline"), "{docs_row}");
+    let parser_row = rows("ol-3   parser");
+    assert!(
+        parser_row.contains("✉ HELP_REQUEST"),
+        "newest of #4, #5: {parser_row}"
+    );
+    // The filter keeps the task a bead names (by id or by name).
+    bar_line(&mut a, "/task filter bead:OL-3");
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("filter bead:OL-3"), "{s}");
+    assert!(s.contains("ol-3   parser") && !s.contains("1a2b3c"), "{s}");
+    bar_line(&mut a, "/task filter bead:docs");
+    assert_eq!(
+        awtui::tui::panes::tasks::listed(&a.tasks, &a.board.filter)
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["docs"]
+    );
+    bar_line(&mut a, "/task filter from:coder");
+    assert_eq!(a.board.selected.as_deref(), Some("ol-3"));
+    run(&mut a, vec![key(KeyCode::Esc), ch('F')]);
+    assert!(a.board.filter.is_empty());
+    assert!(screen(&mut a, 120, 40).contains("lexer"));
+}
+
+#[test]
+fn documents_and_tasks_take_turns_under_the_channel() {
+    let mut a = app();
+    // 120 columns: the documents show until the board is focused…
+    assert!(screen(&mut a, 120, 40).contains(" Documents · notes.md "));
+    run(&mut a, vec![ch('5')]);
+    let s = screen(&mut a, 120, 40);
+    assert!(
+        s.contains(" Tasks · 2/6 done ") && !s.contains("Documents ·"),
+        "{s}"
+    );
+    // …and stays there when the channel takes the focus.
+    run(&mut a, vec![ch('2')]);
+    assert!(screen(&mut a, 120, 40).contains(" Tasks · 2/6 done "));
+    run(&mut a, vec![ch('4')]);
+    assert!(screen(&mut a, 120, 40).contains(" Documents · notes.md "));
+    // Tab reaches the board after the documents.
+    run(&mut a, vec![key(KeyCode::Tab)]);
+    assert_eq!(a.focus, Pane::Tasks);
+    // Clicking a row selects that task.
+    screen(&mut a, 120, 40);
+    let area = a.areas.tasks;
+    let row = a
+        .board
+        .rows
+        .iter()
+        .position(|r| r.as_deref() == Some("tk_3c4d5e6f7081"))
+        .unwrap();
+    run(
+        &mut a,
+        vec![Input::Mouse(ratatui::crossterm::event::MouseEvent {
+            kind: ratatui::crossterm::event::MouseEventKind::Down(
+                ratatui::crossterm::event::MouseButton::Left,
+            ),
+            column: area.x + 5,
+            row: area.y + 1 + row as u16,
+            modifiers: KeyModifiers::NONE,
+        })],
+    );
+    assert_eq!(a.board.selected.as_deref(), Some("tk_3c4d5e6f7081"));
+}
+
+#[test]
+fn task_text_from_agents_cannot_reach_the_terminal() {
+    let mut a = app();
+    let mut evil = task(
+        "tk_\x1b]52;c;aGk=\x07x",
+        "evil \x1b[2J name",
+        TaskStatus::Pending,
+        7,
+    );
+    evil.description = "line\x1b[31m red".into();
+    evil.plan = serde_json::json!({"step": "\u{9b}31m"});
+    a.update(Input::Engine(EngineEvent::Task {
+        change: Box::new(TaskEvent::TaskChanged(evil)),
+    }));
+    let mut cp = checkpoint("tk_\x1b]52;c;aGk=\x07x", 1, "progress", "\x1b[2Jwiped", 12);
+    cp.by = "\x07bell".into();
+    a.update(Input::Engine(EngineEvent::Task {
+        change: Box::new(TaskEvent::CheckpointAdded(cp)),
+    }));
+    // The list, then the evil task's details (it sorts first: pending, 7th).
+    run(&mut a, vec![ch('5')]);
+    for inputs in [vec![], vec![ch('j'), key(KeyCode::Enter)]] {
+        run(&mut a, inputs);
+        for (w, h) in [(120, 40), (80, 24)] {
+            // Whole sequences go, not only their ESC (which the buffer
+            // would drop, leaving `]52;c;…` or `[2J` on the screen).
+            let s = screen(&mut a, w, h);
+            for rest in ["52;c", "[2J", "[31m", "31m"] {
+                assert!(!s.contains(rest), "{rest:?} drawn: {s}");
+            }
+            assert!(s.contains("evil"), "{s}");
+        }
+    }
+    assert!(a.board.detail.as_ref().unwrap().task.starts_with("tk_\x1b"));
 }

@@ -167,3 +167,99 @@ async fn the_app_drives_a_real_engine() {
     assert_eq!(h.app.exit, Some(Exit::Shutdown));
     engine.wait().await;
 }
+
+/// The task board through a real engine: `/task` commands become the
+/// engine's changes, its events update the board, its refusals are this
+/// app's error line, and Enter loads every checkpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_task_board_changes_through_the_engine() {
+    use awtui::tasks::TaskStatus;
+    use awtui::tui::action::{FocusTarget, Pane, TaskAction};
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ping.yaml"), WORKFLOW).unwrap();
+    let workflow = awtui::workflow::load(&dir.path().join("ping.yaml"))
+        .unwrap()
+        .workflow;
+    let (engine, events) = Engine::start(
+        workflow,
+        EngineOptions {
+            instance: "default".into(),
+            mode: RunMode::Start,
+            watch_documents: false,
+        },
+    )
+    .await
+    .unwrap();
+    let mut h = Headless {
+        app: App::new(
+            Config::defaults(),
+            AppOptions {
+                on_quit: QuitAction::Shutdown,
+                utc_offset: 0,
+            },
+        ),
+        link: Link {
+            commands: engine.commands(),
+            events,
+        },
+        replies: FuturesUnordered::new(),
+        quit: false,
+    };
+    let first = h.app.resync(100);
+    h.apply(vec![Effect::Command(first)]);
+    h.until("the snapshot", |a, _| a.ready).await;
+
+    // Add: the board shows the new task once the engine announces it.
+    h.act(Action::Focus(FocusTarget::Pane(Pane::Tasks)));
+    h.act(Action::Task(TaskAction::Add {
+        name: "write docs".into(),
+        after: vec![],
+        assignee: None,
+        workflow: None,
+    }));
+    h.until("the new task on the board", |a, _| {
+        a.tasks.tasks.iter().any(|t| t.name == "write docs")
+    })
+    .await;
+    let id = h.app.tasks.tasks[0].id.clone();
+    assert_eq!(h.app.board.current(&h.app.tasks).unwrap().id, id);
+
+    // A move the table forbids: the engine's refusal is our error line.
+    h.act(Action::Task(TaskAction::Done {
+        task: Some("write docs".into()),
+        outcome: Some("written".into()),
+    }));
+    h.until("the refusal", |a, _| {
+        a.status.as_ref().is_some_and(|s| s.error)
+    })
+    .await;
+    let status = h.app.status.clone().unwrap();
+    assert!(
+        status.text.starts_with("task failed:") && status.text.contains("pending"),
+        "{status:?}"
+    );
+    assert_eq!(h.app.tasks.tasks[0].status, TaskStatus::Pending);
+
+    // Enter: the details, with every checkpoint from the engine.
+    h.act(Action::Open);
+    h.until("the task's checkpoints", |a, _| {
+        a.board
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.checkpoints.is_some())
+    })
+    .await;
+
+    // Skip the task shown: the board follows.
+    h.act(Action::Task(TaskAction::Skip(None)));
+    h.until("the task skipped", |a, _| {
+        a.tasks.tasks[0].status == TaskStatus::Skipped
+    })
+    .await;
+    assert_eq!(h.app.tasks.tasks[0].id, id);
+
+    h.act(Action::Quit { force: true });
+    h.until("the app to quit", |_, quit| quit).await;
+    engine.wait().await;
+}

@@ -106,10 +106,20 @@ async fn follow(info: InstanceInfo) -> u8 {
     };
     let mut events = link.events;
     let commands = link.commands;
+    // One listener for the whole session: a Ctrl-C that lands while an
+    // event is being printed is kept, not lost between two listeners.
+    let mut interrupt =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+            Ok(s) => s,
+            Err(e) => {
+                errln!("cannot listen for Ctrl-C: {e}");
+                return exit::FAILED;
+            }
+        };
     // The snapshot is this client's own answer; events that arrive
     // meanwhile wait in the receiver (messages already shown are skipped).
     let snapshot = tokio::select! {
-        _ = tokio::signal::ctrl_c() => {
+        _ = interrupt.recv() => {
             errln!("detached; @{} keeps running", info.instance);
             return exit::OK;
         }
@@ -171,7 +181,7 @@ async fn follow(info: InstanceInfo) -> u8 {
     });
     loop {
         let event = tokio::select! {
-            _ = tokio::signal::ctrl_c() => {
+            _ = interrupt.recv() => {
                 errln!("detached; @{} keeps running", info.instance);
                 return exit::OK;
             }

@@ -106,6 +106,31 @@ pub async fn request(client: &mut Client, request: Request) -> Result<Reply, u8>
     }
 }
 
+/// Sends an engine command with a time limit and waits for its answer;
+/// a failure is printed (prefixed with `what`) and becomes `Err(exit code)`.
+pub async fn command(
+    client: &mut Client,
+    what: &str,
+    command: crate::engine::Command,
+) -> Result<crate::engine::Reply, u8> {
+    let instance = client.info.instance.clone();
+    match tokio::time::timeout(ANSWER_TIMEOUT, client.call(command)).await {
+        Ok(Ok(Ok(reply))) => Ok(reply),
+        Ok(Ok(Err(failed))) => {
+            errln!("{what}: {failed}");
+            Err(exit::FAILED)
+        }
+        Ok(Err(e)) => {
+            errln!("{e}");
+            Err(control_failure(&e))
+        }
+        Err(_) => {
+            errln!("instance '{instance}' did not answer within {ANSWER_TIMEOUT:?}");
+            Err(exit::FAILED)
+        }
+    }
+}
+
 /// The status of a connected instance.
 pub async fn status(client: &mut Client) -> Result<InstanceStatus, u8> {
     match request(client, Request::Status).await? {

@@ -8,6 +8,7 @@ use super::{exit, remote};
 use crate::engine::tasks::TaskSnapshot;
 use crate::engine::{Command, Reply};
 use crate::errln;
+use crate::instance::control::Client;
 use crate::sanitize::for_terminal;
 use crate::tasks::TaskStatus;
 
@@ -26,33 +27,9 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
             Ok(c) => c,
             Err(code) => return code,
         };
-        let answer = tokio::time::timeout(
-            remote::ANSWER_TIMEOUT,
-            client.call(Command::Snapshot { messages: 0 }),
-        )
-        .await;
-        let board = match answer {
-            Ok(Ok(Ok(Reply::Snapshot { snapshot }))) => snapshot.tasks,
-            Ok(Ok(Ok(other))) => {
-                errln!("unexpected answer: {other:?}");
-                return exit::FAILED;
-            }
-            Ok(Ok(Err(failed))) => {
-                errln!("{failed}");
-                return exit::FAILED;
-            }
-            Ok(Err(e)) => {
-                errln!("{e}");
-                return remote::control_failure(&e);
-            }
-            Err(_) => {
-                errln!(
-                    "instance '{}' did not answer within {:?}",
-                    resolved.info.instance,
-                    remote::ANSWER_TIMEOUT
-                );
-                return exit::FAILED;
-            }
+        let board = match fetch_board(&mut client).await {
+            Ok(b) => b,
+            Err(code) => return code,
         };
         if json {
             match serde_json::to_string_pretty(&board) {
@@ -69,14 +46,16 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
     })
 }
 
-/// How long ago, for people: `12s`, `5m`, `3h`, `2d`.
-fn age(since: chrono::DateTime<Utc>, now: chrono::DateTime<Utc>) -> String {
-    let s = now.signed_duration_since(since).num_seconds().max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
+/// The task board of a connected instance, or the exit code after saying
+/// why it could not be read (`awtui tasks` and `awtui peek --tasks`).
+pub async fn fetch_board(client: &mut Client) -> Result<TaskSnapshot, u8> {
+    let what = format!("@{}", client.info.instance);
+    match remote::command(client, &what, Command::Snapshot { messages: 0 }).await? {
+        Reply::Snapshot { snapshot } => Ok(snapshot.tasks),
+        other => {
+            errln!("unexpected answer: {other:?}");
+            Err(exit::FAILED)
+        }
     }
 }
 
@@ -141,13 +120,27 @@ pub fn render(board: &TaskSnapshot, now: chrono::DateTime<Utc>) -> String {
                         for_terminal(&cp.summary.chars().take(60).collect::<String>())
                     ));
                 }
+                let ws: Vec<String> = board
+                    .workspaces_of(&t.id)
+                    .map(|w| {
+                        let status = if w.status == "active" {
+                            String::new()
+                        } else {
+                            format!(" ({})", w.status)
+                        };
+                        format!("ws: {}{status}", for_terminal(&w.branch))
+                    })
+                    .collect();
+                if !ws.is_empty() {
+                    line.push_str(&format!(" · {}", ws.join(", ")));
+                }
                 if let Some(o) = &t.outcome {
                     line.push_str(&format!(" · outcome: {}", for_terminal(o)));
                 }
                 if let Some(e) = &t.error {
                     line.push_str(&format!(" · error: {}", for_terminal(e)));
                 }
-                line.push_str(&format!(" · {}", age(t.updated_at, now)));
+                line.push_str(&format!(" · {}", crate::duration::age(t.updated_at, now)));
                 out.push_str(&line);
                 out.push('\n');
             }

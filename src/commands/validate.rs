@@ -50,7 +50,20 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
     );
     // A backend that cannot run is a validation error too: say what to
     // install or set before anything starts.
-    let problems = crate::engine::preflight(&loaded.workflow);
+    let mut problems: Vec<String> = crate::engine::preflight(&loaded.workflow)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    // Worktrees: the repository, base and branch names are checked as a
+    // start would, without making anything.
+    let state_root = workflow::setup::context_dir(&loaded.workflow, instance)
+        .ok()
+        .flatten();
+    problems.extend(crate::workspace::preflight(
+        &loaded.workflow,
+        instance,
+        state_root.as_deref(),
+    ));
     for p in &problems {
         errln!("{}: error: {p}", file.display());
     }

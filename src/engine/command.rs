@@ -44,6 +44,9 @@ pub enum Command {
     DeleteDocument { file: String },
     /// Change the task board as the person (add, release, move).
     Task { task: super::tasks::TaskCommand },
+    /// Ask for one task with every checkpoint (answered by
+    /// [`Reply::Task`]); events carry only the newest checkpoint.
+    ReadTask { task: String },
     /// Stop every agent and end the instance, leaving it on disk.
     Shutdown,
 }
@@ -64,6 +67,7 @@ impl Command {
             Command::CreateDocument { .. } => "create_document",
             Command::DeleteDocument { .. } => "delete_document",
             Command::Task { .. } => "task",
+            Command::ReadTask { .. } => "read_task",
             Command::Shutdown => "shutdown",
         }
     }
@@ -80,6 +84,12 @@ pub enum Reply {
     Snapshot { snapshot: Box<Snapshot> },
     /// A document's content, answering [`Command::ReadDocument`].
     Document { file: String, content: String },
+    /// A task and its checkpoints, oldest first, answering
+    /// [`Command::ReadTask`].
+    Task {
+        task: Box<crate::tasks::Task>,
+        checkpoints: Vec<crate::tasks::Checkpoint>,
+    },
 }
 
 /// A command the engine could not carry out (bad name, refused path, …),
@@ -131,6 +141,9 @@ mod tests {
                 content: "x".into(),
             },
             Command::Snapshot { messages: 200 },
+            Command::ReadTask {
+                task: "tk_0123456789ab".into(),
+            },
             Command::Shutdown,
         ] {
             let json = serde_json::to_string(&c).unwrap();

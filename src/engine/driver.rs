@@ -40,7 +40,8 @@ struct Running {
 pub struct Driver {
     pub runner: Runner,
     pub cx: LaunchContext,
-    pub mcp: McpHandle,
+    /// The context's MCP server (`None` with `context: false`).
+    pub mcp: Option<McpHandle>,
     pub events: broadcast::Sender<EngineEvent>,
     pub ctx_events: broadcast::Receiver<ContextEvent>,
     task_events: broadcast::Receiver<crate::tasks::TaskEvent>,
@@ -68,7 +69,7 @@ impl Driver {
     pub fn new(
         runner: Runner,
         cx: LaunchContext,
-        mcp: McpHandle,
+        mcp: Option<McpHandle>,
         events: broadcast::Sender<EngineEvent>,
         ctx_events: broadcast::Receiver<ContextEvent>,
         commands: mpsc::UnboundedReceiver<Envelope>,
@@ -343,10 +344,13 @@ impl Driver {
         let Some(def) = self.cx.workflow.agent(&agent).cloned() else {
             return;
         };
-        if def.backend == BackendKind::Cursor && !self.cursor_installed {
+        if def.backend == BackendKind::Cursor
+            && !self.cursor_installed
+            && let Some(mcp) = &self.cx.mcp
+        {
             match crate::agents::backend::cursor_config::install(
                 &self.cx.workflow.base_dir,
-                &self.cx.mcp_url,
+                &mcp.url,
             ) {
                 Ok(()) => self.cursor_installed = true,
                 Err(e) => self.notice(format!("cannot give Cursor the MCP server: {e}")),
@@ -473,6 +477,15 @@ impl Driver {
             truncated: outcome.truncated,
             full: outcome.full_output.as_deref(),
         };
+        if outcome.success
+            && let Some(n) = crate::workspace::commit::after_turn(
+                &self.cx.workspaces,
+                &agent,
+                &delivered_at_start,
+            )
+        {
+            self.notice(n);
+        }
         let result = if outcome.success {
             // An answer cut to nothing still says where the output went.
             let answer = outcome
@@ -725,6 +738,18 @@ impl Driver {
             Command::Task { task } => {
                 super::tasks::carry_out(self.cx.context.tasks(), task, &self.cx.workflow.name)?;
             }
+            Command::ReadTask { task } => {
+                return self.cx.context.tasks().read(|s| {
+                    let t = s
+                        .task(&task)
+                        .cloned()
+                        .ok_or_else(|| format!("there is no task '{task}' on the board"))?;
+                    Ok(Reply::Task {
+                        checkpoints: s.checkpoints(&task).to_vec(),
+                        task: Box::new(t),
+                    })
+                });
+            }
             Command::Snapshot { messages } => {
                 return Ok(Reply::Snapshot {
                     snapshot: Box::new(self.snapshot(messages)),
@@ -858,7 +883,9 @@ impl Driver {
         self.emit(EngineEvent::Finished {
             outcome: outcome.clone(),
         });
-        self.mcp.stop().await;
+        if let Some(mcp) = self.mcp.take() {
+            mcp.stop().await;
+        }
         outcome
     }
 }

@@ -23,10 +23,21 @@ pub struct LaunchContext {
     pub prepared: Prepared,
     pub context: SharedContext,
     pub tools: ToolBox,
-    pub mcp_url: String,
-    pub tokens: crate::mcp::Tokens,
+    /// How agents reach the context (`None` with `context: false`: no
+    /// tools, no MCP config, no AWTUI_MCP_URL or AWTUI_TOKEN).
+    pub mcp: Option<McpAccess>,
     /// Per-agent folders (configs, logs, session ids) live under here.
     pub state_root: PathBuf,
+    /// The worktrees of `workspace: worktree` agents, by agent.
+    pub workspaces: crate::workspace::Workspaces,
+}
+
+/// The context's MCP server as agents reach it.
+pub struct McpAccess {
+    /// Its streamable HTTP URL.
+    pub url: String,
+    /// Each agent's token (its identity).
+    pub tokens: crate::mcp::Tokens,
 }
 
 impl LaunchContext {
@@ -72,6 +83,22 @@ impl ToolExecutor for AgentTools {
                 content: e.to_string(),
                 is_error: true,
             },
+        }
+    }
+}
+
+/// No tools at all, for API agents of a workflow without a shared context.
+struct NoTools;
+
+impl ToolExecutor for NoTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
+
+    fn call(&self, name: &str, _arguments: &Value) -> ToolResult {
+        ToolResult {
+            content: format!("there is no tool '{name}': this workflow has no shared context"),
+            is_error: true,
         }
     }
 }
@@ -134,6 +161,22 @@ fn agent_env(cx: &LaunchContext, agent: &str) -> Vec<(String, String)> {
     env
 }
 
+/// The `command` backend's program and arguments. An agent in a worktree
+/// still runs the program the workflow names in the workflow's own folder
+/// (`./agents/x.sh` need not be committed): a relative program path is made
+/// absolute against that folder.
+fn command_for(cx: &LaunchContext, agent: &AgentDef) -> Option<Vec<String>> {
+    let mut command = agent.command.clone()?;
+    if cx.workspaces.contains_key(&agent.name)
+        && let Some(program) = command.first_mut()
+        && program.contains('/')
+        && Path::new(program.as_str()).is_relative()
+    {
+        *program = cx.workflow.base_dir.join(&*program).display().to_string();
+    }
+    Some(command)
+}
+
 /// Starts a turn of `agent` on its backend.
 pub fn start_turn(
     cx: &LaunchContext,
@@ -156,10 +199,13 @@ pub fn start_turn(
             agent.base_url.as_deref(),
             agent.api_key_env.as_deref(),
         );
-        let tools = Arc::new(AgentTools {
-            tools: cx.tools.clone(),
-            agent: agent.name.clone(),
-        });
+        let tools: Arc<dyn ToolExecutor> = match cx.mcp {
+            Some(_) => Arc::new(AgentTools {
+                tools: cx.tools.clone(),
+                agent: agent.name.clone(),
+            }),
+            None => Arc::new(NoTools),
+        };
         return Ok(api::spawn(cfg, system_prompt, prompt, tools, None));
     }
     let req = TurnRequest {
@@ -170,12 +216,20 @@ pub fn start_turn(
         system_prompt,
         prompt,
         session_id,
-        mcp_url: cx.mcp_url.clone(),
-        token: cx.tokens.get(&agent.name).unwrap_or_default().to_string(),
+        mcp_url: cx.mcp.as_ref().map(|m| m.url.clone()).unwrap_or_default(),
+        token: cx
+            .mcp
+            .as_ref()
+            .and_then(|m| m.tokens.get(&agent.name))
+            .unwrap_or_default()
+            .to_string(),
         tools: agent.tools.clone(),
-        command: agent.command.clone(),
+        command: command_for(cx, agent),
         env: agent_env(cx, &agent.name),
-        workdir: cx.workflow.base_dir.clone(),
+        workdir: cx
+            .workspaces
+            .get(&agent.name)
+            .map_or_else(|| cx.workflow.base_dir.clone(), |w| w.workdir.clone()),
         state_dir: cx.agent_dir(&agent.name),
     };
     let invocation =

@@ -33,6 +33,7 @@ pub mod shared;
 pub mod task_tools;
 pub mod tools;
 pub mod transport;
+pub mod workspace_tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

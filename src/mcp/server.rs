@@ -27,7 +27,9 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const INSTRUCTIONS: &str = "awtui workflow context. Call workflow_agents to learn who is here \
 and how to @mention them. Talk with channel_send / channel_read; check your @mentions with \
 inbox_check and acknowledge them with inbox_ack once handled. Shared notes live in documents \
-(document_read, document_write, document_append, document_list, document_create, document_delete).";
+(document_read, document_write, document_append, document_list, document_create, document_delete). \
+Split work with tasks: agent_register once, then workflow_next_tasks, task_claim (atomic: one \
+winner), task_load_context, checkpoint_add and task_update_status (completed needs an outcome).";
 
 /// One MCP service for every session: cheap to clone, all state shared.
 #[derive(Clone)]

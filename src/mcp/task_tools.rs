@@ -21,7 +21,7 @@ impl From<TaskError> for ToolError {
 }
 
 /// The caw tools, in the order `tools/list` shows them.
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 15] = [
     "agent_register",
     "agent_heartbeat",
     "agent_unregister",
@@ -35,6 +35,8 @@ pub const NAMES: [&str; 13] = [
     "task_set_plan",
     "task_update_status",
     "checkpoint_add",
+    "workspace_create",
+    "workspace_update",
 ];
 
 /// Whether `name` is one of the caw tools.
@@ -284,6 +286,36 @@ pub fn specs() -> Vec<ToolSpec> {
             ),
             false,
         ),
+        spec(
+            "workspace_create",
+            "Create a workspace for some tasks of a workflow: a branch, with create_worktree              its own git worktree (in the instance folder) so parallel agents do not              overwrite each other. Returns the workspace with its id (ws_…) and worktree_path.",
+            schema(
+                json!({
+                    "workflow_id": s("Workflow id."),
+                    "branch": s("The new branch, e.g. feature/google-oauth."),
+                    "base_branch": s("Branch or commit to start from (default: the repository's current branch)."),
+                    "create_worktree": {"type": "boolean", "description": "Make a git worktree for it (default false: record only)."},
+                    "repo_path": s("The repository's folder (needed with create_worktree)."),
+                    "task_ids": strings("Tasks worked on there."),
+                }),
+                &["workflow_id", "branch"],
+            ),
+            false,
+        ),
+        spec(
+            "workspace_update",
+            "Update a workspace: status active, merged or abandoned, the merge commit, and with              cleanup_worktree remove its worktree and branch (only when merged, or when              abandoned: unmerged work is never removed otherwise).",
+            schema(
+                json!({
+                    "id": s("Workspace id."),
+                    "status": s("active, merged or abandoned."),
+                    "merge_commit": s("The commit that merged it."),
+                    "cleanup_worktree": {"type": "boolean", "description": "Remove its worktree and branch."},
+                }),
+                &["id"],
+            ),
+            false,
+        ),
     ]
 }
 
@@ -428,7 +460,8 @@ struct CheckpointArgs {
     files_changed: Vec<String>,
 }
 
-fn parse<T: serde::de::DeserializeOwned>(
+/// A tool's arguments as `T`, or an invalid-arguments error naming it.
+pub(super) fn parse<T: serde::de::DeserializeOwned>(
     tool: &str,
     args: Option<Map<String, Value>>,
 ) -> Result<T, ToolError> {
@@ -438,8 +471,7 @@ fn parse<T: serde::de::DeserializeOwned>(
 
 /// A workflow as lists show it.
 fn workflow_json(store: &TaskStore, w: &crate::tasks::PlanWorkflow) -> Value {
-    let tasks = store.tasks_of(&w.id);
-    let done = tasks.iter().filter(|t| t.status.is_done()).count();
+    let (total, done) = store.counts(&w.id);
     json!({
         "id": w.id,
         "name": w.name,
@@ -447,7 +479,7 @@ fn workflow_json(store: &TaskStore, w: &crate::tasks::PlanWorkflow) -> Value {
         "summary": w.plan_summary,
         "source_type": w.source_type,
         "max_parallel_tasks": w.max_parallel_tasks,
-        "total_tasks": tasks.len(),
+        "total_tasks": total,
         "completed_tasks": done,
         "created_at": w.created_at,
     })
@@ -506,6 +538,8 @@ pub fn call(
 ) -> Result<Value, ToolError> {
     let now = Utc::now();
     match name {
+        "workspace_create" => super::workspace_tools::create(board, caller, args),
+        "workspace_update" => super::workspace_tools::update(board, args),
         "agent_register" => {
             let a: RegisterArgs = parse(name, args)?;
             let agent = board.change(|s| {
@@ -649,10 +683,7 @@ pub fn call(
                         id: a.workflow_id.clone(),
                     })?;
                 let ready = s.ready(&a.workflow_id, a.include_failed.unwrap_or(false));
-                let all_complete = {
-                    let tasks = s.tasks_of(&w.id);
-                    !tasks.is_empty() && tasks.iter().all(|t| t.status.is_done())
-                };
+                let all_complete = s.is_complete(&w.id);
                 Ok(json!({
                     "tasks": ready,
                     "max_parallel": w.max_parallel_tasks,

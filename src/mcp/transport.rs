@@ -33,7 +33,37 @@ pub fn router(server: ContextServer, tokens: Arc<Tokens>, stop: CancellationToke
     );
     Router::new()
         .route_service(MCP_PATH, service)
+        .layer(middleware::from_fn(limit_body))
         .layer(middleware::from_fn_with_state(tokens, authenticate))
+}
+
+/// Refuses request bodies over [`super::MAX_BODY`] (413 when the length is
+/// announced; a longer chunked body is cut off with an error), so no
+/// client can make the server buffer more than that.
+async fn limit_body(req: Request, next: Next) -> Response {
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > super::MAX_BODY as u64) {
+        let body = serde_json::json!({
+            "error": format!("request body too large: the limit is {} bytes (4 MiB)", super::MAX_BODY)
+        })
+        .to_string();
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response();
+    }
+    let (parts, body) = req.into_parts();
+    let limited = axum::body::Body::new(http_body_util::Limited::new(body, super::MAX_BODY));
+    next.run(Request::from_parts(parts, limited)).await
 }
 
 fn refuse(reason: &str) -> Response {

@@ -224,3 +224,114 @@ pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize
         "omitted": omitted,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::store::PlannedTask;
+    use chrono::Utc;
+
+    /// A plan whose tasks have long descriptions and outcomes.
+    fn store() -> (TaskStore, String) {
+        let mut s = TaskStore::in_memory();
+        let now = Utc::now();
+        let me = s
+            .register("a", "a", "custom", None, vec![], None, Value::Null, now)
+            .unwrap()
+            .id;
+        let w = s
+            .create_workflow("a", "w", "prompt", "", None, 1, now)
+            .unwrap();
+        let mut planned: Vec<PlannedTask> = (0..30)
+            .map(|i| PlannedTask {
+                name: format!("step {i}"),
+                description: "d".repeat(400),
+                ..Default::default()
+            })
+            .collect();
+        planned.push(PlannedTask {
+            name: "last".into(),
+            description: "the one we load".into(),
+            depends_on: vec!["step 0".into(), "step 1".into()],
+            ..Default::default()
+        });
+        let tasks = s.set_plan(&w.id, "plan", &planned, now).unwrap();
+        for t in &tasks[..30] {
+            s.claim("a", &t.id, &me, now).unwrap().unwrap();
+            s.update_status(
+                "a",
+                &t.id,
+                "completed",
+                Some("o".repeat(300)),
+                Value::Null,
+                None,
+                now,
+            )
+            .unwrap();
+        }
+        let last = tasks[30].id.clone();
+        s.claim("a", &last, &me, now).unwrap().unwrap();
+        for i in 0..20 {
+            s.add_checkpoint(
+                "a",
+                &last,
+                "progress",
+                &format!("{i} {}", "c".repeat(200)),
+                Value::Null,
+                vec![],
+                now,
+            )
+            .unwrap();
+        }
+        (s, last)
+    }
+
+    #[test]
+    fn the_result_fits_the_budget_most_relevant_first_and_says_what_was_left_out() {
+        let (s, id) = store();
+        let task = s.task(&id).unwrap();
+        for max in [300, 1000, 3000, 8000] {
+            let v = load(&s, task, &Include::default(), max);
+            assert!(tokens(&v) <= max + 200, "{max}: {} tokens", tokens(&v));
+            assert_eq!(v["current_task"]["name"], "last", "the task itself always");
+            let omitted = v["omitted"].as_object().unwrap();
+            let shown = v["current_task"]["checkpoints"].as_array().unwrap();
+            // Newest checkpoints first: what is shown is the latest ones.
+            if let Some(last) = shown.last() {
+                assert!(last["summary"].as_str().unwrap().starts_with("19 "));
+            }
+            assert_eq!(
+                shown.len()
+                    + omitted
+                        .get("checkpoints")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0) as usize,
+                20
+            );
+            if max <= 1000 {
+                assert!(omitted.contains_key("prior_tasks"), "{max}: {omitted:?}");
+            }
+        }
+        // A big budget with everything asked for: nothing left out.
+        let all = Include {
+            all_checkpoints: true,
+            ..Include::default()
+        };
+        let v = load(&s, task, &all, 100_000);
+        assert!(
+            v["omitted"].as_object().unwrap().is_empty(),
+            "{}",
+            v["omitted"]
+        );
+        assert_eq!(
+            v["current_task"]["checkpoints"].as_array().unwrap().len(),
+            20
+        );
+        assert_eq!(v["dependency_outcomes"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["prior_tasks"].as_array().unwrap().len(),
+            28,
+            "30 done, 2 are dependencies"
+        );
+    }
+}

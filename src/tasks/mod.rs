@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
 
-pub use model::{Checkpoint, PlanWorkflow, RegisteredAgent, Task, TaskStatus};
+pub use model::{Checkpoint, PlanWorkflow, PlanWorkspace, RegisteredAgent, Task, TaskStatus};
 pub use store::{PlannedTask, TaskStore};
 
 /// A caw error: the seed's code and a sentence for the agent.
@@ -152,6 +152,10 @@ pub enum TaskEvent {
     CheckpointAdded(Checkpoint),
     /// A workflow was created or its plan set.
     WorkflowChanged(PlanWorkflow),
+    /// A workspace (`workspace_create`) was made or changed (status,
+    /// merge commit, worktree cleaned up), so a task's board line can show
+    /// where its work happens.
+    WorkspaceChanged(PlanWorkspace),
 }
 
 /// How many events a slow receiver may fall behind before it misses some.
@@ -163,6 +167,9 @@ pub const TASK_EVENT_CAPACITY: usize = 4096;
 pub struct TaskBoard {
     store: Arc<Mutex<TaskStore>>,
     events: broadcast::Sender<TaskEvent>,
+    /// The instance folder: `workspace_create` puts worktrees in its
+    /// `workspaces/`; `None` when the instance keeps nothing on disk.
+    worktree_root: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for TaskBoard {
@@ -184,7 +191,20 @@ impl TaskBoard {
         TaskBoard {
             store: Arc::new(Mutex::new(store)),
             events,
+            worktree_root: None,
         }
+    }
+
+    /// The same board, with workspace worktrees made under the instance
+    /// folder `dir`.
+    pub fn with_worktree_root(mut self, dir: std::path::PathBuf) -> Self {
+        self.worktree_root = Some(dir);
+        self
+    }
+
+    /// The instance folder workspace worktrees go under, if any.
+    pub fn worktree_root(&self) -> Option<&std::path::Path> {
+        self.worktree_root.as_deref()
     }
 
     /// A receiver of every change from now on.

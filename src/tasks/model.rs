@@ -170,6 +170,39 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
 }
 
+impl Task {
+    /// A new, unclaimed task of `workflow_id`'s plan.
+    pub fn pending(
+        id: String,
+        workflow_id: &str,
+        planned: &super::store::PlannedTask,
+        sequence: u32,
+        depends_on: Vec<String>,
+        now: DateTime<Utc>,
+    ) -> Task {
+        Task {
+            id,
+            workflow_id: workflow_id.to_string(),
+            name: planned.name.clone(),
+            description: planned.description.clone(),
+            sequence,
+            depends_on,
+            assignee: planned.assignee.clone(),
+            role: planned.role.clone(),
+            status: TaskStatus::Pending,
+            claimed_by: None,
+            claimed_at: None,
+            plan: Value::Null,
+            context: Value::Null,
+            outcome: None,
+            outcome_detail: Value::Null,
+            error: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+}
+
 /// The kinds of checkpoint the seed names.
 pub const CHECKPOINT_TYPES: [&str; 6] = [
     "plan", "progress", "decision", "error", "recovery", "complete",
@@ -195,6 +228,38 @@ pub struct Checkpoint {
     pub created_at: DateTime<Utc>,
 }
 
+/// A workspace (`workspace_create`): a branch, usually in its own git
+/// worktree, where the work on some tasks of a workflow happens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanWorkspace {
+    /// `ws_` and 12 hex digits.
+    pub id: String,
+    pub workflow_id: String,
+    pub branch: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_branch: Option<String>,
+    /// The commit the branch started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_path: Option<String>,
+    /// The worktree awtui made for it (until cleaned up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree_path: Option<String>,
+    #[serde(default)]
+    pub task_ids: Vec<String>,
+    /// `active`, `merged` or `abandoned`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge_commit: Option<String>,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The statuses a workspace can have.
+pub const WORKSPACE_STATUSES: [&str; 3] = ["active", "merged", "abandoned"];
+
 /// One durable change: the new state of one record. Replaying them in
 /// order (last one per id wins) rebuilds everything.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -204,4 +269,5 @@ pub enum Record {
     Workflow(PlanWorkflow),
     Task(Task),
     Checkpoint(Checkpoint),
+    Workspace(PlanWorkspace),
 }

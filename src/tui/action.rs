@@ -17,11 +17,19 @@
 //! resolve mine|theirs|both
 //! search [text] | search-next | search-prev
 //! filter [from:NAME] [type:TYPE] [bead:ID] [words…] | filter off
+//! task add <name…> [--after <task>…] [--for <agent>] [--in <workflow>]
+//! task release [task] | task skip [task]
+//! task done [task] [outcome…] | task fail [task] [error…]
+//! task filter [from:NAME] [type:STATUS] [bead:ID] [words…] | task filter off
 //! prompt [text]            (focus the command bar, pre-filled)
 //! ```
 //!
 //! In the command bar a line starting with `/` is an action, any other line
 //! is posted to the channel as `user`; `//text` posts `/text`.
+//!
+//! A `[task]` left out means the task selected on the board; `task done`
+//! and `task fail` without their text put the command back in the bar,
+//! completed with the task's id, for the outcome or error to be typed.
 
 use std::fmt;
 
@@ -36,17 +44,20 @@ pub enum Pane {
     Inbox,
     /// Documents: list, viewer, editor.
     Documents,
+    /// The task board: tasks by status, a task's details.
+    Tasks,
     /// The command bar.
     Bar,
 }
 
 impl Pane {
     /// Panes in Tab order.
-    pub const ORDER: [Pane; 5] = [
+    pub const ORDER: [Pane; 6] = [
         Pane::Agents,
         Pane::Channel,
         Pane::Inbox,
         Pane::Documents,
+        Pane::Tasks,
         Pane::Bar,
     ];
 
@@ -57,6 +68,7 @@ impl Pane {
             Pane::Channel => "channel",
             Pane::Inbox => "inbox",
             Pane::Documents => "documents",
+            Pane::Tasks => "tasks",
             Pane::Bar => "bar",
         }
     }
@@ -139,6 +151,69 @@ impl Filter {
     pub fn is_empty(&self) -> bool {
         *self == Filter::default()
     }
+
+    /// Reads `from:NAME type:TYPE bead:ID words…`; `None` for no words or
+    /// `off` (no filter). The channel and the task board read it alike.
+    pub fn parse(args: &[&str]) -> Option<Filter> {
+        if args.is_empty() || args == ["off"] {
+            return None;
+        }
+        let mut filter = Filter::default();
+        let mut words = Vec::new();
+        for a in args {
+            if let Some(v) = a.strip_prefix("from:") {
+                filter.from = Some(v.trim_start_matches('@').to_string());
+            } else if let Some(v) = a.strip_prefix("type:") {
+                filter.kind = Some(v.to_string());
+            } else if let Some(v) = a.strip_prefix("bead:") {
+                filter.bead = Some(v.to_string());
+            } else {
+                words.push(*a);
+            }
+        }
+        if !words.is_empty() {
+            filter.text = Some(words.join(" "));
+        }
+        Some(filter)
+    }
+}
+
+/// What the person does to the task board (`/task …`). A `None` task is
+/// the one selected on the board; the app resolves names and id prefixes
+/// against the board it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskAction {
+    /// Add a task.
+    Add {
+        /// Its name.
+        name: String,
+        /// Tasks it waits for (ids or names).
+        after: Vec<String>,
+        /// The agent meant to do it.
+        assignee: Option<String>,
+        /// The workflow it joins (needed when there are several).
+        workflow: Option<String>,
+    },
+    /// Give a held task back.
+    Release(Option<String>),
+    /// Mark a task completed; without an outcome the bar asks for it.
+    Done {
+        /// Which task.
+        task: Option<String>,
+        /// What came of it.
+        outcome: Option<String>,
+    },
+    /// Mark a task failed; without an error the bar asks for it.
+    Fail {
+        /// Which task.
+        task: Option<String>,
+        /// What went wrong.
+        error: Option<String>,
+    },
+    /// Decide a task will not be done.
+    Skip(Option<String>),
+    /// Filter the board (`None` clears the filter).
+    Filter(Option<Filter>),
 }
 
 impl fmt::Display for Filter {
@@ -231,6 +306,8 @@ pub enum Action {
     SearchPrev,
     /// Filter the channel (`None` clears the filter).
     Filter(Option<Filter>),
+    /// Change the task board or its view.
+    Task(TaskAction),
     /// Focus the command bar with this text.
     Prompt(String),
     /// Answer yes to a question.
@@ -316,6 +393,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "filter [from:NAME] [type:TYPE] [bead:ID] [text] | filter off",
         "filter the channel",
     ),
+    (
+        "task",
+        "task add <name> [--after <task>…] [--for <agent>] [--in <workflow>] | task release|skip [task] | task done [task] [outcome] | task fail [task] [error] | task filter [from:NAME] [type:STATUS] [bead:ID] [text]|off",
+        "change the task board (the selected task when none is named)",
+    ),
     ("prompt", "prompt [text]", "type in the command bar"),
     ("yes", "yes", "answer yes"),
     ("no", "no", "answer no"),
@@ -364,9 +446,86 @@ fn message_id(command: &str, arg: &str) -> Result<u64, ParseError> {
         .map_err(|_| usage(command, format!("'{arg}' is not a message id")))
 }
 
+/// Reads the words after `task`.
+fn parse_task(args: &[&str]) -> Result<TaskAction, ParseError> {
+    let err = |m: String| usage("task", m);
+    let (sub, rest) = match args.split_first() {
+        Some((s, r)) => (*s, r),
+        None => return Err(err("add, release, done, fail, skip or filter?".into())),
+    };
+    // The task named first, and the words after it.
+    let task_and_text = || -> (Option<String>, Option<String>) {
+        let task = rest.first().map(|t| t.to_string());
+        let text = (rest.len() > 1).then(|| rest[1..].join(" "));
+        (task, text)
+    };
+    // The whole rest names the task (a name may have spaces).
+    let one_task =
+        || -> Result<Option<String>, ParseError> { Ok((!rest.is_empty()).then(|| rest.join(" "))) };
+    match sub {
+        "add" => {
+            let mut name = Vec::new();
+            let mut after = Vec::new();
+            let mut assignee = None;
+            let mut workflow = None;
+            let mut in_after = false;
+            let mut words = rest.iter();
+            while let Some(w) = words.next() {
+                match *w {
+                    "--after" => in_after = true,
+                    "--for" | "--in" => {
+                        in_after = false;
+                        let v = words
+                            .next()
+                            .filter(|v| !v.starts_with("--"))
+                            .ok_or_else(|| err(format!("{w} needs a value")))?;
+                        if *w == "--for" {
+                            assignee = Some(agent_name("task", v)?);
+                        } else {
+                            workflow = Some(v.to_string());
+                        }
+                    }
+                    f if f.starts_with("--") => {
+                        return Err(err(format!("unknown option '{f}'")));
+                    }
+                    dep if in_after => {
+                        after.extend(dep.split(',').filter(|d| !d.is_empty()).map(str::to_string))
+                    }
+                    word => name.push(word),
+                }
+            }
+            if name.is_empty() {
+                return Err(err("the new task needs a name".into()));
+            }
+            Ok(TaskAction::Add {
+                name: name.join(" "),
+                after,
+                assignee,
+                workflow,
+            })
+        }
+        "release" => Ok(TaskAction::Release(one_task()?)),
+        "skip" => Ok(TaskAction::Skip(one_task()?)),
+        "done" => {
+            let (task, outcome) = task_and_text();
+            Ok(TaskAction::Done { task, outcome })
+        }
+        "fail" => {
+            let (task, error) = task_and_text();
+            Ok(TaskAction::Fail { task, error })
+        }
+        "filter" => Ok(TaskAction::Filter(Filter::parse(rest))),
+        other => Err(err(format!(
+            "'{other}' is not add, release, done, fail, skip or filter"
+        ))),
+    }
+}
+
 impl Action {
     /// Reads one command (without the bar's leading `/`).
     pub fn parse(text: &str) -> Result<Action, ParseError> {
+        // `prompt` keeps its text's trailing space (`prompt /new `).
+        let untrimmed = text.trim_start();
         let text = text.trim();
         let (head, rest) = match text.split_once(char::is_whitespace) {
             Some((h, r)) => (h, r.trim()),
@@ -523,33 +682,15 @@ impl Action {
                 _ => Err(usage(head, "mine, theirs or both?")),
             },
             "search" => Ok(Action::Search((!rest.is_empty()).then(|| rest.to_string()))),
-            "filter" => {
-                if args.is_empty() || args == ["off"] {
-                    return Ok(Action::Filter(None));
-                }
-                let mut filter = Filter::default();
-                let mut words = Vec::new();
-                for a in &args {
-                    if let Some(v) = a.strip_prefix("from:") {
-                        filter.from = Some(v.trim_start_matches('@').to_string());
-                    } else if let Some(v) = a.strip_prefix("type:") {
-                        filter.kind = Some(v.to_string());
-                    } else if let Some(v) = a.strip_prefix("bead:") {
-                        filter.bead = Some(v.to_string());
-                    } else {
-                        words.push(*a);
-                    }
-                }
-                if !words.is_empty() {
-                    filter.text = Some(words.join(" "));
-                }
-                Ok(Action::Filter(Some(filter)))
-            }
-            "prompt" => Ok(Action::Prompt(match text.split_once(char::is_whitespace) {
-                // Keep the text after `prompt ` exactly, trailing space included.
-                Some((_, r)) => r.to_string(),
-                None => String::new(),
-            })),
+            "filter" => Ok(Action::Filter(Filter::parse(&args))),
+            "task" => parse_task(&args).map(Action::Task),
+            "prompt" => Ok(Action::Prompt(
+                match untrimmed.split_once(char::is_whitespace) {
+                    // Keep the text after `prompt ` exactly, trailing space included.
+                    Some((_, r)) => r.to_string(),
+                    None => String::new(),
+                },
+            )),
             other => Err(ParseError::Unknown(other.to_string())),
         }
     }
@@ -640,6 +781,47 @@ mod tests {
             }))
         );
         assert_eq!(ok("prompt /send @"), Action::Prompt("/send @".into()));
+        assert_eq!(ok("prompt /new "), Action::Prompt("/new ".into()));
+        assert_eq!(
+            ok("task add write docs --after parser,lexer tests --for @coder --in wf_1"),
+            Action::Task(TaskAction::Add {
+                name: "write docs".into(),
+                after: vec!["parser".into(), "lexer".into(), "tests".into()],
+                assignee: Some("coder".into()),
+                workflow: Some("wf_1".into()),
+            })
+        );
+        assert_eq!(ok("task release"), Action::Task(TaskAction::Release(None)));
+        assert_eq!(
+            ok("task skip tk_12"),
+            Action::Task(TaskAction::Skip(Some("tk_12".into())))
+        );
+        assert_eq!(
+            ok("task done"),
+            Action::Task(TaskAction::Done {
+                task: None,
+                outcome: None
+            })
+        );
+        assert_eq!(
+            ok("task fail parser  it  broke"),
+            Action::Task(TaskAction::Fail {
+                task: Some("parser".into()),
+                error: Some("it broke".into())
+            })
+        );
+        assert_eq!(
+            ok("task filter bead:ol-3 type:in_progress"),
+            Action::Task(TaskAction::Filter(Some(Filter {
+                kind: Some("in_progress".into()),
+                bead: Some("ol-3".into()),
+                ..Filter::default()
+            })))
+        );
+        assert_eq!(
+            ok("task filter off"),
+            Action::Task(TaskAction::Filter(None))
+        );
         assert_eq!(ok("search needle"), Action::Search(Some("needle".into())));
     }
 
@@ -662,6 +844,12 @@ mod tests {
             "stop a b",
             "quit now",
             "doc",
+            "task",
+            "task add",
+            "task add --for",
+            "task add x --for 9x",
+            "task add x --soon",
+            "task explode",
         ] {
             assert!(Action::parse(bad).is_err(), "{bad:?} should fail");
         }
@@ -693,6 +881,7 @@ mod tests {
                 "post" => "post hi".to_string(),
                 "doc" | "new" => format!("{name} x.md"),
                 "resolve" => "resolve mine".to_string(),
+                "task" => "task release".to_string(),
                 _ => name.to_string(),
             };
             assert!(Action::parse(&sample).is_ok(), "{sample} ({usage})");

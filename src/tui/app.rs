@@ -19,7 +19,7 @@ use ratatui::crossterm::event::{
 use ratatui::layout::{Position, Rect};
 
 use super::QuitAction;
-use super::action::{AckTarget, Action, FocusTarget, Motion, Pane};
+use super::action::{AckTarget, Action, FocusTarget, Motion, Pane, TaskAction};
 use super::config::Config;
 use super::keymap::{Key, Keymap, Section};
 use super::panes::agents::{AgentRow, Agents};
@@ -27,11 +27,13 @@ use super::panes::channel::Channel;
 use super::panes::command_bar::{BarEvent, BarMode, CommandBar};
 use super::panes::documents::Documents;
 use super::panes::inbox::{self, Inbox};
+use super::panes::tasks::{self, BoardContext, Detail, Tasks};
 use super::theme::Theme;
 use crate::agents::runner::{AgentStatus, PauseReason};
 use crate::context::mentions::{ALL, USER};
 use crate::context::{Cursor, Since};
 use crate::engine::link::Resync;
+use crate::engine::tasks::TaskCommand;
 use crate::engine::{Command, CommandFailed, EngineEvent, Reply, RequestError};
 use crate::sanitize::for_terminal;
 
@@ -132,6 +134,8 @@ pub struct Areas {
     pub inbox: Rect,
     /// The documents pane (with border).
     pub documents: Rect,
+    /// The task board (with border).
+    pub tasks: Rect,
     /// The command bar.
     pub bar: Rect,
 }
@@ -180,6 +184,14 @@ pub struct App {
     pub inbox: Inbox,
     /// The documents pane.
     pub documents: Documents,
+    /// The task board pane (its view of [`App::tasks`]).
+    pub board: Tasks,
+    /// Which of documents and tasks the wide layout shows under the
+    /// channel when there is room for one only.
+    pub lower: Pane,
+    /// The wall-clock time, for the board's ages: set by the loop before
+    /// each draw (tests fix it).
+    pub now: chrono::DateTime<chrono::Utc>,
     /// The command bar.
     pub bar: CommandBar,
     /// Each recipient's cursor.
@@ -233,6 +245,9 @@ impl App {
             channel: Channel::default(),
             inbox: Inbox::default(),
             documents: Documents::default(),
+            board: Tasks::default(),
+            lower: Pane::Documents,
+            now: chrono::Utc::now(),
             bar: CommandBar::default(),
             cursors: BTreeMap::new(),
             focus: Pane::Channel,
@@ -337,6 +352,14 @@ impl App {
                 let o = self.documents.content(file, content);
                 self.docs(o)
             }
+            Ok(Reply::Task { task, checkpoints }) => {
+                if let Some(d) = &mut self.board.detail
+                    && d.task == task.id
+                {
+                    d.checkpoints = Some(checkpoints);
+                }
+                Vec::new()
+            }
             Err(CommandFailed { command, error }) => {
                 if command == "write_document"
                     && let Some(e) = &mut self.documents.editor
@@ -387,6 +410,13 @@ impl App {
         self.documents.entry = s.entry_document.clone();
         self.cursors = s.cursors;
         self.paused = s.paused;
+        let mut effects = Vec::new();
+        // Open details may have missed checkpoints while behind: reload.
+        if let Some(d) = &self.board.detail {
+            effects.push(Effect::Command(Command::ReadTask {
+                task: d.task.clone(),
+            }));
+        }
         if self.documents.viewer.is_none() && self.documents.pending.is_none() {
             self.documents.selected = self
                 .documents
@@ -395,11 +425,11 @@ impl App {
                 .position(|f| *f == s.entry_document)
                 .unwrap_or(0);
             self.documents.pending = Some(s.entry_document.clone());
-            return vec![Effect::Command(Command::ReadDocument {
+            effects.push(Effect::Command(Command::ReadDocument {
                 file: Some(s.entry_document),
-            })];
+            }));
         }
-        Vec::new()
+        effects
     }
 
     /// A fact from the engine.
@@ -465,6 +495,9 @@ impl App {
                 vec![Effect::Quit]
             }
             EngineEvent::Task { change } => {
+                if let crate::tasks::TaskEvent::CheckpointAdded(c) = change.as_ref() {
+                    self.board.checkpoint_added(c);
+                }
                 self.tasks.apply(*change);
                 Vec::new()
             }
@@ -498,6 +531,7 @@ impl App {
         if o.focus {
             self.focus = Pane::Documents;
             self.main = Pane::Documents;
+            self.lower = Pane::Documents;
         }
         o.commands.into_iter().map(Effect::Command).collect()
     }
@@ -643,6 +677,7 @@ impl App {
             (a.channel, Pane::Channel),
             (a.inbox, Pane::Inbox),
             (a.documents, Pane::Documents),
+            (a.tasks, Pane::Tasks),
             (a.bar, Pane::Bar),
         ]
         .into_iter()
@@ -668,6 +703,7 @@ impl App {
             Pane::Channel => self.areas.channel,
             Pane::Inbox => self.areas.inbox,
             Pane::Documents => self.areas.documents,
+            Pane::Tasks => self.areas.tasks,
             Pane::Bar => self.areas.bar,
         };
         let row = m.row.saturating_sub(area.y + 1) as usize;
@@ -692,6 +728,9 @@ impl App {
                 } else {
                     pane
                 };
+                if matches!(pane, Pane::Documents | Pane::Tasks) {
+                    self.lower = pane;
+                }
                 match pane {
                     Pane::Agents => {
                         if let Some(i) = self.agents.row_at(row) {
@@ -707,6 +746,11 @@ impl App {
                     Pane::Inbox => {
                         if let Some(Some(k)) = self.inbox.rows.get(row) {
                             self.inbox.selected = *k;
+                        }
+                    }
+                    Pane::Tasks => {
+                        if let Some(Some(id)) = self.board.rows.get(row) {
+                            self.board.selected = Some(id.clone());
                         }
                     }
                     Pane::Documents => {
@@ -755,6 +799,14 @@ impl App {
                             self.inbox.selected + 1
                         }
                     }
+                    Pane::Tasks => self.board.motion(
+                        if up {
+                            Motion::ScrollUp(1)
+                        } else {
+                            Motion::ScrollDown(1)
+                        },
+                        &self.tasks,
+                    ),
                     Pane::Bar => {}
                 }
                 Vec::new()
@@ -907,8 +959,14 @@ impl App {
                     self.before_bar = self.focus;
                     self.bar.mode = BarMode::Command;
                 }
-                if matches!(next, Pane::Channel | Pane::Inbox | Pane::Documents) {
+                if matches!(
+                    next,
+                    Pane::Channel | Pane::Inbox | Pane::Documents | Pane::Tasks
+                ) {
                     self.main = next;
+                }
+                if matches!(next, Pane::Documents | Pane::Tasks) {
+                    self.lower = next;
                 }
                 self.focus = next;
                 Vec::new()
@@ -935,6 +993,7 @@ impl App {
                     Vec::new()
                 }
                 Pane::Inbox => self.act(Action::Pager),
+                Pane::Tasks => self.open_task(),
                 Pane::Documents => match self.documents.selected_file() {
                     Some(f) => {
                         let f = f.to_string();
@@ -950,6 +1009,9 @@ impl App {
                 }
                 if self.focus == Pane::Bar {
                     self.focus = self.before_bar;
+                    return Vec::new();
+                }
+                if self.focus == Pane::Tasks && self.board.back() {
                     return Vec::new();
                 }
                 if self.focus == Pane::Documents
@@ -987,6 +1049,17 @@ impl App {
                 }
                 Vec::new()
             }
+            Action::Copy | Action::Pager if self.focus == Pane::Tasks => match self.task_text() {
+                Some((id, text)) if action == Action::Copy => {
+                    self.info(format!("copied task {id} to the clipboard"));
+                    vec![Effect::Copy(text)]
+                }
+                Some((_, text)) => vec![Effect::Pager(text)],
+                None => {
+                    self.error("no task selected");
+                    Vec::new()
+                }
+            },
             Action::Copy => match self.selected_text() {
                 Some((id, text)) => {
                     self.info(format!("copied #{id} to the clipboard"));
@@ -1059,9 +1132,11 @@ impl App {
                 self.channel.newest();
                 vec![Effect::Command(Command::Post { text })]
             }
+            Action::Task(t) => self.task_action(t),
             Action::Doc(file) => {
                 self.focus = Pane::Documents;
                 self.main = Pane::Documents;
+                self.lower = Pane::Documents;
                 self.open_document(file)
             }
             Action::New(file) => {
@@ -1168,6 +1243,7 @@ impl App {
                 }
                 .min(n.saturating_sub(1));
             }
+            Pane::Tasks => self.board.motion(m, &self.tasks),
             Pane::Documents => {
                 let page = self.documents.view_height.saturating_sub(1).max(1);
                 let docs = &mut self.documents;
@@ -1196,6 +1272,196 @@ impl App {
             }
             Pane::Bar => {}
         }
+    }
+
+    /// Shows the current task's details and asks the engine for all of
+    /// its checkpoints.
+    fn open_task(&mut self) -> Vec<Effect> {
+        let Some(task) = self.board.current(&self.tasks).map(|t| t.id.clone()) else {
+            self.error("open: the board has no task selected");
+            return Vec::new();
+        };
+        self.board.detail = Some(Detail {
+            task: task.clone(),
+            scroll: 0,
+            checkpoints: None,
+        });
+        vec![Effect::Command(Command::ReadTask { task })]
+    }
+
+    /// What the board draws with.
+    pub fn board_context(&self) -> BoardContext<'_> {
+        BoardContext::new(
+            &self.tasks,
+            &self.channel,
+            &self.theme,
+            self.now,
+            self.options.utc_offset,
+        )
+    }
+
+    /// The current task's id and details as text (pager, clipboard).
+    fn task_text(&self) -> Option<(String, String)> {
+        let task = self.board.current(&self.tasks)?;
+        let detail = self.board.detail.as_ref().filter(|d| d.task == task.id);
+        let lines = self.board_context().detail_lines(task, detail);
+        Some((task.id.clone(), tasks::plain(&lines)))
+    }
+
+    /// The task a `/task` command names (`None`: the current one), or an
+    /// error on the status line.
+    fn task_target(&mut self, reference: Option<&str>, what: &str) -> Option<crate::tasks::Task> {
+        let found = match reference {
+            Some(r) => tasks::resolve(&self.tasks, r).cloned(),
+            None => self
+                .board
+                .current(&self.tasks)
+                .cloned()
+                .ok_or_else(|| "no task selected (5 shows the board)".to_string()),
+        };
+        match found {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.error(format!("task {what}: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Carries out a `/task` command: one [`Command::Task`] for the engine
+    /// (its refusal comes back as this app's error line), a prompt for a
+    /// missing outcome or error, or a change of the board's filter.
+    fn task_action(&mut self, action: TaskAction) -> Vec<Effect> {
+        let (command, note) = match action {
+            TaskAction::Add {
+                name,
+                after,
+                assignee,
+                workflow,
+            } => {
+                if let Some(a) = &assignee
+                    && !self.agent_known(a)
+                {
+                    self.error(format!("task add: there is no agent '{a}'"));
+                    return Vec::new();
+                }
+                let mut depends_on = Vec::new();
+                for d in &after {
+                    match tasks::resolve(&self.tasks, d) {
+                        Ok(t) => depends_on.push(t.id.clone()),
+                        Err(e) => {
+                            self.error(format!("task add: --after {e}"));
+                            return Vec::new();
+                        }
+                    }
+                }
+                let note = format!("adding task “{name}”");
+                let command = TaskCommand::Add {
+                    workflow,
+                    name,
+                    description: String::new(),
+                    depends_on,
+                    assignee,
+                };
+                (command, note)
+            }
+            TaskAction::Release(r) => {
+                let Some(t) = self.task_target(r.as_deref(), "release") else {
+                    return Vec::new();
+                };
+                let note = format!("releasing “{}” ({})", t.name, t.id);
+                (TaskCommand::Release { task: t.id }, note)
+            }
+            TaskAction::Skip(r) => {
+                let Some(t) = self.task_target(r.as_deref(), "skip") else {
+                    return Vec::new();
+                };
+                let note = format!("skipping “{}” ({})", t.name, t.id);
+                let command = TaskCommand::Status {
+                    task: t.id,
+                    status: "skipped".into(),
+                    outcome: None,
+                    error: None,
+                };
+                (command, note)
+            }
+            TaskAction::Done {
+                task,
+                outcome: text,
+            } => return self.task_finish(task, text, true),
+            TaskAction::Fail { task, error: text } => return self.task_finish(task, text, false),
+            TaskAction::Filter(f) => {
+                self.board.filter = f.unwrap_or_default();
+                self.board.detail = None;
+                self.focus = Pane::Tasks;
+                self.main = Pane::Tasks;
+                self.lower = Pane::Tasks;
+                if self.board.filter.is_empty() {
+                    self.info("task filter off");
+                } else {
+                    let n = tasks::listed(&self.tasks, &self.board.filter).len();
+                    self.info(format!(
+                        "task filter {}: {n} task{} (F clears)",
+                        self.board.filter,
+                        if n == 1 { "" } else { "s" }
+                    ));
+                }
+                return Vec::new();
+            }
+        };
+        self.info(note);
+        if self.focus == Pane::Bar {
+            self.focus = self.before_bar;
+        }
+        vec![Effect::Command(Command::Task { task: command })]
+    }
+
+    /// `/task done` (`done`) or `/task fail`: without the outcome or error
+    /// the bar asks for it, completed with the task's id.
+    fn task_finish(
+        &mut self,
+        task: Option<String>,
+        text: Option<String>,
+        done: bool,
+    ) -> Vec<Effect> {
+        let verb = if done { "done" } else { "fail" };
+        let Some(t) = self.task_target(task.as_deref(), verb) else {
+            return Vec::new();
+        };
+        let Some(text) = text else {
+            let effects = self.act(Action::Prompt(format!(
+                "/task {verb} {} ",
+                for_terminal(&t.id)
+            )));
+            self.info(format!(
+                "type what {} “{}”, then enter",
+                if done { "came of" } else { "went wrong with" },
+                t.name
+            ));
+            return effects;
+        };
+        self.info(format!(
+            "marking “{}” ({}) {}",
+            t.name,
+            t.id,
+            if done { "completed" } else { "failed" }
+        ));
+        if self.focus == Pane::Bar {
+            self.focus = self.before_bar;
+        }
+        let (status, outcome, error) = if done {
+            ("completed", Some(text), None)
+        } else {
+            ("failed", None, Some(text))
+        };
+        vec![Effect::Command(Command::Task {
+            task: TaskCommand::Status {
+                task: t.id,
+                status: status.into(),
+                outcome,
+                error,
+            },
+        })]
     }
 
     fn open_document(&mut self, file: String) -> Vec<Effect> {

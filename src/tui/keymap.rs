@@ -2,7 +2,7 @@
 //! `shift-tab`, `enter`, `pgdown`, `f1`, `space`) and bound to a command of
 //! the one grammar (`"s" = "stop"`), per section: `global` applies
 //! everywhere, the pane sections (`agents`, `channel`, `inbox`,
-//! `documents`) while that pane has the focus and win over `global`,
+//! `documents`, `tasks`) while that pane has the focus and win over `global`,
 //! `editor` while a document is being edited (every other key types), and
 //! `conflict` while a document conflict waits for an answer.
 
@@ -28,12 +28,13 @@ pub enum Section {
 
 impl Section {
     /// Every section, in help order.
-    pub const ALL: [Section; 7] = [
+    pub const ALL: [Section; 8] = [
         Section::Global,
         Section::Pane(Pane::Agents),
         Section::Pane(Pane::Channel),
         Section::Pane(Pane::Inbox),
         Section::Pane(Pane::Documents),
+        Section::Pane(Pane::Tasks),
         Section::Editor,
         Section::Conflict,
     ];
@@ -300,7 +301,7 @@ pub struct Binding {
 pub enum KeymapError {
     /// The section is not one of the known ones.
     #[error(
-        "[keys.{0}]: unknown section (known: global, agents, channel, inbox, documents, editor, conflict)"
+        "[keys.{0}]: unknown section (known: global, agents, channel, inbox, documents, tasks, editor, conflict)"
     )]
     Section(String),
     /// The key cannot be read.

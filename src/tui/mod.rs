@@ -29,6 +29,11 @@
 //! - Keys in the editor type, except those bound in `[keys.editor]`
 //!   (Ctrl-S saves, Esc leaves); Tab indents there.
 //! - Timestamps are shown in local time.
+//! - The task board is a fifth pane (`5`): under the channel beside the
+//!   documents from 180 columns, sharing their place (tabs, the one
+//!   focused last shown) from 100, a fourth tab below the agents on
+//!   narrower screens. Its ages are refreshed with each frame and the idle
+//!   wake-up (once a minute).
 
 pub mod action;
 pub mod app;
@@ -140,6 +145,7 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
 
     loop {
         if app.dirty && !screen_gone {
+            app.now = chrono::Utc::now();
             terminal.draw(|f| ui::draw(&mut app, f))?;
         }
         let tick = if app.needs_tick() { TICK } else { IDLE_TICK };

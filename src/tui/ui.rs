@@ -1,8 +1,11 @@
 //! Layout and drawing: where each pane goes at the current size, and the
 //! header, banner, borders, hints and overlays around them. Wide screens
-//! (100 columns and more) show every pane; narrower ones keep the agents on
-//! top and show one of channel / inbox / documents below, with tabs.
-//! Nothing here panics at any size: tiny screens get a one-line notice.
+//! (100 columns and more) show agents and inbox on the left, the channel
+//! on the right and under it the documents and the task board: side by
+//! side from 180 columns, else one of them (the one focused last, `4` or
+//! `5`) with tabs. Narrower screens keep the agents on top and show one of
+//! channel / inbox / documents / tasks below, with tabs. Nothing here
+//! panics at any size: tiny screens get a one-line notice.
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -63,17 +66,25 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     let areas = layout(app, main);
     app.areas = Areas { bar, ..areas };
     app.narrow = areas.inbox.height == 0 || areas.channel.height == 0;
+    let shared = areas.documents.height == 0 || areas.tasks.height == 0;
 
     let theme = app.theme.clone();
     let spinner = app.spinner;
     if areas.agents.height > 0 {
-        let inner = pane_block(app, Pane::Agents, areas.agents, buf, agents_title(app));
+        let inner = pane_block(
+            app,
+            Pane::Agents,
+            areas.agents,
+            buf,
+            agents_title(app),
+            false,
+        );
         let focused = app.focus == Pane::Agents;
         app.agents.draw(inner, buf, &theme, spinner, focused);
     }
     if areas.channel.height > 0 {
         let title = channel_title(app);
-        let inner = pane_block(app, Pane::Channel, areas.channel, buf, title);
+        let inner = pane_block(app, Pane::Channel, areas.channel, buf, title, false);
         let names = app.names();
         let cursors = std::mem::take(&mut app.cursors);
         let ctx = DrawContext {
@@ -90,7 +101,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         let items = app.inbox_items();
         let agent = app.agents.selected().map(|r| r.name.clone());
         let title = format!(" Inbox · {} unread ", items.len());
-        let inner = pane_block(app, Pane::Inbox, areas.inbox, buf, title);
+        let inner = pane_block(app, Pane::Inbox, areas.inbox, buf, title, false);
         let focused = app.focus == Pane::Inbox;
         let offset = app.options.utc_offset;
         app.inbox.draw(
@@ -107,9 +118,17 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     }
     if areas.documents.height > 0 {
         let title = documents_title(app);
-        let inner = pane_block(app, Pane::Documents, areas.documents, buf, title);
+        let inner = pane_block(app, Pane::Documents, areas.documents, buf, title, shared);
         let focused = app.focus == Pane::Documents;
         app.documents.draw(inner, buf, &theme, focused);
+    }
+    if areas.tasks.height > 0 {
+        let title = tasks_title(app);
+        let inner = pane_block(app, Pane::Tasks, areas.tasks, buf, title, shared);
+        let focused = app.focus == Pane::Tasks;
+        let mut board = std::mem::take(&mut app.board);
+        board.draw(inner, buf, &app.board_context(), focused);
+        app.board = board;
     }
     let cursor = app
         .bar
@@ -158,14 +177,24 @@ fn layout(app: &App, main: Rect) -> Areas {
         a.inbox = Rect::new(main.x, main.y + agents_h, left_w, main.height - agents_h);
         let rx = main.x + left_w;
         let rw = main.width - left_w;
-        let docs_h = if app.focus == Pane::Documents {
+        let docs_h = if matches!(app.focus, Pane::Documents | Pane::Tasks) {
             main.height * 3 / 5
         } else {
             (main.height * 7 / 20).max(6)
         };
         let chan_h = main.height - docs_h;
         a.channel = Rect::new(rx, main.y, rw, chan_h);
-        a.documents = Rect::new(rx, main.y + chan_h, rw, docs_h);
+        let lower = Rect::new(rx, main.y + chan_h, rw, docs_h);
+        if main.width >= 180 {
+            // The documents keep room for their file list (60 inside).
+            let dw = (rw * 2 / 5).max(62);
+            a.documents = Rect::new(rx, lower.y, dw, docs_h);
+            a.tasks = Rect::new(rx + dw, lower.y, rw - dw, docs_h);
+        } else if app.lower == Pane::Tasks {
+            a.tasks = lower;
+        } else {
+            a.documents = lower;
+        }
     } else {
         let agents_h = (n_agents + 2).min(main.height / 3).max(3);
         a.agents = Rect::new(main.x, main.y, main.width, agents_h);
@@ -178,13 +207,23 @@ fn layout(app: &App, main: Rect) -> Areas {
         match app.main {
             Pane::Inbox => a.inbox = rest,
             Pane::Documents => a.documents = rest,
+            Pane::Tasks => a.tasks = rest,
             _ => a.channel = rest,
         }
     }
     a
 }
 
-fn pane_block(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, title: String) -> Rect {
+/// Draws a pane's border and title; `shared` says documents and tasks take
+/// turns in one place (tabs on their border).
+fn pane_block(
+    app: &App,
+    pane: Pane,
+    area: Rect,
+    buf: &mut Buffer,
+    title: String,
+    shared: bool,
+) -> Rect {
     let focused = app.focus == pane;
     let mut block = Block::default()
         .borders(Borders::ALL)
@@ -204,10 +243,19 @@ fn pane_block(app: &App, pane: Pane, area: Rect, buf: &mut Buffer, title: String
                 Style::new()
             },
         ));
-    // Narrow screens: tabs for the panes that share the space.
-    if app.narrow && pane != Pane::Agents {
-        let tabs: Vec<Span> = [Pane::Channel, Pane::Inbox, Pane::Documents]
-            .into_iter()
+    // Tabs for the panes that share the space: everything but the agents
+    // on narrow screens, documents and tasks on some wide ones.
+    let tabs: &[Pane] = if app.narrow && pane != Pane::Agents {
+        &[Pane::Channel, Pane::Inbox, Pane::Documents, Pane::Tasks]
+    } else if shared && matches!(pane, Pane::Documents | Pane::Tasks) {
+        &[Pane::Documents, Pane::Tasks]
+    } else {
+        &[]
+    };
+    if !tabs.is_empty() {
+        let tabs: Vec<Span> = tabs
+            .iter()
+            .copied()
             .map(|p| {
                 let label = format!(" {} ", p.name());
                 if p == pane {
@@ -333,6 +381,38 @@ fn channel_title(app: &App) -> String {
     t
 }
 
+fn tasks_title(app: &App) -> String {
+    let b = &app.board;
+    let mut t = match b
+        .detail
+        .as_ref()
+        .and_then(|d| app.tasks.tasks.iter().find(|t| t.id == d.task))
+    {
+        Some(task) => format!(
+            " Tasks · {} ({})",
+            crate::sanitize::for_terminal(&task.name),
+            crate::sanitize::for_terminal(&task.id)
+        ),
+        None => {
+            let done = app
+                .tasks
+                .tasks
+                .iter()
+                .filter(|t| t.status.is_done())
+                .count();
+            format!(" Tasks · {done}/{} done", app.tasks.tasks.len())
+        }
+    };
+    if !b.filter.is_empty() {
+        t.push_str(&format!(
+            " · filter {}",
+            crate::sanitize::for_terminal(&b.filter.to_string())
+        ));
+    }
+    t.push(' ');
+    t
+}
+
 fn documents_title(app: &App) -> String {
     crate::sanitize::for_terminal(&documents_title_raw(app))
 }
@@ -391,6 +471,21 @@ pub fn pane_commands(app: &App) -> (Section, &'static [&'static str]) {
             Section::Pane(Pane::Documents),
             &["open", "edit", "prompt /new ", "delete"],
         ),
+        Pane::Tasks if app.board.detail.is_some() => (
+            Section::Pane(Pane::Tasks),
+            &["back", "task done", "task fail", "task release", "pager"],
+        ),
+        Pane::Tasks => (
+            Section::Pane(Pane::Tasks),
+            &[
+                "open",
+                "prompt /task add ",
+                "task release",
+                "task done",
+                "task fail",
+                "prompt /task filter ",
+            ],
+        ),
         Pane::Bar => (Section::Global, &[]),
     }
 }
@@ -428,7 +523,8 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
             let what = c
                 .trim()
                 .trim_start_matches("prompt /")
-                .trim_start_matches("focus ");
+                .trim_start_matches("focus ")
+                .trim_start_matches("task ");
             push(k.to_string(), what);
         }
     }

@@ -70,9 +70,24 @@ pub fn load_str(text: &str, path: &Path) -> Result<Loaded, LoadError> {
     }
 }
 
-const TOP_KEYS: [&str; 7] = [
-    "name", "context", "agents", "setup", "kickoff", "limits", "tasks",
+const TOP_KEYS: [&str; 8] = [
+    "name",
+    "context",
+    "agents",
+    "setup",
+    "kickoff",
+    "limits",
+    "tasks",
+    "workspace",
 ];
+/// The value of key `k` among a mapping's checked fields.
+fn field<'n>(fields: &[(&Key, &'n Node)], k: &str) -> Option<&'n Node> {
+    fields
+        .iter()
+        .find(|(key, _)| key.name == k)
+        .map(|(_, n)| *n)
+}
+
 const TASK_KEYS: [&str; 6] = [
     "id",
     "name",
@@ -92,7 +107,8 @@ const LIMIT_KEYS: [&str; 9] = [
     "loop_repeats",
     "release_after_missed_heartbeats",
 ];
-const AGENT_KEYS: [&str; 10] = [
+const AGENT_KEYS: [&str; 11] = [
+    "workspace",
     "model",
     "system_prompt",
     "tools",
@@ -107,6 +123,7 @@ const AGENT_KEYS: [&str; 10] = [
 const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
 const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
 const SETUP_KEYS: [&str; 2] = ["shell", "as"];
+const WORKSPACE_KEYS: [&str; 2] = ["mode", "base"];
 
 /// Names every template may use besides setup outputs and `env.*`.
 const RESERVED_VARS: [&str; 5] = [
@@ -148,7 +165,7 @@ impl Walker<'_> {
                 return None;
             }
         };
-        let get = |k: &str| top.iter().find(|(key, _)| key.name == k).map(|(_, n)| *n);
+        let get = |k: &str| field(&top, k);
 
         let name = match get("name") {
             Some(node) => self.string(node, "name").unwrap_or_default(),
@@ -180,8 +197,11 @@ impl Walker<'_> {
             self.check_template(&files.dir, "context.config.dir", &dir_scope);
         }
 
+        let default_workspace = get("workspace")
+            .and_then(|n| self.workspace(n, "workspace"))
+            .unwrap_or_default();
         let agents = match get("agents") {
-            Some(node) => self.agents(node, &scope),
+            Some(node) => self.agents(node, &scope, &default_workspace),
             None => {
                 self.diags.error(
                     root.pos,
@@ -190,6 +210,17 @@ impl Walker<'_> {
                 Vec::new()
             }
         };
+        if !matches!(context, ContextConfig::File(_)) {
+            for a in agents
+                .iter()
+                .filter(|a| matches!(a.workspace, Workspace::Worktree { .. }))
+            {
+                self.diags.error(
+                    a.pos,
+                    format!("agent '{}': workspace: worktree needs the file context (its worktree lives in the instance folder, .workflow/<instance>/worktrees/)", a.name),
+                );
+            }
+        }
         let kickoff = get("kickoff").and_then(|node| match &node.value {
             Value::Null => None,
             _ => self.string(node, "kickoff").map(|value| Located {
@@ -240,12 +271,7 @@ impl Walker<'_> {
                 continue;
             };
             let fields = self.fields(entries, &TASK_KEYS, &what);
-            let get = |k: &str| {
-                fields
-                    .iter()
-                    .find(|(key, _)| key.name == k)
-                    .map(|(_, n)| *n)
-            };
+            let get = |k: &str| field(&fields, k);
             let id = get("id").and_then(|n| self.string(n, &format!("{what}: id")));
             let name = get("name").and_then(|n| self.string(n, &format!("{what}: name")));
             let Some(key) = id
@@ -533,12 +559,7 @@ impl Walker<'_> {
             }
         };
         let fields = self.fields(entries, &CONTEXT_KEYS, "context");
-        let get = |k: &str| {
-            fields
-                .iter()
-                .find(|(key, _)| key.name == k)
-                .map(|(_, n)| *n)
-        };
+        let get = |k: &str| field(&fields, k);
         let provider = match get("provider") {
             Some(p) => self.string(p, "context.provider").map(|s| (s, p.pos)),
             None => Some(("file".to_string(), node.pos)),
@@ -657,12 +678,7 @@ impl Walker<'_> {
                 continue;
             };
             let fields = self.fields(entries, &SETUP_KEYS, &what);
-            let get = |k: &str| {
-                fields
-                    .iter()
-                    .find(|(key, _)| key.name == k)
-                    .map(|(_, n)| *n)
-            };
+            let get = |k: &str| field(&fields, k);
             let Some(shell_node) = get("shell") else {
                 self.diags
                     .error(item.pos, format!("{what} has no 'shell' command"));
@@ -717,7 +733,66 @@ impl Walker<'_> {
         tasks
     }
 
-    fn agents(&mut self, node: &Node, scope: &Scope) -> Vec<AgentDef> {
+    /// `workspace:`: `shared`, `worktree`, or `{mode: worktree, base: <ref>}`
+    /// (a mapping's mode defaults to `worktree`).
+    fn workspace(&mut self, node: &Node, what: &str) -> Option<Workspace> {
+        let mode_of = |w: &mut Self, n: &Node| -> Option<bool> {
+            match w.string(n, &format!("{what}: mode"))?.as_str() {
+                "shared" => Some(false),
+                "worktree" => Some(true),
+                other => {
+                    w.diags.error(
+                        n.pos,
+                        format!("{what}: unknown mode '{other}' (expected shared or worktree)"),
+                    );
+                    None
+                }
+            }
+        };
+        let (worktree, base) = match &node.value {
+            Value::Map(entries) => {
+                let fields = self.fields(entries, &WORKSPACE_KEYS, what);
+                let get = |k: &str| {
+                    fields
+                        .iter()
+                        .find(|(key, _)| key.name == k)
+                        .map(|(_, n)| *n)
+                };
+                let worktree = match get("mode") {
+                    Some(n) => mode_of(self, n)?,
+                    None => true,
+                };
+                let base = match get("base") {
+                    Some(n) => Some((self.string(n, &format!("{what}: base"))?, n.pos)),
+                    None => None,
+                };
+                (worktree, base)
+            }
+            _ => (mode_of(self, node)?, None),
+        };
+        match (worktree, base) {
+            (false, Some((_, pos))) => {
+                self.diags.error(
+                    pos,
+                    format!("{what}: 'base' is only used with mode: worktree"),
+                );
+                None
+            }
+            (false, None) => Some(Workspace::Shared),
+            (true, Some((base, pos))) if base.trim().is_empty() || base.starts_with('-') => {
+                self.diags.error(
+                    pos,
+                    format!("{what}: base '{base}' is not a branch or commit name"),
+                );
+                None
+            }
+            (true, base) => Some(Workspace::Worktree {
+                base: base.map(|(b, _)| b),
+            }),
+        }
+    }
+
+    fn agents(&mut self, node: &Node, scope: &Scope, workspace: &Workspace) -> Vec<AgentDef> {
         let entries = match &node.value {
             Value::Map(entries) if !entries.is_empty() => entries,
             Value::Map(_) | Value::Null => {
@@ -772,14 +847,20 @@ impl Walker<'_> {
                 );
                 continue;
             }
-            if let Some(agent) = self.agent(key, def, scope) {
+            if let Some(agent) = self.agent(key, def, scope, workspace) {
                 agents.push(agent);
             }
         }
         agents
     }
 
-    fn agent(&mut self, key: &Key, node: &Node, scope: &Scope) -> Option<AgentDef> {
+    fn agent(
+        &mut self,
+        key: &Key,
+        node: &Node,
+        scope: &Scope,
+        default_workspace: &Workspace,
+    ) -> Option<AgentDef> {
         let name = &key.name;
         let what = format!("agent '{name}'");
         let entries: &[(Key, Node)] = match &node.value {
@@ -794,12 +875,7 @@ impl Walker<'_> {
             }
         };
         let fields = self.fields(entries, &AGENT_KEYS, &what);
-        let get = |k: &str| {
-            fields
-                .iter()
-                .find(|(key, _)| key.name == k)
-                .map(|(_, n)| *n)
-        };
+        let get = |k: &str| field(&fields, k);
 
         let model = get("model").and_then(|n| self.string(n, &format!("{what}: model")));
         let command = get("command").and_then(|n| self.command(n, &what));
@@ -859,6 +935,17 @@ impl Walker<'_> {
         let env = get("env")
             .map(|n| self.env(n, &what, scope))
             .unwrap_or_default();
+        let workspace = match get("workspace") {
+            Some(n) => self.workspace(n, &format!("{what}: workspace"))?,
+            None => default_workspace.clone(),
+        };
+        if let (Some((BackendKind::Cursor, _)), Workspace::Worktree { .. }) = (&backend, &workspace)
+        {
+            self.diags.error(
+                get("workspace").map_or(key.pos, |n| n.pos),
+                format!("{what}: workspace: worktree is not available for the cursor backend (Cursor reads its MCP servers only from the project's .cursor/mcp.json, which would land in the agent's commits)"),
+            );
+        }
         let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
         Some(AgentDef {
             name: name.clone(),
@@ -875,6 +962,7 @@ impl Walker<'_> {
             env,
             base_url,
             api_key_env,
+            workspace,
         })
     }
 

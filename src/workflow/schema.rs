@@ -165,6 +165,21 @@ pub struct AgentDef {
     pub base_url: Option<String>,
     /// API backends: the variable holding the key (default per provider).
     pub api_key_env: Option<String>,
+    /// Where it works: the shared folder or its own git worktree.
+    pub workspace: Workspace,
+}
+
+/// Where an agent works (`workspace:` on the agent, or workflow-wide), so
+/// two coders need not overwrite each other's files.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Workspace {
+    /// The workflow file's folder, shared with every other shared agent.
+    #[default]
+    Shared,
+    /// Its own `git worktree` on the branch `awtui/<instance>/<agent>`,
+    /// started from `base` (a branch or commit; default: the current
+    /// branch's HEAD).
+    Worktree { base: Option<String> },
 }
 
 /// One setup step: a shell command whose trimmed stdout may become a variable.

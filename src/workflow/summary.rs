@@ -68,6 +68,14 @@ pub fn summary(workflow: &Workflow, instance: &str) -> String {
         if let Some(t) = a.timeout {
             let _ = write!(line, " · timeout {}s", t.as_secs());
         }
+        if let super::schema::Workspace::Worktree { base } = &a.workspace {
+            let _ = write!(
+                line,
+                " · worktree awtui/{instance}/{} from {}",
+                a.name,
+                base.as_deref().unwrap_or("the current branch")
+            );
+        }
         let _ = writeln!(out, "{line}");
     }
     match &workflow.context {

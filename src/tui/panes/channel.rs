@@ -194,6 +194,9 @@ pub struct Channel {
     pub not_loaded: usize,
     /// Each recipient's messages (indices), for inboxes.
     pub mentions: HashMap<String, Vec<usize>>,
+    /// Agent Mail messages (indices, oldest first) by bead id in lower
+    /// case, for the task board's links.
+    pub beads: HashMap<String, Vec<usize>>,
     open_streams: HashMap<String, usize>,
 }
 
@@ -210,6 +213,13 @@ impl Channel {
             self.ingest(entry, annotations);
         }
         self.rebuild();
+    }
+
+    /// The Agent Mail messages about `bead` (any case), oldest first.
+    pub fn about_bead(&self, bead: &str) -> &[usize] {
+        self.beads
+            .get(&bead.to_ascii_lowercase())
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The newest message id held.
@@ -255,6 +265,17 @@ impl Channel {
         }
         for r in &msg.entry.mentions {
             self.mentions.entry(r.clone()).or_default().push(idx);
+        }
+        if let Some(bead) = msg
+            .annotations
+            .mail
+            .as_ref()
+            .and_then(|m| m.bead_id.as_ref())
+        {
+            self.beads
+                .entry(bead.to_ascii_lowercase())
+                .or_default()
+                .push(idx);
         }
         self.by_id.insert(msg.entry.id, idx);
         self.messages.push(msg);

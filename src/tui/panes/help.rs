@@ -55,10 +55,15 @@ pub fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
         title,
     ));
     for (_, usage, what) in COMMANDS {
+        // A command of several forms gets one line per form.
+        let mut forms = usage.split(" | ");
         out.push(Line::from(vec![
-            Span::styled(format!("  /{usage}"), key_style),
+            Span::styled(format!("  /{}", forms.next().unwrap_or("")), key_style),
             Span::styled(format!("  {what}"), theme.dimmed()),
         ]));
+        for form in forms {
+            out.push(Line::styled(format!("    /{form}"), key_style));
+        }
     }
     out.push(Line::default());
     out.push(Line::styled("[marks]", title));

@@ -7,3 +7,4 @@ pub mod doc_events;
 pub mod documents;
 pub mod help;
 pub mod inbox;
+pub mod tasks;

@@ -1,0 +1,152 @@
+//! Every turn is a step: at the end of a successful turn in a worktree,
+//! what the agent left uncommitted is committed on its branch, with a
+//! message naming the agent, its turn and the message ids it answered.
+//!
+//! A turn's step number counts the agent's turns that changed something
+//! (1, 2, 3 … on its branch); it is written as the `Awtui-Turn:` trailer,
+//! so the branch's history is the record (no separate file to keep in
+//! step). When the agent committed everything itself, an empty marker
+//! commit still closes the step; a turn that changed nothing makes none.
+
+use super::{AgentWorkspace, Git, WorkspaceError};
+
+/// The trailer naming the step a commit closes.
+pub const TURN_TRAILER: &str = "Awtui-Turn";
+
+/// One turn's commit on an agent's branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The agent's step number on its branch (1-based).
+    pub turn: u32,
+    pub commit: String,
+}
+
+/// The commit message of `agent`'s step `turn`, answering `messages`.
+pub fn message(agent: &str, turn: u32, messages: &[u64]) -> String {
+    let ids = if messages.is_empty() {
+        "none".to_string()
+    } else {
+        messages
+            .iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "awtui: {agent} turn {turn}\n\nAwtui-Agent: {agent}\n{TURN_TRAILER}: {turn}\nAwtui-Messages: {ids}\n"
+    )
+}
+
+/// The step number a commit message closes, from its trailer.
+pub fn parse_turn(message: &str) -> Option<u32> {
+    message.lines().find_map(|l| {
+        l.strip_prefix(TURN_TRAILER)?
+            .strip_prefix(':')?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+/// The steps between `base` and `rev`, oldest first.
+pub fn steps(git: &Git, base: &str, rev: &str) -> Result<Vec<Step>, WorkspaceError> {
+    let log = git.run(&[
+        "log",
+        "--reverse",
+        "--format=%H%x00%B%x1e",
+        &format!("{base}..{rev}"),
+    ])?;
+    Ok(log
+        .split('\x1e')
+        .filter_map(|rec| {
+            let (commit, body) = rec.trim_start_matches('\n').split_once('\0')?;
+            Some(Step {
+                turn: parse_turn(body)?,
+                commit: commit.to_string(),
+            })
+        })
+        .collect())
+}
+
+/// Commits what `ws.agent` left in its worktree as its next step, after a
+/// successful turn that answered `messages`. `None` when the turn changed
+/// nothing.
+pub fn commit_turn(ws: &AgentWorkspace, messages: &[u64]) -> Result<Option<Step>, WorkspaceError> {
+    let git = Git::new(&ws.root);
+    git.run(&["add", "--all"])?;
+    let staged = !git.check(&["diff", "--cached", "--quiet"])?;
+    let head = git.run(&["rev-parse", "HEAD"])?.trim().to_string();
+    let done = steps(&git, &ws.base, "HEAD")?;
+    let last = done.last().map_or(ws.base.as_str(), |s| s.commit.as_str());
+    if !staged && head == last {
+        return Ok(None);
+    }
+    let turn = done.last().map_or(0, |s| s.turn) + 1;
+    let email = format!("{}@awtui.invalid", ws.agent);
+    let mut env = vec![
+        ("GIT_AUTHOR_NAME", ws.agent.as_str()),
+        ("GIT_AUTHOR_EMAIL", email.as_str()),
+    ];
+    // The user's identity commits when set; awtui's otherwise.
+    if !git.check(&["var", "GIT_COMMITTER_IDENT"])? {
+        env.extend([
+            ("GIT_COMMITTER_NAME", "awtui"),
+            ("GIT_COMMITTER_EMAIL", "awtui@awtui.invalid"),
+        ]);
+    }
+    let msg = message(&ws.agent, turn, messages);
+    git.run_env(
+        &[
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "--allow-empty",
+            "-m",
+            &msg,
+        ],
+        &env,
+    )?;
+    let commit = git.run(&["rev-parse", "HEAD"])?.trim().to_string();
+    Ok(Some(Step { turn, commit }))
+}
+
+/// The driver's call at the end of a successful turn of `agent`: commits
+/// its step when it works in a worktree. Returns a notice when that failed
+/// (the turn still counts; the changes stay in the worktree for the next
+/// step).
+pub fn after_turn(workspaces: &super::Workspaces, agent: &str, messages: &[u64]) -> Option<String> {
+    let ws = workspaces.get(agent)?;
+    match commit_turn(ws, messages) {
+        Ok(Some(step)) => {
+            tracing::info!(
+                "{agent}: turn {} committed as {} on {}",
+                step.turn,
+                step.commit,
+                ws.branch
+            );
+            None
+        }
+        Ok(None) => None,
+        Err(e) => Some(format!(
+            "cannot commit {agent}'s turn on {}: {e}",
+            ws.branch
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_names_agent_turn_and_messages_and_parses_back() {
+        let m = message("coder", 3, &[12, 14]);
+        assert!(m.starts_with("awtui: coder turn 3\n"));
+        assert!(m.contains("Awtui-Agent: coder\n"));
+        assert!(m.contains("Awtui-Messages: 12, 14\n"));
+        assert_eq!(parse_turn(&m), Some(3));
+        assert_eq!(parse_turn("fix: something\n\nAwtui-Turnover: 2"), None);
+    }
+}

@@ -1,0 +1,106 @@
+//! Running the `git` program. awtui shells out to the real `git` rather than
+//! a library: worktrees, `worktree list --porcelain` and the user's own
+//! config (hooks excepted) behave exactly as in the user's shell.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use super::WorkspaceError;
+
+/// `git -C <dir>` with a stable, non-interactive environment.
+#[derive(Clone, Debug)]
+pub struct Git {
+    dir: PathBuf,
+}
+
+impl Git {
+    /// Git commands run in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Git {
+        Git { dir: dir.into() }
+    }
+
+    /// The folder the commands run in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(&self.dir).args(args);
+        // An inherited GIT_DIR (awtui started from a hook) would point every
+        // command at another repository.
+        for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"] {
+            cmd.env_remove(var);
+        }
+        cmd.env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C");
+        cmd.stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    fn output(&self, args: &[&str], env: &[(&str, &str)]) -> Result<Output, WorkspaceError> {
+        let mut cmd = self.command(args);
+        cmd.envs(env.iter().copied());
+        cmd.output().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                WorkspaceError::GitMissing
+            } else {
+                WorkspaceError::Git {
+                    dir: self.dir.clone(),
+                    args: args.join(" "),
+                    message: e.to_string(),
+                }
+            }
+        })
+    }
+
+    /// Runs `git args…`; its stdout, or an error with its stderr.
+    pub fn run(&self, args: &[&str]) -> Result<String, WorkspaceError> {
+        self.run_env(args, &[])
+    }
+
+    /// [`Git::run`] with extra environment variables.
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Result<String, WorkspaceError> {
+        let out = self.output(args, env)?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(WorkspaceError::Git {
+                dir: self.dir.clone(),
+                args: args.join(" "),
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+
+    /// Whether `git args…` succeeds (a failing check is an answer, not an
+    /// error; only a missing `git` is).
+    pub fn check(&self, args: &[&str]) -> Result<bool, WorkspaceError> {
+        Ok(self.output(args, &[])?.status.success())
+    }
+
+    /// `git args…`'s exit code and stdout, for commands whose failure code
+    /// is an answer (`merge-tree` exits 1 on a conflict); only a missing or
+    /// killed `git` is an error.
+    pub fn status(&self, args: &[&str]) -> Result<(i32, String, String), WorkspaceError> {
+        let out = self.output(args, &[])?;
+        let code = out.status.code().ok_or_else(|| WorkspaceError::Git {
+            dir: self.dir.clone(),
+            args: args.join(" "),
+            message: format!("ended by a signal ({})", out.status),
+        })?;
+        Ok((
+            code,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ))
+    }
+
+    /// `git args…`'s trimmed stdout when it succeeds, `None` when it fails.
+    pub fn query(&self, args: &[&str]) -> Result<Option<String>, WorkspaceError> {
+        let out = self.output(args, &[])?;
+        Ok(out
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+}

@@ -1,0 +1,612 @@
+//! Workspaces: a git worktree per agent (`workspace: worktree`), so agents
+//! editing the same files do not overwrite each other, and every turn's
+//! change is a commit the user can see, revert and merge.
+//!
+//! Layout: the worktree of `agent` lives in the instance folder,
+//! `<instance folder>/worktrees/<agent>`, on the branch
+//! `awtui/<instance>/<agent>`. The base commit it started from is kept in
+//! the repository's config as `branch.<branch>.awtuibase` (removed by git
+//! together with the branch). The instance folder is added to the
+//! repository's local `info/exclude` when it lies inside the checkout, so
+//! `git status` there stays clean.
+
+pub mod commit;
+pub mod diff;
+pub mod git;
+pub mod manage;
+
+use std::path::{Path, PathBuf};
+
+pub use git::Git;
+
+use crate::workflow::{Workflow, Workspace};
+
+/// Why a workspace cannot be made or used.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("git was not found on PATH; workspace: worktree needs git installed")]
+    GitMissing,
+    #[error("{} is not inside a git repository; workspace: worktree needs one (git init, or use workspace: shared)", .0.display())]
+    NotARepo(PathBuf),
+    #[error("the checkout at {} has a detached HEAD; write 'base: <branch or commit>' under workspace so the agents' branches start from a known point", .0.display())]
+    Detached(PathBuf),
+    #[error("the checkout at {} has uncommitted changes to tracked files ({files}); the agents' worktrees start from the last commit and would not see them: commit or stash them first", repo.display())]
+    Dirty { repo: PathBuf, files: String },
+    #[error("base '{base}' is not a branch or commit of the repository at {}", repo.display())]
+    UnknownBase { repo: PathBuf, base: String },
+    #[error(
+        "branch '{0}' already exists and was not made by awtui; delete or rename it, or use another instance name"
+    )]
+    BranchExists(String),
+    #[error("'{0}' cannot be a git branch name (instance and agent names make it)")]
+    BadBranch(String),
+    #[error("branch '{branch}' is checked out at {} (not its awtui worktree {}); remove that worktree first (git worktree remove)", at.display(), expected.display())]
+    CheckedOutElsewhere {
+        branch: String,
+        at: PathBuf,
+        expected: PathBuf,
+    },
+    #[error("no awtui workspace branch for '{0}' in this repository (awtui/<instance>/<agent>)")]
+    NoWorkspace(String),
+    #[error(
+        "'{agent}' has workspace branches in several instances ({instances}); name one: {agent}@<instance>"
+    )]
+    Ambiguous { agent: String, instances: String },
+    #[error("{branch} has no turn {turn} (its turns: {known})")]
+    NoTurn {
+        branch: String,
+        turn: u32,
+        known: String,
+    },
+    #[error("branch '{0}' has no recorded base (branch.{0}.awtuibase); it was not made by awtui")]
+    NoBase(String),
+    #[error(
+        "branch '{branch}' is not merged into {into}; it is kept (discard it with status 'abandoned', or merge it first)"
+    )]
+    Unmerged { branch: String, into: String },
+    #[error("the worktree {} has uncommitted changes; they are kept (commit them, or discard the workspace with status 'abandoned')", .0.display())]
+    UncommittedWork(PathBuf),
+    #[error(
+        "cannot tell which branch {0} merges into (none recorded, and the main checkout has a detached HEAD); name it with --into"
+    )]
+    NoTarget(String),
+    #[error("{branch} is checked out at {} with uncommitted changes ({files}); nothing was changed: commit or stash them, then run the command again", at.display())]
+    CheckoutDirty {
+        branch: String,
+        at: PathBuf,
+        files: String,
+    },
+    #[error("{what} conflicts in: {files}; nothing was changed ({hint})")]
+    Conflict {
+        what: String,
+        files: String,
+        hint: String,
+    },
+    #[error("the worktree {} has uncommitted changes ({files}): the agent's turn is running or left them; nothing was changed: wait for the turn's commit, then try again", path.display())]
+    Busy { path: PathBuf, files: String },
+    #[error("git {args} failed in {}: {message}", dir.display())]
+    Git {
+        dir: PathBuf,
+        args: String,
+        message: String,
+    },
+    #[error("cannot update {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl WorkspaceError {
+    /// A stable code for tool callers (the caw tools' error style).
+    pub fn code(&self) -> &'static str {
+        match self {
+            WorkspaceError::GitMissing => "GIT_MISSING",
+            WorkspaceError::NotARepo(_) => "NOT_A_REPOSITORY",
+            WorkspaceError::Detached(_) => "DETACHED_BASE",
+            WorkspaceError::Dirty { .. } => "DIRTY_BASE",
+            WorkspaceError::UnknownBase { .. } => "UNKNOWN_BASE",
+            WorkspaceError::BranchExists(_) | WorkspaceError::CheckedOutElsewhere { .. } => {
+                "BRANCH_EXISTS"
+            }
+            WorkspaceError::BadBranch(_) => "INVALID_ARGUMENT",
+            WorkspaceError::Unmerged { .. } | WorkspaceError::UncommittedWork(_) => "UNMERGED_WORK",
+            WorkspaceError::NoWorkspace(_)
+            | WorkspaceError::Ambiguous { .. }
+            | WorkspaceError::NoTurn { .. }
+            | WorkspaceError::NoBase(_) => "WORKSPACE_NOT_FOUND",
+            WorkspaceError::NoTarget(_) => "INVALID_ARGUMENT",
+            WorkspaceError::CheckoutDirty { .. } | WorkspaceError::Busy { .. } => "INVALID_STATE",
+            WorkspaceError::Conflict { .. } => "MERGE_CONFLICT",
+            WorkspaceError::Git { .. } | WorkspaceError::Io { .. } => "GIT_ERROR",
+        }
+    }
+}
+
+/// The branch of `agent`'s worktree in `instance`.
+pub fn branch_name(instance: &str, agent: &str) -> String {
+    format!("awtui/{instance}/{agent}")
+}
+
+/// The worktree folder of `agent` under the instance folder `state_root`.
+pub fn worktree_dir(state_root: &Path, agent: &str) -> PathBuf {
+    state_root.join("worktrees").join(agent)
+}
+
+/// The config key holding the commit a workspace branch started from.
+fn base_key(branch: &str) -> String {
+    format!("branch.{branch}.awtuibase")
+}
+
+/// One agent's worktree: where it is and what it is based on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentWorkspace {
+    pub agent: String,
+    pub branch: String,
+    /// The worktree's top folder.
+    pub root: PathBuf,
+    /// Where the agent's CLI runs: the worktree's copy of the workflow
+    /// file's folder.
+    pub workdir: PathBuf,
+    /// The commit the branch started from.
+    pub base: String,
+}
+
+/// What must happen for an agent's worktree to exist (decided from what git
+/// reports; [`decide`] is pure).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The worktree is there on its branch: continue in it.
+    Reuse,
+    /// The branch exists (made by awtui) but its worktree is gone: check it
+    /// out again.
+    Reattach,
+    /// A new branch at this commit and its worktree.
+    Create { base: String },
+}
+
+/// What git says about one agent's branch and folder.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    pub branch_exists: bool,
+    /// Its `awtuibase` config (made by awtui).
+    pub recorded_base: Option<String>,
+    /// Where the branch is checked out, if anywhere.
+    pub checked_out_at: Option<PathBuf>,
+}
+
+/// Chooses the [`Action`] for a branch given what git reports; `base` is
+/// resolved lazily, only when a new branch is needed.
+pub fn decide(
+    branch: &str,
+    expected: &Path,
+    seen: &Observed,
+    base: impl FnOnce() -> Result<String, WorkspaceError>,
+) -> Result<Action, WorkspaceError> {
+    if !seen.branch_exists {
+        return Ok(Action::Create { base: base()? });
+    }
+    if seen.recorded_base.is_none() {
+        return Err(WorkspaceError::BranchExists(branch.to_string()));
+    }
+    match &seen.checked_out_at {
+        Some(at) if same_path(at, expected) => Ok(Action::Reuse),
+        Some(at) => Err(WorkspaceError::CheckedOutElsewhere {
+            branch: branch.to_string(),
+            at: at.clone(),
+            expected: expected.to_path_buf(),
+        }),
+        None => Ok(Action::Reattach),
+    }
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    a == b || canon(a) == canon(b)
+}
+
+/// `(worktree path, branch)` pairs from `git worktree list --porcelain`.
+pub fn parse_worktree_list(text: &str) -> Vec<(PathBuf, Option<String>)> {
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let mut path = None;
+        let mut branch = None;
+        for line in block.lines() {
+            if let Some(p) = line.strip_prefix("worktree ") {
+                path = Some(PathBuf::from(p));
+            } else if let Some(b) = line.strip_prefix("branch ") {
+                branch = Some(b.strip_prefix("refs/heads/").unwrap_or(b).to_string());
+            }
+        }
+        if let Some(p) = path {
+            out.push((p, branch));
+        }
+    }
+    out
+}
+
+/// The repository holding a folder, found with `git rev-parse`.
+#[derive(Clone, Debug)]
+pub struct Repo {
+    /// The top folder of the checkout.
+    pub toplevel: PathBuf,
+    pub git: Git,
+}
+
+impl Repo {
+    /// The repository containing `dir`.
+    pub fn find(dir: &Path) -> Result<Repo, WorkspaceError> {
+        let git = Git::new(dir);
+        match git.query(&["rev-parse", "--show-toplevel"])? {
+            Some(top) if !top.is_empty() => Ok(Repo {
+                git: Git::new(&top),
+                toplevel: PathBuf::from(top),
+            }),
+            _ => Err(WorkspaceError::NotARepo(dir.to_path_buf())),
+        }
+    }
+
+    /// What git reports about `branch`.
+    pub fn observe(&self, branch: &str) -> Result<Observed, WorkspaceError> {
+        let branch_exists = self.git.check(&[
+            "show-ref",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ])?;
+        let recorded_base = self.recorded_base(branch)?;
+        let list = self.git.run(&["worktree", "list", "--porcelain"])?;
+        let checked_out_at = parse_worktree_list(&list)
+            .into_iter()
+            .find(|(_, b)| b.as_deref() == Some(branch))
+            .map(|(p, _)| p);
+        Ok(Observed {
+            branch_exists,
+            recorded_base,
+            checked_out_at,
+        })
+    }
+
+    /// The base commit awtui recorded for `branch`.
+    pub fn recorded_base(&self, branch: &str) -> Result<Option<String>, WorkspaceError> {
+        Ok(self
+            .git
+            .query(&["config", "--get", &base_key(branch)])?
+            .filter(|s| !s.is_empty()))
+    }
+
+    /// The commit new branches start from: `base` when given, else the
+    /// current branch's HEAD, which must be attached and clean.
+    pub fn base_commit(&self, base: Option<&str>) -> Result<String, WorkspaceError> {
+        if let Some(base) = base {
+            return self
+                .git
+                .query(&[
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("{base}^{{commit}}"),
+                ])?
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| WorkspaceError::UnknownBase {
+                    repo: self.toplevel.clone(),
+                    base: base.to_string(),
+                });
+        }
+        if self
+            .git
+            .query(&["symbolic-ref", "--quiet", "HEAD"])?
+            .is_none()
+        {
+            return Err(WorkspaceError::Detached(self.toplevel.clone()));
+        }
+        let status = self
+            .git
+            .run(&["status", "--porcelain", "--untracked-files=no"])?;
+        let files: Vec<&str> = status
+            .lines()
+            .filter_map(|l| l.get(3..))
+            .filter(|f| !f.is_empty())
+            .collect();
+        if !files.is_empty() {
+            return Err(WorkspaceError::Dirty {
+                repo: self.toplevel.clone(),
+                files: files.join(", "),
+            });
+        }
+        self.git
+            .query(&["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])?
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| WorkspaceError::UnknownBase {
+                repo: self.toplevel.clone(),
+                base: "HEAD (the branch has no commit yet)".into(),
+            })
+    }
+
+    /// Adds `dir` to the repository's local exclude file when it lies in the
+    /// checkout and git does not ignore it yet.
+    pub fn exclude(&self, dir: &Path) -> Result<(), WorkspaceError> {
+        let top = std::fs::canonicalize(&self.toplevel).unwrap_or(self.toplevel.clone());
+        let full = std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf());
+        let Ok(rel) = full.strip_prefix(&top) else {
+            return Ok(());
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if rel.is_empty() || self.git.check(&["check-ignore", "-q", &rel])? {
+            return Ok(());
+        }
+        let common = self.git.run(&["rev-parse", "--git-common-dir"])?;
+        let path = self
+            .toplevel
+            .join(common.trim())
+            .join("info")
+            .join("exclude");
+        let io = |source| WorkspaceError::Io {
+            path: path.clone(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let old = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io(e)),
+        };
+        let sep = if old.is_empty() || old.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        let text = format!("{old}{sep}# awtui instance folder (agents' worktrees)\n/{rel}/\n");
+        std::fs::write(&path, text).map_err(io)
+    }
+
+    /// A new branch `branch` at commit `base`, checked out at `path`, with
+    /// its base recorded.
+    pub fn add_worktree(
+        &self,
+        branch: &str,
+        path: &Path,
+        base: &str,
+    ) -> Result<(), WorkspaceError> {
+        if !self.git.check(&["check-ref-format", "--branch", branch])? {
+            return Err(WorkspaceError::BadBranch(branch.to_string()));
+        }
+        if self.observe(branch)?.branch_exists {
+            return Err(WorkspaceError::BranchExists(branch.to_string()));
+        }
+        self.git.run(&["worktree", "prune"])?;
+        let p = path.display().to_string();
+        self.git.run(&["worktree", "add", "-b", branch, &p, base])?;
+        self.git.run(&["config", &base_key(branch), base])?;
+        Ok(())
+    }
+
+    /// Whether every commit of `branch` is in `into`.
+    pub fn is_merged(&self, branch: &str, into: &str) -> Result<bool, WorkspaceError> {
+        self.git
+            .check(&["merge-base", "--is-ancestor", branch, into])
+    }
+
+    /// Removes a workspace's worktree at `path` (when given) and its
+    /// branch. `discard` allows throwing work away; otherwise the branch
+    /// must be merged into `into` and the worktree clean.
+    pub fn remove_workspace(
+        &self,
+        branch: &str,
+        path: Option<&Path>,
+        into: &str,
+        discard: bool,
+    ) -> Result<(), WorkspaceError> {
+        let exists = self.observe(branch)?.branch_exists;
+        if !discard {
+            if exists && !self.is_merged(branch, into)? {
+                return Err(WorkspaceError::Unmerged {
+                    branch: branch.to_string(),
+                    into: into.to_string(),
+                });
+            }
+            if let Some(p) = path.filter(|p| p.exists()) {
+                let status = Git::new(p).run(&["status", "--porcelain"])?;
+                if !status.trim().is_empty() {
+                    return Err(WorkspaceError::UncommittedWork(p.to_path_buf()));
+                }
+            }
+        }
+        if let Some(p) = path.filter(|p| p.exists()) {
+            self.git
+                .run(&["worktree", "remove", "--force", &p.display().to_string()])?;
+        }
+        self.git.run(&["worktree", "prune"])?;
+        if exists {
+            self.git.run(&["branch", "-D", branch])?;
+        }
+        Ok(())
+    }
+
+    /// Makes (or finds again) `agent`'s worktree for `instance` under the
+    /// instance folder `state_root`, starting a new branch at `base`.
+    pub fn ensure(
+        &self,
+        workflow_dir: &Path,
+        state_root: &Path,
+        instance: &str,
+        agent: &str,
+        base: Option<&str>,
+    ) -> Result<AgentWorkspace, WorkspaceError> {
+        let branch = branch_name(instance, agent);
+        if !self
+            .git
+            .check(&["check-ref-format", &format!("refs/heads/{branch}")])?
+        {
+            return Err(WorkspaceError::BadBranch(branch));
+        }
+        let root = worktree_dir(state_root, agent);
+        let seen = self.observe(&branch)?;
+        let action = decide(&branch, &root, &seen, || self.base_commit(base))?;
+        std::fs::create_dir_all(state_root).map_err(|source| WorkspaceError::Io {
+            path: state_root.to_path_buf(),
+            source,
+        })?;
+        self.exclude(state_root)?;
+        let root_s = root.display().to_string();
+        let base = match action {
+            Action::Reuse => seen.recorded_base.unwrap_or_default(),
+            Action::Reattach => {
+                self.git.run(&["worktree", "prune"])?;
+                self.git.run(&["worktree", "add", &root_s, &branch])?;
+                seen.recorded_base.unwrap_or_default()
+            }
+            Action::Create { base: commit } => {
+                self.add_worktree(&branch, &root, &commit)?;
+                if let Some(into) = manage::default_into(self, base)? {
+                    manage::record_into(self, &branch, &into)?;
+                }
+                commit
+            }
+        };
+        let top = std::fs::canonicalize(&self.toplevel).unwrap_or(self.toplevel.clone());
+        let wf = std::fs::canonicalize(workflow_dir).unwrap_or(workflow_dir.to_path_buf());
+        let workdir = match wf.strip_prefix(&top) {
+            Ok(rel) => root.join(rel),
+            Err(_) => root.clone(),
+        };
+        Ok(AgentWorkspace {
+            agent: agent.to_string(),
+            branch,
+            root,
+            workdir,
+            base,
+        })
+    }
+}
+
+/// The worktrees of an instance's `workspace: worktree` agents, by agent.
+pub type Workspaces = std::collections::BTreeMap<String, AgentWorkspace>;
+
+/// Makes (or finds again) the worktree of every `workspace: worktree` agent
+/// of `workflow`; the first failure names its agent.
+pub fn prepare_all(
+    workflow: &Workflow,
+    instance: &str,
+    state_root: &Path,
+) -> Result<Workspaces, (String, WorkspaceError)> {
+    let mut out = Workspaces::new();
+    let mut repo: Option<Repo> = None;
+    for a in &workflow.agents {
+        let Workspace::Worktree { base } = &a.workspace else {
+            continue;
+        };
+        let fail = |e| (a.name.clone(), e);
+        let r = match &repo {
+            Some(r) => r,
+            None => repo.insert(Repo::find(&workflow.base_dir).map_err(fail)?),
+        };
+        let ws = r
+            .ensure(
+                &workflow.base_dir,
+                state_root,
+                instance,
+                &a.name,
+                base.as_deref(),
+            )
+            .map_err(fail)?;
+        out.insert(a.name.clone(), ws);
+    }
+    Ok(out)
+}
+
+/// Checks, without changing anything, that every `workspace: worktree`
+/// agent's worktree can be made or found again for `instance`; one message
+/// per problem, naming the agent.
+pub fn preflight(workflow: &Workflow, instance: &str, state_root: Option<&Path>) -> Vec<String> {
+    let agents: Vec<_> = workflow
+        .agents
+        .iter()
+        .filter_map(|a| match &a.workspace {
+            Workspace::Worktree { base } => Some((a.name.as_str(), base.as_deref())),
+            Workspace::Shared => None,
+        })
+        .collect();
+    if agents.is_empty() {
+        return Vec::new();
+    }
+    let repo = match Repo::find(&workflow.base_dir) {
+        Ok(r) => r,
+        Err(e) => return vec![e.to_string()],
+    };
+    let Some(state_root) = state_root else {
+        return Vec::new();
+    };
+    agents
+        .into_iter()
+        .filter_map(|(agent, base)| {
+            let branch = branch_name(instance, agent);
+            let check = repo.observe(&branch).and_then(|seen| {
+                decide(&branch, &worktree_dir(state_root, agent), &seen, || {
+                    repo.base_commit(base)
+                })
+            });
+            check.err().map(|e| format!("agent '{agent}': {e}"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worktree_list_is_parsed_with_branches() {
+        let text = "worktree /r\nHEAD 1\nbranch refs/heads/main\n\nworktree /r/.workflow/i/worktrees/a\nHEAD 2\nbranch refs/heads/awtui/i/a\n\nworktree /d\nHEAD 3\ndetached\n";
+        assert_eq!(
+            parse_worktree_list(text),
+            vec![
+                (PathBuf::from("/r"), Some("main".into())),
+                (
+                    PathBuf::from("/r/.workflow/i/worktrees/a"),
+                    Some("awtui/i/a".into())
+                ),
+                (PathBuf::from("/d"), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn decide_reuses_reattaches_and_refuses_foreign_branches() {
+        let here = Path::new("/w/a");
+        let no_base = || -> Result<String, WorkspaceError> { panic!("base not needed") };
+        let ours = Observed {
+            branch_exists: true,
+            recorded_base: Some("abc".into()),
+            checked_out_at: Some(here.into()),
+        };
+        assert_eq!(decide("b", here, &ours, no_base).unwrap(), Action::Reuse);
+        let gone = Observed {
+            checked_out_at: None,
+            ..ours.clone()
+        };
+        assert_eq!(decide("b", here, &gone, no_base).unwrap(), Action::Reattach);
+        let elsewhere = Observed {
+            checked_out_at: Some("/x".into()),
+            ..ours
+        };
+        assert!(matches!(
+            decide("b", here, &elsewhere, no_base),
+            Err(WorkspaceError::CheckedOutElsewhere { .. })
+        ));
+        let foreign = Observed {
+            branch_exists: true,
+            ..Observed::default()
+        };
+        assert!(matches!(
+            decide("b", here, &foreign, no_base),
+            Err(WorkspaceError::BranchExists(_))
+        ));
+        assert_eq!(
+            decide("b", here, &Observed::default(), || Ok("c1".into())).unwrap(),
+            Action::Create { base: "c1".into() }
+        );
+    }
+}
