@@ -21,7 +21,7 @@ use awtui::workspace::commit::{commit_turn, parse_turn};
 use awtui::workspace::{Repo, WorkspaceError};
 use cli_support::{World, wait_for};
 use serde_json::{Value, json};
-use support::{call, http_client, try_call};
+use support::{call, http_client, payload, try_call};
 
 /// `git args…` in `dir`; panics with git's stderr when it fails (or when
 /// git is not installed: these tests need it).
@@ -396,7 +396,7 @@ async fn coded(client: &support::Client, tool: &str, args: Value) -> (String, St
         .await
         .unwrap_or_else(|e| panic!("{tool} {args}: protocol error {e}"));
     assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
-    let s = r.structured_content.unwrap();
+    let s = payload(&r);
     (
         s["code"].as_str().unwrap().to_string(),
         s["error"].as_str().unwrap().to_string(),
