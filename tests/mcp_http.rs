@@ -335,17 +335,37 @@ async fn bodies_over_4_mib_are_refused_and_nothing_is_written() {
         "params": {"name": "channel_send", "arguments": {"message": big}}
     })
     .to_string();
-    let resp = http
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("authorization", format!("Bearer {}", inst.token("coder")))
-        .body(send.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 413);
-    assert!(resp.text().await.unwrap().contains("4 MiB"));
+    // An announced length over the limit is refused before any body is
+    // read (a raw request, so the client is not still writing when the
+    // answer comes and the connection closes).
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        inst.token("coder"),
+        send.len()
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&answer).contains("MiB") {
+            match tcp.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => answer.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    let _ = tokio::time::timeout(PATIENCE, read).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("4 MiB"), "{answer}");
     // Without a length (a stream), the body is cut off at the limit.
     let chunks: Vec<Result<Vec<u8>, std::io::Error>> = send
         .as_bytes()
@@ -361,9 +381,12 @@ async fn bodies_over_4_mib_are_refused_and_nothing_is_written() {
             chunks,
         )))
         .send()
-        .await
-        .unwrap();
-    assert!(!resp.status().is_success(), "{}", resp.status());
+        .await;
+    // Refused with an error status, or the connection is closed on the
+    // client mid-write: either way nothing is posted.
+    if let Ok(resp) = resp {
+        assert!(!resp.status().is_success(), "{}", resp.status());
+    }
     assert_eq!(inst.handle.context().read(|s| s.len()), 0);
     inst.handle.stop().await;
 }
