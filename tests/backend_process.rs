@@ -35,6 +35,9 @@ fn request(kind: BackendKind, dir: &Path, env: &[(&str, &str)]) -> TurnRequest {
             .collect(),
         workdir: dir.to_path_buf(),
         state_dir: dir.join("state"),
+        private_dir: dir.join("private"),
+        user_config: None,
+        user_config_dir: None,
     }
 }
 

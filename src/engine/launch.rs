@@ -134,6 +134,58 @@ fn agent_env(cx: &LaunchContext, agent: &str) -> Vec<(String, String)> {
     env
 }
 
+/// The agent's private folder outside the workspace:
+/// `<per-user state dir>/agents/<hash of the instance folder>/<agent>`,
+/// made 0700, so config homes that lead to the user's credentials are out
+/// of reach of every agent's file tools.
+fn private_agent_dir(state_root: &Path, agent: &str) -> Result<PathBuf, BackendError> {
+    let base = crate::instance::layout::state_dir().map_err(|e| BackendError::Io {
+        path: state_root.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let root = crate::fsutil::private_dir(&base.join("agents")).map_err(|e| BackendError::Io {
+        path: base.join("agents"),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(root
+        .join(crate::instance::layout::path_hash(state_root))
+        .join(agent))
+}
+
+/// A variable of the agent's environment (its `env:` first, then awtui's).
+fn env_var(env: &[(String, String)], name: &str) -> Option<String> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(name).ok())
+        .filter(|v| !v.is_empty())
+}
+
+/// The user's own config folder of the agent's CLI (Gemini's `~/.gemini`,
+/// or `$GEMINI_CLI_HOME/.gemini`).
+fn user_config_dir(kind: BackendKind, env: &[(String, String)]) -> Option<PathBuf> {
+    match kind {
+        BackendKind::Gemini => env_var(env, "GEMINI_CLI_HOME")
+            .or_else(|| env_var(env, "HOME"))
+            .map(|h| PathBuf::from(h).join(".gemini")),
+        _ => None,
+    }
+}
+
+/// The user's own config of the agent's CLI that awtui's server is merged
+/// into: Gemini's `settings.json`, opencode's `OPENCODE_CONFIG_CONTENT`.
+fn user_config(kind: BackendKind, env: &[(String, String)]) -> Option<String> {
+    match kind {
+        BackendKind::Gemini => {
+            let path = user_config_dir(kind, env)?.join("settings.json");
+            crate::fsutil::read_text_capped(&path, crate::fsutil::MAX_CONFIG_BYTES).ok()
+        }
+        BackendKind::Opencode => env_var(env, "OPENCODE_CONFIG_CONTENT"),
+        _ => None,
+    }
+}
+
 /// Starts a turn of `agent` on its backend.
 pub fn start_turn(
     cx: &LaunchContext,
@@ -162,6 +214,7 @@ pub fn start_turn(
         });
         return Ok(api::spawn(cfg, system_prompt, prompt, tools, None));
     }
+    let env = agent_env(cx, &agent.name);
     let req = TurnRequest {
         agent: agent.name.clone(),
         instance: cx.prepared.instance.clone(),
@@ -174,9 +227,12 @@ pub fn start_turn(
         token: cx.tokens.get(&agent.name).unwrap_or_default().to_string(),
         tools: agent.tools.clone(),
         command: agent.command.clone(),
-        env: agent_env(cx, &agent.name),
+        env: env.clone(),
         workdir: cx.workflow.base_dir.clone(),
         state_dir: cx.agent_dir(&agent.name),
+        private_dir: private_agent_dir(&cx.state_root, &agent.name)?,
+        user_config: user_config(agent.backend, &env),
+        user_config_dir: user_config_dir(agent.backend, &env),
     };
     let invocation =
         backend::invocation(&req).ok_or(BackendError::NotAProgram(agent.backend.name()))?;

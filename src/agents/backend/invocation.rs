@@ -20,6 +20,15 @@ pub struct PrivateFile {
     pub content: String,
 }
 
+/// Every entry of `from` linked into `into` (except the files the
+/// invocation writes itself), so a CLI given a private config home still
+/// finds the user's credentials and history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mirror {
+    pub from: PathBuf,
+    pub into: PathBuf,
+}
+
 /// Everything needed to start one turn's process.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Invocation {
@@ -29,6 +38,8 @@ pub struct Invocation {
     /// Written to stdin, which is then closed.
     pub stdin: Option<String>,
     pub files: Vec<PrivateFile>,
+    /// A user's config folder to link into a private one first.
+    pub mirror: Option<Mirror>,
     pub cwd: PathBuf,
 }
 
@@ -45,18 +56,73 @@ pub fn executable(kind: BackendKind, command: Option<&[String]>) -> Option<Strin
     })
 }
 
-/// The Claude-style MCP config every agent gets as `AWTUI_MCP_CONFIG`.
-pub fn mcp_config_json(url: &str, token: &str) -> String {
+/// The `Authorization` header every generated MCP config sends, naming the
+/// environment variable instead of holding the token: no config file awtui
+/// writes carries a secret (Claude Code and Gemini CLI expand `${VAR}`).
+pub const AUTH_FROM_ENV: &str = "Bearer ${AWTUI_TOKEN}";
+
+/// The Claude-style MCP config every agent gets as `AWTUI_MCP_CONFIG`. The
+/// token stays in the agent's environment (`AWTUI_TOKEN`).
+pub fn mcp_config_json(url: &str) -> String {
     let config = json!({
         "mcpServers": {
             MCP_SERVER_NAME: {
                 "type": "http",
                 "url": url,
-                "headers": { "Authorization": format!("Bearer {token}") }
+                "headers": { "Authorization": AUTH_FROM_ENV }
             }
         }
     });
     serde_json::to_string_pretty(&config).unwrap_or_default()
+}
+
+/// The prompt with every `@` escaped as `\@`: Gemini CLI reads `@word` as
+/// a file to attach (`@user` would send a file named `user` found in the
+/// workspace to the model); escaped, the model still reads the mention.
+pub fn escape_at_mentions(prompt: &str) -> String {
+    prompt.replace('@', "\\@")
+}
+
+/// Told to Gemini models after their prompt, whose mentions are escaped.
+pub const GEMINI_ESCAPE_NOTE: &str = "(In this prompt a backslash precedes each at sign so that Gemini CLI does not read mentions as file names; when you mention someone, write the at sign without the backslash.)";
+
+/// Gemini CLI's settings for an agent: the user's own settings (`user`,
+/// the text of their `settings.json`, when any) with awtui's MCP server
+/// added next to theirs.
+pub fn gemini_settings(user: Option<&str>, url: &str) -> String {
+    let mut root = user
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    if !root["mcpServers"].is_object() {
+        root["mcpServers"] = json!({});
+    }
+    root["mcpServers"][MCP_SERVER_NAME] = json!({
+        "httpUrl": url,
+        "headers": { "Authorization": AUTH_FROM_ENV },
+        "trust": true
+    });
+    serde_json::to_string_pretty(&root).unwrap_or_default()
+}
+
+/// opencode's inline config (`OPENCODE_CONFIG_CONTENT`, merged by opencode
+/// over the user's own config files): awtui's MCP server, the token read
+/// from the environment. A user's own inline config is kept.
+pub fn opencode_config(user: Option<&str>, url: &str) -> String {
+    let mut root = user
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    if !root["mcp"].is_object() {
+        root["mcp"] = json!({});
+    }
+    root["mcp"][MCP_SERVER_NAME] = json!({
+        "type": "remote",
+        "url": url,
+        "enabled": true,
+        "headers": { "Authorization": "Bearer {env:AWTUI_TOKEN}" }
+    });
+    root.to_string()
 }
 
 /// Drops a `provider/` prefix the CLI would not understand
@@ -97,12 +163,13 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
     env.extend(req.env.iter().cloned());
     let mut files = vec![PrivateFile {
         path: mcp_config_path.clone(),
-        content: mcp_config_json(&req.mcp_url, &req.token),
+        content: mcp_config_json(&req.mcp_url),
     }];
     let model = req.model.as_deref().map(|m| cli_model(req.backend, m));
     let program = executable(req.backend, req.command.as_deref())?;
     let mut args: Vec<String> = Vec::new();
     let mut stdin = None;
+    let mut mirror = None;
     let push =
         |args: &mut Vec<String>, items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
 
@@ -187,52 +254,40 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             args.push(combined_prompt(req));
         }
         BackendKind::Gemini => {
-            let settings = req.state_dir.join("gemini-settings.json");
-            let content = json!({
-                "mcpServers": {
-                    MCP_SERVER_NAME: {
-                        "httpUrl": req.mcp_url,
-                        "headers": { "Authorization": format!("Bearer {}", req.token) },
-                        "trust": true
-                    }
-                }
-            });
+            // Gemini reads its user settings from `$GEMINI_CLI_HOME/.gemini`:
+            // a private copy of the user's, with awtui's server added (see
+            // `gemini_home`); a system settings file is ignored unless root
+            // owns it and every folder above it.
+            let home = req.private_dir.join("gemini-home");
             files.push(PrivateFile {
-                path: settings.clone(),
-                content: serde_json::to_string_pretty(&content).unwrap_or_default(),
+                path: home.join(".gemini").join("settings.json"),
+                content: gemini_settings(req.user_config.as_deref(), &req.mcp_url),
             });
-            env.push((
-                "GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(),
-                settings.display().to_string(),
-            ));
-            push(&mut args, &["--output-format", "json", "--yolo"]);
+            env.push(("GEMINI_CLI_HOME".into(), home.display().to_string()));
+            if let Some(user_dir) = &req.user_config_dir {
+                mirror = Some(Mirror {
+                    from: user_dir.clone(),
+                    into: home.join(".gemini"),
+                });
+            }
+            push(
+                &mut args,
+                &["--output-format", "stream-json", "--yolo", "--skip-trust"],
+            );
             if let Some(m) = &model {
                 push(&mut args, &["-m", m]);
             }
             if let Some(id) = &req.session_id {
                 push(&mut args, &["--resume", id]);
             }
-            args.push("-p".into());
-            args.push(combined_prompt(req));
+            stdin = Some(format!(
+                "{}\n\n{GEMINI_ESCAPE_NOTE}",
+                escape_at_mentions(&combined_prompt(req))
+            ));
         }
         BackendKind::Opencode => {
-            let config = req.state_dir.join("opencode.json");
-            let content = json!({
-                "$schema": "https://opencode.ai/config.json",
-                "mcp": {
-                    MCP_SERVER_NAME: {
-                        "type": "remote",
-                        "url": req.mcp_url,
-                        "enabled": true,
-                        "headers": { "Authorization": format!("Bearer {}", req.token) }
-                    }
-                }
-            });
-            files.push(PrivateFile {
-                path: config.clone(),
-                content: serde_json::to_string_pretty(&content).unwrap_or_default(),
-            });
-            env.push(("OPENCODE_CONFIG".into(), config.display().to_string()));
+            let content = opencode_config(req.user_config.as_deref(), &req.mcp_url);
+            env.push(("OPENCODE_CONFIG_CONTENT".into(), content));
             push(&mut args, &["run", "--format", "json"]);
             if let Some(m) = &model {
                 push(&mut args, &["-m", m]);
@@ -240,7 +295,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             if let Some(id) = &req.session_id {
                 push(&mut args, &["--session", id]);
             }
-            args.push(combined_prompt(req));
+            stdin = Some(combined_prompt(req));
         }
         BackendKind::Anthropic | BackendKind::Openai => return None,
     }
@@ -250,6 +305,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
         env,
         stdin,
         files,
+        mirror,
         cwd: req.workdir.clone(),
     })
 }
@@ -274,6 +330,9 @@ mod tests {
             env: vec![("EXTRA".into(), "1".into())],
             workdir: "/proj".into(),
             state_dir: "/proj/.workflow/pr-1/agents/coder".into(),
+            private_dir: "/run/awtui/agents/h/coder".into(),
+            user_config: None,
+            user_config_dir: None,
         }
     }
 
@@ -315,7 +374,7 @@ mod tests {
                 "{kv:?}"
             );
         }
-        assert!(inv.files[0].content.contains("Bearer tok"));
+        assert!(inv.files[0].content.contains("Bearer ${AWTUI_TOKEN}"));
         assert_eq!(inv.cwd, PathBuf::from("/proj"));
     }
 
@@ -348,17 +407,81 @@ mod tests {
     }
 
     #[test]
-    fn gemini_always_passes_the_model_and_trusts_the_server() {
-        let inv = invocation(&req(BackendKind::Gemini)).unwrap();
-        assert!(has(&inv.args, &["--output-format", "json"]));
+    fn gemini_gets_a_private_home_stream_json_and_an_escaped_prompt_on_stdin() {
+        let mut r = req(BackendKind::Gemini);
+        r.prompt = "You are @coder; @user asked".into();
+        r.user_config = Some(
+            r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"mcpServers":{"gh":{"command":"gh-mcp"}}}"#
+                .into(),
+        );
+        r.user_config_dir = Some("/home/u/.gemini".into());
+        let inv = invocation(&r).unwrap();
+        assert!(has(
+            &inv.args,
+            &["--output-format", "stream-json", "--yolo", "--skip-trust"]
+        ));
         assert!(has(&inv.args, &["-m", "anthropic/claude-sonnet-4-5"]));
-        let settings = &inv.files[1];
-        assert!(settings.content.contains("\"trust\": true"));
+        assert!(
+            !inv.args.iter().any(|a| a.contains("@coder")),
+            "prompt in argv"
+        );
+        let stdin = inv.stdin.unwrap();
+        assert!(stdin.contains("You are \\@coder; \\@user asked"), "{stdin}");
+        assert!(!stdin.replace("\\@", "").contains('@'), "{stdin}");
+        let home = "/run/awtui/agents/h/coder/gemini-home";
         assert!(
             inv.env
                 .iter()
-                .any(|(k, _)| k == "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+                .any(|(k, v)| k == "GEMINI_CLI_HOME" && v == home)
         );
+        let settings = inv
+            .files
+            .iter()
+            .find(|f| f.path.ends_with(".gemini/settings.json"))
+            .unwrap();
+        assert!(settings.path.starts_with(home));
+        let v: serde_json::Value = serde_json::from_str(&settings.content).unwrap();
+        assert_eq!(v["security"]["auth"]["selectedType"], "gemini-api-key");
+        assert_eq!(v["mcpServers"]["gh"]["command"], "gh-mcp");
+        assert_eq!(
+            v["mcpServers"]["awtui"]["httpUrl"],
+            "http://127.0.0.1:4000/mcp"
+        );
+        assert_eq!(v["mcpServers"]["awtui"]["trust"], true);
+        assert_eq!(
+            inv.mirror,
+            Some(Mirror {
+                from: "/home/u/.gemini".into(),
+                into: format!("{home}/.gemini").into()
+            })
+        );
+    }
+
+    #[test]
+    fn no_generated_config_holds_the_token() {
+        for kind in [
+            BackendKind::Claude,
+            BackendKind::Codex,
+            BackendKind::Gemini,
+            BackendKind::Opencode,
+            BackendKind::Cursor,
+        ] {
+            let inv = invocation(&req(kind)).unwrap();
+            for f in &inv.files {
+                assert!(!f.content.contains("tok\""), "{kind:?}: {}", f.content);
+                assert!(!f.content.contains("Bearer tok"), "{kind:?}: {}", f.content);
+            }
+            assert!(
+                !inv.args.iter().any(|a| a.contains("Bearer tok")),
+                "{kind:?}"
+            );
+            for (k, v) in &inv.env {
+                assert!(
+                    k == "AWTUI_TOKEN" || !v.contains("Bearer tok"),
+                    "{kind:?}: {k}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -367,10 +490,19 @@ mod tests {
         assert!(has(&inv.args, &["run", "--format", "json"]));
         assert!(has(&inv.args, &["--session", "sess-7"]));
         assert!(
-            inv.env
-                .iter()
-                .any(|(k, v)| k == "OPENCODE_CONFIG" && v.ends_with("opencode.json"))
+            !inv.args.iter().any(|a| a.contains("fix it")),
+            "prompt in argv"
         );
+        assert!(inv.stdin.as_deref().unwrap().ends_with("@coder fix it"));
+        let inline = inv
+            .env
+            .iter()
+            .find(|(k, _)| k == "OPENCODE_CONFIG_CONTENT")
+            .map(|(_, v)| v.clone())
+            .unwrap();
+        assert!(inline.contains("Bearer {env:AWTUI_TOKEN}"), "{inline}");
+        // The user's own OPENCODE_CONFIG is left alone.
+        assert!(!inv.env.iter().any(|(k, _)| k == "OPENCODE_CONFIG"));
 
         let inv = invocation(&req(BackendKind::Cursor)).unwrap();
         assert_eq!(inv.program, "cursor-agent");

@@ -48,6 +48,16 @@ pub struct TurnRequest {
     pub workdir: PathBuf,
     /// The agent's private folder in the instance: configs and logs.
     pub state_dir: PathBuf,
+    /// The agent's private folder outside the workspace (per-user state
+    /// dir): config homes that link to the user's credentials go here, out
+    /// of reach of any CLI's file-attach feature.
+    pub private_dir: PathBuf,
+    /// The user's own config of this CLI, to merge awtui's server into
+    /// (Gemini's `settings.json`, opencode's `OPENCODE_CONFIG_CONTENT`).
+    pub user_config: Option<String>,
+    /// The user's own config folder of this CLI (Gemini's `~/.gemini`),
+    /// linked into the private config home.
+    pub user_config_dir: Option<PathBuf>,
 }
 
 /// Why a backend cannot run.

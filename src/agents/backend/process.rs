@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 use super::capped::{LineSplitter, OUTPUT_CAP, cut_to};
 use super::contain::Scope;
 use super::event::BackendEvent;
-use super::invocation::{Invocation, PrivateFile};
+use super::invocation::{Invocation, Mirror, PrivateFile};
 use super::outcome::{Exit, OutcomeBuilder};
 use super::parse::StreamParser;
 use super::turn::{RunningTurn, TurnUpdate};
@@ -73,6 +73,28 @@ fn write_private(file: &PrivateFile) -> Result<(), BackendError> {
     })
 }
 
+/// Links every entry of the user's folder into the private one, except
+/// names the invocation writes itself; links already there are kept. A
+/// missing user folder links nothing.
+fn mirror(m: &Mirror, written: &[PrivateFile]) -> Result<(), BackendError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BackendError::Io { path, source }
+    };
+    crate::fsutil::create_dir_if_missing(&m.into).map_err(io(&m.into))?;
+    let Ok(entries) = std::fs::read_dir(&m.from) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let link = m.into.join(entry.file_name());
+        if written.iter().any(|f| f.path == link) || link.symlink_metadata().is_ok() {
+            continue;
+        }
+        std::os::unix::fs::symlink(entry.path(), &link).map_err(io(&link))?;
+    }
+    Ok(())
+}
+
 /// Starts a turn. Must be called inside a tokio runtime.
 pub fn spawn(
     inv: Invocation,
@@ -81,6 +103,9 @@ pub fn spawn(
     timeout: Option<Duration>,
     not_found_hint: &str,
 ) -> Result<RunningTurn, BackendError> {
+    if let Some(m) = &inv.mirror {
+        mirror(m, &inv.files)?;
+    }
     for f in &inv.files {
         write_private(f)?;
     }
