@@ -316,7 +316,7 @@ fn wrap_clis(w: &World) -> PathBuf {
     for program in ["claude", "codex", "gemini", "opencode"] {
         let real = cache().join("node_modules/.bin").join(program);
         let script = format!(
-            "#!/bin/sh\n{{ echo \"$AWTUI_TOKEN\"; find \"{state}\" \"{work}\" -path '*/tokens/*' -type f -exec cat {{}} + 2>/dev/null; echo; }} >> \"{secrets}\"\nexec \"{real}\" \"$@\"\n",
+            "#!/bin/sh\n{{ echo \"$AWTUI_TOKEN\"; find \"{state}\" \"{work}\" -path '*/tokens/*' -type f -exec sh -c 'cat \"$1\"; echo' sh {{}} \\; 2>/dev/null; }} >> \"{secrets}\"\nexec \"{real}\" \"$@\"\n",
             state = w.state.display(),
             work = w.dir.display(),
             secrets = secrets.display(),
