@@ -82,7 +82,7 @@ fn isolated(test: &str) -> bool {
     true
 }
 
-/// One real CLI: its backend, model and how to point it at the fake.
+/// One real CLI: its backend, program and a model name.
 struct Cli {
     backend: &'static str,
     program: &'static str,
@@ -110,78 +110,107 @@ const OPENCODE: Cli = Cli {
     model: "fake/fake-model",
 };
 
-/// The environment that points every CLI at the fake model at `url` with
-/// a fresh home under `root`; writes the config files they need.
-fn cli_env(root: &Path, url: &str) -> Vec<(String, String)> {
+/// What every CLI gets: a fresh home under `root`, the cached CLIs (behind
+/// the token-noting wrappers) on PATH, no telemetry or update checks.
+fn common_env(root: &Path, wrappers: &Path) -> Vec<(String, String)> {
     let home = root.join("home");
-    std::fs::create_dir_all(home.join(".gemini")).unwrap();
-    std::fs::write(
-        home.join(".gemini/settings.json"),
-        json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
-               "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-               "privacy": {"usageStatisticsEnabled": false},
-               "telemetry": {"enabled": false}})
-        .to_string(),
-    )
-    .unwrap();
-    let codex_home = root.join("codex-home");
-    std::fs::create_dir_all(&codex_home).unwrap();
-    std::fs::write(
-        codex_home.join("config.toml"),
-        format!(
-            "model_provider = \"fake\"\ncheck_for_update_on_startup = false\n\
-             [model_providers.fake]\nname = \"fake\"\nbase_url = \"{url}/v1\"\n\
-             env_key = \"FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\n\
-             [analytics]\nenabled = false\n[feedback]\nenabled = false\n\
-             [features]\nplugins = false\n"
-        ),
-    )
-    .unwrap();
-    let opencode = root.join("opencode.json");
-    std::fs::write(
-        &opencode,
-        json!({
-            "$schema": "https://opencode.ai/config.json",
-            "autoupdate": false,
-            "share": "disabled",
-            "provider": {"fake": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "fake",
-                "options": {"baseURL": format!("{url}/v1"), "apiKey": "fake-key"},
-                "models": {"fake-model": {"name": "fake-model", "tool_call": true}}
-            }}
-        })
-        .to_string(),
-    )
-    .unwrap();
+    std::fs::create_dir_all(&home).unwrap();
     let path = format!(
-        "{}:{}",
+        "{}:{}:{}",
+        wrappers.display(),
         cache().join("node_modules/.bin").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    [
-        ("HOME", home.display().to_string()),
-        ("PATH", path),
-        ("ANTHROPIC_BASE_URL", url.to_string()),
-        ("ANTHROPIC_API_KEY", "sk-ant-fake".into()),
-        ("DISABLE_TELEMETRY", "1".into()),
-        ("DISABLE_AUTOUPDATER", "1".into()),
-        ("DISABLE_ERROR_REPORTING", "1".into()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-        ("IS_SANDBOX", "1".into()),
-        ("CODEX_HOME", codex_home.display().to_string()),
-        ("FAKE_OPENAI_KEY", "sk-fake".into()),
-        ("GOOGLE_GEMINI_BASE_URL", url.to_string()),
-        ("GEMINI_API_KEY", "gemini-fake".into()),
-        ("OPENCODE_CONFIG", opencode.display().to_string()),
-        ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
-        ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
-        ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1".into()),
-        ("NO_COLOR", "1".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+    pairs(&[
+        ("HOME", &home.display().to_string()),
+        ("PATH", &path),
+        ("DISABLE_TELEMETRY", "1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("DISABLE_ERROR_REPORTING", "1"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("IS_SANDBOX", "1"),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+        ("NO_COLOR", "1"),
+    ])
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The variables and files that point `cli` at the fake model at `url`
+/// (the user's own configuration, as a user would write it).
+fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
+    match cli.backend {
+        "claude" => pairs(&[
+            ("ANTHROPIC_BASE_URL", url),
+            ("ANTHROPIC_API_KEY", "sk-ant-fake"),
+        ]),
+        "codex" => {
+            let codex_home = root.join("codex-home");
+            std::fs::create_dir_all(&codex_home).unwrap();
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "model_provider = \"fake\"\ncheck_for_update_on_startup = false\n\
+                     [model_providers.fake]\nname = \"fake\"\nbase_url = \"{url}/v1\"\n\
+                     env_key = \"FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\n\
+                     [analytics]\nenabled = false\n[feedback]\nenabled = false\n\
+                     [features]\nplugins = false\n"
+                ),
+            )
+            .unwrap();
+            pairs(&[
+                ("CODEX_HOME", &codex_home.display().to_string()),
+                ("FAKE_OPENAI_KEY", "sk-fake"),
+            ])
+        }
+        "gemini" => {
+            // The user's own settings: awtui merges its server into them.
+            let dir = root.join("home/.gemini");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("settings.json"),
+                json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                       "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+                       "privacy": {"usageStatisticsEnabled": false},
+                       "telemetry": {"enabled": false}})
+                .to_string(),
+            )
+            .unwrap();
+            pairs(&[
+                ("GOOGLE_GEMINI_BASE_URL", url),
+                ("GEMINI_API_KEY", "gemini-fake"),
+            ])
+        }
+        "opencode" => {
+            // The user's own provider file: awtui must not replace it.
+            let config = root.join("opencode.json");
+            std::fs::write(
+                &config,
+                json!({
+                    "$schema": "https://opencode.ai/config.json",
+                    "autoupdate": false,
+                    "share": "disabled",
+                    "provider": {"fake": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "fake",
+                        "options": {"baseURL": format!("{url}/v1"), "apiKey": "fake-key"},
+                        "models": {"fake-model": {"name": "fake-model", "tool_call": true}}
+                    }}
+                })
+                .to_string(),
+            )
+            .unwrap();
+            pairs(&[("OPENCODE_CONFIG", &config.display().to_string())])
+        }
+        other => panic!("no real CLI for {other}"),
+    }
 }
 
 /// A finished `awtui run`: its JSON report, the channel, the requests the
@@ -233,22 +262,17 @@ fn run(
     w: &World,
     rt: &tokio::runtime::Runtime,
     workflow: &str,
-    models: &[(&str, ModelScript)],
+    models: &[(&Cli, ModelScript)],
 ) -> Run {
-    let mut logs: Vec<(String, Log)> = Vec::new();
-    let mut env: Vec<(String, String)> = Vec::new();
-    for (agent, script) in models {
+    let root = w.tmp.path();
+    let mut env = common_env(root, &wrap_clis(w));
+    let mut logs: Vec<Log> = Vec::new();
+    for (cli, script) in models {
         let (url, log) = rt.block_on(llm_server::start_model(script.clone()));
-        env = cli_env(&w.tmp.path().join(agent), &url);
-        logs.push((agent.to_string(), log));
+        env.extend(cli_env(root, cli, &url));
+        logs.push(log);
     }
     std::fs::write(w.dir.join("wf.yaml"), workflow).unwrap();
-    let wrappers = wrap_clis(w);
-    for (k, v) in env.iter_mut() {
-        if k == "PATH" {
-            *v = format!("{}:{v}", wrappers.display());
-        }
-    }
     let mut cmd = w.cmd(&["run", "wf.yaml", "--instance", "t", "--json"]);
     cmd.envs(env)
         .stdout(std::process::Stdio::piped())
@@ -283,7 +307,7 @@ fn run(
     ));
     let requests: Vec<Recorded> = logs
         .iter()
-        .flat_map(|(_, l)| l.lock().unwrap().clone())
+        .flat_map(|l| l.lock().unwrap().clone())
         .collect();
     // Kept for a look after a failure (the test's folder is removed).
     let dump = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real_clis");
@@ -352,6 +376,7 @@ fn posts(message: &str) -> ModelScript {
         tool: "channel_send".into(),
         arguments: json!({ "message": message }),
         final_text: "All done here.".into(),
+        refuse: None,
     }
 }
 
@@ -400,7 +425,7 @@ fn one_turn(cli: &Cli, test: &str) {
         cli.backend, cli.model
     );
     let hello = format!("@user hello from {} via awtui", cli.backend);
-    let r = run(&w, &rt, &workflow, &[("a", posts(&hello))]);
+    let r = run(&w, &rt, &workflow, &[(cli, posts(&hello))]);
     let why = r.explain();
     assert_eq!(r.report["success"], true, "{why}");
     assert_eq!(r.from("a"), vec![hello.clone()], "{why}");
@@ -430,4 +455,129 @@ fn gemini_cli_turn() {
 #[test]
 fn opencode_turn() {
     one_turn(&OPENCODE, "opencode_turn");
+}
+
+/// Claude Code wakes Codex with a mention; Codex answers the person. Each
+/// posts once, as itself.
+#[test]
+fn claude_to_codex_relay() {
+    if isolated("claude_to_codex_relay") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    bin_dir(CODEX.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = format!(
+        "name: relay\nagents:\n  lead:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+         \x20 helper:\n    backend: codex\n    model: {}\n    timeout: 240s\n\
+         limits:\n  retries: 0\nkickoff: \"@lead ask the helper to check the build\"\n",
+        CLAUDE.model, CODEX.model
+    );
+    let r = run(
+        &w,
+        &rt,
+        &workflow,
+        &[
+            (&CLAUDE, posts("@helper please check the build")),
+            (&CODEX, posts("@user the build is green")),
+        ],
+    );
+    let why = r.explain();
+    assert_eq!(r.report["success"], true, "{why}");
+    assert_eq!(
+        r.from("lead"),
+        vec!["@helper please check the build"],
+        "{why}"
+    );
+    assert_eq!(r.from("helper"), vec!["@user the build is green"], "{why}");
+    no_secret_reached_the_model(&w, &r);
+}
+
+/// A 200 KB kickoff (far over what one argument may hold) reaches every
+/// CLI whole: each model sees the marker written at its very end.
+#[test]
+fn a_200_kb_prompt_reaches_every_cli() {
+    if isolated("a_200_kb_prompt_reaches_every_cli") {
+        return;
+    }
+    let clis = [&CLAUDE, &CODEX, &GEMINI, &OPENCODE];
+    for cli in clis {
+        bin_dir(cli.program);
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let line = "diff --git a/src/lib.rs b/src/lib.rs +let x = compute(y); // unchanged context\n";
+    let diff = line.repeat(200 * 1024 / line.len());
+    std::fs::write(
+        w.dir.join("big.diff"),
+        format!("{diff}END-OF-DIFF-MARKER\n"),
+    )
+    .unwrap();
+    let mut workflow = String::from("name: big\nagents:\n");
+    for cli in clis {
+        workflow.push_str(&format!(
+            "  {0}:\n    backend: {0}\n    model: {1}\n    timeout: 240s\n",
+            cli.backend, cli.model
+        ));
+    }
+    workflow.push_str(
+        "setup:\n  - shell: cat big.diff\n    as: diff\nlimits:\n  retries: 0\n\
+         kickoff: |\n  @claude @codex @gemini @opencode review this:\n  ${{ diff }}\n",
+    );
+    let models: Vec<(&Cli, ModelScript)> = clis
+        .iter()
+        .map(|c| (*c, posts(&format!("@user {} read it all", c.backend))))
+        .collect();
+    let r = run(&w, &rt, &workflow, &models);
+    let why = r.explain();
+    assert_eq!(r.report["success"], true, "{why}");
+    for cli in clis {
+        assert_eq!(
+            r.from(cli.backend),
+            vec![format!("@user {} read it all", cli.backend)],
+            "{why}"
+        );
+    }
+    let whole = r
+        .requests
+        .iter()
+        .filter(|q| q.raw.contains("END-OF-DIFF-MARKER") && q.raw.len() > 200 * 1024)
+        .count();
+    assert!(
+        whole >= clis.len(),
+        "not every model saw the whole prompt\n{why}"
+    );
+}
+
+/// A model API that refuses the request: the agent fails, and the reason
+/// shown is the API's message, not a stray line of the CLI's stderr (gemini
+/// prints its error as multi-line JSON).
+fn failure_says_why(cli: &Cli, test: &str) {
+    if isolated(test) {
+        return;
+    }
+    bin_dir(cli.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+         limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+        cli.backend, cli.model
+    );
+    let mut script = posts("never");
+    script.refuse = Some("quota exhausted for this fake key".into());
+    let r = run(&w, &rt, &workflow, &[(cli, script)]);
+    let why = r.explain();
+    assert_eq!(r.report["success"], false, "{why}");
+    let reason = r.report.to_string();
+    assert!(
+        reason.contains("quota exhausted for this fake key"),
+        "the failure does not say why\n{why}"
+    );
+}
+
+#[test]
+fn gemini_failure_says_why() {
+    failure_says_why(&GEMINI, "gemini_failure_says_why");
 }

@@ -85,6 +85,9 @@ pub struct ModelScript {
     /// The text answered once the tool's result is in the request (or when
     /// the request offers no such tool).
     pub final_text: String,
+    /// When set, every model request is refused with HTTP 400 and this
+    /// message, in the API's own error shape.
+    pub refuse: Option<String>,
 }
 
 /// Starts the scripted model; returns its base URL (no `/v1`) and the
@@ -291,6 +294,18 @@ fn answer_model(script: &ModelScript, req: &Recorded) -> Scripted {
     let body = &req.body;
     let stream = body["stream"].as_bool().unwrap_or(false);
     let ok = |body: String| Scripted { status: 200, body };
+    if let Some(message) = &script.refuse {
+        let error = if path.contains(":streamGenerateContent") || path.contains(":generateContent")
+        {
+            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        } else {
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+        };
+        return Scripted {
+            status: 400,
+            body: error.to_string(),
+        };
+    }
     if path.ends_with("/messages/count_tokens") {
         return ok(json!({"input_tokens": 10}).to_string());
     }

@@ -209,8 +209,15 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             }
             // Without these the first request can go out before the MCP
             // server is connected, or the tools hide behind a search tool.
-            env.push(("MCP_CONNECTION_NONBLOCKING".into(), "false".into()));
-            env.push(("ENABLE_TOOL_SEARCH".into(), "false".into()));
+            // The agent's own `env:` wins over these defaults.
+            for (key, value) in [
+                ("MCP_CONNECTION_NONBLOCKING", "false"),
+                ("ENABLE_TOOL_SEARCH", "false"),
+            ] {
+                if !req.env.iter().any(|(k, _)| k == key) {
+                    env.push((key.into(), value.into()));
+                }
+            }
             stdin = Some(req.prompt.clone());
         }
         BackendKind::Codex => {
@@ -376,6 +383,20 @@ mod tests {
         }
         assert!(inv.files[0].content.contains("Bearer ${AWTUI_TOKEN}"));
         assert_eq!(inv.cwd, PathBuf::from("/proj"));
+    }
+
+    #[test]
+    fn the_agents_env_wins_over_awtuis_defaults() {
+        let mut r = req(BackendKind::Claude);
+        r.env.push(("ENABLE_TOOL_SEARCH".into(), "auto".into()));
+        let inv = invocation(&r).unwrap();
+        let values: Vec<&str> = inv
+            .env
+            .iter()
+            .filter(|(k, _)| k == "ENABLE_TOOL_SEARCH")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(values, ["auto"]);
     }
 
     #[test]
