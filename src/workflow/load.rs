@@ -902,6 +902,16 @@ impl Walker<'_> {
                 format!("{what}: backend 'command' needs 'command: <program and arguments>'"),
             );
         }
+        if backend == BackendKind::Cursor {
+            // The only CLI that takes its prompt as an argument.
+            self.diags.warn(
+                key.pos,
+                format!(
+                    "{what}: cursor-agent takes its prompt as a command-line argument, so a turn whose prompt \
+                     (kickoff, messages, context) is over 128 KiB fails; every other backend reads it from stdin"
+                ),
+            );
+        }
         let needs_model = matches!(
             backend,
             BackendKind::Gemini | BackendKind::Anthropic | BackendKind::Openai

@@ -199,7 +199,17 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             args.push("--allowedTools".into());
             args.push(allowed.join(","));
             if !req.system_prompt.is_empty() {
-                push(&mut args, &["--append-system-prompt", &req.system_prompt]);
+                // A file, not an argument: one argument may not exceed
+                // 128 KiB.
+                let path = req.state_dir.join("system-prompt.md");
+                files.push(PrivateFile {
+                    path: path.clone(),
+                    content: req.system_prompt.clone(),
+                });
+                push(
+                    &mut args,
+                    &["--append-system-prompt-file", &path.display().to_string()],
+                );
             }
             if let Some(m) = &model {
                 push(&mut args, &["--model", m]);
@@ -366,7 +376,18 @@ mod tests {
             ]
         ));
         assert!(has(a, &["--allowedTools", "mcp__awtui,Bash"]));
-        assert!(has(a, &["--append-system-prompt", "You fix bugs."]));
+        assert!(has(
+            a,
+            &[
+                "--append-system-prompt-file",
+                "/proj/.workflow/pr-1/agents/coder/system-prompt.md"
+            ]
+        ));
+        assert!(
+            inv.files
+                .iter()
+                .any(|f| f.path.ends_with("system-prompt.md") && f.content == "You fix bugs.")
+        );
         assert!(has(a, &["--model", "claude-sonnet-4-5"]));
         assert!(has(a, &["--resume", "sess-7"]));
         assert_eq!(inv.stdin.as_deref(), Some("@coder fix it"));

@@ -83,7 +83,23 @@ pub enum BackendError {
     },
     #[error("the {0} backend runs in-process, not as a program")]
     NotAProgram(&'static str),
+    /// One argument over the kernel's limit: the program only takes its
+    /// prompt as an argument (Cursor) and this turn's is too big.
+    #[error(
+        "'{program}' takes its prompt as a command-line argument, and this turn's is {bytes} bytes: \
+         over the {limit}-byte limit of one argument; shorten the kickoff or the messages to this agent, \
+         or use a backend that reads the prompt from stdin"
+    )]
+    ArgumentTooLong {
+        program: String,
+        bytes: usize,
+        limit: usize,
+    },
 }
+
+/// The longest single argument Linux passes to a program (`MAX_ARG_STRLEN`,
+/// 32 pages, the terminating NUL included).
+pub const MAX_ARGUMENT: usize = 128 * 1024 - 1;
 
 /// How to install each agent CLI, for the "not found" error.
 pub fn install_hint(kind: BackendKind) -> &'static str {

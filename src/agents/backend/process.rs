@@ -103,6 +103,19 @@ pub fn spawn(
     timeout: Option<Duration>,
     not_found_hint: &str,
 ) -> Result<RunningTurn, BackendError> {
+    if let Some(bytes) = inv
+        .args
+        .iter()
+        .map(String::len)
+        .find(|n| *n > super::MAX_ARGUMENT)
+    {
+        // Said plainly before the OS answers "Argument list too long".
+        return Err(BackendError::ArgumentTooLong {
+            program: inv.program.clone(),
+            bytes,
+            limit: super::MAX_ARGUMENT,
+        });
+    }
     if let Some(m) = &inv.mirror {
         mirror(m, &inv.files)?;
     }
