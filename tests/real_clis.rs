@@ -421,6 +421,7 @@ fn one_turn(cli: &Cli, test: &str) {
     let w = World::new();
     let workflow = format!(
         "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+         \x20   system_prompt: \"SYSTEM-MARKER: be terse.\"\n\
          limits:\n  retries: 0\nkickoff: \"@a please greet @user\"\n",
         cli.backend, cli.model
     );
@@ -433,6 +434,12 @@ fn one_turn(cli: &Cli, test: &str) {
     assert!(
         model_calls.iter().any(|q| q.raw.contains("channel_send")),
         "the model was never offered awtui's tools\n{why}"
+    );
+    assert!(
+        model_calls
+            .iter()
+            .any(|q| q.raw.contains("SYSTEM-MARKER: be terse.")),
+        "the system prompt did not reach the model\n{why}"
     );
     no_secret_reached_the_model(&w, &r);
 }
@@ -580,4 +587,32 @@ fn failure_says_why(cli: &Cli, test: &str) {
 #[test]
 fn gemini_failure_says_why() {
     failure_says_why(&GEMINI, "gemini_failure_says_why");
+}
+
+/// Claude Code that cannot connect to awtui's MCP server (fault: a wrong
+/// token in the agent's env) still answers, but the channel says once that
+/// it ran without awtui's tools, instead of passing as a normal turn.
+#[test]
+fn a_turn_without_awtuis_tools_is_visible() {
+    if isolated("a_turn_without_awtuis_tools_is_visible") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+         \x20   env:\n      AWTUI_TOKEN: not-the-token\n\
+         limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+        CLAUDE.model
+    );
+    let r = run(&w, &rt, &workflow, &[(&CLAUDE, posts("never posted"))]);
+    let why = r.explain();
+    assert_eq!(r.from("a"), vec!["All done here."], "{why}");
+    let warnings = r
+        .from("system")
+        .into_iter()
+        .filter(|m| m.contains("a ran without awtui's tools"))
+        .count();
+    assert_eq!(warnings, 1, "{why}");
 }

@@ -59,6 +59,9 @@ pub struct Driver {
     reported: u64,
     clock: Instant,
     cursor_installed: bool,
+    /// Agents already reported as running without awtui's tools (the
+    /// channel says so once per agent).
+    without_tools: std::collections::HashSet<String>,
     outcome: Option<RunOutcome>,
 }
 
@@ -99,6 +102,7 @@ impl Driver {
             reported: 0,
             clock: Instant::now(),
             cursor_installed: false,
+            without_tools: std::collections::HashSet::new(),
             outcome: None,
         }
     }
@@ -459,6 +463,7 @@ impl Driver {
                 .filter(|id| *id <= cursor.delivered)
                 .collect::<Vec<u64>>()
         });
+        let without_tools = outcome.tools_connected == Some(false);
         let usage = outcome.usage;
         self.queue.push_back(Event::Backend {
             agent: agent.clone(),
@@ -503,10 +508,31 @@ impl Driver {
             }
         };
         self.handle(Event::TurnFinished {
-            agent,
+            agent: agent.clone(),
             turn,
             outcome: result,
         });
+        if without_tools {
+            self.warn_without_tools(&agent);
+        }
+    }
+
+    /// A turn ran without awtui's tools (the CLI did not connect to the MCP
+    /// server): the agent's activity shows it every time, the channel once.
+    fn warn_without_tools(&mut self, agent: &str) {
+        let text = format!(
+            "{agent} ran without awtui's tools: its CLI did not connect to awtui's MCP server, so it could not read or post to the channel itself (see {}/stderr.log)",
+            self.cx.agent_dir(agent).display()
+        );
+        self.emit(EngineEvent::Activity {
+            agent: agent.to_string(),
+            activity: BackendEvent::Error {
+                message: text.clone(),
+            },
+        });
+        if self.without_tools.insert(agent.to_string()) {
+            self.post(SYSTEM, &text);
+        }
     }
 
     /// Archives a turn's output and runs the operations in its frontmatter;

@@ -20,6 +20,9 @@ pub struct TurnOutcome {
     pub error: Option<String>,
     /// Names of the tools called, in order.
     pub tools_called: Vec<String>,
+    /// Whether awtui's MCP server was connected (`Some(false)`: the turn ran
+    /// without awtui's tools), when the CLI reports it.
+    pub tools_connected: Option<bool>,
     /// Whether the answer or a line of output was cut at [`OUTPUT_CAP`].
     pub truncated: bool,
     /// When `truncated`, the agent's whole raw output (a file the engine
@@ -81,6 +84,11 @@ impl OutcomeBuilder {
     pub fn truncated(&mut self, full_output: Option<PathBuf>) {
         self.outcome.truncated = true;
         self.outcome.full_output = full_output;
+    }
+
+    /// Records whether the CLI connected to awtui's MCP server.
+    pub fn tools_connected(&mut self, connected: Option<bool>) {
+        self.outcome.tools_connected = connected;
     }
 
     /// Whether a final answer arrived.

@@ -276,6 +276,8 @@ async fn read_stdout(
     split.finish(&mut |line| out.line(line));
     let events = out.parser.finish();
     out.emit(events);
+    let connected = out.parser.tools_connected();
+    out.builder.tools_connected(connected);
     // A cut line only matters when it cost the answer: a JSON backend's
     // huge tool result is noise to skip, its cut final result is not.
     let answer_lost = split.cut() && !out.builder.has_answer();

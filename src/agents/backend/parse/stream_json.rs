@@ -8,12 +8,15 @@ use serde_json::Value;
 
 use super::{StreamParser, count, json_line, str_field};
 use crate::agents::backend::event::{BackendEvent, Usage};
+use crate::agents::backend::invocation::MCP_SERVER_NAME;
 
 /// Parser for Claude-style stream-json.
 #[derive(Debug, Default)]
 pub struct StreamJsonParser {
     /// Tool names by call id, to name the results.
     tools: HashMap<String, String>,
+    /// awtui's server status from the `init` event's `mcp_servers`.
+    connected: Option<bool>,
 }
 
 impl StreamParser for StreamJsonParser {
@@ -22,13 +25,26 @@ impl StreamParser for StreamJsonParser {
             return Vec::new();
         };
         match str_field(&v, "type").unwrap_or("") {
-            "system" => session(&v).into_iter().collect(),
+            "system" => {
+                if let Some(servers) = v.get("mcp_servers").and_then(Value::as_array) {
+                    let awtui = servers
+                        .iter()
+                        .find(|s| str_field(s, "name") == Some(MCP_SERVER_NAME));
+                    self.connected =
+                        Some(awtui.is_some_and(|s| str_field(s, "status") == Some("connected")));
+                }
+                session(&v).into_iter().collect()
+            }
             "assistant" => self.assistant(&v),
             "user" => self.tool_results(&v),
             "tool_call" => self.cursor_tool_call(&v),
             "result" => result(&v),
             _ => Vec::new(),
         }
+    }
+
+    fn tools_connected(&self) -> Option<bool> {
+        self.connected
     }
 }
 
@@ -145,6 +161,20 @@ fn result(v: &Value) -> Vec<BackendEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_init_event_says_whether_awtuis_server_connected() {
+        let mut p = StreamJsonParser::default();
+        assert_eq!(p.tools_connected(), None);
+        p.line(r#"{"type":"system","subtype":"init","session_id":"s","mcp_servers":[{"name":"awtui","status":"connected"}]}"#);
+        assert_eq!(p.tools_connected(), Some(true));
+        let mut p = StreamJsonParser::default();
+        p.line(r#"{"type":"system","subtype":"init","session_id":"s","mcp_servers":[{"name":"awtui","status":"failed"},{"name":"gh","status":"connected"}]}"#);
+        assert_eq!(p.tools_connected(), Some(false));
+        let mut p = StreamJsonParser::default();
+        p.line(r#"{"type":"system","subtype":"init","session_id":"s","mcp_servers":[]}"#);
+        assert_eq!(p.tools_connected(), Some(false));
+    }
 
     fn run(lines: &[&str]) -> Vec<BackendEvent> {
         let mut p = StreamJsonParser::default();
