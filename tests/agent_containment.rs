@@ -111,6 +111,7 @@ fn request(dir: &Path) -> TurnRequest {
         private_dir: std::env::temp_dir(),
         user_config: None,
         user_config_dir: None,
+        permissions: awtui::workflow::Permissions::WorkspaceWrite,
     }
 }
 

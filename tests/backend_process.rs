@@ -38,6 +38,7 @@ fn request(kind: BackendKind, dir: &Path, env: &[(&str, &str)]) -> TurnRequest {
         private_dir: dir.join("private"),
         user_config: None,
         user_config_dir: None,
+        permissions: awtui::workflow::Permissions::WorkspaceWrite,
     }
 }
 

@@ -616,3 +616,42 @@ fn a_turn_without_awtuis_tools_is_visible() {
         .count();
     assert_eq!(warnings, 1, "{why}");
 }
+
+/// `permissions:` maps to Claude Code's own modes: read-only refuses a
+/// write and the channel says so (the turn does not pass as a plain
+/// success); workspace-write lets the same write through.
+#[test]
+fn claude_permissions_refuse_or_allow_a_write() {
+    if isolated("claude_permissions_refuse_or_allow_a_write") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for (permissions, allowed) in [("read-only", false), ("workspace-write", true)] {
+        let w = World::new();
+        let target = w.dir.join("made-by-agent.txt");
+        let workflow = format!(
+            "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+             \x20   permissions: {permissions}\n\
+             limits:\n  retries: 0\nkickoff: \"@a write the file\"\n",
+            CLAUDE.model
+        );
+        let script = ModelScript {
+            tool: "Write".into(),
+            arguments: json!({"file_path": target.display().to_string(), "content": "hello\n"}),
+            final_text: "Tried to write the file.".into(),
+            refuse: None,
+        };
+        let r = run(&w, &rt, &workflow, &[(&CLAUDE, script)]);
+        let why = r.explain();
+        assert_eq!(target.exists(), allowed, "{permissions}\n{why}");
+        let said = r
+            .from("system")
+            .into_iter()
+            .filter(|m| {
+                m.contains("a's CLI refused Write for lack of permission (permissions: read-only)")
+            })
+            .count();
+        assert_eq!(said, usize::from(!allowed), "{permissions}\n{why}");
+    }
+}

@@ -497,3 +497,30 @@ fn limits_and_api_settings_parse_and_are_checked() {
         "only used by the anthropic and openai backends",
     );
 }
+
+#[test]
+fn permissions_are_one_of_three_and_default_to_workspace_write() {
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    permissions: read-onyl\n",
+        "4:18",
+        "unknown permissions 'read-onyl' (did you mean 'read-only'?); one of: read-only, workspace-write, full",
+    );
+    let loaded = awtui::workflow::load_str(
+        "agents:\n  a:\n    backend: claude\n  b:\n    backend: codex\n    permissions: full\n",
+        std::path::Path::new("/tmp/w.yaml"),
+    )
+    .unwrap();
+    let p: Vec<_> = loaded
+        .workflow
+        .agents
+        .iter()
+        .map(|a| a.permissions)
+        .collect();
+    assert_eq!(
+        p,
+        [
+            awtui::workflow::Permissions::WorkspaceWrite,
+            awtui::workflow::Permissions::Full
+        ]
+    );
+}

@@ -464,6 +464,7 @@ impl Driver {
                 .collect::<Vec<u64>>()
         });
         let without_tools = outcome.tools_connected == Some(false);
+        let refused = outcome.refused.clone();
         let usage = outcome.usage;
         self.queue.push_back(Event::Backend {
             agent: agent.clone(),
@@ -515,6 +516,34 @@ impl Driver {
         if without_tools {
             self.warn_without_tools(&agent);
         }
+        if !refused.is_empty() {
+            self.report_refused(&agent, &refused);
+        }
+    }
+
+    /// The CLI refused tools for lack of permission: the turn did not do
+    /// all it tried, and the channel and the agent's activity say so
+    /// instead of letting it pass as a plain success.
+    fn report_refused(&mut self, agent: &str, tools: &[String]) {
+        let permissions = self
+            .cx
+            .workflow
+            .agents
+            .iter()
+            .find(|a| a.name == agent)
+            .map_or("workspace-write", |a| a.permissions.name());
+        let text = format!(
+            "{agent}'s CLI refused {} for lack of permission (permissions: {permissions}); \
+             allow it with the agent's `permissions:` or `tools:`",
+            tools.join(", ")
+        );
+        self.emit(EngineEvent::Activity {
+            agent: agent.to_string(),
+            activity: BackendEvent::Error {
+                message: text.clone(),
+            },
+        });
+        self.post(SYSTEM, &text);
     }
 
     /// A turn ran without awtui's tools (the CLI did not connect to the MCP

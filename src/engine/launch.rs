@@ -233,6 +233,7 @@ pub fn start_turn(
         private_dir: private_agent_dir(&cx.state_root, &agent.name)?,
         user_config: user_config(agent.backend, &env),
         user_config_dir: user_config_dir(agent.backend, &env),
+        permissions: agent.permissions,
     };
     let invocation =
         backend::invocation(&req).ok_or(BackendError::NotAProgram(agent.backend.name()))?;

@@ -92,7 +92,7 @@ const LIMIT_KEYS: [&str; 9] = [
     "loop_repeats",
     "release_after_missed_heartbeats",
 ];
-const AGENT_KEYS: [&str; 10] = [
+const AGENT_KEYS: [&str; 11] = [
     "model",
     "system_prompt",
     "tools",
@@ -103,6 +103,7 @@ const AGENT_KEYS: [&str; 10] = [
     "env",
     "base_url",
     "api_key_env",
+    "permissions",
 ];
 const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
 const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
@@ -859,6 +860,9 @@ impl Walker<'_> {
         let env = get("env")
             .map(|n| self.env(n, &what, scope))
             .unwrap_or_default();
+        let permissions = get("permissions")
+            .and_then(|n| self.permissions(n, &what))
+            .unwrap_or_default();
         let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
         Some(AgentDef {
             name: name.clone(),
@@ -875,6 +879,7 @@ impl Walker<'_> {
             env,
             base_url,
             api_key_env,
+            permissions,
         })
     }
 
@@ -922,6 +927,26 @@ impl Walker<'_> {
                 format!("{what}: backend '{}' needs a 'model'", backend.name()),
             );
         }
+    }
+
+    /// `permissions: read-only | workspace-write | full`.
+    fn permissions(&mut self, node: &Node, what: &str) -> Option<Permissions> {
+        let name = self.string(node, &format!("{what}: permissions"))?;
+        let found = Permissions::from_name(&name);
+        if found.is_none() {
+            let names = Permissions::ALL.map(|(_, n)| n);
+            let hint = did_you_mean(&name, names)
+                .map(|s| format!(" (did you mean '{s}'?)"))
+                .unwrap_or_default();
+            self.diags.error(
+                node.pos,
+                format!(
+                    "{what}: unknown permissions '{name}'{hint}; one of: {}",
+                    names.join(", ")
+                ),
+            );
+        }
+        found
     }
 
     fn backend(

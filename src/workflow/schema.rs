@@ -165,6 +165,46 @@ pub struct AgentDef {
     pub base_url: Option<String>,
     /// API backends: the variable holding the key (default per provider).
     pub api_key_env: Option<String>,
+    /// What the agent's CLI may do on its own (mapped to each CLI's flags).
+    pub permissions: Permissions,
+}
+
+/// What an agent's CLI may do without asking, the same idea on every
+/// backend: each maps it to its own flags (Claude `--permission-mode`,
+/// Codex `--sandbox`, Gemini `--approval-mode`, opencode's `permission`
+/// config, Cursor `--force`). awtui's own tools are always allowed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Permissions {
+    /// Read files and run read-only tools; no edits, no commands.
+    ReadOnly,
+    /// Edit files in the workspace (the default); commands as the CLI's
+    /// own sandbox allows.
+    #[default]
+    WorkspaceWrite,
+    /// Everything, without asking (`--yolo`, `bypassPermissions`).
+    Full,
+}
+
+impl Permissions {
+    /// Every setting with its name in workflow files.
+    pub const ALL: [(Permissions, &'static str); 3] = [
+        (Permissions::ReadOnly, "read-only"),
+        (Permissions::WorkspaceWrite, "workspace-write"),
+        (Permissions::Full, "full"),
+    ];
+
+    /// The setting named `name`.
+    pub fn from_name(name: &str) -> Option<Permissions> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(p, _)| *p)
+    }
+
+    /// The name written in workflow files.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(p, _)| *p == self)
+            .map_or("?", |(_, n)| n)
+    }
 }
 
 /// One setup step: a shell command whose trimmed stdout may become a variable.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::TurnRequest;
-use crate::workflow::BackendKind;
+use crate::workflow::{BackendKind, Permissions};
 
 /// The MCP server's name in every generated agent config; Claude Code tool
 /// names become `mcp__awtui__<tool>`.
@@ -108,7 +108,7 @@ pub fn gemini_settings(user: Option<&str>, url: &str) -> String {
 /// opencode's inline config (`OPENCODE_CONFIG_CONTENT`, merged by opencode
 /// over the user's own config files): awtui's MCP server, the token read
 /// from the environment. A user's own inline config is kept.
-pub fn opencode_config(user: Option<&str>, url: &str) -> String {
+pub fn opencode_config(user: Option<&str>, url: &str, permissions: Permissions) -> String {
     let mut root = user
         .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
         .filter(serde_json::Value::is_object)
@@ -116,6 +116,17 @@ pub fn opencode_config(user: Option<&str>, url: &str) -> String {
     if !root["mcp"].is_object() {
         root["mcp"] = json!({});
     }
+    // The agent's `permissions:` decide edits and shell commands.
+    let (edit, bash) = match permissions {
+        Permissions::ReadOnly => ("deny", "deny"),
+        Permissions::WorkspaceWrite => ("allow", "deny"),
+        Permissions::Full => ("allow", "allow"),
+    };
+    if !root["permission"].is_object() {
+        root["permission"] = json!({});
+    }
+    root["permission"]["edit"] = json!(edit);
+    root["permission"]["bash"] = json!(bash);
     root["mcp"][MCP_SERVER_NAME] = json!({
         "type": "remote",
         "url": url,
@@ -196,6 +207,12 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             );
             let mut allowed = vec![format!("mcp__{MCP_SERVER_NAME}")];
             allowed.extend(req.tools.iter().cloned());
+            let mode = match req.permissions {
+                Permissions::ReadOnly => "dontAsk",
+                Permissions::WorkspaceWrite => "acceptEdits",
+                Permissions::Full => "bypassPermissions",
+            };
+            push(&mut args, &["--permission-mode", mode]);
             args.push("--allowedTools".into());
             args.push(allowed.join(","));
             if !req.system_prompt.is_empty() {
@@ -232,6 +249,12 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
         }
         BackendKind::Codex => {
             push(&mut args, &["exec", "--json", "--skip-git-repo-check"]);
+            let sandbox = match req.permissions {
+                Permissions::ReadOnly => "read-only",
+                Permissions::WorkspaceWrite => "workspace-write",
+                Permissions::Full => "danger-full-access",
+            };
+            push(&mut args, &["--sandbox", sandbox]);
             let server = format!("mcp_servers.{MCP_SERVER_NAME}");
             for (key, value) in [
                 ("url", format!("\"{}\"", req.mcp_url)),
@@ -254,14 +277,11 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
         BackendKind::Cursor => {
             push(
                 &mut args,
-                &[
-                    "-p",
-                    "--output-format",
-                    "stream-json",
-                    "--approve-mcps",
-                    "--force",
-                ],
+                &["-p", "--output-format", "stream-json", "--approve-mcps"],
             );
+            if req.permissions == Permissions::Full {
+                args.push("--force".into());
+            }
             if let Some(m) = &model {
                 push(&mut args, &["--model", m]);
             }
@@ -287,9 +307,20 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
                     into: home.join(".gemini"),
                 });
             }
+            let mode = match req.permissions {
+                Permissions::ReadOnly => "default",
+                Permissions::WorkspaceWrite => "auto_edit",
+                Permissions::Full => "yolo",
+            };
             push(
                 &mut args,
-                &["--output-format", "stream-json", "--yolo", "--skip-trust"],
+                &[
+                    "--output-format",
+                    "stream-json",
+                    "--approval-mode",
+                    mode,
+                    "--skip-trust",
+                ],
             );
             if let Some(m) = &model {
                 push(&mut args, &["-m", m]);
@@ -303,7 +334,8 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             ));
         }
         BackendKind::Opencode => {
-            let content = opencode_config(req.user_config.as_deref(), &req.mcp_url);
+            let content =
+                opencode_config(req.user_config.as_deref(), &req.mcp_url, req.permissions);
             env.push(("OPENCODE_CONFIG_CONTENT".into(), content));
             push(&mut args, &["run", "--format", "json"]);
             if let Some(m) = &model {
@@ -350,6 +382,7 @@ mod tests {
             private_dir: "/run/awtui/agents/h/coder".into(),
             user_config: None,
             user_config_dir: None,
+            permissions: Permissions::WorkspaceWrite,
         }
     }
 
@@ -421,6 +454,52 @@ mod tests {
     }
 
     #[test]
+    fn permissions_map_to_each_clis_own_flags() {
+        let args = |kind, p| {
+            let mut r = req(kind);
+            r.permissions = p;
+            let inv = invocation(&r).unwrap();
+            (inv.args, inv.env)
+        };
+        use Permissions::*;
+        for (p, claude, codex, gemini) in [
+            (ReadOnly, "dontAsk", "read-only", "default"),
+            (
+                WorkspaceWrite,
+                "acceptEdits",
+                "workspace-write",
+                "auto_edit",
+            ),
+            (Full, "bypassPermissions", "danger-full-access", "yolo"),
+        ] {
+            assert!(has(
+                &args(BackendKind::Claude, p).0,
+                &["--permission-mode", claude]
+            ));
+            assert!(has(&args(BackendKind::Codex, p).0, &["--sandbox", codex]));
+            assert!(has(
+                &args(BackendKind::Gemini, p).0,
+                &["--approval-mode", gemini]
+            ));
+            assert_eq!(
+                args(BackendKind::Cursor, p)
+                    .0
+                    .contains(&"--force".to_string()),
+                p == Full
+            );
+        }
+        let (_, env) = args(BackendKind::Opencode, ReadOnly);
+        let inline = &env
+            .iter()
+            .find(|(k, _)| k == "OPENCODE_CONFIG_CONTENT")
+            .unwrap()
+            .1;
+        let v: serde_json::Value = serde_json::from_str(inline).unwrap();
+        assert_eq!(v["permission"]["edit"], "deny");
+        assert_eq!(v["permission"]["bash"], "deny");
+    }
+
+    #[test]
     fn codex_uses_overrides_not_project_config() {
         let inv = invocation(&req(BackendKind::Codex)).unwrap();
         let a = &inv.args;
@@ -460,7 +539,13 @@ mod tests {
         let inv = invocation(&r).unwrap();
         assert!(has(
             &inv.args,
-            &["--output-format", "stream-json", "--yolo", "--skip-trust"]
+            &[
+                "--output-format",
+                "stream-json",
+                "--approval-mode",
+                "auto_edit",
+                "--skip-trust"
+            ]
         ));
         assert!(has(&inv.args, &["-m", "anthropic/claude-sonnet-4-5"]));
         assert!(

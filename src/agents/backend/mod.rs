@@ -58,6 +58,8 @@ pub struct TurnRequest {
     /// The user's own config folder of this CLI (Gemini's `~/.gemini`),
     /// linked into the private config home.
     pub user_config_dir: Option<PathBuf>,
+    /// What the CLI may do on its own (`permissions:`).
+    pub permissions: crate::workflow::Permissions,
 }
 
 /// Why a backend cannot run.

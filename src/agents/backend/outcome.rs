@@ -23,6 +23,8 @@ pub struct TurnOutcome {
     /// Whether awtui's MCP server was connected (`Some(false)`: the turn ran
     /// without awtui's tools), when the CLI reports it.
     pub tools_connected: Option<bool>,
+    /// Tools the CLI refused for lack of permission.
+    pub refused: Vec<String>,
     /// Whether the answer or a line of output was cut at [`OUTPUT_CAP`].
     pub truncated: bool,
     /// When `truncated`, the agent's whole raw output (a file the engine
@@ -89,6 +91,11 @@ impl OutcomeBuilder {
     /// Records whether the CLI connected to awtui's MCP server.
     pub fn tools_connected(&mut self, connected: Option<bool>) {
         self.outcome.tools_connected = connected;
+    }
+
+    /// Records the tools the CLI refused for lack of permission.
+    pub fn refused(&mut self, tools: Vec<String>) {
+        self.outcome.refused = tools;
     }
 
     /// Whether a final answer arrived.

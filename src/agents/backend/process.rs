@@ -278,6 +278,8 @@ async fn read_stdout(
     out.emit(events);
     let connected = out.parser.tools_connected();
     out.builder.tools_connected(connected);
+    let refused = out.parser.refused();
+    out.builder.refused(refused);
     // A cut line only matters when it cost the answer: a JSON backend's
     // huge tool result is noise to skip, its cut final result is not.
     let answer_lost = split.cut() && !out.builder.has_answer();

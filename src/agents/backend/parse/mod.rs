@@ -37,6 +37,11 @@ pub trait StreamParser: Send {
     fn tools_connected(&self) -> Option<bool> {
         None
     }
+    /// Tools the CLI refused to run for lack of permission this turn (Claude
+    /// Code's `permission_denials`), in order.
+    fn refused(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Whether text the parser collects (the answer, a document) was cut at
     /// [`OUTPUT_CAP`](crate::agents::backend::capped::OUTPUT_CAP).
     fn truncated(&self) -> bool {

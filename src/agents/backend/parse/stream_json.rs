@@ -17,6 +17,9 @@ pub struct StreamJsonParser {
     tools: HashMap<String, String>,
     /// awtui's server status from the `init` event's `mcp_servers`.
     connected: Option<bool>,
+    /// Tools refused for lack of permission (the `result` event's
+    /// `permission_denials`).
+    refused: Vec<String>,
 }
 
 impl StreamParser for StreamJsonParser {
@@ -38,13 +41,32 @@ impl StreamParser for StreamJsonParser {
             "assistant" => self.assistant(&v),
             "user" => self.tool_results(&v),
             "tool_call" => self.cursor_tool_call(&v),
-            "result" => result(&v),
+            "result" => {
+                for denial in v
+                    .get("permission_denials")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let name = str_field(denial, "tool_name")
+                        .unwrap_or("a tool")
+                        .to_string();
+                    if !self.refused.contains(&name) {
+                        self.refused.push(name);
+                    }
+                }
+                result(&v)
+            }
             _ => Vec::new(),
         }
     }
 
     fn tools_connected(&self) -> Option<bool> {
         self.connected
+    }
+
+    fn refused(&self) -> Vec<String> {
+        self.refused.clone()
     }
 }
 
@@ -161,6 +183,13 @@ fn result(v: &Value) -> Vec<BackendEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permission_denials_are_collected() {
+        let mut p = StreamJsonParser::default();
+        p.line(r#"{"type":"result","subtype":"success","result":"ok","permission_denials":[{"tool_name":"Write","tool_use_id":"t1","tool_input":{}},{"tool_name":"Write","tool_use_id":"t2","tool_input":{}},{"tool_name":"Bash","tool_use_id":"t3","tool_input":{}}]}"#);
+        assert_eq!(p.refused(), ["Write", "Bash"]);
+    }
 
     #[test]
     fn the_init_event_says_whether_awtuis_server_connected() {
