@@ -112,6 +112,7 @@ fn request(dir: &Path) -> TurnRequest {
         user_config: None,
         user_config_dir: None,
         permissions: awtui::workflow::Permissions::WorkspaceWrite,
+        args: vec![],
     }
 }
 

@@ -39,6 +39,7 @@ fn request(kind: BackendKind, dir: &Path, env: &[(&str, &str)]) -> TurnRequest {
         user_config: None,
         user_config_dir: None,
         permissions: awtui::workflow::Permissions::WorkspaceWrite,
+        args: vec![],
     }
 }
 

@@ -524,3 +524,26 @@ fn permissions_are_one_of_three_and_default_to_workspace_write() {
         ]
     );
 }
+
+#[test]
+fn args_that_awtui_controls_are_refused_by_name() {
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    args: [\"--add-dir\", \"../lib\", \"--output-format=text\", \"--model\", \"x\"]\n",
+        "4:11",
+        "agent 'a': args: '--output-format', '--model' are set by awtui for claude",
+    );
+    assert_error(
+        "agents:\n  a:\n    command: [\"./x.sh\"]\n    args: [\"-v\"]\n",
+        "4:11",
+        "'args' is for agent CLIs, not the command backend (put the arguments in 'command:')",
+    );
+    let loaded = awtui::workflow::load_str(
+        "agents:\n  a:\n    backend: gemini\n    model: gemini-2.5-pro\n    args: [\"--include-directories\", \"../docs\"]\n",
+        std::path::Path::new("/tmp/w.yaml"),
+    )
+    .unwrap();
+    assert_eq!(
+        loaded.workflow.agents[0].args,
+        ["--include-directories", "../docs"]
+    );
+}

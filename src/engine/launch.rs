@@ -202,11 +202,12 @@ pub fn start_turn(
         .unwrap_or_default();
     if matches!(agent.backend, BackendKind::Anthropic | BackendKind::Openai) {
         let model = agent.model.as_deref().unwrap_or_default();
-        let cfg = ApiConfig::new(
+        let cfg = ApiConfig::with_env(
             agent.backend,
             model,
             agent.base_url.as_deref(),
             agent.api_key_env.as_deref(),
+            &agent_env(cx, &agent.name),
         );
         let tools = Arc::new(AgentTools {
             tools: cx.tools.clone(),
@@ -234,6 +235,7 @@ pub fn start_turn(
         user_config: user_config(agent.backend, &env),
         user_config_dir: user_config_dir(agent.backend, &env),
         permissions: agent.permissions,
+        args: agent.args.clone(),
     };
     let invocation =
         backend::invocation(&req).ok_or(BackendError::NotAProgram(agent.backend.name()))?;

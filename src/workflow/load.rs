@@ -92,7 +92,7 @@ const LIMIT_KEYS: [&str; 9] = [
     "loop_repeats",
     "release_after_missed_heartbeats",
 ];
-const AGENT_KEYS: [&str; 11] = [
+const AGENT_KEYS: [&str; 12] = [
     "model",
     "system_prompt",
     "tools",
@@ -104,6 +104,7 @@ const AGENT_KEYS: [&str; 11] = [
     "base_url",
     "api_key_env",
     "permissions",
+    "args",
 ];
 const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
 const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
@@ -863,6 +864,16 @@ impl Walker<'_> {
         let permissions = get("permissions")
             .and_then(|n| self.permissions(n, &what))
             .unwrap_or_default();
+        let args = match get("args") {
+            Some(n) => {
+                let args = self.string_list(n, &format!("{what}: args"));
+                if let Some((kind, _)) = &backend {
+                    self.check_args(n.pos, *kind, &args, &what);
+                }
+                args
+            }
+            None => Vec::new(),
+        };
         let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
         Some(AgentDef {
             name: name.clone(),
@@ -880,6 +891,7 @@ impl Walker<'_> {
             base_url,
             api_key_env,
             permissions,
+            args,
         })
     }
 
@@ -925,6 +937,46 @@ impl Walker<'_> {
             self.diags.error(
                 key.pos,
                 format!("{what}: backend '{}' needs a 'model'", backend.name()),
+            );
+        }
+    }
+
+    /// Refuses extra arguments awtui must control for this CLI, naming them.
+    fn check_args(&mut self, pos: Pos, kind: BackendKind, args: &[String], what: &str) {
+        use crate::agents::backend::invocation::reserved_flags;
+        if matches!(
+            kind,
+            BackendKind::Command | BackendKind::Anthropic | BackendKind::Openai
+        ) {
+            let instead = if kind == BackendKind::Command {
+                "put the arguments in 'command:'"
+            } else {
+                "it runs in-process, not as a program"
+            };
+            self.diags.error(
+                pos,
+                format!(
+                    "{what}: 'args' is for agent CLIs, not the {} backend ({instead})",
+                    kind.name()
+                ),
+            );
+            return;
+        }
+        let reserved = reserved_flags(kind);
+        let clashes: Vec<&str> = args
+            .iter()
+            .map(|a| a.split('=').next().unwrap_or(a))
+            .filter(|flag| reserved.contains(flag))
+            .collect();
+        if !clashes.is_empty() {
+            self.diags.error(
+                pos,
+                format!(
+                    "{what}: args: {} {} set by awtui for {} (it needs them to drive the CLI); use the agent's model:, permissions:, tools: or system_prompt: instead",
+                    clashes.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", "),
+                    if clashes.len() == 1 { "is" } else { "are" },
+                    kind.name()
+                ),
             );
         }
     }

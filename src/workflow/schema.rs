@@ -167,6 +167,8 @@ pub struct AgentDef {
     pub api_key_env: Option<String>,
     /// What the agent's CLI may do on its own (mapped to each CLI's flags).
     pub permissions: Permissions,
+    /// Extra arguments for the agent's CLI, after awtui's own.
+    pub args: Vec<String>,
 }
 
 /// What an agent's CLI may do without asking, the same idea on every

@@ -43,6 +43,82 @@ pub struct Invocation {
     pub cwd: PathBuf,
 }
 
+/// The flags awtui sets for each CLI, which an agent's `args:` may not
+/// (they decide how awtui reads its output, reaches its tools, resumes it,
+/// and what it may do).
+pub fn reserved_flags(kind: BackendKind) -> &'static [&'static str] {
+    match kind {
+        BackendKind::Claude => &[
+            "-p",
+            "--print",
+            "--output-format",
+            "--input-format",
+            "--verbose",
+            "--mcp-config",
+            "--strict-mcp-config",
+            "--allowedTools",
+            "--allowed-tools",
+            "--permission-mode",
+            "--dangerously-skip-permissions",
+            "--append-system-prompt",
+            "--append-system-prompt-file",
+            "--model",
+            "--resume",
+            "-r",
+            "--continue",
+            "-c",
+        ],
+        BackendKind::Codex => &[
+            "exec",
+            "--json",
+            "--sandbox",
+            "-s",
+            "--model",
+            "-m",
+            "resume",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--full-auto",
+        ],
+        BackendKind::Gemini => &[
+            "--output-format",
+            "-o",
+            "--approval-mode",
+            "--yolo",
+            "-y",
+            "--model",
+            "-m",
+            "--resume",
+            "-r",
+            "--prompt",
+            "-p",
+            "--prompt-interactive",
+            "-i",
+            "--skip-trust",
+        ],
+        BackendKind::Opencode => &[
+            "run",
+            "--format",
+            "--model",
+            "-m",
+            "--session",
+            "-s",
+            "--continue",
+            "-c",
+        ],
+        BackendKind::Cursor => &[
+            "-p",
+            "--print",
+            "--output-format",
+            "--force",
+            "-f",
+            "--approve-mcps",
+            "--model",
+            "--resume",
+        ],
+        BackendKind::Command | BackendKind::Anthropic | BackendKind::Openai => &[],
+    }
+}
+
 /// The executable a backend runs (for `command`, its first word).
 pub fn executable(kind: BackendKind, command: Option<&[String]>) -> Option<String> {
     Some(match kind {
@@ -234,6 +310,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             if let Some(id) = &req.session_id {
                 push(&mut args, &["--resume", id]);
             }
+            args.extend(req.args.iter().cloned());
             // Without these the first request can go out before the MCP
             // server is connected, or the tools hide behind a search tool.
             // The agent's own `env:` wins over these defaults.
@@ -268,6 +345,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             if let Some(m) = &model {
                 push(&mut args, &["-m", m]);
             }
+            args.extend(req.args.iter().cloned());
             if let Some(id) = &req.session_id {
                 push(&mut args, &["resume", id]);
             }
@@ -288,6 +366,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             if let Some(id) = &req.session_id {
                 push(&mut args, &["--resume", id]);
             }
+            args.extend(req.args.iter().cloned());
             args.push(combined_prompt(req));
         }
         BackendKind::Gemini => {
@@ -328,6 +407,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             if let Some(id) = &req.session_id {
                 push(&mut args, &["--resume", id]);
             }
+            args.extend(req.args.iter().cloned());
             stdin = Some(format!(
                 "{}\n\n{GEMINI_ESCAPE_NOTE}",
                 escape_at_mentions(&combined_prompt(req))
@@ -344,6 +424,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             if let Some(id) = &req.session_id {
                 push(&mut args, &["--session", id]);
             }
+            args.extend(req.args.iter().cloned());
             stdin = Some(combined_prompt(req));
         }
         BackendKind::Anthropic | BackendKind::Openai => return None,
@@ -383,6 +464,7 @@ mod tests {
             user_config: None,
             user_config_dir: None,
             permissions: Permissions::WorkspaceWrite,
+            args: vec!["--extra".into(), "x".into()],
         }
     }
 
@@ -422,7 +504,7 @@ mod tests {
                 .any(|f| f.path.ends_with("system-prompt.md") && f.content == "You fix bugs.")
         );
         assert!(has(a, &["--model", "claude-sonnet-4-5"]));
-        assert!(has(a, &["--resume", "sess-7"]));
+        assert!(has(a, &["--resume", "sess-7", "--extra", "x"]));
         assert_eq!(inv.stdin.as_deref(), Some("@coder fix it"));
         for kv in [
             ("MCP_CONNECTION_NONBLOCKING", "false"),
@@ -523,7 +605,7 @@ mod tests {
                 "mcp_servers.awtui.default_tools_approval_mode=\"approve\""
             ]
         ));
-        assert!(has(a, &["resume", "sess-7", "-"]));
+        assert!(has(a, &["--extra", "x", "resume", "sess-7", "-"]));
         assert!(inv.stdin.unwrap().starts_with("You fix bugs."));
     }
 
@@ -633,6 +715,8 @@ mod tests {
 
         let inv = invocation(&req(BackendKind::Cursor)).unwrap();
         assert_eq!(inv.program, "cursor-agent");
+        assert!(has(&inv.args, &["--extra", "x"]));
+        assert!(inv.args.last().unwrap().ends_with("@coder fix it"));
         assert!(has(&inv.args, &["-p", "--output-format", "stream-json"]));
         assert!(has(&inv.args, &["--resume", "sess-7"]));
 

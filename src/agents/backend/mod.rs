@@ -60,6 +60,8 @@ pub struct TurnRequest {
     pub user_config_dir: Option<PathBuf>,
     /// What the CLI may do on its own (`permissions:`).
     pub permissions: crate::workflow::Permissions,
+    /// The agent's extra CLI arguments (`args:`), after awtui's own.
+    pub args: Vec<String>,
 }
 
 /// Why a backend cannot run.
@@ -151,7 +153,11 @@ pub fn preflight(agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
     let model = agent.model.as_deref();
     let key = |backend: &'static str, default: &str| {
         let variable = agent.api_key_env.as_deref().unwrap_or(default);
-        if std::env::var_os(variable).is_some_and(|v| !v.is_empty()) {
+        let in_agent_env = agent
+            .env
+            .iter()
+            .any(|(k, v)| k == variable && !v.value.is_empty());
+        if in_agent_env || std::env::var_os(variable).is_some_and(|v| !v.is_empty()) {
             Ok(())
         } else {
             Err(BackendError::MissingKey {
@@ -224,5 +230,18 @@ mod tests {
         );
         let err = preflight(&keyed, Path::new("/")).unwrap_err().to_string();
         assert!(err.contains("AWTUI_TEST_NO_SUCH_KEY is not set"), "{err}");
+        // The agent's own env: may hold the key.
+        let own = load(
+            "agents:\n  a:\n    model: anthropic/x\n    api_key_env: AWTUI_TEST_NO_SUCH_KEY\n    env:\n      AWTUI_TEST_NO_SUCH_KEY: k\n",
+        );
+        preflight(&own, Path::new("/")).unwrap();
+        let cfg = api::ApiConfig::with_env(
+            BackendKind::Anthropic,
+            "anthropic/x",
+            None,
+            Some("AWTUI_TEST_NO_SUCH_KEY"),
+            &[("AWTUI_TEST_NO_SUCH_KEY".into(), "from-env".into())],
+        );
+        assert_eq!(cfg.api_key.as_deref(), Some("from-env"));
     }
 }
