@@ -426,8 +426,16 @@ fn one_turn(cli: &Cli, test: &str) {
         cli.backend, cli.model
     );
     let hello = format!("@user hello from {} via awtui", cli.backend);
+    // Files named like the participants: a CLI that expands `@name` into a
+    // file's content (gemini) would send them to the model.
+    std::fs::write(w.dir.join("user"), "DECOY-SECRET-OF-USER\n").unwrap();
+    std::fs::write(w.dir.join("a"), "DECOY-SECRET-OF-A\n").unwrap();
     let r = run(&w, &rt, &workflow, &[(cli, posts(&hello))]);
     let why = r.explain();
+    assert!(
+        !r.requests.iter().any(|q| q.raw.contains("DECOY-SECRET")),
+        "an @mention pulled a file into the model request\n{why}"
+    );
     assert_eq!(r.report["success"], true, "{why}");
     assert_eq!(r.from("a"), vec![hello.clone()], "{why}");
     let model_calls: Vec<&Recorded> = r.requests.iter().filter(|q| !q.body.is_null()).collect();

@@ -152,15 +152,25 @@ pub fn mcp_config_json(url: &str) -> String {
     serde_json::to_string_pretty(&config).unwrap_or_default()
 }
 
-/// The prompt with every `@` escaped as `\@`: Gemini CLI reads `@word` as
-/// a file to attach (`@user` would send a file named `user` found in the
-/// workspace to the model); escaped, the model still reads the mention.
+/// The prompt with every `@` escaped as `\@`: Claude Code and Gemini CLI
+/// read `@word` as a file to attach (`@user` would send a file named
+/// `user` in the workspace to the model; both seen with the real CLIs), and
+/// Cursor's agent CLI takes `@` references too. Escaped, the model still
+/// reads the mention; a note after the prompt tells it how to write one.
 pub fn escape_at_mentions(prompt: &str) -> String {
-    prompt.replace('@', "\\@")
+    format!("{}\n\n{ESCAPE_NOTE}", prompt.replace('@', "\\@"))
 }
 
-/// Told to Gemini models after their prompt, whose mentions are escaped.
-pub const GEMINI_ESCAPE_NOTE: &str = "(In this prompt a backslash precedes each at sign so that Gemini CLI does not read mentions as file names; when you mention someone, write the at sign without the backslash.)";
+/// Told to models whose prompt has its mentions escaped.
+pub const ESCAPE_NOTE: &str = "(In this prompt a backslash precedes each at sign so that your CLI does not read mentions as file names; when you mention someone, write the at sign without the backslash.)";
+
+/// Whether a CLI expands `@word` in its prompt into a file's content.
+pub fn expands_at_mentions(kind: BackendKind) -> bool {
+    matches!(
+        kind,
+        BackendKind::Claude | BackendKind::Gemini | BackendKind::Cursor
+    )
+}
 
 /// Gemini CLI's settings for an agent: the user's own settings (`user`,
 /// the text of their `settings.json`, when any) with awtui's MCP server
@@ -257,6 +267,13 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
     let mut args: Vec<String> = Vec::new();
     let mut stdin = None;
     let mut mirror = None;
+    let escape = |prompt: String| {
+        if expands_at_mentions(req.backend) {
+            escape_at_mentions(&prompt)
+        } else {
+            prompt
+        }
+    };
     let push =
         |args: &mut Vec<String>, items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
 
@@ -322,7 +339,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
                     env.push((key.into(), value.into()));
                 }
             }
-            stdin = Some(req.prompt.clone());
+            stdin = Some(escape(req.prompt.clone()));
         }
         BackendKind::Codex => {
             push(&mut args, &["exec", "--json", "--skip-git-repo-check"]);
@@ -367,7 +384,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
                 push(&mut args, &["--resume", id]);
             }
             args.extend(req.args.iter().cloned());
-            args.push(combined_prompt(req));
+            args.push(escape(combined_prompt(req)));
         }
         BackendKind::Gemini => {
             // Gemini reads its user settings from `$GEMINI_CLI_HOME/.gemini`:
@@ -408,10 +425,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
                 push(&mut args, &["--resume", id]);
             }
             args.extend(req.args.iter().cloned());
-            stdin = Some(format!(
-                "{}\n\n{GEMINI_ESCAPE_NOTE}",
-                escape_at_mentions(&combined_prompt(req))
-            ));
+            stdin = Some(escape(combined_prompt(req)));
         }
         BackendKind::Opencode => {
             let content =
@@ -505,7 +519,14 @@ mod tests {
         );
         assert!(has(a, &["--model", "claude-sonnet-4-5"]));
         assert!(has(a, &["--resume", "sess-7", "--extra", "x"]));
-        assert_eq!(inv.stdin.as_deref(), Some("@coder fix it"));
+        assert!(
+            inv.stdin
+                .as_deref()
+                .unwrap()
+                .starts_with("\\@coder fix it\n\n(In this prompt"),
+            "{:?}",
+            inv.stdin
+        );
         for kv in [
             ("MCP_CONNECTION_NONBLOCKING", "false"),
             ("ENABLE_TOOL_SEARCH", "false"),
@@ -716,7 +737,7 @@ mod tests {
         let inv = invocation(&req(BackendKind::Cursor)).unwrap();
         assert_eq!(inv.program, "cursor-agent");
         assert!(has(&inv.args, &["--extra", "x"]));
-        assert!(inv.args.last().unwrap().ends_with("@coder fix it"));
+        assert!(inv.args.last().unwrap().contains("\\@coder fix it"));
         assert!(has(&inv.args, &["-p", "--output-format", "stream-json"]));
         assert!(has(&inv.args, &["--resume", "sess-7"]));
 
