@@ -547,3 +547,21 @@ fn args_that_awtui_controls_are_refused_by_name() {
         ["--include-directories", "../docs"]
     );
 }
+
+#[test]
+fn protocols_turn_each_one_on_and_default_to_all() {
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    protocols: [aop, mial]\n",
+        "4:16",
+        "unknown protocol 'mial' (did you mean 'mail'?)",
+    );
+    let loaded = awtui::workflow::load_str(
+        "agents:\n  a:\n    backend: claude\n  b:\n    backend: codex\n    protocols: [ops]\n",
+        std::path::Path::new("/tmp/w.yaml"),
+    )
+    .unwrap();
+    let a = loaded.workflow.agents[0].protocols;
+    let b = loaded.workflow.agents[1].protocols;
+    assert!(a.aop && a.ops && a.mail);
+    assert!(!b.aop && b.ops && !b.mail);
+}

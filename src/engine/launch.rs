@@ -114,6 +114,13 @@ pub fn prompt_for(cx: &LaunchContext, agent: &str, messages: &[u64]) -> String {
         delivered: &delivered,
         recent: &recent,
         tasks: cx.context.tasks().read(|s| s.has_tasks()),
+        protocols: cx
+            .workflow
+            .agents
+            .iter()
+            .find(|a| a.name == agent)
+            .map(|a| a.protocols)
+            .unwrap_or_default(),
     })
 }
 

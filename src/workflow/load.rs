@@ -92,7 +92,7 @@ const LIMIT_KEYS: [&str; 9] = [
     "loop_repeats",
     "release_after_missed_heartbeats",
 ];
-const AGENT_KEYS: [&str; 12] = [
+const AGENT_KEYS: [&str; 13] = [
     "model",
     "system_prompt",
     "tools",
@@ -105,6 +105,7 @@ const AGENT_KEYS: [&str; 12] = [
     "api_key_env",
     "permissions",
     "args",
+    "protocols",
 ];
 const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
 const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
@@ -864,6 +865,27 @@ impl Walker<'_> {
         let permissions = get("permissions")
             .and_then(|n| self.permissions(n, &what))
             .unwrap_or_default();
+        let protocols = match get("protocols") {
+            Some(n) => {
+                let names = self.string_list(n, &format!("{what}: protocols"));
+                for name in &names {
+                    if !Protocols::NAMES.contains(&name.as_str()) {
+                        let hint = did_you_mean(name, Protocols::NAMES)
+                            .map(|s| format!(" (did you mean '{s}'?)"))
+                            .unwrap_or_default();
+                        self.diags.error(
+                            n.pos,
+                            format!(
+                                "{what}: unknown protocol '{name}'{hint}; protocols: lists some of {}",
+                                Protocols::NAMES.join(", ")
+                            ),
+                        );
+                    }
+                }
+                Protocols::only(&names)
+            }
+            None => Protocols::default(),
+        };
         let args = match get("args") {
             Some(n) => {
                 let args = self.string_list(n, &format!("{what}: args"));
@@ -892,6 +914,7 @@ impl Walker<'_> {
             api_key_env,
             permissions,
             args,
+            protocols,
         })
     }
 

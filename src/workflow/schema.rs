@@ -169,6 +169,46 @@ pub struct AgentDef {
     pub permissions: Permissions,
     /// Extra arguments for the agent's CLI, after awtui's own.
     pub args: Vec<String>,
+    /// Which protocols the turn prompt teaches the agent.
+    pub protocols: Protocols,
+}
+
+/// The protocols awtui teaches an agent in its turn prompt (`protocols:`,
+/// default all): answering in AOP blocks, operations in frontmatter, Agent
+/// Mail status messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Protocols {
+    /// Agent Output Protocol blocks (`=== AOP-FINAL | agent=… ===`).
+    pub aop: bool,
+    /// Agent operations in the answer's frontmatter (`done: 12`).
+    pub ops: bool,
+    /// Agent Mail status messages (`[bead] PROGRESS`).
+    pub mail: bool,
+}
+
+impl Default for Protocols {
+    fn default() -> Self {
+        Protocols {
+            aop: true,
+            ops: true,
+            mail: true,
+        }
+    }
+}
+
+impl Protocols {
+    /// The names used in `protocols:`.
+    pub const NAMES: [&'static str; 3] = ["aop", "ops", "mail"];
+
+    /// Only the protocols named (unknown names are the loader's to report).
+    pub fn only(names: &[String]) -> Protocols {
+        let on = |n: &str| names.iter().any(|x| x == n);
+        Protocols {
+            aop: on("aop"),
+            ops: on("ops"),
+            mail: on("mail"),
+        }
+    }
 }
 
 /// What an agent's CLI may do without asking, the same idea on every
