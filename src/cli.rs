@@ -274,7 +274,7 @@ pub enum Command {
         #[arg(long)]
         instance: Option<String>,
         /// The agent to act as (its token comes from AWTUI_TOKEN or the
-        /// instance's tokens folder).
+        /// instance's token folder in the per-user state dir).
         #[arg(long)]
         agent: String,
         /// The folder holding .workflow/<instance>/ (default: the current

@@ -108,6 +108,11 @@ fn request(dir: &Path) -> TurnRequest {
         env: vec![],
         workdir: dir.to_path_buf(),
         state_dir: dir.join("state"),
+        private_dir: std::env::temp_dir(),
+        user_config: None,
+        user_config_dir: None,
+        permissions: awtui::workflow::Permissions::WorkspaceWrite,
+        args: vec![],
     }
 }
 

@@ -35,6 +35,11 @@ fn request(kind: BackendKind, dir: &Path, env: &[(&str, &str)]) -> TurnRequest {
             .collect(),
         workdir: dir.to_path_buf(),
         state_dir: dir.join("state"),
+        private_dir: dir.join("private"),
+        user_config: None,
+        user_config_dir: None,
+        permissions: awtui::workflow::Permissions::WorkspaceWrite,
+        args: vec![],
     }
 }
 
@@ -262,4 +267,27 @@ fn members(pgid: u32) -> usize {
             fields.len() > 2 && fields[2] == pgid.to_string() && fields[0] != "Z"
         })
         .count()
+}
+
+#[tokio::test]
+async fn a_prompt_over_the_argument_limit_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_bin(dir.path(), "cursor-agent");
+    let mut req = request(BackendKind::Cursor, dir.path(), &[]);
+    req.prompt = "x".repeat(200 * 1024);
+    let inv = invocation(&req).unwrap();
+    let err = spawn(
+        inv,
+        parse::parser_for(BackendKind::Cursor),
+        &dir.path().join("state/stderr.log"),
+        None,
+        "",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("'cursor-agent' takes its prompt as a command-line argument")
+            && err.contains("131071-byte limit"),
+        "{err}"
+    );
 }

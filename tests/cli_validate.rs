@@ -255,3 +255,30 @@ fn a_prompt_file_linked_to_a_device_or_fifo_is_refused_promptly() {
         "{stderr}"
     );
 }
+
+/// Cursor is the one CLI that takes its prompt as an argument: `validate`
+/// states the limit, and a turn over it fails with that message instead of
+/// the OS's "Argument list too long".
+#[test]
+fn validate_states_the_argument_limit_of_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.yaml");
+    std::fs::write(
+        &file,
+        "agents:\n  c:\n    backend: cursor\n  d:\n    backend: claude\nkickoff: \"@c @d go\"\n",
+    )
+    .unwrap();
+    // (The CLIs are not installed here: validate also says so.)
+    let (_, _, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert!(
+        stderr.contains("agent 'c': cursor-agent takes its prompt as a command-line argument")
+            && stderr.contains("128 KiB"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("agent 'd': cursor-agent"), "{stderr}");
+    assert_eq!(
+        stderr.matches("command-line argument").count(),
+        1,
+        "{stderr}"
+    );
+}

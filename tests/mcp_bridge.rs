@@ -152,7 +152,7 @@ async fn raw_json_rpc_through_the_bridge_with_the_token_from_the_environment() {
     let inst = Instance::start().await;
     // The token comes from AWTUI_TOKEN even without a token file.
     let token = inst.token("qa");
-    std::fs::remove_file(inst.dir.join("tokens/qa")).unwrap();
+    std::fs::remove_file(awtui::mcp::identity::tokens_dir(&inst.dir).join("qa")).unwrap();
     let mut child = spawn_for(inst.root(), "qa", Some(&token));
     let mut raw = Raw {
         stdin: child.stdin.take().unwrap(),
@@ -300,7 +300,7 @@ async fn bridge_with_a_wrong_token_fails_and_writes_nothing() {
     assert_eq!(inst.handle.context().read(|s| s.len()), 0);
 
     // A missing token is a usage error before anything is relayed.
-    std::fs::remove_file(inst.dir.join("tokens/coder")).unwrap();
+    std::fs::remove_file(awtui::mcp::identity::tokens_dir(&inst.dir).join("coder")).unwrap();
     let (code, stderr) = run_to_end(bridge(
         &[
             "--instance",

@@ -390,3 +390,69 @@ async fn bodies_over_4_mib_are_refused_and_nothing_is_written() {
     assert_eq!(inst.handle.context().read(|s| s.len()), 0);
     inst.handle.stop().await;
 }
+
+/// Every event of an SSE response carries a JSON-RPC message: no empty
+/// priming event (`data:` without JSON), which gemini-cli cannot parse and
+/// then runs without awtui's tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_streams_carry_only_json_messages() {
+    let handle = start_memory().await;
+    let url = handle.url().to_string();
+    let token = handle.token("qa").unwrap().to_string();
+    let http = reqwest::Client::new();
+    let init = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    });
+    let resp = http
+        .post(&url)
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(init.to_string())
+        .send()
+        .await
+        .unwrap();
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string())
+        .expect("a session id");
+    let first = resp.text().await.unwrap();
+    let _ = post(
+        &http,
+        &url,
+        &token,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let resp = http
+        .post(&url)
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let second = resp.text().await.unwrap();
+    for body in [&first, &second] {
+        let data: Vec<&str> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .collect();
+        assert!(!data.is_empty(), "no events in {body:?}");
+        for d in data {
+            assert!(
+                serde_json::from_str::<Value>(d).is_ok_and(|v| v.get("jsonrpc").is_some()),
+                "an event that is not a JSON-RPC message: {d:?} in {body:?}"
+            );
+        }
+        assert!(!body.contains("retry:"), "a priming event: {body:?}");
+    }
+    handle.stop().await;
+}

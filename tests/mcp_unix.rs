@@ -11,6 +11,7 @@ mod support;
 use std::os::unix::fs::PermissionsExt;
 
 use awtui::mcp::Endpoint;
+use awtui::mcp::identity::tokens_dir;
 use rmcp::model::{ReadResourceRequestParams, SubscribeRequestParams};
 use serde_json::json;
 use support::*;
@@ -26,11 +27,14 @@ async fn socket_serves_the_same_tools_and_files_are_private() {
     assert_eq!(socket, inst.dir.join("mcp.sock"));
     assert_eq!(mode(&socket), 0o600);
     for agent in ["coder", "reviewer", "qa", "user"] {
-        let file = inst.dir.join("tokens").join(agent);
+        let file = tokens_dir(&inst.dir).join(agent);
         assert_eq!(mode(&file), 0o600, "{agent}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), inst.token(agent));
     }
-    assert_eq!(mode(&inst.dir.join("tokens")), 0o700);
+    assert_eq!(mode(&tokens_dir(&inst.dir)), 0o700);
+    // Secrets live outside the workspace.
+    assert!(!tokens_dir(&inst.dir).starts_with(&inst.dir));
+    assert!(!inst.dir.join("tokens").exists());
     let endpoint = Endpoint::read(&inst.dir).unwrap().unwrap();
     assert_eq!(endpoint.url, inst.handle.url());
     assert_eq!(endpoint.socket.as_deref(), Some(socket.as_path()));
@@ -53,7 +57,9 @@ async fn socket_serves_the_same_tools_and_files_are_private() {
     );
 
     let dir = inst.dir.clone();
+    let tokens = tokens_dir(&dir);
     inst.handle.stop().await;
+    assert!(!tokens.exists());
     assert!(!dir.join("mcp.json").exists());
     assert!(!dir.join("mcp.sock").exists());
     assert!(!dir.join("tokens").exists());
@@ -267,7 +273,7 @@ async fn a_second_server_on_a_running_instance_is_refused_and_leaves_it_alone() 
         endpoint
     );
     assert_eq!(
-        std::fs::read_to_string(inst.dir.join("tokens/coder")).unwrap(),
+        std::fs::read_to_string(tokens_dir(&inst.dir).join("coder")).unwrap(),
         inst.token("coder")
     );
     let (coder, _) = unix_client(inst.handle.socket_path().unwrap(), &inst.token("coder")).await;

@@ -54,12 +54,24 @@ fn a_world_writable_context_folder_keeps_its_mode_and_secrets_go_private() {
         serde_json::from_slice(&std::fs::read(shared.join("instance.json")).unwrap()).unwrap();
     assert_eq!(record["token_file"], token.to_str().unwrap(), "{list:?}");
     assert!(!shared.join("control.token").exists());
-    // Agent tokens: the stale 0644 file ends 0600 with a new token.
-    let coder = shared.join("tokens/coder");
+    // Agent tokens live outside the workspace, in the per-user state dir
+    // (0700 folders, 0600 files); the stale 0644 file an older version
+    // left in the workspace is gone.
+    assert!(!shared.join("tokens/coder").exists());
+    let root = w.state.join("tokens");
+    assert_eq!(mode(&root), 0o700);
+    let instance = std::fs::read_dir(&root)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(mode(&instance), 0o700);
+    let coder = instance.join("coder");
     assert_eq!(mode(&coder), 0o600);
     assert_ne!(std::fs::read_to_string(&coder).unwrap(), "old");
     for agent in ["planner", "reviewer", "user"] {
-        assert_eq!(mode(&shared.join("tokens").join(agent)), 0o600, "{agent}");
+        assert_eq!(mode(&instance.join(agent)), 0o600, "{agent}");
     }
 
     // The commands find the control endpoint through the record.
@@ -79,7 +91,9 @@ fn a_new_instance_folder_is_made_private() {
     assert_eq!(mode(&home), 0o700);
     assert_eq!(mode(&home.join("control.token")), 0o600);
     assert!(!home.join(".awtui-private").exists());
-    assert_eq!(mode(&home.join("tokens")), 0o700);
+    // Agent tokens are not in the instance folder (the workspace).
+    assert!(!home.join("tokens").exists());
+    assert_eq!(mode(&w.state.join("tokens")), 0o700);
     let r = w.run(&["stop", "@p2"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }

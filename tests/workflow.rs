@@ -497,3 +497,71 @@ fn limits_and_api_settings_parse_and_are_checked() {
         "only used by the anthropic and openai backends",
     );
 }
+
+#[test]
+fn permissions_are_one_of_three_and_default_to_workspace_write() {
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    permissions: read-onyl\n",
+        "4:18",
+        "unknown permissions 'read-onyl' (did you mean 'read-only'?); one of: read-only, workspace-write, full",
+    );
+    let loaded = awtui::workflow::load_str(
+        "agents:\n  a:\n    backend: claude\n  b:\n    backend: codex\n    permissions: full\n",
+        std::path::Path::new("/tmp/w.yaml"),
+    )
+    .unwrap();
+    let p: Vec<_> = loaded
+        .workflow
+        .agents
+        .iter()
+        .map(|a| a.permissions)
+        .collect();
+    assert_eq!(
+        p,
+        [
+            awtui::workflow::Permissions::WorkspaceWrite,
+            awtui::workflow::Permissions::Full
+        ]
+    );
+}
+
+#[test]
+fn args_that_awtui_controls_are_refused_by_name() {
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    args: [\"--add-dir\", \"../lib\", \"--output-format=text\", \"--model\", \"x\"]\n",
+        "4:11",
+        "agent 'a': args: '--output-format', '--model' are set by awtui for claude",
+    );
+    assert_error(
+        "agents:\n  a:\n    command: [\"./x.sh\"]\n    args: [\"-v\"]\n",
+        "4:11",
+        "'args' is for agent CLIs, not the command backend (put the arguments in 'command:')",
+    );
+    let loaded = awtui::workflow::load_str(
+        "agents:\n  a:\n    backend: gemini\n    model: gemini-2.5-pro\n    args: [\"--include-directories\", \"../docs\"]\n",
+        std::path::Path::new("/tmp/w.yaml"),
+    )
+    .unwrap();
+    assert_eq!(
+        loaded.workflow.agents[0].args,
+        ["--include-directories", "../docs"]
+    );
+}
+
+#[test]
+fn protocols_turn_each_one_on_and_default_to_all() {
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    protocols: [aop, mial]\n",
+        "4:16",
+        "unknown protocol 'mial' (did you mean 'mail'?)",
+    );
+    let loaded = awtui::workflow::load_str(
+        "agents:\n  a:\n    backend: claude\n  b:\n    backend: codex\n    protocols: [ops]\n",
+        std::path::Path::new("/tmp/w.yaml"),
+    )
+    .unwrap();
+    let a = loaded.workflow.agents[0].protocols;
+    let b = loaded.workflow.agents[1].protocols;
+    assert!(a.aop && a.ops && a.mail);
+    assert!(!b.aop && b.ops && !b.mail);
+}

@@ -32,6 +32,35 @@ pub struct PromptInput<'a> {
     pub recent: &'a [ChannelEntry],
     /// The task board has tasks: teach the task lifecycle.
     pub tasks: bool,
+    /// The protocols to teach (the agent's `protocols:`).
+    pub protocols: crate::workflow::Protocols,
+}
+
+/// How to answer in AOP blocks.
+const AOP: &str = "- Answer format (AOP): wrap your final answer in a block, each marker on a line of its own:\n  === AOP-FINAL | agent={agent} ===\n  your answer\n  === END-AOP-FINAL ===\n  FINAL and ERROR blocks are passed on untouched (ERROR also needs agent={agent}); INTERMEDIATE is work in progress; CONTEXT is metadata; STREAM | chunk=1/3 … splits a long answer.\n";
+
+/// How to act on delivered messages with operations.
+const OPS: &str = "- Operations: to act on the messages delivered to you, start your answer with a frontmatter block; its id: must be the id given under \"New messages for you\":\n  ---\n  id: 12\n  done: 12\n  ---\n  One per line: ack: <id> · done: <id> · fail: <id>|<reason> · reply: <id>|<message> · send: <peer>|<message> · delegate: <id>|<peer> · defer: <id>|<1h30m or RFC 3339 time> · delete: <id> · surface: <note for the person>. Ids are channel message ids (#12 or 12); peers are teammates' names.\n";
+
+/// How to report status with Agent Mail.
+const MAIL: &str = "- Status messages (Agent Mail): report status with channel_send in this shape, the type word in capitals:\n  Subject: [<task or bead id>] PROGRESS\n  Bead: <id>\n  Step: <what you are doing>\n  Status: <IN_PROGRESS | BLOCKED | …>\n  Types: PROGRESS (Step, Status), HELP_REQUEST (Issue Type, Problem, Question), OFFERING_READY or DONE (Status, Commit, Tests, Lint, Build as PASS/FAIL), FAILED (Type, Reason), CHECKPOINT (Reason, Commit).\n";
+
+/// The protocols section, or nothing when every protocol is off.
+fn protocols(out: &mut String, agent: &str, p: crate::workflow::Protocols) {
+    if !(p.aop || p.ops || p.mail) {
+        return;
+    }
+    out.push_str("## Protocols awtui reads\n");
+    if p.aop {
+        out.push_str(&AOP.replace("{agent}", agent));
+    }
+    if p.ops {
+        out.push_str(OPS);
+    }
+    if p.mail {
+        out.push_str(MAIL);
+    }
+    out.push('\n');
 }
 
 /// Renders one message as `#12 · 10:00:05 · reviewer · high` plus its text.
@@ -119,6 +148,7 @@ pub fn turn_prompt(input: &PromptInput) -> String {
             out.push_str("There is no shared channel in this workflow; your final answer is what counts.\n\n");
         }
     }
+    protocols(&mut out, input.agent, input.protocols);
     if !input.recent.is_empty() {
         out.push_str("## Recent channel messages\n");
         for e in input.recent {
@@ -192,6 +222,7 @@ mod tests {
             delivered: &delivered,
             recent: &recent,
             tasks: true,
+            protocols: crate::workflow::Protocols::default(),
         });
         assert!(text.contains("task_claim {task_id, agent_id}"));
         assert!(text.contains("You are @coder in the multi-agent workflow \"review\"."));
@@ -200,6 +231,60 @@ mod tests {
         assert!(text.contains("## New messages for you (#2)\n#2 · 10:00:02 · from reviewer · high priority\n@coder fix line 42, urgent"));
         assert!(text.contains("(cut; channel_read with since=0 shows it whole)"));
         assert!(text.contains("`id:` is 2"));
+    }
+
+    /// The examples the prompt teaches are what awtui's own parsers accept.
+    #[test]
+    fn the_protocols_taught_are_the_ones_parsed() {
+        use crate::protocols::{agent_mail, agent_ops, aop};
+        let text = turn_prompt(&PromptInput {
+            agent: "coder",
+            workflow: "w",
+            team: &[],
+            documents: Some(("notes.md", &[])),
+            delivered: &[],
+            recent: &[],
+            tasks: false,
+            protocols: crate::workflow::Protocols::default(),
+        });
+        // The indented lines after each protocol's first line are its example.
+        let example = |start: &str, lines: usize| -> String {
+            let at = text.find(start).unwrap();
+            text[at..]
+                .lines()
+                .skip(1)
+                .take(lines)
+                .map(|l| l.trim_start())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let block = example("- Answer format (AOP)", 3);
+        let parsed = aop::parse(&block, aop::Mode::Strict);
+        assert!(parsed.findings.is_empty(), "{block}\n{:?}", parsed.findings);
+        assert!(block.contains("agent=coder"), "{block}");
+        let front = example("- Operations", 4);
+        let ops = agent_ops::parse_ops_with(&front, Some(12), &["coder"], aop::Mode::Strict);
+        assert_eq!(ops.ops, [agent_ops::Op::Done { id: 12 }], "{front}");
+        let mail = example("- Status messages", 4)
+            .replace("<task or bead id>", "t-1")
+            .replace("<id>", "t-1")
+            .replace("<what you are doing>", "writing tests")
+            .replace("<IN_PROGRESS | BLOCKED | …>", "IN_PROGRESS");
+        let record = agent_mail::parse(&mail, aop::Mode::Strict);
+        assert!(record.is_ok(), "{mail}\n{record:?}");
+
+        // protocols: turns them off.
+        let none = turn_prompt(&PromptInput {
+            agent: "coder",
+            workflow: "w",
+            team: &[],
+            documents: Some(("notes.md", &[])),
+            delivered: &[],
+            recent: &[],
+            tasks: false,
+            protocols: crate::workflow::Protocols::only(&[]),
+        });
+        assert!(!none.contains("## Protocols"));
     }
 
     #[test]
@@ -212,6 +297,7 @@ mod tests {
             delivered: &[],
             recent: &[],
             tasks: false,
+            protocols: crate::workflow::Protocols::only(&["ops".to_string()]),
         });
         assert!(!text.contains("channel_send"));
         assert!(text.contains("You work alone"));

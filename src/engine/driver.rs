@@ -60,6 +60,9 @@ pub struct Driver {
     reported: u64,
     clock: Instant,
     cursor_installed: bool,
+    /// Agents already reported as running without awtui's tools (the
+    /// channel says so once per agent).
+    without_tools: std::collections::HashSet<String>,
     outcome: Option<RunOutcome>,
 }
 
@@ -100,6 +103,7 @@ impl Driver {
             reported: 0,
             clock: Instant::now(),
             cursor_installed: false,
+            without_tools: std::collections::HashSet::new(),
             outcome: None,
         }
     }
@@ -463,6 +467,8 @@ impl Driver {
                 .filter(|id| *id <= cursor.delivered)
                 .collect::<Vec<u64>>()
         });
+        let without_tools = outcome.tools_connected == Some(false);
+        let refused = outcome.refused.clone();
         let usage = outcome.usage;
         self.queue.push_back(Event::Backend {
             agent: agent.clone(),
@@ -516,10 +522,59 @@ impl Driver {
             }
         };
         self.handle(Event::TurnFinished {
-            agent,
+            agent: agent.clone(),
             turn,
             outcome: result,
         });
+        if without_tools {
+            self.warn_without_tools(&agent);
+        }
+        if !refused.is_empty() {
+            self.report_refused(&agent, &refused);
+        }
+    }
+
+    /// The CLI refused tools for lack of permission: the turn did not do
+    /// all it tried, and the channel and the agent's activity say so
+    /// instead of letting it pass as a plain success.
+    fn report_refused(&mut self, agent: &str, tools: &[String]) {
+        let permissions = self
+            .cx
+            .workflow
+            .agents
+            .iter()
+            .find(|a| a.name == agent)
+            .map_or("workspace-write", |a| a.permissions.name());
+        let text = format!(
+            "{agent}'s CLI refused {} for lack of permission (permissions: {permissions}); \
+             allow it with the agent's `permissions:` or `tools:`",
+            tools.join(", ")
+        );
+        self.emit(EngineEvent::Activity {
+            agent: agent.to_string(),
+            activity: BackendEvent::Error {
+                message: text.clone(),
+            },
+        });
+        self.post(SYSTEM, &text);
+    }
+
+    /// A turn ran without awtui's tools (the CLI did not connect to the MCP
+    /// server): the agent's activity shows it every time, the channel once.
+    fn warn_without_tools(&mut self, agent: &str) {
+        let text = format!(
+            "{agent} ran without awtui's tools: its CLI did not connect to awtui's MCP server, so it could not read or post to the channel itself (see {}/stderr.log)",
+            self.cx.agent_dir(agent).display()
+        );
+        self.emit(EngineEvent::Activity {
+            agent: agent.to_string(),
+            activity: BackendEvent::Error {
+                message: text.clone(),
+            },
+        });
+        if self.without_tools.insert(agent.to_string()) {
+            self.post(SYSTEM, &text);
+        }
     }
 
     /// Archives a turn's output and runs the operations in its frontmatter;

@@ -141,6 +141,13 @@ pub fn prompt_for(cx: &LaunchContext, agent: &str, messages: &[u64]) -> String {
         delivered: &delivered,
         recent: &recent,
         tasks: cx.context.tasks().read(|s| s.has_tasks()),
+        protocols: cx
+            .workflow
+            .agents
+            .iter()
+            .find(|a| a.name == agent)
+            .map(|a| a.protocols)
+            .unwrap_or_default(),
     })
 }
 
@@ -177,6 +184,58 @@ fn command_for(cx: &LaunchContext, agent: &AgentDef) -> Option<Vec<String>> {
     Some(command)
 }
 
+/// The agent's private folder outside the workspace:
+/// `<per-user state dir>/agents/<hash of the instance folder>/<agent>`,
+/// made 0700, so config homes that lead to the user's credentials are out
+/// of reach of every agent's file tools.
+fn private_agent_dir(state_root: &Path, agent: &str) -> Result<PathBuf, BackendError> {
+    let base = crate::instance::layout::state_dir().map_err(|e| BackendError::Io {
+        path: state_root.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let root = crate::fsutil::private_dir(&base.join("agents")).map_err(|e| BackendError::Io {
+        path: base.join("agents"),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(root
+        .join(crate::instance::layout::path_hash(state_root))
+        .join(agent))
+}
+
+/// A variable of the agent's environment (its `env:` first, then awtui's).
+fn env_var(env: &[(String, String)], name: &str) -> Option<String> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(name).ok())
+        .filter(|v| !v.is_empty())
+}
+
+/// The user's own config folder of the agent's CLI (Gemini's `~/.gemini`,
+/// or `$GEMINI_CLI_HOME/.gemini`).
+fn user_config_dir(kind: BackendKind, env: &[(String, String)]) -> Option<PathBuf> {
+    match kind {
+        BackendKind::Gemini => env_var(env, "GEMINI_CLI_HOME")
+            .or_else(|| env_var(env, "HOME"))
+            .map(|h| PathBuf::from(h).join(".gemini")),
+        _ => None,
+    }
+}
+
+/// The user's own config of the agent's CLI that awtui's server is merged
+/// into: Gemini's `settings.json`, opencode's `OPENCODE_CONFIG_CONTENT`.
+fn user_config(kind: BackendKind, env: &[(String, String)]) -> Option<String> {
+    match kind {
+        BackendKind::Gemini => {
+            let path = user_config_dir(kind, env)?.join("settings.json");
+            crate::fsutil::read_text_capped(&path, crate::fsutil::MAX_CONFIG_BYTES).ok()
+        }
+        BackendKind::Opencode => env_var(env, "OPENCODE_CONFIG_CONTENT"),
+        _ => None,
+    }
+}
+
 /// Starts a turn of `agent` on its backend.
 pub fn start_turn(
     cx: &LaunchContext,
@@ -193,11 +252,12 @@ pub fn start_turn(
         .unwrap_or_default();
     if matches!(agent.backend, BackendKind::Anthropic | BackendKind::Openai) {
         let model = agent.model.as_deref().unwrap_or_default();
-        let cfg = ApiConfig::new(
+        let cfg = ApiConfig::with_env(
             agent.backend,
             model,
             agent.base_url.as_deref(),
             agent.api_key_env.as_deref(),
+            &agent_env(cx, &agent.name),
         );
         let tools: Arc<dyn ToolExecutor> = match cx.mcp {
             Some(_) => Arc::new(AgentTools {
@@ -208,6 +268,7 @@ pub fn start_turn(
         };
         return Ok(api::spawn(cfg, system_prompt, prompt, tools, None));
     }
+    let env = agent_env(cx, &agent.name);
     let req = TurnRequest {
         agent: agent.name.clone(),
         instance: cx.prepared.instance.clone(),
@@ -225,12 +286,17 @@ pub fn start_turn(
             .to_string(),
         tools: agent.tools.clone(),
         command: command_for(cx, agent),
-        env: agent_env(cx, &agent.name),
+        env: env.clone(),
         workdir: cx
             .workspaces
             .get(&agent.name)
             .map_or_else(|| cx.workflow.base_dir.clone(), |w| w.workdir.clone()),
         state_dir: cx.agent_dir(&agent.name),
+        private_dir: private_agent_dir(&cx.state_root, &agent.name)?,
+        user_config: user_config(agent.backend, &env),
+        user_config_dir: user_config_dir(agent.backend, &env),
+        permissions: agent.permissions,
+        args: agent.args.clone(),
     };
     let invocation =
         backend::invocation(&req).ok_or(BackendError::NotAProgram(agent.backend.name()))?;

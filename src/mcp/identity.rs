@@ -3,9 +3,12 @@
 //! and is the only thing that names the caller; a header anyone can set
 //! (a name, a session id) never does.
 //!
-//! Tokens are kept in memory and, for instances with a folder, in
-//! `<instance>/tokens/<agent>` files readable only by their owner (0600),
-//! so the runner can hand each agent its own and the stdio bridge can find it.
+//! Tokens are kept in memory and, for instances with a folder, in files
+//! readable only by their owner (0600), so the stdio bridge can find them.
+//! Those files live outside the workspace the agents work in, in the
+//! per-user state dir (`<state dir>/tokens/<hash of the instance
+//! folder>/<agent>`): no CLI's file-attach feature (gemini's `@name`) or
+//! file tool wandering the project can pick them up.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -113,10 +116,18 @@ impl Tokens {
         self.by_agent.keys().map(String::as_str)
     }
 
-    /// Writes one 0600 file per participant in `<instance>/tokens/` (made
-    /// 0700; see [`tokens_dir`]) and removes token files of anyone else.
+    /// Writes one 0600 file per participant in [`tokens_dir`] (made 0700)
+    /// and removes token files of anyone else, and those an older awtui
+    /// left inside the instance folder.
     pub fn write_files(&self, instance_dir: &Path) -> Result<(), IdentityError> {
-        let dir = fsutil::private_dir(&instance_dir.join(TOKENS_DIR))?;
+        remove_legacy_files(instance_dir);
+        let dir = match tokens_root() {
+            Some(root) => {
+                let root = fsutil::private_dir(&root)?;
+                fsutil::private_dir(&root.join(instance_key(instance_dir)))?
+            }
+            None => fsutil::private_dir(&instance_dir.join(TOKENS_DIR))?,
+        };
         let io_err = |path: &Path| {
             let path = path.to_path_buf();
             move |source| IdentityError::Io { path, source }
@@ -156,11 +167,45 @@ pub fn read_token_file(instance_dir: &Path, agent: &str) -> Result<String, Ident
         .map_err(|source| IdentityError::Io { path, source })
 }
 
-/// Where an instance's token files are: `<instance>/tokens`, or its private
-/// subfolder when others can write to that folder
-/// ([`fsutil::private_location`]).
+/// `<state dir>/tokens`, when there is a per-user state dir.
+fn tokens_root() -> Option<PathBuf> {
+    crate::instance::layout::state_dir()
+        .ok()
+        .map(|d| d.join(TOKENS_DIR))
+}
+
+/// Names an instance folder in the tokens root: the hash of its real path,
+/// so the bridge finds the same folder whichever way it names the instance.
+fn instance_key(instance_dir: &Path) -> String {
+    let real = fs::canonicalize(instance_dir).unwrap_or_else(|_| instance_dir.to_path_buf());
+    crate::instance::layout::path_hash(&real)
+}
+
+/// Removes `<instance>/tokens/*` written by awtui before tokens moved out
+/// of the workspace (best effort; nothing else there is touched).
+fn remove_legacy_files(instance_dir: &Path) {
+    let legacy = fsutil::private_location(&instance_dir.join(TOKENS_DIR));
+    if let Ok(entries) = fs::read_dir(&legacy) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_file())
+                && mentions::is_valid_name(&entry.file_name().to_string_lossy())
+            {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+        let _ = fs::remove_dir(&legacy);
+    }
+}
+
+/// Where an instance's token files are: in the per-user state dir, outside
+/// the workspace (see the module doc), or `<instance>/tokens` when there is
+/// no state dir at all (no `$HOME`). A folder others can write to is
+/// replaced by its private subfolder ([`fsutil::private_location`]).
 pub fn tokens_dir(instance_dir: &Path) -> PathBuf {
-    fsutil::private_location(&instance_dir.join(TOKENS_DIR))
+    match tokens_root() {
+        Some(root) => fsutil::private_location(&root).join(instance_key(instance_dir)),
+        None => fsutil::private_location(&instance_dir.join(TOKENS_DIR)),
+    }
 }
 
 #[cfg(test)]
@@ -187,16 +232,24 @@ mod tests {
     fn token_files_are_private_and_stale_ones_removed() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
+        // A token an older awtui left in the workspace goes.
+        fs::create_dir(dir.path().join("tokens")).unwrap();
+        fs::write(dir.path().join("tokens/user"), "old secret").unwrap();
         let old = Tokens::generate(&["gone".into()]).unwrap();
         old.write_files(dir.path()).unwrap();
         let t = Tokens::generate(&["coder".into()]).unwrap();
         t.write_files(dir.path()).unwrap();
-        let file = dir.path().join("tokens/coder");
+        let folder = tokens_dir(dir.path());
+        assert!(
+            !folder.starts_with(dir.path()),
+            "tokens outside the instance"
+        );
+        assert!(!dir.path().join("tokens").exists());
+        let file = folder.join("coder");
         assert_eq!(
             fs::metadata(&file).unwrap().permissions().mode() & 0o777,
             0o600
         );
-        let folder = dir.path().join("tokens");
         assert_eq!(
             fs::metadata(&folder).unwrap().permissions().mode() & 0o777,
             0o700
@@ -205,7 +258,7 @@ mod tests {
             read_token_file(dir.path(), "coder").unwrap(),
             t.get("coder").unwrap()
         );
-        assert!(!dir.path().join("tokens/gone").exists());
+        assert!(!folder.join("gone").exists());
         t.remove_files(dir.path());
         assert!(!folder.exists());
     }

@@ -108,8 +108,8 @@ pub struct McpConfig {
     /// The workflow's agents (`user` is added automatically).
     pub agents: Vec<String>,
     /// The instance folder. With one, the server also listens on
-    /// `<dir>/mcp.sock` and writes `<dir>/mcp.json` and `<dir>/tokens/*`;
-    /// without one (memory contexts) it serves HTTP only and keeps tokens in
+    /// `<dir>/mcp.sock`, writes `<dir>/mcp.json` and the token files
+    /// (outside `<dir>`: [`identity::tokens_dir`]); without one (memory contexts) it serves HTTP only and keeps tokens in
     /// memory.
     pub instance_dir: Option<PathBuf>,
 }

@@ -24,13 +24,19 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// The HTTP application: `/mcp` served by rmcp, every request
 /// authenticated first.
+///
+/// No SSE priming event: rmcp by default starts every event stream with an
+/// empty `data:` event (an id and a retry interval, for resuming), which
+/// clients such as gemini-cli cannot parse ("Client is not connected"), so
+/// they run without awtui's tools. Loopback streams are not resumed anyway.
 pub fn router(server: ContextServer, tokens: Arc<Tokens>, stop: CancellationToken) -> Router {
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop);
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let config = StreamableHttpServerConfig::default()
+        .with_sse_retry(None)
+        .with_cancellation_token(stop);
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.sse_retry = None;
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     Router::new()
         .route_service(MCP_PATH, service)
         .layer(middleware::from_fn(limit_body))

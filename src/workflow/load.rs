@@ -107,7 +107,7 @@ const LIMIT_KEYS: [&str; 9] = [
     "loop_repeats",
     "release_after_missed_heartbeats",
 ];
-const AGENT_KEYS: [&str; 11] = [
+const AGENT_KEYS: [&str; 14] = [
     "workspace",
     "model",
     "system_prompt",
@@ -119,6 +119,9 @@ const AGENT_KEYS: [&str; 11] = [
     "env",
     "base_url",
     "api_key_env",
+    "permissions",
+    "args",
+    "protocols",
 ];
 const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
 const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
@@ -946,6 +949,40 @@ impl Walker<'_> {
                 format!("{what}: workspace: worktree is not available for the cursor backend (Cursor reads its MCP servers only from the project's .cursor/mcp.json, which would land in the agent's commits)"),
             );
         }
+        let permissions = get("permissions")
+            .and_then(|n| self.permissions(n, &what))
+            .unwrap_or_default();
+        let protocols = match get("protocols") {
+            Some(n) => {
+                let names = self.string_list(n, &format!("{what}: protocols"));
+                for name in &names {
+                    if !Protocols::NAMES.contains(&name.as_str()) {
+                        let hint = did_you_mean(name, Protocols::NAMES)
+                            .map(|s| format!(" (did you mean '{s}'?)"))
+                            .unwrap_or_default();
+                        self.diags.error(
+                            n.pos,
+                            format!(
+                                "{what}: unknown protocol '{name}'{hint}; protocols: lists some of {}",
+                                Protocols::NAMES.join(", ")
+                            ),
+                        );
+                    }
+                }
+                Protocols::only(&names)
+            }
+            None => Protocols::default(),
+        };
+        let args = match get("args") {
+            Some(n) => {
+                let args = self.string_list(n, &format!("{what}: args"));
+                if let Some((kind, _)) = &backend {
+                    self.check_args(n.pos, *kind, &args, &what);
+                }
+                args
+            }
+            None => Vec::new(),
+        };
         let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
         Some(AgentDef {
             name: name.clone(),
@@ -963,6 +1000,9 @@ impl Walker<'_> {
             base_url,
             api_key_env,
             workspace,
+            permissions,
+            args,
+            protocols,
         })
     }
 
@@ -990,6 +1030,16 @@ impl Walker<'_> {
                 format!("{what}: backend 'command' needs 'command: <program and arguments>'"),
             );
         }
+        if backend == BackendKind::Cursor {
+            // The only CLI that takes its prompt as an argument.
+            self.diags.warn(
+                key.pos,
+                format!(
+                    "{what}: cursor-agent takes its prompt as a command-line argument, so a turn whose prompt \
+                     (kickoff, messages, context) is over 128 KiB fails; every other backend reads it from stdin"
+                ),
+            );
+        }
         let needs_model = matches!(
             backend,
             BackendKind::Gemini | BackendKind::Anthropic | BackendKind::Openai
@@ -1000,6 +1050,66 @@ impl Walker<'_> {
                 format!("{what}: backend '{}' needs a 'model'", backend.name()),
             );
         }
+    }
+
+    /// Refuses extra arguments awtui must control for this CLI, naming them.
+    fn check_args(&mut self, pos: Pos, kind: BackendKind, args: &[String], what: &str) {
+        use crate::agents::backend::invocation::reserved_flags;
+        if matches!(
+            kind,
+            BackendKind::Command | BackendKind::Anthropic | BackendKind::Openai
+        ) {
+            let instead = if kind == BackendKind::Command {
+                "put the arguments in 'command:'"
+            } else {
+                "it runs in-process, not as a program"
+            };
+            self.diags.error(
+                pos,
+                format!(
+                    "{what}: 'args' is for agent CLIs, not the {} backend ({instead})",
+                    kind.name()
+                ),
+            );
+            return;
+        }
+        let reserved = reserved_flags(kind);
+        let clashes: Vec<&str> = args
+            .iter()
+            .map(|a| a.split('=').next().unwrap_or(a))
+            .filter(|flag| reserved.contains(flag))
+            .collect();
+        if !clashes.is_empty() {
+            self.diags.error(
+                pos,
+                format!(
+                    "{what}: args: {} {} set by awtui for {} (it needs them to drive the CLI); use the agent's model:, permissions:, tools: or system_prompt: instead",
+                    clashes.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", "),
+                    if clashes.len() == 1 { "is" } else { "are" },
+                    kind.name()
+                ),
+            );
+        }
+    }
+
+    /// `permissions: read-only | workspace-write | full`.
+    fn permissions(&mut self, node: &Node, what: &str) -> Option<Permissions> {
+        let name = self.string(node, &format!("{what}: permissions"))?;
+        let found = Permissions::from_name(&name);
+        if found.is_none() {
+            let names = Permissions::ALL.map(|(_, n)| n);
+            let hint = did_you_mean(&name, names)
+                .map(|s| format!(" (did you mean '{s}'?)"))
+                .unwrap_or_default();
+            self.diags.error(
+                node.pos,
+                format!(
+                    "{what}: unknown permissions '{name}'{hint}; one of: {}",
+                    names.join(", ")
+                ),
+            );
+        }
+        found
     }
 
     fn backend(

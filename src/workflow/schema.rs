@@ -167,6 +167,88 @@ pub struct AgentDef {
     pub api_key_env: Option<String>,
     /// Where it works: the shared folder or its own git worktree.
     pub workspace: Workspace,
+    /// What the agent's CLI may do on its own (mapped to each CLI's flags).
+    pub permissions: Permissions,
+    /// Extra arguments for the agent's CLI, after awtui's own.
+    pub args: Vec<String>,
+    /// Which protocols the turn prompt teaches the agent.
+    pub protocols: Protocols,
+}
+
+/// The protocols awtui teaches an agent in its turn prompt (`protocols:`,
+/// default all): answering in AOP blocks, operations in frontmatter, Agent
+/// Mail status messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Protocols {
+    /// Agent Output Protocol blocks (`=== AOP-FINAL | agent=… ===`).
+    pub aop: bool,
+    /// Agent operations in the answer's frontmatter (`done: 12`).
+    pub ops: bool,
+    /// Agent Mail status messages (`[bead] PROGRESS`).
+    pub mail: bool,
+}
+
+impl Default for Protocols {
+    fn default() -> Self {
+        Protocols {
+            aop: true,
+            ops: true,
+            mail: true,
+        }
+    }
+}
+
+impl Protocols {
+    /// The names used in `protocols:`.
+    pub const NAMES: [&'static str; 3] = ["aop", "ops", "mail"];
+
+    /// Only the protocols named (unknown names are the loader's to report).
+    pub fn only(names: &[String]) -> Protocols {
+        let on = |n: &str| names.iter().any(|x| x == n);
+        Protocols {
+            aop: on("aop"),
+            ops: on("ops"),
+            mail: on("mail"),
+        }
+    }
+}
+
+/// What an agent's CLI may do without asking, the same idea on every
+/// backend: each maps it to its own flags (Claude `--permission-mode`,
+/// Codex `--sandbox`, Gemini `--approval-mode`, opencode's `permission`
+/// config, Cursor `--force`). awtui's own tools are always allowed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Permissions {
+    /// Read files and run read-only tools; no edits, no commands.
+    ReadOnly,
+    /// Edit files in the workspace (the default); commands as the CLI's
+    /// own sandbox allows.
+    #[default]
+    WorkspaceWrite,
+    /// Everything, without asking (`--yolo`, `bypassPermissions`).
+    Full,
+}
+
+impl Permissions {
+    /// Every setting with its name in workflow files.
+    pub const ALL: [(Permissions, &'static str); 3] = [
+        (Permissions::ReadOnly, "read-only"),
+        (Permissions::WorkspaceWrite, "workspace-write"),
+        (Permissions::Full, "full"),
+    ];
+
+    /// The setting named `name`.
+    pub fn from_name(name: &str) -> Option<Permissions> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(p, _)| *p)
+    }
+
+    /// The name written in workflow files.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(p, _)| *p == self)
+            .map_or("?", |(_, n)| n)
+    }
 }
 
 /// Where an agent works (`workspace:` on the agent, or workflow-wide), so

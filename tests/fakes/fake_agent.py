@@ -88,8 +88,8 @@ def check_common():
         cfg = json.load(f)
     server = cfg["mcpServers"]["awtui"]
     require(server["url"] == os.environ["AWTUI_MCP_URL"], "mcp config url differs")
-    require(server["headers"]["Authorization"] == "Bearer " + os.environ["AWTUI_TOKEN"],
-            "mcp config token differs")
+    require(server["headers"]["Authorization"] == "Bearer ${AWTUI_TOKEN}",
+            "mcp config must name the token variable, not hold the token")
 
 
 def check_claude():
@@ -156,14 +156,24 @@ def main():
             emit({"type": "turn.completed", "usage": {"input_tokens": 100, "output_tokens": 20}})
     elif NAME == "gemini":
         require(arg_after("-m"), "gemini needs -m")
-        doc = {"session_id": session, "response": reply,
-               "stats": {"models": {"m": {"tokens": {"prompt": 100, "candidates": 20}}}}}
-        if failed:
-            doc["error"] = {"message": "simulated failure"}
+        require(arg_after("--output-format") == "stream-json", "gemini needs stream-json")
+        require("--skip-trust" in ARGS, "gemini needs --skip-trust")
+        home = os.environ.get("GEMINI_CLI_HOME")
+        require(home, "GEMINI_CLI_HOME missing")
+        with open(os.path.join(home, ".gemini", "settings.json")) as f:
+            require("awtui" in json.load(f)["mcpServers"], "awtui server missing from settings")
         print("Loaded cached credentials.")
-        print(json.dumps(doc, indent=2))
+        emit({"type": "init", "session_id": session, "model": "m"})
+        emit({"type": "message", "role": "assistant", "content": reply, "delta": True})
+        if failed:
+            emit({"type": "result", "status": "error", "error": {"message": "simulated failure"},
+                  "stats": {"input_tokens": 100, "output_tokens": 20}})
+        else:
+            emit({"type": "result", "status": "success",
+                  "stats": {"input_tokens": 100, "output_tokens": 20}})
     elif NAME == "opencode":
-        require(os.environ.get("OPENCODE_CONFIG"), "OPENCODE_CONFIG missing")
+        inline = json.loads(os.environ.get("OPENCODE_CONFIG_CONTENT") or "{}")
+        require("awtui" in inline.get("mcp", {}), "OPENCODE_CONFIG_CONTENT lacks awtui's server")
         emit({"type": "step_start", "sessionID": session, "part": {}})
         emit({"type": "text", "sessionID": session, "part": {"type": "text", "text": reply}})
         emit({"type": "step_finish", "sessionID": session,

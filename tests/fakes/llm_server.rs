@@ -1,19 +1,31 @@
 //! A fake model API for tests (fixture, never shipped): an HTTP/1.1 server on
-//! loopback that records each request and answers with the next scripted
-//! response.
+//! loopback that records each request and answers it.
+//!
+//! Two ways to answer: [`start`] plays a fixed list of responses in order
+//! (for the API backends' unit-like tests); [`start_model`] is a scripted
+//! model that speaks what each real agent CLI needs (Anthropic Messages,
+//! OpenAI Responses and Chat Completions, Gemini generateContent and
+//! streamGenerateContent), streamed or not: when the request offers the
+//! scripted tool and does not yet carry its result, it calls the tool; then
+//! it answers with the final text.
 #![allow(dead_code)] // Each test binary uses a different part of this fixture.
 
 use std::sync::{Arc, Mutex};
 
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// A recorded request.
 #[derive(Clone, Debug)]
 pub struct Recorded {
+    pub method: String,
     pub path: String,
     pub headers: Vec<(String, String)>,
-    pub body: serde_json::Value,
+    /// The body as JSON (`Null` when it is not JSON).
+    pub body: Value,
+    /// The body as text (lossy), for searching every byte sent.
+    pub raw: String,
 }
 
 impl Recorded {
@@ -32,7 +44,7 @@ pub struct Scripted {
 }
 
 /// Builds an SSE body from `(event, json)` pairs (`event` may be empty).
-pub fn sse(events: &[(&str, serde_json::Value)]) -> String {
+pub fn sse(events: &[(&str, Value)]) -> String {
     events
         .iter()
         .map(|(name, data)| {
@@ -46,83 +58,478 @@ pub fn sse(events: &[(&str, serde_json::Value)]) -> String {
         .collect()
 }
 
-/// Starts the server; returns its base URL and the recorded requests.
-pub async fn start(script: Vec<Scripted>) -> (String, Arc<Mutex<Vec<Recorded>>>) {
+/// The recorded requests of a running fake.
+pub type Log = Arc<Mutex<Vec<Recorded>>>;
+
+/// Starts the server answering with `script`, in order; returns its base
+/// URL and the recorded requests.
+pub async fn start(script: Vec<Scripted>) -> (String, Log) {
+    let script = Mutex::new(script.into_iter());
+    serve(move |_| {
+        script.lock().unwrap().next().unwrap_or(Scripted {
+            status: 500,
+            body: "{\"error\":{\"message\":\"script exhausted\"}}".into(),
+        })
+    })
+    .await
+}
+
+/// What the scripted model does in a turn.
+#[derive(Clone, Debug)]
+pub struct ModelScript {
+    /// The tool to call (matched by suffix: `mcp__awtui__channel_send`,
+    /// `awtui_channel_send` and `channel_send` all match `channel_send`).
+    pub tool: String,
+    /// The tool call's arguments.
+    pub arguments: Value,
+    /// The text answered once the tool's result is in the request (or when
+    /// the request offers no such tool).
+    pub final_text: String,
+    /// When set, every model request is refused with HTTP 400 and this
+    /// message, in the API's own error shape.
+    pub refuse: Option<String>,
+}
+
+/// Starts the scripted model; returns its base URL (no `/v1`) and the
+/// recorded requests.
+pub async fn start_model(script: ModelScript) -> (String, Log) {
+    serve(move |req| answer_model(&script, req)).await
+}
+
+/// Serves `respond` on a free loopback port.
+async fn serve(respond: impl Fn(&Recorded) -> Scripted + Send + Sync + 'static) -> (String, Log) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let recorded = Arc::new(Mutex::new(Vec::new()));
+    let recorded: Log = Arc::new(Mutex::new(Vec::new()));
     let log = recorded.clone();
-    let script = Arc::new(Mutex::new(script.into_iter()));
+    let respond = Arc::new(respond);
     tokio::spawn(async move {
         loop {
             let Ok((mut sock, _)) = listener.accept().await else {
                 return;
             };
             let log = log.clone();
-            let script = script.clone();
+            let respond = respond.clone();
             tokio::spawn(async move {
+                // Keep-alive: answer requests on this connection until the
+                // client closes it.
                 let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                let head_end = loop {
-                    let n = sock.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
+                while let Some(req) = read_request(&mut sock, &mut buf).await {
+                    log.lock().unwrap().push(req.clone());
+                    let Scripted { status, body } = respond(&req);
+                    let kind = if body.starts_with("event:") || body.starts_with("data:") {
+                        "text/event-stream"
+                    } else {
+                        "application/json"
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if sock.write_all(response.as_bytes()).await.is_err() {
                         return;
                     }
-                    buf.extend_from_slice(&chunk[..n]);
-                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        break i + 4;
-                    }
-                };
-                let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-                let mut lines = head.lines();
-                let path = lines
-                    .next()
-                    .unwrap_or("")
-                    .split(' ')
-                    .nth(1)
-                    .unwrap_or("")
-                    .to_string();
-                let headers: Vec<(String, String)> = lines
-                    .filter_map(|l| l.split_once(':'))
-                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                    .collect();
-                let len: usize = headers
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-                    .and_then(|(_, v)| v.parse().ok())
-                    .unwrap_or(0);
-                while buf.len() < head_end + len {
-                    let n = sock.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        break;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
                 }
-                let body =
-                    serde_json::from_slice(&buf[head_end..]).unwrap_or(serde_json::Value::Null);
-                log.lock().unwrap().push(Recorded {
-                    path,
-                    headers,
-                    body,
-                });
-                let answer = script.lock().unwrap().next();
-                let Scripted { status, body } = answer.unwrap_or(Scripted {
-                    status: 500,
-                    body: "{\"error\":{\"message\":\"script exhausted\"}}".into(),
-                });
-                let kind = if body.starts_with("event:") || body.starts_with("data:") {
-                    "text/event-stream"
-                } else {
-                    "application/json"
-                };
-                let response = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = sock.write_all(response.as_bytes()).await;
-                let _ = sock.shutdown().await;
             });
         }
     });
     (url, recorded)
+}
+
+/// Reads one request (content-length or chunked body); `None` at the end
+/// of the connection. `buf` keeps bytes of the next request.
+async fn read_request(sock: &mut tokio::net::TcpStream, buf: &mut Vec<u8>) -> Option<Recorded> {
+    let mut chunk = [0u8; 16384];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = sock.read(&mut chunk).await.unwrap_or(0);
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let mut lines = head.lines();
+    let mut first = lines.next().unwrap_or("").split(' ');
+    let method = first.next().unwrap_or("").to_string();
+    let path = first.next().unwrap_or("").to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let chunked = find("transfer-encoding").is_some_and(|v| v.contains("chunked"));
+    buf.drain(..head_end);
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let line_end = loop {
+                if let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
+                    break i;
+                }
+                let n = sock.read(&mut chunk).await.unwrap_or(0);
+                if n == 0 {
+                    return None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            };
+            let size_text = String::from_utf8_lossy(&buf[..line_end]).to_string();
+            let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+                .unwrap_or(0);
+            while buf.len() < line_end + 2 + size + 2 {
+                let n = sock.read(&mut chunk).await.unwrap_or(0);
+                if n == 0 {
+                    return None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            body.extend_from_slice(&buf[line_end + 2..line_end + 2 + size]);
+            buf.drain(..line_end + 2 + size + 2);
+            if size == 0 {
+                break;
+            }
+        }
+    } else {
+        let len: usize = find("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        while buf.len() < len {
+            let n = sock.read(&mut chunk).await.unwrap_or(0);
+            if n == 0 {
+                return None;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        body.extend(buf.drain(..len));
+    }
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: String::from_utf8_lossy(&body).into_owned(),
+    })
+}
+
+/// Whether `name` is the scripted tool under some CLI's naming.
+fn is_tool(name: &str, tool: &str) -> bool {
+    name == tool
+        || name.ends_with(&format!("__{tool}"))
+        || name.ends_with(&format!("_{tool}"))
+        || name.ends_with(&format!(".{tool}"))
+}
+
+/// How a request names the tool: its name, and the namespace it sits in
+/// (Codex groups an MCP server's tools in a `namespace` tool).
+#[derive(Clone, Debug)]
+struct ToolName {
+    name: String,
+    namespace: Option<String>,
+}
+
+/// The first `name` field (at any depth) of `tools` naming the tool.
+fn offered(tools: &Value, tool: &str) -> Option<ToolName> {
+    match tools {
+        Value::Object(map) => {
+            if let Some(name) = map.get("name").and_then(Value::as_str)
+                && is_tool(name, tool)
+            {
+                return Some(ToolName {
+                    name: name.to_string(),
+                    namespace: None,
+                });
+            }
+            let inner = map.values().find_map(|v| offered(v, tool))?;
+            let namespace = (map.get("type").and_then(Value::as_str) == Some("namespace"))
+                .then(|| map.get("name").and_then(Value::as_str).map(String::from))
+                .flatten();
+            Some(ToolName {
+                namespace: inner.namespace.or(namespace),
+                ..inner
+            })
+        }
+        Value::Array(items) => items.iter().find_map(|v| offered(v, tool)),
+        _ => None,
+    }
+}
+
+/// Whether `v` contains an object whose `key` field is `value` (or, with
+/// `value` empty, that has a `key` field at all).
+fn contains(v: &Value, key: &str, value: &str) -> bool {
+    match v {
+        Value::Object(map) => {
+            map.get(key).is_some_and(|f| value.is_empty() || f == value)
+                || map.values().any(|v| contains(v, key, value))
+        }
+        Value::Array(items) => items.iter().any(|v| contains(v, key, value)),
+        _ => false,
+    }
+}
+
+/// What the model does for this request.
+enum Move {
+    /// Call the tool by this name.
+    Call(ToolName),
+    Answer,
+}
+
+/// Calls the tool when it is offered and the last message does not carry
+/// a tool result yet.
+fn decide(script: &ModelScript, tools: &Value, last: &Value, result_key: (&str, &str)) -> Move {
+    match offered(tools, &script.tool) {
+        Some(name) if !contains(last, result_key.0, result_key.1) => Move::Call(name),
+        _ => Move::Answer,
+    }
+}
+
+fn answer_model(script: &ModelScript, req: &Recorded) -> Scripted {
+    let path = req.path.split('?').next().unwrap_or("");
+    let body = &req.body;
+    let stream = body["stream"].as_bool().unwrap_or(false);
+    let ok = |body: String| Scripted { status: 200, body };
+    if let Some(message) = &script.refuse {
+        let error = if path.contains(":streamGenerateContent") || path.contains(":generateContent")
+        {
+            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        } else {
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+        };
+        return Scripted {
+            status: 400,
+            body: error.to_string(),
+        };
+    }
+    if path.ends_with("/messages/count_tokens") {
+        return ok(json!({"input_tokens": 10}).to_string());
+    }
+    if path.ends_with("/messages") {
+        let last = body["messages"].as_array().and_then(|m| m.last()).cloned();
+        let mv = decide(
+            script,
+            &body["tools"],
+            &last.unwrap_or(Value::Null),
+            ("type", "tool_result"),
+        );
+        return ok(anthropic(
+            script,
+            mv,
+            stream,
+            body["model"].as_str().unwrap_or("m"),
+        ));
+    }
+    if path.ends_with("/responses") {
+        let last = body["input"].as_array().and_then(|m| m.last()).cloned();
+        let mv = decide(
+            script,
+            &body["tools"],
+            &last.unwrap_or(Value::Null),
+            ("type", "function_call_output"),
+        );
+        return ok(responses(script, mv, stream));
+    }
+    if path.ends_with("/chat/completions") {
+        let last = body["messages"].as_array().and_then(|m| m.last()).cloned();
+        let mv = decide(
+            script,
+            &body["tools"],
+            &last.unwrap_or(Value::Null),
+            ("role", "tool"),
+        );
+        return ok(chat(script, mv, stream));
+    }
+    if path.contains(":streamGenerateContent") || path.contains(":generateContent") {
+        let last = body["contents"].as_array().and_then(|m| m.last()).cloned();
+        let mv = decide(
+            script,
+            &body["tools"],
+            &last.unwrap_or(Value::Null),
+            ("functionResponse", ""),
+        );
+        return ok(gemini(script, mv, path.contains(":streamGenerateContent")));
+    }
+    if path.contains(":countTokens") {
+        return ok(json!({"totalTokens": 10}).to_string());
+    }
+    if path.ends_with("/models") {
+        return ok(json!({"object": "list", "data": [], "models": []}).to_string());
+    }
+    Scripted {
+        status: 404,
+        body: json!({"error": {"message": format!("the fake model has no {path}")}}).to_string(),
+    }
+}
+
+fn anthropic(script: &ModelScript, mv: Move, stream: bool, model: &str) -> String {
+    let usage = json!({"input_tokens": 50, "output_tokens": 5});
+    let (block, stop) = match &mv {
+        Move::Call(t) => (
+            json!({"type": "tool_use", "id": "toolu_01", "name": t.name, "input": script.arguments}),
+            "tool_use",
+        ),
+        Move::Answer => (
+            json!({"type": "text", "text": script.final_text}),
+            "end_turn",
+        ),
+    };
+    if !stream {
+        return json!({
+            "id": "msg_01", "type": "message", "role": "assistant", "model": model,
+            "content": [block], "stop_reason": stop, "stop_sequence": null, "usage": usage
+        })
+        .to_string();
+    }
+    let (start_block, delta) = match &mv {
+        Move::Call(t) => (
+            json!({"type": "tool_use", "id": "toolu_01", "name": t.name, "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": script.arguments.to_string()}),
+        ),
+        Move::Answer => (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": script.final_text}),
+        ),
+    };
+    sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {
+                "id": "msg_01", "type": "message", "role": "assistant", "model": model,
+                "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": 50, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": start_block}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+                   "usage": {"output_tokens": 5}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])
+}
+
+fn responses(script: &ModelScript, mv: Move, stream: bool) -> String {
+    let item = match &mv {
+        Move::Call(t) => {
+            let mut call = json!({
+                "type": "function_call", "id": "fc_01", "call_id": "call_01", "status": "completed",
+                "name": t.name, "arguments": script.arguments.to_string()
+            });
+            if let Some(ns) = &t.namespace {
+                call["namespace"] = json!(ns);
+            }
+            call
+        }
+        Move::Answer => json!({
+            "type": "message", "id": "msg_01", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": script.final_text, "annotations": []}]
+        }),
+    };
+    let response = |status: &str, output: Value| {
+        json!({
+            "id": "resp_01", "object": "response", "created_at": 0, "status": status,
+            "model": "m", "output": output,
+            "usage": {"input_tokens": 50, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": 55}
+        })
+    };
+    if !stream {
+        return response("completed", json!([item])).to_string();
+    }
+    let mut events = vec![
+        (
+            "response.created",
+            json!({"type": "response.created", "response": response("in_progress", json!([]))}),
+        ),
+        (
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        ),
+    ];
+    if let Move::Answer = mv {
+        events.push((
+            "response.output_text.delta",
+            json!({"type": "response.output_text.delta", "item_id": "msg_01", "output_index": 0,
+                   "content_index": 0, "delta": script.final_text}),
+        ));
+    }
+    events.push((
+        "response.output_item.done",
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+    ));
+    events.push((
+        "response.completed",
+        json!({"type": "response.completed", "response": response("completed", json!([item]))}),
+    ));
+    sse(&events)
+}
+
+fn chat(script: &ModelScript, mv: Move, stream: bool) -> String {
+    let usage = json!({"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55});
+    let call = |name: &str| {
+        json!([{"index": 0, "id": "call_01", "type": "function",
+                "function": {"name": name, "arguments": script.arguments.to_string()}}])
+    };
+    let (message, finish) = match &mv {
+        Move::Call(t) => (
+            json!({"role": "assistant", "content": null, "tool_calls": call(&t.name)}),
+            "tool_calls",
+        ),
+        Move::Answer => (
+            json!({"role": "assistant", "content": script.final_text}),
+            "stop",
+        ),
+    };
+    if !stream {
+        return json!({
+            "id": "chatcmpl-01", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage
+        })
+        .to_string();
+    }
+    let chunk = |delta: Value, finish: Value, usage: Value| {
+        json!({"id": "chatcmpl-01", "object": "chat.completion.chunk", "created": 0, "model": "m",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "usage": usage})
+    };
+    let mut out = sse(&[
+        ("", chunk(message, Value::Null, Value::Null)),
+        ("", chunk(json!({}), json!(finish), usage)),
+    ]);
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn gemini(script: &ModelScript, mv: Move, stream: bool) -> String {
+    let part = match &mv {
+        Move::Call(t) => json!({"functionCall": {"name": t.name, "args": script.arguments}}),
+        Move::Answer => json!({"text": script.final_text}),
+    };
+    let doc = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 5, "totalTokenCount": 55},
+        "modelVersion": "gemini-2.5-flash"
+    });
+    if stream {
+        sse(&[("", doc)])
+    } else {
+        doc.to_string()
+    }
 }

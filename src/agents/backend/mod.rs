@@ -51,6 +51,20 @@ pub struct TurnRequest {
     pub workdir: PathBuf,
     /// The agent's private folder in the instance: configs and logs.
     pub state_dir: PathBuf,
+    /// The agent's private folder outside the workspace (per-user state
+    /// dir): config homes that link to the user's credentials go here, out
+    /// of reach of any CLI's file-attach feature.
+    pub private_dir: PathBuf,
+    /// The user's own config of this CLI, to merge awtui's server into
+    /// (Gemini's `settings.json`, opencode's `OPENCODE_CONFIG_CONTENT`).
+    pub user_config: Option<String>,
+    /// The user's own config folder of this CLI (Gemini's `~/.gemini`),
+    /// linked into the private config home.
+    pub user_config_dir: Option<PathBuf>,
+    /// What the CLI may do on its own (`permissions:`).
+    pub permissions: crate::workflow::Permissions,
+    /// The agent's extra CLI arguments (`args:`), after awtui's own.
+    pub args: Vec<String>,
 }
 
 impl TurnRequest {
@@ -83,7 +97,23 @@ pub enum BackendError {
     },
     #[error("the {0} backend runs in-process, not as a program")]
     NotAProgram(&'static str),
+    /// One argument over the kernel's limit: the program only takes its
+    /// prompt as an argument (Cursor) and this turn's is too big.
+    #[error(
+        "'{program}' takes its prompt as a command-line argument, and this turn's is {bytes} bytes: \
+         over the {limit}-byte limit of one argument; shorten the kickoff or the messages to this agent, \
+         or use a backend that reads the prompt from stdin"
+    )]
+    ArgumentTooLong {
+        program: String,
+        bytes: usize,
+        limit: usize,
+    },
 }
+
+/// The longest single argument Linux passes to a program (`MAX_ARG_STRLEN`,
+/// 32 pages, the terminating NUL included).
+pub const MAX_ARGUMENT: usize = 128 * 1024 - 1;
 
 /// How to install each agent CLI, for the "not found" error.
 pub fn install_hint(kind: BackendKind) -> &'static str {
@@ -133,7 +163,11 @@ pub fn preflight(agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
     let model = agent.model.as_deref();
     let key = |backend: &'static str, default: &str| {
         let variable = agent.api_key_env.as_deref().unwrap_or(default);
-        if std::env::var_os(variable).is_some_and(|v| !v.is_empty()) {
+        let in_agent_env = agent
+            .env
+            .iter()
+            .any(|(k, v)| k == variable && !v.value.is_empty());
+        if in_agent_env || std::env::var_os(variable).is_some_and(|v| !v.is_empty()) {
             Ok(())
         } else {
             Err(BackendError::MissingKey {
@@ -206,5 +240,18 @@ mod tests {
         );
         let err = preflight(&keyed, Path::new("/")).unwrap_err().to_string();
         assert!(err.contains("AWTUI_TEST_NO_SUCH_KEY is not set"), "{err}");
+        // The agent's own env: may hold the key.
+        let own = load(
+            "agents:\n  a:\n    model: anthropic/x\n    api_key_env: AWTUI_TEST_NO_SUCH_KEY\n    env:\n      AWTUI_TEST_NO_SUCH_KEY: k\n",
+        );
+        preflight(&own, Path::new("/")).unwrap();
+        let cfg = api::ApiConfig::with_env(
+            BackendKind::Anthropic,
+            "anthropic/x",
+            None,
+            Some("AWTUI_TEST_NO_SUCH_KEY"),
+            &[("AWTUI_TEST_NO_SUCH_KEY".into(), "from-env".into())],
+        );
+        assert_eq!(cfg.api_key.as_deref(), Some("from-env"));
     }
 }

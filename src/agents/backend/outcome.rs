@@ -20,6 +20,11 @@ pub struct TurnOutcome {
     pub error: Option<String>,
     /// Names of the tools called, in order.
     pub tools_called: Vec<String>,
+    /// Whether awtui's MCP server was connected (`Some(false)`: the turn ran
+    /// without awtui's tools), when the CLI reports it.
+    pub tools_connected: Option<bool>,
+    /// Tools the CLI refused for lack of permission.
+    pub refused: Vec<String>,
     /// Whether the answer or a line of output was cut at [`OUTPUT_CAP`].
     pub truncated: bool,
     /// When `truncated`, the agent's whole raw output (a file the engine
@@ -83,6 +88,16 @@ impl OutcomeBuilder {
         self.outcome.full_output = full_output;
     }
 
+    /// Records whether the CLI connected to awtui's MCP server.
+    pub fn tools_connected(&mut self, connected: Option<bool>) {
+        self.outcome.tools_connected = connected;
+    }
+
+    /// Records the tools the CLI refused for lack of permission.
+    pub fn refused(&mut self, tools: Vec<String>) {
+        self.outcome.refused = tools;
+    }
+
     /// Whether a final answer arrived.
     pub fn has_answer(&self) -> bool {
         self.outcome.answer.is_some()
@@ -108,7 +123,7 @@ impl OutcomeBuilder {
                 Some(if stderr.is_empty() {
                     format!("the agent {status}")
                 } else {
-                    format!("the agent {status}: {}", last_line(stderr))
+                    format!("the agent {status}: {}", stderr_reason(stderr))
                 })
             }
         };
@@ -121,11 +136,57 @@ impl OutcomeBuilder {
     }
 }
 
-fn last_line(text: &str) -> &str {
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or(text)
+/// The last meaningful part of an agent's stderr: not a stack frame, not a
+/// line of punctuation closing a multi-line block (gemini prints errors as
+/// multi-line JSON and node error objects; their last line is `}`). A JSON
+/// error is reduced to its message.
+fn stderr_reason(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let balance = |l: &str| {
+        let count = |set: &[char]| l.chars().filter(|c| set.contains(c)).count() as i64;
+        count(&['}', ']']) - count(&['{', '['])
+    };
+    let mut depth = 0i64;
+    let mut block_end = None;
+    for (i, line) in lines.iter().enumerate().rev() {
+        let t = line.trim();
+        let before = depth;
+        depth = (depth + balance(t)).max(0);
+        if before == 0 && depth > 0 {
+            block_end = Some(i);
+        }
+        if depth > 0 {
+            continue;
+        }
+        // A block just closed here: it may be one JSON document.
+        if let Some(end) = block_end.take()
+            && let Some(message) = json_message(&lines[i..=end].join("\n"))
+        {
+            return message;
+        }
+        let noise = t.starts_with("at ") || !t.chars().any(char::is_alphanumeric);
+        if !noise {
+            return json_message(t).unwrap_or_else(|| t.to_string());
+        }
+    }
+    lines
+        .last()
+        .map(|l| l.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The `message` of a JSON error (`{"error": {"message": …}}` or
+/// `{"message": …}`) starting at the first `{` of `text`.
+fn json_message(text: &str) -> Option<String> {
+    let start = text.find('{')?;
+    let mut stream =
+        serde_json::Deserializer::from_str(&text[start..]).into_iter::<serde_json::Value>();
+    let v = stream.next()?.ok()?;
+    let message = v
+        .pointer("/error/message")
+        .or_else(|| v.get("message"))
+        .and_then(serde_json::Value::as_str)?;
+    Some(message.to_string())
 }
 
 #[cfg(test)]
@@ -158,6 +219,30 @@ mod tests {
         assert_eq!(
             o.error.as_deref(),
             Some("the agent exited with status 2: fatal: no auth")
+        );
+    }
+
+    #[test]
+    fn the_reason_is_the_last_meaningful_part_of_stderr() {
+        let reason = |stderr: &str| {
+            OutcomeBuilder::new(UsageMode::Total)
+                .finish(Exit::Code(Some(1)), stderr)
+                .error
+                .unwrap()
+        };
+        // Gemini CLI's multi-line JSON error.
+        let json = "Loaded cached credentials.\n{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"API key not valid\"\n  }\n}\n";
+        assert_eq!(
+            reason(json),
+            "the agent exited with status 1: API key not valid"
+        );
+        // A node error object with its stack and fields.
+        let node = "Error when talking to Gemini API _ApiError: {\"error\":{\"code\":400,\"message\":\"quota\"}}\n    at throwErrorIfNotOK (file:///x.js:1:2)\n    at async Turn.run (file:///x.js:3:4) {\n  status: 400\n}\n";
+        assert_eq!(reason(node), "the agent exited with status 1: quota");
+        // Plain text keeps its last line.
+        assert_eq!(
+            reason("starting\nfatal: no auth\n"),
+            "the agent exited with status 1: fatal: no auth"
         );
     }
 

@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 use super::capped::{LineSplitter, OUTPUT_CAP, cut_to};
 use super::contain::Scope;
 use super::event::BackendEvent;
-use super::invocation::{Invocation, PrivateFile};
+use super::invocation::{Invocation, Mirror, PrivateFile};
 use super::outcome::{Exit, OutcomeBuilder};
 use super::parse::StreamParser;
 use super::turn::{RunningTurn, TurnUpdate};
@@ -73,6 +73,28 @@ fn write_private(file: &PrivateFile) -> Result<(), BackendError> {
     })
 }
 
+/// Links every entry of the user's folder into the private one, except
+/// names the invocation writes itself; links already there are kept. A
+/// missing user folder links nothing.
+fn mirror(m: &Mirror, written: &[PrivateFile]) -> Result<(), BackendError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BackendError::Io { path, source }
+    };
+    crate::fsutil::create_dir_if_missing(&m.into).map_err(io(&m.into))?;
+    let Ok(entries) = std::fs::read_dir(&m.from) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let link = m.into.join(entry.file_name());
+        if written.iter().any(|f| f.path == link) || link.symlink_metadata().is_ok() {
+            continue;
+        }
+        std::os::unix::fs::symlink(entry.path(), &link).map_err(io(&link))?;
+    }
+    Ok(())
+}
+
 /// Starts a turn. Must be called inside a tokio runtime.
 pub fn spawn(
     inv: Invocation,
@@ -81,6 +103,22 @@ pub fn spawn(
     timeout: Option<Duration>,
     not_found_hint: &str,
 ) -> Result<RunningTurn, BackendError> {
+    if let Some(bytes) = inv
+        .args
+        .iter()
+        .map(String::len)
+        .find(|n| *n > super::MAX_ARGUMENT)
+    {
+        // Said plainly before the OS answers "Argument list too long".
+        return Err(BackendError::ArgumentTooLong {
+            program: inv.program.clone(),
+            bytes,
+            limit: super::MAX_ARGUMENT,
+        });
+    }
+    if let Some(m) = &inv.mirror {
+        mirror(m, &inv.files)?;
+    }
     for f in &inv.files {
         write_private(f)?;
     }
@@ -238,6 +276,10 @@ async fn read_stdout(
     split.finish(&mut |line| out.line(line));
     let events = out.parser.finish();
     out.emit(events);
+    let connected = out.parser.tools_connected();
+    out.builder.tools_connected(connected);
+    let refused = out.parser.refused();
+    out.builder.refused(refused);
     // A cut line only matters when it cost the answer: a JSON backend's
     // huge tool result is noise to skip, its cut final result is not.
     let answer_lost = split.cut() && !out.builder.has_answer();

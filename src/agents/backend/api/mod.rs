@@ -70,6 +70,18 @@ impl ApiConfig {
         base_url: Option<&str>,
         api_key_env: Option<&str>,
     ) -> Self {
+        Self::with_env(kind, model, base_url, api_key_env, &[])
+    }
+
+    /// Like [`ApiConfig::new`], the key read from the agent's own `env:`
+    /// first, then from awtui's environment.
+    pub fn with_env(
+        kind: BackendKind,
+        model: &str,
+        base_url: Option<&str>,
+        api_key_env: Option<&str>,
+        env: &[(String, String)],
+    ) -> Self {
         let (prefix, name) = model.split_once('/').unwrap_or(("", model));
         let (default_url, default_key) = match (kind, prefix) {
             (_, "ollama") => ("http://localhost:11434/v1", None),
@@ -77,6 +89,12 @@ impl ApiConfig {
             _ => ("https://api.openai.com/v1", Some("OPENAI_API_KEY")),
         };
         let key_var = api_key_env.or(default_key);
+        let from_agent = |var: &str| {
+            env.iter()
+                .rev()
+                .find(|(k, _)| k == var)
+                .map(|(_, v)| v.clone())
+        };
         ApiConfig {
             kind,
             base_url: base_url
@@ -84,7 +102,7 @@ impl ApiConfig {
                 .trim_end_matches('/')
                 .to_string(),
             api_key: key_var
-                .and_then(|v| std::env::var(v).ok())
+                .and_then(|v| from_agent(v).or_else(|| std::env::var(v).ok()))
                 .filter(|k| !k.is_empty()),
             model: if matches!(prefix, "anthropic" | "openai" | "ollama") {
                 name

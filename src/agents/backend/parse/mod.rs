@@ -31,6 +31,17 @@ pub trait StreamParser: Send {
     fn usage_mode(&self) -> UsageMode {
         UsageMode::Total
     }
+    /// Whether awtui's MCP server was connected when the CLI started, when
+    /// the CLI reports its servers (Claude Code's and Cursor's `init`
+    /// event); `None` when it does not say.
+    fn tools_connected(&self) -> Option<bool> {
+        None
+    }
+    /// Tools the CLI refused to run for lack of permission this turn (Claude
+    /// Code's `permission_denials`), in order.
+    fn refused(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Whether text the parser collects (the answer, a document) was cut at
     /// [`OUTPUT_CAP`](crate::agents::backend::capped::OUTPUT_CAP).
     fn truncated(&self) -> bool {

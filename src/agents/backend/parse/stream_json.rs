@@ -8,12 +8,18 @@ use serde_json::Value;
 
 use super::{StreamParser, count, json_line, str_field};
 use crate::agents::backend::event::{BackendEvent, Usage};
+use crate::agents::backend::invocation::MCP_SERVER_NAME;
 
 /// Parser for Claude-style stream-json.
 #[derive(Debug, Default)]
 pub struct StreamJsonParser {
     /// Tool names by call id, to name the results.
     tools: HashMap<String, String>,
+    /// awtui's server status from the `init` event's `mcp_servers`.
+    connected: Option<bool>,
+    /// Tools refused for lack of permission (the `result` event's
+    /// `permission_denials`).
+    refused: Vec<String>,
 }
 
 impl StreamParser for StreamJsonParser {
@@ -22,13 +28,45 @@ impl StreamParser for StreamJsonParser {
             return Vec::new();
         };
         match str_field(&v, "type").unwrap_or("") {
-            "system" => session(&v).into_iter().collect(),
+            "system" => {
+                if let Some(servers) = v.get("mcp_servers").and_then(Value::as_array) {
+                    let awtui = servers
+                        .iter()
+                        .find(|s| str_field(s, "name") == Some(MCP_SERVER_NAME));
+                    self.connected =
+                        Some(awtui.is_some_and(|s| str_field(s, "status") == Some("connected")));
+                }
+                session(&v).into_iter().collect()
+            }
             "assistant" => self.assistant(&v),
             "user" => self.tool_results(&v),
             "tool_call" => self.cursor_tool_call(&v),
-            "result" => result(&v),
+            "result" => {
+                for denial in v
+                    .get("permission_denials")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let name = str_field(denial, "tool_name")
+                        .unwrap_or("a tool")
+                        .to_string();
+                    if !self.refused.contains(&name) {
+                        self.refused.push(name);
+                    }
+                }
+                result(&v)
+            }
             _ => Vec::new(),
         }
+    }
+
+    fn tools_connected(&self) -> Option<bool> {
+        self.connected
+    }
+
+    fn refused(&self) -> Vec<String> {
+        self.refused.clone()
     }
 }
 
@@ -145,6 +183,27 @@ fn result(v: &Value) -> Vec<BackendEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn permission_denials_are_collected() {
+        let mut p = StreamJsonParser::default();
+        p.line(r#"{"type":"result","subtype":"success","result":"ok","permission_denials":[{"tool_name":"Write","tool_use_id":"t1","tool_input":{}},{"tool_name":"Write","tool_use_id":"t2","tool_input":{}},{"tool_name":"Bash","tool_use_id":"t3","tool_input":{}}]}"#);
+        assert_eq!(p.refused(), ["Write", "Bash"]);
+    }
+
+    #[test]
+    fn the_init_event_says_whether_awtuis_server_connected() {
+        let mut p = StreamJsonParser::default();
+        assert_eq!(p.tools_connected(), None);
+        p.line(r#"{"type":"system","subtype":"init","session_id":"s","mcp_servers":[{"name":"awtui","status":"connected"}]}"#);
+        assert_eq!(p.tools_connected(), Some(true));
+        let mut p = StreamJsonParser::default();
+        p.line(r#"{"type":"system","subtype":"init","session_id":"s","mcp_servers":[{"name":"awtui","status":"failed"},{"name":"gh","status":"connected"}]}"#);
+        assert_eq!(p.tools_connected(), Some(false));
+        let mut p = StreamJsonParser::default();
+        p.line(r#"{"type":"system","subtype":"init","session_id":"s","mcp_servers":[]}"#);
+        assert_eq!(p.tools_connected(), Some(false));
+    }
 
     fn run(lines: &[&str]) -> Vec<BackendEvent> {
         let mut p = StreamJsonParser::default();

@@ -1,0 +1,665 @@
+//! The real agent CLIs (Claude Code, Codex, Gemini CLI, opencode) inside a
+//! real awtui workflow, against the project's fake model API, offline.
+//!
+//! The CLIs are not installed by the tests: `scripts/install-clis.sh` puts
+//! pinned versions in `$AWTUI_CLI_CACHE` (default `~/.cache/awtui-clis`),
+//! and `.ci/run` calls it first. A missing CLI fails its test with the
+//! command to run; nothing is skipped.
+//!
+//! Each test runs in a loopback-only network namespace (`unshare -rn`, the
+//! test binary re-running itself there) when the system allows it, so no
+//! request can leave the machine; otherwise the CLIs are only pointed at
+//! 127.0.0.1.
+
+mod cli_support;
+#[path = "fakes/llm_server.rs"]
+mod llm_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cli_support::World;
+use llm_server::{Log, ModelScript, Recorded};
+use serde_json::{Value, json};
+
+/// Set inside the namespace, so the re-run test does the work.
+const INSIDE: &str = "AWTUI_REAL_CLI_NETNS";
+
+/// How long one `awtui run` of a real CLI may take before the test fails.
+const RUN_LIMIT: Duration = Duration::from_secs(300);
+
+/// The cache folder of the pinned CLIs.
+fn cache() -> PathBuf {
+    std::env::var_os("AWTUI_CLI_CACHE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/awtui-clis")
+        })
+}
+
+/// The folder holding the CLIs' executables; fails when `program` is not
+/// there.
+fn bin_dir(program: &str) -> PathBuf {
+    let dir = cache().join("node_modules/.bin");
+    assert!(
+        dir.join(program).exists(),
+        "{program} is not installed in {}: run scripts/install-clis.sh (or set AWTUI_CLI_CACHE)",
+        cache().display()
+    );
+    dir
+}
+
+/// Re-runs this test inside a loopback-only network namespace when the
+/// system can make one; `true` when it did (the caller is done).
+fn isolated(test: &str) -> bool {
+    if std::env::var_os(INSIDE).is_some() {
+        return false;
+    }
+    let can = Command::new("unshare")
+        .args(["-rn", "sh", "-c", "ip link set lo up"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !can {
+        eprintln!("no network namespace here: the CLIs are pointed at 127.0.0.1 only");
+        return false;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new("unshare")
+        .args(["-rn", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
+        .arg(&exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(INSIDE, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{test} failed in its network namespace:\n{stdout}\n{stderr}"
+    );
+    true
+}
+
+/// One real CLI: its backend, program and a model name.
+struct Cli {
+    backend: &'static str,
+    program: &'static str,
+    model: &'static str,
+}
+
+const CLAUDE: Cli = Cli {
+    backend: "claude",
+    program: "claude",
+    model: "claude-sonnet-4-5",
+};
+const CODEX: Cli = Cli {
+    backend: "codex",
+    program: "codex",
+    model: "gpt-5.1-codex",
+};
+const GEMINI: Cli = Cli {
+    backend: "gemini",
+    program: "gemini",
+    model: "gemini-2.5-flash",
+};
+const OPENCODE: Cli = Cli {
+    backend: "opencode",
+    program: "opencode",
+    model: "fake/fake-model",
+};
+
+/// What every CLI gets: a fresh home under `root`, the cached CLIs (behind
+/// the token-noting wrappers) on PATH, no telemetry or update checks.
+fn common_env(root: &Path, wrappers: &Path) -> Vec<(String, String)> {
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        wrappers.display(),
+        cache().join("node_modules/.bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    pairs(&[
+        ("HOME", &home.display().to_string()),
+        ("PATH", &path),
+        ("DISABLE_TELEMETRY", "1"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("DISABLE_ERROR_REPORTING", "1"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("IS_SANDBOX", "1"),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+        ("NO_COLOR", "1"),
+    ])
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The variables and files that point `cli` at the fake model at `url`
+/// (the user's own configuration, as a user would write it).
+fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
+    match cli.backend {
+        "claude" => pairs(&[
+            ("ANTHROPIC_BASE_URL", url),
+            ("ANTHROPIC_API_KEY", "sk-ant-fake"),
+        ]),
+        "codex" => {
+            let codex_home = root.join("codex-home");
+            std::fs::create_dir_all(&codex_home).unwrap();
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "model_provider = \"fake\"\ncheck_for_update_on_startup = false\n\
+                     [model_providers.fake]\nname = \"fake\"\nbase_url = \"{url}/v1\"\n\
+                     env_key = \"FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\n\
+                     [analytics]\nenabled = false\n[feedback]\nenabled = false\n\
+                     [features]\nplugins = false\n"
+                ),
+            )
+            .unwrap();
+            pairs(&[
+                ("CODEX_HOME", &codex_home.display().to_string()),
+                ("FAKE_OPENAI_KEY", "sk-fake"),
+            ])
+        }
+        "gemini" => {
+            // The user's own settings: awtui merges its server into them.
+            let dir = root.join("home/.gemini");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("settings.json"),
+                json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                       "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+                       "privacy": {"usageStatisticsEnabled": false},
+                       "telemetry": {"enabled": false}})
+                .to_string(),
+            )
+            .unwrap();
+            pairs(&[
+                ("GOOGLE_GEMINI_BASE_URL", url),
+                ("GEMINI_API_KEY", "gemini-fake"),
+            ])
+        }
+        "opencode" => {
+            // The user's own provider file: awtui must not replace it.
+            let config = root.join("opencode.json");
+            std::fs::write(
+                &config,
+                json!({
+                    "$schema": "https://opencode.ai/config.json",
+                    "autoupdate": false,
+                    "share": "disabled",
+                    "provider": {"fake": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "fake",
+                        "options": {"baseURL": format!("{url}/v1"), "apiKey": "fake-key"},
+                        "models": {"fake-model": {"name": "fake-model", "tool_call": true}}
+                    }}
+                })
+                .to_string(),
+            )
+            .unwrap();
+            pairs(&[("OPENCODE_CONFIG", &config.display().to_string())])
+        }
+        other => panic!("no real CLI for {other}"),
+    }
+}
+
+/// A finished `awtui run`: its JSON report, the channel, the requests the
+/// model received and the agents' stderr logs.
+struct Run {
+    report: Value,
+    channel: Vec<Value>,
+    requests: Vec<Recorded>,
+    logs: String,
+}
+
+impl Run {
+    /// Messages posted by `agent`.
+    fn from(&self, agent: &str) -> Vec<String> {
+        self.channel
+            .iter()
+            .filter(|m| m["from"] == agent)
+            .map(|m| m["message"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    /// Everything for a failure message.
+    fn explain(&self) -> String {
+        let requests: Vec<String> = self
+            .requests
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {} {}",
+                    r.method,
+                    r.path,
+                    r.raw.chars().take(3000).collect::<String>()
+                )
+            })
+            .collect();
+        format!(
+            "report: {:#}\nchannel: {:#}\nrequests:\n{}\nlogs:\n{}",
+            self.report,
+            json!(self.channel),
+            requests.join("\n"),
+            self.logs
+        )
+    }
+}
+
+/// Runs `workflow` with `awtui run --json`; each agent `<name>: <cli>`
+/// talks to its own scripted model.
+fn run(
+    w: &World,
+    rt: &tokio::runtime::Runtime,
+    workflow: &str,
+    models: &[(&Cli, ModelScript)],
+) -> Run {
+    let root = w.tmp.path();
+    let mut env = common_env(root, &wrap_clis(w));
+    let mut logs: Vec<Log> = Vec::new();
+    for (cli, script) in models {
+        let (url, log) = rt.block_on(llm_server::start_model(script.clone()));
+        env.extend(cli_env(root, cli, &url));
+        logs.push(log);
+    }
+    std::fs::write(w.dir.join("wf.yaml"), workflow).unwrap();
+    let mut cmd = w.cmd(&["run", "wf.yaml", "--instance", "t", "--json"]);
+    cmd.envs(env)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let started = Instant::now();
+    let waiter = std::thread::spawn(move || child.wait_with_output());
+    while !waiter.is_finished() {
+        if started.elapsed() > RUN_LIMIT {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            panic!("awtui run took longer than {RUN_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = waiter.join().unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(&stdout).unwrap_or_else(
+        |_| json!({"stdout": stdout, "stderr": String::from_utf8_lossy(&out.stderr)}),
+    );
+    let mut text = String::new();
+    for path in glob_logs(&w.dir.join(".workflow/t/agents")) {
+        text.push_str(&format!(
+            "== {}\n{}\n",
+            path.display(),
+            std::fs::read_to_string(&path).unwrap_or_default()
+        ));
+    }
+    text.push_str(&format!(
+        "== awtui stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    ));
+    let requests: Vec<Recorded> = logs
+        .iter()
+        .flat_map(|l| l.lock().unwrap().clone())
+        .collect();
+    // Kept for a look after a failure (the test's folder is removed).
+    let dump = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real_clis");
+    let _ = std::fs::create_dir_all(&dump);
+    let name = std::thread::current().name().unwrap_or("run").to_string();
+    let all: Vec<Value> = requests
+        .iter()
+        .map(|r| json!({"method": r.method, "path": r.path, "headers": r.headers, "body": r.body}))
+        .collect();
+    let _ = std::fs::write(
+        dump.join(format!("{name}.json")),
+        format!("{:#}", json!(all)),
+    );
+    let _ = std::fs::write(dump.join(format!("{name}.log")), &text);
+    Run {
+        report,
+        channel: w.channel("t"),
+        requests,
+        logs: text,
+    }
+}
+
+/// A folder of wrappers, one per CLI, that note every token of the run
+/// (the agent's own and the token files awtui wrote) in `secrets.txt`,
+/// then run the real CLI.
+fn wrap_clis(w: &World) -> PathBuf {
+    let dir = w.tmp.path().join("wrappers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let secrets = w.tmp.path().join("secrets.txt");
+    for program in ["claude", "codex", "gemini", "opencode"] {
+        let real = cache().join("node_modules/.bin").join(program);
+        let script = format!(
+            "#!/bin/sh\n{{ echo \"$AWTUI_TOKEN\"; find \"{state}\" \"{work}\" -path '*/tokens/*' -type f -exec sh -c 'cat \"$1\"; echo' sh {{}} \\; 2>/dev/null; }} >> \"{secrets}\"\nexec \"{real}\" \"$@\"\n",
+            state = w.state.display(),
+            work = w.dir.display(),
+            secrets = secrets.display(),
+            real = real.display(),
+        );
+        let path = dir.join(program);
+        std::fs::write(&path, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+fn glob_logs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for agent in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(agent.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if f.file_name().to_string_lossy().ends_with(".log") {
+                out.push(f.path());
+            }
+        }
+    }
+    out
+}
+
+/// A model that posts `message` to the channel, then answers `final_text`.
+fn posts(message: &str) -> ModelScript {
+    ModelScript {
+        tool: "channel_send".into(),
+        arguments: json!({ "message": message }),
+        final_text: "All done here.".into(),
+        refuse: None,
+    }
+}
+
+/// Fails when any secret awtui made for this run (every participant's
+/// token, as the wrapped CLIs saw them) appears in a request to the model.
+fn no_secret_reached_the_model(w: &World, r: &Run) {
+    let seen = std::fs::read_to_string(w.tmp.path().join("secrets.txt")).unwrap_or_default();
+    let secrets: std::collections::BTreeSet<&str> =
+        seen.split_whitespace().filter(|s| s.len() >= 32).collect();
+    assert!(
+        !secrets.is_empty(),
+        "the wrapped CLI saw no token\n{}",
+        r.explain()
+    );
+    for q in &r.requests {
+        let headers: String = q
+            .headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\n"))
+            .collect();
+        for s in &secrets {
+            assert!(
+                !q.raw.contains(s) && !headers.contains(s),
+                "a token reached the model in {} {}\n{}",
+                q.method,
+                q.path,
+                r.explain()
+            );
+        }
+    }
+}
+
+/// One agent on a real CLI is woken by a mention, calls awtui's
+/// `channel_send` as itself, and its reply lands once (the final answer is
+/// not posted again). No request to the model carries a token.
+fn one_turn(cli: &Cli, test: &str) {
+    if isolated(test) {
+        return;
+    }
+    bin_dir(cli.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+         \x20   system_prompt: \"SYSTEM-MARKER: be terse.\"\n\
+         limits:\n  retries: 0\nkickoff: \"@a please greet @user\"\n",
+        cli.backend, cli.model
+    );
+    let hello = format!("@user hello from {} via awtui", cli.backend);
+    // Files named like the participants: a CLI that expands `@name` into a
+    // file's content (gemini) would send them to the model.
+    std::fs::write(w.dir.join("user"), "DECOY-SECRET-OF-USER\n").unwrap();
+    std::fs::write(w.dir.join("a"), "DECOY-SECRET-OF-A\n").unwrap();
+    let r = run(&w, &rt, &workflow, &[(cli, posts(&hello))]);
+    let why = r.explain();
+    assert!(
+        !r.requests.iter().any(|q| q.raw.contains("DECOY-SECRET")),
+        "an @mention pulled a file into the model request\n{why}"
+    );
+    assert_eq!(r.report["success"], true, "{why}");
+    assert_eq!(r.from("a"), vec![hello.clone()], "{why}");
+    let model_calls: Vec<&Recorded> = r.requests.iter().filter(|q| !q.body.is_null()).collect();
+    assert!(
+        model_calls.iter().any(|q| q.raw.contains("channel_send")),
+        "the model was never offered awtui's tools\n{why}"
+    );
+    assert!(
+        model_calls
+            .iter()
+            .any(|q| q.raw.contains("SYSTEM-MARKER: be terse.")),
+        "the system prompt did not reach the model\n{why}"
+    );
+    no_secret_reached_the_model(&w, &r);
+}
+
+#[test]
+fn claude_code_turn() {
+    one_turn(&CLAUDE, "claude_code_turn");
+}
+
+#[test]
+fn codex_turn() {
+    one_turn(&CODEX, "codex_turn");
+}
+
+#[test]
+fn gemini_cli_turn() {
+    one_turn(&GEMINI, "gemini_cli_turn");
+}
+
+#[test]
+fn opencode_turn() {
+    one_turn(&OPENCODE, "opencode_turn");
+}
+
+/// Claude Code wakes Codex with a mention; Codex answers the person. Each
+/// posts once, as itself.
+#[test]
+fn claude_to_codex_relay() {
+    if isolated("claude_to_codex_relay") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    bin_dir(CODEX.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = format!(
+        "name: relay\nagents:\n  lead:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+         \x20 helper:\n    backend: codex\n    model: {}\n    timeout: 240s\n\
+         limits:\n  retries: 0\nkickoff: \"@lead ask the helper to check the build\"\n",
+        CLAUDE.model, CODEX.model
+    );
+    let r = run(
+        &w,
+        &rt,
+        &workflow,
+        &[
+            (&CLAUDE, posts("@helper please check the build")),
+            (&CODEX, posts("@user the build is green")),
+        ],
+    );
+    let why = r.explain();
+    assert_eq!(r.report["success"], true, "{why}");
+    assert_eq!(
+        r.from("lead"),
+        vec!["@helper please check the build"],
+        "{why}"
+    );
+    assert_eq!(r.from("helper"), vec!["@user the build is green"], "{why}");
+    no_secret_reached_the_model(&w, &r);
+}
+
+/// A 200 KB kickoff (far over what one argument may hold) reaches every
+/// CLI whole: each model sees the marker written at its very end.
+#[test]
+fn a_200_kb_prompt_reaches_every_cli() {
+    if isolated("a_200_kb_prompt_reaches_every_cli") {
+        return;
+    }
+    let clis = [&CLAUDE, &CODEX, &GEMINI, &OPENCODE];
+    for cli in clis {
+        bin_dir(cli.program);
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let line = "diff --git a/src/lib.rs b/src/lib.rs +let x = compute(y); // unchanged context\n";
+    let diff = line.repeat(200 * 1024 / line.len());
+    std::fs::write(
+        w.dir.join("big.diff"),
+        format!("{diff}END-OF-DIFF-MARKER\n"),
+    )
+    .unwrap();
+    let mut workflow = String::from("name: big\nagents:\n");
+    for cli in clis {
+        workflow.push_str(&format!(
+            "  {0}:\n    backend: {0}\n    model: {1}\n    timeout: 240s\n",
+            cli.backend, cli.model
+        ));
+    }
+    workflow.push_str(
+        "setup:\n  - shell: cat big.diff\n    as: diff\nlimits:\n  retries: 0\n\
+         kickoff: |\n  @claude @codex @gemini @opencode review this:\n  ${{ diff }}\n",
+    );
+    let models: Vec<(&Cli, ModelScript)> = clis
+        .iter()
+        .map(|c| (*c, posts(&format!("@user {} read it all", c.backend))))
+        .collect();
+    let r = run(&w, &rt, &workflow, &models);
+    let why = r.explain();
+    assert_eq!(r.report["success"], true, "{why}");
+    for cli in clis {
+        assert_eq!(
+            r.from(cli.backend),
+            vec![format!("@user {} read it all", cli.backend)],
+            "{why}"
+        );
+    }
+    let whole = r
+        .requests
+        .iter()
+        .filter(|q| q.raw.contains("END-OF-DIFF-MARKER") && q.raw.len() > 200 * 1024)
+        .count();
+    assert!(
+        whole >= clis.len(),
+        "not every model saw the whole prompt\n{why}"
+    );
+}
+
+/// A model API that refuses the request: the agent fails, and the reason
+/// shown is the API's message, not a stray line of the CLI's stderr (gemini
+/// prints its error as multi-line JSON).
+fn failure_says_why(cli: &Cli, test: &str) {
+    if isolated(test) {
+        return;
+    }
+    bin_dir(cli.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+         limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+        cli.backend, cli.model
+    );
+    let mut script = posts("never");
+    script.refuse = Some("quota exhausted for this fake key".into());
+    let r = run(&w, &rt, &workflow, &[(cli, script)]);
+    let why = r.explain();
+    assert_eq!(r.report["success"], false, "{why}");
+    let reason = r.report.to_string();
+    assert!(
+        reason.contains("quota exhausted for this fake key"),
+        "the failure does not say why\n{why}"
+    );
+}
+
+#[test]
+fn gemini_failure_says_why() {
+    failure_says_why(&GEMINI, "gemini_failure_says_why");
+}
+
+/// Claude Code that cannot connect to awtui's MCP server (fault: a wrong
+/// token in the agent's env) still answers, but the channel says once that
+/// it ran without awtui's tools, instead of passing as a normal turn.
+#[test]
+fn a_turn_without_awtuis_tools_is_visible() {
+    if isolated("a_turn_without_awtuis_tools_is_visible") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+         \x20   env:\n      AWTUI_TOKEN: not-the-token\n\
+         limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+        CLAUDE.model
+    );
+    let r = run(&w, &rt, &workflow, &[(&CLAUDE, posts("never posted"))]);
+    let why = r.explain();
+    assert_eq!(r.from("a"), vec!["All done here."], "{why}");
+    let warnings = r
+        .from("system")
+        .into_iter()
+        .filter(|m| m.contains("a ran without awtui's tools"))
+        .count();
+    assert_eq!(warnings, 1, "{why}");
+}
+
+/// `permissions:` maps to Claude Code's own modes: read-only refuses a
+/// write and the channel says so (the turn does not pass as a plain
+/// success); workspace-write lets the same write through.
+#[test]
+fn claude_permissions_refuse_or_allow_a_write() {
+    if isolated("claude_permissions_refuse_or_allow_a_write") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for (permissions, allowed) in [("read-only", false), ("workspace-write", true)] {
+        let w = World::new();
+        let target = w.dir.join("made-by-agent.txt");
+        let workflow = format!(
+            "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+             \x20   permissions: {permissions}\n\
+             limits:\n  retries: 0\nkickoff: \"@a write the file\"\n",
+            CLAUDE.model
+        );
+        let script = ModelScript {
+            tool: "Write".into(),
+            arguments: json!({"file_path": target.display().to_string(), "content": "hello\n"}),
+            final_text: "Tried to write the file.".into(),
+            refuse: None,
+        };
+        let r = run(&w, &rt, &workflow, &[(&CLAUDE, script)]);
+        let why = r.explain();
+        assert_eq!(target.exists(), allowed, "{permissions}\n{why}");
+        let said = r
+            .from("system")
+            .into_iter()
+            .filter(|m| {
+                m.contains("a's CLI refused Write for lack of permission (permissions: read-only)")
+            })
+            .count();
+        assert_eq!(said, usize::from(!allowed), "{permissions}\n{why}");
+    }
+}
