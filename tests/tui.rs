@@ -677,6 +677,77 @@ fn quitting_asks_while_agents_work_then_waits_for_the_engine() {
     assert_eq!(a.exit, Some(awtui::tui::TuiExit::Shutdown));
 }
 
+/// The app as `awtui <file>` (or `attach`) opens it.
+fn app_quitting(on_quit: QuitAction) -> App {
+    let mut a = app();
+    a.options.on_quit = on_quit;
+    a
+}
+
+#[test]
+fn quitting_an_open_workflow_asks_stop_or_detach() {
+    let mut a = app_quitting(QuitAction::Ask);
+    for agent in AGENTS {
+        a.update(Input::Engine(EngineEvent::Status {
+            agent: agent.into(),
+            status: AgentStatus::Idle,
+        }));
+    }
+    // Even with every agent idle, `q` asks.
+    assert!(run(&mut a, vec![ch('q')]).is_empty());
+    let q = a.confirm.clone().expect("q asks");
+    assert!(q.question.contains("stop @default (y)"), "{q:?}");
+    assert!(q.question.contains("detach, it keeps running (d)"), "{q:?}");
+    // `d` leaves without a single command to the engine.
+    assert_eq!(run(&mut a, vec![ch('d')]), vec![Effect::Quit]);
+    assert_eq!(a.exit, Some(awtui::tui::TuiExit::Detached));
+
+    let mut a = app_quitting(QuitAction::Ask);
+    let effects = run(&mut a, vec![ch('q'), ch('y')]);
+    assert_eq!(effects, vec![Effect::Command(Command::Shutdown)]);
+    // `n` stays.
+    let mut a = app_quitting(QuitAction::Ask);
+    assert!(run(&mut a, vec![ch('q'), ch('n')]).is_empty());
+    assert!(a.confirm.is_none() && a.exit.is_none());
+}
+
+#[test]
+fn slash_detach_never_stops_the_instance() {
+    for on_quit in [QuitAction::Ask, QuitAction::Detach] {
+        let mut a = app_quitting(on_quit);
+        assert_eq!(
+            bar_line(&mut a, "/detach"),
+            vec![Effect::Quit],
+            "{on_quit:?}"
+        );
+        assert_eq!(a.exit, Some(awtui::tui::TuiExit::Detached));
+        assert!(!a.stopping);
+    }
+    // An instance kept in memory cannot outlive the screen: refused, said.
+    let mut a = app_quitting(QuitAction::Shutdown);
+    assert!(bar_line(&mut a, "/detach").is_empty());
+    assert_eq!(a.exit, None);
+    let status = a.status.clone().expect("says why");
+    assert!(
+        status.error && status.text.contains("/quit stops it"),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn stopping_this_instance_ends_as_stopped_not_detached() {
+    let mut a = app_quitting(QuitAction::Detach);
+    assert_eq!(
+        bar_line(&mut a, "/stop @default"),
+        vec![Effect::Command(Command::Shutdown)]
+    );
+    let effects = a.update(Input::Engine(EngineEvent::Finished {
+        outcome: awtui::agents::runner::RunOutcome::Completed,
+    }));
+    assert_eq!(effects, vec![Effect::Quit]);
+    assert_eq!(a.exit, Some(awtui::tui::TuiExit::Shutdown));
+}
+
 #[test]
 fn quitting_with_unsaved_edits_asks() {
     let mut a = app();

@@ -553,6 +553,13 @@ impl App {
                 }
                 super::keymap::KeyCodeKey::Char('n' | 'N' | 'q')
                 | super::keymap::KeyCodeKey::Esc => self.act(Action::No),
+                super::keymap::KeyCodeKey::Char('d' | 'D')
+                    if c.on_yes == ConfirmAction::Quit
+                        && self.options.on_quit == QuitAction::Ask =>
+                {
+                    self.confirm = None;
+                    self.act(Action::Detach)
+                }
                 _ if k.ctrl && k.code == super::keymap::KeyCodeKey::Char('c') => {
                     // A second Ctrl-C while asked to quit means it.
                     if c.on_yes == ConfirmAction::Quit {
@@ -873,12 +880,27 @@ impl App {
 
     fn quit(&mut self) -> Vec<Effect> {
         match self.options.on_quit {
-            QuitAction::Shutdown => self.shutdown(),
-            QuitAction::Detach => {
-                self.exit = Some(Exit::Detached);
-                vec![Effect::Quit]
-            }
+            QuitAction::Shutdown | QuitAction::Ask => self.shutdown(),
+            QuitAction::Detach => self.detach(),
         }
+    }
+
+    /// Leaves the screen without stopping the instance; refused when the
+    /// instance cannot outlive the screen (nothing on disk to resume from).
+    fn detach(&mut self) -> Vec<Effect> {
+        if self.options.on_quit == QuitAction::Shutdown && !self.ended {
+            self.error(
+                "detach: this instance keeps its context in memory and cannot run \
+                 without the screen (/quit stops it)",
+            );
+            return Vec::new();
+        }
+        self.exit = Some(if self.ended {
+            Exit::EngineEnded
+        } else {
+            Exit::Detached
+        });
+        vec![Effect::Quit]
     }
 
     /// Carries out one action.
@@ -906,29 +928,35 @@ impl App {
                     });
                     return Vec::new();
                 }
+                let busy = match working.len() {
+                    0 => String::new(),
+                    1 => format!("{} is working. ", working[0]),
+                    n => format!("{n} agents are working. "),
+                };
+                if !force && self.options.on_quit == QuitAction::Ask && !self.ended {
+                    self.confirm = Some(Confirm {
+                        question: format!(
+                            "{busy}Quit: stop @{} (y) or detach, it keeps running (d)? (y/d/n)",
+                            self.instance
+                        ),
+                        on_yes: ConfirmAction::Quit,
+                    });
+                    return Vec::new();
+                }
                 if !force
-                    && !working.is_empty()
+                    && !busy.is_empty()
                     && self.options.on_quit == QuitAction::Shutdown
                     && !self.ended
                 {
                     self.confirm = Some(Confirm {
-                        question: format!(
-                            "{} working. Quit and stop every agent? (y/n)",
-                            match working.len() {
-                                1 => format!("{} is", working[0]),
-                                n => format!("{n} agents are"),
-                            }
-                        ),
+                        question: format!("{busy}Quit and stop every agent? (y/n)"),
                         on_yes: ConfirmAction::Quit,
                     });
                     return Vec::new();
                 }
                 self.quit()
             }
-            Action::Detach => {
-                self.exit = Some(Exit::Detached);
-                vec![Effect::Quit]
-            }
+            Action::Detach => self.detach(),
             Action::Yes => match self.confirm.take().map(|c| c.on_yes) {
                 Some(ConfirmAction::Quit) => self.quit(),
                 Some(ConfirmAction::Delete(file)) => {

@@ -23,7 +23,10 @@
 //! - The spinner ticks ten times a second only while an agent works or a
 //!   stream grows; otherwise the loop sleeps and wakes once a minute to
 //!   refresh the run time in the header (shown in minutes when idle).
-//! - `q` asks before stopping working agents; a second Ctrl-C answers yes.
+//! - `q` on `awtui <file>` asks: stop the instance (y) or detach (d),
+//!   which hands it over to a background host; with a memory context
+//!   (nothing to resume from) it asks only while agents work, and
+//!   `/detach` is refused. A second Ctrl-C answers yes (stop).
 //!   SIGTERM and SIGHUP quit without asking (the instance is shut down, or
 //!   left running when detaching).
 //! - Keys in the editor type, except those bound in `[keys.editor]`
@@ -69,9 +72,14 @@ const IDLE_TICK: Duration = Duration::from_secs(60);
 /// What quitting the control room does to the instance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QuitAction {
-    /// Stop every agent (`Command::Shutdown`) and wait for the engine.
+    /// Stop every agent (`Command::Shutdown`) and wait for the engine
+    /// (an in-process engine with nothing on disk to resume from).
     #[default]
     Shutdown,
+    /// Ask: stop every agent, or detach and leave the instance running
+    /// (`awtui <file>` with its context on disk: the caller hands it over
+    /// to a background host on [`TuiExit::Detached`]).
+    Ask,
     /// Leave the instance running (for a remote link).
     Detach,
 }
