@@ -171,6 +171,7 @@ fn snapshot(paused: bool) -> Snapshot {
         total_messages: 10,
         documents: vec!["findings/review.md".into(), "notes.md".into()],
         entry_document: "notes.md".into(),
+        started: None,
         cursors,
         paused: paused.then(|| PauseReason::Cycle {
             agents: vec!["coder".into(), "reviewer".into()],
@@ -1584,4 +1585,107 @@ fn task_text_from_agents_cannot_reach_the_terminal() {
         }
     }
     assert!(a.board.detail.as_ref().unwrap().task.starts_with("tk_\x1b"));
+}
+
+// ----- small fixes (issue 12) ----------------------------------------------
+
+#[test]
+fn filter_terms_without_a_value_say_so() {
+    let mut a = app();
+    for line in ["/filter from:", "/task filter from:", "/filter type:"] {
+        a.status = None;
+        assert!(bar_line(&mut a, line).is_empty(), "{line}");
+        let status = a.status.clone().expect(line);
+        assert!(
+            status.error && status.text.contains("needs a value"),
+            "{line}: {status:?}"
+        );
+    }
+    assert!(a.channel.filter.is_empty(), "no silent empty filter");
+}
+
+#[test]
+fn tab_on_a_bare_slash_offers_the_most_used_command_first() {
+    let mut a = app();
+    run(&mut a, vec![ch(':'), ctrl('u'), ch('/'), key(KeyCode::Tab)]);
+    assert_eq!(a.bar.input, "/send ");
+    run(&mut a, vec![key(KeyCode::Tab)]);
+    assert_eq!(a.bar.input, "/post ");
+}
+
+#[test]
+fn a_document_that_is_not_utf8_says_so() {
+    let mut a = app();
+    // The list is findings/review.md, notes.md: open the first.
+    let effects = run(&mut a, vec![ch('4'), ch('g'), key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadDocument {
+            file: Some("findings/review.md".into())
+        })]
+    );
+    a.update(Input::Reply(Err(awtui::engine::CommandFailed {
+        command: "read_document".into(),
+        error: "document 'findings/review.md' is not UTF-8 text".into(),
+    })));
+    let text = screen(&mut a, 120, 40);
+    assert!(text.contains("is not UTF-8 text"), "{text}");
+    assert!(!text.contains("(empty)"), "{text}");
+    assert!(
+        !text.contains("# Plan"),
+        "the previous document is gone: {text}"
+    );
+    // It cannot be edited (saving would overwrite it with nothing).
+    assert!(run(&mut a, vec![ch('e')]).is_empty());
+    assert!(a.documents.editor.is_none());
+    assert!(a.status.clone().unwrap().text.contains("cannot edit"));
+}
+
+#[test]
+fn g_and_shift_g_move_in_the_document_list() {
+    let mut a = app();
+    run(&mut a, vec![ch('4'), ch('G')]);
+    assert_eq!(a.documents.selected, a.documents.files.len() - 1);
+    run(&mut a, vec![ch('g')]);
+    assert_eq!(a.documents.selected, 0);
+    run(&mut a, vec![key(KeyCode::End), key(KeyCode::Home)]);
+    assert_eq!(a.documents.selected, 0);
+    run(&mut a, vec![key(KeyCode::End)]);
+    assert_eq!(a.documents.selected, 1);
+}
+
+#[test]
+fn shift_g_and_ctrl_d_scroll_the_help() {
+    let mut a = app();
+    run(&mut a, vec![ch('?')]);
+    assert_eq!(a.help, Some(0));
+    run(&mut a, vec![ctrl('d')]);
+    assert_eq!(a.help, Some(10));
+    run(&mut a, vec![ctrl('u')]);
+    assert_eq!(a.help, Some(0));
+    run(&mut a, vec![ch('G')]);
+    screen(&mut a, 80, 24);
+    let bottom = a.help.unwrap();
+    assert!(bottom > 10, "at the last page: {bottom}");
+    run(&mut a, vec![ch('j')]);
+    screen(&mut a, 80, 24);
+    assert_eq!(a.help, Some(bottom), "clamped at the end");
+}
+
+#[test]
+fn the_header_counts_the_instances_up_time_not_the_screens() {
+    let mut a = app();
+    let mut s = snapshot(false);
+    // Attached to an instance up for three hours; this screen for 12m34s.
+    s.started = Some(at(7, 12, 34));
+    a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(s),
+    })));
+    let text = screen(&mut a, 120, 40);
+    assert!(text.contains("180m00s"), "{text}");
+    // Without a tick (the user typing), the clock still moves with `now`.
+    run(&mut a, typed("@pl"));
+    a.now = at(10, 13, 40);
+    let text = screen(&mut a, 120, 40);
+    assert!(text.contains("181m06s"), "{text}");
 }

@@ -58,6 +58,8 @@ pub struct Driver {
     /// The last channel id reported to front ends and the runner.
     reported: u64,
     clock: Instant,
+    /// When the engine started (for front ends' up time).
+    started: chrono::DateTime<chrono::Utc>,
     cursor_installed: bool,
     outcome: Option<RunOutcome>,
 }
@@ -98,6 +100,7 @@ impl Driver {
             queue: VecDeque::new(),
             reported: 0,
             clock: Instant::now(),
+            started: chrono::Utc::now(),
             cursor_installed: false,
             outcome: None,
         }
@@ -828,6 +831,7 @@ impl Driver {
             paused: self.runner.pause_reason().cloned(),
             ops: self.ops.clone(),
             tasks: super::tasks::snapshot(self.cx.context.tasks()),
+            started: Some(self.started),
         })
     }
 

@@ -168,6 +168,9 @@ pub struct App {
     pub instance: String,
     /// Time since the control room opened.
     pub elapsed: Duration,
+    /// When the instance's engine started (from the snapshot), so the
+    /// header's up time is the instance's under `attach` too.
+    pub started: Option<chrono::DateTime<chrono::Utc>>,
     /// Why the instance is paused, if it is.
     pub paused: Option<PauseReason>,
     /// Thread states set by agent operations (done, fail, delete), by root id.
@@ -237,6 +240,7 @@ impl App {
             workflow: String::new(),
             instance: String::new(),
             elapsed: Duration::ZERO,
+            started: None,
             paused: None,
             threads: Default::default(),
             deferred: Vec::new(),
@@ -272,6 +276,16 @@ impl App {
         n.push(USER.to_string());
         n.push(ALL.to_string());
         n
+    }
+
+    /// How long the instance has been up: from its engine's start when
+    /// known (at [`App::now`], set before each draw), else since the screen
+    /// opened.
+    pub fn up_time(&self) -> Duration {
+        match self.started {
+            Some(t) => (self.now - t).to_std().unwrap_or(Duration::ZERO),
+            None => self.elapsed,
+        }
     }
 
     /// Whether the spinner must keep turning (something is working).
@@ -366,6 +380,9 @@ impl App {
                 {
                     e.saving = None;
                 }
+                if command == "read_document" {
+                    self.documents.read_failed(&error);
+                }
                 self.error(format!("{command} failed: {error}"));
                 if command == "snapshot" {
                     return self
@@ -388,6 +405,7 @@ impl App {
         self.tasks = s.tasks.clone();
         self.workflow = for_terminal(&s.workflow);
         self.instance = for_terminal(&s.instance);
+        self.started = s.started;
         let selected = self.agents.selected().map(|r| r.name.clone());
         self.agents.rows = s.agents.into_iter().map(AgentRow::from_snapshot).collect();
         if let Some(name) = selected
@@ -574,11 +592,15 @@ impl App {
         if let Some(scroll) = &mut self.help {
             use super::keymap::KeyCodeKey as C;
             match k.code {
-                C::Char('j') | C::Down => *scroll += 1,
+                C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
                 C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
-                C::PageDown | C::Char(' ') => *scroll += 10,
+                C::Char('d') if k.ctrl => *scroll = scroll.saturating_add(10),
+                C::Char('u') if k.ctrl => *scroll = scroll.saturating_sub(10),
+                C::PageDown | C::Char(' ') => *scroll = scroll.saturating_add(10),
                 C::PageUp => *scroll = scroll.saturating_sub(10),
                 C::Char('g') | C::Home => *scroll = 0,
+                // Drawing clamps it to the last page.
+                C::Char('G') | C::End => *scroll = usize::MAX,
                 C::Esc | C::Char('?' | 'q') | C::Enter | C::F(1) => self.help = None,
                 C::Char('c') if k.ctrl => self.help = None,
                 _ => {}
@@ -1283,6 +1305,10 @@ impl App {
                             .saturating_add(k)
                             .min(docs.files.len().saturating_sub(1))
                     }
+                    // g/G/Home/End move in the list, like j/k (the viewer
+                    // scrolls with the page and scroll motions).
+                    Motion::Top => docs.selected = 0,
+                    Motion::Bottom => docs.selected = docs.files.len().saturating_sub(1),
                     _ => {
                         if let Some(v) = &mut docs.viewer {
                             v.scroll = match m {
@@ -1290,9 +1316,7 @@ impl App {
                                 Motion::PageDown => v.scroll.saturating_add(page),
                                 Motion::ScrollUp(k) => v.scroll.saturating_sub(k),
                                 Motion::ScrollDown(k) => v.scroll.saturating_add(k),
-                                Motion::Top => 0,
-                                // Drawing clamps it to the last page.
-                                _ => usize::MAX,
+                                _ => v.scroll,
                             };
                         }
                     }

@@ -150,6 +150,9 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
     let mut signals = Signals::new();
     let mut stop_deadline: Option<tokio::time::Instant> = None;
     let mut screen_gone = false;
+    // The last tick: input does not re-arm the wake-up, so the header's
+    // clock keeps moving while the user types.
+    let mut last_tick = tokio::time::Instant::now();
 
     loop {
         if app.dirty && !screen_gone {
@@ -181,7 +184,10 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                     app.update(Input::Action(action::Action::Quit { force: true }))
                 }
             },
-            () = tokio::time::sleep(tick) => app.update(Input::Tick(started.elapsed())),
+            () = tokio::time::sleep_until(last_tick + tick) => {
+                last_tick = tokio::time::Instant::now();
+                app.update(Input::Tick(started.elapsed()))
+            }
             () = sleep_until(stop_deadline) => {
                 tracing::warn!("the engine did not stop in time; leaving");
                 app.exit.get_or_insert(TuiExit::Shutdown);
