@@ -225,3 +225,18 @@ fn error_paths_are_sanitized_too() {
         );
     }
 }
+
+#[test]
+fn the_workflow_folder_awtui_creates_ignores_itself_in_git() {
+    let w = World::demo();
+    assert!(!w.dir.join(".workflow").exists());
+    let r = w.run(&["run", "demo.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ignore = w.dir.join(".workflow/.gitignore");
+    assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "*\n");
+    // A user's own edit is kept on the next run.
+    std::fs::write(&ignore, "*\n!keep.md\n").unwrap();
+    let r = w.run(&["run", "demo.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "*\n!keep.md\n");
+}
