@@ -61,6 +61,8 @@ pub struct Driver {
     /// When the engine started (for front ends' up time).
     started: chrono::DateTime<chrono::Utc>,
     cursor_installed: bool,
+    /// Each agent's lasting counters as last written to its folder.
+    kept_metrics: HashMap<String, super::metrics::Lasting>,
     outcome: Option<RunOutcome>,
 }
 
@@ -68,7 +70,7 @@ impl Driver {
     /// A loop over a started MCP server and runner.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        runner: Runner,
+        mut runner: Runner,
         cx: LaunchContext,
         mcp: McpHandle,
         events: broadcast::Sender<EngineEvent>,
@@ -78,6 +80,14 @@ impl Driver {
         temporary_state: bool,
     ) -> Self {
         let (turn_tx, turn_rx) = mpsc::unbounded_channel();
+        // Counters from earlier runs: reopening does not reset them.
+        let mut kept_metrics = HashMap::new();
+        for name in cx.workflow.agent_names() {
+            if let Some(kept) = super::metrics::load(&cx.state_root, &name) {
+                runner.restore_metrics(&name, |m| kept.apply(m));
+                kept_metrics.insert(name, kept);
+            }
+        }
         let ops = OpsState::load(&cx.state_root);
         let ops_files = OpsFiles::new(&cx.state_root);
         let task_events = cx.context.tasks().subscribe();
@@ -101,6 +111,7 @@ impl Driver {
             reported: 0,
             clock: Instant::now(),
             started: chrono::Utc::now(),
+            kept_metrics,
             cursor_installed: false,
             outcome: None,
         }
@@ -316,6 +327,7 @@ impl Driver {
                 self.emit(EngineEvent::Status { agent, status })
             }
             Effect::MetricsChanged { agent, metrics } => {
+                self.keep_metrics(&agent, &metrics);
                 self.emit(EngineEvent::Metrics { agent, metrics })
             }
             Effect::Finish { outcome } => {
@@ -788,6 +800,21 @@ impl Driver {
     }
 
     /// The whole state, for a front end drawing from scratch.
+    /// Writes `agent`'s lasting counters when they changed (a failure is a
+    /// notice: the run goes on, only the count after a reopen suffers).
+    fn keep_metrics(&mut self, agent: &str, metrics: &crate::agents::runner::AgentMetrics) {
+        let lasting = super::metrics::Lasting::of(metrics);
+        if self.kept_metrics.get(agent) == Some(&lasting) {
+            return;
+        }
+        match super::metrics::save(&self.cx.state_root, agent, &lasting) {
+            Ok(()) => {
+                self.kept_metrics.insert(agent.to_string(), lasting);
+            }
+            Err(e) => tracing::warn!("cannot keep {agent}'s turn counters: {e}"),
+        }
+    }
+
     fn snapshot(&self, limit: usize) -> Snapshot {
         let runner_agents = self.runner.agents();
         let agents = self
