@@ -1689,3 +1689,25 @@ fn the_header_counts_the_instances_up_time_not_the_screens() {
     let text = screen(&mut a, 120, 40);
     assert!(text.contains("181m06s"), "{text}");
 }
+
+#[test]
+fn l_in_the_agents_pane_shows_the_agents_logs_in_the_pager() {
+    let mut a = app();
+    // Select the coder (second row) and ask for its logs.
+    let effects = run(&mut a, vec![ch('1'), ch('j'), ch('l')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadAgentLogs {
+            agent: "coder".into()
+        })]
+    );
+    // The answer goes to the pager, with escape sequences taken out.
+    let effects = a.update(Input::Reply(Ok(Reply::AgentLogs {
+        agent: "coder".into(),
+        text: "# coder\n\u{1b}[31mboom\u{1b}[0m\n".into(),
+    })));
+    assert_eq!(effects, vec![Effect::Pager("# coder\nboom\n".into())]);
+    // `/logs nobody` names the unknown agent.
+    assert!(bar_line(&mut a, "/logs nobody").is_empty());
+    assert!(a.status.clone().unwrap().text.contains("no agent 'nobody'"));
+}

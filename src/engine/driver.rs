@@ -66,6 +66,11 @@ pub struct Driver {
     outcome: Option<RunOutcome>,
 }
 
+/// How many recent turns' raw output `ReadAgentLogs` returns.
+const LOG_TURNS: usize = 3;
+/// At most this much of each output and of the stderr log (their ends).
+const LOG_CAP: usize = 256 * 1024;
+
 impl Driver {
     /// A loop over a started MCP server and runner.
     #[allow(clippy::too_many_arguments)]
@@ -759,6 +764,25 @@ impl Driver {
                         checkpoints: s.checkpoints(&task).to_vec(),
                         task: Box::new(t),
                     })
+                });
+            }
+            Command::ReadAgentLogs { agent } => {
+                if !self.cx.workflow.agent_names().contains(&agent) {
+                    return Err(format!("there is no agent '{agent}'"));
+                }
+                let outputs = self
+                    .ops_files
+                    .recent_outputs(&agent, LOG_TURNS, LOG_CAP)
+                    .map_err(|e| format!("cannot read logs/output/: {e}"))?;
+                let stderr_path = self.cx.agent_dir(&agent).join("stderr.log");
+                let stderr = match std::fs::read(&stderr_path) {
+                    Ok(b) => Some(super::ops::tail_text(&b, LOG_CAP)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(format!("cannot read {}: {e}", stderr_path.display())),
+                };
+                return Ok(Reply::AgentLogs {
+                    text: super::ops::agent_logs_text(&agent, &outputs, stderr.as_deref()),
+                    agent,
                 });
             }
             Command::Snapshot { messages } => {

@@ -48,7 +48,7 @@ impl Lasting {
 
 /// Where `agent`'s counters are kept in the instance folder `state_root`.
 pub fn path(state_root: &Path, agent: &str) -> PathBuf {
-    state_root.join("agents").join(agent).join(FILE)
+    super::launch::agent_dir(state_root, agent).join(FILE)
 }
 
 /// The counters kept for `agent`: `None` when there are none; a file that

@@ -272,6 +272,9 @@ pub enum Action {
     Pager,
     /// Jump to the newest message and follow again.
     Newest,
+    /// Show what an agent did (its last turns' raw output and its stderr
+    /// log) in the pager; the selected agent without a name.
+    Logs(Option<String>),
     /// Stop an agent (the selected one without a name); `@instance` stops
     /// the whole instance.
     Stop(Option<String>),
@@ -379,6 +382,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "restart",
         "restart [agent]",
         "let a stopped agent work again",
+    ),
+    (
+        "logs",
+        "logs [agent]",
+        "an agent's last turns' raw output and stderr, in $PAGER",
     ),
     ("resume", "resume", "resume after a pause"),
     ("ack", "ack [agent] [id|all]", "acknowledge an inbox"),
@@ -618,6 +626,13 @@ impl Action {
                     }
                     Some(a) => Ok(Action::Stop(Some(agent_name(head, a)?))),
                 }
+            }
+            "logs" => {
+                at_most_one(1)?;
+                args.first()
+                    .map(|a| agent_name(head, a))
+                    .transpose()
+                    .map(Action::Logs)
             }
             "restart" => {
                 at_most_one(1)?;

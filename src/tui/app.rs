@@ -366,6 +366,8 @@ impl App {
                 let o = self.documents.content(file, content);
                 self.docs(o)
             }
+            // Raw output may hold escape sequences: never to the terminal.
+            Ok(Reply::AgentLogs { text, .. }) => vec![Effect::Pager(for_terminal(&text))],
             Ok(Reply::Task { task, checkpoints }) => {
                 if let Some(d) = &mut self.board.detail
                     && d.task == task.id
@@ -1155,6 +1157,10 @@ impl App {
                     None => Vec::new(),
                 }
             }
+            Action::Logs(target) => match self.target_agent(target, "logs") {
+                Some(agent) => vec![Effect::Command(Command::ReadAgentLogs { agent })],
+                None => Vec::new(),
+            },
             Action::Restart(target) => match self.target_agent(target, "restart") {
                 Some(agent) => {
                     self.info(format!("restarting {agent}"));
