@@ -452,6 +452,49 @@ pub struct Cut<'a> {
     pub full: Option<&'a Path>,
 }
 
+/// The agent an archived output belongs to, from its name
+/// `<time>-<agent>-turn<n>.txt` (the time has no `-`).
+pub fn archive_agent(name: &str) -> Option<&str> {
+    let (_, rest) = name.strip_suffix(".txt")?.split_once('-')?;
+    let (agent, turn) = rest.rsplit_once("-turn")?;
+    turn.parse::<u64>().ok().map(|_| agent)
+}
+
+/// The end of `bytes` as text, at most `cap` bytes (lossy UTF-8), with a
+/// first line saying how much was left out.
+pub fn tail_text(bytes: &[u8], cap: usize) -> String {
+    if bytes.len() <= cap {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let cut = bytes.len() - cap;
+    format!(
+        "[… {cut} earlier bytes not shown]\n{}",
+        String::from_utf8_lossy(&bytes[cut..])
+    )
+}
+
+/// What an agent did, as one text for a pager: each recent turn's raw
+/// output under its file name, then its stderr log's end.
+pub fn agent_logs_text(agent: &str, outputs: &[(String, String)], stderr: Option<&str>) -> String {
+    let mut text = format!("# {agent}: the raw output of its last turns, then its stderr\n");
+    if outputs.is_empty() {
+        text.push_str("\n(no turn output archived yet in logs/output/)\n");
+    }
+    for (name, content) in outputs {
+        text.push_str(&format!("\n── logs/output/{name} ──\n{content}"));
+        if !content.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text.push_str(&format!("\n── agents/{agent}/stderr.log ──\n"));
+    match stderr {
+        Some(s) if !s.trim().is_empty() => text.push_str(s),
+        Some(_) => text.push_str("(empty)\n"),
+        None => text.push_str("(none yet)\n"),
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,47 +666,4 @@ mod tests {
         let later = now + chrono::Duration::seconds(61);
         assert_eq!(state.take_due(later, None).len(), 1);
     }
-}
-
-/// The agent an archived output belongs to, from its name
-/// `<time>-<agent>-turn<n>.txt` (the time has no `-`).
-pub fn archive_agent(name: &str) -> Option<&str> {
-    let (_, rest) = name.strip_suffix(".txt")?.split_once('-')?;
-    let (agent, turn) = rest.rsplit_once("-turn")?;
-    turn.parse::<u64>().ok().map(|_| agent)
-}
-
-/// The end of `bytes` as text, at most `cap` bytes (lossy UTF-8), with a
-/// first line saying how much was left out.
-pub fn tail_text(bytes: &[u8], cap: usize) -> String {
-    if bytes.len() <= cap {
-        return String::from_utf8_lossy(bytes).into_owned();
-    }
-    let cut = bytes.len() - cap;
-    format!(
-        "[… {cut} earlier bytes not shown]\n{}",
-        String::from_utf8_lossy(&bytes[cut..])
-    )
-}
-
-/// What an agent did, as one text for a pager: each recent turn's raw
-/// output under its file name, then its stderr log's end.
-pub fn agent_logs_text(agent: &str, outputs: &[(String, String)], stderr: Option<&str>) -> String {
-    let mut text = format!("# {agent}: the raw output of its last turns, then its stderr\n");
-    if outputs.is_empty() {
-        text.push_str("\n(no turn output archived yet in logs/output/)\n");
-    }
-    for (name, content) in outputs {
-        text.push_str(&format!("\n── logs/output/{name} ──\n{content}"));
-        if !content.ends_with('\n') {
-            text.push('\n');
-        }
-    }
-    text.push_str(&format!("\n── agents/{agent}/stderr.log ──\n"));
-    match stderr {
-        Some(s) if !s.trim().is_empty() => text.push_str(s),
-        Some(_) => text.push_str("(empty)\n"),
-        None => text.push_str("(none yet)\n"),
-    }
-    text
 }
