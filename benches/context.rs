@@ -1,5 +1,6 @@
 //! Context store benchmarks: append, read of the last 50 and inbox check at
-//! 100, 10,000 and 100,000 messages; reopening a 100,000-message instance;
+//! 100, 10,000 and 100,000 messages; pages of 1,000 at the start, middle and
+//! end of 100,000 messages; reopening a 100,000-message instance;
 //! and the resident memory of such an instance.
 //!
 //! `cargo bench --bench context`. Targets: read and inbox flat with history
@@ -11,7 +12,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use awtui::context::{ContextStore, FileStore, MemoryStore, Since, StoreLayout};
+use awtui::context::{ContextStore, FileStore, MemoryStore, Page, Since, StoreLayout};
 use criterion::{BenchmarkId, Criterion};
 
 const SIZES: [usize; 3] = [100, 10_000, 100_000];
@@ -137,6 +138,17 @@ fn benches(c: &mut Criterion) {
     for (n, store) in &stores {
         group.bench_with_input(BenchmarkId::from_parameter(n), n, |b, _| {
             b.iter(|| black_box(store.read(None, Some(50)).unwrap()))
+        });
+    }
+    group.finish();
+
+    // Paging through all history costs O(page): the first, middle and
+    // last pages of 1,000 of the 100,000-message channel cost the same.
+    let (_, big) = stores.last().unwrap();
+    let mut group = c.benchmark_group("page_of_1000_at_100000");
+    for after in [0u64, 50_000, 99_000] {
+        group.bench_with_input(BenchmarkId::from_parameter(after), &after, |b, &after| {
+            b.iter(|| black_box(big.page(Page::After(Since::Id(after)), 1000)))
         });
     }
     group.finish();

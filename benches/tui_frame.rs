@@ -71,6 +71,7 @@ fn board() -> awtui::engine::tasks::TaskSnapshot {
         tasks,
         agents: Vec::new(),
         last_checkpoints: Vec::new(),
+        workspaces: Vec::new(),
     }
 }
 

@@ -98,6 +98,15 @@ pub enum Command {
         /// Stop every running instance and standalone agent.
         #[arg(long, conflicts_with = "target")]
         all: bool,
+        /// Then remove the instance's worktrees and branches (workspace:
+        /// worktree) that are merged or discarded; works on an instance
+        /// that is not running too (@instance, repository of the current
+        /// folder).
+        #[arg(long, conflicts_with = "all")]
+        clean: bool,
+        /// With --clean: remove unmerged work and uncommitted changes too.
+        #[arg(long, requires = "clean")]
+        force: bool,
     },
     /// List running instances and standalone agents: NAME SOURCE STATUS
     /// UNREAD COST.
@@ -140,6 +149,10 @@ pub enum Command {
         /// Only Agent Mail messages about this bead.
         #[arg(long)]
         bead: Option<String>,
+        /// Also show the task board (with --json: one object with
+        /// `messages` and `tasks`).
+        #[arg(long)]
+        tasks: bool,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -165,6 +178,43 @@ pub enum Command {
         /// Files and line counts only.
         #[arg(long)]
         stat: bool,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Merge an agent's branch into the branch it was based on: a
+    /// fast-forward when possible, else a merge commit. A conflict lists
+    /// the files and changes nothing.
+    Merge {
+        /// agent or agent@instance.
+        target: String,
+        /// Always make a merge commit.
+        #[arg(long)]
+        no_ff: bool,
+        /// The branch to merge into (default: the one the workspace was
+        /// based on).
+        #[arg(long)]
+        into: Option<String>,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Undo one turn of an agent: a revert commit on its branch.
+    Revert {
+        /// agent or agent@instance.
+        target: String,
+        /// The turn to undo (as `awtui diff --turn` numbers them).
+        #[arg(long)]
+        turn: u32,
+        /// A folder of the repository (default: the current folder).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Mark an agent's workspace discarded: `awtui stop --clean` then
+    /// removes its worktree and branch although it is not merged.
+    Discard {
+        /// agent or agent@instance.
+        target: String,
         /// A folder of the repository (default: the current folder).
         #[arg(long)]
         dir: Option<PathBuf>,
@@ -241,6 +291,25 @@ pub enum Command {
         #[command(subcommand)]
         command: AopCommand,
     },
+    /// Agent Mail tools.
+    Mail {
+        #[command(subcommand)]
+        command: MailCommand,
+    },
+}
+
+/// `awtui mail …`.
+#[derive(Debug, Subcommand)]
+pub enum MailCommand {
+    /// Check one Agent Mail status message (PROGRESS, HELP_REQUEST, …; leading
+    /// @mentions are skipped) and print each problem.
+    Check {
+        /// Exit non-zero when anything is wrong (lenient mode only warns).
+        #[arg(long)]
+        strict: bool,
+        /// A file, or `-` for standard input.
+        source: PathBuf,
+    },
 }
 
 /// `awtui aop …`.
@@ -261,15 +330,21 @@ pub enum AopCommand {
 pub enum CtxCommand {
     /// Post to the channel (the message, or standard input).
     Send { message: Option<String> },
-    /// Read the channel after `since`, acknowledging your mentions.
+    /// Read the channel (the newest, after `since`, or a page with
+    /// `--after` / `--before`), acknowledging your mentions.
     Read {
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["after", "before"])]
         since: Option<String>,
+        #[command(flatten)]
+        page: PageArgs,
         #[arg(long)]
         limit: Option<u64>,
     },
-    /// Read the channel's newest messages without acknowledging anything.
+    /// Read the channel's newest messages (or a page) without acknowledging
+    /// anything.
     Peek {
+        #[command(flatten)]
+        page: PageArgs,
         #[arg(long)]
         limit: Option<u64>,
     },
@@ -295,6 +370,18 @@ pub enum CtxCommand {
         /// The arguments as a JSON object (default `{}`; `-` reads stdin).
         args: Option<String>,
     },
+}
+
+/// Paging through the channel's whole history; `--json` output carries
+/// `next`, the position of the following page.
+#[derive(Debug, clap::Args)]
+pub struct PageArgs {
+    /// The oldest messages after this id (0: from the start) or time.
+    #[arg(long, conflicts_with = "before")]
+    pub after: Option<String>,
+    /// The newest messages before this id.
+    #[arg(long)]
+    pub before: Option<String>,
 }
 
 /// `awtui ctx doc …`. Without a file, the entry document.

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use awtui::cli::{AopCommand, Cli, Command};
+use awtui::cli::{AopCommand, Cli, Command, MailCommand};
 use awtui::{commands, errln, output};
 use clap::Parser;
 
@@ -99,7 +99,12 @@ fn dispatch() -> (ExitCode, bool) {
             json,
             daemon_child,
         }),
-        Command::Stop { target, all } => commands::stop::run(target.as_deref(), all),
+        Command::Stop {
+            target,
+            all,
+            clean,
+            force,
+        } => commands::stop::run(target.as_deref(), all, clean, force),
         Command::List { json } => commands::list::run(json),
         Command::Send {
             message,
@@ -119,6 +124,7 @@ fn dispatch() -> (ExitCode, bool) {
             n,
             kind,
             bead,
+            tasks,
             json,
         } => commands::peek::run(commands::peek::PeekArgs {
             to: to.as_deref(),
@@ -126,6 +132,7 @@ fn dispatch() -> (ExitCode, bool) {
             kind: kind.as_deref(),
             bead: bead.as_deref(),
             json,
+            tasks,
         }),
         Command::Tasks { instance, json } => commands::tasks::run(instance.as_deref(), json),
         Command::Diff {
@@ -134,6 +141,16 @@ fn dispatch() -> (ExitCode, bool) {
             stat,
             dir,
         } => commands::diff::run(&target, turn, stat, dir.as_deref()),
+        Command::Merge {
+            target,
+            no_ff,
+            into,
+            dir,
+        } => commands::workspace::merge(&target, into.as_deref(), no_ff, dir.as_deref()),
+        Command::Revert { target, turn, dir } => {
+            commands::workspace::revert(&target, turn, dir.as_deref())
+        }
+        Command::Discard { target, dir } => commands::workspace::discard(&target, dir.as_deref()),
         Command::New {
             name,
             model,
@@ -169,6 +186,9 @@ fn dispatch() -> (ExitCode, bool) {
         Command::Aop {
             command: AopCommand::Check { strict, source },
         } => commands::aop_check::run(&source, strict),
+        Command::Mail {
+            command: MailCommand::Check { strict, source },
+        } => commands::mail_check::run(&source, strict),
     };
     (ExitCode::from(code), hosts)
 }

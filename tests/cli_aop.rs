@@ -1,12 +1,18 @@
-//! `awtui aop check` on the real binary: findings with line numbers; strict
-//! mode fails on any finding, lenient mode only warns.
+//! `awtui aop check` and `awtui mail check` on the real binary: findings
+//! (with line numbers for AOP); strict mode fails on any error, lenient mode
+//! only warns.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 fn check(args: &[&str], stdin: &str) -> (i32, String) {
+    checker("aop", args, stdin)
+}
+
+/// `awtui <tool> check <args>` with `stdin`: the exit code and stdout.
+fn checker(tool: &str, args: &[&str], stdin: &str) -> (i32, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_awtui"))
-        .args(["aop", "check"])
+        .args([tool, "check"])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -63,5 +69,70 @@ fn files_are_read_and_missing_files_are_usage_errors() {
         "{out}"
     );
     let (code, _) = check(&["/nonexistent/out.txt"], "");
+    assert_eq!(code, 2);
+}
+
+/// The seed's own examples write bare markers (`=== AOP-FINAL ===`, no
+/// `agent=`): a strict check passes them, warning about the missing agent.
+#[test]
+fn the_seeds_bare_examples_pass_a_strict_check_with_a_warning() {
+    let seed = "=== AOP-CONTEXT ===\n{\"metadata\": \"values\", \"stats\": {}}\n=== END-AOP-CONTEXT ===\n\n=== AOP-FINAL ===\n**Pass through EXACTLY as-is** — NO summarizing, NO rephrasing, NO commentary\n[main content]\n=== END-AOP-FINAL ===\n";
+    let (code, out) = check(&["--strict", "-"], seed);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("<stdin>:5: warning:") && out.contains("agent"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 blocks (CONTEXT, FINAL), 1 finding"),
+        "{out}"
+    );
+    let (code, out) = check(
+        &["--strict", "-"],
+        "=== AOP-ERROR ===\n[error message, stack trace, diagnostic info]\n=== END-AOP-ERROR ===\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("<stdin>:1: warning:"), "{out}");
+}
+
+/// `awtui mail check` checks one Agent Mail message like `aop check` checks
+/// AOP: problems listed, a verdict line, exit 1 only in strict mode; a
+/// channel message's leading @mentions are skipped; files are read too.
+#[test]
+fn mail_check_lists_problems_and_fails_only_in_strict_mode() {
+    let good = "@lead [ol-3] PROGRESS\nBead: ol-3\nStep: 2/5 parser\nStatus: on track\n";
+    let (code, out) = checker("mail", &["--strict", "-"], good);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, "<stdin>: PROGRESS about ol-3, 0 findings\n");
+
+    let bad = "@lead PROGRESS\nStep: one\n";
+    let (code, out) = checker("mail", &["-"], bad);
+    assert_eq!(code, 0, "lenient mode warns: {out}");
+    assert!(
+        out.contains("<stdin>: warning: PROGRESS is missing required field `Status`"),
+        "{out}"
+    );
+    let (code, out) = checker("mail", &["--strict", "-"], bad);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("<stdin>: error: PROGRESS is missing required field `Bead`"),
+        "{out}"
+    );
+    assert!(out.ends_with("<stdin>: PROGRESS, 2 findings\n"), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("help.txt");
+    std::fs::write(
+        &path,
+        "[ol-9] HELP_REQUEST\nIssue Type: STUCK\n## Problem\nthe build hangs\n## Question\nwhich flag?\n",
+    )
+    .unwrap();
+    let (code, out) = checker("mail", &["--strict", path.to_str().unwrap()], "");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("HELP_REQUEST about ol-9 (ack required), 0 findings"),
+        "{out}"
+    );
+    let (code, _) = checker("mail", &["--strict", "/nonexistent/message.txt"], "");
     assert_eq!(code, 2);
 }

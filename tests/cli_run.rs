@@ -52,6 +52,9 @@ fn run_json_is_one_object_with_everything() {
     }
     assert_eq!(v["cost_usd"], 0.0);
     assert_eq!(v["document"]["file"], "notes.md");
+    // No plan: an empty board, still there for scripts to read.
+    assert_eq!(v["tasks"]["tasks"].as_array().map(Vec::len), Some(0));
+    assert_eq!(v["tasks"]["workflows"].as_array().map(Vec::len), Some(0));
     assert!(
         v["document"]["content"]
             .as_str()
@@ -262,4 +265,31 @@ fn turn_counters_survive_reopening_the_instance() {
     let planner = r.json()["agents"].as_array().unwrap()[0].clone();
     assert_eq!(planner["name"], "planner", "{planner}");
     assert_eq!(planner["metrics"]["turns"], 0, "{planner}");
+}
+
+/// `context: false` disables the context: no MCP server, agents get no
+/// AWTUI_MCP_URL or AWTUI_TOKEN, so `awtui ctx send '@b …'` cannot post
+/// and b is never woken; the agent that was mentioned still runs.
+#[test]
+fn context_false_gives_agents_no_channel_to_wake_each_other() {
+    let w = World::new();
+    w.script(
+        "a.sh",
+        "#!/bin/sh\ncat >/dev/null\necho \"url=${AWTUI_MCP_URL-unset} token=${AWTUI_TOKEN-unset}\" > a.env\nif \"$AWTUI_BIN\" ctx send '@b wake up' 2>a.err; then echo sent >> a.env; else echo refused >> a.env; fi\necho done\n",
+    );
+    w.script("b.sh", "#!/bin/sh\ncat >/dev/null\ntouch b.ran\necho hi\n");
+    std::fs::write(
+        w.dir.join("alone.yaml"),
+        "context: false\nagents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "alone.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let env = std::fs::read_to_string(w.dir.join("a.env")).expect("a ran");
+    assert_eq!(env, "url=unset token=unset\nrefused\n");
+    let err = std::fs::read_to_string(w.dir.join("a.err")).unwrap();
+    assert!(err.contains("AWTUI_MCP_URL"), "{err}");
+    assert!(!w.dir.join("b.ran").exists(), "b was woken");
+    let v = r.json();
+    assert_eq!(v["agents"][1]["metrics"]["turns"], 0, "{}", v["agents"]);
 }

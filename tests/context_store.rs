@@ -323,6 +323,8 @@ fn reopening_restores_entries_cursors_and_documents() {
     assert_eq!(s.inbox("coder").unwrap().len(), 1);
     assert_eq!(s.read_document(None).unwrap(), "kept");
     assert_eq!(s.append("coder", "four").unwrap().id, 4);
+    // The mirror is written behind; closing the store finishes it.
+    drop(s);
     let mirror = std::fs::read_to_string(config.dir.join("channel.md")).unwrap();
     assert!(mirror.contains("[reviewer] #1\n@coder one"), "{mirror}");
     assert!(mirror.contains("[coder] #4\nfour"), "{mirror}");

@@ -182,7 +182,7 @@ async fn raw_json_rpc_through_the_bridge_with_the_token_from_the_environment() {
     .await;
     let reply = raw.recv().await;
     assert_eq!(reply["id"], "send-1");
-    assert_eq!(reply["result"]["structuredContent"]["id"], 1);
+    assert_eq!(raw_payload(&reply["result"])["id"], 1);
     assert_eq!(
         inst.handle.context().read(|s| s.entry(1)).unwrap().from,
         "qa"

@@ -289,10 +289,7 @@ async fn raw_json_rpc_string_ids_and_unknown_methods() {
     let reply = reply.iter().find(|m| m.get("id").is_some()).unwrap();
     assert_eq!(reply["id"], "call-abc");
     assert_eq!(reply["result"]["isError"], false);
-    assert_eq!(
-        reply["result"]["structuredContent"]["mentions"],
-        json!(["coder"])
-    );
+    assert_eq!(raw_payload(&reply["result"])["mentions"], json!(["coder"]));
 
     let (_, _, reply) = post(
         &http,

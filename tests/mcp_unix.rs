@@ -211,7 +211,7 @@ async fn session_less_clients_discover_call_and_listen() {
         .call_tool(rmcp::model::CallToolRequestParams::new("workflow_agents"))
         .await
         .unwrap();
-    assert_eq!(who.structured_content.unwrap()["you"], "qa");
+    assert_eq!(payload(&who)["you"], "qa");
 
     let filter = SubscriptionFilter::builder()
         .resource_subscriptions(vec!["awtui://inbox/qa".to_string()])

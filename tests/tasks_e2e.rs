@@ -167,3 +167,99 @@ fn awtui_tasks_shows_the_board_of_a_running_instance() {
     let r = w.run(&["stop", "@b"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// `run --json`'s final object carries the task board at the end: the
+/// file's plan, every task with its status and outcome, the registered
+/// agent and each task's last checkpoint; the older fields stay.
+#[test]
+fn run_json_reports_the_task_board_at_the_end() {
+    let w = World::new();
+    w.script("worker.py", WORKER);
+    std::fs::write(
+        w.dir.join("two.yaml"),
+        "agents:\n  w1:\n    command: ./worker.py\ntasks:\n  - id: first\n  - id: second\n    depends_on: [first]\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "two.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["success"], true);
+    assert!(v["messages"].as_array().is_some_and(|m| !m.is_empty()));
+    let board = &v["tasks"];
+    let workflows = board["workflows"].as_array().unwrap();
+    assert_eq!(workflows.len(), 1, "{board}");
+    let tasks = board["tasks"].as_array().unwrap();
+    let summary: Vec<(&str, &str, &str)> = tasks
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap(),
+                t["status"].as_str().unwrap(),
+                t["outcome"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("first", "completed", "first by w1"),
+            ("second", "completed", "second by w1")
+        ],
+        "{board}"
+    );
+    assert_eq!(tasks[1]["depends_on"][0], tasks[0]["id"]);
+    let agents = board["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 1, "{board}");
+    assert_eq!(agents[0]["owner"], "w1");
+    let last: Vec<&str> = board["last_checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(last, ["complete", "complete"], "{board}");
+}
+
+/// `peek --tasks` adds the board: as text after the messages, and with
+/// `--json` as one object `{messages, tasks}`; `peek --json` alone stays
+/// the bare array of messages existing scripts read.
+#[test]
+fn peek_tasks_adds_the_board_and_plain_peek_json_is_unchanged() {
+    let mut w = World::new();
+    w.script("idle.sh", "#!/bin/sh\ncat >/dev/null\necho waiting\n");
+    std::fs::write(
+        w.dir.join("p.yaml"),
+        "agents:\n  a:\n    command: ./idle.sh\ntasks:\n  - id: first\n    assignee: a\n  - id: second\n    depends_on: [first]\n",
+    )
+    .unwrap();
+    w.start_background("p.yaml", "p");
+    let v = wait_for("peek --tasks --json with the board", || {
+        let r = w.run(&["peek", "--to", "@p", "--tasks", "--json"]);
+        (r.code == 0
+            && r.json()["tasks"]["tasks"]
+                .as_array()
+                .is_some_and(|t| t.len() == 2))
+        .then(|| r.json())
+    });
+    assert!(v["messages"].is_array(), "{v}");
+    let names: Vec<&str> = v["tasks"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["first", "second"]);
+    assert_eq!(v["tasks"]["tasks"][0]["status"], "pending");
+
+    let r = w.run(&["peek", "--to", "@p", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.json().is_array(), "{}", r.stdout);
+
+    let r = w.run(&["peek", "--to", "@p", "--tasks"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("pending (2)"), "{}", r.stdout);
+    assert!(r.stdout.contains("second · after first"), "{}", r.stdout);
+
+    let r = w.run(&["stop", "@p"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

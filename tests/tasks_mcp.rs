@@ -12,7 +12,7 @@ use awtui::mcp::{McpConfig, McpHandle, McpServer, SharedContext};
 use awtui::tasks::journal::FileJournal;
 use awtui::tasks::{TaskBoard, TaskStore};
 use serde_json::{Value, json};
-use support::{Client, call, http_client, try_call};
+use support::{Client, call, http_client, payload, try_call};
 
 struct Inst {
     _tmp: tempfile::TempDir,
@@ -68,7 +68,7 @@ async fn coded(client: &Client, tool: &str, args: Value) -> (String, String) {
         .await
         .unwrap_or_else(|e| panic!("{tool} {args}: protocol error {e}"));
     assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
-    let s = r.structured_content.unwrap();
+    let s = payload(&r);
     (
         s["code"].as_str().unwrap().to_string(),
         s["error"].as_str().unwrap().to_string(),

@@ -289,6 +289,7 @@ fn board() -> TaskSnapshot {
             registration("ag_c0de00000001", "coder"),
             registration("ag_9a1100000001", "planner"),
         ],
+        workspaces: Vec::new(),
         last_checkpoints: vec![
             checkpoint("tk_1a2b3c4d5e6f", 1, "complete", "tokens for --shout", 3),
             checkpoint("ol-3", 2, "progress", "step 2/5: long options parse", 5),

@@ -11,15 +11,17 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use awtui::commands::tasks::render;
 use awtui::context::FileStore;
+use awtui::engine::tasks::{TaskSnapshot, snapshot};
 use awtui::mcp::{McpConfig, McpServer, SharedContext};
 use awtui::tasks::journal::FileJournal;
 use awtui::tasks::{TaskBoard, TaskStore};
 use awtui::workspace::commit::{commit_turn, parse_turn};
 use awtui::workspace::{Repo, WorkspaceError};
-use cli_support::World;
+use cli_support::{World, wait_for};
 use serde_json::{Value, json};
-use support::{call, http_client, try_call};
+use support::{call, http_client, payload, try_call};
 
 /// `git args…` in `dir`; panics with git's stderr when it fails (or when
 /// git is not installed: these tests need it).
@@ -394,7 +396,7 @@ async fn coded(client: &support::Client, tool: &str, args: Value) -> (String, St
         .await
         .unwrap_or_else(|e| panic!("{tool} {args}: protocol error {e}"));
     assert_eq!(r.is_error, Some(true), "{tool} {args}: {r:?}");
-    let s = r.structured_content.unwrap();
+    let s = payload(&r);
     (
         s["code"].as_str().unwrap().to_string(),
         s["error"].as_str().unwrap().to_string(),
@@ -414,6 +416,15 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     let (journal, replay) = FileJournal::open(&dir).unwrap();
     let board =
         TaskBoard::new(TaskStore::open(Box::new(journal), replay)).with_worktree_root(dir.clone());
+    // A front end's copy of the board, kept up to date by events alone.
+    let front = board.clone();
+    let mut events = front.subscribe();
+    let mut seen = TaskSnapshot::default();
+    let mut catch_up = |seen: &mut TaskSnapshot| {
+        while let Ok(e) = events.try_recv() {
+            seen.apply(e);
+        }
+    };
     let handle = McpServer::start(McpConfig {
         context: SharedContext::with_tasks(Box::new(store), board),
         agents: agents.clone(),
@@ -456,6 +467,14 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
         "feature/google"
     );
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    // The task board shows where the task's work happens.
+    catch_up(&mut seen);
+    assert_eq!(seen.workspaces.len(), 1);
+    let board_text = render(&seen, chrono::Utc::now());
+    assert!(
+        board_text.contains(&format!("{} google · ws: feature/google · ", task(0))),
+        "{board_text}"
+    );
 
     // Each problem has its code.
     let (code, msg) = coded(&c, "workspace_create", create("feature/google", task(0))).await;
@@ -521,6 +540,15 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
         std::fs::read_to_string(repo.join("app.txt")).unwrap(),
         "v2\n"
     );
+    // Front ends followed every change: their copy equals the board.
+    catch_up(&mut seen);
+    assert_eq!(seen, snapshot(&front));
+    let board_text = render(&seen, chrono::Utc::now());
+    assert!(
+        board_text.contains("ws: feature/google (merged)")
+            && board_text.contains("ws: feature/github (abandoned)"),
+        "{board_text}"
+    );
     drop(c);
     handle.stop().await;
 
@@ -531,4 +559,394 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     assert_eq!(saved.status, "merged");
     assert_eq!(saved.worktree_path, None);
     assert_eq!(store.workspaces_of_task(&task(0))[0].id, id);
+}
+
+/// `awtui <args> --dir <repo>` (merge, revert, discard, diff) from anywhere.
+fn awtui_in(repo: &Path, args: &[&str]) -> cli_support::Ran {
+    let out = Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .args(args)
+        .arg("--dir")
+        .arg(repo)
+        .output()
+        .unwrap();
+    cli_support::Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn branches(dir: &Path) -> String {
+    git(
+        dir,
+        &["for-each-ref", "--format=%(refname:short)", "refs/heads/"],
+    )
+}
+
+#[test]
+fn merge_fast_forwards_or_makes_a_merge_commit_and_a_conflict_changes_nothing() {
+    let w = team_world();
+    let start = git(&w.dir, &["rev-parse", "HEAD"]).trim().to_string();
+    let r = w.run(&["run", "team.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // a's branch is ahead of main: a fast-forward, the checkout follows.
+    let m = w.run(&["merge", "a@i"]);
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    assert!(
+        m.stdout
+            .contains("merged awtui/i/a into main (fast-forward"),
+        "{}",
+        m.stdout
+    );
+    assert_eq!(
+        git(&w.dir, &["rev-parse", "main"]),
+        git(&w.dir, &["rev-parse", "awtui/i/a"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("shared.txt")).unwrap(),
+        "start\na was here\n"
+    );
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
+    let again = w.run(&["merge", "a@i"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.contains("already merged"), "{}", again.stdout);
+
+    // b edited the same line: a conflict names the file and changes nothing.
+    let main_before = git(&w.dir, &["rev-parse", "main"]);
+    let c = w.run(&["merge", "b@i"]);
+    assert_eq!(c.code, 1, "{}", c.stdout);
+    assert!(
+        c.stderr
+            .contains("merging awtui/i/b into main conflicts in: shared.txt; nothing was changed"),
+        "{}",
+        c.stderr
+    );
+    assert_eq!(git(&w.dir, &["rev-parse", "main"]), main_before);
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
+    assert!(!w.dir.join(".git/MERGE_HEAD").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("shared.txt")).unwrap(),
+        "start\na was here\n"
+    );
+    assert_eq!(
+        git(&w.dir, &["status", "--porcelain"]),
+        "",
+        "b's worktree untouched too"
+    );
+
+    // c started before a was merged and added its own file: a merge commit,
+    // refused first while the user's checkout has uncommitted changes.
+    let repo = Repo::find(&w.dir).unwrap();
+    let ws = repo
+        .ensure(&w.dir, &w.dir.join(".workflow/i"), "i", "c", Some(&start))
+        .unwrap();
+    std::fs::write(ws.root.join("c.txt"), "c\n").unwrap();
+    commit_turn(&ws, &[1]).unwrap().expect("a step");
+    std::fs::write(w.dir.join("shared.txt"), "mine\n").unwrap();
+    let dirty = awtui_in(&w.dir, &["merge", "c@i"]);
+    assert_eq!(dirty.code, 1);
+    assert!(
+        dirty.stderr.contains("main is checked out at")
+            && dirty
+                .stderr
+                .contains("uncommitted changes (shared.txt); nothing was changed"),
+        "{}",
+        dirty.stderr
+    );
+    assert_eq!(git(&w.dir, &["rev-parse", "main"]), main_before);
+    git(&w.dir, &["checkout", "--", "shared.txt"]);
+    let mc = awtui_in(&w.dir, &["merge", "c@i"]);
+    assert_eq!(mc.code, 0, "{}", mc.stderr);
+    assert!(mc.stdout.contains("(merge commit "), "{}", mc.stdout);
+    let parents = git(&w.dir, &["log", "-1", "--format=%P", "main"]);
+    assert_eq!(
+        parents.split_whitespace().collect::<Vec<_>>(),
+        vec![
+            main_before.trim(),
+            git(&w.dir, &["rev-parse", "awtui/i/c"]).trim()
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(w.dir.join("c.txt")).unwrap(), "c\n");
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
+
+    // --no-ff when main is not checked out: the ref moves, no checkout does.
+    git(&w.dir, &["switch", "-q", "-c", "elsewhere"]);
+    std::fs::write(ws.root.join("c2.txt"), "c2\n").unwrap();
+    commit_turn(&ws, &[2]).unwrap().expect("a step");
+    let before = git(&w.dir, &["rev-parse", "main"]);
+    let nf = awtui_in(&w.dir, &["merge", "c@i", "--no-ff"]);
+    assert_eq!(nf.code, 0, "{}", nf.stderr);
+    assert!(nf.stdout.contains("(merge commit "), "{}", nf.stdout);
+    assert!(!nf.stdout.contains("checkout"), "{}", nf.stdout);
+    assert_eq!(
+        git(&w.dir, &["log", "-1", "--format=%P", "main"])
+            .split_whitespace()
+            .next(),
+        Some(before.trim())
+    );
+    assert!(
+        !w.dir.join("c2.txt").exists(),
+        "the user's checkout is elsewhere"
+    );
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn revert_undoes_one_turn_as_a_step_of_its_own_and_never_half_way() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo_dir = tmp.path().join("r");
+    std::fs::create_dir_all(&repo_dir).unwrap();
+    init_repo(&repo_dir, &[("f.txt", "one\n")]);
+    let repo = Repo::find(&repo_dir).unwrap();
+    let ws = repo
+        .ensure(&repo_dir, &repo_dir.join(".workflow/x"), "x", "coder", None)
+        .unwrap();
+    std::fs::write(ws.root.join("f.txt"), "two\n").unwrap();
+    commit_turn(&ws, &[1]).unwrap().expect("turn 1");
+    std::fs::write(ws.root.join("g.txt"), "g\n").unwrap();
+    commit_turn(&ws, &[2]).unwrap().expect("turn 2");
+
+    // A turn running (files not committed yet): refused, nothing changes.
+    let head = git(&ws.root, &["rev-parse", "HEAD"]);
+    std::fs::write(ws.root.join("h.txt"), "wip\n").unwrap();
+    let busy = awtui_in(&repo_dir, &["revert", "coder@x", "--turn", "1"]);
+    assert_eq!(busy.code, 1);
+    assert!(
+        busy.stderr.contains("has uncommitted changes (h.txt)")
+            && busy.stderr.contains("nothing was changed"),
+        "{}",
+        busy.stderr
+    );
+    assert_eq!(git(&ws.root, &["rev-parse", "HEAD"]), head);
+    std::fs::remove_file(ws.root.join("h.txt")).unwrap();
+
+    let r = awtui_in(&repo_dir, &["revert", "coder@x", "--turn", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("reverted turn 1 of awtui/x/coder") && r.stdout.contains("(its turn 3)"),
+        "{}",
+        r.stdout
+    );
+    // The worktree follows; turn 2's file stays.
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("f.txt")).unwrap(),
+        "one\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("g.txt")).unwrap(),
+        "g\n"
+    );
+    assert_eq!(git(&ws.root, &["status", "--porcelain"]), "");
+    let msg = git(&ws.root, &["log", "-1", "--format=%B"]);
+    assert!(msg.starts_with("awtui: revert coder turn 1\n"), "{msg}");
+    let d = awtui_in(&repo_dir, &["diff", "coder@x", "--turn", "3"]);
+    assert!(d.stdout.contains("-two\n+one\n"), "{}", d.stdout);
+    // The next turn is numbered after the revert.
+    std::fs::write(ws.root.join("f.txt"), "four\n").unwrap();
+    assert_eq!(commit_turn(&ws, &[3]).unwrap().unwrap().turn, 4);
+
+    // Undoing the revert now conflicts with turn 4: nothing changes.
+    let head = git(&ws.root, &["rev-parse", "HEAD"]);
+    let c = awtui_in(&repo_dir, &["revert", "coder@x", "--turn", "3"]);
+    assert_eq!(c.code, 1);
+    assert!(
+        c.stderr
+            .contains("reverting turn 3 of awtui/x/coder conflicts in: f.txt; nothing was changed"),
+        "{}",
+        c.stderr
+    );
+    assert_eq!(git(&ws.root, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&ws.root, &["status", "--porcelain"]), "");
+    let none = awtui_in(&repo_dir, &["revert", "coder@x", "--turn", "9"]);
+    assert!(
+        none.stderr
+            .contains("has no turn 9 (its turns: 1, 2, 3, 4)"),
+        "{}",
+        none.stderr
+    );
+}
+
+#[test]
+fn stop_clean_removes_only_merged_or_discarded_work_unless_forced() {
+    let w = team_world();
+    let r = w.run(&["run", "team.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(w.run(&["merge", "a@i"]).code, 0);
+
+    // a is merged: removed; b is not: kept, and said so.
+    let c = w.run(&["stop", "@i", "--clean"]);
+    assert_eq!(c.code, 1, "{}\n{}", c.stdout, c.stderr);
+    assert!(c.stdout.contains("removed awtui/i/a"), "{}", c.stdout);
+    assert!(
+        c.stderr.contains("kept awtui/i/b: not merged into main"),
+        "{}",
+        c.stderr
+    );
+    assert_eq!(branches(&w.dir), "awtui/i/b\nmain\n");
+    assert!(!w.dir.join(".workflow/i/worktrees/a").exists());
+    assert!(w.dir.join(".workflow/i/worktrees/b/shared.txt").exists());
+
+    // Discarded: removed although unmerged.
+    let d = w.run(&["discard", "b@i"]);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    let c = w.run(&["stop", "@i", "--clean"]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(c.stdout.contains("removed awtui/i/b"), "{}", c.stdout);
+    assert_eq!(branches(&w.dir), "main\n");
+    let listed = git(&w.dir, &["worktree", "list", "--porcelain"]);
+    assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+
+    // Unmerged work and uncommitted changes go only with --force.
+    let r = w.run(&["run", "team.yaml", "--instance", "j"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    std::fs::write(w.dir.join(".workflow/j/worktrees/a/wip.txt"), "x").unwrap();
+    let kept = w.run(&["stop", "@j", "--clean"]);
+    assert_eq!(kept.code, 1);
+    assert_eq!(branches(&w.dir), "awtui/j/a\nawtui/j/b\nmain\n");
+    let forced = w.run(&["stop", "@j", "--clean", "--force"]);
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
+    assert_eq!(branches(&w.dir), "main\n");
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
+    let bad = w.run(&["stop", "a@i", "--clean"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+}
+
+/// An agent that starts its work (a file in its worktree), says so with a
+/// marker, and is killed with the instance before finishing; run again, it
+/// finds its unfinished file and completes the turn.
+const SLOW_AGENT: &str = "#!/bin/sh
+cat >/dev/null
+if [ -e partial.txt ]; then
+  echo continued >> partial.txt
+  echo done
+  exit 0
+fi
+echo started > partial.txt
+touch \"$MARK\"
+i=0; while [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+echo never
+";
+
+/// Every `index.lock` under `dir` (the repository's git folder).
+fn index_locks(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(p);
+            } else if e.file_name() == "index.lock" {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
+/// What git lists as worktrees, as (canonical path, branch), sorted.
+fn listed_worktrees(repo: &Path) -> Vec<(PathBuf, Option<String>)> {
+    let mut all: Vec<_> =
+        awtui::workspace::parse_worktree_list(&git(repo, &["worktree", "list", "--porcelain"]))
+            .into_iter()
+            .map(|(p, b)| (canon(&p), b))
+            .collect();
+    all.sort();
+    all
+}
+
+#[test]
+fn kill_9_mid_turn_leaves_git_consistent_and_the_turn_continues_in_the_same_worktree() {
+    let mut w = World::new();
+    let mark = w.tmp.path().join("started");
+    init_repo(
+        &w.dir,
+        &[
+            (
+                "team.yaml",
+                &format!(
+                    "name: team\nworkspace: worktree\nagents:\n  a:\n    command: ./slow.sh\n    env:\n      MARK: \"{}\"\nkickoff: '@a please work'\n",
+                    mark.display()
+                ),
+            ),
+            ("slow.sh", SLOW_AGENT),
+        ],
+    );
+    let worktree = w.dir.join(".workflow/i/worktrees/a");
+    // awtui's record: the agent's branch (with its recorded base) checked
+    // out in its folder under the instance, and the user's checkout.
+    let expected = |w: &World| {
+        let mut e = vec![
+            (canon(&w.dir), Some("main".to_string())),
+            (canon(&worktree), Some("awtui/i/a".to_string())),
+        ];
+        e.sort();
+        e
+    };
+
+    let first = w.start_background("team.yaml", "i");
+    wait_for("the agent to start its work", || {
+        mark.exists().then_some(())
+    });
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(first as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    wait_for("the killed instance to die", || {
+        (!cli_support::alive(first)).then_some(())
+    });
+
+    assert_eq!(listed_worktrees(&w.dir), expected(&w));
+    assert!(
+        Repo::find(&w.dir)
+            .unwrap()
+            .recorded_base("awtui/i/a")
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(index_locks(&w.dir.join(".git")), Vec::<PathBuf>::new());
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(&w.dir, &["rev-list", "--count", "main..awtui/i/a"]).trim(),
+        "0",
+        "the unfinished turn committed nothing"
+    );
+
+    // Reopened: the same worktree, the unfinished work still there, and
+    // the turn completes and is committed as the agent's turn 1.
+    w.start_background("team.yaml", "i");
+    let msg = wait_for("the resumed turn's commit", || {
+        let log = git(&w.dir, &["log", "-1", "--format=%B", "awtui/i/a"]);
+        log.starts_with("awtui: a turn 1").then_some(log)
+    });
+    assert!(msg.contains("Awtui-Messages: 1\n"), "{msg}");
+    assert_eq!(
+        git(&w.dir, &["show", "awtui/i/a:partial.txt"]),
+        "started\ncontinued\n"
+    );
+    assert_eq!(listed_worktrees(&w.dir), expected(&w));
+    assert_eq!(index_locks(&w.dir.join(".git")), Vec::<PathBuf>::new());
+
+    // Taken while the instance runs; stop --clean then stops it and
+    // removes the merged workspace.
+    let m = w.run(&["merge", "a@i"]);
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("partial.txt")).unwrap(),
+        "started\ncontinued\n"
+    );
+    let c = w.run(&["stop", "@i", "--clean"]);
+    assert_eq!(c.code, 0, "{}\n{}", c.stdout, c.stderr);
+    assert!(
+        c.stdout.contains("stopped @i") && c.stdout.contains("removed awtui/i/a"),
+        "{}",
+        c.stdout
+    );
+    assert_eq!(
+        listed_worktrees(&w.dir),
+        vec![(canon(&w.dir), Some("main".into()))]
+    );
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
 }

@@ -11,7 +11,7 @@ use crate::protocols::aop::{self, Mode, Severity};
 /// Reads `source` (`-` for stdin), prints findings as `name:line: level: …`
 /// and a one-line verdict. With `strict`, any finding makes it exit 1.
 pub fn run(source: &Path, strict: bool) -> u8 {
-    let (name, text) = match read(source) {
+    let (name, text) = match read_input(source) {
         Ok(t) => t,
         Err(e) => {
             errln!("{e}");
@@ -47,10 +47,13 @@ pub fn run(source: &Path, strict: bool) -> u8 {
     }
 }
 
-/// Largest file `awtui aop-check` reads (agent output is far smaller).
+/// Largest file `awtui aop check` and `awtui mail check` read (agent
+/// output is far smaller).
 const MAX_INPUT_BYTES: u64 = 16 * crate::fsutil::MIB;
 
-fn read(source: &Path) -> Result<(String, String), String> {
+/// Reads a checker's input: a regular file (capped), or standard input for
+/// `-`; returns the name to print and the text.
+pub fn read_input(source: &Path) -> Result<(String, String), String> {
     if source == Path::new("-") {
         let mut text = String::new();
         std::io::stdin()

@@ -65,10 +65,14 @@ fn request(command: CtxCommand) -> Result<(String, Value), String> {
     let (tool, args) = match command {
         CtxCommand::Call { .. } => unreachable!("handled above"),
         CtxCommand::Send { message } => ("channel_send", json!({ "message": content(message)? })),
-        CtxCommand::Read { since, limit } => {
-            ("channel_read", json!({ "since": since, "limit": limit }))
-        }
-        CtxCommand::Peek { limit } => ("channel_peek", json!({ "limit": limit })),
+        CtxCommand::Read { since, page, limit } => (
+            "channel_read",
+            json!({ "since": since, "after": page.after, "before": page.before, "limit": limit }),
+        ),
+        CtxCommand::Peek { page, limit } => (
+            "channel_peek",
+            json!({ "after": page.after, "before": page.before, "limit": limit }),
+        ),
         CtxCommand::Inbox { peek: false } => ("inbox_check", json!({})),
         CtxCommand::Inbox { peek: true } => ("inbox_peek", json!({})),
         CtxCommand::Ack { until } => ("inbox_ack", json!({ "until": until })),
@@ -135,9 +139,8 @@ async fn call(url: &str, token: &str, tool: String, args: Value, json: bool) -> 
         errln!("{tool}: {text}");
         return exit::FAILED;
     }
-    let value = result
-        .structured_content
-        .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(json!(text)));
+    // Results carry their JSON once, as text.
+    let value = serde_json::from_str(&text).unwrap_or(json!(text));
     if json {
         crate::output::json(value.to_string());
     } else {
@@ -182,5 +185,38 @@ fn human(tool: &str, v: &Value) -> String {
             .map(|d| format!("{d}\n"))
             .collect(),
         _ => format!("{v}\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn tool_call(argv: &[&str]) -> Result<(String, Map<String, Value>), String> {
+        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let Some(Command::Ctx { command, .. }) = cli.command else {
+            panic!("not a ctx command");
+        };
+        request(command).map(|(tool, args)| (tool, arguments(args)))
+    }
+
+    #[test]
+    fn read_and_peek_page_with_after_and_before() {
+        let (tool, args) =
+            tool_call(&["awtui", "ctx", "read", "--after", "0", "--limit", "1000"]).unwrap();
+        assert_eq!(tool, "channel_read");
+        assert_eq!(Value::Object(args), json!({"after": "0", "limit": 1000}));
+        let (tool, args) = tool_call(&["awtui", "ctx", "peek", "--before", "#42"]).unwrap();
+        assert_eq!(tool, "channel_peek");
+        assert_eq!(Value::Object(args), json!({"before": "#42"}));
+        for conflicting in [
+            &["awtui", "ctx", "read", "--since", "3", "--after", "4"][..],
+            &["awtui", "ctx", "peek", "--after", "3", "--before", "9"][..],
+        ] {
+            let e = tool_call(conflicting).unwrap_err();
+            assert!(e.contains("cannot be used with"), "{e}");
+        }
     }
 }

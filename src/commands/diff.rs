@@ -7,46 +7,30 @@ use std::path::Path;
 
 use super::exit;
 use crate::errln;
-use crate::workspace::Repo;
 use crate::workspace::diff::{self, DiffRequest};
 
 /// Prints the diff; returns the exit code.
 pub fn run(target: &str, turn: Option<u32>, stat: bool, dir: Option<&Path>) -> u8 {
-    let (agent, instance) = match target.split_once('@') {
-        Some((a, i)) => (a, Some(i)),
-        None => (target, None),
+    let t = match super::workspace::find(target, dir) {
+        Ok(t) => t,
+        Err(code) => return code,
     };
-    if agent.is_empty() || instance.is_some_and(str::is_empty) {
-        errln!("'{target}' is not agent or agent@instance");
-        return exit::INVALID;
-    }
-    let here = match dir {
-        Some(d) => d.to_path_buf(),
-        None => match std::env::current_dir() {
-            Ok(d) => d,
-            Err(e) => {
-                errln!("cannot read the current folder: {e}");
-                return exit::FAILED;
-            }
-        },
-    };
-    let shown = Repo::find(&here).and_then(|repo| {
-        let at = diff::locate(&repo, agent, instance)?;
-        let text = diff::diff_text(&repo, &at, DiffRequest { turn, stat })?;
+    let shown = diff::diff_text(&t.repo, &t.at, DiffRequest { turn, stat }).and_then(|text| {
         let pending = if turn.is_none() {
-            diff::uncommitted(&at)?
+            diff::uncommitted(&t.at)?
         } else {
             Vec::new()
         };
-        Ok((text, pending, at))
+        Ok((text, pending))
     });
-    let (text, pending, at) = match shown {
+    let (text, pending) = match shown {
         Ok(s) => s,
         Err(e) => {
             errln!("{e}");
             return exit::FAILED;
         }
     };
+    let at = t.at;
     if std::io::stdout().is_terminal() {
         crate::output::raw(diff::colorize(&text));
     } else {

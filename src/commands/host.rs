@@ -176,6 +176,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
             }
         }
         if opts.output == Output::Report {
+            let tasks = crate::engine::tasks::snapshot(context.tasks());
             let report = context.read(|store| {
                 report::build(
                     &workflow,
@@ -184,6 +185,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
                     started.elapsed(),
                     &tracker,
                     store,
+                    tasks,
                 )
             });
             match serde_json::to_string_pretty(&report) {

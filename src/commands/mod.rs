@@ -8,6 +8,7 @@ pub mod host;
 pub mod init;
 pub mod list;
 pub mod logging;
+pub mod mail_check;
 pub mod new;
 pub mod open;
 pub mod peek;
@@ -20,6 +21,7 @@ pub mod start;
 pub mod stop;
 pub mod tasks;
 pub mod validate;
+pub mod workspace;
 
 /// Exit codes shared by every command (documented in the README).
 pub mod exit {

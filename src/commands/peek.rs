@@ -10,6 +10,11 @@
 //! `--type` keeps Agent Mail messages of one type (`HELP_REQUEST`,
 //! `PROGRESS`, …) and `--bead` those about one bead; `-n` is applied after
 //! the filters.
+//!
+//! `--tasks` adds the instance's task board: after the messages as text (as
+//! `awtui tasks` shows it), or with `--json` one object
+//! `{"messages": [...], "tasks": {...}}` instead of the bare array (which
+//! stays what `--json` alone prints, for existing scripts).
 
 use super::exit;
 use super::print;
@@ -32,6 +37,8 @@ pub struct PeekArgs<'a> {
     pub bead: Option<&'a str>,
     /// JSON output.
     pub json: bool,
+    /// Add the task board.
+    pub tasks: bool,
 }
 
 /// Shows the messages; returns the exit code.
@@ -75,8 +82,23 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
             }
             Err(code) => return code,
         };
+        let board = if args.tasks {
+            match super::tasks::fetch_board(&mut client).await {
+                Ok(b) => Some(b),
+                Err(code) => return code,
+            }
+        } else {
+            None
+        };
         if args.json {
-            match serde_json::to_string_pretty(&items) {
+            let text = match &board {
+                Some(tasks) => serde_json::to_string_pretty(&serde_json::json!({
+                    "messages": items,
+                    "tasks": tasks,
+                })),
+                None => serde_json::to_string_pretty(&items),
+            };
+            match text {
                 Ok(text) => super::print::json(text),
                 Err(e) => {
                     errln!("{e}");
@@ -101,6 +123,13 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
                 ));
             }
             print::message(&item.entry, Some(&item.annotations));
+        }
+        if let Some(board) = &board {
+            print::line(
+                super::tasks::render(board, chrono::Utc::now())
+                    .trim_end()
+                    .to_string(),
+            );
         }
         exit::OK
     })

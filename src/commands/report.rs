@@ -11,6 +11,8 @@
 //!   `in_progress`.
 //! - `agents` has each agent's final status and counters (turns, tokens,
 //!   cost as the backends reported it).
+//! - `tasks` is the task board at the end (workflows, tasks, registered
+//!   agents, last checkpoints), the same object as `awtui tasks --json`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,6 +24,7 @@ use crate::agents::runner::{AgentStatus, RunOutcome};
 use crate::context::{ContextStore, DeliveryState};
 use crate::engine::EngineEvent;
 use crate::engine::event::{AgentSnapshot, MessageSnapshot};
+use crate::engine::tasks::TaskSnapshot;
 use crate::protocols::agent_mail::{self, MailRecord, MessageType};
 use crate::workflow::Workflow;
 
@@ -50,6 +53,8 @@ pub struct RunReport {
     pub cost_usd: f64,
     /// The entry document.
     pub document: Document,
+    /// The task board at the end (as `awtui tasks --json` shows it).
+    pub tasks: TaskSnapshot,
 }
 
 /// The entry document at the end of the run.
@@ -215,6 +220,7 @@ pub fn build(
     duration: Duration,
     tracker: &AgentTracker,
     store: &dyn ContextStore,
+    tasks: TaskSnapshot,
 ) -> RunReport {
     let messages = messages(store);
     let agents = tracker.agents().to_vec();
@@ -233,6 +239,7 @@ pub fn build(
             content: store.read_document(None).unwrap_or_default(),
         },
         messages,
+        tasks,
     }
 }
 

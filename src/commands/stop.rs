@@ -8,6 +8,11 @@
 //!   instance running stops the instance: every agent stops, state is
 //!   flushed, and its process exits — the same as SIGTERM or Ctrl-C.
 //! - `--all` stops every running instance and standalone agent.
+//! - `--clean` (with `@instance`, or no target with one instance running)
+//!   stops the instance if it runs, then removes its worktrees and branches
+//!   that are merged or discarded; unmerged work and uncommitted changes
+//!   stay unless `--force`. An instance that is not running is cleaned in
+//!   the repository of the current folder.
 //!
 //! The command returns once the agent is stopped or the instance's process
 //! has exited.
@@ -28,11 +33,14 @@ const STOP_WAIT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(50);
 
 /// Stops what `target` names (or everything with `all`); returns the exit code.
-pub fn run(target: Option<&str>, all: bool) -> u8 {
+pub fn run(target: Option<&str>, all: bool, clean: bool, force: bool) -> u8 {
     let Some(rt) = remote::runtime() else {
         return exit::FAILED;
     };
     rt.block_on(async move {
+        if clean {
+            return stop_and_clean(target, force).await;
+        }
         if all {
             let running = match remote::running() {
                 Ok(r) => r,
@@ -63,6 +71,62 @@ pub fn run(target: Option<&str>, all: bool) -> u8 {
             _ => stop_instance(&resolved.info).await,
         }
     })
+}
+
+/// `stop --clean [--force]`: stops the instance when it runs, then cleans
+/// its workspaces.
+async fn stop_and_clean(target: Option<&str>, force: bool) -> u8 {
+    let name = match target {
+        Some(t) => match t.strip_prefix('@').filter(|n| !n.is_empty()) {
+            Some(n) => Some(n.to_string()),
+            None => {
+                errln!("--clean works on an instance: awtui stop @<instance> --clean");
+                return exit::INVALID;
+            }
+        },
+        None => None,
+    };
+    let running: Vec<InstanceInfo> = match remote::running() {
+        Ok(r) => r
+            .into_iter()
+            .filter(|i| !i.standalone && name.as_ref().is_none_or(|n| &i.instance == n))
+            .collect(),
+        Err(code) => return code,
+    };
+    let (instance, dir) = match (running.as_slice(), name) {
+        ([info], _) => {
+            let code = stop_instance(info).await;
+            if code != exit::OK {
+                return code;
+            }
+            (info.instance.clone(), info.workdir.clone())
+        }
+        ([], Some(n)) => match std::env::current_dir() {
+            Ok(d) => (n, d),
+            Err(e) => {
+                errln!("cannot read the current folder: {e}");
+                return exit::FAILED;
+            }
+        },
+        ([], None) => {
+            errln!(
+                "no instance is running: name the one to clean (awtui stop @<instance> --clean)"
+            );
+            return exit::INVALID;
+        }
+        (several, _) => {
+            let names: Vec<String> = several
+                .iter()
+                .map(|i| format!("@{} ({})", i.instance, i.workdir.display()))
+                .collect();
+            errln!(
+                "several instances match: {}; stop one first, then clean it from its folder",
+                names.join(", ")
+            );
+            return exit::INVALID;
+        }
+    };
+    super::workspace::clean(&dir, &instance, force)
 }
 
 async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {

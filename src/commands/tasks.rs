@@ -8,6 +8,7 @@ use super::{exit, remote};
 use crate::engine::tasks::TaskSnapshot;
 use crate::engine::{Command, Reply};
 use crate::errln;
+use crate::instance::control::Client;
 use crate::sanitize::for_terminal;
 use crate::tasks::TaskStatus;
 
@@ -26,18 +27,8 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
             Ok(c) => c,
             Err(code) => return code,
         };
-        let board = match remote::command(
-            &mut client,
-            &format!("@{}", resolved.info.instance),
-            Command::Snapshot { messages: 0 },
-        )
-        .await
-        {
-            Ok(Reply::Snapshot { snapshot }) => snapshot.tasks,
-            Ok(other) => {
-                errln!("unexpected answer: {other:?}");
-                return exit::FAILED;
-            }
+        let board = match fetch_board(&mut client).await {
+            Ok(b) => b,
             Err(code) => return code,
         };
         if json {
@@ -53,6 +44,19 @@ pub fn run(instance: Option<&str>, json: bool) -> u8 {
         }
         exit::OK
     })
+}
+
+/// The task board of a connected instance, or the exit code after saying
+/// why it could not be read (`awtui tasks` and `awtui peek --tasks`).
+pub async fn fetch_board(client: &mut Client) -> Result<TaskSnapshot, u8> {
+    let what = format!("@{}", client.info.instance);
+    match remote::command(client, &what, Command::Snapshot { messages: 0 }).await? {
+        Reply::Snapshot { snapshot } => Ok(snapshot.tasks),
+        other => {
+            errln!("unexpected answer: {other:?}");
+            Err(exit::FAILED)
+        }
+    }
 }
 
 /// The board as text: one block per workflow, tasks grouped by status.
@@ -115,6 +119,20 @@ pub fn render(board: &TaskSnapshot, now: chrono::DateTime<Utc>) -> String {
                         cp.kind,
                         for_terminal(&cp.summary.chars().take(60).collect::<String>())
                     ));
+                }
+                let ws: Vec<String> = board
+                    .workspaces_of(&t.id)
+                    .map(|w| {
+                        let status = if w.status == "active" {
+                            String::new()
+                        } else {
+                            format!(" ({})", w.status)
+                        };
+                        format!("ws: {}{status}", for_terminal(&w.branch))
+                    })
+                    .collect();
+                if !ws.is_empty() {
+                    line.push_str(&format!(" · {}", ws.join(", ")));
                 }
                 if let Some(o) = &t.outcome {
                     line.push_str(&format!(" · outcome: {}", for_terminal(o)));

@@ -2,20 +2,28 @@
 //! line, the truth) plus a `channel.md` mirror for people, cursors in
 //! `state.json`, documents as files in the same folder.
 //!
-//! Durability: an append is written with one `write` and `fdatasync`ed before
-//! it returns, so an acknowledged message survives `kill -9` and power loss.
-//! A torn last line left by a crash is dropped (with a warning) on reopen.
+//! Durability: a message is written with one `write` and `fdatasync`ed
+//! before anyone sees it or its sender gets an answer, so an acknowledged
+//! message survives `kill -9` and power loss; concurrent senders share one
+//! `fdatasync` (see [`super::ContextStore::stage`]). A torn last line left
+//! by a crash is dropped (with a warning) on reopen.
+//!
+//! The mirror is derived: written behind on a thread of its own (never on a
+//! sender's path), and rebuilt from the JSONL on open when it does not end
+//! with the newest message (a crash can lose its tail, never the channel).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, mpsc};
+use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
 use super::documents::{Docs, FileDocs};
 use super::index::ChannelIndex;
-use super::store::{CursorState, Journal, Store};
+use super::store::{CursorState, Journal, Store, SyncTarget};
 use super::{ChannelEntry, ContextError, Cursor, Handover, Result, StoreLayout};
 use crate::fsutil::atomic_write;
 
@@ -25,13 +33,107 @@ pub const STATE_FILE: &str = "state.json";
 /// The channel's on-disk files and the cursor file.
 #[derive(Debug)]
 pub struct FileJournal {
-    jsonl: File,
+    /// Shared so a group commit can `fdatasync` it without the store.
+    jsonl: Arc<File>,
     jsonl_path: PathBuf,
-    /// Length of the JSONL file after the last complete line.
+    /// Length of the JSONL file after the last complete line written.
     len: u64,
-    mirror_path: PathBuf,
+    /// Length known to be synced: where a failed sync cuts back to.
+    durable_len: u64,
+    /// Rollbacks so far: a sync target from before one covers nothing.
+    epoch: u64,
+    mirror: MirrorWriter,
     state_path: PathBuf,
     warnings: Vec<String>,
+}
+
+/// How many batches of mirror text may wait for the writer thread before
+/// publishing waits for it (memory stays bounded).
+const MIRROR_QUEUE: usize = 1024;
+
+/// Appends to the markdown mirror on a thread of its own, so no sender
+/// waits for it. Dropping it finishes the queued text first.
+#[derive(Debug)]
+struct MirrorWriter {
+    queue: Option<mpsc::SyncSender<String>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MirrorWriter {
+    fn start(path: PathBuf) -> MirrorWriter {
+        let (queue, rx) = mpsc::sync_channel::<String>(MIRROR_QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("awtui-mirror".into())
+            .spawn(move || mirror_loop(&path, &rx))
+            .map_err(|e| tracing::warn!("cannot start the channel mirror writer: {e}"))
+            .ok();
+        MirrorWriter {
+            queue: thread.as_ref().map(|_| queue),
+            thread,
+        }
+    }
+
+    fn push(&self, text: String) {
+        if let Some(q) = &self.queue {
+            // The thread only ends when the queue is dropped.
+            let _ = q.send(text);
+        }
+    }
+}
+
+impl Drop for MirrorWriter {
+    fn drop(&mut self) {
+        self.queue.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Writes whatever is queued in one append per wake-up. A failure is
+/// logged once until a write succeeds again (the log stays small).
+fn mirror_loop(path: &Path, rx: &mpsc::Receiver<String>) {
+    let mut failing = false;
+    while let Ok(mut text) = rx.recv() {
+        while let Ok(more) = rx.try_recv() {
+            text.push_str(&more);
+        }
+        let written = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
+        match written {
+            Ok(()) => failing = false,
+            Err(e) if !failing => {
+                tracing::warn!("cannot update {}: {e}", path.display());
+                failing = true;
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Whether the mirror at `path` ends with the newest entry's text (an
+/// empty channel needs nothing).
+fn mirror_is_current(path: &Path, last: Option<&ChannelEntry>) -> bool {
+    let Some(last) = last else {
+        return true;
+    };
+    let want = mirror_text(last);
+    let tail = (|| -> std::io::Result<Vec<u8>> {
+        let mut f = File::open(path)?;
+        let size = f.metadata()?.len();
+        let n = want.len() as u64;
+        if size < n {
+            return Ok(Vec::new());
+        }
+        f.seek(SeekFrom::Start(size - n))?;
+        let mut buf = Vec::with_capacity(want.len());
+        f.take(n).read_to_end(&mut buf)?;
+        Ok(buf)
+    })();
+    tail.is_ok_and(|t| t == want.as_bytes())
 }
 
 /// A context persisted in an instance folder.
@@ -120,10 +222,12 @@ impl FileStore {
             }
         }
 
-        let mirror_missing = !mirror_path.exists() && !index.is_empty();
-        if recovered.torn || mirror_missing {
+        if recovered.torn || !mirror_is_current(&mirror_path, index.entries().last()) {
             let text: String = index.entries().iter().map(mirror_text).collect();
-            atomic_write(&mirror_path, text.as_bytes()).map_err(io_err(&mirror_path))?;
+            // The mirror is for people; failing to rebuild it loses nothing.
+            if let Err(e) = atomic_write(&mirror_path, text.as_bytes()) {
+                warnings.push(format!("cannot rebuild {}: {e}", mirror_path.display()));
+            }
         }
 
         for w in &warnings {
@@ -131,18 +235,20 @@ impl FileStore {
         }
         let mut docs = FileDocs::new(dir, &config.document, config.own_files())?;
         docs.ensure(&config.documents)?;
-        Ok(Store {
+        Ok(Store::from_parts(
             index,
             docs,
-            journal: FileJournal {
-                jsonl,
+            FileJournal {
+                jsonl: Arc::new(jsonl),
                 jsonl_path,
                 len: recovered.len,
-                mirror_path,
+                durable_len: recovered.len,
+                epoch: 0,
+                mirror: MirrorWriter::start(mirror_path),
                 state_path,
                 warnings,
             },
-        })
+        ))
     }
 
     /// Problems found and repaired while opening (a torn last line, say).
@@ -228,33 +334,50 @@ fn read_state(path: &Path) -> Result<Option<StateFile>> {
 }
 
 impl Journal for FileJournal {
-    fn append(&mut self, entry: &ChannelEntry) -> Result<()> {
+    fn write(&mut self, entry: &ChannelEntry) -> Result<()> {
         let mut line = serde_json::to_vec(entry).map_err(|e| ContextError::Corrupt {
             path: self.jsonl_path.clone(),
             reason: e.to_string(),
         })?;
         line.push(b'\n');
-        let written = self
-            .jsonl
-            .write_all(&line)
-            .and_then(|()| self.jsonl.sync_data());
-        if let Err(e) = written {
+        if let Err(e) = (&*self.jsonl).write_all(&line) {
             // Cut off whatever part of the line reached the file, so the next
-            // append starts on a clean line.
+            // write starts on a clean line.
             let _ = self.jsonl.set_len(self.len);
             return Err(io_err(&self.jsonl_path)(e));
         }
         self.len += line.len() as u64;
-        // The mirror is for people; failing to update it loses nothing.
-        let mirror = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&self.mirror_path)
-            .and_then(|mut f| f.write_all(mirror_text(entry).as_bytes()));
-        if let Err(e) = mirror {
-            tracing::warn!("cannot update {}: {e}", self.mirror_path.display());
-        }
         Ok(())
+    }
+
+    fn sync_target(&self) -> Option<SyncTarget> {
+        Some(SyncTarget {
+            file: Arc::clone(&self.jsonl) as Arc<dyn super::store::Fsync>,
+            path: self.jsonl_path.clone(),
+            position: self.len,
+            epoch: self.epoch,
+        })
+    }
+
+    fn durable(&mut self, target: &SyncTarget) {
+        if target.epoch == self.epoch {
+            self.durable_len = self.durable_len.max(target.position);
+        }
+    }
+
+    fn rollback(&mut self) {
+        if let Err(e) = self.jsonl.set_len(self.durable_len) {
+            tracing::warn!(
+                "cannot cut unsynced messages off {}: {e}",
+                self.jsonl_path.display()
+            );
+        }
+        self.len = self.durable_len;
+        self.epoch += 1;
+    }
+
+    fn published(&mut self, entries: &[ChannelEntry]) {
+        self.mirror.push(entries.iter().map(mirror_text).collect());
     }
 
     fn save_cursors(&mut self, state: CursorState<'_>) -> Result<()> {
@@ -266,5 +389,44 @@ impl Journal for FileJournal {
         };
         let bytes = serde_json::to_vec_pretty(&state).unwrap_or_default();
         atomic_write(&self.state_path, &bytes).map_err(io_err(&self.state_path))
+    }
+}
+
+#[cfg(test)]
+mod journal_tests {
+    use super::*;
+    use crate::context::{ContextStore, MemoryStore};
+
+    fn layout() -> StoreLayout {
+        StoreLayout {
+            channel: "channel.md".into(),
+            document: "notes.md".into(),
+            documents: vec![],
+            agents: vec!["coder".into()],
+        }
+    }
+
+    #[test]
+    fn a_sync_from_before_a_rollback_never_marks_later_lines_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), &layout()).unwrap();
+        let mut journal = store.journal;
+        let mut mem = MemoryStore::new(&layout()).unwrap();
+        let a = mem.append("coder", "a").unwrap();
+        let b = mem.append("coder", "b").unwrap();
+
+        journal.write(&a).unwrap();
+        let before = journal.sync_target().unwrap();
+        // Another flush failed meanwhile: `a` was cut off, `b` written.
+        journal.rollback();
+        journal.write(&b).unwrap();
+        // The older sync succeeding says nothing about `b`...
+        journal.durable(&before);
+        // ...so a failure now cuts `b` off too, back to an empty file.
+        journal.rollback();
+        assert_eq!(
+            std::fs::read(dir.path().join("channel.jsonl")).unwrap(),
+            b""
+        );
     }
 }

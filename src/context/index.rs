@@ -10,7 +10,8 @@ use chrono::{DateTime, Utc};
 
 use super::mentions::{self, Priority};
 use super::{
-    ChannelEntry, ContextError, Cursor, DeliveryState, Handover, InboxItem, Result, Since,
+    ChannelEntry, ContextError, Cursor, DeliveryState, Handover, InboxItem, Page, PageOf, Result,
+    Since,
 };
 
 /// Channel entries plus the derived inbox index and cursors.
@@ -178,6 +179,33 @@ impl ChannelIndex {
         match since {
             Since::Id(id) => self.entries.partition_point(|e| e.id <= id),
             Since::Time(t) => self.entries.partition_point(|e| e.timestamp <= t),
+        }
+    }
+
+    /// One page of the channel, in O(log n + limit) whatever its place in
+    /// the history.
+    pub fn page(&self, page: Page, limit: usize) -> PageOf {
+        let (start, end, more) = match page {
+            Page::Newest(since) => {
+                let floor = since.map_or(0, |s| self.start_after(s));
+                let end = self.entries.len();
+                let start = floor.max(end.saturating_sub(limit));
+                (start, end, start > floor)
+            }
+            Page::After(after) => {
+                let start = self.start_after(after);
+                let end = self.entries.len().min(start.saturating_add(limit));
+                (start, end, end < self.entries.len())
+            }
+            Page::Before(id) => {
+                let end = self.entries.partition_point(|e| e.id < id);
+                let start = end.saturating_sub(limit);
+                (start, end, start > 0)
+            }
+        };
+        PageOf {
+            entries: self.entries[start..end].to_vec(),
+            more,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::documents::{Docs, MemoryDocs};
 use super::index::ChannelIndex;
-use super::store::{CursorState, Journal, Store};
+use super::store::{CursorState, Journal, Store, SyncTarget};
 use super::{ChannelEntry, Result, StoreLayout};
 
 /// A journal that keeps nothing: memory-only contexts.
@@ -11,9 +11,14 @@ use super::{ChannelEntry, Result, StoreLayout};
 pub struct NoJournal;
 
 impl Journal for NoJournal {
-    fn append(&mut self, _entry: &ChannelEntry) -> Result<()> {
+    fn write(&mut self, _entry: &ChannelEntry) -> Result<()> {
         Ok(())
     }
+    fn sync_target(&self) -> Option<SyncTarget> {
+        None
+    }
+    fn durable(&mut self, _target: &SyncTarget) {}
+    fn rollback(&mut self) {}
     fn save_cursors(&mut self, _state: CursorState<'_>) -> Result<()> {
         Ok(())
     }
@@ -26,12 +31,21 @@ impl MemoryStore {
     /// An empty context laid out as `config` says, listed documents created
     /// empty.
     pub fn new(config: &StoreLayout) -> Result<Self> {
+        Store::with_journal(config, NoJournal)
+    }
+}
+
+impl<J: Journal> Store<MemoryDocs, J> {
+    /// Documents in memory, the channel through `journal`: for a caller
+    /// that decides itself how messages become durable (tests inject
+    /// failing or waiting flushes this way).
+    pub fn with_journal(config: &StoreLayout, journal: J) -> Result<Self> {
         let mut docs = MemoryDocs::new(&config.document, config.own_files());
         docs.ensure(&config.documents)?;
-        Ok(Store {
-            index: ChannelIndex::new(config.agents.clone()),
+        Ok(Store::from_parts(
+            ChannelIndex::new(config.agents.clone()),
             docs,
-            journal: NoJournal,
-        })
+            journal,
+        ))
     }
 }

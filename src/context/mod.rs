@@ -110,6 +110,29 @@ impl Since {
     }
 }
 
+/// Which slice of the channel a read returns, so every message can be
+/// reached however long the history (pages cost O(page), not O(history)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Page {
+    /// The newest entries after a position (after the start without one).
+    Newest(Option<Since>),
+    /// The oldest entries after a position: paging forward.
+    After(Since),
+    /// The newest entries before a message id: paging back.
+    Before(u64),
+}
+
+/// One page of the channel, oldest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageOf {
+    /// The entries, oldest first.
+    pub entries: Vec<ChannelEntry>,
+    /// Whether more entries lie beyond this page in its direction (older
+    /// for [`Page::Newest`] and [`Page::Before`], newer for
+    /// [`Page::After`]).
+    pub more: bool,
+}
+
 /// Where one message stands for one recipient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -207,8 +230,27 @@ pub trait ContextStore: Send {
     fn append(&mut self, from: &str, message: &str) -> Result<ChannelEntry>;
     /// Appends a reply to message `to` (which must exist).
     fn reply(&mut self, from: &str, message: &str, to: u64) -> Result<ChannelEntry>;
+    /// Writes a message (a reply to `reply_to`, which must exist, if given)
+    /// without waiting for it to be durable. It stays invisible (not read,
+    /// not in any inbox) until a flush covers it and
+    /// [`ContextStore::publish_staged`] runs; ids keep increasing across
+    /// staged messages. Group commit: many senders stage, one flush.
+    fn stage(&mut self, from: &str, message: &str, reply_to: Option<u64>) -> Result<store::Staged>;
+    /// What makes every message staged so far durable; call its
+    /// [`store::Flusher::flush`] without holding the store.
+    fn flusher(&self) -> store::Flusher;
+    /// After `flushed` succeeded: publishes the staged messages it covers,
+    /// oldest first, and returns them.
+    fn publish_staged(&mut self, flushed: &store::Flusher) -> Vec<ChannelEntry>;
+    /// After a failed flush: cuts every staged message off the journal and
+    /// returns them (their senders get the flush's error).
+    fn discard_staged(&mut self) -> Vec<store::Staged>;
+    /// Whether the staged message `seq` still waits for a flush.
+    fn is_staged(&self, seq: u64) -> bool;
     /// The last `limit` entries after `since` (all of them without a limit).
     fn read(&self, since: Option<Since>, limit: Option<usize>) -> Result<Vec<ChannelEntry>>;
+    /// At most `limit` entries of `page`.
+    fn page(&self, page: Page, limit: usize) -> PageOf;
     /// The entry with this id.
     fn entry(&self, id: u64) -> Option<ChannelEntry>;
     /// The id of the newest entry, 0 when empty.

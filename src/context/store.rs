@@ -2,22 +2,125 @@
 //! documents live and how the channel is persisted. [`super::MemoryStore`]
 //! and [`super::FileStore`] are its two instances, so they cannot drift apart.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use chrono::Utc;
 
 use super::documents::Docs;
 use super::index::ChannelIndex;
 use super::{
-    ChannelEntry, ContextStore, Cursor, DeliveryState, Handover, InboxItem, Result, Since,
+    ChannelEntry, ContextStore, Cursor, DeliveryState, Handover, InboxItem, Page, PageOf, Result,
+    Since,
 };
 
 /// How a store makes channel entries and cursors durable.
+///
+/// Entries are written first ([`Journal::write`]) and made durable in
+/// batches (a [`Flusher`] built from [`Journal::sync_target`]), so
+/// concurrent senders share one `fdatasync` (group commit).
 pub trait Journal: Send {
-    /// Persists a new entry; when this returns the entry survives a crash.
-    fn append(&mut self, entry: &ChannelEntry) -> Result<()>;
+    /// Writes a new entry (one `write`, no sync).
+    fn write(&mut self, entry: &ChannelEntry) -> Result<()>;
+    /// The file to sync to make everything written so far durable, and how
+    /// far that reaches; `None` when written entries need nothing more.
+    fn sync_target(&self) -> Option<SyncTarget>;
+    /// A sync of `target` succeeded: everything up to its position is
+    /// durable, unless a rollback since the target was taken cut it off
+    /// (then it says nothing about what is in the file now).
+    fn durable(&mut self, target: &SyncTarget);
+    /// A sync failed: cuts off everything written after the last durable
+    /// position, so the next write starts on a clean line.
+    fn rollback(&mut self);
+    /// Entries that became durable and visible, oldest first (for derived
+    /// files such as the markdown mirror, written behind).
+    fn published(&mut self, _entries: &[ChannelEntry]) {}
     /// Persists all cursors and hidden ids atomically.
     fn save_cursors(&mut self, state: CursorState<'_>) -> Result<()>;
+}
+
+/// What a flush syncs: the channel file (`fdatasync`). A trait so a
+/// journal can say what durable means for it (and tests can make a flush
+/// fail or wait).
+pub trait Fsync: Send + Sync + std::fmt::Debug {
+    /// Makes everything written so far durable.
+    fn fsync(&self) -> std::io::Result<()>;
+}
+
+impl Fsync for File {
+    fn fsync(&self) -> std::io::Result<()> {
+        self.sync_data()
+    }
+}
+
+/// A file to `fdatasync` and the journal position the sync makes durable.
+#[derive(Clone, Debug)]
+pub struct SyncTarget {
+    /// The channel file (a shared handle: syncing needs no lock).
+    pub file: Arc<dyn Fsync>,
+    /// Its path, for error messages.
+    pub path: PathBuf,
+    /// The journal's length when the target was taken.
+    pub position: u64,
+    /// How many rollbacks the journal had made when the target was taken.
+    pub epoch: u64,
+}
+
+/// Makes every message staged so far durable, callable without holding
+/// the store, so other senders keep writing meanwhile: the group commit's
+/// one `fdatasync`. See [`ContextStore::flusher`].
+#[derive(Clone, Debug)]
+pub struct Flusher {
+    target: Option<SyncTarget>,
+    seq: u64,
+}
+
+impl Flusher {
+    /// Syncs the channel file (nothing to do for a memory store).
+    pub fn flush(&self) -> std::result::Result<(), FlushError> {
+        match &self.target {
+            Some(t) => t.file.fsync().map_err(|e| FlushError {
+                path: t.path.clone(),
+                kind: e.kind(),
+                text: e.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The newest staged message this flush covers (see [`Staged::seq`]).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+/// A failed flush, kept so every sender of the batch gets the same error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlushError {
+    path: PathBuf,
+    kind: std::io::ErrorKind,
+    text: String,
+}
+
+impl From<FlushError> for super::ContextError {
+    fn from(e: FlushError) -> Self {
+        super::ContextError::Io {
+            path: e.path,
+            source: std::io::Error::new(e.kind, e.text),
+        }
+    }
+}
+
+/// A message written but not yet durable, see [`ContextStore::stage`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Staged {
+    /// The entry as it will be published.
+    pub entry: ChannelEntry,
+    /// Its place among staged messages: unique, increasing, never reused
+    /// (not even after a failed flush discarded it).
+    pub seq: u64,
 }
 
 /// Everything about cursors a journal persists, in one atomic write.
@@ -34,15 +137,45 @@ pub struct Store<D, J> {
     pub(super) index: ChannelIndex,
     pub(super) docs: D,
     pub(super) journal: J,
+    /// Written, not yet durable, invisible: oldest first.
+    pub(super) staged: VecDeque<Staged>,
+    /// The last [`Staged::seq`] handed out.
+    pub(super) seq: u64,
 }
 
 impl<D: Docs + Send, J: Journal> Store<D, J> {
-    /// Persists a prepared entry, then indexes it.
-    fn commit(&mut self, entry: ChannelEntry) -> Result<ChannelEntry> {
-        self.journal.append(&entry)?;
-        // `prepare` yields the next id, so `push` cannot refuse it.
-        let _ = self.index.push(entry.clone());
-        Ok(entry)
+    /// A store over these parts, nothing staged.
+    pub(super) fn from_parts(index: ChannelIndex, docs: D, journal: J) -> Self {
+        Store {
+            index,
+            docs,
+            journal,
+            staged: VecDeque::new(),
+            seq: 0,
+        }
+    }
+
+    /// The next entry after everything indexed and staged.
+    fn next_entry(&self, from: &str, message: &str, reply_to: Option<u64>) -> ChannelEntry {
+        let mut entry = self.index.prepare(from, message, Utc::now());
+        if let Some(last) = self.staged.back() {
+            entry.id = last.entry.id + 1;
+            entry.timestamp = entry.timestamp.max(last.entry.timestamp);
+        }
+        entry.reply_to = reply_to;
+        entry
+    }
+
+    /// Stages an entry and makes it durable and visible before returning.
+    fn commit(&mut self, from: &str, message: &str, reply_to: Option<u64>) -> Result<ChannelEntry> {
+        let staged = self.stage(from, message, reply_to)?;
+        let flusher = self.flusher();
+        if let Err(e) = flusher.flush() {
+            self.discard_staged();
+            return Err(e.into());
+        }
+        self.publish_staged(&flusher);
+        Ok(staged.entry)
     }
 
     fn persist_cursor_change(&mut self, changed: bool) -> Result<()> {
@@ -65,20 +198,67 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
         self.docs.entry()
     }
     fn append(&mut self, from: &str, message: &str) -> Result<ChannelEntry> {
-        let entry = self.index.prepare(from, message, Utc::now());
-        self.commit(entry)
+        self.commit(from, message, None)
     }
     fn reply(&mut self, from: &str, message: &str, to: u64) -> Result<ChannelEntry> {
-        let last = self.index.last_id();
-        if self.index.entry(to).is_none() {
+        self.commit(from, message, Some(to))
+    }
+    fn stage(&mut self, from: &str, message: &str, reply_to: Option<u64>) -> Result<Staged> {
+        if let Some(to) = reply_to
+            && self.index.entry(to).is_none()
+        {
+            let last = self.index.last_id();
             return Err(super::ContextError::UnknownId { id: to, last });
         }
-        let mut entry = self.index.prepare(from, message, Utc::now());
-        entry.reply_to = Some(to);
-        self.commit(entry)
+        let entry = self.next_entry(from, message, reply_to);
+        self.journal.write(&entry)?;
+        self.seq += 1;
+        let staged = Staged {
+            entry,
+            seq: self.seq,
+        };
+        self.staged.push_back(staged.clone());
+        Ok(staged)
+    }
+    fn flusher(&self) -> Flusher {
+        Flusher {
+            target: self.journal.sync_target(),
+            seq: self.seq,
+        }
+    }
+    fn publish_staged(&mut self, flushed: &Flusher) -> Vec<ChannelEntry> {
+        if let Some(t) = &flushed.target {
+            self.journal.durable(t);
+        }
+        let mut published = Vec::new();
+        while let Some(s) = self.staged.pop_front() {
+            if s.seq > flushed.seq {
+                self.staged.push_front(s);
+                break;
+            }
+            // Staged ids follow the indexed ones, so `push` cannot refuse
+            // them.
+            let _ = self.index.push(s.entry.clone());
+            published.push(s.entry);
+        }
+        if !published.is_empty() {
+            self.journal.published(&published);
+        }
+        published
+    }
+    fn discard_staged(&mut self) -> Vec<Staged> {
+        self.journal.rollback();
+        self.staged.drain(..).collect()
+    }
+    fn is_staged(&self, seq: u64) -> bool {
+        self.staged.front().is_some_and(|s| s.seq <= seq)
+            && self.staged.back().is_some_and(|s| s.seq >= seq)
     }
     fn read(&self, since: Option<Since>, limit: Option<usize>) -> Result<Vec<ChannelEntry>> {
         Ok(self.index.read(since, limit))
+    }
+    fn page(&self, page: Page, limit: usize) -> PageOf {
+        self.index.page(page, limit)
     }
     fn entry(&self, id: u64) -> Option<ChannelEntry> {
         self.index.entry(id).cloned()

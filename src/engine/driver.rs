@@ -40,7 +40,8 @@ struct Running {
 pub struct Driver {
     pub runner: Runner,
     pub cx: LaunchContext,
-    pub mcp: McpHandle,
+    /// The context's MCP server (`None` with `context: false`).
+    pub mcp: Option<McpHandle>,
     pub events: broadcast::Sender<EngineEvent>,
     pub ctx_events: broadcast::Receiver<ContextEvent>,
     task_events: broadcast::Receiver<crate::tasks::TaskEvent>,
@@ -77,7 +78,7 @@ impl Driver {
     pub fn new(
         mut runner: Runner,
         cx: LaunchContext,
-        mcp: McpHandle,
+        mcp: Option<McpHandle>,
         events: broadcast::Sender<EngineEvent>,
         ctx_events: broadcast::Receiver<ContextEvent>,
         commands: mpsc::UnboundedReceiver<Envelope>,
@@ -363,10 +364,13 @@ impl Driver {
         let Some(def) = self.cx.workflow.agent(&agent).cloned() else {
             return;
         };
-        if def.backend == BackendKind::Cursor && !self.cursor_installed {
+        if def.backend == BackendKind::Cursor
+            && !self.cursor_installed
+            && let Some(mcp) = &self.cx.mcp
+        {
             match crate::agents::backend::cursor_config::install(
                 &self.cx.workflow.base_dir,
-                &self.cx.mcp_url,
+                &mcp.url,
             ) {
                 Ok(()) => self.cursor_installed = true,
                 Err(e) => self.notice(format!("cannot give Cursor the MCP server: {e}")),
@@ -934,7 +938,9 @@ impl Driver {
         self.emit(EngineEvent::Finished {
             outcome: outcome.clone(),
         });
-        self.mcp.stop().await;
+        if let Some(mcp) = self.mcp.take() {
+            mcp.stop().await;
+        }
         outcome
     }
 }

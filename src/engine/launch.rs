@@ -23,12 +23,21 @@ pub struct LaunchContext {
     pub prepared: Prepared,
     pub context: SharedContext,
     pub tools: ToolBox,
-    pub mcp_url: String,
-    pub tokens: crate::mcp::Tokens,
+    /// How agents reach the context (`None` with `context: false`: no
+    /// tools, no MCP config, no AWTUI_MCP_URL or AWTUI_TOKEN).
+    pub mcp: Option<McpAccess>,
     /// Per-agent folders (configs, logs, session ids) live under here.
     pub state_root: PathBuf,
     /// The worktrees of `workspace: worktree` agents, by agent.
     pub workspaces: crate::workspace::Workspaces,
+}
+
+/// The context's MCP server as agents reach it.
+pub struct McpAccess {
+    /// Its streamable HTTP URL.
+    pub url: String,
+    /// Each agent's token (its identity).
+    pub tokens: crate::mcp::Tokens,
 }
 
 impl LaunchContext {
@@ -74,6 +83,22 @@ impl ToolExecutor for AgentTools {
                 content: e.to_string(),
                 is_error: true,
             },
+        }
+    }
+}
+
+/// No tools at all, for API agents of a workflow without a shared context.
+struct NoTools;
+
+impl ToolExecutor for NoTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
+
+    fn call(&self, name: &str, _arguments: &Value) -> ToolResult {
+        ToolResult {
+            content: format!("there is no tool '{name}': this workflow has no shared context"),
+            is_error: true,
         }
     }
 }
@@ -174,10 +199,13 @@ pub fn start_turn(
             agent.base_url.as_deref(),
             agent.api_key_env.as_deref(),
         );
-        let tools = Arc::new(AgentTools {
-            tools: cx.tools.clone(),
-            agent: agent.name.clone(),
-        });
+        let tools: Arc<dyn ToolExecutor> = match cx.mcp {
+            Some(_) => Arc::new(AgentTools {
+                tools: cx.tools.clone(),
+                agent: agent.name.clone(),
+            }),
+            None => Arc::new(NoTools),
+        };
         return Ok(api::spawn(cfg, system_prompt, prompt, tools, None));
     }
     let req = TurnRequest {
@@ -188,8 +216,13 @@ pub fn start_turn(
         system_prompt,
         prompt,
         session_id,
-        mcp_url: cx.mcp_url.clone(),
-        token: cx.tokens.get(&agent.name).unwrap_or_default().to_string(),
+        mcp_url: cx.mcp.as_ref().map(|m| m.url.clone()).unwrap_or_default(),
+        token: cx
+            .mcp
+            .as_ref()
+            .and_then(|m| m.tokens.get(&agent.name))
+            .unwrap_or_default()
+            .to_string(),
         tools: agent.tools.clone(),
         command: command_for(cx, agent),
         env: agent_env(cx, &agent.name),

@@ -196,12 +196,20 @@ impl Engine {
         let context = SharedContext::with_tasks(store, tasks);
         let ctx_events = context.subscribe();
         let agents = workflow.agent_names();
-        let mcp = McpServer::start(McpConfig {
-            context: context.clone(),
-            agents: agents.clone(),
-            instance_dir: prepared.context_dir.clone(),
-        })
-        .await?;
+        // `context: false`: agents share nothing, so there is no server to
+        // reach (no tools, no AWTUI_MCP_URL, no `awtui ctx`).
+        let mcp = if workflow.context == ContextConfig::Disabled {
+            None
+        } else {
+            Some(
+                McpServer::start(McpConfig {
+                    context: context.clone(),
+                    agents: agents.clone(),
+                    instance_dir: prepared.context_dir.clone(),
+                })
+                .await?,
+            )
+        };
 
         if !temporary {
             let (root, names) = (state_root.clone(), agents.clone());
@@ -225,8 +233,10 @@ impl Engine {
         let (commands, command_rx) = mpsc::unbounded_channel();
         let cx = launch::LaunchContext {
             tools: ToolBox::new(context.clone(), agents),
-            mcp_url: mcp.url().to_string(),
-            tokens: mcp.tokens().clone(),
+            mcp: mcp.as_ref().map(|m| launch::McpAccess {
+                url: m.url().to_string(),
+                tokens: m.tokens().clone(),
+            }),
             context: context.clone(),
             prepared,
             workflow,
@@ -237,7 +247,7 @@ impl Engine {
             commands: CommandSender::new(commands),
             events: events.clone(),
             context: context.clone(),
-            mcp_url: cx.mcp_url.clone(),
+            mcp_url: cx.mcp.as_ref().map(|m| m.url.clone()).unwrap_or_default(),
             instance: options.instance,
             _watch: watch,
             task: tokio::spawn(
@@ -286,7 +296,7 @@ impl Engine {
         &self.context
     }
 
-    /// The MCP server's URL.
+    /// The MCP server's URL (empty with `context: false`: there is none).
     pub fn mcp_url(&self) -> &str {
         &self.mcp_url
     }

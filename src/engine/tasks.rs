@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::mentions::USER;
 use crate::tasks::{
-    Checkpoint, PlanWorkflow, PlannedTask, RegisteredAgent, Task, TaskBoard, TaskEvent, TaskStatus,
+    Checkpoint, PlanWorkflow, PlanWorkspace, PlannedTask, RegisteredAgent, Task, TaskBoard,
+    TaskEvent, TaskStatus,
 };
 
 /// Everything on the board, for a front end drawing it from scratch.
@@ -23,6 +24,10 @@ pub struct TaskSnapshot {
     pub agents: Vec<RegisteredAgent>,
     /// The latest checkpoint of each task that has one.
     pub last_checkpoints: Vec<Checkpoint>,
+    /// The workspaces (`workspace_create`), oldest first, each naming its
+    /// tasks.
+    #[serde(default)]
+    pub workspaces: Vec<PlanWorkspace>,
 }
 
 impl TaskSnapshot {
@@ -41,7 +46,15 @@ impl TaskSnapshot {
             TaskEvent::CheckpointAdded(c) => {
                 upsert(&mut self.last_checkpoints, c, |a, b| a.task_id == b.task_id)
             }
+            TaskEvent::WorkspaceChanged(w) => upsert(&mut self.workspaces, w, |a, b| a.id == b.id),
         }
+    }
+
+    /// The workspaces linked to task `task_id`.
+    pub fn workspaces_of(&self, task_id: &str) -> impl Iterator<Item = &PlanWorkspace> {
+        self.workspaces
+            .iter()
+            .filter(move |w| w.task_ids.iter().any(|t| t == task_id))
     }
 }
 
@@ -56,6 +69,11 @@ pub fn snapshot(board: &TaskBoard) -> TaskSnapshot {
             .iter()
             .filter_map(|t| s.checkpoints(&t.id).last().cloned())
             .collect(),
+        workspaces: {
+            let mut all: Vec<PlanWorkspace> = s.workspaces().cloned().collect();
+            all.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+            all
+        },
     })
 }
 

@@ -20,7 +20,8 @@
 //! - Cursors and acknowledgements use message ids; a timestamp given as
 //!   `since`/`until` is turned into the id of the last message at or before
 //!   it.
-//! - Results are JSON objects, as structured content and as text.
+//! - Results are JSON objects, sent once, as text content (no tool declares
+//!   an output schema, so there is no structured copy).
 
 pub mod bridge;
 pub mod endpoint;

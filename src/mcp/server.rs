@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use axum::http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Extensions, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Extensions,
+    Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -99,6 +99,19 @@ impl ContextServer {
     }
 }
 
+/// A tool result carrying its JSON once, as compact text: what every
+/// client reads (Claude Code, Codex, Gemini CLI and opencode read text
+/// content). No `structuredContent` copy: no tool declares an output
+/// schema, and the copy doubled large results (an inbox of 5,000).
+fn one_payload(value: &serde_json::Value, is_error: bool) -> CallToolResponse {
+    let content = vec![ContentBlock::text(value.to_string())];
+    if is_error {
+        CallToolResult::error(content).into()
+    } else {
+        CallToolResult::success(content).into()
+    }
+}
+
 fn internal(e: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(e.to_string(), None)
 }
@@ -139,14 +152,12 @@ impl ServerHandler for ContextServer {
             .await
             .map_err(internal)?;
         match result {
-            Ok(value) => Ok(CallToolResult::structured(value).into()),
-            Err(ToolError::Failed(message)) => {
-                Ok(CallToolResult::structured_error(json!({ "error": message })).into())
-            }
-            Err(ToolError::Coded { code, message }) => Ok(CallToolResult::structured_error(
-                json!({ "error": message, "code": code }),
-            )
-            .into()),
+            Ok(value) => Ok(one_payload(&value, false)),
+            Err(ToolError::Failed(message)) => Ok(one_payload(&json!({ "error": message }), true)),
+            Err(ToolError::Coded { code, message }) => Ok(one_payload(
+                &json!({ "error": message, "code": code }),
+                true,
+            )),
             Err(ToolError::Invalid(message)) => Err(ErrorData::invalid_params(message, None)),
         }
     }

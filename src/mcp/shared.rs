@@ -5,12 +5,20 @@
 //! store's lock only for the store calls themselves (never across an
 //! `.await`) and publishes one [`ContextEvent`] per change while still
 //! holding it, so events arrive in the same order as the changes.
+//!
+//! [`SharedContext::append`] is the fast path for sends: group commit. Each
+//! sender writes its line under the lock; the first to find no flush under
+//! way becomes the leader, releases the lock and `fdatasync`s everything
+//! written so far, then publishes the batch; the others wait for that flush
+//! (or lead the next one). A message is visible to nobody, and its sender
+//! gets no answer, before it is durable.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+use crate::context::store::FlushError;
 use crate::context::{ChannelEntry, ContextStore, Cursor, Result, Since};
 use crate::tasks::TaskBoard;
 
@@ -60,11 +68,56 @@ pub enum DocumentChange {
     Deleted,
 }
 
+/// How many failed flushes are remembered for the senders still waiting
+/// on them (a failed flush is rare; each waiter looks its own up).
+const FAILURES_KEPT: usize = 256;
+
+/// The store and the group commit's state, under one lock.
+struct Locked {
+    store: Box<dyn ContextStore>,
+    /// A leader is syncing outside the lock.
+    flushing: bool,
+    /// Recent failed flushes: staged seqs `first..=last` and the error.
+    failures: std::collections::VecDeque<(u64, u64, FlushError)>,
+}
+
+impl Locked {
+    /// Publishes what `flushed` covered, announcing each message in order.
+    fn publish(
+        &mut self,
+        flushed: &crate::context::store::Flusher,
+        events: &broadcast::Sender<ContextEvent>,
+    ) {
+        for entry in self.store.publish_staged(flushed) {
+            let _ = events.send(ContextEvent::MessageAppended { entry });
+        }
+    }
+
+    /// Drops every staged message after a failed flush and remembers the
+    /// error for their senders.
+    fn fail(&mut self, error: FlushError) {
+        let dropped = self.store.discard_staged();
+        if let (Some(first), Some(last)) = (dropped.first(), dropped.last()) {
+            if self.failures.len() == FAILURES_KEPT {
+                self.failures.pop_front();
+            }
+            self.failures.push_back((first.seq, last.seq, error));
+        }
+    }
+
+    fn failure_of(&self, seq: u64) -> Option<&FlushError> {
+        self.failures
+            .iter()
+            .find(|(first, last, _)| (*first..=*last).contains(&seq))
+            .map(|(_, _, e)| e)
+    }
+}
+
 /// A context store behind a mutex, cloneable and shareable across tasks,
 /// with a broadcast of the changes made through it.
 #[derive(Clone)]
 pub struct SharedContext {
-    store: Arc<Mutex<Box<dyn ContextStore>>>,
+    store: Arc<(Mutex<Locked>, Condvar)>,
     events: broadcast::Sender<ContextEvent>,
     /// The instance's tasks (caw protocol), served by the same MCP server.
     tasks: TaskBoard,
@@ -87,8 +140,13 @@ impl SharedContext {
     /// its tasks on disk next to its channel).
     pub fn with_tasks(store: Box<dyn ContextStore>, tasks: TaskBoard) -> Self {
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let locked = Locked {
+            store,
+            flushing: false,
+            failures: Default::default(),
+        };
         SharedContext {
-            store: Arc::new(Mutex::new(store)),
+            store: Arc::new((Mutex::new(locked), Condvar::new())),
             events,
             tasks,
         }
@@ -118,16 +176,16 @@ impl SharedContext {
         self.events.subscribe()
     }
 
-    fn lock(&self) -> MutexGuard<'_, Box<dyn ContextStore>> {
+    fn lock(&self) -> MutexGuard<'_, Locked> {
         // A panic inside a store call is a bug; the store's state is still
         // the best there is, so keep serving it.
-        self.store.lock().unwrap_or_else(|e| e.into_inner())
+        self.store.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs `f` with read access to the store.
     pub fn read<T>(&self, f: impl FnOnce(&dyn ContextStore) -> T) -> T {
         let guard = self.lock();
-        f(guard.as_ref())
+        f(guard.store.as_ref())
     }
 
     /// Runs `f` with the store locked; every change `f` makes through the
@@ -135,15 +193,49 @@ impl SharedContext {
     pub fn transact<T>(&self, f: impl FnOnce(&mut Recorder<'_>) -> T) -> T {
         let mut guard = self.lock();
         let mut recorder = Recorder {
-            store: guard.as_mut(),
+            locked: &mut guard,
             events: &self.events,
         };
-        f(&mut recorder)
+        let result = f(&mut recorder);
+        drop(guard);
+        // An inline flush may have published messages others wait for.
+        self.store.1.notify_all();
+        result
     }
 
-    /// Appends a message from `from`.
+    /// Appends a message from `from`; it is durable when this returns, and
+    /// announced once it is. Concurrent callers share one `fdatasync`
+    /// (group commit). Blocks: call it off the async workers.
     pub fn append(&self, from: &str, message: &str) -> Result<ChannelEntry> {
-        self.transact(|tx| tx.append(from, message))
+        let (locked, wake) = &*self.store;
+        let mut guard = self.lock();
+        let staged = guard.store.stage(from, message, None)?;
+        loop {
+            if !guard.store.is_staged(staged.seq) {
+                return match guard.failure_of(staged.seq) {
+                    Some(e) => Err(e.clone().into()),
+                    None => Ok(staged.entry),
+                };
+            }
+            if guard.flushing {
+                guard = wake.wait(guard).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            // Lead: sync everything staged so far without the lock.
+            guard.flushing = true;
+            let flusher = guard.store.flusher();
+            drop(guard);
+            let flushed = flusher.flush();
+            guard = locked.lock().unwrap_or_else(|e| e.into_inner());
+            guard.flushing = false;
+            match flushed {
+                Ok(()) => guard.publish(&flusher, &self.events),
+                // Only what is still staged failed (an inline flush may
+                // have covered part of it meanwhile).
+                Err(e) => guard.fail(e),
+            }
+            wake.notify_all();
+        }
     }
 
     /// Records that `agent` was handed everything up to `through`.
@@ -159,14 +251,18 @@ impl SharedContext {
 
 /// Mutating access to a locked store that announces each change.
 pub struct Recorder<'a> {
-    store: &'a mut dyn ContextStore,
+    locked: &'a mut Locked,
     events: &'a broadcast::Sender<ContextEvent>,
 }
 
 impl Recorder<'_> {
     /// Read access to the store.
     pub fn store(&self) -> &dyn ContextStore {
-        self.store
+        self.locked.store.as_ref()
+    }
+
+    fn store_mut(&mut self) -> &mut dyn ContextStore {
+        self.locked.store.as_mut()
     }
 
     fn emit(&self, event: ContextEvent) {
@@ -176,26 +272,36 @@ impl Recorder<'_> {
 
     /// Appends a message and announces it.
     pub fn append(&mut self, from: &str, message: &str) -> Result<ChannelEntry> {
-        let entry = self.store.append(from, message)?;
-        self.emit(ContextEvent::MessageAppended {
-            entry: entry.clone(),
-        });
-        Ok(entry)
+        self.commit(from, message, None)
     }
 
     /// Appends a reply to message `to` and announces it.
     pub fn reply(&mut self, from: &str, message: &str, to: u64) -> Result<ChannelEntry> {
-        let entry = self.store.reply(from, message, to)?;
-        self.emit(ContextEvent::MessageAppended {
-            entry: entry.clone(),
-        });
-        Ok(entry)
+        self.commit(from, message, Some(to))
+    }
+
+    /// Stages a message and flushes inline (holding the lock, which the
+    /// transaction needs anyway); other senders' staged messages ride along
+    /// and are announced first, in order.
+    fn commit(&mut self, from: &str, message: &str, reply_to: Option<u64>) -> Result<ChannelEntry> {
+        let staged = self.store_mut().stage(from, message, reply_to)?;
+        let flusher = self.locked.store.flusher();
+        match flusher.flush() {
+            Ok(()) => {
+                self.locked.publish(&flusher, self.events);
+                Ok(staged.entry)
+            }
+            Err(e) => {
+                self.locked.fail(e.clone());
+                Err(e.into())
+            }
+        }
     }
 
     /// Hides messages from every inbox (nothing to announce: cursors are
     /// unchanged; front ends learn it from the thread state).
     pub fn hide(&mut self, ids: &[u64]) -> Result<()> {
-        self.store.hide(ids)
+        self.store_mut().hide(ids)
     }
 
     fn cursor_change(&self, agent: &str, before: Cursor, after: Cursor) {
@@ -209,16 +315,16 @@ impl Recorder<'_> {
 
     /// Marks delivery up to `through`; announces the cursor if it moved.
     pub fn mark_delivered(&mut self, agent: &str, through: u64) -> Result<Cursor> {
-        let before = self.store.cursor(agent)?;
-        let after = self.store.mark_delivered(agent, through)?;
+        let before = self.store().cursor(agent)?;
+        let after = self.store_mut().mark_delivered(agent, through)?;
         self.cursor_change(agent, before, after);
         Ok(after)
     }
 
     /// Acknowledges up to `until`; announces the cursor if it moved.
     pub fn ack(&mut self, agent: &str, until: Since) -> Result<Cursor> {
-        let before = self.store.cursor(agent)?;
-        let after = self.store.ack(agent, until)?;
+        let before = self.store().cursor(agent)?;
+        let after = self.store_mut().ack(agent, until)?;
         self.cursor_change(agent, before, after);
         Ok(after)
     }
@@ -228,7 +334,7 @@ impl Recorder<'_> {
             // The store accepted it, so it only differs from its normal
             // form by trailing slashes.
             Some(f) => f.trim_end_matches('/').to_string(),
-            None => self.store.entry_document().to_string(),
+            None => self.store().entry_document().to_string(),
         }
     }
 
@@ -247,7 +353,7 @@ impl Recorder<'_> {
         file: Option<&str>,
         content: &str,
     ) -> Result<String> {
-        self.store.write_document(file, content)?;
+        self.store_mut().write_document(file, content)?;
         let path = self.doc_path(file);
         self.doc_event(path.clone(), DocumentChange::Written, by);
         Ok(path)
@@ -260,7 +366,7 @@ impl Recorder<'_> {
         file: Option<&str>,
         content: &str,
     ) -> Result<String> {
-        self.store.append_document(file, content)?;
+        self.store_mut().append_document(file, content)?;
         let path = self.doc_path(file);
         self.doc_event(path.clone(), DocumentChange::Appended, by);
         Ok(path)
@@ -268,7 +374,7 @@ impl Recorder<'_> {
 
     /// Creates a document; returns its path.
     pub fn create_document(&mut self, by: &str, file: &str, content: &str) -> Result<String> {
-        self.store.create_document(file, content)?;
+        self.store_mut().create_document(file, content)?;
         let path = self.doc_path(Some(file));
         self.doc_event(path.clone(), DocumentChange::Created, by);
         Ok(path)
@@ -276,7 +382,7 @@ impl Recorder<'_> {
 
     /// Deletes a document; returns its path.
     pub fn delete_document(&mut self, by: &str, file: &str) -> Result<String> {
-        self.store.delete_document(file)?;
+        self.store_mut().delete_document(file)?;
         let path = self.doc_path(Some(file));
         self.doc_event(path.clone(), DocumentChange::Deleted, by);
         Ok(path)

@@ -471,8 +471,7 @@ pub(super) fn parse<T: serde::de::DeserializeOwned>(
 
 /// A workflow as lists show it.
 fn workflow_json(store: &TaskStore, w: &crate::tasks::PlanWorkflow) -> Value {
-    let tasks = store.tasks_of(&w.id);
-    let done = tasks.iter().filter(|t| t.status.is_done()).count();
+    let (total, done) = store.counts(&w.id);
     json!({
         "id": w.id,
         "name": w.name,
@@ -480,7 +479,7 @@ fn workflow_json(store: &TaskStore, w: &crate::tasks::PlanWorkflow) -> Value {
         "summary": w.plan_summary,
         "source_type": w.source_type,
         "max_parallel_tasks": w.max_parallel_tasks,
-        "total_tasks": tasks.len(),
+        "total_tasks": total,
         "completed_tasks": done,
         "created_at": w.created_at,
     })
@@ -684,10 +683,7 @@ pub fn call(
                         id: a.workflow_id.clone(),
                     })?;
                 let ready = s.ready(&a.workflow_id, a.include_failed.unwrap_or(false));
-                let all_complete = {
-                    let tasks = s.tasks_of(&w.id);
-                    !tasks.is_empty() && tasks.iter().all(|t| t.status.is_done())
-                };
+                let all_complete = s.is_complete(&w.id);
                 Ok(json!({
                     "tasks": ready,
                     "max_parallel": w.max_parallel_tasks,

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::shared::SharedContext;
-use crate::context::{ChannelEntry, ContextError, InboxItem, Since, mentions};
+use crate::context::{ChannelEntry, ContextError, InboxItem, Page, PageOf, Since, mentions};
 
 /// How many channel entries `channel_read` and `channel_peek` return when
 /// no `limit` is given.
@@ -92,6 +92,25 @@ fn limit_schema() -> Value {
     })
 }
 
+/// The paging arguments of `channel_read` (with `since`) and
+/// `channel_peek`.
+fn page_properties(with_since: bool) -> Value {
+    let mut p = json!({
+        "after": since_schema("Page forward: the oldest entries after this message id (0 for the very start) or ISO 8601 timestamp."),
+        "before": {
+            "description": "Page back: the newest entries before this message id.",
+            "anyOf": [{"type": "integer", "minimum": 1}, {"type": "string"}]
+        },
+        "limit": limit_schema(),
+    });
+    if with_since {
+        p["since"] = since_schema(
+            "The newest entries after this message id (such as 42) or ISO 8601 timestamp.",
+        );
+    }
+    p
+}
+
 fn file_schema(what: &str) -> Value {
     json!({"type": "string", "description": what})
 }
@@ -117,25 +136,24 @@ pub fn specs() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "channel_read",
-            description: "Read channel messages after `since` (a message id or an ISO 8601 \
-                timestamp; omit it for the latest). Returns at most `limit` entries, the newest \
-                ones (default 50). Acknowledges your @mentions up to the last entry returned, \
-                except unread mentions this read did not show you, which stay in your inbox.",
-            input_schema: object_schema(
-                json!({
-                    "since": since_schema("Return entries after this message id (such as 42) or ISO 8601 timestamp."),
-                    "limit": limit_schema(),
-                }),
-                &[],
-            ),
+            description: "Read channel messages, oldest first. By default the newest `limit` \
+                (default 50, at most 1000), optionally only those after `since` (a message id or \
+                an ISO 8601 timestamp). Page through all history with `after` (the oldest \
+                `limit` after that id or timestamp: paging forward) or `before` (the newest \
+                `limit` before that id: paging back); the result's `next` holds the argument for \
+                the following page (null at the end). Acknowledges your @mentions up to the last \
+                entry returned, except unread mentions this read did not show you, which stay in \
+                your inbox.",
+            input_schema: object_schema(page_properties(true), &[]),
             read_only: false,
             destructive: false,
         },
         ToolSpec {
             name: "channel_peek",
-            description: "The latest channel messages (default 50, at most `limit`) without \
-                acknowledging anything.",
-            input_schema: object_schema(json!({"limit": limit_schema()}), &[]),
+            description: "Channel messages without acknowledging anything: the newest `limit` \
+                (default 50, at most 1000), or a page with `after` / `before` as in \
+                channel_read (follow the result's `next`).",
+            input_schema: object_schema(page_properties(false), &[]),
             read_only: true,
             destructive: false,
         },
@@ -268,13 +286,43 @@ struct SendArgs {
 #[serde(deny_unknown_fields)]
 struct ReadArgs {
     since: Option<Value>,
+    after: Option<Value>,
+    before: Option<Value>,
     limit: Option<u64>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PeekArgs {
+    after: Option<Value>,
+    before: Option<Value>,
     limit: Option<u64>,
+}
+
+/// Which page `since` / `after` / `before` (at most one) ask for.
+fn parse_page(
+    tool: &str,
+    since: Option<&Value>,
+    after: Option<&Value>,
+    before: Option<&Value>,
+) -> Result<Page, ToolError> {
+    match (since, after, before) {
+        (since, None, None) => Ok(Page::Newest(
+            since
+                .map(|v| parse_position(tool, "since", v))
+                .transpose()?,
+        )),
+        (None, Some(after), None) => Ok(Page::After(parse_position(tool, "after", after)?)),
+        (None, None, Some(before)) => match parse_position(tool, "before", before)? {
+            Since::Id(id) => Ok(Page::Before(id)),
+            Since::Time(_) => Err(ToolError::Failed(
+                "before must be a message id (such as 42), not a timestamp".into(),
+            )),
+        },
+        _ => Err(ToolError::Failed(
+            "give at most one of since, after and before".into(),
+        )),
+    }
 }
 
 #[derive(Deserialize)]
@@ -354,6 +402,28 @@ fn entry_json(e: &ChannelEntry) -> Value {
     })
 }
 
+/// A page as `channel_read` and `channel_peek` return it: the entries,
+/// whether older ones were left out, and `next`, the argument that fetches
+/// the following page in the same direction (null when there is none).
+fn page_json(page: Page, found: &PageOf, last_id: u64) -> Value {
+    let next = match (page, found.entries.first(), found.entries.last()) {
+        (_, None, _) | (_, _, None) => Value::Null,
+        _ if !found.more => Value::Null,
+        (Page::After(_), _, Some(last)) => json!({"after": last.id}),
+        (_, Some(first), _) => json!({"before": first.id}),
+    };
+    let omitted_older = match page {
+        Page::After(_) => found.entries.first().is_some_and(|e| e.id > 1),
+        _ => found.more,
+    };
+    json!({
+        "entries": found.entries.iter().map(entry_json).collect::<Vec<_>>(),
+        "omitted_older": omitted_older,
+        "next": next,
+        "last_id": last_id,
+    })
+}
+
 /// Inbox items as tool results and resources show them.
 pub(crate) fn inbox_json(items: &[InboxItem]) -> Vec<Value> {
     items
@@ -412,16 +482,13 @@ impl ToolBox {
             }
             "channel_read" => {
                 let a: ReadArgs = parse(name, args)?;
-                let since = a
-                    .since
-                    .as_ref()
-                    .map(|v| parse_position(name, "since", v))
-                    .transpose()?;
-                self.channel_read(caller, since, parse_limit(a.limit)?)
+                let page = parse_page(name, a.since.as_ref(), a.after.as_ref(), a.before.as_ref())?;
+                self.channel_read(caller, page, parse_limit(a.limit)?)
             }
             "channel_peek" => {
                 let a: PeekArgs = parse(name, args)?;
-                self.channel_peek(parse_limit(a.limit)?)
+                let page = parse_page(name, None, a.after.as_ref(), a.before.as_ref())?;
+                self.channel_peek(page, parse_limit(a.limit)?)
             }
             "inbox_check" | "channel_mentions" => {
                 let _: Empty = parse(name, args)?;
@@ -506,50 +573,28 @@ impl ToolBox {
     /// Reads, then acknowledges the caller's mentions up to the last entry
     /// returned; an unread mention older than the first entry returned was
     /// not shown, so the acknowledgement stops just before it.
-    fn channel_read(
-        &self,
-        caller: &str,
-        since: Option<Since>,
-        limit: usize,
-    ) -> Result<Value, ToolError> {
+    fn channel_read(&self, caller: &str, page: Page, limit: usize) -> Result<Value, ToolError> {
         self.ctx.transact(|tx| {
             let store = tx.store();
-            let mut entries = store.read(since, Some(limit + 1))?;
-            let omitted = entries.len() > limit;
-            if omitted {
-                entries.remove(0);
-            }
-            let last_id = store.last_id();
+            let found = store.page(page, limit);
             let mut acked_until = None;
-            if let (Some(first), Some(last)) = (entries.first(), entries.last()) {
+            if let (Some(first), Some(last)) = (found.entries.first(), found.entries.last()) {
                 let until = match store.oldest_unread(caller)? {
                     Some(unseen) if unseen < first.id => unseen - 1,
                     _ => last.id,
                 };
                 acked_until = Some(tx.ack(caller, Since::Id(until))?.acked);
             }
-            Ok(json!({
-                "entries": entries.iter().map(entry_json).collect::<Vec<_>>(),
-                "omitted_older": omitted,
-                "last_id": last_id,
-                "acked_until": acked_until,
-            }))
+            let mut result = page_json(page, &found, tx.store().last_id());
+            result["acked_until"] = json!(acked_until);
+            Ok(result)
         })
     }
 
-    fn channel_peek(&self, limit: usize) -> Result<Value, ToolError> {
-        self.ctx.read(|s| {
-            let mut entries = s.read(None, Some(limit + 1))?;
-            let omitted = entries.len() > limit;
-            if omitted {
-                entries.remove(0);
-            }
-            Ok(json!({
-                "entries": entries.iter().map(entry_json).collect::<Vec<_>>(),
-                "omitted_older": omitted,
-                "last_id": s.last_id(),
-            }))
-        })
+    fn channel_peek(&self, page: Page, limit: usize) -> Result<Value, ToolError> {
+        Ok(self
+            .ctx
+            .read(|s| page_json(page, &s.page(page, limit), s.last_id())))
     }
 
     fn inbox_check(&self, caller: &str) -> Result<Value, ToolError> {
@@ -743,6 +788,90 @@ mod tests {
             call(&t, "reviewer", "inbox_peek", json!({})).unwrap()["count"],
             0
         );
+    }
+
+    fn ids(r: &Value) -> Vec<u64> {
+        r["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_u64().unwrap())
+            .collect()
+    }
+
+    /// Follows `next` from `first` until it is null; returns every id seen
+    /// and the number of pages.
+    fn follow(t: &ToolBox, tool: &str, first: Value) -> (Vec<u64>, usize) {
+        let (mut seen, mut pages, mut args) = (Vec::new(), 0, first);
+        loop {
+            let r = call(t, "reviewer", tool, args.clone()).unwrap();
+            pages += 1;
+            let page = ids(&r);
+            assert!(page.len() <= 1000, "{}", page.len());
+            assert!(page.windows(2).all(|w| w[0] < w[1]), "oldest first");
+            seen.push(page);
+            if r["next"].is_null() {
+                break;
+            }
+            let mut next = r["next"].clone();
+            next["limit"] = args["limit"].clone();
+            args = next;
+        }
+        (seen.concat(), pages)
+    }
+
+    #[test]
+    fn every_message_is_reachable_by_paging_forward_and_back() {
+        let t = toolbox();
+        let layout_n = 2_500u64;
+        t.ctx
+            .transact(|tx| {
+                for i in 1..=layout_n {
+                    tx.append("coder", &format!("m{i}"))?;
+                }
+                Ok::<_, ContextError>(())
+            })
+            .unwrap();
+        let all: Vec<u64> = (1..=layout_n).collect();
+
+        // Forward from the very start, in pages of 1,000.
+        for tool in ["channel_peek", "channel_read"] {
+            let (seen, pages) = follow(&t, tool, json!({"after": 0, "limit": 1000}));
+            assert_eq!(seen, all, "{tool}");
+            assert_eq!(pages, 3);
+        }
+        // Back from the newest: each page is older than the one before.
+        let (mut seen, pages) = follow(&t, "channel_peek", json!({"limit": 1000}));
+        assert_eq!(pages, 3);
+        seen.sort();
+        assert_eq!(seen, all);
+        let r = call(
+            &t,
+            "reviewer",
+            "channel_peek",
+            json!({"before": 1001, "limit": 2}),
+        )
+        .unwrap();
+        assert_eq!(ids(&r), vec![999, 1000]);
+        assert_eq!(r["next"], json!({"before": 999}));
+        let r = call(
+            &t,
+            "reviewer",
+            "channel_read",
+            json!({"after": 2499, "limit": 5}),
+        )
+        .unwrap();
+        assert_eq!(ids(&r), vec![2500]);
+        assert!(r["next"].is_null());
+
+        for bad in [
+            json!({"since": 1, "after": 2}),
+            json!({"after": 1, "before": 5}),
+            json!({"before": "2026-01-15T10:05:00Z"}),
+        ] {
+            let e = call(&t, "reviewer", "channel_read", bad.clone()).unwrap_err();
+            assert!(matches!(e, ToolError::Failed(_)), "{bad}: {e:?}");
+        }
     }
 
     #[test]

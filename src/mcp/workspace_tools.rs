@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::tools::ToolError;
-use crate::tasks::TaskBoard;
 use crate::tasks::model::{PlanWorkspace, WORKSPACE_STATUSES};
+use crate::tasks::{TaskBoard, TaskEvent};
 use crate::workspace::{Repo, WorkspaceError};
 
 impl From<WorkspaceError> for ToolError {
@@ -55,6 +55,14 @@ fn invalid(message: String) -> ToolError {
         code: "INVALID_ARGUMENT",
         message,
     }
+}
+
+/// Records `ws` and tells front ends (the task board shows it on its tasks).
+fn save(board: &TaskBoard, ws: &PlanWorkspace) -> Result<(), crate::tasks::TaskError> {
+    board.change(|s| match s.save_workspace(ws.clone()) {
+        Ok(()) => (Ok(()), vec![TaskEvent::WorkspaceChanged(ws.clone())]),
+        Err(e) => (Err(e), vec![]),
+    })
 }
 
 fn workspace_json(w: &PlanWorkspace) -> Value {
@@ -109,7 +117,7 @@ pub fn create(
         created_at: now,
         updated_at: now,
     };
-    board.change(|s| (s.save_workspace(ws.clone()), vec![]))?;
+    save(board, &ws)?;
     Ok(workspace_json(&ws))
 }
 
@@ -165,6 +173,6 @@ pub fn update(board: &TaskBoard, args: Option<Map<String, Value>>) -> Result<Val
         ws.worktree_path = None;
     }
     ws.updated_at = Utc::now();
-    board.change(|s| (s.save_workspace(ws.clone()), vec![]))?;
+    save(board, &ws)?;
     Ok(json!({"success": true, "workspace": workspace_json(&ws)}))
 }

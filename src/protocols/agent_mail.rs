@@ -413,17 +413,40 @@ impl MailRecord {
 /// id, or the subject starting with the type, so chat such as "almost DONE
 /// here" is not a status message.
 pub fn from_channel_message(message: &str) -> Option<MailRecord> {
-    let mut text = message.trim_start();
-    while let Some(rest) = text.strip_prefix('@') {
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        text = rest[end..].trim_start();
-    }
-    let record = parse(text, Mode::Lenient).ok()?;
+    let record = read(skip_mentions(message), Mode::Lenient);
     let kind = record.kind()?;
     let subject = record.subject.trim_start();
     let subject = subject.strip_prefix("Re:").unwrap_or(subject).trim_start();
     let leads = subject.split_whitespace().next() == Some(kind.keyword());
     (record.bead_id.is_some() || leads).then_some(record)
+}
+
+/// A channel message without its leading `@mentions` (channel messages
+/// address someone first; the status message follows).
+fn skip_mentions(message: &str) -> &str {
+    let mut text = message.trim_start();
+    while let Some(rest) = text.strip_prefix('@') {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        text = rest[end..].trim_start();
+    }
+    text
+}
+
+/// What `awtui mail check` finds in one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailCheck {
+    /// The message as read in the mode asked for (type, bead, thread, ack).
+    pub record: MailRecord,
+    /// Everything wrong with it: errors in strict mode, warnings otherwise.
+    pub problems: Vec<MailProblem>,
+}
+
+/// Checks one message as an agent writes it to the channel (leading
+/// `@mentions` skipped), in `mode`.
+pub fn check(message: &str, mode: Mode) -> MailCheck {
+    let mut record = read(skip_mentions(message), mode);
+    let problems = std::mem::take(&mut record.problems);
+    MailCheck { record, problems }
 }
 
 /// Whether a channel message is a help request (not a reply to one): it goes
@@ -438,9 +461,27 @@ pub fn is_help_request(message: &str) -> bool {
 /// # Errors
 /// In strict mode, [`MalformedMail`] lists every problem found.
 pub fn parse(text: &str, mode: Mode) -> Result<MailRecord, MalformedMail> {
+    into_result(read(text, mode), mode)
+}
+
+/// Reads a whole message into a record that lists its problems, whatever
+/// the mode (the mode decides what counts as a problem).
+fn read(text: &str, mode: Mode) -> MailRecord {
     let text = text.trim_start();
     let (subject, body) = text.split_once('\n').unwrap_or((text, ""));
-    parse_parts(subject, body, mode)
+    read_parts(subject, body, mode)
+}
+
+/// A record as [`parse`] returns it: an error in strict mode when anything
+/// is wrong.
+fn into_result(record: MailRecord, mode: Mode) -> Result<MailRecord, MalformedMail> {
+    match mode {
+        Mode::Strict if !record.problems.is_empty() => Err(MalformedMail {
+            subject: record.subject,
+            problems: record.problems,
+        }),
+        _ => Ok(record),
+    }
 }
 
 /// Parses a message whose subject and body are already separate.
@@ -448,6 +489,10 @@ pub fn parse(text: &str, mode: Mode) -> Result<MailRecord, MalformedMail> {
 /// # Errors
 /// In strict mode, [`MalformedMail`] lists every problem found.
 pub fn parse_parts(subject: &str, body: &str, mode: Mode) -> Result<MailRecord, MalformedMail> {
+    into_result(read_parts(subject, body, mode), mode)
+}
+
+fn read_parts(subject: &str, body: &str, mode: Mode) -> MailRecord {
     let subject = strip_label(subject.trim(), "Subject").unwrap_or(subject.trim());
     let head = Subject::parse(subject, mode);
     let mut reader = Reader::new(body, mode);
@@ -467,7 +512,7 @@ pub fn parse_parts(subject: &str, body: &str, mode: Mode) -> Result<MailRecord, 
     {
         reader.missing(kind, bead_label(kind));
     }
-    let record = MailRecord {
+    MailRecord {
         subject: subject.to_string(),
         thread_id: bead_id.clone(),
         bead_id,
@@ -476,13 +521,6 @@ pub fn parse_parts(subject: &str, body: &str, mode: Mode) -> Result<MailRecord, 
         acknowledged: false,
         content,
         problems: reader.problems,
-    };
-    match mode {
-        Mode::Strict if !record.problems.is_empty() => Err(MalformedMail {
-            subject: record.subject,
-            problems: record.problems,
-        }),
-        _ => Ok(record),
     }
 }
 
@@ -1304,6 +1342,24 @@ mod tests {
         assert_eq!(record.problems.len(), 3, "{:?}", record.problems);
         let strict = parse("PROGRESS\nStep: one\nContext usage: lots", Mode::Strict).unwrap_err();
         assert_eq!(strict.problems, record.problems);
+    }
+
+    #[test]
+    fn check_skips_leading_mentions_and_lists_the_modes_problems() {
+        let good = "@lead @qa [ol-3] PROGRESS\nBead: ol-3\nStep: 2/5 parser\nStatus: on track";
+        let c = check(good, Mode::Strict);
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.record.kind(), Some(MessageType::Progress));
+        assert_eq!(c.record.bead_id, s("ol-3"));
+        // Misplaced type word: strict finds it, lenient reads it.
+        let text = "@lead Update: PROGRESS\nStep: a\nStatus: b\nBead: c";
+        assert!(check(text, Mode::Lenient).problems.is_empty());
+        let strict = check(text, Mode::Strict);
+        assert!(!strict.problems.is_empty());
+        assert_eq!(
+            strict.problems,
+            parse(&text[6..], Mode::Strict).unwrap_err().problems
+        );
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //!   allowed); a marker in the middle of a sentence is ordinary text.
 //! - Attribute values may contain spaces and `=` (the seed's sample regex
 //!   forbids spaces); they end at the next `|` or at the closing `===`.
-//! - FINAL and ERROR require an `agent` attribute, as in the reference
-//!   validator; the other types require none.
+//! - FINAL and ERROR should carry an `agent` attribute, as in the reference
+//!   validator; the other types need none. A missing `agent` is a warning
+//!   in every mode, never an error: the seed's own examples write bare
+//!   `=== AOP-FINAL ===` markers, and those must pass a strict check.
 //! - Block content is the exact bytes between the start marker line and the
 //!   end marker line, minus the single line break that precedes the end
 //!   marker. An unclosed block runs to the end of the text.
@@ -332,11 +334,16 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn finding(&mut self, line: usize, kind: FindingKind, message: String) {
+        let severity = self.mode.severity();
+        self.finding_as(line, kind, message, severity);
+    }
+
+    fn finding_as(&mut self, line: usize, kind: FindingKind, message: String, severity: Severity) {
         self.out.findings.push(Finding {
             line,
             kind,
             message,
-            severity: self.mode.severity(),
+            severity,
         });
     }
 
@@ -382,8 +389,14 @@ impl Parser<'_> {
                 .iter()
                 .any(|a| a.key == required && !a.value.is_empty());
             if !present {
-                let message = format!("AOP-{kind} requires attribute `{required}`");
-                self.finding(number, FindingKind::MissingAttribute, message);
+                // Only a warning, even in strict mode (see the module doc).
+                let message = format!("AOP-{kind} should name its `{required}` attribute");
+                self.finding_as(
+                    number,
+                    FindingKind::MissingAttribute,
+                    message,
+                    Severity::Warning,
+                );
             }
         }
         self.open = Some(OpenBlock {
@@ -673,12 +686,15 @@ mod tests {
         );
     }
 
+    /// The seed's bare examples are valid even in strict mode; the missing
+    /// `agent` is still reported, as a warning.
     #[test]
-    fn reference_missing_attribute() {
+    fn reference_missing_attribute_warns_and_stays_valid() {
         let text = "=== AOP-FINAL ===\n\nContent.\n\n=== END-AOP-FINAL ===";
         let parsed = parse(text, Mode::Strict);
-        assert!(!parsed.is_valid());
+        assert!(parsed.is_valid());
         assert_eq!(kinds(&parsed), [FindingKind::MissingAttribute]);
+        assert_eq!(parsed.findings[0].severity, Severity::Warning);
         assert!(parsed.findings[0].message.contains("agent"));
     }
 

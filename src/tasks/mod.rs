@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
 
-pub use model::{Checkpoint, PlanWorkflow, RegisteredAgent, Task, TaskStatus};
+pub use model::{Checkpoint, PlanWorkflow, PlanWorkspace, RegisteredAgent, Task, TaskStatus};
 pub use store::{PlannedTask, TaskStore};
 
 /// A caw error: the seed's code and a sentence for the agent.
@@ -152,6 +152,10 @@ pub enum TaskEvent {
     CheckpointAdded(Checkpoint),
     /// A workflow was created or its plan set.
     WorkflowChanged(PlanWorkflow),
+    /// A workspace (`workspace_create`) was made or changed (status,
+    /// merge commit, worktree cleaned up), so a task's board line can show
+    /// where its work happens.
+    WorkspaceChanged(PlanWorkspace),
 }
 
 /// How many events a slow receiver may fall behind before it misses some.

@@ -7,7 +7,7 @@
 //! (durable before it returns), then applies them; a failed write changes
 //! nothing.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -54,6 +54,15 @@ struct Index {
     ready: BTreeSet<(u32, String)>,
     /// Failed tasks whose dependencies are done: (sequence, id).
     failed: BTreeSet<(u32, String)>,
+    /// Tasks completed or skipped.
+    done: usize,
+    /// Tasks someone has touched: not pending, or held.
+    touched: usize,
+}
+
+/// Whether a task counts as touched for its workflow's status.
+fn is_touched(task: &Task) -> bool {
+    task.status != TaskStatus::Pending || task.claimed_by.is_some()
 }
 
 /// Everything about tasks for one instance.
@@ -166,6 +175,11 @@ impl TaskStore {
         self.workspaces.get(id)
     }
 
+    /// Every workspace, by id.
+    pub fn workspaces(&self) -> impl Iterator<Item = &PlanWorkspace> {
+        self.workspaces.values()
+    }
+
     /// The workspaces linked to task `task_id` (for the task board).
     pub fn workspaces_of_task(&self, task_id: &str) -> Vec<&PlanWorkspace> {
         self.workspaces
@@ -210,9 +224,14 @@ impl TaskStore {
     }
 
     fn apply_task(&mut self, task: Task) {
-        let old = self.tasks.get(&task.id).cloned();
+        let old = self.tasks.get(&task.id);
+        let was = old.map(|o| (o.status.is_done(), is_touched(o)));
         let index = self.index.entry(task.workflow_id.clone()).or_default();
-        if old.is_none() {
+        let (was_done, was_touched) = was.unwrap_or((false, false));
+        let (now_done, now_touched) = (task.status.is_done(), is_touched(&task));
+        index.done = index.done + usize::from(now_done) - usize::from(was_done);
+        index.touched = index.touched + usize::from(now_touched) - usize::from(was_touched);
+        if was.is_none() {
             index.order.push(task.id.clone());
             let mut open = 0;
             for dep in &task.depends_on {
@@ -226,8 +245,6 @@ impl TaskStore {
             }
             self.open_deps.insert(task.id.clone(), open);
         }
-        let was_done = old.as_ref().is_some_and(|o| o.status.is_done());
-        let now_done = task.status.is_done();
         let id = task.id.clone();
         self.tasks.insert(id.clone(), task);
         self.reindex(&id);
@@ -327,20 +344,34 @@ impl TaskStore {
         self.checkpoints.get(task_id).map_or(&[], Vec::as_slice)
     }
 
-    /// The status of a workflow: derived from its tasks.
+    /// How many tasks a workflow has, and how many of them are done
+    /// (completed or skipped), without going through them.
+    pub fn counts(&self, workflow_id: &str) -> (usize, usize) {
+        self.index
+            .get(workflow_id)
+            .map_or((0, 0), |i| (i.order.len(), i.done))
+    }
+
+    /// Whether a workflow has tasks and every one is done.
+    pub fn is_complete(&self, workflow_id: &str) -> bool {
+        let (total, done) = self.counts(workflow_id);
+        total > 0 && done == total
+    }
+
+    /// The status of a workflow: derived from its tasks (kept counts, so
+    /// independent of how many there are).
     pub fn workflow_status(&self, workflow: &PlanWorkflow) -> &'static str {
         if workflow.abandoned {
             return "abandoned";
         }
-        let tasks = self.tasks_of(&workflow.id);
-        if tasks.is_empty() {
+        let Some(index) = self.index.get(&workflow.id) else {
+            return "planning";
+        };
+        if index.order.is_empty() {
             "planning"
-        } else if tasks.iter().all(|t| t.status.is_done()) {
+        } else if index.done == index.order.len() {
             "completed"
-        } else if tasks
-            .iter()
-            .any(|t| t.status != TaskStatus::Pending || t.claimed_by.is_some())
-        {
+        } else if index.touched > 0 {
             "in_progress"
         } else {
             "ready"
@@ -1025,19 +1056,21 @@ fn plan_ids(
     taken: impl Fn(&str) -> bool,
 ) -> Result<Vec<String>, TaskError> {
     let mut ids: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for p in planned {
         let id = match &p.id {
-            Some(id) if taken(id) || ids.contains(id) => {
+            Some(id) if taken(id) || seen.contains(id) => {
                 return Err(TaskError::Invalid(format!("task id '{id}' is used twice")));
             }
             Some(id) => id.clone(),
             None => loop {
                 let id = fresh("tk");
-                if !ids.contains(&id) {
+                if !seen.contains(&id) {
                     break id;
                 }
             },
         };
+        seen.insert(id.clone());
         ids.push(id);
     }
     Ok(ids)
@@ -1062,12 +1095,19 @@ fn build_plan(
             });
         }
     }
-    let resolve = |dep: &str| -> Option<usize> {
-        planned
-            .iter()
-            .position(|p| p.name == dep)
-            .or_else(|| ids.iter().position(|id| id == dep))
-    };
+    // Names and ids are unique (checked above and by `plan_ids`).
+    let by_name: HashMap<&str, usize> = planned
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), i))
+        .collect();
+    let by_id: HashMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    let resolve =
+        |dep: &str| -> Option<usize> { by_name.get(dep).or_else(|| by_id.get(dep)).copied() };
     let mut deps: Vec<Vec<usize>> = Vec::new();
     for (i, p) in planned.iter().enumerate() {
         let mut list = Vec::new();
@@ -1112,6 +1152,127 @@ fn build_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The status as the tasks say it, going through every one.
+    fn derived(store: &TaskStore, wf: &str) -> &'static str {
+        let tasks = store.tasks_of(wf);
+        if tasks.is_empty() {
+            "planning"
+        } else if tasks.iter().all(|t| t.status.is_done()) {
+            "completed"
+        } else if tasks
+            .iter()
+            .any(|t| t.status != TaskStatus::Pending || t.claimed_by.is_some())
+        {
+            "in_progress"
+        } else {
+            "ready"
+        }
+    }
+
+    fn check(store: &TaskStore, wf: &str) {
+        let w = store.workflow(wf).unwrap();
+        assert_eq!(store.workflow_status(w), derived(store, wf));
+        let tasks = store.tasks_of(wf);
+        let done = tasks.iter().filter(|t| t.status.is_done()).count();
+        assert_eq!(store.counts(wf), (tasks.len(), done));
+        assert_eq!(
+            store.is_complete(wf),
+            !tasks.is_empty() && done == tasks.len()
+        );
+    }
+
+    /// The kept counts agree with the tasks after every kind of move, and
+    /// after a replay of the same records.
+    #[test]
+    fn kept_counts_follow_every_move_and_survive_a_replay() {
+        let records = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Record>::new()));
+        struct Keep(std::sync::Arc<std::sync::Mutex<Vec<Record>>>);
+        impl TaskJournal for Keep {
+            fn write(&mut self, r: &[Record]) -> std::io::Result<()> {
+                self.0.lock().unwrap().extend(r.iter().cloned());
+                Ok(())
+            }
+        }
+        let mut s = TaskStore::open(Box::new(Keep(records.clone())), Replay::default());
+        let now = Utc::now();
+        let wf = s
+            .create_workflow("user", "w", "prompt", "", None, 2, now)
+            .unwrap()
+            .id;
+        check(&s, &wf);
+        let plan: Vec<PlannedTask> = (0..6)
+            .map(|i| PlannedTask {
+                name: format!("t{i}"),
+                depends_on: if i >= 2 {
+                    vec![format!("t{}", i - 2)]
+                } else {
+                    vec![]
+                },
+                ..PlannedTask::default()
+            })
+            .collect();
+        let ids: Vec<String> = s
+            .set_plan(&wf, "p", &plan, now)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.id)
+            .collect();
+        check(&s, &wf);
+        assert_eq!(s.workflow_status(s.workflow(&wf).unwrap()), "ready");
+        let a = s
+            .register("me", "me", "custom", None, vec![], None, Value::Null, now)
+            .unwrap()
+            .id;
+        // Claim, release, fail, retry, skip and complete everything.
+        s.claim("me", &ids[0], &a, now).unwrap().unwrap();
+        check(&s, &wf);
+        s.release(&ids[0], "user", "test", now).unwrap();
+        check(&s, &wf);
+        assert_eq!(s.workflow_status(s.workflow(&wf).unwrap()), "ready");
+        s.claim("me", &ids[0], &a, now).unwrap().unwrap();
+        s.update_status(
+            "me",
+            &ids[0],
+            "failed",
+            None,
+            Value::Null,
+            Some("x".into()),
+            now,
+        )
+        .unwrap();
+        check(&s, &wf);
+        s.update_status("user", &ids[1], "skipped", None, Value::Null, None, now)
+            .unwrap();
+        check(&s, &wf);
+        for id in [&ids[0], &ids[2], &ids[3], &ids[4], &ids[5]] {
+            s.claim("me", id, &a, now).unwrap().unwrap();
+            check(&s, &wf);
+            s.update_status("me", id, "in_progress", None, Value::Null, None, now)
+                .unwrap();
+            s.update_status(
+                "me",
+                id,
+                "completed",
+                Some("ok".into()),
+                Value::Null,
+                None,
+                now,
+            )
+            .unwrap();
+            check(&s, &wf);
+        }
+        assert!(s.is_complete(&wf));
+        assert_eq!(s.workflow_status(s.workflow(&wf).unwrap()), "completed");
+
+        let replay = Replay {
+            records: records.lock().unwrap().clone(),
+            warnings: vec![],
+        };
+        let again = TaskStore::open(Box::new(super::super::journal::NoJournal), replay);
+        check(&again, &wf);
+        assert!(again.is_complete(&wf));
+    }
 
     #[test]
     fn holders_silent_for_too_long_are_stale_unless_their_turn_runs() {

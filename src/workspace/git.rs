@@ -78,6 +78,23 @@ impl Git {
         Ok(self.output(args, &[])?.status.success())
     }
 
+    /// `git args…`'s exit code and stdout, for commands whose failure code
+    /// is an answer (`merge-tree` exits 1 on a conflict); only a missing or
+    /// killed `git` is an error.
+    pub fn status(&self, args: &[&str]) -> Result<(i32, String, String), WorkspaceError> {
+        let out = self.output(args, &[])?;
+        let code = out.status.code().ok_or_else(|| WorkspaceError::Git {
+            dir: self.dir.clone(),
+            args: args.join(" "),
+            message: format!("ended by a signal ({})", out.status),
+        })?;
+        Ok((
+            code,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ))
+    }
+
     /// `git args…`'s trimmed stdout when it succeeds, `None` when it fails.
     pub fn query(&self, args: &[&str]) -> Result<Option<String>, WorkspaceError> {
         let out = self.output(args, &[])?;

@@ -13,6 +13,7 @@
 pub mod commit;
 pub mod diff;
 pub mod git;
+pub mod manage;
 
 use std::path::{Path, PathBuf};
 
@@ -65,6 +66,24 @@ pub enum WorkspaceError {
     Unmerged { branch: String, into: String },
     #[error("the worktree {} has uncommitted changes; they are kept (commit them, or discard the workspace with status 'abandoned')", .0.display())]
     UncommittedWork(PathBuf),
+    #[error(
+        "cannot tell which branch {0} merges into (none recorded, and the main checkout has a detached HEAD); name it with --into"
+    )]
+    NoTarget(String),
+    #[error("{branch} is checked out at {} with uncommitted changes ({files}); nothing was changed: commit or stash them, then run the command again", at.display())]
+    CheckoutDirty {
+        branch: String,
+        at: PathBuf,
+        files: String,
+    },
+    #[error("{what} conflicts in: {files}; nothing was changed ({hint})")]
+    Conflict {
+        what: String,
+        files: String,
+        hint: String,
+    },
+    #[error("the worktree {} has uncommitted changes ({files}): the agent's turn is running or left them; nothing was changed: wait for the turn's commit, then try again", path.display())]
+    Busy { path: PathBuf, files: String },
     #[error("git {args} failed in {}: {message}", dir.display())]
     Git {
         dir: PathBuf,
@@ -96,6 +115,9 @@ impl WorkspaceError {
             | WorkspaceError::Ambiguous { .. }
             | WorkspaceError::NoTurn { .. }
             | WorkspaceError::NoBase(_) => "WORKSPACE_NOT_FOUND",
+            WorkspaceError::NoTarget(_) => "INVALID_ARGUMENT",
+            WorkspaceError::CheckoutDirty { .. } | WorkspaceError::Busy { .. } => "INVALID_STATE",
+            WorkspaceError::Conflict { .. } => "MERGE_CONFLICT",
             WorkspaceError::Git { .. } | WorkspaceError::Io { .. } => "GIT_ERROR",
         }
     }
@@ -436,9 +458,12 @@ impl Repo {
                 self.git.run(&["worktree", "add", &root_s, &branch])?;
                 seen.recorded_base.unwrap_or_default()
             }
-            Action::Create { base } => {
-                self.add_worktree(&branch, &root, &base)?;
-                base
+            Action::Create { base: commit } => {
+                self.add_worktree(&branch, &root, &commit)?;
+                if let Some(into) = manage::default_into(self, base)? {
+                    manage::record_into(self, &branch, &into)?;
+                }
+                commit
             }
         };
         let top = std::fs::canonicalize(&self.toplevel).unwrap_or(self.toplevel.clone());

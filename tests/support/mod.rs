@@ -148,8 +148,29 @@ pub async fn try_call(
         .await
 }
 
-/// Calls a tool that must succeed; returns its structured JSON, after
-/// checking the text content says the same.
+/// The JSON a tool result carries, once: one text block, no structured
+/// copy (no tool declares an output schema).
+pub fn payload(result: &CallToolResult) -> Value {
+    assert_eq!(result.content.len(), 1, "one content block: {result:?}");
+    assert!(
+        result.structured_content.is_none(),
+        "the data is sent once, as text: {result:?}"
+    );
+    let text = &result.content[0].as_text().expect("text content").text;
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// [`payload`] of a raw JSON-RPC `tools/call` result.
+pub fn raw_payload(result: &Value) -> Value {
+    assert!(
+        result.get("structuredContent").is_none(),
+        "the data is sent once, as text: {result}"
+    );
+    let text = result["content"][0]["text"].as_str().expect("text content");
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// Calls a tool that must succeed; returns its JSON.
 pub async fn call(client: &Client, tool: &str, arguments: Value) -> Value {
     let result = try_call(client, tool, arguments.clone())
         .await
@@ -159,17 +180,7 @@ pub async fn call(client: &Client, tool: &str, arguments: Value) -> Value {
         Some(false),
         "{tool} {arguments}: {result:?}"
     );
-    let structured = result
-        .structured_content
-        .clone()
-        .expect("structured content");
-    let text = result.content[0]
-        .as_text()
-        .expect("text content")
-        .text
-        .clone();
-    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
-    structured
+    payload(&result)
 }
 
 /// Calls a tool that must fail with a tool error; returns its message.
@@ -182,10 +193,7 @@ pub async fn call_err(client: &Client, tool: &str, arguments: Value) -> String {
         Some(true),
         "{tool} {arguments}: {result:?}"
     );
-    result.structured_content.unwrap()["error"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    payload(&result)["error"].as_str().unwrap().to_string()
 }
 
 /// Waits until `check` holds, polling; panics after [`PATIENCE`].

@@ -84,21 +84,28 @@ fn combined_prompt(req: &TurnRequest) -> String {
 /// Builds the invocation of a CLI backend (`None` for API backends).
 pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
     let mcp_config_path = req.state_dir.join("mcp.json");
+    // Without a shared context there is no server: nothing points at one.
+    let shared = req.has_context();
     let mut env = vec![
         ("AWTUI_AGENT".to_string(), req.agent.clone()),
         ("AWTUI_INSTANCE".to_string(), req.instance.clone()),
-        ("AWTUI_MCP_URL".to_string(), req.mcp_url.clone()),
-        ("AWTUI_TOKEN".to_string(), req.token.clone()),
-        (
-            "AWTUI_MCP_CONFIG".to_string(),
-            mcp_config_path.display().to_string(),
-        ),
     ];
+    let mut files = Vec::new();
+    if shared {
+        env.extend([
+            ("AWTUI_MCP_URL".to_string(), req.mcp_url.clone()),
+            ("AWTUI_TOKEN".to_string(), req.token.clone()),
+            (
+                "AWTUI_MCP_CONFIG".to_string(),
+                mcp_config_path.display().to_string(),
+            ),
+        ]);
+        files.push(PrivateFile {
+            path: mcp_config_path.clone(),
+            content: mcp_config_json(&req.mcp_url, &req.token),
+        });
+    }
     env.extend(req.env.iter().cloned());
-    let mut files = vec![PrivateFile {
-        path: mcp_config_path.clone(),
-        content: mcp_config_json(&req.mcp_url, &req.token),
-    }];
     let model = req.model.as_deref().map(|m| cli_model(req.backend, m));
     let program = executable(req.backend, req.command.as_deref())?;
     let mut args: Vec<String> = Vec::new();
@@ -119,18 +126,23 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
                 &mut args,
                 &["-p", "--output-format", "stream-json", "--verbose"],
             );
-            push(
-                &mut args,
-                &[
-                    "--mcp-config",
-                    &mcp_config_path.display().to_string(),
-                    "--strict-mcp-config",
-                ],
-            );
-            let mut allowed = vec![format!("mcp__{MCP_SERVER_NAME}")];
+            if shared {
+                push(
+                    &mut args,
+                    &["--mcp-config", &mcp_config_path.display().to_string()],
+                );
+            }
+            // Only awtui's server (or none): never the user's own.
+            args.push("--strict-mcp-config".into());
+            let mut allowed: Vec<String> = Vec::new();
+            if shared {
+                allowed.push(format!("mcp__{MCP_SERVER_NAME}"));
+            }
             allowed.extend(req.tools.iter().cloned());
-            args.push("--allowedTools".into());
-            args.push(allowed.join(","));
+            if !allowed.is_empty() {
+                args.push("--allowedTools".into());
+                args.push(allowed.join(","));
+            }
             if !req.system_prompt.is_empty() {
                 push(&mut args, &["--append-system-prompt", &req.system_prompt]);
             }
@@ -149,12 +161,13 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
         BackendKind::Codex => {
             push(&mut args, &["exec", "--json", "--skip-git-repo-check"]);
             let server = format!("mcp_servers.{MCP_SERVER_NAME}");
-            for (key, value) in [
+            let settings = [
                 ("url", format!("\"{}\"", req.mcp_url)),
                 ("bearer_token_env_var", "\"AWTUI_TOKEN\"".to_string()),
                 ("required", "true".to_string()),
                 ("default_tools_approval_mode", "\"approve\"".to_string()),
-            ] {
+            ];
+            for (key, value) in settings.into_iter().filter(|_| shared) {
                 args.push("-c".into());
                 args.push(format!("{server}.{key}={value}"));
             }
@@ -187,24 +200,26 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             args.push(combined_prompt(req));
         }
         BackendKind::Gemini => {
-            let settings = req.state_dir.join("gemini-settings.json");
-            let content = json!({
-                "mcpServers": {
-                    MCP_SERVER_NAME: {
-                        "httpUrl": req.mcp_url,
-                        "headers": { "Authorization": format!("Bearer {}", req.token) },
-                        "trust": true
+            if shared {
+                let settings = req.state_dir.join("gemini-settings.json");
+                let content = json!({
+                    "mcpServers": {
+                        MCP_SERVER_NAME: {
+                            "httpUrl": req.mcp_url,
+                            "headers": { "Authorization": format!("Bearer {}", req.token) },
+                            "trust": true
+                        }
                     }
-                }
-            });
-            files.push(PrivateFile {
-                path: settings.clone(),
-                content: serde_json::to_string_pretty(&content).unwrap_or_default(),
-            });
-            env.push((
-                "GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(),
-                settings.display().to_string(),
-            ));
+                });
+                files.push(PrivateFile {
+                    path: settings.clone(),
+                    content: serde_json::to_string_pretty(&content).unwrap_or_default(),
+                });
+                env.push((
+                    "GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(),
+                    settings.display().to_string(),
+                ));
+            }
             push(&mut args, &["--output-format", "json", "--yolo"]);
             if let Some(m) = &model {
                 push(&mut args, &["-m", m]);
@@ -216,23 +231,25 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
             args.push(combined_prompt(req));
         }
         BackendKind::Opencode => {
-            let config = req.state_dir.join("opencode.json");
-            let content = json!({
-                "$schema": "https://opencode.ai/config.json",
-                "mcp": {
-                    MCP_SERVER_NAME: {
-                        "type": "remote",
-                        "url": req.mcp_url,
-                        "enabled": true,
-                        "headers": { "Authorization": format!("Bearer {}", req.token) }
+            if shared {
+                let config = req.state_dir.join("opencode.json");
+                let content = json!({
+                    "$schema": "https://opencode.ai/config.json",
+                    "mcp": {
+                        MCP_SERVER_NAME: {
+                            "type": "remote",
+                            "url": req.mcp_url,
+                            "enabled": true,
+                            "headers": { "Authorization": format!("Bearer {}", req.token) }
+                        }
                     }
-                }
-            });
-            files.push(PrivateFile {
-                path: config.clone(),
-                content: serde_json::to_string_pretty(&content).unwrap_or_default(),
-            });
-            env.push(("OPENCODE_CONFIG".into(), config.display().to_string()));
+                });
+                files.push(PrivateFile {
+                    path: config.clone(),
+                    content: serde_json::to_string_pretty(&content).unwrap_or_default(),
+                });
+                env.push(("OPENCODE_CONFIG".into(), config.display().to_string()));
+            }
             push(&mut args, &["run", "--format", "json"]);
             if let Some(m) = &model {
                 push(&mut args, &["-m", m]);
@@ -388,5 +405,54 @@ mod tests {
         );
 
         assert!(invocation(&req(BackendKind::Anthropic)).is_none());
+    }
+
+    /// `context: false`: no backend is pointed at a server or given a token.
+    #[test]
+    fn without_a_context_no_backend_gets_a_server_or_a_token() {
+        for kind in [
+            BackendKind::Claude,
+            BackendKind::Codex,
+            BackendKind::Cursor,
+            BackendKind::Gemini,
+            BackendKind::Opencode,
+            BackendKind::Command,
+        ] {
+            let mut r = req(kind);
+            r.mcp_url = String::new();
+            r.token = String::new();
+            let inv = invocation(&r).unwrap();
+            for (k, _) in &inv.env {
+                assert!(
+                    !k.starts_with("AWTUI_MCP") && k != "AWTUI_TOKEN",
+                    "{kind:?}: {k}"
+                );
+                assert!(
+                    !matches!(
+                        k.as_str(),
+                        "GEMINI_CLI_SYSTEM_SETTINGS_PATH" | "OPENCODE_CONFIG"
+                    ),
+                    "{kind:?}: {k}"
+                );
+            }
+            assert!(inv.files.is_empty(), "{kind:?}: {:?}", inv.files);
+            assert!(
+                !inv.args.iter().any(|a| a.contains("mcp_servers")
+                    || a.contains("mcp__")
+                    || a == "--mcp-config"),
+                "{kind:?}: {:?}",
+                inv.args
+            );
+            assert!(
+                inv.env
+                    .iter()
+                    .any(|(k, v)| k == "AWTUI_AGENT" && v == "coder")
+            );
+        }
+        let mut r = req(BackendKind::Claude);
+        r.mcp_url = String::new();
+        let inv = invocation(&r).unwrap();
+        assert!(has(&inv.args, &["--strict-mcp-config"]));
+        assert!(has(&inv.args, &["--allowedTools", "Bash"]));
     }
 }

@@ -36,6 +36,9 @@ pub struct TurnRequest {
     pub prompt: String,
     /// The agent's previous conversation, to resume it.
     pub session_id: Option<String>,
+    /// The context's MCP server; empty when the workflow shares no context
+    /// (`context: false`): the turn then gets no MCP config and no
+    /// AWTUI_MCP_URL, AWTUI_TOKEN or AWTUI_MCP_CONFIG.
     pub mcp_url: String,
     /// The agent's MCP bearer token (its identity).
     pub token: String,
@@ -48,6 +51,13 @@ pub struct TurnRequest {
     pub workdir: PathBuf,
     /// The agent's private folder in the instance: configs and logs.
     pub state_dir: PathBuf,
+}
+
+impl TurnRequest {
+    /// Whether the turn reaches a shared context (an MCP server).
+    pub fn has_context(&self) -> bool {
+        !self.mcp_url.is_empty()
+    }
 }
 
 /// Why a backend cannot run.

@@ -1,0 +1,161 @@
+//! `awtui merge`, `awtui revert` and `awtui discard`: taking or leaving an
+//! agent's work in its worktree. Like `awtui diff`, they find the agent's
+//! branch from the repository alone, so they work whether or not the
+//! instance runs; the git work is [`crate::workspace::manage`]'s.
+
+use std::path::{Path, PathBuf};
+
+use super::exit;
+use crate::errln;
+use crate::workspace::diff::{self, Located};
+use crate::workspace::manage::{self, MergeKind};
+use crate::workspace::{Repo, WorkspaceError};
+
+/// An agent's workspace found from `agent[@instance]` and a folder of the
+/// repository (the current folder by default).
+pub struct Target {
+    pub agent: String,
+    pub repo: Repo,
+    pub at: Located,
+}
+
+/// Finds `target`'s workspace branch, or the exit code after saying why not.
+pub fn find(target: &str, dir: Option<&Path>) -> Result<Target, u8> {
+    let (agent, instance) = match target.split_once('@') {
+        Some((a, i)) => (a, Some(i)),
+        None => (target, None),
+    };
+    if agent.is_empty() || instance.is_some_and(str::is_empty) {
+        errln!("'{target}' is not agent or agent@instance");
+        return Err(exit::INVALID);
+    }
+    let here: PathBuf = match dir {
+        Some(d) => d.to_path_buf(),
+        None => std::env::current_dir().map_err(|e| {
+            errln!("cannot read the current folder: {e}");
+            exit::FAILED
+        })?,
+    };
+    let found = Repo::find(&here).and_then(|repo| {
+        let at = diff::locate(&repo, agent, instance)?;
+        Ok(Target {
+            agent: agent.to_string(),
+            repo,
+            at,
+        })
+    });
+    found.map_err(failed)
+}
+
+/// Says what went wrong; the exit code.
+fn failed(e: WorkspaceError) -> u8 {
+    errln!("{e}");
+    exit::FAILED
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+/// `awtui merge <agent[@instance]> [--into B] [--no-ff]`.
+pub fn merge(target: &str, into: Option<&str>, no_ff: bool, dir: Option<&Path>) -> u8 {
+    let t = match find(target, dir) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let m = match manage::merge(&t.repo, &t.at, into, no_ff) {
+        Ok(m) => m,
+        Err(e) => return failed(e),
+    };
+    let how = match m.kind {
+        MergeKind::UpToDate => format!("{} is already merged into {}", m.branch, m.into),
+        MergeKind::FastForward => format!(
+            "merged {} into {} (fast-forward to {})",
+            m.branch,
+            m.into,
+            short(&m.commit)
+        ),
+        MergeKind::MergeCommit => format!(
+            "merged {} into {} (merge commit {})",
+            m.branch,
+            m.into,
+            short(&m.commit)
+        ),
+    };
+    let files = match &m.checkout {
+        Some(dir) => format!("; the checkout at {} was updated", dir.display()),
+        None => String::new(),
+    };
+    super::print::line(format!("{how}{files}"));
+    if let Ok(pending) = diff::uncommitted(&t.at)
+        && !pending.is_empty()
+    {
+        errln!(
+            "note: {} file(s) in its worktree are not committed yet and were not merged",
+            pending.len()
+        );
+    }
+    exit::OK
+}
+
+/// `awtui revert <agent[@instance]> --turn N`.
+pub fn revert(target: &str, turn: u32, dir: Option<&Path>) -> u8 {
+    let t = match find(target, dir) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    match manage::revert(&t.repo, &t.at, &t.agent, turn) {
+        Ok(r) => {
+            super::print::line(format!(
+                "reverted turn {} of {} with commit {} (its turn {})",
+                r.turn,
+                t.at.branch,
+                short(&r.commit),
+                r.step
+            ));
+            exit::OK
+        }
+        Err(e) => failed(e),
+    }
+}
+
+/// `awtui discard <agent[@instance]>`.
+pub fn discard(target: &str, dir: Option<&Path>) -> u8 {
+    let t = match find(target, dir) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    match manage::discard(&t.repo, &t.at.branch) {
+        Ok(()) => {
+            super::print::line(format!(
+                "discarded {}: `awtui stop --clean` removes its worktree and branch",
+                t.at.branch
+            ));
+            exit::OK
+        }
+        Err(e) => failed(e),
+    }
+}
+
+/// Cleans `instance`'s workspaces in the repository at `dir` and prints
+/// what was removed and kept; the exit code (failed when work was kept).
+pub fn clean(dir: &Path, instance: &str, force: bool) -> u8 {
+    let done = match Repo::find(dir).and_then(|repo| manage::clean(&repo, instance, force)) {
+        Ok(d) => d,
+        Err(e) => return failed(e),
+    };
+    for b in &done.removed {
+        super::print::line(format!("removed {b} and its worktree"));
+    }
+    for (b, why) in &done.kept {
+        errln!("kept {b}: {why} (merge it, `awtui discard` it, or use --force)");
+    }
+    if done.removed.is_empty() && done.kept.is_empty() {
+        super::print::line(format!("no workspaces of @{instance} to clean"));
+    }
+    if done.kept.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
