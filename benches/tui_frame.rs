@@ -152,6 +152,7 @@ fn app() -> App {
         total_messages: MESSAGES as usize,
         documents: vec!["notes.md".into()],
         entry_document: "notes.md".into(),
+        started: None,
         cursors,
         paused: None,
         ops: Default::default(),

@@ -295,10 +295,39 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// Creates `path` and any missing parents with mode 0700. A folder that
 /// already exists is left exactly as it is.
 pub fn create_dir_if_missing(path: &Path) -> io::Result<()> {
+    let new_workflow_folder = path
+        .ancestors()
+        .find(|a| a.file_name() == Some(WORKFLOW_FOLDER.as_ref()))
+        .filter(|a| !a.exists())
+        .map(Path::to_path_buf);
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(path)
+        .create(path)?;
+    if let Some(folder) = new_workflow_folder {
+        ignore_everything_in(&folder);
+    }
+    Ok(())
+}
+
+/// The folder instances live in by default (`.workflow/<instance>/`).
+pub const WORKFLOW_FOLDER: &str = ".workflow";
+
+/// Writes a `.gitignore` of `*` into a `.workflow/` folder awtui just
+/// made, so the user's `git status` stays clean; an existing one is kept.
+/// A failure is only logged: the instance works without it.
+fn ignore_everything_in(folder: &Path) {
+    let file = folder.join(".gitignore");
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&file)
+        .and_then(|mut f| io::Write::write_all(&mut f, b"*\n"));
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => tracing::warn!("cannot write {}: {e}", file.display()),
+    }
 }
 
 /// Why a folder is unfit for private files, if it is.
@@ -382,6 +411,20 @@ mod tests {
 
     fn mode(path: &Path) -> u32 {
         fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn a_new_workflow_folder_gets_a_gitignore_an_existing_one_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        create_dir_if_missing(&dir.path().join(".workflow/demo/agents")).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join(".workflow/.gitignore")).unwrap(),
+            "*\n"
+        );
+        let mine = dir.path().join("mine/.workflow");
+        fs::create_dir_all(&mine).unwrap();
+        create_dir_if_missing(&mine.join("demo")).unwrap();
+        assert!(!mine.join(".gitignore").exists(), "not created by awtui");
     }
 
     #[test]

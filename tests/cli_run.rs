@@ -229,6 +229,44 @@ fn error_paths_are_sanitized_too() {
     }
 }
 
+#[test]
+fn the_workflow_folder_awtui_creates_ignores_itself_in_git() {
+    let w = World::demo();
+    assert!(!w.dir.join(".workflow").exists());
+    let r = w.run(&["run", "demo.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ignore = w.dir.join(".workflow/.gitignore");
+    assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "*\n");
+    // A user's own edit is kept on the next run.
+    std::fs::write(&ignore, "*\n!keep.md\n").unwrap();
+    let r = w.run(&["run", "demo.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&ignore).unwrap(), "*\n!keep.md\n");
+}
+
+#[test]
+fn turn_counters_survive_reopening_the_instance() {
+    let w = World::demo();
+    let r = w.run(&["run", "demo.yaml", "--instance", "k", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let kept = w.dir.join(".workflow/k/agents/planner/metrics.json");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(saved["turns"], 1, "{saved}");
+    // Reopened: nothing to do, and the counters are where they were.
+    let r = w.run(&["run", "demo.yaml", "--instance", "k", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for a in r.json()["agents"].as_array().unwrap() {
+        assert_eq!(a["metrics"]["turns"], 1, "{a}");
+    }
+    // A damaged file counts from 0 rather than failing the instance.
+    std::fs::write(&kept, "not json").unwrap();
+    let r = w.run(&["run", "demo.yaml", "--instance", "k", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let planner = r.json()["agents"].as_array().unwrap()[0].clone();
+    assert_eq!(planner["name"], "planner", "{planner}");
+    assert_eq!(planner["metrics"]["turns"], 0, "{planner}");
+}
+
 /// `context: false` disables the context: no MCP server, agents get no
 /// AWTUI_MCP_URL or AWTUI_TOKEN, so `awtui ctx send '@b …'` cannot post
 /// and b is never woken; the agent that was mentioned still runs.

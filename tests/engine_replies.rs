@@ -375,3 +375,69 @@ async fn a_remote_link_gets_its_replies_and_another_sees_only_facts() {
     engine.send(Command::Shutdown);
     engine.wait().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_logs_are_read_through_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("logs.yaml"),
+        r#"
+name: logs
+agents:
+  echo:
+    command: ["sh", "-c", "cat >/dev/null; echo 'why-it-failed-42' >&2; echo '@user pong-17'"]
+"#,
+    )
+    .unwrap();
+    let workflow = awtui::workflow::load(&dir.path().join("logs.yaml"))
+        .unwrap()
+        .workflow;
+    let (engine, _first) = Engine::start(
+        workflow,
+        EngineOptions {
+            instance: "default".into(),
+            mode: RunMode::Start,
+            watch_documents: false,
+        },
+    )
+    .await
+    .unwrap();
+    let mut link = Link::local(&engine);
+    let ask = Command::ReadAgentLogs {
+        agent: "echo".into(),
+    };
+    // Before any turn: says there is nothing yet.
+    let Ok(Reply::AgentLogs { text, .. }) = link.request(ask.clone()).await else {
+        panic!("logs answered")
+    };
+    assert!(text.contains("no turn output archived yet"), "{text}");
+    assert_eq!(
+        link.request(Command::Post {
+            text: "@echo ping".into()
+        })
+        .await,
+        Ok(Reply::Done)
+    );
+    events_until_post(&mut link.events, "@user pong-17").await;
+    let Ok(Reply::AgentLogs { agent, text }) = link.request(ask).await else {
+        panic!("logs answered")
+    };
+    assert_eq!(agent, "echo");
+    assert!(text.contains("── logs/output/"), "{text}");
+    assert!(text.contains("-echo-turn"), "{text}");
+    assert!(text.contains("pong-17"), "the raw output: {text}");
+    assert!(text.contains("── agents/echo/stderr.log ──"), "{text}");
+    assert!(text.contains("why-it-failed-42"), "the stderr: {text}");
+    // An unknown agent is named in the error.
+    let Err(RequestError::Failed(f)) = link
+        .request(Command::ReadAgentLogs {
+            agent: GHOST.into(),
+        })
+        .await
+    else {
+        panic!("refused")
+    };
+    assert!(f.error.contains(GHOST), "{f:?}");
+    engine.send(Command::Shutdown);
+    engine.wait().await;
+}

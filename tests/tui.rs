@@ -171,6 +171,7 @@ fn snapshot(paused: bool) -> Snapshot {
         total_messages: 10,
         documents: vec!["findings/review.md".into(), "notes.md".into()],
         entry_document: "notes.md".into(),
+        started: None,
         cursors,
         paused: paused.then(|| PauseReason::Cycle {
             agents: vec!["coder".into(), "reviewer".into()],
@@ -671,6 +672,77 @@ fn quitting_asks_while_agents_work_then_waits_for_the_engine() {
     let effects = run(&mut a, vec![ch('q'), ch('y')]);
     assert_eq!(effects, vec![Effect::Command(Command::Shutdown)]);
     assert!(a.stopping);
+    let effects = a.update(Input::Engine(EngineEvent::Finished {
+        outcome: awtui::agents::runner::RunOutcome::Completed,
+    }));
+    assert_eq!(effects, vec![Effect::Quit]);
+    assert_eq!(a.exit, Some(awtui::tui::TuiExit::Shutdown));
+}
+
+/// The app as `awtui <file>` (or `attach`) opens it.
+fn app_quitting(on_quit: QuitAction) -> App {
+    let mut a = app();
+    a.options.on_quit = on_quit;
+    a
+}
+
+#[test]
+fn quitting_an_open_workflow_asks_stop_or_detach() {
+    let mut a = app_quitting(QuitAction::Ask);
+    for agent in AGENTS {
+        a.update(Input::Engine(EngineEvent::Status {
+            agent: agent.into(),
+            status: AgentStatus::Idle,
+        }));
+    }
+    // Even with every agent idle, `q` asks.
+    assert!(run(&mut a, vec![ch('q')]).is_empty());
+    let q = a.confirm.clone().expect("q asks");
+    assert!(q.question.contains("stop @default (y)"), "{q:?}");
+    assert!(q.question.contains("detach, it keeps running (d)"), "{q:?}");
+    // `d` leaves without a single command to the engine.
+    assert_eq!(run(&mut a, vec![ch('d')]), vec![Effect::Quit]);
+    assert_eq!(a.exit, Some(awtui::tui::TuiExit::Detached));
+
+    let mut a = app_quitting(QuitAction::Ask);
+    let effects = run(&mut a, vec![ch('q'), ch('y')]);
+    assert_eq!(effects, vec![Effect::Command(Command::Shutdown)]);
+    // `n` stays.
+    let mut a = app_quitting(QuitAction::Ask);
+    assert!(run(&mut a, vec![ch('q'), ch('n')]).is_empty());
+    assert!(a.confirm.is_none() && a.exit.is_none());
+}
+
+#[test]
+fn slash_detach_never_stops_the_instance() {
+    for on_quit in [QuitAction::Ask, QuitAction::Detach] {
+        let mut a = app_quitting(on_quit);
+        assert_eq!(
+            bar_line(&mut a, "/detach"),
+            vec![Effect::Quit],
+            "{on_quit:?}"
+        );
+        assert_eq!(a.exit, Some(awtui::tui::TuiExit::Detached));
+        assert!(!a.stopping);
+    }
+    // An instance kept in memory cannot outlive the screen: refused, said.
+    let mut a = app_quitting(QuitAction::Shutdown);
+    assert!(bar_line(&mut a, "/detach").is_empty());
+    assert_eq!(a.exit, None);
+    let status = a.status.clone().expect("says why");
+    assert!(
+        status.error && status.text.contains("/quit stops it"),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn stopping_this_instance_ends_as_stopped_not_detached() {
+    let mut a = app_quitting(QuitAction::Detach);
+    assert_eq!(
+        bar_line(&mut a, "/stop @default"),
+        vec![Effect::Command(Command::Shutdown)]
+    );
     let effects = a.update(Input::Engine(EngineEvent::Finished {
         outcome: awtui::agents::runner::RunOutcome::Completed,
     }));
@@ -1514,4 +1586,129 @@ fn task_text_from_agents_cannot_reach_the_terminal() {
         }
     }
     assert!(a.board.detail.as_ref().unwrap().task.starts_with("tk_\x1b"));
+}
+
+// ----- small fixes (issue 12) ----------------------------------------------
+
+#[test]
+fn filter_terms_without_a_value_say_so() {
+    let mut a = app();
+    for line in ["/filter from:", "/task filter from:", "/filter type:"] {
+        a.status = None;
+        assert!(bar_line(&mut a, line).is_empty(), "{line}");
+        let status = a.status.clone().expect(line);
+        assert!(
+            status.error && status.text.contains("needs a value"),
+            "{line}: {status:?}"
+        );
+    }
+    assert!(a.channel.filter.is_empty(), "no silent empty filter");
+}
+
+#[test]
+fn tab_on_a_bare_slash_offers_the_most_used_command_first() {
+    let mut a = app();
+    run(&mut a, vec![ch(':'), ctrl('u'), ch('/'), key(KeyCode::Tab)]);
+    assert_eq!(a.bar.input, "/send ");
+    run(&mut a, vec![key(KeyCode::Tab)]);
+    assert_eq!(a.bar.input, "/post ");
+}
+
+#[test]
+fn a_document_that_is_not_utf8_says_so() {
+    let mut a = app();
+    // The list is findings/review.md, notes.md: open the first.
+    let effects = run(&mut a, vec![ch('4'), ch('g'), key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadDocument {
+            file: Some("findings/review.md".into())
+        })]
+    );
+    a.update(Input::Reply(Err(awtui::engine::CommandFailed {
+        command: "read_document".into(),
+        error: "document 'findings/review.md' is not UTF-8 text".into(),
+    })));
+    let text = screen(&mut a, 120, 40);
+    assert!(text.contains("is not UTF-8 text"), "{text}");
+    assert!(!text.contains("(empty)"), "{text}");
+    assert!(
+        !text.contains("# Plan"),
+        "the previous document is gone: {text}"
+    );
+    // It cannot be edited (saving would overwrite it with nothing).
+    assert!(run(&mut a, vec![ch('e')]).is_empty());
+    assert!(a.documents.editor.is_none());
+    assert!(a.status.clone().unwrap().text.contains("cannot edit"));
+}
+
+#[test]
+fn g_and_shift_g_move_in_the_document_list() {
+    let mut a = app();
+    run(&mut a, vec![ch('4'), ch('G')]);
+    assert_eq!(a.documents.selected, a.documents.files.len() - 1);
+    run(&mut a, vec![ch('g')]);
+    assert_eq!(a.documents.selected, 0);
+    run(&mut a, vec![key(KeyCode::End), key(KeyCode::Home)]);
+    assert_eq!(a.documents.selected, 0);
+    run(&mut a, vec![key(KeyCode::End)]);
+    assert_eq!(a.documents.selected, 1);
+}
+
+#[test]
+fn shift_g_and_ctrl_d_scroll_the_help() {
+    let mut a = app();
+    run(&mut a, vec![ch('?')]);
+    assert_eq!(a.help, Some(0));
+    run(&mut a, vec![ctrl('d')]);
+    assert_eq!(a.help, Some(10));
+    run(&mut a, vec![ctrl('u')]);
+    assert_eq!(a.help, Some(0));
+    run(&mut a, vec![ch('G')]);
+    screen(&mut a, 80, 24);
+    let bottom = a.help.unwrap();
+    assert!(bottom > 10, "at the last page: {bottom}");
+    run(&mut a, vec![ch('j')]);
+    screen(&mut a, 80, 24);
+    assert_eq!(a.help, Some(bottom), "clamped at the end");
+}
+
+#[test]
+fn the_header_counts_the_instances_up_time_not_the_screens() {
+    let mut a = app();
+    let mut s = snapshot(false);
+    // Attached to an instance up for three hours; this screen for 12m34s.
+    s.started = Some(at(7, 12, 34));
+    a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(s),
+    })));
+    let text = screen(&mut a, 120, 40);
+    assert!(text.contains("180m00s"), "{text}");
+    // Without a tick (the user typing), the clock still moves with `now`.
+    run(&mut a, typed("@pl"));
+    a.now = at(10, 13, 40);
+    let text = screen(&mut a, 120, 40);
+    assert!(text.contains("181m06s"), "{text}");
+}
+
+#[test]
+fn l_in_the_agents_pane_shows_the_agents_logs_in_the_pager() {
+    let mut a = app();
+    // Select the coder (second row) and ask for its logs.
+    let effects = run(&mut a, vec![ch('1'), ch('j'), ch('l')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadAgentLogs {
+            agent: "coder".into()
+        })]
+    );
+    // The answer goes to the pager, with escape sequences taken out.
+    let effects = a.update(Input::Reply(Ok(Reply::AgentLogs {
+        agent: "coder".into(),
+        text: "# coder\n\u{1b}[31mboom\u{1b}[0m\n".into(),
+    })));
+    assert_eq!(effects, vec![Effect::Pager("# coder\nboom\n".into())]);
+    // `/logs nobody` names the unknown agent.
+    assert!(bar_line(&mut a, "/logs nobody").is_empty());
+    assert!(a.status.clone().unwrap().text.contains("no agent 'nobody'"));
 }

@@ -276,7 +276,7 @@ fn the_control_room_in_a_real_terminal() {
     tmux.keys(&["q"]);
     let deadline = Instant::now() + Duration::from_secs(30);
     while !exit_file.exists() {
-        if tmux.capture().contains("(y/n)") {
+        if tmux.capture().contains("(y/") {
             tmux.keys(&["y"]);
         }
         assert!(
@@ -400,4 +400,78 @@ fn an_open_control_room_is_reachable_from_other_terminals() {
         String::from_utf8_lossy(&stopped.stderr)
     );
     assert_eq!(wait_exit(&tmux, &exit_file), "0");
+}
+
+#[test]
+fn detaching_from_an_open_workflow_leaves_the_instance_running() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (tmux, exit_file) = open_demo(d, "handover");
+    // Whatever happens below, the background instance is stopped.
+    struct Stop<'a>(&'a Path);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = awtui(self.0, &["stop", "--all"]);
+        }
+    }
+    let _stop = Stop(d);
+    tmux.wait_for("the demo's last answer", |s| {
+        s.contains("the review is done")
+    });
+    tmux.keys(&["q"]);
+    tmux.wait_for("the stop-or-detach question", |s| s.contains("(y/d/n)"));
+    tmux.keys(&["d"]);
+    assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
+    let out = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
+    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(screen.contains("detached; @demo keeps running"), "{screen}");
+    assert!(!screen.contains("stopped; its context"), "{screen}");
+    let list = awtui(d, &["list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("planner@demo"), "still running: {listed}");
+}
+
+#[test]
+fn stopping_this_instance_from_an_attached_screen_says_stopped() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_demo(d);
+    let started = awtui(d, &["start", "demo.yaml", "--background"]);
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    struct Stop<'a>(&'a Path);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = awtui(self.0, &["stop", "--all"]);
+        }
+    }
+    let _stop = Stop(d);
+    let exit_file = d.join("exit-code");
+    let script = format!(
+        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' attach; echo $? > '{}'",
+        d.display(),
+        d.join("config").display(),
+        d.join("state").display(),
+        env!("CARGO_BIN_EXE_awtui"),
+        exit_file.display()
+    );
+    let tmux = session("stopthis", &script);
+    tmux.wait_for("the attached screen", |s| s.contains("the review is done"));
+    tmux.keys(&[":"]);
+    tmux.keys(&["C-u"]);
+    tmux.text("/stop @demo");
+    tmux.keys(&["Enter"]);
+    assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
+    let out = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
+    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(screen.contains("@demo stopped"), "{screen}");
+    assert!(!screen.contains("keeps running"), "{screen}");
+    let list = awtui(d, &["list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(!listed.contains("@demo"), "stopped: {listed}");
 }

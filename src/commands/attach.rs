@@ -73,8 +73,16 @@ async fn screen(info: InstanceInfo, config: crate::tui::Config) -> u8 {
     // Whatever was printed is out before the screen is taken.
     crate::output::flush();
     match crate::tui::run(link, options).await {
-        Ok(_) => {
+        Ok(crate::tui::TuiExit::Detached) => {
             outln!("detached; @{} keeps running", info.instance);
+            exit::OK
+        }
+        Ok(crate::tui::TuiExit::Shutdown) => {
+            outln!("@{} stopped", info.instance);
+            exit::OK
+        }
+        Ok(crate::tui::TuiExit::EngineEnded) => {
+            outln!("@{} ended", info.instance);
             exit::OK
         }
         Err(e) => {

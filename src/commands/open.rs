@@ -2,8 +2,11 @@
 //! this process. Everything that can go wrong before the screen opens (bad
 //! config, bad workflow, a backend that cannot run, setup failing) is
 //! printed as plain text, with the same messages as `awtui validate` and
-//! `awtui run`. Quitting shuts the instance down (agents stopped cleanly)
-//! and leaves its context on disk, so the same command resumes it.
+//! `awtui run`. `q` asks: stop the instance (agents stopped cleanly, its
+//! context left on disk, so the same command resumes it), or detach: the
+//! instance is handed over to a background host (`awtui start
+//! --background`), which resumes it from that context; a turn in progress
+//! is stopped by the handover, exactly as by quitting and reopening.
 //! Logs go to `awtui.log` in the instance folder (a temporary file for a
 //! memory context), never to the terminal.
 
@@ -76,15 +79,15 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         mode: RunMode::Start,
         watch_documents: true,
     };
-    runtime.block_on(async move {
+    let ended = runtime.block_on(async move {
         let (engine, first) = match Engine::start(loaded.workflow, options).await {
             Ok(started) => started,
             Err(e) => {
                 errln!("{e}");
-                return match e {
+                return Ended::Code(match e {
                     EngineError::Setup(SetupError::Failed { .. }) => exit::FAILED,
                     _ => exit::INVALID,
-                };
+                });
             }
         };
         let served = match crate::instance::serve(&engine, claim, RunMode::Start).await {
@@ -106,14 +109,21 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
             link,
             TuiOptions {
                 config,
-                on_quit: QuitAction::Shutdown,
+                // With the context on disk the instance can outlive the
+                // screen: `q` asks whether to stop it or leave it running.
+                on_quit: if dir.is_some() {
+                    QuitAction::Ask
+                } else {
+                    QuitAction::Shutdown
+                },
                 ..TuiOptions::default()
             },
         )
         .await;
-        // Whatever happened on screen, the agents stop cleanly. (An
-        // in-process engine cannot outlive the screen: detaching needs
-        // `awtui start` + `attach`.)
+        // Whatever happened on screen, the agents stop cleanly. An
+        // in-process engine cannot outlive the screen: detaching hands the
+        // instance over to a background host below, which resumes it from
+        // its context on disk.
         engine.send(crate::engine::Command::Shutdown);
         let outcome = engine.wait().await;
         if let Some(served) = served {
@@ -122,6 +132,7 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         tracing::info!("instance ended: {outcome:?}");
         // The terminal may be gone (SIGHUP): printed through the writer.
         match result {
+            Ok(tui::TuiExit::Detached) => Ended::Detached,
             Ok(_) => {
                 if let Some(d) = &dir {
                     crate::outln!(
@@ -130,15 +141,42 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
                         d.display()
                     );
                 }
-                exit::OK
+                Ended::Code(exit::OK)
             }
             Err(e) => {
                 tracing::error!("{e}");
                 errln!("awtui: {e} (log: {})", log.display());
-                exit::FAILED
+                Ended::Code(exit::FAILED)
             }
         }
-    })
+    });
+    match ended {
+        Ended::Code(code) => code,
+        Ended::Detached => hand_over(file, instance),
+    }
+}
+
+/// How the screen's run ended.
+enum Ended {
+    /// With this exit code.
+    Code(u8),
+    /// The user detached: the instance must keep running.
+    Detached,
+}
+
+/// Restarts the instance in the background from its context on disk, so
+/// detaching from `awtui <file>` leaves it running; returns the exit code.
+fn hand_over(file: &Path, instance: &str) -> u8 {
+    let code = super::start::background(file, Some(instance), false, false);
+    if code == exit::OK {
+        crate::outln!(
+            "detached; @{instance} keeps running (`awtui attach {instance}` reopens it, \
+             `awtui stop @{instance}` stops it)"
+        );
+    } else {
+        errln!("awtui: @{instance} could not be left running; it is stopped, its context kept");
+    }
+    code
 }
 
 fn log_path(dir: Option<&Path>, instance: &str) -> PathBuf {

@@ -47,6 +47,10 @@ pub enum Command {
     /// Ask for one task with every checkpoint (answered by
     /// [`Reply::Task`]); events carry only the newest checkpoint.
     ReadTask { task: String },
+    /// Ask for what an agent did: the raw output of its last turns and the
+    /// end of its stderr log (answered by [`Reply::AgentLogs`]), so a
+    /// front end shows them without touching files.
+    ReadAgentLogs { agent: String },
     /// Stop every agent and end the instance, leaving it on disk.
     Shutdown,
 }
@@ -68,6 +72,7 @@ impl Command {
             Command::DeleteDocument { .. } => "delete_document",
             Command::Task { .. } => "task",
             Command::ReadTask { .. } => "read_task",
+            Command::ReadAgentLogs { .. } => "read_agent_logs",
             Command::Shutdown => "shutdown",
         }
     }
@@ -90,6 +95,9 @@ pub enum Reply {
         task: Box<crate::tasks::Task>,
         checkpoints: Vec<crate::tasks::Checkpoint>,
     },
+    /// An agent's recent raw output and stderr, as one text for a pager,
+    /// answering [`Command::ReadAgentLogs`].
+    AgentLogs { agent: String, text: String },
 }
 
 /// A command the engine could not carry out (bad name, refused path, …),
@@ -143,6 +151,9 @@ mod tests {
             Command::Snapshot { messages: 200 },
             Command::ReadTask {
                 task: "tk_0123456789ab".into(),
+            },
+            Command::ReadAgentLogs {
+                agent: "coder".into(),
             },
             Command::Shutdown,
         ] {

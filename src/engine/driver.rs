@@ -59,18 +59,27 @@ pub struct Driver {
     /// The last channel id reported to front ends and the runner.
     reported: u64,
     clock: Instant,
+    /// When the engine started (for front ends' up time).
+    started: chrono::DateTime<chrono::Utc>,
     cursor_installed: bool,
     /// Agents already reported as running without awtui's tools (the
     /// channel says so once per agent).
     without_tools: std::collections::HashSet<String>,
+    /// Each agent's lasting counters as last written to its folder.
+    kept_metrics: HashMap<String, super::metrics::Lasting>,
     outcome: Option<RunOutcome>,
 }
+
+/// How many recent turns' raw output `ReadAgentLogs` returns.
+const LOG_TURNS: usize = 3;
+/// At most this much of each output and of the stderr log (their ends).
+const LOG_CAP: usize = 256 * 1024;
 
 impl Driver {
     /// A loop over a started MCP server and runner.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        runner: Runner,
+        mut runner: Runner,
         cx: LaunchContext,
         mcp: Option<McpHandle>,
         events: broadcast::Sender<EngineEvent>,
@@ -80,6 +89,14 @@ impl Driver {
         temporary_state: bool,
     ) -> Self {
         let (turn_tx, turn_rx) = mpsc::unbounded_channel();
+        // Counters from earlier runs: reopening does not reset them.
+        let mut kept_metrics = HashMap::new();
+        for name in cx.workflow.agent_names() {
+            if let Some(kept) = super::metrics::load(&cx.state_root, &name) {
+                runner.restore_metrics(&name, |m| kept.apply(m));
+                kept_metrics.insert(name, kept);
+            }
+        }
         let ops = OpsState::load(&cx.state_root);
         let ops_files = OpsFiles::new(&cx.state_root);
         let task_events = cx.context.tasks().subscribe();
@@ -102,6 +119,8 @@ impl Driver {
             queue: VecDeque::new(),
             reported: 0,
             clock: Instant::now(),
+            started: chrono::Utc::now(),
+            kept_metrics,
             cursor_installed: false,
             without_tools: std::collections::HashSet::new(),
             outcome: None,
@@ -318,6 +337,7 @@ impl Driver {
                 self.emit(EngineEvent::Status { agent, status })
             }
             Effect::MetricsChanged { agent, metrics } => {
+                self.keep_metrics(&agent, &metrics);
                 self.emit(EngineEvent::Metrics { agent, metrics })
             }
             Effect::Finish { outcome } => {
@@ -805,6 +825,25 @@ impl Driver {
                     })
                 });
             }
+            Command::ReadAgentLogs { agent } => {
+                if !self.cx.workflow.agent_names().contains(&agent) {
+                    return Err(format!("there is no agent '{agent}'"));
+                }
+                let outputs = self
+                    .ops_files
+                    .recent_outputs(&agent, LOG_TURNS, LOG_CAP)
+                    .map_err(|e| format!("cannot read logs/output/: {e}"))?;
+                let stderr_path = self.cx.agent_dir(&agent).join("stderr.log");
+                let stderr = match std::fs::read(&stderr_path) {
+                    Ok(b) => Some(super::ops::tail_text(&b, LOG_CAP)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(format!("cannot read {}: {e}", stderr_path.display())),
+                };
+                return Ok(Reply::AgentLogs {
+                    text: super::ops::agent_logs_text(&agent, &outputs, stderr.as_deref()),
+                    agent,
+                });
+            }
             Command::Snapshot { messages } => {
                 return Ok(Reply::Snapshot {
                     snapshot: Box::new(self.snapshot(messages)),
@@ -844,6 +883,21 @@ impl Driver {
     }
 
     /// The whole state, for a front end drawing from scratch.
+    /// Writes `agent`'s lasting counters when they changed (a failure is a
+    /// notice: the run goes on, only the count after a reopen suffers).
+    fn keep_metrics(&mut self, agent: &str, metrics: &crate::agents::runner::AgentMetrics) {
+        let lasting = super::metrics::Lasting::of(metrics);
+        if self.kept_metrics.get(agent) == Some(&lasting) {
+            return;
+        }
+        match super::metrics::save(&self.cx.state_root, agent, &lasting) {
+            Ok(()) => {
+                self.kept_metrics.insert(agent.to_string(), lasting);
+            }
+            Err(e) => tracing::warn!("cannot keep {agent}'s turn counters: {e}"),
+        }
+    }
+
     fn snapshot(&self, limit: usize) -> Snapshot {
         let runner_agents = self.runner.agents();
         let agents = self
@@ -887,6 +941,7 @@ impl Driver {
             paused: self.runner.pause_reason().cloned(),
             ops: self.ops.clone(),
             tasks: super::tasks::snapshot(self.cx.context.tasks()),
+            started: Some(self.started),
         })
     }
 

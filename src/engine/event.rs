@@ -87,6 +87,10 @@ pub struct Snapshot {
     /// The task board.
     #[serde(default)]
     pub tasks: super::tasks::TaskSnapshot,
+    /// When this engine started serving the instance, so a screen that
+    /// attaches later shows the instance's up time, not its own.
+    #[serde(default)]
+    pub started: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// One agent in a snapshot.

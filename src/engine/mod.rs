@@ -8,6 +8,7 @@ mod driver;
 pub mod event;
 pub mod launch;
 pub mod link;
+pub mod metrics;
 pub mod ops;
 pub mod orphans;
 pub mod sessions;

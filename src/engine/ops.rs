@@ -360,6 +360,38 @@ impl OpsFiles {
         Ok(format!("logs/output/{name}"))
     }
 
+    /// The archived raw outputs of `agent`'s last `turns` turns, oldest
+    /// first: each file's name and its content (the end of it, past
+    /// `cap` bytes). A missing archive is no outputs.
+    pub fn recent_outputs(
+        &self,
+        agent: &str,
+        turns: usize,
+        cap: usize,
+    ) -> std::io::Result<Vec<(String, String)>> {
+        let dir = self.dir.join("output");
+        let mut names: Vec<String> = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| archive_agent(n) == Some(agent))
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        // Named after the time first: sorting by name sorts by time.
+        names.sort();
+        let skip = names.len().saturating_sub(turns);
+        names
+            .into_iter()
+            .skip(skip)
+            .map(|n| {
+                let bytes = std::fs::read(dir.join(&n))?;
+                Ok((n, tail_text(&bytes, cap)))
+            })
+            .collect()
+    }
+
     /// Archives a turn's `output` (see [`OpsFiles::archive`]) and, when it
     /// was cut at the output cap, says so at its end and where the whole of
     /// it is. Returns the output to use and a problem to report, if any.
@@ -420,6 +452,49 @@ pub struct Cut<'a> {
     pub full: Option<&'a Path>,
 }
 
+/// The agent an archived output belongs to, from its name
+/// `<time>-<agent>-turn<n>.txt` (the time has no `-`).
+pub fn archive_agent(name: &str) -> Option<&str> {
+    let (_, rest) = name.strip_suffix(".txt")?.split_once('-')?;
+    let (agent, turn) = rest.rsplit_once("-turn")?;
+    turn.parse::<u64>().ok().map(|_| agent)
+}
+
+/// The end of `bytes` as text, at most `cap` bytes (lossy UTF-8), with a
+/// first line saying how much was left out.
+pub fn tail_text(bytes: &[u8], cap: usize) -> String {
+    if bytes.len() <= cap {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let cut = bytes.len() - cap;
+    format!(
+        "[… {cut} earlier bytes not shown]\n{}",
+        String::from_utf8_lossy(&bytes[cut..])
+    )
+}
+
+/// What an agent did, as one text for a pager: each recent turn's raw
+/// output under its file name, then its stderr log's end.
+pub fn agent_logs_text(agent: &str, outputs: &[(String, String)], stderr: Option<&str>) -> String {
+    let mut text = format!("# {agent}: the raw output of its last turns, then its stderr\n");
+    if outputs.is_empty() {
+        text.push_str("\n(no turn output archived yet in logs/output/)\n");
+    }
+    for (name, content) in outputs {
+        text.push_str(&format!("\n── logs/output/{name} ──\n{content}"));
+        if !content.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text.push_str(&format!("\n── agents/{agent}/stderr.log ──\n"));
+    match stderr {
+        Some(s) if !s.trim().is_empty() => text.push_str(s),
+        Some(_) => text.push_str("(empty)\n"),
+        None => text.push_str("(none yet)\n"),
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +502,25 @@ mod tests {
 
     fn context() -> SharedContext {
         SharedContext::in_memory(&["coder", "reviewer"])
+    }
+
+    #[test]
+    fn archived_outputs_belong_to_exactly_one_agent() {
+        assert_eq!(
+            archive_agent("20260115T101234.567Z-coder-turn3.txt"),
+            Some("coder")
+        );
+        assert_eq!(
+            archive_agent("20260115T101234.567Z-sub-coder-turn12.txt"),
+            Some("sub-coder")
+        );
+        assert_eq!(archive_agent("20260115T101234.567Z-coder-turnx.txt"), None);
+        assert_eq!(archive_agent("notes.md"), None);
+        assert_eq!(tail_text(b"abcdef", 10), "abcdef");
+        assert_eq!(
+            tail_text(b"abcdef", 2),
+            "[\u{2026} 4 earlier bytes not shown]\nef"
+        );
     }
 
     fn run(

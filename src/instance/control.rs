@@ -986,6 +986,7 @@ mod tests {
             total_messages: 0,
             documents: Vec::new(),
             entry_document: "notes.md".into(),
+            started: None,
             tasks: Default::default(),
             cursors: Default::default(),
             paused: None,

@@ -153,28 +153,37 @@ impl Filter {
     }
 
     /// Reads `from:NAME type:TYPE bead:ID words…`; `None` for no words or
-    /// `off` (no filter). The channel and the task board read it alike.
-    pub fn parse(args: &[&str]) -> Option<Filter> {
+    /// `off` (no filter). The channel and the task board read it alike. A
+    /// term with nothing after its colon (`from:`) is an error naming the
+    /// term, not a filter that silently matches nothing.
+    pub fn parse(args: &[&str]) -> Result<Option<Filter>, String> {
         if args.is_empty() || args == ["off"] {
-            return None;
+            return Ok(None);
         }
         let mut filter = Filter::default();
         let mut words = Vec::new();
         for a in args {
-            if let Some(v) = a.strip_prefix("from:") {
-                filter.from = Some(v.trim_start_matches('@').to_string());
+            let slot = if let Some(v) = a.strip_prefix("from:") {
+                Some(("from", v.trim_start_matches('@'), &mut filter.from))
             } else if let Some(v) = a.strip_prefix("type:") {
-                filter.kind = Some(v.to_string());
+                Some(("type", v, &mut filter.kind))
             } else if let Some(v) = a.strip_prefix("bead:") {
-                filter.bead = Some(v.to_string());
+                Some(("bead", v, &mut filter.bead))
             } else {
-                words.push(*a);
+                None
+            };
+            match slot {
+                Some((term, "", _)) => {
+                    return Err(format!("'{term}:' needs a value ({term}:NAME, no space)"));
+                }
+                Some((_, v, field)) => *field = Some(v.to_string()),
+                None => words.push(*a),
             }
         }
         if !words.is_empty() {
             filter.text = Some(words.join(" "));
         }
-        Some(filter)
+        Ok(Some(filter))
     }
 }
 
@@ -263,6 +272,9 @@ pub enum Action {
     Pager,
     /// Jump to the newest message and follow again.
     Newest,
+    /// Show what an agent did (its last turns' raw output and its stderr
+    /// log) in the pager; the selected agent without a name.
+    Logs(Option<String>),
     /// Stop an agent (the selected one without a name); `@instance` stops
     /// the whole instance.
     Stop(Option<String>),
@@ -370,6 +382,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "restart",
         "restart [agent]",
         "let a stopped agent work again",
+    ),
+    (
+        "logs",
+        "logs [agent]",
+        "an agent's last turns' raw output and stderr, in $PAGER",
     ),
     ("resume", "resume", "resume after a pause"),
     ("ack", "ack [agent] [id|all]", "acknowledge an inbox"),
@@ -514,7 +531,7 @@ fn parse_task(args: &[&str]) -> Result<TaskAction, ParseError> {
             let (task, error) = task_and_text();
             Ok(TaskAction::Fail { task, error })
         }
-        "filter" => Ok(TaskAction::Filter(Filter::parse(rest))),
+        "filter" => Filter::parse(rest).map(TaskAction::Filter).map_err(err),
         other => Err(err(format!(
             "'{other}' is not add, release, done, fail, skip or filter"
         ))),
@@ -610,6 +627,13 @@ impl Action {
                     Some(a) => Ok(Action::Stop(Some(agent_name(head, a)?))),
                 }
             }
+            "logs" => {
+                at_most_one(1)?;
+                args.first()
+                    .map(|a| agent_name(head, a))
+                    .transpose()
+                    .map(Action::Logs)
+            }
             "restart" => {
                 at_most_one(1)?;
                 args.first()
@@ -682,7 +706,9 @@ impl Action {
                 _ => Err(usage(head, "mine, theirs or both?")),
             },
             "search" => Ok(Action::Search((!rest.is_empty()).then(|| rest.to_string()))),
-            "filter" => Ok(Action::Filter(Filter::parse(&args))),
+            "filter" => Filter::parse(&args)
+                .map(Action::Filter)
+                .map_err(|m| usage(head, m)),
             "task" => parse_task(&args).map(Action::Task),
             "prompt" => Ok(Action::Prompt(
                 match untrimmed.split_once(char::is_whitespace) {

@@ -168,6 +168,9 @@ pub struct App {
     pub instance: String,
     /// Time since the control room opened.
     pub elapsed: Duration,
+    /// When the instance's engine started (from the snapshot), so the
+    /// header's up time is the instance's under `attach` too.
+    pub started: Option<chrono::DateTime<chrono::Utc>>,
     /// Why the instance is paused, if it is.
     pub paused: Option<PauseReason>,
     /// Thread states set by agent operations (done, fail, delete), by root id.
@@ -237,6 +240,7 @@ impl App {
             workflow: String::new(),
             instance: String::new(),
             elapsed: Duration::ZERO,
+            started: None,
             paused: None,
             threads: Default::default(),
             deferred: Vec::new(),
@@ -272,6 +276,16 @@ impl App {
         n.push(USER.to_string());
         n.push(ALL.to_string());
         n
+    }
+
+    /// How long the instance has been up: from its engine's start when
+    /// known (at [`App::now`], set before each draw), else since the screen
+    /// opened.
+    pub fn up_time(&self) -> Duration {
+        match self.started {
+            Some(t) => (self.now - t).to_std().unwrap_or(Duration::ZERO),
+            None => self.elapsed,
+        }
     }
 
     /// Whether the spinner must keep turning (something is working).
@@ -352,6 +366,8 @@ impl App {
                 let o = self.documents.content(file, content);
                 self.docs(o)
             }
+            // Raw output may hold escape sequences: never to the terminal.
+            Ok(Reply::AgentLogs { text, .. }) => vec![Effect::Pager(for_terminal(&text))],
             Ok(Reply::Task { task, checkpoints }) => {
                 if let Some(d) = &mut self.board.detail
                     && d.task == task.id
@@ -365,6 +381,9 @@ impl App {
                     && let Some(e) = &mut self.documents.editor
                 {
                     e.saving = None;
+                }
+                if command == "read_document" {
+                    self.documents.read_failed(&error);
                 }
                 self.error(format!("{command} failed: {error}"));
                 if command == "snapshot" {
@@ -388,6 +407,7 @@ impl App {
         self.tasks = s.tasks.clone();
         self.workflow = for_terminal(&s.workflow);
         self.instance = for_terminal(&s.instance);
+        self.started = s.started;
         let selected = self.agents.selected().map(|r| r.name.clone());
         self.agents.rows = s.agents.into_iter().map(AgentRow::from_snapshot).collect();
         if let Some(name) = selected
@@ -553,6 +573,13 @@ impl App {
                 }
                 super::keymap::KeyCodeKey::Char('n' | 'N' | 'q')
                 | super::keymap::KeyCodeKey::Esc => self.act(Action::No),
+                super::keymap::KeyCodeKey::Char('d' | 'D')
+                    if c.on_yes == ConfirmAction::Quit
+                        && self.options.on_quit == QuitAction::Ask =>
+                {
+                    self.confirm = None;
+                    self.act(Action::Detach)
+                }
                 _ if k.ctrl && k.code == super::keymap::KeyCodeKey::Char('c') => {
                     // A second Ctrl-C while asked to quit means it.
                     if c.on_yes == ConfirmAction::Quit {
@@ -567,11 +594,15 @@ impl App {
         if let Some(scroll) = &mut self.help {
             use super::keymap::KeyCodeKey as C;
             match k.code {
-                C::Char('j') | C::Down => *scroll += 1,
+                C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
                 C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
-                C::PageDown | C::Char(' ') => *scroll += 10,
+                C::Char('d') if k.ctrl => *scroll = scroll.saturating_add(10),
+                C::Char('u') if k.ctrl => *scroll = scroll.saturating_sub(10),
+                C::PageDown | C::Char(' ') => *scroll = scroll.saturating_add(10),
                 C::PageUp => *scroll = scroll.saturating_sub(10),
                 C::Char('g') | C::Home => *scroll = 0,
+                // Drawing clamps it to the last page.
+                C::Char('G') | C::End => *scroll = usize::MAX,
                 C::Esc | C::Char('?' | 'q') | C::Enter | C::F(1) => self.help = None,
                 C::Char('c') if k.ctrl => self.help = None,
                 _ => {}
@@ -873,12 +904,27 @@ impl App {
 
     fn quit(&mut self) -> Vec<Effect> {
         match self.options.on_quit {
-            QuitAction::Shutdown => self.shutdown(),
-            QuitAction::Detach => {
-                self.exit = Some(Exit::Detached);
-                vec![Effect::Quit]
-            }
+            QuitAction::Shutdown | QuitAction::Ask => self.shutdown(),
+            QuitAction::Detach => self.detach(),
         }
+    }
+
+    /// Leaves the screen without stopping the instance; refused when the
+    /// instance cannot outlive the screen (nothing on disk to resume from).
+    fn detach(&mut self) -> Vec<Effect> {
+        if self.options.on_quit == QuitAction::Shutdown && !self.ended {
+            self.error(
+                "detach: this instance keeps its context in memory and cannot run \
+                 without the screen (/quit stops it)",
+            );
+            return Vec::new();
+        }
+        self.exit = Some(if self.ended {
+            Exit::EngineEnded
+        } else {
+            Exit::Detached
+        });
+        vec![Effect::Quit]
     }
 
     /// Carries out one action.
@@ -906,29 +952,35 @@ impl App {
                     });
                     return Vec::new();
                 }
+                let busy = match working.len() {
+                    0 => String::new(),
+                    1 => format!("{} is working. ", working[0]),
+                    n => format!("{n} agents are working. "),
+                };
+                if !force && self.options.on_quit == QuitAction::Ask && !self.ended {
+                    self.confirm = Some(Confirm {
+                        question: format!(
+                            "{busy}Quit: stop @{} (y) or detach, it keeps running (d)? (y/d/n)",
+                            self.instance
+                        ),
+                        on_yes: ConfirmAction::Quit,
+                    });
+                    return Vec::new();
+                }
                 if !force
-                    && !working.is_empty()
+                    && !busy.is_empty()
                     && self.options.on_quit == QuitAction::Shutdown
                     && !self.ended
                 {
                     self.confirm = Some(Confirm {
-                        question: format!(
-                            "{} working. Quit and stop every agent? (y/n)",
-                            match working.len() {
-                                1 => format!("{} is", working[0]),
-                                n => format!("{n} agents are"),
-                            }
-                        ),
+                        question: format!("{busy}Quit and stop every agent? (y/n)"),
                         on_yes: ConfirmAction::Quit,
                     });
                     return Vec::new();
                 }
                 self.quit()
             }
-            Action::Detach => {
-                self.exit = Some(Exit::Detached);
-                vec![Effect::Quit]
-            }
+            Action::Detach => self.detach(),
             Action::Yes => match self.confirm.take().map(|c| c.on_yes) {
                 Some(ConfirmAction::Quit) => self.quit(),
                 Some(ConfirmAction::Delete(file)) => {
@@ -1105,6 +1157,10 @@ impl App {
                     None => Vec::new(),
                 }
             }
+            Action::Logs(target) => match self.target_agent(target, "logs") {
+                Some(agent) => vec![Effect::Command(Command::ReadAgentLogs { agent })],
+                None => Vec::new(),
+            },
             Action::Restart(target) => match self.target_agent(target, "restart") {
                 Some(agent) => {
                     self.info(format!("restarting {agent}"));
@@ -1255,6 +1311,10 @@ impl App {
                             .saturating_add(k)
                             .min(docs.files.len().saturating_sub(1))
                     }
+                    // g/G/Home/End move in the list, like j/k (the viewer
+                    // scrolls with the page and scroll motions).
+                    Motion::Top => docs.selected = 0,
+                    Motion::Bottom => docs.selected = docs.files.len().saturating_sub(1),
                     _ => {
                         if let Some(v) = &mut docs.viewer {
                             v.scroll = match m {
@@ -1262,9 +1322,7 @@ impl App {
                                 Motion::PageDown => v.scroll.saturating_add(page),
                                 Motion::ScrollUp(k) => v.scroll.saturating_sub(k),
                                 Motion::ScrollDown(k) => v.scroll.saturating_add(k),
-                                Motion::Top => 0,
-                                // Drawing clamps it to the last page.
-                                _ => usize::MAX,
+                                _ => v.scroll,
                             };
                         }
                     }

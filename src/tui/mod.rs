@@ -23,7 +23,10 @@
 //! - The spinner ticks ten times a second only while an agent works or a
 //!   stream grows; otherwise the loop sleeps and wakes once a minute to
 //!   refresh the run time in the header (shown in minutes when idle).
-//! - `q` asks before stopping working agents; a second Ctrl-C answers yes.
+//! - `q` on `awtui <file>` asks: stop the instance (y) or detach (d),
+//!   which hands it over to a background host; with a memory context
+//!   (nothing to resume from) it asks only while agents work, and
+//!   `/detach` is refused. A second Ctrl-C answers yes (stop).
 //!   SIGTERM and SIGHUP quit without asking (the instance is shut down, or
 //!   left running when detaching).
 //! - Keys in the editor type, except those bound in `[keys.editor]`
@@ -69,9 +72,14 @@ const IDLE_TICK: Duration = Duration::from_secs(60);
 /// What quitting the control room does to the instance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QuitAction {
-    /// Stop every agent (`Command::Shutdown`) and wait for the engine.
+    /// Stop every agent (`Command::Shutdown`) and wait for the engine
+    /// (an in-process engine with nothing on disk to resume from).
     #[default]
     Shutdown,
+    /// Ask: stop every agent, or detach and leave the instance running
+    /// (`awtui <file>` with its context on disk: the caller hands it over
+    /// to a background host on [`TuiExit::Detached`]).
+    Ask,
     /// Leave the instance running (for a remote link).
     Detach,
 }
@@ -142,6 +150,9 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
     let mut signals = Signals::new();
     let mut stop_deadline: Option<tokio::time::Instant> = None;
     let mut screen_gone = false;
+    // The last tick: input does not re-arm the wake-up, so the header's
+    // clock keeps moving while the user types.
+    let mut last_tick = tokio::time::Instant::now();
 
     loop {
         if app.dirty && !screen_gone {
@@ -173,7 +184,10 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                     app.update(Input::Action(action::Action::Quit { force: true }))
                 }
             },
-            () = tokio::time::sleep(tick) => app.update(Input::Tick(started.elapsed())),
+            () = tokio::time::sleep_until(last_tick + tick) => {
+                last_tick = tokio::time::Instant::now();
+                app.update(Input::Tick(started.elapsed()))
+            }
             () = sleep_until(stop_deadline) => {
                 tracing::warn!("the engine did not stop in time; leaving");
                 app.exit.get_or_insert(TuiExit::Shutdown);

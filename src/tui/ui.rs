@@ -279,7 +279,7 @@ fn pane_block(
 
 fn header(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let secs = app.elapsed.as_secs();
+    let secs = app.up_time().as_secs();
     // Seconds only while the spinner ticks; idle, the clock wakes once a
     // minute.
     let up = if app.agents.any_working() {

@@ -212,6 +212,16 @@ impl Runner {
         fx
     }
 
+    /// Restores an agent's counters kept from an earlier run (turns,
+    /// tokens, cost: see `engine::metrics`). Budgets still count from this
+    /// start: the restored spend is their base.
+    pub fn restore_metrics(&mut self, agent: &str, restore: impl FnOnce(&mut AgentMetrics)) {
+        if let Some(a) = self.agents.iter_mut().find(|a| a.name == agent) {
+            restore(&mut a.metrics);
+        }
+        self.budget_cost_base = self.total_cost();
+    }
+
     /// Every agent, in workflow order.
     pub fn agents(&self) -> Vec<AgentView> {
         self.agents.iter().map(|a| self.view(a)).collect()

@@ -63,7 +63,8 @@ impl fmt::Display for AgentStatus {
 pub struct AgentMetrics {
     /// Messages to it not yet acknowledged.
     pub unread: usize,
-    /// Turns started since the instance started.
+    /// Turns started, over every run of the instance (kept in the
+    /// agent's `metrics.json`, see `engine::metrics`).
     pub turns: u32,
     /// Input tokens, as reported by the backend.
     pub tokens_in: u64,

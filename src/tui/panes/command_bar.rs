@@ -199,11 +199,14 @@ impl CommandBar {
                 .map(|n| format!("@{n} "))
                 .collect()
         } else if start == 0 && word.starts_with('/') && self.mode == BarMode::Command {
-            COMMANDS
+            let mut found: Vec<&str> = COMMANDS
                 .iter()
-                .filter(|(n, _, _)| n.starts_with(&word[1..]))
-                .map(|(n, _, _)| format!("/{n} "))
-                .collect()
+                .map(|(n, _, _)| *n)
+                .filter(|n| n.starts_with(&word[1..]))
+                .collect();
+            // Stable: the most used first, leaving last, the rest in order.
+            found.sort_by_key(|n| bare_slash_rank(n));
+            found.into_iter().map(|n| format!("/{n} ")).collect()
         } else {
             return false;
         };
@@ -304,6 +307,21 @@ impl CommandBar {
         };
         buf.set_line(area.x, area.y, &line, area.width);
         focused.then(|| area.x + (width(prompt) + before_w.min(room)) as u16)
+    }
+}
+
+/// Commands Tab offers first after a bare `/`, most used first: posting,
+/// narrowing the channel, documents and tasks (not `/quit`, the first in
+/// the table).
+const MOST_USED: &[&str] = &["send", "post", "filter", "search", "doc", "task", "stop"];
+
+/// Where a command comes in the completion order: the most used first,
+/// the ones that leave the screen last, every other in between.
+fn bare_slash_rank(name: &str) -> usize {
+    match MOST_USED.iter().position(|m| *m == name) {
+        Some(i) => i,
+        None if matches!(name, "quit" | "detach") => usize::MAX,
+        None => MOST_USED.len(),
     }
 }
 

@@ -187,6 +187,18 @@ impl Documents {
         }
     }
 
+    /// The engine could not read the document asked for: the viewer says
+    /// why instead of keeping the previous one or showing it empty.
+    pub fn read_failed(&mut self, error: &str) {
+        if let Some(file) = self.pending.take() {
+            self.edit_after_load = false;
+            if let Some(i) = self.files.iter().position(|f| *f == file) {
+                self.selected = i;
+            }
+            self.viewer = Some(Viewer::unreadable(file, error));
+        }
+    }
+
     /// Edits the shown document (or the selected one, once it is read).
     pub fn edit(&mut self) -> Outcome {
         let focus = Outcome {
@@ -197,6 +209,11 @@ impl Documents {
             return focus;
         }
         match &self.viewer {
+            Some(v) if self.pending.is_none() && v.unreadable.is_some() => Outcome::error(format!(
+                "cannot edit {}: {}",
+                Self::name(&v.file),
+                v.unreadable.as_deref().unwrap_or_default()
+            )),
             Some(v) if self.pending.is_none() => {
                 self.editor = Some(Editor::new(v.file.clone(), &v.content));
                 Outcome {

@@ -125,6 +125,9 @@ pub struct Viewer {
     wrapped: Option<(usize, Vec<Line<'static>>)>,
     /// Who changed it last, when known.
     pub changed_by: Option<String>,
+    /// Why it could not be read (not UTF-8, too large…), shown in its place
+    /// so an unreadable document never looks empty (and is never edited).
+    pub unreadable: Option<String>,
 }
 
 impl Viewer {
@@ -161,7 +164,15 @@ impl Viewer {
             scroll: 0,
             wrapped: None,
             changed_by: None,
+            unreadable: None,
         }
+    }
+
+    /// A document the engine could not read, saying why.
+    pub fn unreadable(file: String, reason: &str) -> Viewer {
+        let mut v = Viewer::new(file, "");
+        v.unreadable = Some(for_terminal(reason));
+        v
     }
 }
 
@@ -365,8 +376,20 @@ impl Documents {
         match &mut self.viewer {
             Some(v) => {
                 let h = view.height as usize;
-                if v.lines.is_empty() {
-                    buf.set_string(view.x, view.y, "(empty)", theme.dimmed());
+                match &v.unreadable {
+                    Some(why) => {
+                        buf.set_stringn(
+                            view.x,
+                            view.y,
+                            why,
+                            view.width as usize,
+                            Style::new().fg(theme.error),
+                        );
+                    }
+                    None if v.lines.is_empty() => {
+                        buf.set_string(view.x, view.y, "(empty)", theme.dimmed());
+                    }
+                    None => {}
                 }
                 let mut scroll = v.scroll;
                 let lines = v.wrapped(view.width as usize);
