@@ -404,6 +404,16 @@ pub fn private_dir(path: &Path) -> Result<PathBuf, PrivateDirError> {
     Ok(sub)
 }
 
+/// FNV-1a of `bytes` as 16 hex digits: a name derived from content that is
+/// the same across builds and platforms (unlike the std hasher), for file
+/// names and stable ids. Not for secrets.
+pub fn stable_hash(bytes: &[u8]) -> String {
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{h:016x}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -211,18 +211,8 @@ pub fn file_task_id(workflow_name: &str, key: &str) -> String {
     )
 }
 
-/// FNV-1a, twice with different offsets, as 16 hex digits: stable across
-/// builds and platforms (unlike the std hasher).
 fn stable_hex(text: &str) -> String {
-    let fnv = |seed: u64| {
-        text.bytes().fold(seed, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        })
-    };
-    format!(
-        "{:016x}",
-        fnv(0xcbf2_9ce4_8422_2325) ^ fnv(0x8422_2325_cbf2_9ce4).rotate_left(32)
-    )
+    crate::fsutil::stable_hash(text.as_bytes())
 }
 
 /// Makes the plan a workflow file declares, once: the workflow (fixed id)

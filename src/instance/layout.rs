@@ -93,12 +93,7 @@ pub fn standalone_root() -> Result<PathBuf, LayoutError> {
 
 /// A stable 64-bit hash (FNV-1a) of a path, to name files after folders.
 pub fn path_hash(path: &Path) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in path.as_os_str().as_encoded_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    crate::fsutil::stable_hash(path.as_os_str().as_encoded_bytes())
 }
 
 /// The folder holding the instance's own files (see the module doc).
