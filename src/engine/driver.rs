@@ -736,16 +736,7 @@ impl Driver {
         for (task, holder) in board.read(|s| s.stale_claims(missed, now)) {
             let why = format!("{holder} missed {missed} heartbeats");
             let released = board.change(|s| match s.release(&task, SYSTEM, &why, now) {
-                Ok(t) => {
-                    let mut events = vec![crate::tasks::TaskEvent::TaskChanged(t)];
-                    events.extend(
-                        s.checkpoints(&task)
-                            .last()
-                            .cloned()
-                            .map(crate::tasks::TaskEvent::CheckpointAdded),
-                    );
-                    (true, events)
-                }
+                Ok(t) => (true, crate::tasks::TaskEvent::with_last_checkpoint(s, t)),
                 Err(_) => (false, Vec::new()),
             });
             if released {

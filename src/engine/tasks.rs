@@ -162,14 +162,7 @@ pub fn carry_out(board: &TaskBoard, cmd: TaskCommand, workflow_name: &str) -> Re
             }
             TaskCommand::Release { task } => {
                 let t = s.release(&task, USER, "released by the person", now)?;
-                let mut events = vec![TaskEvent::TaskChanged(t)];
-                events.extend(
-                    s.checkpoints(&task)
-                        .last()
-                        .cloned()
-                        .map(TaskEvent::CheckpointAdded),
-                );
-                Ok(events)
+                Ok(TaskEvent::with_last_checkpoint(s, t))
             }
             TaskCommand::Status {
                 task,

@@ -733,12 +733,7 @@ pub fn call(
             }
             board.change(
                 |s| match s.set_task_plan(caller, &a.id, a.plan, a.context, now) {
-                    Ok(t) => {
-                        let cp = s.checkpoints(&t.id).last().cloned();
-                        let mut events = vec![TaskEvent::TaskChanged(t)];
-                        events.extend(cp.map(TaskEvent::CheckpointAdded));
-                        (Ok(()), events)
-                    }
+                    Ok(t) => (Ok(()), TaskEvent::with_last_checkpoint(s, t)),
                     Err(e) => (Err(e), vec![]),
                 },
             )?;

@@ -158,6 +158,17 @@ pub enum TaskEvent {
     WorkspaceChanged(PlanWorkspace),
 }
 
+impl TaskEvent {
+    /// A task's change followed by its newest checkpoint (what a release
+    /// or a status move that records one announces).
+    pub fn with_last_checkpoint(store: &TaskStore, task: Task) -> Vec<TaskEvent> {
+        let checkpoint = store.checkpoints(&task.id).last().cloned();
+        let mut events = vec![TaskEvent::TaskChanged(task)];
+        events.extend(checkpoint.map(TaskEvent::CheckpointAdded));
+        events
+    }
+}
+
 /// How many events a slow receiver may fall behind before it misses some.
 pub const TASK_EVENT_CAPACITY: usize = 4096;
 
