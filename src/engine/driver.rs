@@ -764,6 +764,24 @@ impl Driver {
     async fn command(&mut self, envelope: Envelope) {
         let Envelope { command, reply } = envelope;
         let name = command.name();
+        if let Some(job) = super::workspace_cmd::job(
+            &self.cx.workspaces,
+            |a| self.cx.workflow.agent(a).is_some(),
+            &command,
+        ) {
+            // Git work: off the loop, answered when done.
+            tokio::task::spawn_blocking(move || {
+                let answer = job.and_then(|j| j.run()).map_err(|error| CommandFailed {
+                    command: name.to_string(),
+                    error,
+                });
+                if let Err(failed) = &answer {
+                    tracing::info!("{failed}");
+                }
+                let _ = reply.send(answer);
+            });
+            return;
+        }
         let answer = self.carry_out(command).map_err(|error| CommandFailed {
             command: name.to_string(),
             error,
@@ -834,6 +852,10 @@ impl Driver {
                     text: super::ops::agent_logs_text(&agent, &outputs, stderr.as_deref()),
                     agent,
                 });
+            }
+            // Answered off the loop by `command` (workspace_cmd).
+            Command::ReadDiff { .. } | Command::Workspace { .. } => {
+                return Err("a workspace command reached the driver's loop".into());
             }
             Command::Snapshot { messages } => {
                 return Ok(Reply::Snapshot {

@@ -101,6 +101,13 @@ pub enum ConfirmAction {
     Delete(String),
     /// Leave the editor, dropping unsaved changes.
     DiscardEdit,
+    /// Merge, revert or discard an agent's workspace.
+    Workspace {
+        /// Whose workspace.
+        agent: String,
+        /// What to do.
+        op: crate::workspace::view::WorkspaceOp,
+    },
 }
 
 /// How the control room ended.
@@ -207,6 +214,8 @@ pub struct App {
     pub before_bar: Pane,
     /// The help overlay, with its scroll.
     pub help: Option<usize>,
+    /// The diff view of an agent's workspace.
+    pub diff: Option<super::panes::diff::DiffPane>,
     /// A question waiting.
     pub confirm: Option<Confirm>,
     /// The status line.
@@ -258,6 +267,7 @@ impl App {
             main: Pane::Channel,
             before_bar: Pane::Channel,
             help: None,
+            diff: None,
             confirm: None,
             status: None,
             spinner: 0,
@@ -344,6 +354,69 @@ impl App {
 
     // ----- engine events -------------------------------------------------
 
+    /// A key while the diff view is open: it takes every key.
+    fn diff_key(&mut self, k: &Key) -> Vec<Effect> {
+        use super::panes::diff::DiffKey;
+        let Some(d) = &mut self.diff else {
+            return Vec::new();
+        };
+        match d.key(k) {
+            DiffKey::Nothing => Vec::new(),
+            DiffKey::Close => {
+                self.diff = None;
+                Vec::new()
+            }
+            DiffKey::Read(turn) => {
+                d.loading = true;
+                vec![Effect::Command(Command::ReadDiff {
+                    agent: d.view.agent.clone(),
+                    turn,
+                })]
+            }
+            DiffKey::Ask(op) => {
+                let agent = d.view.agent.clone();
+                self.ask_workspace(agent, op)
+            }
+        }
+    }
+
+    /// Asks before merging, reverting or discarding `agent`'s work.
+    fn ask_workspace(
+        &mut self,
+        agent: String,
+        op: crate::workspace::view::WorkspaceOp,
+    ) -> Vec<Effect> {
+        use crate::workspace::view::WorkspaceOp;
+        let what = match op {
+            WorkspaceOp::Merge => format!("Merge {agent}'s branch into its base branch?"),
+            WorkspaceOp::Revert { turn } => {
+                format!("Revert turn {turn} of {agent} (a new commit on its branch)?")
+            }
+            WorkspaceOp::Discard => format!(
+                "Discard {agent}'s work (`awtui stop --clean` then removes its unmerged branch)?"
+            ),
+        };
+        self.confirm = Some(Confirm {
+            question: format!("{what} (y/n)"),
+            on_yes: ConfirmAction::Workspace { agent, op },
+        });
+        Vec::new()
+    }
+
+    /// Reads the open diff view again (the same step).
+    fn refresh_diff(&mut self) -> Vec<Effect> {
+        match &mut self.diff {
+            Some(d) => {
+                d.loading = true;
+                vec![Effect::Command(Command::ReadDiff {
+                    agent: d.view.agent.clone(),
+                    turn: d.view.turn,
+                })]
+            }
+            None => Vec::new(),
+        }
+    }
+
     /// Asks for a snapshot of the newest `messages` (at start, or after
     /// falling behind the events); events wait until it comes.
     pub fn resync(&mut self, messages: usize) -> Command {
@@ -368,6 +441,18 @@ impl App {
             }
             // Raw output may hold escape sequences: never to the terminal.
             Ok(Reply::AgentLogs { text, .. }) => vec![Effect::Pager(for_terminal(&text))],
+            Ok(Reply::Diff { view }) => {
+                match &mut self.diff {
+                    Some(d) if d.view.agent == view.agent => d.replace(*view),
+                    _ => self.diff = Some(super::panes::diff::DiffPane::new(*view)),
+                }
+                Vec::new()
+            }
+            Ok(Reply::Said { text }) => {
+                self.info(for_terminal(&text));
+                // The branch moved: show it as it is now.
+                self.refresh_diff()
+            }
             Ok(Reply::Task { task, checkpoints }) => {
                 if let Some(d) = &mut self.board.detail
                     && d.task == task.id
@@ -467,6 +552,10 @@ impl App {
                     if !row.working() {
                         row.activity = None;
                     }
+                }
+                // A turn began or ended: its step may have been committed.
+                if self.diff.as_ref().is_some_and(|d| d.view.agent == agent) {
+                    return self.refresh_diff();
                 }
                 Vec::new()
             }
@@ -590,6 +679,9 @@ impl App {
                 }
                 _ => Vec::new(),
             };
+        }
+        if self.diff.is_some() {
+            return self.diff_key(&k);
         }
         if let Some(scroll) = &mut self.help {
             use super::keymap::KeyCodeKey as C;
@@ -990,6 +1082,9 @@ impl App {
                     self.documents.editor = None;
                     Vec::new()
                 }
+                Some(ConfirmAction::Workspace { agent, op }) => {
+                    vec![Effect::Command(Command::Workspace { agent, op })]
+                }
                 None => Vec::new(),
             },
             Action::No => {
@@ -1161,6 +1256,17 @@ impl App {
                 Some(agent) => vec![Effect::Command(Command::ReadAgentLogs { agent })],
                 None => Vec::new(),
             },
+            Action::Diff { agent, turn } => match self.target_agent(agent, "diff") {
+                Some(agent) => vec![Effect::Command(Command::ReadDiff { agent, turn })],
+                None => Vec::new(),
+            },
+            Action::Workspace { agent, op } => {
+                let agent = agent.or_else(|| self.diff.as_ref().map(|d| d.view.agent.clone()));
+                match self.target_agent(agent, op.name()) {
+                    Some(agent) => self.ask_workspace(agent, op),
+                    None => Vec::new(),
+                }
+            }
             Action::Restart(target) => match self.target_agent(target, "restart") {
                 Some(agent) => {
                     self.info(format!("restarting {agent}"));
