@@ -1727,9 +1727,9 @@ fn l_in_the_agents_pane_shows_the_agents_logs_in_the_pager() {
 }
 
 fn coder_diff(turn: Option<u32>) -> awtui::workspace::view::DiffView {
-    use awtui::workspace::view::{DiffView, StepLine};
+    use awtui::workspace::view::{DiffTarget, DiffView, StepLine};
     DiffView {
-        agent: "coder".into(),
+        target: DiffTarget::Agent("coder".into()),
         branch: "awtui/demo/coder".into(),
         base: "0123456789ab".into(),
         steps: vec![
@@ -1760,7 +1760,7 @@ fn d_in_the_agents_pane_opens_the_diff_view_and_merging_asks_first() {
     assert_eq!(
         effects,
         vec![Effect::Command(Command::ReadDiff {
-            agent: "coder".into(),
+            target: awtui::workspace::view::DiffTarget::Agent("coder".into()),
             turn: None
         })]
     );
@@ -1776,7 +1776,7 @@ fn d_in_the_agents_pane_opens_the_diff_view_and_merging_asks_first() {
     assert_eq!(
         run(&mut a, vec![ch(']')]),
         vec![Effect::Command(Command::ReadDiff {
-            agent: "coder".into(),
+            target: awtui::workspace::view::DiffTarget::Agent("coder".into()),
             turn: Some(1)
         })]
     );
@@ -1809,7 +1809,7 @@ fn d_in_the_agents_pane_opens_the_diff_view_and_merging_asks_first() {
     assert_eq!(
         effects,
         vec![Effect::Command(Command::ReadDiff {
-            agent: "coder".into(),
+            target: awtui::workspace::view::DiffTarget::Agent("coder".into()),
             turn: Some(1)
         })]
     );
@@ -1831,4 +1831,14 @@ fn d_in_the_agents_pane_opens_the_diff_view_and_merging_asks_first() {
     assert!(a.diff.is_none());
     assert!(bar_line(&mut a, "/revert coder").is_empty());
     assert!(a.status.clone().unwrap().text.contains("which turn"));
+    // On the board, `d` opens the selected task's workspace.
+    let mut b = app();
+    let effects = run(&mut b, vec![ch('5'), ch('j'), ch('d')]);
+    let [Effect::Command(Command::ReadDiff { target, turn: None })] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert!(
+        matches!(target, awtui::workspace::view::DiffTarget::Task(_)),
+        "{target:?}"
+    );
 }

@@ -959,7 +959,7 @@ fn kill_9_mid_turn_leaves_git_consistent_and_the_turn_continues_in_the_same_work
 async fn the_engine_reads_an_agents_diff_and_merges_it_for_the_control_room() {
     use awtui::agents::runner::RunMode;
     use awtui::engine::{Command as Cmd, Engine, EngineOptions, Reply};
-    use awtui::workspace::view::WorkspaceOp;
+    use awtui::workspace::view::{DiffTarget, WorkspaceOp};
 
     let w = team_world();
     let workflow = awtui::workflow::load(&w.dir.join("team.yaml"))
@@ -987,7 +987,7 @@ async fn the_engine_reads_an_agents_diff_and_merges_it_for_the_control_room() {
 
     let Ok(Reply::Diff { view }) = engine
         .request(Cmd::ReadDiff {
-            agent: "a".into(),
+            target: DiffTarget::Agent("a".into()),
             turn: None,
         })
         .await
@@ -1001,7 +1001,7 @@ async fn the_engine_reads_an_agents_diff_and_merges_it_for_the_control_room() {
 
     let Ok(Reply::Diff { view }) = engine
         .request(Cmd::ReadDiff {
-            agent: "a".into(),
+            target: DiffTarget::Agent("a".into()),
             turn: Some(1),
         })
         .await
@@ -1013,7 +1013,7 @@ async fn the_engine_reads_an_agents_diff_and_merges_it_for_the_control_room() {
 
     let missing = engine
         .request(Cmd::ReadDiff {
-            agent: "a".into(),
+            target: DiffTarget::Agent("a".into()),
             turn: Some(7),
         })
         .await
@@ -1022,7 +1022,7 @@ async fn the_engine_reads_an_agents_diff_and_merges_it_for_the_control_room() {
     assert!(missing.contains("has no turn 7"), "{missing}");
     let ghost = engine
         .request(Cmd::ReadDiff {
-            agent: "ghost".into(),
+            target: DiffTarget::Agent("ghost".into()),
             turn: None,
         })
         .await

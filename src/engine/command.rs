@@ -51,9 +51,13 @@ pub enum Command {
     /// end of its stderr log (answered by [`Reply::AgentLogs`]), so a
     /// front end shows them without touching files.
     ReadAgentLogs { agent: String },
-    /// Ask for an agent's work in its worktree: its steps and the diff of
-    /// step `turn` or of everything (answered by [`Reply::Diff`]).
-    ReadDiff { agent: String, turn: Option<u32> },
+    /// Ask for an agent's (or a task's) work in its worktree: its steps
+    /// and the diff of step `turn` or of everything (answered by
+    /// [`Reply::Diff`]).
+    ReadDiff {
+        target: crate::workspace::view::DiffTarget,
+        turn: Option<u32>,
+    },
     /// Merge, revert a step of, or discard an agent's workspace branch
     /// (answered by [`Reply::Said`]).
     Workspace {

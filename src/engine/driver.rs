@@ -764,11 +764,19 @@ impl Driver {
     async fn command(&mut self, envelope: Envelope) {
         let Envelope { command, reply } = envelope;
         let name = command.name();
-        if let Some(job) = super::workspace_cmd::job(
-            &self.cx.workspaces,
-            |a| self.cx.workflow.agent(a).is_some(),
-            &command,
-        ) {
+        let is_agent = |a: &str| self.cx.workflow.agent(a).is_some();
+        let task_workspace = |t: &str| {
+            self.cx
+                .context
+                .tasks()
+                .read(|s| s.workspaces_of_task(t).last().map(|w| (*w).clone()))
+        };
+        let known = super::workspace_cmd::Known {
+            workspaces: &self.cx.workspaces,
+            is_agent: &is_agent,
+            task_workspace: &task_workspace,
+        };
+        if let Some(job) = super::workspace_cmd::job(&known, &command) {
             // Git work: off the loop, answered when done.
             tokio::task::spawn_blocking(move || {
                 let answer = job.and_then(|j| j.run()).map_err(|error| CommandFailed {

@@ -275,11 +275,12 @@ pub enum Action {
     /// Show what an agent did (its last turns' raw output and its stderr
     /// log) in the pager; the selected agent without a name.
     Logs(Option<String>),
-    /// Open the diff view of an agent's worktree (the selected agent
-    /// without a name): step `turn`, or everything.
+    /// Open the diff view of an agent's or a task's worktree (the selected
+    /// agent, or task on the board, without a name): step `turn`, or
+    /// everything.
     Diff {
         /// Whose work.
-        agent: Option<String>,
+        target: Option<crate::workspace::view::DiffTarget>,
         /// One step, or everything.
         turn: Option<u32>,
     },
@@ -406,8 +407,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (
         "diff",
-        "diff [agent] [turn]",
-        "an agent's work in its worktree: every turn, or one",
+        "diff [agent] [turn] | task <id>",
+        "an agent's (or task's) work in its worktree: every turn, or one",
     ),
     (
         "merge",
@@ -677,6 +678,16 @@ impl Action {
                 }
                 let mut agent = None;
                 let mut turn = None;
+                // `/diff task <id>`: a task's workspace.
+                if head == "diff" && args.first() == Some(&"task") {
+                    let id = args
+                        .get(1)
+                        .ok_or_else(|| usage(head, "which task? (/diff task <id>)"))?;
+                    return Ok(Action::Diff {
+                        target: Some(crate::workspace::view::DiffTarget::Task(id.to_string())),
+                        turn: None,
+                    });
+                }
                 for a in &args {
                     if a.bytes().all(|b| b.is_ascii_digit()) && turn.is_none() {
                         turn = Some(
@@ -690,7 +701,12 @@ impl Action {
                     }
                 }
                 let op = match head {
-                    "diff" => return Ok(Action::Diff { agent, turn }),
+                    "diff" => {
+                        return Ok(Action::Diff {
+                            target: agent.map(crate::workspace::view::DiffTarget::Agent),
+                            turn,
+                        });
+                    }
                     "revert" => WorkspaceOp::Revert {
                         turn: turn
                             .ok_or_else(|| usage(head, "which turn? (e.g. /revert coder 2)"))?,
@@ -972,17 +988,25 @@ mod tests {
         use crate::workspace::view::WorkspaceOp;
         let ok = |s: &str| Action::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         let err = |s: &str| Action::parse(s).unwrap_err().to_string();
+        use crate::workspace::view::DiffTarget;
         assert_eq!(
             ok("diff coder 2"),
             Action::Diff {
-                agent: Some("coder".into()),
+                target: Some(DiffTarget::Agent("coder".into())),
                 turn: Some(2)
             }
         );
         assert_eq!(
             ok("diff"),
             Action::Diff {
-                agent: None,
+                target: None,
+                turn: None
+            }
+        );
+        assert_eq!(
+            ok("diff task ol-3"),
+            Action::Diff {
+                target: Some(DiffTarget::Task("ol-3".into())),
                 turn: None
             }
         );

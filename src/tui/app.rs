@@ -10,6 +10,7 @@
 //! ([`BarEvent`]), the editor (its `[keys.editor]` bindings, then the text
 //! area), and finally the keymap: the focused pane's section, then global.
 
+use crate::workspace::view::DiffTarget;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -369,14 +370,20 @@ impl App {
             DiffKey::Read(turn) => {
                 d.loading = true;
                 vec![Effect::Command(Command::ReadDiff {
-                    agent: d.view.agent.clone(),
+                    target: d.view.target.clone(),
                     turn,
                 })]
             }
-            DiffKey::Ask(op) => {
-                let agent = d.view.agent.clone();
-                self.ask_workspace(agent, op)
-            }
+            DiffKey::Ask(op) => match d.view.target.clone() {
+                DiffTarget::Agent(agent) => self.ask_workspace(agent, op),
+                DiffTarget::Task(_) => {
+                    self.error(format!(
+                        "{}: a task's workspace is merged or dropped with workspace_update",
+                        op.name()
+                    ));
+                    Vec::new()
+                }
+            },
         }
     }
 
@@ -409,7 +416,7 @@ impl App {
             Some(d) => {
                 d.loading = true;
                 vec![Effect::Command(Command::ReadDiff {
-                    agent: d.view.agent.clone(),
+                    target: d.view.target.clone(),
                     turn: d.view.turn,
                 })]
             }
@@ -443,7 +450,7 @@ impl App {
             Ok(Reply::AgentLogs { text, .. }) => vec![Effect::Pager(for_terminal(&text))],
             Ok(Reply::Diff { view }) => {
                 match &mut self.diff {
-                    Some(d) if d.view.agent == view.agent => d.replace(*view),
+                    Some(d) if d.view.target == view.target => d.replace(*view),
                     _ => self.diff = Some(super::panes::diff::DiffPane::new(*view)),
                 }
                 Vec::new()
@@ -554,7 +561,11 @@ impl App {
                     }
                 }
                 // A turn began or ended: its step may have been committed.
-                if self.diff.as_ref().is_some_and(|d| d.view.agent == agent) {
+                if self
+                    .diff
+                    .as_ref()
+                    .is_some_and(|d| d.view.target == DiffTarget::Agent(agent.clone()))
+                {
                     return self.refresh_diff();
                 }
                 Vec::new()
@@ -1256,12 +1267,33 @@ impl App {
                 Some(agent) => vec![Effect::Command(Command::ReadAgentLogs { agent })],
                 None => Vec::new(),
             },
-            Action::Diff { agent, turn } => match self.target_agent(agent, "diff") {
-                Some(agent) => vec![Effect::Command(Command::ReadDiff { agent, turn })],
-                None => Vec::new(),
-            },
+            Action::Diff { target, turn } => {
+                let target = match target {
+                    Some(t) => Some(t),
+                    // On the board: the selected task's workspace.
+                    None if self.focus == Pane::Tasks => match self.board.current(&self.tasks) {
+                        Some(t) => Some(DiffTarget::Task(t.id.clone())),
+                        None => {
+                            self.error("diff: no task selected");
+                            None
+                        }
+                    },
+                    None => self.target_agent(None, "diff").map(DiffTarget::Agent),
+                };
+                match target {
+                    Some(DiffTarget::Agent(a)) if !self.agent_known(&a) => {
+                        self.error(format!("diff: there is no agent '{a}'"));
+                        Vec::new()
+                    }
+                    Some(target) => vec![Effect::Command(Command::ReadDiff { target, turn })],
+                    None => Vec::new(),
+                }
+            }
             Action::Workspace { agent, op } => {
-                let agent = agent.or_else(|| self.diff.as_ref().map(|d| d.view.agent.clone()));
+                let agent = agent.or_else(|| match self.diff.as_ref().map(|d| &d.view.target) {
+                    Some(DiffTarget::Agent(a)) => Some(a.clone()),
+                    _ => None,
+                });
                 match self.target_agent(agent, op.name()) {
                     Some(agent) => self.ask_workspace(agent, op),
                     None => Vec::new(),

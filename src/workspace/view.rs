@@ -20,11 +20,32 @@ pub struct StepLine {
     pub commit: String,
 }
 
+/// Whose work a diff view shows: an agent's worktree, or the workspace of
+/// a task (caw's `workspace_create`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "of", content = "name", rename_all = "snake_case")]
+pub enum DiffTarget {
+    /// `workspace: worktree` of this agent.
+    Agent(String),
+    /// The newest workspace linked to this task id.
+    Task(String),
+}
+
+impl DiffTarget {
+    /// As shown: the agent's name, or `task <id>`.
+    pub fn label(&self) -> String {
+        match self {
+            DiffTarget::Agent(a) => a.clone(),
+            DiffTarget::Task(t) => format!("task {t}"),
+        }
+    }
+}
+
 /// Everything the diff view draws for one agent, read in one go so a
 /// screen never mixes two moments of the branch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiffView {
-    pub agent: String,
+    pub target: DiffTarget,
     pub branch: String,
     /// The commit the branch started from, abbreviated.
     pub base: String,
@@ -72,14 +93,14 @@ fn short(commit: &str) -> &str {
 /// (or of everything), and what is uncommitted.
 pub fn read(
     repo: &Repo,
-    agent: &str,
+    target: &DiffTarget,
     at: &Located,
     turn: Option<u32>,
 ) -> Result<DiffView, WorkspaceError> {
     let all = steps(&repo.git, &at.base, &at.branch)?;
     let patch = diff::diff_text(repo, at, DiffRequest { turn, stat: false })?;
     Ok(DiffView {
-        agent: agent.to_string(),
+        target: target.clone(),
         branch: at.branch.clone(),
         base: short(&at.base).to_string(),
         steps: all

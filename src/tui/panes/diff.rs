@@ -19,7 +19,7 @@ use crate::sanitize::for_terminal;
 use crate::tui::keymap::{Key, KeyCodeKey as C};
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
-use crate::workspace::view::{DiffView, WorkspaceOp};
+use crate::workspace::view::{DiffTarget, DiffView, WorkspaceOp};
 
 /// Beyond this many diff lines the rest is shown without syntax colours, so
 /// a huge diff cannot stall the screen.
@@ -67,7 +67,7 @@ impl DiffPane {
     /// A newer read of the same agent: keeps the scroll when the same step
     /// is shown again (a live refresh), else starts at the top.
     pub fn replace(&mut self, view: DiffView) {
-        if view.turn != self.view.turn || view.agent != self.view.agent {
+        if view.turn != self.view.turn || view.target != self.view.target {
             self.scroll = 0;
         }
         self.lines = body(&view);
@@ -143,7 +143,7 @@ impl DiffPane {
         };
         let title = format!(
             " diff · {} · {} · {shown}{} ",
-            for_terminal(&self.view.agent),
+            for_terminal(&self.view.target.label()),
             for_terminal(&self.view.branch),
             if self.loading { " · reading…" } else { "" }
         );
@@ -173,7 +173,9 @@ impl DiffPane {
             buf.set_line(inner.x, y, &fit(l.clone(), width), inner.width);
             y += 1;
         }
-        let keys = if self.view.turn.is_some() {
+        let keys = if matches!(self.view.target, DiffTarget::Task(_)) {
+            "[ ] step · t all · R refresh · esc close"
+        } else if self.view.turn.is_some() {
             "[ ] step · t all · m merge · r revert this turn · x discard · R refresh · esc close"
         } else {
             "[ ] step · t all · m merge · x discard · R refresh · esc close"
@@ -364,7 +366,7 @@ mod tests {
 
     fn view(turn: Option<u32>, patch: &str) -> DiffView {
         DiffView {
-            agent: "coder".into(),
+            target: DiffTarget::Agent("coder".into()),
             branch: "awtui/i/coder".into(),
             base: "abc".into(),
             steps: vec![
