@@ -1842,3 +1842,54 @@ fn d_in_the_agents_pane_opens_the_diff_view_and_merging_asks_first() {
         "{target:?}"
     );
 }
+
+#[test]
+fn agent_mail_shows_context_usage_and_which_messages_await_an_ack() {
+    let mut a = app();
+    let text =
+        "@user [ol-3] OFFERING_READY\nBead: ol-3\nFiles: src/cli.rs\nValidation: tests PASS\n";
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(11, "coder", text, None),
+        annotations: Box::new(awtui::protocols::annotate(text)),
+    }));
+    let progress = "[ol-3] PROGRESS\nBead: ol-3\nStep: 3/5\nStatus: parsing\nContext usage: 85%\n";
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(12, "coder", progress, None),
+        annotations: Box::new(awtui::protocols::annotate(progress)),
+    }));
+    a.update(Input::Engine(EngineEvent::Metrics {
+        agent: "coder".into(),
+        metrics: AgentMetrics {
+            context_usage: Some(85),
+            ..Default::default()
+        },
+    }));
+    let s = screen(&mut a, 200, 60);
+    let line = |needle: &str| {
+        s.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}:\n{s}"))
+            .to_string()
+    };
+    // OFFERING_READY needs an ack; PROGRESS says how full the context is.
+    assert!(line("coder  OFFERING_READY").contains("awaits ack"), "{s}");
+    assert!(line("#12").contains("ctx 85%"), "{s}");
+    assert!(!line("#12").contains("awaits ack"), "{s}");
+    // The agent's row carries its context usage too.
+    assert!(line("t0 0 tok $0.00 ctx").contains("ctx 85%"), "{s}");
+    // Once the person acknowledges it, it says so.
+    a.update(Input::Engine(EngineEvent::Cursor {
+        agent: "user".into(),
+        cursor: Cursor {
+            acked: 12,
+            delivered: 12,
+        },
+    }));
+    let s = screen(&mut a, 200, 60);
+    let offering = s
+        .lines()
+        .find(|l| l.contains("coder  OFFERING_READY"))
+        .unwrap();
+    assert!(offering.contains(" acked"), "{s}");
+    assert!(!offering.contains("awaits"), "{s}");
+}
