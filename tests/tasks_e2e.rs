@@ -263,3 +263,131 @@ fn peek_tasks_adds_the_board_and_plain_peek_json_is_unchanged() {
     let r = w.run(&["stop", "@p"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+const LEAD: &str = r#"#!/usr/bin/env python3
+import sys
+text = sys.stdin.read()
+if "Issue: ol-8\nStatus: failed" in text:
+    print("understood, no second worker")
+elif "Issue: ol-7\nStatus: spawned\nSession: worker-1" in text:
+    print("[ol-8] SPAWN_REQUEST\nIssue: ol-8\nResume: false\nOrchestrator: lead")
+else:
+    print("[ol-7] SPAWN_REQUEST\nIssue: ol-7\nResume: true\nCheckpoint: abc123\nOrchestrator: lead")
+"#;
+
+const SPAWNED_WORKER: &str = r#"#!/usr/bin/env python3
+import sys
+text = sys.stdin.read()
+if "ol-7" in text and "abc123" in text:
+    print("took ol-7 from checkpoint abc123")
+else:
+    print("nothing for me")
+"#;
+
+const SPAWN: &str = "agents:
+  lead:
+    command: ./lead.py
+    protocols: []
+spawn:
+  worker:
+    max: 1
+    from: [lead]
+    command: ./worker.py
+    protocols: []
+kickoff: '@lead split the work'
+";
+
+/// An agent's SPAWN_REQUEST starts a `spawn:` worker, which gets its issue
+/// and checkpoint and answers; SPAWN_ACK says spawned with the worker's
+/// name; a request past `max` is answered failed with the reason; the
+/// slots used are kept with the instance.
+#[test]
+fn a_spawn_request_starts_a_worker_within_the_limits_and_is_acked() {
+    let w = World::new();
+    w.script("lead.py", LEAD);
+    w.script("worker.py", SPAWNED_WORKER);
+    std::fs::write(w.dir.join("spawn.yaml"), SPAWN).unwrap();
+    let r = w.run(&["validate", "spawn.yaml"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+
+    let r = w.run(&["run", "spawn.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let said: Vec<(String, String)> = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["entry"]["from"].as_str().unwrap().to_string(),
+                m["entry"]["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let find = |from: &str, needle: &str| {
+        said.iter()
+            .position(|(f, m)| f == from && m.contains(needle))
+            .unwrap_or_else(|| panic!("no message from {from} with {needle:?}: {said:#?}"))
+    };
+    let handover = find(
+        "system",
+        "@worker-1 you were spawned by lead to work on ol-7",
+    );
+    let ack = find("system", "Issue: ol-7\nStatus: spawned\nSession: worker-1");
+    let answer = find("worker-1", "took ol-7 from checkpoint abc123");
+    assert!(handover < answer && ack < answer, "{said:#?}");
+    let refused = find("system", "Issue: ol-8\nStatus: failed");
+    assert!(
+        said[refused]
+            .1
+            .contains("all 1 'worker' workers of this instance were already spawned"),
+        "{said:#?}"
+    );
+    find("lead", "understood, no second worker");
+    // The ack parses as Agent Mail, shown as such everywhere.
+    let acks = report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| {
+            m["mail"]["subject"]
+                .as_str()
+                .is_some_and(|s| s.contains("SPAWN_ACK"))
+        })
+        .count();
+    assert_eq!(acks, 2, "{}", r.stdout);
+    // The worker is an agent of the instance, and its slot stays used.
+    let agents: Vec<&str> = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(agents, ["lead", "worker-1"]);
+    let used = std::fs::read_to_string(w.dir.join(".workflow/spawn/spawned.json")).unwrap();
+    assert!(used.contains("worker-1"), "{used}");
+}
+
+#[test]
+fn validate_reports_spawn_mistakes_with_their_positions() {
+    let w = World::new();
+    std::fs::write(
+        w.dir.join("bad.yaml"),
+        "agents:\n  lead:\n    command: ['true']\nspawn:\n  worker:\n    max: 0\n    command: ['true']\n  helper:\n    from: [ghost]\n    command: ['true']\n",
+    )
+    .unwrap();
+    let r = w.run(&["validate", "bad.yaml"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("bad.yaml:6:10")
+            && r.stderr
+                .contains("spawn template 'worker': max must be a whole number of at least 1"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("bad.yaml:9:") && r.stderr.contains("from names 'ghost'"),
+        "{}",
+        r.stderr
+    );
+}

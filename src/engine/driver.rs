@@ -58,6 +58,8 @@ pub struct Driver {
     queue: VecDeque<Event>,
     /// The last channel id reported to front ends and the runner.
     reported: u64,
+    /// The `spawn:` slots already started (see `spawn`).
+    spawned: std::collections::BTreeSet<String>,
     clock: Instant,
     /// When the engine started (for front ends' up time).
     started: chrono::DateTime<chrono::Utc>,
@@ -118,6 +120,7 @@ impl Driver {
             ops_files,
             queue: VecDeque::new(),
             reported: 0,
+            spawned: Default::default(),
             clock: Instant::now(),
             started: chrono::Utc::now(),
             kept_metrics,
@@ -221,6 +224,15 @@ impl Driver {
             }
             (None, _) => None,
         };
+        // `spawn:` slots wait, stopped, until a SPAWN_REQUEST starts them.
+        self.spawned = super::spawn::load(&self.cx.state_root);
+        for agent in &self.cx.workflow.agents {
+            if agent.spawn.is_some() && !self.spawned.contains(&agent.name) {
+                self.queue.push_back(Event::Stop {
+                    agent: agent.name.clone(),
+                });
+            }
+        }
         let mut backlog = backlog;
         if last == 0 {
             // The file's plan starts with the instance: its first tasks
@@ -276,20 +288,85 @@ impl Driver {
     }
 
     /// Reports channel entries the front ends and runner have not seen.
+    /// A SPAWN_REQUEST among them is answered before the runner sees it,
+    /// so what the answer posts (the worker's hand-over, SPAWN_ACK) reaches
+    /// the runner in the same round and a `run` cannot end in between.
     fn sync_messages(&mut self) {
-        let entries = self.cx.context.read(|s| {
-            s.read(Some(Since::Id(self.reported)), None)
-                .unwrap_or_default()
-        });
-        for entry in entries {
-            self.reported = entry.id;
-            self.emit(EngineEvent::Message {
-                annotations: Box::new(crate::protocols::annotate(&entry.message)),
-                entry: entry.clone(),
+        loop {
+            let entries = self.cx.context.read(|s| {
+                s.read(Some(Since::Id(self.reported)), None)
+                    .unwrap_or_default()
             });
-            self.queue.push_back(Event::MessagePosted(entry));
+            if entries.is_empty() {
+                break;
+            }
+            for entry in entries {
+                self.reported = entry.id;
+                let annotations = crate::protocols::annotate(&entry.message);
+                if let Some(mail) = &annotations.mail
+                    && mail.kind() == Some(crate::protocols::agent_mail::MessageType::SpawnRequest)
+                    && self.cx.workflow.agent(&entry.from).is_some()
+                {
+                    self.spawn(&entry.from, &entry.message, mail);
+                }
+                self.emit(EngineEvent::Message {
+                    annotations: Box::new(annotations),
+                    entry: entry.clone(),
+                });
+                self.queue.push_back(Event::MessagePosted(entry));
+            }
         }
         self.drain();
+    }
+
+    /// Answers one SPAWN_REQUEST: queues the start of a `spawn:` slot (or
+    /// says why not) and acks it with SPAWN_ACK.
+    fn spawn(
+        &mut self,
+        from: &str,
+        message: &str,
+        record: &crate::protocols::agent_mail::MailRecord,
+    ) {
+        use super::spawn::Decision;
+        let decision = super::spawn::decide(
+            &self.cx.workflow.agents,
+            &self.spawned,
+            from,
+            message,
+            record,
+        );
+        let ack = match decision {
+            Decision::Spawn {
+                slot,
+                handover,
+                ack,
+            } => {
+                self.spawned.insert(slot.clone());
+                if let Err(e) = super::spawn::save(&self.cx.state_root, &self.spawned) {
+                    self.notice(format!("cannot record that {slot} was spawned: {e}"));
+                }
+                tracing::info!("{from} spawned {slot}");
+                self.queue.push_back(Event::Restart {
+                    agent: slot.clone(),
+                });
+                self.post_mentioning(&handover, &slot);
+                ack
+            }
+            Decision::Refuse { ack } => ack,
+        };
+        self.post_mentioning(&ack, from);
+    }
+
+    /// Posts `text` as `system`, telling the runner at once that it
+    /// mentions `agent` (see [`Event::Mentioned`]).
+    fn post_mentioning(&mut self, text: &str, agent: &str) {
+        match self.cx.context.append(SYSTEM, text) {
+            Ok(entry) => self.queue.push_back(Event::Mentioned {
+                agent: agent.to_string(),
+                id: entry.id,
+            }),
+            Err(e) => self.notice(format!("cannot post the answer to a SPAWN_REQUEST: {e}")),
+        }
     }
 
     /// Feeds one event to the runner and carries out the effects.

@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod ops;
 pub mod orphans;
 pub mod sessions;
+pub mod spawn;
 pub mod tasks;
 pub mod watch;
 mod workspace_cmd;

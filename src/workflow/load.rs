@@ -70,7 +70,8 @@ pub fn load_str(text: &str, path: &Path) -> Result<Loaded, LoadError> {
     }
 }
 
-const TOP_KEYS: [&str; 8] = [
+const TOP_KEYS: [&str; 9] = [
+    "spawn",
     "name",
     "context",
     "agents",
@@ -87,6 +88,9 @@ fn field<'n>(fields: &[(&Key, &'n Node)], k: &str) -> Option<&'n Node> {
         .find(|(key, _)| key.name == k)
         .map(|(_, n)| *n)
 }
+
+/// The most workers one `spawn:` template may make.
+pub const MAX_SPAWN_SLOTS: u32 = 20;
 
 const TASK_KEYS: [&str; 6] = [
     "id",
@@ -203,7 +207,7 @@ impl Walker<'_> {
         let default_workspace = get("workspace")
             .and_then(|n| self.workspace(n, "workspace"))
             .unwrap_or_default();
-        let agents = match get("agents") {
+        let mut agents = match get("agents") {
             Some(node) => self.agents(node, &scope, &default_workspace),
             None => {
                 self.diags.error(
@@ -213,6 +217,10 @@ impl Walker<'_> {
                 Vec::new()
             }
         };
+        if let Some(node) = get("spawn") {
+            let slots = self.spawn(node, &scope, &default_workspace, &agents);
+            agents.extend(slots);
+        }
         if !matches!(context, ContextConfig::File(_)) {
             for a in agents
                 .iter()
@@ -857,6 +865,99 @@ impl Walker<'_> {
         agents
     }
 
+    /// `spawn:`: worker templates (`<template>: {max, from, …agent keys}`),
+    /// each made into `max` stopped slots `<template>-1 … -<max>` that an
+    /// agent's SPAWN_REQUEST starts.
+    fn spawn(
+        &mut self,
+        node: &Node,
+        scope: &Scope,
+        workspace: &Workspace,
+        agents: &[AgentDef],
+    ) -> Vec<AgentDef> {
+        let Some(entries) = self.mapping(node, "spawn") else {
+            return Vec::new();
+        };
+        let mut slots: Vec<AgentDef> = Vec::new();
+        for (key, def) in entries {
+            let what = format!("spawn template '{}'", key.name);
+            if !mentions::is_valid_name(&key.name) {
+                self.diags.error(
+                    key.pos,
+                    format!(
+                        "'{}' is not a valid template name: it must match [a-zA-Z][a-zA-Z0-9_-]*",
+                        key.name
+                    ),
+                );
+                continue;
+            }
+            let Some(fields) = self.mapping(def, &what) else {
+                continue;
+            };
+            let get = |k: &str| fields.iter().find(|(f, _)| f.name == k).map(|(_, n)| n);
+            let max = match get("max") {
+                Some(n) => match self.count(n, &format!("{what}: max"), 1) {
+                    Some(m) if m > MAX_SPAWN_SLOTS => {
+                        self.diags.error(
+                            n.pos,
+                            format!("{what}: max is at most {MAX_SPAWN_SLOTS} workers"),
+                        );
+                        continue;
+                    }
+                    Some(m) => m,
+                    None => continue,
+                },
+                None => 1,
+            };
+            let from = get("from")
+                .map(|n| {
+                    let names = self.string_list(n, &format!("{what}: from"));
+                    for name in &names {
+                        if !agents.iter().any(|a| &a.name == name) {
+                            self.diags.error(
+                                n.pos,
+                                format!("{what}: from names '{name}', which is not an agent of the workflow"),
+                            );
+                        }
+                    }
+                    names
+                })
+                .unwrap_or_default();
+            // The rest is an agent definition.
+            let agent_fields: Vec<(Key, Node)> = fields
+                .iter()
+                .filter(|(f, _)| f.name != "max" && f.name != "from")
+                .cloned()
+                .collect();
+            let template = Node {
+                pos: def.pos,
+                value: Value::Map(agent_fields),
+            };
+            let Some(def) = self.agent(key, &template, scope, workspace) else {
+                continue;
+            };
+            for n in 1..=max {
+                let name = format!("{}-{n}", key.name);
+                if agents.iter().chain(&slots).any(|a| a.name == name) {
+                    self.diags.error(
+                        key.pos,
+                        format!("{what}: its worker '{name}' has the name of another agent"),
+                    );
+                    continue;
+                }
+                slots.push(AgentDef {
+                    name,
+                    spawn: Some(SpawnSlot {
+                        template: key.name.clone(),
+                        from: from.clone(),
+                    }),
+                    ..def.clone()
+                });
+            }
+        }
+        slots
+    }
+
     fn agent(
         &mut self,
         key: &Key,
@@ -985,6 +1086,7 @@ impl Walker<'_> {
         };
         let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
         Some(AgentDef {
+            spawn: None,
             name: name.clone(),
             pos: key.pos,
             model,

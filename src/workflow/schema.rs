@@ -173,6 +173,18 @@ pub struct AgentDef {
     pub args: Vec<String>,
     /// Which protocols the turn prompt teaches the agent.
     pub protocols: Protocols,
+    /// Set for a worker slot of `spawn:`: it stays stopped until an
+    /// agent's Agent Mail SPAWN_REQUEST starts it.
+    pub spawn: Option<SpawnSlot>,
+}
+
+/// A worker slot made from a `spawn:` template (`<template>-<n>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpawnSlot {
+    /// The template's name.
+    pub template: String,
+    /// The agents that may ask for it (empty: any agent).
+    pub from: Vec<String>,
 }
 
 /// The protocols awtui teaches an agent in its turn prompt (`protocols:`,

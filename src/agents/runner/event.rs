@@ -111,6 +111,17 @@ pub enum Event {
         /// The agent to restart.
         agent: String,
     },
+    /// Message `id`, already in the channel and reported later as
+    /// [`Event::MessagePosted`], mentions `agent`: it counts as unread at
+    /// once. The engine's own answers (a spawned worker's hand-over, a
+    /// SPAWN_ACK) use it, so a `run` never sees everyone idle between a
+    /// request and its answer.
+    Mentioned {
+        /// Who is mentioned.
+        agent: String,
+        /// The message.
+        id: u64,
+    },
     /// The user resumed after a pause (loop guard or budget): queued
     /// messages are delivered again, budgets are renewed.
     Resume,

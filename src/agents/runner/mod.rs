@@ -202,6 +202,13 @@ impl Runner {
                     a.budget_turns = 0;
                 }
             }
+            Event::Mentioned { agent, id } => {
+                if let Some(a) = self.agent_mut(&agent)
+                    && id > a.acked_through
+                {
+                    a.unread.insert(id);
+                }
+            }
             Event::Resume => self.on_resume(now, &mut fx),
             Event::Tick => self.on_tick(now, &mut fx),
         }
