@@ -61,7 +61,9 @@ pub struct Driver {
     clock: Instant,
     /// When the engine started (for front ends' up time).
     started: chrono::DateTime<chrono::Utc>,
-    cursor_installed: bool,
+    /// Backends whose project config (Cursor's `.cursor/mcp.json`) this
+    /// run changed and must restore.
+    prepared_workdirs: std::collections::HashSet<BackendKind>,
     /// Agents already reported as running without awtui's tools (the
     /// channel says so once per agent).
     without_tools: std::collections::HashSet<String>,
@@ -121,7 +123,7 @@ impl Driver {
             clock: Instant::now(),
             started: chrono::Utc::now(),
             kept_metrics,
-            cursor_installed: false,
+            prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
             outcome: None,
         }
@@ -368,16 +370,28 @@ impl Driver {
         let Some(def) = self.cx.workflow.agent(&agent).cloned() else {
             return;
         };
-        if def.backend == BackendKind::Cursor
-            && !self.cursor_installed
+        let backend = crate::agents::backend::backend_for(def.backend);
+        if backend.workdir_config().is_some()
+            && !self.prepared_workdirs.contains(&def.backend)
             && let Some(mcp) = &self.cx.mcp
         {
-            match crate::agents::backend::cursor_config::install(
-                &self.cx.workflow.base_dir,
-                &mcp.url,
-            ) {
-                Ok(()) => self.cursor_installed = true,
-                Err(e) => self.notice(format!("cannot give Cursor the MCP server: {e}")),
+            // Every agent of this backend shares the project's config file.
+            let servers: Vec<_> = self
+                .cx
+                .workflow
+                .agents
+                .iter()
+                .filter(|a| a.backend == def.backend)
+                .flat_map(|a| a.mcp.iter().cloned())
+                .collect();
+            match backend.prepare_workdir(&self.cx.workflow.base_dir, &mcp.url, &servers) {
+                Ok(_) => {
+                    self.prepared_workdirs.insert(def.backend);
+                }
+                Err(e) => self.notice(format!(
+                    "cannot give {} the MCP server: {e}",
+                    def.backend.name()
+                )),
             }
         }
         if let Some(last) = messages.iter().max()
@@ -972,11 +986,14 @@ impl Driver {
             }
         }
         self.sync_messages();
-        if self.cursor_installed
-            && let Err(e) =
-                crate::agents::backend::cursor_config::restore(&self.cx.workflow.base_dir)
-        {
-            self.notice(format!("cannot restore .cursor/mcp.json: {e}"));
+        for kind in std::mem::take(&mut self.prepared_workdirs) {
+            let backend = crate::agents::backend::backend_for(kind);
+            if let Err(e) = backend.restore_workdir(&self.cx.workflow.base_dir) {
+                self.notice(format!(
+                    "cannot restore {}: {e}",
+                    backend.workdir_config().unwrap_or("the project's config")
+                ));
+            }
         }
         if self.temporary_state {
             let _ = std::fs::remove_dir_all(&self.cx.state_root);

@@ -8,6 +8,7 @@ use super::diagnostic::{Diagnostics, did_you_mean};
 use super::interpolate::references;
 use super::schema::*;
 use super::yaml::{self, Key, Node, Pos, Value};
+use crate::agents::backend::{PromptTransport, backend_for};
 use crate::context::{mentions, paths};
 use crate::duration::parse_duration;
 use crate::fsutil::{self, ReadError};
@@ -924,7 +925,7 @@ impl Walker<'_> {
         let api_key_env =
             get("api_key_env").and_then(|n| self.string(n, &format!("{what}: api_key_env")));
         if let Some((kind, _)) = &backend
-            && !matches!(kind, BackendKind::Anthropic | BackendKind::Openai)
+            && !backend_for(*kind).in_process()
         {
             for key in ["base_url", "api_key_env"] {
                 if let Some(n) = get(key) {
@@ -942,11 +943,12 @@ impl Walker<'_> {
             Some(n) => self.workspace(n, &format!("{what}: workspace"))?,
             None => default_workspace.clone(),
         };
-        if let (Some((BackendKind::Cursor, _)), Workspace::Worktree { .. }) = (&backend, &workspace)
+        if let (Some((kind, _)), Workspace::Worktree { .. }) = (&backend, &workspace)
+            && let Some(file) = backend_for(*kind).workdir_config()
         {
             self.diags.error(
                 get("workspace").map_or(key.pos, |n| n.pos),
-                format!("{what}: workspace: worktree is not available for the cursor backend (Cursor reads its MCP servers only from the project's .cursor/mcp.json, which would land in the agent's commits)"),
+                format!("{what}: workspace: worktree is not available for the {} backend (it reads its MCP servers only from the project's {file}, which would land in the agent's commits)", kind.name()),
             );
         }
         let permissions = get("permissions")
@@ -983,6 +985,8 @@ impl Walker<'_> {
             }
             None => Vec::new(),
         };
+        let mcp: Vec<McpServer> = Vec::new();
+        let keep_user_mcp = false;
         let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
         Some(AgentDef {
             name: name.clone(),
@@ -1003,6 +1007,8 @@ impl Walker<'_> {
             permissions,
             args,
             protocols,
+            mcp,
+            keep_user_mcp,
         })
     }
 
@@ -1030,21 +1036,18 @@ impl Walker<'_> {
                 format!("{what}: backend 'command' needs 'command: <program and arguments>'"),
             );
         }
-        if backend == BackendKind::Cursor {
-            // The only CLI that takes its prompt as an argument.
+        let vendor = backend_for(backend);
+        if vendor.prompt_transport() == PromptTransport::Argument {
             self.diags.warn(
                 key.pos,
                 format!(
-                    "{what}: cursor-agent takes its prompt as a command-line argument, so a turn whose prompt \
-                     (kickoff, messages, context) is over 128 KiB fails; every other backend reads it from stdin"
+                    "{what}: {} takes its prompt as a command-line argument, so a turn whose prompt \
+                     (kickoff, messages, context) is over 128 KiB fails; every other backend reads it from stdin",
+                    vendor.program(None).unwrap_or_default()
                 ),
             );
         }
-        let needs_model = matches!(
-            backend,
-            BackendKind::Gemini | BackendKind::Anthropic | BackendKind::Openai
-        );
-        if needs_model && model.is_none() {
+        if vendor.needs_model() && model.is_none() {
             self.diags.error(
                 key.pos,
                 format!("{what}: backend '{}' needs a 'model'", backend.name()),
@@ -1054,11 +1057,8 @@ impl Walker<'_> {
 
     /// Refuses extra arguments awtui must control for this CLI, naming them.
     fn check_args(&mut self, pos: Pos, kind: BackendKind, args: &[String], what: &str) {
-        use crate::agents::backend::invocation::reserved_flags;
-        if matches!(
-            kind,
-            BackendKind::Command | BackendKind::Anthropic | BackendKind::Openai
-        ) {
+        let vendor = backend_for(kind);
+        if kind == BackendKind::Command || vendor.in_process() {
             let instead = if kind == BackendKind::Command {
                 "put the arguments in 'command:'"
             } else {
@@ -1073,7 +1073,7 @@ impl Walker<'_> {
             );
             return;
         }
-        let reserved = reserved_flags(kind);
+        let reserved = vendor.reserved_flags();
         let clashes: Vec<&str> = args
             .iter()
             .map(|a| a.split('=').next().unwrap_or(a))

@@ -173,6 +173,36 @@ pub struct AgentDef {
     pub args: Vec<String>,
     /// Which protocols the turn prompt teaches the agent.
     pub protocols: Protocols,
+    /// Extra MCP servers the agent's CLI gets next to awtui's (`mcp:`).
+    pub mcp: Vec<McpServer>,
+    /// Whether the CLI keeps the user's own configured MCP servers
+    /// (`keep_user_mcp:`, default false: only awtui's and `mcp:`).
+    pub keep_user_mcp: bool,
+}
+
+/// One extra MCP server of an agent (`mcp: { name: … }`), handed to its CLI
+/// in the CLI's own config format next to awtui's server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpServer {
+    /// The server's name (the key under `mcp:`); never `awtui`.
+    pub name: String,
+    pub transport: McpTransport,
+}
+
+/// How an extra MCP server is reached.
+#[derive(Clone, Debug, PartialEq)]
+pub enum McpTransport {
+    /// A program speaking MCP on stdin/stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// A streamable HTTP server.
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
 }
 
 /// The protocols awtui teaches an agent in its turn prompt (`protocols:`,

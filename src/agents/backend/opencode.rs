@@ -1,0 +1,138 @@
+//! opencode (`opencode run --format json`): the prompt on stdin, awtui's
+//! server, the agent's `mcp:` servers and its permissions in
+//! `OPENCODE_CONFIG_CONTENT`, which opencode merges over the user's own
+//! config files.
+
+use serde_json::json;
+
+use super::invocation::{Invocation, MCP_SERVER_NAME, cli_model, combined_prompt};
+use super::parse::{OpencodeParser, StreamParser};
+use super::{Backend, TurnRequest, env_var};
+use crate::workflow::{BackendKind, McpServer, McpTransport, Permissions};
+
+/// The opencode backend.
+pub struct Opencode;
+
+/// opencode's inline config: the user's own inline config (`user`) with
+/// awtui's MCP server (none when `url` is empty: no context), the token
+/// read from the environment, the agent's `extra` servers and its
+/// permissions. The user's own inline servers are dropped unless
+/// `keep_user`.
+pub fn opencode_config(
+    user: Option<&str>,
+    url: &str,
+    permissions: Permissions,
+    extra: &[McpServer],
+    keep_user: bool,
+) -> String {
+    let mut root = user
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    if !keep_user || !root["mcp"].is_object() {
+        root["mcp"] = json!({});
+    }
+    // The agent's `permissions:` decide edits and shell commands.
+    let (edit, bash) = match permissions {
+        Permissions::ReadOnly => ("deny", "deny"),
+        Permissions::WorkspaceWrite => ("allow", "deny"),
+        Permissions::Full => ("allow", "allow"),
+    };
+    if !root["permission"].is_object() {
+        root["permission"] = json!({});
+    }
+    root["permission"]["edit"] = json!(edit);
+    root["permission"]["bash"] = json!(bash);
+    if !url.is_empty() {
+        root["mcp"][MCP_SERVER_NAME] = json!({
+            "type": "remote",
+            "url": url,
+            "enabled": true,
+            "headers": { "Authorization": "Bearer {env:AWTUI_TOKEN}" }
+        });
+        for s in extra {
+            root["mcp"][&s.name] = match &s.transport {
+                McpTransport::Stdio { command, args, env } => {
+                    let mut cmd = vec![command.clone()];
+                    cmd.extend(args.iter().cloned());
+                    json!({
+                        "type": "local",
+                        "command": cmd,
+                        "environment": super::invocation::pairs(env),
+                        "enabled": true
+                    })
+                }
+                McpTransport::Http { url, headers } => json!({
+                    "type": "remote",
+                    "url": url,
+                    "headers": super::invocation::pairs(headers),
+                    "enabled": true
+                }),
+            };
+        }
+    }
+    root.to_string()
+}
+
+impl Backend for Opencode {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Opencode
+    }
+
+    fn program(&self, _command: Option<&[String]>) -> Option<String> {
+        Some("opencode".into())
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install opencode: npm install -g opencode-ai"
+    }
+
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "run",
+            "--format",
+            "--model",
+            "-m",
+            "--session",
+            "-s",
+            "--continue",
+            "-c",
+        ]
+    }
+
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(OpencodeParser::default())
+    }
+
+    /// The user's own `OPENCODE_CONFIG_CONTENT`.
+    fn user_config(&self, env: &[(String, String)]) -> Option<String> {
+        env_var(env, "OPENCODE_CONFIG_CONTENT")
+    }
+
+    fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
+        let mut inv = Invocation::base(req, "opencode".into());
+        let url = if req.has_context() {
+            req.mcp_url.as_str()
+        } else {
+            ""
+        };
+        let content = opencode_config(
+            req.user_config.as_deref(),
+            url,
+            req.permissions,
+            &req.mcp_servers,
+            req.keep_user_mcp,
+        );
+        inv.env.push(("OPENCODE_CONFIG_CONTENT".into(), content));
+        inv.push(&["run", "--format", "json"]);
+        if let Some(m) = cli_model(req, None) {
+            inv.push(&["-m", &m]);
+        }
+        if let Some(id) = &req.session_id {
+            inv.push(&["--session", id]);
+        }
+        inv.args.extend(req.args.iter().cloned());
+        inv.give_prompt(req, combined_prompt(req));
+        Some(inv)
+    }
+}
