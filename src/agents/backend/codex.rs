@@ -30,7 +30,12 @@ fn toml_table(items: &[(String, String)]) -> String {
 fn overrides(name: &str, settings: &[(&str, String)]) -> Vec<String> {
     settings
         .iter()
-        .flat_map(|(key, value)| ["-c".to_string(), format!("mcp_servers.{name}.{key}={value}")])
+        .flat_map(|(key, value)| {
+            [
+                "-c".to_string(),
+                format!("mcp_servers.{name}.{key}={value}"),
+            ]
+        })
         .collect()
 }
 
@@ -125,7 +130,8 @@ impl Backend for Codex {
             }
         }
         if !req.keep_user_mcp {
-            let ours = |n: &str| n == MCP_SERVER_NAME || req.mcp_servers.iter().any(|s| s.name == n);
+            let ours =
+                |n: &str| n == MCP_SERVER_NAME || req.mcp_servers.iter().any(|s| s.name == n);
             for name in user_servers(req.user_config.as_deref()) {
                 if !ours(&name) {
                     inv.args

@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use super::invocation::{Invocation, MCP_SERVER_NAME, cli_model, combined_prompt, mcp_entry};
 use super::parse::{StreamJsonParser, StreamParser};
 use super::{Backend, BackendError, PromptTransport, TurnRequest};
-use crate::workflow::{BackendKind, McpServer, Permissions};
 use crate::fsutil::atomic_write;
+use crate::workflow::{BackendKind, McpServer, Permissions};
 
 /// Marks that the project had no `.cursor/mcp.json` before awtui.
 const ABSENT_MARKER: &str = "{\"awtui\": \"no mcp.json existed before\"}\n";
@@ -203,6 +203,15 @@ mod tests {
             "Bearer ${env:AWTUI_TOKEN}"
         );
         assert_eq!(v["other"], 1);
+        let extra = [McpServer {
+            name: "docs".into(),
+            transport: crate::workflow::McpTransport::Http {
+                url: "https://d/mcp".into(),
+                headers: vec![],
+            },
+        }];
+        let v: Value = serde_json::from_str(&merged(None, "http://x/mcp", &extra)).unwrap();
+        assert_eq!(v["mcpServers"]["docs"]["url"], "https://d/mcp");
         assert!(merged(Some("garbage"), "u", &[]).contains("awtui"));
     }
 

@@ -526,6 +526,124 @@ mod tests {
         assert!(invocation(&req(BackendKind::Anthropic)).is_none());
     }
 
+    fn extra() -> Vec<crate::workflow::McpServer> {
+        use crate::workflow::{McpServer, McpTransport};
+        vec![
+            McpServer {
+                name: "gh".into(),
+                transport: McpTransport::Stdio {
+                    command: "gh-mcp".into(),
+                    args: vec!["--stdio".into()],
+                    env: vec![("GH_HOST".into(), "example.com".into())],
+                },
+            },
+            McpServer {
+                name: "docs".into(),
+                transport: McpTransport::Http {
+                    url: "https://docs.example/mcp".into(),
+                    headers: vec![("X-Key".into(), "${DOCS_KEY}".into())],
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn claude_gets_extra_servers_in_its_mcp_config_and_may_keep_the_users() {
+        let mut r = req(BackendKind::Claude);
+        r.mcp_servers = extra();
+        let inv = invocation(&r).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&inv.files[0].content).unwrap();
+        assert_eq!(v["mcpServers"]["gh"]["type"], "stdio");
+        assert_eq!(v["mcpServers"]["gh"]["command"], "gh-mcp");
+        assert_eq!(v["mcpServers"]["gh"]["args"][0], "--stdio");
+        assert_eq!(v["mcpServers"]["gh"]["env"]["GH_HOST"], "example.com");
+        assert_eq!(v["mcpServers"]["docs"]["url"], "https://docs.example/mcp");
+        assert_eq!(v["mcpServers"]["docs"]["headers"]["X-Key"], "${DOCS_KEY}");
+        assert_eq!(v["mcpServers"]["awtui"]["type"], "http");
+        assert!(has(
+            &inv.args,
+            &["--allowedTools", "mcp__awtui,mcp__gh,mcp__docs,Bash"]
+        ));
+        assert!(inv.args.contains(&"--strict-mcp-config".to_string()));
+        r.keep_user_mcp = true;
+        let inv = invocation(&r).unwrap();
+        assert!(!inv.args.contains(&"--strict-mcp-config".to_string()));
+    }
+
+    #[test]
+    fn codex_gets_extra_servers_as_overrides_and_turns_the_users_off() {
+        let mut r = req(BackendKind::Codex);
+        r.mcp_servers = extra();
+        r.user_config = Some(
+            "model = \"x\"\n[mcp_servers.browser]\ncommand = \"b\"\n[mcp_servers.gh]\ncommand = \"old\"\n".into(),
+        );
+        let a = invocation(&r).unwrap().args;
+        for o in [
+            "mcp_servers.gh.command=\"gh-mcp\"",
+            "mcp_servers.gh.args=[\"--stdio\"]",
+            "mcp_servers.gh.env={\"GH_HOST\" = \"example.com\"}",
+            "mcp_servers.gh.default_tools_approval_mode=\"approve\"",
+            "mcp_servers.docs.url=\"https://docs.example/mcp\"",
+            "mcp_servers.docs.http_headers={\"X-Key\" = \"${DOCS_KEY}\"}",
+            "mcp_servers.browser.enabled=false",
+        ] {
+            assert!(has(&a, &["-c", o]), "{o} in {a:?}");
+        }
+        // The agent's own `gh` replaces the user's, it is not turned off.
+        assert!(!a.iter().any(|x| x == "mcp_servers.gh.enabled=false"));
+        // Each override parses as TOML.
+        for o in a.iter().filter(|x| x.starts_with("mcp_servers.")) {
+            let (_, value) = o.split_once('=').unwrap();
+            format!("v = {value}").parse::<toml::Table>().unwrap();
+        }
+        r.keep_user_mcp = true;
+        let a = invocation(&r).unwrap().args;
+        assert!(!a.iter().any(|x| x.ends_with(".enabled=false")));
+    }
+
+    #[test]
+    fn gemini_and_opencode_get_extra_servers_in_their_formats() {
+        let mut r = req(BackendKind::Gemini);
+        r.mcp_servers = extra();
+        r.user_config = Some(r#"{"theme":"x","mcpServers":{"browser":{"command":"b"}}}"#.into());
+        let inv = invocation(&r).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&inv.files[1].content).unwrap();
+        assert_eq!(v["theme"], "x");
+        assert_eq!(v["mcpServers"]["gh"]["command"], "gh-mcp");
+        assert_eq!(v["mcpServers"]["gh"]["env"]["GH_HOST"], "example.com");
+        assert_eq!(
+            v["mcpServers"]["docs"]["httpUrl"],
+            "https://docs.example/mcp"
+        );
+        assert!(v["mcpServers"]["browser"].is_null(), "{v}");
+        r.keep_user_mcp = true;
+        let inv = invocation(&r).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&inv.files[1].content).unwrap();
+        assert_eq!(v["mcpServers"]["browser"]["command"], "b");
+
+        let mut r = req(BackendKind::Opencode);
+        r.mcp_servers = extra();
+        r.user_config = Some(r#"{"mcp":{"browser":{"type":"local","command":["b"]}}}"#.into());
+        let inv = invocation(&r).unwrap();
+        let inline = &inv
+            .env
+            .iter()
+            .find(|(k, _)| k == "OPENCODE_CONFIG_CONTENT")
+            .unwrap()
+            .1;
+        let v: serde_json::Value = serde_json::from_str(inline).unwrap();
+        assert_eq!(v["mcp"]["gh"]["type"], "local");
+        assert_eq!(
+            v["mcp"]["gh"]["command"],
+            serde_json::json!(["gh-mcp", "--stdio"])
+        );
+        assert_eq!(v["mcp"]["gh"]["environment"]["GH_HOST"], "example.com");
+        assert_eq!(v["mcp"]["docs"]["type"], "remote");
+        assert_eq!(v["mcp"]["docs"]["headers"]["X-Key"], "${DOCS_KEY}");
+        assert!(v["mcp"]["browser"].is_null(), "{v}");
+        assert_eq!(v["mcp"]["awtui"]["type"], "remote");
+    }
+
     /// `context: false`: no backend is pointed at a server or given a token.
     #[test]
     fn without_a_context_no_backend_gets_a_server_or_a_token() {

@@ -348,7 +348,10 @@ impl super::Backend for ApiBackend {
         agent: &crate::workflow::AgentDef,
         _workdir: &std::path::Path,
     ) -> Result<(), super::BackendError> {
-        let local = agent.model.as_deref().is_some_and(|m| m.starts_with("ollama/"))
+        let local = agent
+            .model
+            .as_deref()
+            .is_some_and(|m| m.starts_with("ollama/"))
             || agent.base_url.is_some();
         if self.kind == BackendKind::Openai && local && agent.api_key_env.is_none() {
             return Ok(());
