@@ -663,3 +663,45 @@ fn claude_permissions_refuse_or_allow_a_write() {
         assert_eq!(said, usize::from(!allowed), "{permissions}\n{why}");
     }
 }
+
+/// An agent's `mcp:` gives its real CLI a second stdio MCP server (a tiny
+/// fixture) next to awtui's: the tool list the CLI sends to the model holds
+/// both awtui's `channel_send` and the fixture's tool, and the turn still
+/// works through awtui's server.
+fn extra_mcp_server_reaches_the_model(cli: &Cli, test: &str) {
+    if isolated(test) {
+        return;
+    }
+    bin_dir(cli.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/extra_mcp_server.py");
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+         \x20   mcp:\n      fixture:\n        command: python3\n        args: [\"{}\"]\n\
+         limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+        cli.backend,
+        cli.model,
+        fixture.display()
+    );
+    let r = run(&w, &rt, &workflow, &[(cli, posts("@user both servers"))]);
+    let why = r.explain();
+    assert_eq!(r.report["success"], true, "{why}");
+    assert_eq!(r.from("a"), vec!["@user both servers"], "{why}");
+    assert!(
+        r.requests
+            .iter()
+            .any(|q| q.raw.contains("channel_send") && q.raw.contains("fixture_echo_7f3a")),
+        "the model was not offered both awtui's and the extra server's tools\n{why}"
+    );
+}
+
+#[test]
+fn claude_code_sees_an_extra_mcp_server() {
+    extra_mcp_server_reaches_the_model(&CLAUDE, "claude_code_sees_an_extra_mcp_server");
+}
+
+#[test]
+fn codex_sees_an_extra_mcp_server() {
+    extra_mcp_server_reaches_the_model(&CODEX, "codex_sees_an_extra_mcp_server");
+}
