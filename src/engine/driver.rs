@@ -34,6 +34,9 @@ struct Running {
     stopper: TurnStopper,
     /// The messages the turn delivered (its frontmatter `id` must be the last).
     messages: Vec<u64>,
+    /// How often the agent had listed awtui's tools when the turn started,
+    /// for CLIs that list them at start (`None`: no such signal).
+    tool_lists_at_start: Option<u64>,
 }
 
 /// The loop's state.
@@ -67,6 +70,8 @@ pub struct Driver {
     /// Agents already reported as running without awtui's tools (the
     /// channel says so once per agent).
     without_tools: std::collections::HashSet<String>,
+    /// Agents that had awtui's tools in at least one successful turn.
+    with_tools: std::collections::HashSet<String>,
     /// Each agent's lasting counters as last written to its folder.
     kept_metrics: HashMap<String, super::metrics::Lasting>,
     outcome: Option<RunOutcome>,
@@ -125,6 +130,7 @@ impl Driver {
             kept_metrics,
             prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
+            with_tools: std::collections::HashSet::new(),
             outcome: None,
         }
     }
@@ -399,6 +405,8 @@ impl Driver {
         {
             self.notice(format!("cannot mark {agent}'s messages delivered: {e}"));
         }
+        let tool_lists_at_start = (backend.lists_tools_at_start() && self.cx.mcp.is_some())
+            .then(|| self.cx.context.tool_lists(&agent));
         match launch::start_turn(&self.cx, &def, &messages, session) {
             Ok(running) => {
                 if let Some(pid) = running.pid
@@ -415,6 +423,7 @@ impl Driver {
                         turn,
                         stopper,
                         messages: messages.clone(),
+                        tool_lists_at_start,
                     },
                 );
                 let tx = self.turn_tx.clone();
@@ -476,11 +485,13 @@ impl Driver {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
         self.sync_messages();
-        let delivered_at_start = match self.running.get(&agent) {
+        let (delivered_at_start, tool_lists_at_start) = match self.running.get(&agent) {
             Some(r) if r.turn == turn => {
                 orphans::clear(&self.cx.state_root, &agent);
                 self.cx.context.tasks().set_in_turn(&agent, false);
-                self.running.remove(&agent).map(|r| r.messages)
+                self.running
+                    .remove(&agent)
+                    .map(|r| (r.messages, r.tool_lists_at_start))
             }
             _ => None,
         }
@@ -501,7 +512,17 @@ impl Driver {
                 .filter(|id| *id <= cursor.delivered)
                 .collect::<Vec<u64>>()
         });
-        let without_tools = outcome.tools_connected == Some(false);
+        // What the CLI said about its MCP servers wins; else, for CLIs
+        // that list awtui's tools at start, whether the server saw a
+        // listing from this agent during a successful turn.
+        let listed = tool_lists_at_start
+            .filter(|_| outcome.success)
+            .map(|before| self.cx.context.tool_lists(&agent) > before);
+        let connected = outcome.tools_connected.or(listed);
+        let without_tools = connected == Some(false);
+        if connected == Some(true) {
+            self.with_tools.insert(agent.clone());
+        }
         let refused = outcome.refused.clone();
         let usage = outcome.usage;
         self.queue.push_back(Event::Backend {
@@ -963,9 +984,28 @@ impl Driver {
             .collect()
     }
 
+    /// A run that handled everything, but in which some agent never had
+    /// awtui's tools in any turn, did not do what the workflow meant.
+    fn without_tools_outcome(&self, outcome: RunOutcome) -> RunOutcome {
+        let mut agents: Vec<String> = self
+            .without_tools
+            .iter()
+            .filter(|a| !self.with_tools.contains(*a))
+            .cloned()
+            .collect();
+        agents.sort();
+        match outcome {
+            RunOutcome::Completed | RunOutcome::NothingToDo if !agents.is_empty() => {
+                RunOutcome::WithoutTools { agents }
+            }
+            other => other,
+        }
+    }
+
     /// Stops what still runs, waits briefly for it, and releases the
     /// instance's resources.
     async fn end(mut self, outcome: RunOutcome) -> RunOutcome {
+        let outcome = self.without_tools_outcome(outcome);
         for running in self.running.values_mut() {
             running.stopper.stop();
         }

@@ -55,6 +55,10 @@ impl Backend for Claude {
         Box::new(StreamJsonParser::default())
     }
 
+    fn lists_tools_at_start(&self) -> bool {
+        true
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let shared = req.has_context();
         let mut inv = Invocation::base(req, "claude".into());

@@ -91,6 +91,10 @@ impl Backend for Codex {
             .ok()
     }
 
+    fn lists_tools_at_start(&self) -> bool {
+        true
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let mut inv = Invocation::base(req, "codex".into());
         inv.push(&["exec", "--json", "--skip-git-repo-check"]);

@@ -166,6 +166,10 @@ impl Backend for Cursor {
         Box::new(StreamJsonParser::default())
     }
 
+    fn lists_tools_at_start(&self) -> bool {
+        true
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let mut inv = Invocation::base(req, "cursor-agent".into());
         inv.push(&["-p", "--output-format", "stream-json", "--approve-mcps"]);

@@ -111,6 +111,10 @@ impl Backend for Gemini {
         crate::fsutil::read_text_capped(&path, crate::fsutil::MAX_CONFIG_BYTES).ok()
     }
 
+    fn lists_tools_at_start(&self) -> bool {
+        true
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let mut inv = Invocation::base(req, "gemini".into());
         // Without a context the user's own settings are used as they are.

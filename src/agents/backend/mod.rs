@@ -226,6 +226,14 @@ pub trait Backend: Sync {
         None
     }
 
+    /// Whether the CLI lists awtui's tools when it starts, so a successful
+    /// turn in which awtui's server saw no tool listing from the agent ran
+    /// without them (the server-side signal, for CLIs whose output does not
+    /// say, or in addition to what it says).
+    fn lists_tools_at_start(&self) -> bool {
+        false
+    }
+
     /// How to start one turn's process (`None` for in-process backends).
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation>;
 

@@ -109,6 +109,10 @@ impl Backend for Opencode {
         env_var(env, "OPENCODE_CONFIG_CONTENT")
     }
 
+    fn lists_tools_at_start(&self) -> bool {
+        true
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let mut inv = Invocation::base(req, "opencode".into());
         let url = if req.has_context() {
