@@ -597,24 +597,27 @@ fn gemini_failure_says_why() {
     failure_says_why(&GEMINI, "gemini_failure_says_why");
 }
 
-/// Claude Code that cannot connect to awtui's MCP server (fault: a wrong
+/// A real CLI that cannot connect to awtui's MCP server (fault: a wrong
 /// token in the agent's env) still answers, but the channel says once that
-/// it ran without awtui's tools, instead of passing as a normal turn.
-#[test]
-fn a_turn_without_awtuis_tools_is_visible() {
-    if isolated("a_turn_without_awtuis_tools_is_visible") {
+/// it ran without awtui's tools, and the run fails (`without_tools`)
+/// instead of passing as a normal run. Claude Code says so in its `init`
+/// event; Gemini CLI and opencode say nothing on stdout or stderr (their
+/// warnings need `--debug` / `--print-logs`), so awtui's server notices
+/// that they never listed its tools.
+fn without_awtuis_tools(cli: &Cli, test: &str) {
+    if isolated(test) {
         return;
     }
-    bin_dir(CLAUDE.program);
+    bin_dir(cli.program);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let w = World::new();
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
          \x20   env:\n      AWTUI_TOKEN: not-the-token\n\
          limits:\n  retries: 0\nkickoff: \"@a go\"\n",
-        CLAUDE.model
+        cli.backend, cli.model
     );
-    let r = run(&w, &rt, &workflow, &[(&CLAUDE, posts("never posted"))]);
+    let r = run(&w, &rt, &workflow, &[(cli, posts("never posted"))]);
     let why = r.explain();
     assert_eq!(r.from("a"), vec!["All done here."], "{why}");
     let warnings = r
@@ -623,6 +626,26 @@ fn a_turn_without_awtuis_tools_is_visible() {
         .filter(|m| m.contains("a ran without awtui's tools"))
         .count();
     assert_eq!(warnings, 1, "{why}");
+    assert_eq!(r.report["success"], false, "{why}");
+    assert_eq!(r.report["outcome"]["outcome"], "without_tools", "{why}");
+}
+
+#[test]
+fn a_turn_without_awtuis_tools_is_visible() {
+    without_awtuis_tools(&CLAUDE, "a_turn_without_awtuis_tools_is_visible");
+}
+
+#[test]
+fn a_gemini_turn_without_awtuis_tools_is_visible() {
+    without_awtuis_tools(&GEMINI, "a_gemini_turn_without_awtuis_tools_is_visible");
+}
+
+#[test]
+fn an_opencode_turn_without_awtuis_tools_is_visible() {
+    without_awtuis_tools(
+        &OPENCODE,
+        "an_opencode_turn_without_awtuis_tools_is_visible",
+    );
 }
 
 /// `permissions:` maps to Claude Code's own modes: read-only refuses a
