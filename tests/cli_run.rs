@@ -139,7 +139,7 @@ fn two_workflows_in_one_folder_never_share_an_instance() {
         !w.dir.join(".workflow/one").exists(),
         "the old default instance was resumed"
     );
-    assert_eq!(w.channel("t").len(), 2, "no second kickoff");
+    assert_eq!(w.channel("default").len(), 2, "no second kickoff");
     assert!(w.dir.join(".workflow/default/workflow.json").exists());
     // Now recorded for one.yaml, two.yaml cannot take it over.
     let r = w.run(&["run", "two.yaml", "--instance", "default"]);
@@ -383,4 +383,64 @@ fn a_cli_that_never_listed_awtuis_tools_is_caught_by_the_server() {
         let r = w.run(&["run", "cc.yaml", "--instance", "t"]);
         assert_eq!(r.code, 0, "{backend}: {}\n{}", r.stdout, r.stderr);
     }
+}
+
+/// An answer with AOP problems is accepted leniently, and the run says so
+/// while it runs: in the agent's activity and in one compact system note
+/// after the answer (not only in `awtui aop check`). A plain answer without
+/// markers gets no note.
+#[test]
+fn lenient_aop_findings_show_during_the_run() {
+    let w = World::new();
+    w.script(
+        "a.sh",
+        "#!/bin/sh\ncat >/dev/null\nprintf '=== AOP-FINAL | agent=a ===\\nhalf an answer\\n'\n",
+    );
+    w.script("b.sh", "#!/bin/sh\ncat >/dev/null\necho plain words\n");
+    std::fs::write(
+        w.dir.join("aop.yaml"),
+        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\nkickoff: \"@a @b go\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "aop.yaml", "--instance", "t", "--json", "--verbose"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let note =
+        "a's answer has 1 AOP problem (accepted leniently; `awtui aop check` shows all): line 1: ";
+    let events: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "activity" && e["agent"] == "a" && e.to_string().contains(note)),
+        "{}",
+        r.stdout
+    );
+    let channel = w.channel("t");
+    let notes: Vec<usize> = channel
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| {
+            m["from"] == "system" && m["message"].as_str().unwrap_or("").contains("AOP problem")
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(notes.len(), 1, "{channel:?}");
+    assert!(
+        channel[notes[0]]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(note),
+        "{channel:?}"
+    );
+    let answer = channel
+        .iter()
+        .position(|m| m["from"] == "a")
+        .expect("a's answer");
+    assert!(
+        answer < notes[0],
+        "the note follows the answer: {channel:?}"
+    );
 }

@@ -547,6 +547,7 @@ impl Driver {
         {
             self.notice(n);
         }
+        let mut aop_answer = None;
         let result = if outcome.success {
             // An answer cut to nothing still says where the output went.
             let answer = outcome
@@ -554,6 +555,7 @@ impl Driver {
                 .clone()
                 .or_else(|| cut.truncated.then(String::new));
             let answer = answer.map(|a| self.operations(&agent, turn, &delivered_at_start, a, cut));
+            aop_answer.clone_from(&answer);
             TurnOutcome::Success {
                 delivered,
                 // The runner saw the agent's own posts (synced above).
@@ -581,12 +583,40 @@ impl Driver {
             turn,
             outcome: result,
         });
+        // After the answer is posted, so the note follows it.
+        if let Some(a) = aop_answer {
+            self.report_aop(&agent, &a);
+        }
         if without_tools {
             self.warn_without_tools(&agent);
         }
         if !refused.is_empty() {
             self.report_refused(&agent, &refused);
         }
+    }
+
+    /// AOP problems in an answer accepted leniently: the agent's activity
+    /// and one compact system note say so during the run (not only `awtui
+    /// aop check`), for agents taught AOP.
+    fn report_aop(&mut self, agent: &str, answer: &str) {
+        let taught = self
+            .cx
+            .workflow
+            .agent(agent)
+            .is_some_and(|a| a.protocols.aop);
+        let Some(text) = taught
+            .then(|| crate::protocols::aop::run_note(agent, answer))
+            .flatten()
+        else {
+            return;
+        };
+        self.emit(EngineEvent::Activity {
+            agent: agent.to_string(),
+            activity: BackendEvent::Error {
+                message: text.clone(),
+            },
+        });
+        self.post(SYSTEM, &text);
     }
 
     /// The CLI refused tools for lack of permission: the turn did not do
