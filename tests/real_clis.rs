@@ -728,3 +728,44 @@ fn claude_code_sees_an_extra_mcp_server() {
 fn codex_sees_an_extra_mcp_server() {
     extra_mcp_server_reaches_the_model(&CODEX, "codex_sees_an_extra_mcp_server");
 }
+
+/// The user's own MCP servers (here one in `~/.claude.json`, the fixture)
+/// are left out by default, so a run sees only awtui's and the agent's
+/// `mcp:` servers; `keep_user_mcp: true` keeps them.
+#[test]
+fn claude_code_keeps_the_users_mcp_servers_only_when_asked() {
+    if isolated("claude_code_keeps_the_users_mcp_servers_only_when_asked") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/extra_mcp_server.py");
+    for keep in [false, true] {
+        let w = World::new();
+        let home = w.tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join(".claude.json"),
+            json!({"mcpServers": {"mine": {"type": "stdio", "command": "python3",
+                   "args": [fixture.display().to_string()]}}})
+            .to_string(),
+        )
+        .unwrap();
+        let workflow = format!(
+            "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+             \x20   keep_user_mcp: {keep}\n\
+             limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+            CLAUDE.model
+        );
+        let r = run(&w, &rt, &workflow, &[(&CLAUDE, posts("@user hi"))]);
+        let why = r.explain();
+        assert_eq!(r.report["success"], true, "{why}");
+        let offered = |tool: &str| r.requests.iter().any(|q| q.raw.contains(tool));
+        assert!(offered("channel_send"), "{why}");
+        assert_eq!(
+            offered("fixture_echo_7f3a"),
+            keep,
+            "keep_user_mcp: {keep}\n{why}"
+        );
+    }
+}
