@@ -115,6 +115,7 @@ fn request(dir: &Path) -> TurnRequest {
         args: vec![],
         mcp_servers: vec![],
         keep_user_mcp: false,
+        user_mcp_servers: vec![],
         base_url: None,
         api_key_env: None,
     }

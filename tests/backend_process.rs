@@ -42,6 +42,7 @@ fn request(kind: BackendKind, dir: &Path, env: &[(&str, &str)]) -> TurnRequest {
         args: vec![],
         mcp_servers: vec![],
         keep_user_mcp: false,
+        user_mcp_servers: vec![],
         base_url: None,
         api_key_env: None,
     }

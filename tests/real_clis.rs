@@ -174,15 +174,26 @@ fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
             // The user's own settings: awtui merges its server into them.
             let dir = root.join("home/.gemini");
             std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(
-                dir.join("settings.json"),
-                json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
-                       "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-                       "privacy": {"usageStatisticsEnabled": false},
-                       "telemetry": {"enabled": false}})
-                .to_string(),
-            )
-            .unwrap();
+            // Settings a test put there first (its MCP servers) are kept.
+            let mut settings: Value = std::fs::read_to_string(dir.join("settings.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_else(|| json!({}));
+            for (k, v) in [
+                (
+                    "security",
+                    json!({"auth": {"selectedType": "gemini-api-key"}}),
+                ),
+                (
+                    "general",
+                    json!({"disableAutoUpdate": true, "disableUpdateNag": true}),
+                ),
+                ("privacy", json!({"usageStatisticsEnabled": false})),
+                ("telemetry", json!({"enabled": false})),
+            ] {
+                settings[k] = v;
+            }
+            std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
             pairs(&[
                 ("GOOGLE_GEMINI_BASE_URL", url),
                 ("GEMINI_API_KEY", "gemini-fake"),
@@ -768,4 +779,72 @@ fn claude_code_keeps_the_users_mcp_servers_only_when_asked() {
             "keep_user_mcp: {keep}\n{why}"
         );
     }
+}
+
+/// Gemini CLI and opencode: a server in the user's own config (Gemini's
+/// `~/.gemini/settings.json`, the project's `opencode.json`) is left out by
+/// default and kept with `keep_user_mcp: true`.
+fn keeps_project_servers_only_when_asked(cli: &Cli, test: &str) {
+    if isolated(test) {
+        return;
+    }
+    bin_dir(cli.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/extra_mcp_server.py");
+    let fixture = fixture.display().to_string();
+    for keep in [false, true] {
+        let w = World::new();
+        match cli.backend {
+            "gemini" => {
+                // The user's own settings (a project's are not read in a
+                // folder gemini does not trust).
+                let dir = w.tmp.path().join("home/.gemini");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(
+                    dir.join("settings.json"),
+                    json!({"mcpServers": {"mine": {"command": "python3", "args": [fixture], "trust": true}}})
+                        .to_string(),
+                )
+                .unwrap();
+            }
+            _ => std::fs::write(
+                w.dir.join("opencode.json"),
+                json!({"mcp": {"mine": {"type": "local", "command": ["python3", fixture], "enabled": true}}})
+                    .to_string(),
+            )
+            .unwrap(),
+        }
+        let workflow = format!(
+            "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+             \x20   keep_user_mcp: {keep}\n\
+             limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+            cli.backend, cli.model
+        );
+        let r = run(&w, &rt, &workflow, &[(cli, posts("@user hi"))]);
+        let why = r.explain();
+        assert_eq!(r.report["success"], true, "{why}");
+        let offered = |tool: &str| r.requests.iter().any(|q| q.raw.contains(tool));
+        assert!(offered("channel_send"), "{why}");
+        assert_eq!(
+            offered("fixture_echo_7f3a"),
+            keep,
+            "keep_user_mcp: {keep}\n{why}"
+        );
+    }
+}
+
+#[test]
+fn gemini_keeps_the_users_mcp_servers_only_when_asked() {
+    keeps_project_servers_only_when_asked(
+        &GEMINI,
+        "gemini_keeps_the_users_mcp_servers_only_when_asked",
+    );
+}
+
+#[test]
+fn opencode_keeps_the_projects_mcp_servers_only_when_asked() {
+    keeps_project_servers_only_when_asked(
+        &OPENCODE,
+        "opencode_keeps_the_projects_mcp_servers_only_when_asked",
+    );
 }

@@ -218,7 +218,7 @@ pub fn start_turn(
         .unwrap_or_default();
     let backend = backend::backend_for(agent.backend);
     let env = agent_env(cx, &agent.name);
-    let req = TurnRequest {
+    let mut req = TurnRequest {
         agent: agent.name.clone(),
         instance: cx.prepared.instance.clone(),
         backend: agent.backend,
@@ -248,9 +248,13 @@ pub fn start_turn(
         args: agent.args.clone(),
         mcp_servers: agent.mcp.clone(),
         keep_user_mcp: agent.keep_user_mcp,
+        user_mcp_servers: Vec::new(),
         base_url: agent.base_url.clone(),
         api_key_env: agent.api_key_env.clone(),
     };
+    if !req.keep_user_mcp {
+        req.user_mcp_servers = backend.user_mcp_servers(&env, &req.workdir);
+    }
     let tools: Arc<dyn ToolExecutor> = match cx.mcp {
         Some(_) => Arc::new(AgentTools {
             tools: cx.tools.clone(),

@@ -2,11 +2,11 @@
 //! the agent's `mcp:` servers as `-c mcp_servers.*` overrides, so no
 //! project config is needed (Codex reads those only in trusted projects).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::invocation::{Invocation, MCP_SERVER_NAME, cli_model, combined_prompt};
 use super::parse::{CodexParser, StreamParser};
-use super::{Backend, TurnRequest, env_var};
+use super::{Backend, TurnRequest, env_var, servers_to_disable};
 use crate::workflow::{BackendKind, McpTransport, Permissions};
 
 /// The Codex backend.
@@ -81,14 +81,16 @@ impl Backend for Codex {
         Box::new(CodexParser::default())
     }
 
-    /// `$CODEX_HOME/config.toml` (default `~/.codex`): its MCP servers are
-    /// turned off unless the agent keeps them.
-    fn user_config(&self, env: &[(String, String)]) -> Option<String> {
+    /// The servers of `$CODEX_HOME/config.toml` (default `~/.codex`).
+    fn user_mcp_servers(&self, env: &[(String, String)], _workdir: &Path) -> Vec<String> {
         let home = env_var(env, "CODEX_HOME")
             .map(PathBuf::from)
-            .or_else(|| env_var(env, "HOME").map(|h| PathBuf::from(h).join(".codex")))?;
-        crate::fsutil::read_text_capped(&home.join("config.toml"), crate::fsutil::MAX_CONFIG_BYTES)
-            .ok()
+            .or_else(|| env_var(env, "HOME").map(|h| PathBuf::from(h).join(".codex")));
+        let text = home.and_then(|h| {
+            crate::fsutil::read_text_capped(&h.join("config.toml"), crate::fsutil::MAX_CONFIG_BYTES)
+                .ok()
+        });
+        user_servers(text.as_deref())
     }
 
     fn lists_tools_at_start(&self) -> bool {
@@ -133,15 +135,9 @@ impl Backend for Codex {
                 inv.args.extend(overrides(&server.name, &settings));
             }
         }
-        if !req.keep_user_mcp {
-            let ours =
-                |n: &str| n == MCP_SERVER_NAME || req.mcp_servers.iter().any(|s| s.name == n);
-            for name in user_servers(req.user_config.as_deref()) {
-                if !ours(&name) {
-                    inv.args
-                        .extend(overrides(&name, &[("enabled", "false".into())]));
-                }
-            }
+        for name in servers_to_disable(req) {
+            inv.args
+                .extend(overrides(name, &[("enabled", "false".into())]));
         }
         if let Some(m) = cli_model(req, Some("openai/")) {
             inv.push(&["-m", &m]);

@@ -41,6 +41,16 @@ pub fn gemini_settings(
         "headers": { "Authorization": AUTH_FROM_ENV },
         "trust": true
     });
+    if !keep_user {
+        // Only awtui's and the agent's servers, whatever other settings
+        // (the project's `.gemini/settings.json`, extensions) add.
+        if !root["mcp"].is_object() {
+            root["mcp"] = json!({});
+        }
+        let mut allowed = vec![MCP_SERVER_NAME.to_string()];
+        allowed.extend(extra.iter().map(|s| s.name.clone()));
+        root["mcp"]["allowed"] = json!(allowed);
+    }
     for s in extra {
         root["mcpServers"][&s.name] = match &s.transport {
             McpTransport::Stdio { command, args, env } => json!({

@@ -248,6 +248,7 @@ mod tests {
             args: vec!["--extra".into(), "x".into()],
             mcp_servers: vec![],
             keep_user_mcp: false,
+            user_mcp_servers: vec![],
             base_url: None,
             api_key_env: None,
         }
@@ -574,9 +575,9 @@ mod tests {
     fn codex_gets_extra_servers_as_overrides_and_turns_the_users_off() {
         let mut r = req(BackendKind::Codex);
         r.mcp_servers = extra();
-        r.user_config = Some(
-            "model = \"x\"\n[mcp_servers.browser]\ncommand = \"b\"\n[mcp_servers.gh]\ncommand = \"old\"\n".into(),
-        );
+        r.user_mcp_servers = super::super::codex::user_servers(Some(
+            "model = \"x\"\n[mcp_servers.browser]\ncommand = \"b\"\n[mcp_servers.gh]\ncommand = \"old\"\n",
+        ));
         let a = invocation(&r).unwrap().args;
         for o in [
             "mcp_servers.gh.command=\"gh-mcp\"",
@@ -616,14 +617,22 @@ mod tests {
             "https://docs.example/mcp"
         );
         assert!(v["mcpServers"]["browser"].is_null(), "{v}");
+        assert_eq!(
+            v["mcp"]["allowed"],
+            serde_json::json!(["awtui", "gh", "docs"])
+        );
         r.keep_user_mcp = true;
         let inv = invocation(&r).unwrap();
         let v: serde_json::Value = serde_json::from_str(&inv.files[1].content).unwrap();
         assert_eq!(v["mcpServers"]["browser"]["command"], "b");
+        assert!(v["mcp"]["allowed"].is_null(), "{v}");
 
         let mut r = req(BackendKind::Opencode);
         r.mcp_servers = extra();
         r.user_config = Some(r#"{"mcp":{"browser":{"type":"local","command":["b"]}}}"#.into());
+        // Servers from the user's opencode.json files: turned off, except
+        // one the agent's own `mcp:` replaces.
+        r.user_mcp_servers = vec!["filesrv".into(), "gh".into()];
         let inv = invocation(&r).unwrap();
         let inline = &inv
             .env
@@ -641,6 +650,7 @@ mod tests {
         assert_eq!(v["mcp"]["docs"]["type"], "remote");
         assert_eq!(v["mcp"]["docs"]["headers"]["X-Key"], "${DOCS_KEY}");
         assert!(v["mcp"]["browser"].is_null(), "{v}");
+        assert_eq!(v["mcp"]["filesrv"], serde_json::json!({"enabled": false}));
         assert_eq!(v["mcp"]["awtui"]["type"], "remote");
     }
 

@@ -77,6 +77,9 @@ pub struct TurnRequest {
     pub mcp_servers: Vec<McpServer>,
     /// Keep the user's own configured MCP servers (`keep_user_mcp:`).
     pub keep_user_mcp: bool,
+    /// The user's own MCP servers the CLI would load from its config files
+    /// (turned off unless `keep_user_mcp`).
+    pub user_mcp_servers: Vec<String>,
     /// API backends: the server's base URL (`base_url:`).
     pub base_url: Option<String>,
     /// API backends: the variable holding the key (`api_key_env:`).
@@ -221,6 +224,13 @@ pub trait Backend: Sync {
         None
     }
 
+    /// The names of the MCP servers the user configured for this CLI in
+    /// files it reads on its own (so awtui can turn them off unless the
+    /// agent keeps them); `workdir` is where the CLI will run.
+    fn user_mcp_servers(&self, _env: &[(String, String)], _workdir: &Path) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The user's own config folder of this CLI, linked into a private one.
     fn user_config_dir(&self, _env: &[(String, String)]) -> Option<PathBuf> {
         None
@@ -300,6 +310,21 @@ pub fn all() -> impl Iterator<Item = &'static dyn Backend> {
 /// How to install each agent CLI, for the "not found" error.
 pub fn install_hint(kind: BackendKind) -> &'static str {
     backend_for(kind).install_hint()
+}
+
+/// The user's servers to turn off for this turn: unless the agent keeps
+/// them, every one that is not awtui's or one of the agent's `mcp:`.
+pub fn servers_to_disable(req: &TurnRequest) -> Vec<&str> {
+    if req.keep_user_mcp {
+        return Vec::new();
+    }
+    req.user_mcp_servers
+        .iter()
+        .map(String::as_str)
+        .filter(|n| {
+            *n != invocation::MCP_SERVER_NAME && !req.mcp_servers.iter().any(|s| s.name == *n)
+        })
+        .collect()
 }
 
 /// A variable of the agent's environment (its `env:` first, then awtui's).

@@ -7,7 +7,9 @@ use serde_json::json;
 
 use super::invocation::{Invocation, MCP_SERVER_NAME, cli_model, combined_prompt};
 use super::parse::{OpencodeParser, StreamParser};
-use super::{Backend, TurnRequest, env_var};
+use std::path::{Path, PathBuf};
+
+use super::{Backend, TurnRequest, env_var, servers_to_disable};
 use crate::workflow::{BackendKind, McpServer, McpTransport, Permissions};
 
 /// The opencode backend.
@@ -24,6 +26,7 @@ pub fn opencode_config(
     permissions: Permissions,
     extra: &[McpServer],
     keep_user: bool,
+    disable: &[&str],
 ) -> String {
     let mut root = user
         .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
@@ -31,6 +34,11 @@ pub fn opencode_config(
         .unwrap_or_else(|| json!({}));
     if !keep_user || !root["mcp"].is_object() {
         root["mcp"] = json!({});
+    }
+    // The user's servers from their config files, turned off (opencode
+    // merges this config over theirs).
+    for name in disable {
+        root["mcp"][*name] = json!({ "enabled": false });
     }
     // The agent's `permissions:` decide edits and shell commands.
     let (edit, bash) = match permissions {
@@ -74,6 +82,18 @@ pub fn opencode_config(
     root.to_string()
 }
 
+/// The names under `mcp` in an opencode config file.
+fn server_names(text: &str) -> Vec<String> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| {
+            v.get("mcp")?
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+        })
+        .unwrap_or_default()
+}
+
 impl Backend for Opencode {
     fn kind(&self) -> BackendKind {
         BackendKind::Opencode
@@ -104,6 +124,34 @@ impl Backend for Opencode {
         Box::new(OpencodeParser::default())
     }
 
+    /// The servers in the config files opencode reads: `OPENCODE_CONFIG`,
+    /// the global `opencode.json`/`config.json` and the project's
+    /// `opencode.json` (JSON with comments is skipped).
+    fn user_mcp_servers(&self, env: &[(String, String)], workdir: &Path) -> Vec<String> {
+        let global = env_var(env, "XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| env_var(env, "HOME").map(|h| PathBuf::from(h).join(".config")))
+            .map(|c| c.join("opencode"));
+        let mut files: Vec<PathBuf> = env_var(env, "OPENCODE_CONFIG")
+            .map(PathBuf::from)
+            .into_iter()
+            .collect();
+        if let Some(dir) = global {
+            files.extend(["opencode.json", "opencode.jsonc", "config.json"].map(|f| dir.join(f)));
+        }
+        files.extend(["opencode.json", "opencode.jsonc"].map(|f| workdir.join(f)));
+        let mut names: Vec<String> = files
+            .iter()
+            .filter_map(|f| {
+                crate::fsutil::read_text_capped(f, crate::fsutil::MAX_CONFIG_BYTES).ok()
+            })
+            .flat_map(|text| server_names(&text))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The user's own `OPENCODE_CONFIG_CONTENT`.
     fn user_config(&self, env: &[(String, String)]) -> Option<String> {
         env_var(env, "OPENCODE_CONFIG_CONTENT")
@@ -126,6 +174,7 @@ impl Backend for Opencode {
             req.permissions,
             &req.mcp_servers,
             req.keep_user_mcp,
+            &servers_to_disable(req),
         );
         inv.env.push(("OPENCODE_CONFIG_CONTENT".into(), content));
         inv.push(&["run", "--format", "json"]);
