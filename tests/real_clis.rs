@@ -154,6 +154,8 @@ fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
         "codex" => {
             let codex_home = root.join("codex-home");
             std::fs::create_dir_all(&codex_home).unwrap();
+            // Tables a test put there first (its MCP servers) are kept.
+            let user = std::fs::read_to_string(codex_home.join("config.toml")).unwrap_or_default();
             std::fs::write(
                 codex_home.join("config.toml"),
                 format!(
@@ -161,7 +163,7 @@ fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
                      [model_providers.fake]\nname = \"fake\"\nbase_url = \"{url}/v1\"\n\
                      env_key = \"FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\n\
                      [analytics]\nenabled = false\n[feedback]\nenabled = false\n\
-                     [features]\nplugins = false\n"
+                     [features]\nplugins = false\n{user}"
                 ),
             )
             .unwrap();
@@ -781,10 +783,11 @@ fn claude_code_keeps_the_users_mcp_servers_only_when_asked() {
     }
 }
 
-/// Gemini CLI and opencode: a server in the user's own config (Gemini's
-/// `~/.gemini/settings.json`, the project's `opencode.json`) is left out by
-/// default and kept with `keep_user_mcp: true`.
-fn keeps_project_servers_only_when_asked(cli: &Cli, test: &str) {
+/// Codex, Gemini CLI and opencode: a server in the user's own config
+/// (Codex's `config.toml`, Gemini's `~/.gemini/settings.json`, the
+/// project's `opencode.json`) is left out by default and kept with
+/// `keep_user_mcp: true`.
+fn keeps_user_servers_only_when_asked(cli: &Cli, test: &str) {
     if isolated(test) {
         return;
     }
@@ -795,6 +798,19 @@ fn keeps_project_servers_only_when_asked(cli: &Cli, test: &str) {
     for keep in [false, true] {
         let w = World::new();
         match cli.backend {
+            "codex" => {
+                let dir = w.tmp.path().join("codex-home");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(
+                    dir.join("config.toml"),
+                    format!(
+                        "[mcp_servers.mine]\ncommand = \"python3\"\nargs = [{}]\n\
+                         default_tools_approval_mode = \"approve\"\n",
+                        json!(fixture)
+                    ),
+                )
+                .unwrap();
+            }
             "gemini" => {
                 // The user's own settings (a project's are not read in a
                 // folder gemini does not trust).
@@ -835,7 +851,7 @@ fn keeps_project_servers_only_when_asked(cli: &Cli, test: &str) {
 
 #[test]
 fn gemini_keeps_the_users_mcp_servers_only_when_asked() {
-    keeps_project_servers_only_when_asked(
+    keeps_user_servers_only_when_asked(
         &GEMINI,
         "gemini_keeps_the_users_mcp_servers_only_when_asked",
     );
@@ -843,8 +859,13 @@ fn gemini_keeps_the_users_mcp_servers_only_when_asked() {
 
 #[test]
 fn opencode_keeps_the_projects_mcp_servers_only_when_asked() {
-    keeps_project_servers_only_when_asked(
+    keeps_user_servers_only_when_asked(
         &OPENCODE,
         "opencode_keeps_the_projects_mcp_servers_only_when_asked",
     );
+}
+
+#[test]
+fn codex_keeps_the_users_mcp_servers_only_when_asked() {
+    keeps_user_servers_only_when_asked(&CODEX, "codex_keeps_the_users_mcp_servers_only_when_asked");
 }
