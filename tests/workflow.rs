@@ -637,6 +637,15 @@ fn malformed_mcp_entries_are_reported_where_they_are() {
 }
 
 #[test]
+fn extra_mcp_servers_need_a_context() {
+    assert_error(
+        "context: false\nagents:\n  a:\n    backend: claude\n    mcp:\n      gh:\n        command: gh-mcp\n",
+        "6:7",
+        "agent 'a': 'mcp' servers are handed to the CLI next to awtui's, and with context: false",
+    );
+}
+
+#[test]
 fn api_backends_say_extra_mcp_servers_are_not_supported() {
     assert_error(
         "agents:\n  bot:\n    model: anthropic/claude-x\n    mcp:\n      gh:\n        command: gh-mcp\n",

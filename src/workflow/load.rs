@@ -992,6 +992,12 @@ impl Walker<'_> {
         let mcp = get("mcp")
             .map(|n| self.mcp_servers(n, &what))
             .unwrap_or_default();
+        if let Some(n) = get("mcp").filter(|_| !scope.context_enabled) {
+            self.diags.error(
+                n.pos,
+                format!("{what}: 'mcp' servers are handed to the CLI next to awtui's, and with context: false there is no MCP config at all; remove context: false or configure the servers in the CLI itself"),
+            );
+        }
         let keep_user_mcp = match get("keep_user_mcp") {
             Some(n) => match n.value {
                 Value::Bool(b) => b,
