@@ -241,7 +241,12 @@ pub fn start_turn(
             .get(&agent.name)
             .map_or_else(|| cx.workflow.base_dir.clone(), |w| w.workdir.clone()),
         state_dir: cx.agent_dir(&agent.name),
-        private_dir: private_agent_dir(&cx.state_root, &agent.name)?,
+        // In-process backends need no config home.
+        private_dir: if backend.in_process() {
+            PathBuf::new()
+        } else {
+            private_agent_dir(&cx.state_root, &agent.name)?
+        },
         user_config: backend.user_config(&env),
         user_config_dir: backend.user_config_dir(&env),
         permissions: agent.permissions,
