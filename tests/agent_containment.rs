@@ -113,6 +113,11 @@ fn request(dir: &Path) -> TurnRequest {
         user_config_dir: None,
         permissions: awtui::workflow::Permissions::WorkspaceWrite,
         args: vec![],
+        mcp_servers: vec![],
+        keep_user_mcp: false,
+        user_mcp_servers: vec![],
+        base_url: None,
+        api_key_env: None,
     }
 }
 

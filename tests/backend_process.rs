@@ -40,6 +40,11 @@ fn request(kind: BackendKind, dir: &Path, env: &[(&str, &str)]) -> TurnRequest {
         user_config_dir: None,
         permissions: awtui::workflow::Permissions::WorkspaceWrite,
         args: vec![],
+        mcp_servers: vec![],
+        keep_user_mcp: false,
+        user_mcp_servers: vec![],
+        base_url: None,
+        api_key_env: None,
     }
 }
 

@@ -293,3 +293,154 @@ fn context_false_gives_agents_no_channel_to_wake_each_other() {
     let v = r.json();
     assert_eq!(v["agents"][1]["metrics"]["turns"], 0, "{}", v["agents"]);
 }
+
+/// A workflow whose `a` runs on a fake CLI (`backend`, its program
+/// `program`); `env` lines are added to the agent's `env:`.
+fn fake_cli_workflow(w: &World, backend: &str, program: &str, env: &str) {
+    let bin = w.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/fake_agent.py");
+    std::os::unix::fs::symlink(fake, bin.join(program)).unwrap();
+    std::fs::write(
+        w.dir.join("cc.yaml"),
+        format!(
+            "agents:\n  a:\n    backend: {backend}\n    model: m\n    env:\n      PATH: \"{}:{}\"\n{env}kickoff: \"@a go\"\n",
+            bin.display(),
+            std::env::var("PATH").unwrap(),
+        ),
+    )
+    .unwrap();
+}
+
+fn fake_claude_workflow(w: &World, env: &str) {
+    fake_cli_workflow(w, "claude", "claude", env);
+}
+
+/// Fault: the agent's CLI reports that awtui's MCP server failed to
+/// connect. Its turns still "succeed", but the run did not do what the
+/// workflow meant: `awtui run` exits 1 and names the agent; the JSON
+/// report says it too.
+#[test]
+fn run_exits_1_when_an_agent_ran_every_turn_without_its_tools() {
+    let w = World::new();
+    fake_claude_workflow(&w, "      FAKE_NO_TOOLS: \"1\"\n");
+    let r = w.run(&["run", "cc.yaml"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(
+            "a ran every turn without awtui's tools: its CLI never connected to awtui's MCP server"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = w.run(&["run", "cc.yaml", "--instance", "j", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["success"], false, "{v}");
+    assert_eq!(v["outcome"]["outcome"], "without_tools", "{v}");
+    assert_eq!(v["outcome"]["agents"], serde_json::json!(["a"]), "{v}");
+}
+
+/// The same CLI connected to awtui's server (it listed the tools): exit 0.
+#[test]
+fn run_exits_0_when_the_agents_cli_listed_awtuis_tools() {
+    let w = World::new();
+    fake_claude_workflow(&w, "");
+    let r = w.run(&["run", "cc.yaml"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(!r.stderr.contains("without awtui's tools"), "{}", r.stderr);
+}
+
+/// CLIs whose output says nothing about their MCP servers (Gemini CLI,
+/// opencode, Codex): awtui's server saw no tool listing from the agent, so
+/// the channel says once that it ran without its tools and the run exits 1.
+#[test]
+fn a_cli_that_never_listed_awtuis_tools_is_caught_by_the_server() {
+    for (backend, program) in [
+        ("gemini", "gemini"),
+        ("opencode", "opencode"),
+        ("codex", "codex"),
+    ] {
+        let w = World::new();
+        fake_cli_workflow(&w, backend, program, "      FAKE_NO_TOOLS: \"1\"\n");
+        let r = w.run(&["run", "cc.yaml", "--instance", "t"]);
+        assert_eq!(r.code, 1, "{backend}: {}\n{}", r.stdout, r.stderr);
+        let warnings = w
+            .channel("t")
+            .iter()
+            .filter(|m| {
+                m["from"] == "system"
+                    && m["message"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("a ran without awtui's tools")
+            })
+            .count();
+        assert_eq!(warnings, 1, "{backend}: {:?}", w.channel("t"));
+
+        let w = World::new();
+        fake_cli_workflow(&w, backend, program, "");
+        let r = w.run(&["run", "cc.yaml", "--instance", "t"]);
+        assert_eq!(r.code, 0, "{backend}: {}\n{}", r.stdout, r.stderr);
+    }
+}
+
+/// An answer with AOP problems is accepted leniently, and the run says so
+/// while it runs: in the agent's activity and in one compact system note
+/// after the answer (not only in `awtui aop check`). A plain answer without
+/// markers gets no note.
+#[test]
+fn lenient_aop_findings_show_during_the_run() {
+    let w = World::new();
+    w.script(
+        "a.sh",
+        "#!/bin/sh\ncat >/dev/null\nprintf '=== AOP-FINAL | agent=a ===\\nhalf an answer\\n'\n",
+    );
+    w.script("b.sh", "#!/bin/sh\ncat >/dev/null\necho plain words\n");
+    std::fs::write(
+        w.dir.join("aop.yaml"),
+        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\nkickoff: \"@a @b go\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "aop.yaml", "--instance", "t", "--json", "--verbose"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let note =
+        "a's answer has 1 AOP problem (accepted leniently; `awtui aop check` shows all): line 1: ";
+    let events: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "activity" && e["agent"] == "a" && e.to_string().contains(note)),
+        "{}",
+        r.stdout
+    );
+    let channel = w.channel("t");
+    let notes: Vec<usize> = channel
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| {
+            m["from"] == "system" && m["message"].as_str().unwrap_or("").contains("AOP problem")
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(notes.len(), 1, "{channel:?}");
+    assert!(
+        channel[notes[0]]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(note),
+        "{channel:?}"
+    );
+    let answer = channel
+        .iter()
+        .position(|m| m["from"] == "a")
+        .expect("a's answer");
+    assert!(
+        answer < notes[0],
+        "the note follows the answer: {channel:?}"
+    );
+}

@@ -154,6 +154,8 @@ fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
         "codex" => {
             let codex_home = root.join("codex-home");
             std::fs::create_dir_all(&codex_home).unwrap();
+            // Tables a test put there first (its MCP servers) are kept.
+            let user = std::fs::read_to_string(codex_home.join("config.toml")).unwrap_or_default();
             std::fs::write(
                 codex_home.join("config.toml"),
                 format!(
@@ -161,7 +163,7 @@ fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
                      [model_providers.fake]\nname = \"fake\"\nbase_url = \"{url}/v1\"\n\
                      env_key = \"FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\n\
                      [analytics]\nenabled = false\n[feedback]\nenabled = false\n\
-                     [features]\nplugins = false\n"
+                     [features]\nplugins = false\n{user}"
                 ),
             )
             .unwrap();
@@ -174,15 +176,26 @@ fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
             // The user's own settings: awtui merges its server into them.
             let dir = root.join("home/.gemini");
             std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(
-                dir.join("settings.json"),
-                json!({"security": {"auth": {"selectedType": "gemini-api-key"}},
-                       "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-                       "privacy": {"usageStatisticsEnabled": false},
-                       "telemetry": {"enabled": false}})
-                .to_string(),
-            )
-            .unwrap();
+            // Settings a test put there first (its MCP servers) are kept.
+            let mut settings: Value = std::fs::read_to_string(dir.join("settings.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_else(|| json!({}));
+            for (k, v) in [
+                (
+                    "security",
+                    json!({"auth": {"selectedType": "gemini-api-key"}}),
+                ),
+                (
+                    "general",
+                    json!({"disableAutoUpdate": true, "disableUpdateNag": true}),
+                ),
+                ("privacy", json!({"usageStatisticsEnabled": false})),
+                ("telemetry", json!({"enabled": false})),
+            ] {
+                settings[k] = v;
+            }
+            std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
             pairs(&[
                 ("GOOGLE_GEMINI_BASE_URL", url),
                 ("GEMINI_API_KEY", "gemini-fake"),
@@ -597,24 +610,27 @@ fn gemini_failure_says_why() {
     failure_says_why(&GEMINI, "gemini_failure_says_why");
 }
 
-/// Claude Code that cannot connect to awtui's MCP server (fault: a wrong
+/// A real CLI that cannot connect to awtui's MCP server (fault: a wrong
 /// token in the agent's env) still answers, but the channel says once that
-/// it ran without awtui's tools, instead of passing as a normal turn.
-#[test]
-fn a_turn_without_awtuis_tools_is_visible() {
-    if isolated("a_turn_without_awtuis_tools_is_visible") {
+/// it ran without awtui's tools, and the run fails (`without_tools`)
+/// instead of passing as a normal run. Claude Code says so in its `init`
+/// event; Gemini CLI and opencode say nothing on stdout or stderr (their
+/// warnings need `--debug` / `--print-logs`), so awtui's server notices
+/// that they never listed its tools.
+fn without_awtuis_tools(cli: &Cli, test: &str) {
+    if isolated(test) {
         return;
     }
-    bin_dir(CLAUDE.program);
+    bin_dir(cli.program);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let w = World::new();
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
          \x20   env:\n      AWTUI_TOKEN: not-the-token\n\
          limits:\n  retries: 0\nkickoff: \"@a go\"\n",
-        CLAUDE.model
+        cli.backend, cli.model
     );
-    let r = run(&w, &rt, &workflow, &[(&CLAUDE, posts("never posted"))]);
+    let r = run(&w, &rt, &workflow, &[(cli, posts("never posted"))]);
     let why = r.explain();
     assert_eq!(r.from("a"), vec!["All done here."], "{why}");
     let warnings = r
@@ -623,6 +639,26 @@ fn a_turn_without_awtuis_tools_is_visible() {
         .filter(|m| m.contains("a ran without awtui's tools"))
         .count();
     assert_eq!(warnings, 1, "{why}");
+    assert_eq!(r.report["success"], false, "{why}");
+    assert_eq!(r.report["outcome"]["outcome"], "without_tools", "{why}");
+}
+
+#[test]
+fn a_turn_without_awtuis_tools_is_visible() {
+    without_awtuis_tools(&CLAUDE, "a_turn_without_awtuis_tools_is_visible");
+}
+
+#[test]
+fn a_gemini_turn_without_awtuis_tools_is_visible() {
+    without_awtuis_tools(&GEMINI, "a_gemini_turn_without_awtuis_tools_is_visible");
+}
+
+#[test]
+fn an_opencode_turn_without_awtuis_tools_is_visible() {
+    without_awtuis_tools(
+        &OPENCODE,
+        "an_opencode_turn_without_awtuis_tools_is_visible",
+    );
 }
 
 /// `permissions:` maps to Claude Code's own modes: read-only refuses a
@@ -662,4 +698,174 @@ fn claude_permissions_refuse_or_allow_a_write() {
             .count();
         assert_eq!(said, usize::from(!allowed), "{permissions}\n{why}");
     }
+}
+
+/// An agent's `mcp:` gives its real CLI a second stdio MCP server (a tiny
+/// fixture) next to awtui's: the tool list the CLI sends to the model holds
+/// both awtui's `channel_send` and the fixture's tool, and the turn still
+/// works through awtui's server.
+fn extra_mcp_server_reaches_the_model(cli: &Cli, test: &str) {
+    if isolated(test) {
+        return;
+    }
+    bin_dir(cli.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/extra_mcp_server.py");
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+         \x20   mcp:\n      fixture:\n        command: python3\n        args: [\"{}\"]\n\
+         limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+        cli.backend,
+        cli.model,
+        fixture.display()
+    );
+    let r = run(&w, &rt, &workflow, &[(cli, posts("@user both servers"))]);
+    let why = r.explain();
+    assert_eq!(r.report["success"], true, "{why}");
+    assert_eq!(r.from("a"), vec!["@user both servers"], "{why}");
+    assert!(
+        r.requests
+            .iter()
+            .any(|q| q.raw.contains("channel_send") && q.raw.contains("fixture_echo_7f3a")),
+        "the model was not offered both awtui's and the extra server's tools\n{why}"
+    );
+}
+
+#[test]
+fn claude_code_sees_an_extra_mcp_server() {
+    extra_mcp_server_reaches_the_model(&CLAUDE, "claude_code_sees_an_extra_mcp_server");
+}
+
+#[test]
+fn codex_sees_an_extra_mcp_server() {
+    extra_mcp_server_reaches_the_model(&CODEX, "codex_sees_an_extra_mcp_server");
+}
+
+/// The user's own MCP servers (here one in `~/.claude.json`, the fixture)
+/// are left out by default, so a run sees only awtui's and the agent's
+/// `mcp:` servers; `keep_user_mcp: true` keeps them.
+#[test]
+fn claude_code_keeps_the_users_mcp_servers_only_when_asked() {
+    if isolated("claude_code_keeps_the_users_mcp_servers_only_when_asked") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/extra_mcp_server.py");
+    for keep in [false, true] {
+        let w = World::new();
+        let home = w.tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join(".claude.json"),
+            json!({"mcpServers": {"mine": {"type": "stdio", "command": "python3",
+                   "args": [fixture.display().to_string()]}}})
+            .to_string(),
+        )
+        .unwrap();
+        let workflow = format!(
+            "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+             \x20   keep_user_mcp: {keep}\n\
+             limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+            CLAUDE.model
+        );
+        let r = run(&w, &rt, &workflow, &[(&CLAUDE, posts("@user hi"))]);
+        let why = r.explain();
+        assert_eq!(r.report["success"], true, "{why}");
+        let offered = |tool: &str| r.requests.iter().any(|q| q.raw.contains(tool));
+        assert!(offered("channel_send"), "{why}");
+        assert_eq!(
+            offered("fixture_echo_7f3a"),
+            keep,
+            "keep_user_mcp: {keep}\n{why}"
+        );
+    }
+}
+
+/// Codex, Gemini CLI and opencode: a server in the user's own config
+/// (Codex's `config.toml`, Gemini's `~/.gemini/settings.json`, the
+/// project's `opencode.json`) is left out by default and kept with
+/// `keep_user_mcp: true`.
+fn keeps_user_servers_only_when_asked(cli: &Cli, test: &str) {
+    if isolated(test) {
+        return;
+    }
+    bin_dir(cli.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/extra_mcp_server.py");
+    let fixture = fixture.display().to_string();
+    for keep in [false, true] {
+        let w = World::new();
+        match cli.backend {
+            "codex" => {
+                let dir = w.tmp.path().join("codex-home");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(
+                    dir.join("config.toml"),
+                    format!(
+                        "[mcp_servers.mine]\ncommand = \"python3\"\nargs = [{}]\n\
+                         default_tools_approval_mode = \"approve\"\n",
+                        json!(fixture)
+                    ),
+                )
+                .unwrap();
+            }
+            "gemini" => {
+                // The user's own settings (a project's are not read in a
+                // folder gemini does not trust).
+                let dir = w.tmp.path().join("home/.gemini");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(
+                    dir.join("settings.json"),
+                    json!({"mcpServers": {"mine": {"command": "python3", "args": [fixture], "trust": true}}})
+                        .to_string(),
+                )
+                .unwrap();
+            }
+            _ => std::fs::write(
+                w.dir.join("opencode.json"),
+                json!({"mcp": {"mine": {"type": "local", "command": ["python3", fixture], "enabled": true}}})
+                    .to_string(),
+            )
+            .unwrap(),
+        }
+        let workflow = format!(
+            "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+             \x20   keep_user_mcp: {keep}\n\
+             limits:\n  retries: 0\nkickoff: \"@a go\"\n",
+            cli.backend, cli.model
+        );
+        let r = run(&w, &rt, &workflow, &[(cli, posts("@user hi"))]);
+        let why = r.explain();
+        assert_eq!(r.report["success"], true, "{why}");
+        let offered = |tool: &str| r.requests.iter().any(|q| q.raw.contains(tool));
+        assert!(offered("channel_send"), "{why}");
+        assert_eq!(
+            offered("fixture_echo_7f3a"),
+            keep,
+            "keep_user_mcp: {keep}\n{why}"
+        );
+    }
+}
+
+#[test]
+fn gemini_keeps_the_users_mcp_servers_only_when_asked() {
+    keeps_user_servers_only_when_asked(
+        &GEMINI,
+        "gemini_keeps_the_users_mcp_servers_only_when_asked",
+    );
+}
+
+#[test]
+fn opencode_keeps_the_projects_mcp_servers_only_when_asked() {
+    keeps_user_servers_only_when_asked(
+        &OPENCODE,
+        "opencode_keeps_the_projects_mcp_servers_only_when_asked",
+    );
+}
+
+#[test]
+fn codex_keeps_the_users_mcp_servers_only_when_asked() {
+    keeps_user_servers_only_when_asked(&CODEX, "codex_keeps_the_users_mcp_servers_only_when_asked");
 }

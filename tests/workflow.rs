@@ -565,3 +565,91 @@ fn protocols_turn_each_one_on_and_default_to_all() {
     assert!(a.aop && a.ops && a.mail);
     assert!(!b.aop && b.ops && !b.mail);
 }
+
+#[test]
+fn extra_mcp_servers_load_per_agent_and_default_to_dropping_the_users() {
+    use awtui::workflow::McpTransport;
+    let loaded = awtui::workflow::load_str(
+        "agents:\n  a:\n    backend: claude\n    keep_user_mcp: true\n    mcp:\n      gh:\n        command: gh-mcp\n        args: [--stdio]\n        env: {GH_HOST: example.com}\n      docs:\n        url: https://docs.example/mcp\n        headers: {Authorization: \"Bearer ${DOCS_TOKEN}\"}\n  b:\n    backend: codex\n",
+        std::path::Path::new("/tmp/w.yaml"),
+    )
+    .unwrap();
+    let a = &loaded.workflow.agents[0];
+    assert!(a.keep_user_mcp);
+    assert_eq!(a.mcp.len(), 2);
+    assert_eq!(a.mcp[0].name, "gh");
+    assert_eq!(
+        a.mcp[0].transport,
+        McpTransport::Stdio {
+            command: "gh-mcp".into(),
+            args: vec!["--stdio".into()],
+            env: vec![("GH_HOST".into(), "example.com".into())],
+        }
+    );
+    assert_eq!(
+        a.mcp[1].transport,
+        McpTransport::Http {
+            url: "https://docs.example/mcp".into(),
+            headers: vec![("Authorization".into(), "Bearer ${DOCS_TOKEN}".into())],
+        }
+    );
+    let b = &loaded.workflow.agents[1];
+    assert!(!b.keep_user_mcp && b.mcp.is_empty());
+}
+
+#[test]
+fn malformed_mcp_entries_are_reported_where_they_are() {
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    mcp:\n      gh:\n        args: [x]\n",
+        "6:9",
+        "agent 'a': mcp.gh: needs 'command' (a stdio server: command, args, env) or 'url'",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    mcp:\n      gh:\n        command: gh-mcp\n        url: http://x\n",
+        "6:9",
+        "mcp.gh: give either 'command' (a stdio server) or 'url' (an HTTP server), not both",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: codex\n    mcp:\n      gh:\n        command: gh-mcp\n        headers: {A: b}\n",
+        "7:9",
+        "mcp.gh: unknown key 'headers'; this server takes command, args, env",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: gemini\n    model: g\n    mcp:\n      docs:\n        url: ftp://x\n",
+        "7:14",
+        "mcp.docs.url: 'ftp://x' is not an http:// or https:// URL",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    mcp:\n      awtui:\n        url: http://x\n",
+        "5:7",
+        "mcp.awtui: the name 'awtui' is awtui's own server",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    mcp: [gh]\n",
+        "4:10",
+        "agent 'a': mcp must be a mapping, found a list",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    keep_user_mcp: yes please\n",
+        "4:20",
+        "keep_user_mcp must be true or false",
+    );
+}
+
+#[test]
+fn extra_mcp_servers_need_a_context() {
+    assert_error(
+        "context: false\nagents:\n  a:\n    backend: claude\n    mcp:\n      gh:\n        command: gh-mcp\n",
+        "6:7",
+        "agent 'a': 'mcp' servers are handed to the CLI next to awtui's, and with context: false",
+    );
+}
+
+#[test]
+fn api_backends_say_extra_mcp_servers_are_not_supported() {
+    assert_error(
+        "agents:\n  bot:\n    model: anthropic/claude-x\n    mcp:\n      gh:\n        command: gh-mcp\n",
+        "5:7",
+        "agent 'bot': 'mcp' is not supported by the anthropic backend",
+    );
+}

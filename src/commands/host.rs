@@ -164,6 +164,19 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
         let outcome = engine.wait().await;
         served.close().await;
         let success = matches!(outcome, RunOutcome::Completed | RunOutcome::NothingToDo);
+        if let RunOutcome::WithoutTools { agents } = &outcome
+            && opts.mode == RunMode::Run
+        {
+            for agent in agents {
+                let line = format!(
+                    "{agent} ran every turn without awtui's tools: its CLI never connected to awtui's MCP server (see its stderr.log)"
+                );
+                match opts.output {
+                    Output::Log { .. } => tracing::warn!("{line}"),
+                    _ => errln!("{line}"),
+                }
+            }
+        }
         if let RunOutcome::Incomplete { pending } = &outcome
             && opts.mode == RunMode::Run
         {

@@ -34,6 +34,9 @@ struct Running {
     stopper: TurnStopper,
     /// The messages the turn delivered (its frontmatter `id` must be the last).
     messages: Vec<u64>,
+    /// How often the agent had listed awtui's tools when the turn started,
+    /// for CLIs that list them at start (`None`: no such signal).
+    tool_lists_at_start: Option<u64>,
 }
 
 /// The loop's state.
@@ -63,10 +66,14 @@ pub struct Driver {
     clock: Instant,
     /// When the engine started (for front ends' up time).
     started: chrono::DateTime<chrono::Utc>,
-    cursor_installed: bool,
+    /// Backends whose project config (Cursor's `.cursor/mcp.json`) this
+    /// run changed and must restore.
+    prepared_workdirs: std::collections::HashSet<BackendKind>,
     /// Agents already reported as running without awtui's tools (the
     /// channel says so once per agent).
     without_tools: std::collections::HashSet<String>,
+    /// Agents that had awtui's tools in at least one successful turn.
+    with_tools: std::collections::HashSet<String>,
     /// Each agent's lasting counters as last written to its folder.
     kept_metrics: HashMap<String, super::metrics::Lasting>,
     outcome: Option<RunOutcome>,
@@ -124,8 +131,9 @@ impl Driver {
             clock: Instant::now(),
             started: chrono::Utc::now(),
             kept_metrics,
-            cursor_installed: false,
+            prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
+            with_tools: std::collections::HashSet::new(),
             outcome: None,
         }
     }
@@ -445,16 +453,28 @@ impl Driver {
         let Some(def) = self.cx.workflow.agent(&agent).cloned() else {
             return;
         };
-        if def.backend == BackendKind::Cursor
-            && !self.cursor_installed
+        let backend = crate::agents::backend::backend_for(def.backend);
+        if backend.workdir_config().is_some()
+            && !self.prepared_workdirs.contains(&def.backend)
             && let Some(mcp) = &self.cx.mcp
         {
-            match crate::agents::backend::cursor_config::install(
-                &self.cx.workflow.base_dir,
-                &mcp.url,
-            ) {
-                Ok(()) => self.cursor_installed = true,
-                Err(e) => self.notice(format!("cannot give Cursor the MCP server: {e}")),
+            // Every agent of this backend shares the project's config file.
+            let servers: Vec<_> = self
+                .cx
+                .workflow
+                .agents
+                .iter()
+                .filter(|a| a.backend == def.backend)
+                .flat_map(|a| a.mcp.iter().cloned())
+                .collect();
+            match backend.prepare_workdir(&self.cx.workflow.base_dir, &mcp.url, &servers) {
+                Ok(_) => {
+                    self.prepared_workdirs.insert(def.backend);
+                }
+                Err(e) => self.notice(format!(
+                    "cannot give {} the MCP server: {e}",
+                    def.backend.name()
+                )),
             }
         }
         if let Some(last) = messages.iter().max()
@@ -462,6 +482,8 @@ impl Driver {
         {
             self.notice(format!("cannot mark {agent}'s messages delivered: {e}"));
         }
+        let tool_lists_at_start = (backend.lists_tools_at_start() && self.cx.mcp.is_some())
+            .then(|| self.cx.context.tool_lists(&agent));
         match launch::start_turn(&self.cx, &def, &messages, session) {
             Ok(running) => {
                 if let Some(pid) = running.pid
@@ -478,6 +500,7 @@ impl Driver {
                         turn,
                         stopper,
                         messages: messages.clone(),
+                        tool_lists_at_start,
                     },
                 );
                 let tx = self.turn_tx.clone();
@@ -539,11 +562,13 @@ impl Driver {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
         self.sync_messages();
-        let delivered_at_start = match self.running.get(&agent) {
+        let (delivered_at_start, tool_lists_at_start) = match self.running.get(&agent) {
             Some(r) if r.turn == turn => {
                 orphans::clear(&self.cx.state_root, &agent);
                 self.cx.context.tasks().set_in_turn(&agent, false);
-                self.running.remove(&agent).map(|r| r.messages)
+                self.running
+                    .remove(&agent)
+                    .map(|r| (r.messages, r.tool_lists_at_start))
             }
             _ => None,
         }
@@ -564,7 +589,17 @@ impl Driver {
                 .filter(|id| *id <= cursor.delivered)
                 .collect::<Vec<u64>>()
         });
-        let without_tools = outcome.tools_connected == Some(false);
+        // What the CLI said about its MCP servers wins; else, for CLIs
+        // that list awtui's tools at start, whether the server saw a
+        // listing from this agent during a successful turn.
+        let listed = tool_lists_at_start
+            .filter(|_| outcome.success)
+            .map(|before| self.cx.context.tool_lists(&agent) > before);
+        let connected = outcome.tools_connected.or(listed);
+        let without_tools = connected == Some(false);
+        if connected == Some(true) {
+            self.with_tools.insert(agent.clone());
+        }
         let refused = outcome.refused.clone();
         let usage = outcome.usage;
         self.queue.push_back(Event::Backend {
@@ -589,6 +624,7 @@ impl Driver {
         {
             self.notice(n);
         }
+        let mut aop_answer = None;
         let result = if outcome.success {
             // An answer cut to nothing still says where the output went.
             let answer = outcome
@@ -596,6 +632,7 @@ impl Driver {
                 .clone()
                 .or_else(|| cut.truncated.then(String::new));
             let answer = answer.map(|a| self.operations(&agent, turn, &delivered_at_start, a, cut));
+            aop_answer.clone_from(&answer);
             TurnOutcome::Success {
                 delivered,
                 // The runner saw the agent's own posts (synced above).
@@ -623,12 +660,40 @@ impl Driver {
             turn,
             outcome: result,
         });
+        // After the answer is posted, so the note follows it.
+        if let Some(a) = aop_answer {
+            self.report_aop(&agent, &a);
+        }
         if without_tools {
             self.warn_without_tools(&agent);
         }
         if !refused.is_empty() {
             self.report_refused(&agent, &refused);
         }
+    }
+
+    /// AOP problems in an answer accepted leniently: the agent's activity
+    /// and one compact system note say so during the run (not only `awtui
+    /// aop check`), for agents taught AOP.
+    fn report_aop(&mut self, agent: &str, answer: &str) {
+        let taught = self
+            .cx
+            .workflow
+            .agent(agent)
+            .is_some_and(|a| a.protocols.aop);
+        let Some(text) = taught
+            .then(|| crate::protocols::aop::run_note(agent, answer))
+            .flatten()
+        else {
+            return;
+        };
+        self.emit(EngineEvent::Activity {
+            agent: agent.to_string(),
+            activity: BackendEvent::Error {
+                message: text.clone(),
+            },
+        });
+        self.post(SYSTEM, &text);
     }
 
     /// The CLI refused tools for lack of permission: the turn did not do
@@ -1056,9 +1121,28 @@ impl Driver {
             .collect()
     }
 
+    /// A run that handled everything, but in which some agent never had
+    /// awtui's tools in any turn, did not do what the workflow meant.
+    fn without_tools_outcome(&self, outcome: RunOutcome) -> RunOutcome {
+        let mut agents: Vec<String> = self
+            .without_tools
+            .iter()
+            .filter(|a| !self.with_tools.contains(*a))
+            .cloned()
+            .collect();
+        agents.sort();
+        match outcome {
+            RunOutcome::Completed | RunOutcome::NothingToDo if !agents.is_empty() => {
+                RunOutcome::WithoutTools { agents }
+            }
+            other => other,
+        }
+    }
+
     /// Stops what still runs, waits briefly for it, and releases the
     /// instance's resources.
     async fn end(mut self, outcome: RunOutcome) -> RunOutcome {
+        let outcome = self.without_tools_outcome(outcome);
         for running in self.running.values_mut() {
             running.stopper.stop();
         }
@@ -1079,11 +1163,14 @@ impl Driver {
             }
         }
         self.sync_messages();
-        if self.cursor_installed
-            && let Err(e) =
-                crate::agents::backend::cursor_config::restore(&self.cx.workflow.base_dir)
-        {
-            self.notice(format!("cannot restore .cursor/mcp.json: {e}"));
+        for kind in std::mem::take(&mut self.prepared_workdirs) {
+            let backend = crate::agents::backend::backend_for(kind);
+            if let Err(e) = backend.restore_workdir(&self.cx.workflow.base_dir) {
+                self.notice(format!(
+                    "cannot restore {}: {e}",
+                    backend.workdir_config().unwrap_or("the project's config")
+                ));
+            }
         }
         if self.temporary_state {
             let _ = std::fs::remove_dir_all(&self.cx.state_root);

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::agents::backend::api::{self, ApiConfig, ToolExecutor, ToolResult, ToolSpec};
-use crate::agents::backend::{self, BackendError, RunningTurn, TurnRequest, parse, process};
+use crate::agents::backend::api::{ToolExecutor, ToolResult, ToolSpec};
+use crate::agents::backend::{self, BackendError, RunningTurn, TurnRequest};
 use crate::agents::prompt::{PromptInput, Teammate, turn_prompt};
 use crate::context::ChannelEntry;
 use crate::mcp::{SharedContext, ToolBox};
 use crate::workflow::setup::Prepared;
-use crate::workflow::{AgentDef, BackendKind, ContextConfig, Workflow};
+use crate::workflow::{AgentDef, ContextConfig, Workflow};
 
 /// How many earlier channel messages a turn prompt quotes.
 const RECENT_MESSAGES: usize = 12;
@@ -202,40 +202,6 @@ fn private_agent_dir(state_root: &Path, agent: &str) -> Result<PathBuf, BackendE
         .join(agent))
 }
 
-/// A variable of the agent's environment (its `env:` first, then awtui's).
-fn env_var(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter()
-        .rev()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var(name).ok())
-        .filter(|v| !v.is_empty())
-}
-
-/// The user's own config folder of the agent's CLI (Gemini's `~/.gemini`,
-/// or `$GEMINI_CLI_HOME/.gemini`).
-fn user_config_dir(kind: BackendKind, env: &[(String, String)]) -> Option<PathBuf> {
-    match kind {
-        BackendKind::Gemini => env_var(env, "GEMINI_CLI_HOME")
-            .or_else(|| env_var(env, "HOME"))
-            .map(|h| PathBuf::from(h).join(".gemini")),
-        _ => None,
-    }
-}
-
-/// The user's own config of the agent's CLI that awtui's server is merged
-/// into: Gemini's `settings.json`, opencode's `OPENCODE_CONFIG_CONTENT`.
-fn user_config(kind: BackendKind, env: &[(String, String)]) -> Option<String> {
-    match kind {
-        BackendKind::Gemini => {
-            let path = user_config_dir(kind, env)?.join("settings.json");
-            crate::fsutil::read_text_capped(&path, crate::fsutil::MAX_CONFIG_BYTES).ok()
-        }
-        BackendKind::Opencode => env_var(env, "OPENCODE_CONFIG_CONTENT"),
-        _ => None,
-    }
-}
-
 /// Starts a turn of `agent` on its backend.
 pub fn start_turn(
     cx: &LaunchContext,
@@ -250,26 +216,9 @@ pub fn start_turn(
         .get(&agent.name)
         .cloned()
         .unwrap_or_default();
-    if matches!(agent.backend, BackendKind::Anthropic | BackendKind::Openai) {
-        let model = agent.model.as_deref().unwrap_or_default();
-        let cfg = ApiConfig::with_env(
-            agent.backend,
-            model,
-            agent.base_url.as_deref(),
-            agent.api_key_env.as_deref(),
-            &agent_env(cx, &agent.name),
-        );
-        let tools: Arc<dyn ToolExecutor> = match cx.mcp {
-            Some(_) => Arc::new(AgentTools {
-                tools: cx.tools.clone(),
-                agent: agent.name.clone(),
-            }),
-            None => Arc::new(NoTools),
-        };
-        return Ok(api::spawn(cfg, system_prompt, prompt, tools, None));
-    }
+    let backend = backend::backend_for(agent.backend);
     let env = agent_env(cx, &agent.name);
-    let req = TurnRequest {
+    let mut req = TurnRequest {
         agent: agent.name.clone(),
         instance: cx.prepared.instance.clone(),
         backend: agent.backend,
@@ -292,20 +241,31 @@ pub fn start_turn(
             .get(&agent.name)
             .map_or_else(|| cx.workflow.base_dir.clone(), |w| w.workdir.clone()),
         state_dir: cx.agent_dir(&agent.name),
-        private_dir: private_agent_dir(&cx.state_root, &agent.name)?,
-        user_config: user_config(agent.backend, &env),
-        user_config_dir: user_config_dir(agent.backend, &env),
+        // In-process backends need no config home.
+        private_dir: if backend.in_process() {
+            PathBuf::new()
+        } else {
+            private_agent_dir(&cx.state_root, &agent.name)?
+        },
+        user_config: backend.user_config(&env),
+        user_config_dir: backend.user_config_dir(&env),
         permissions: agent.permissions,
         args: agent.args.clone(),
+        mcp_servers: agent.mcp.clone(),
+        keep_user_mcp: agent.keep_user_mcp,
+        user_mcp_servers: Vec::new(),
+        base_url: agent.base_url.clone(),
+        api_key_env: agent.api_key_env.clone(),
     };
-    let invocation =
-        backend::invocation(&req).ok_or(BackendError::NotAProgram(agent.backend.name()))?;
-    let log = req.state_dir.join("stderr.log");
-    process::spawn(
-        invocation,
-        parse::parser_for(agent.backend),
-        &log,
-        None,
-        backend::install_hint(agent.backend),
-    )
+    if !req.keep_user_mcp {
+        req.user_mcp_servers = backend.user_mcp_servers(&env, &req.workdir);
+    }
+    let tools: Arc<dyn ToolExecutor> = match cx.mcp {
+        Some(_) => Arc::new(AgentTools {
+            tools: cx.tools.clone(),
+            agent: agent.name.clone(),
+        }),
+        None => Arc::new(NoTools),
+    };
+    backend.start(req, tools)
 }

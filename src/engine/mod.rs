@@ -154,8 +154,13 @@ impl Engine {
 
         let layout = layout(&workflow);
         let mut notices = Vec::new();
-        if let Ok(true) = backend::cursor_config::restore(&workflow.base_dir) {
-            notices.push("restored .cursor/mcp.json left behind by an earlier run".to_string());
+        for b in backend::all() {
+            if let Ok(true) = b.restore_workdir(&workflow.base_dir) {
+                notices.push(format!(
+                    "restored {} left behind by an earlier run",
+                    b.workdir_config().unwrap_or("a config")
+                ));
+            }
         }
         let (store, state_root, temporary): (Box<dyn ContextStore>, PathBuf, bool) =
             match (&workflow.context, &prepared.context_dir) {

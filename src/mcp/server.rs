@@ -133,8 +133,11 @@ impl ServerHandler for ContextServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if let Ok(caller) = caller_of(&context.extensions) {
+            self.tools.context().note_tool_list(&caller);
+        }
         Ok(ListToolsResult::with_all_items(self.tool_list.to_vec()))
     }
 

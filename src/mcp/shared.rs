@@ -121,6 +121,10 @@ pub struct SharedContext {
     events: broadcast::Sender<ContextEvent>,
     /// The instance's tasks (caw protocol), served by the same MCP server.
     tasks: TaskBoard,
+    /// How many times each participant's MCP client listed awtui's tools:
+    /// what "its CLI connected to awtui's tools" looks like from the
+    /// server, for every CLI alike.
+    tool_lists: Arc<Mutex<std::collections::HashMap<String, u64>>>,
 }
 
 impl std::fmt::Debug for SharedContext {
@@ -149,7 +153,21 @@ impl SharedContext {
             store: Arc::new((Mutex::new(locked), Condvar::new())),
             events,
             tasks,
+            tool_lists: Arc::default(),
         }
+    }
+
+    /// Notes that `agent`'s MCP client listed awtui's tools.
+    pub fn note_tool_list(&self, agent: &str) {
+        let mut lists = self.tool_lists.lock().unwrap_or_else(|e| e.into_inner());
+        *lists.entry(agent.to_string()).or_default() += 1;
+    }
+
+    /// How many times `agent`'s MCP client listed awtui's tools so far (a
+    /// turn compares the count at its start and its end).
+    pub fn tool_lists(&self, agent: &str) -> u64 {
+        let lists = self.tool_lists.lock().unwrap_or_else(|e| e.into_inner());
+        lists.get(agent).copied().unwrap_or(0)
     }
 
     /// The instance's task board.

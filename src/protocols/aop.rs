@@ -265,6 +265,41 @@ impl Parsed {
     }
 }
 
+/// How many findings a run note lists before "and N more".
+const NOTE_FINDINGS: usize = 3;
+
+/// One compact line about the problems in the AOP blocks of `agent`'s
+/// final answer, read leniently (it is posted as written), for the agent's
+/// activity and a system note during a run; `None` when its blocks are
+/// well formed. Text outside blocks, or no block at all, is not reported
+/// here: models often write a line around their blocks, and an agent that
+/// writes plain text is not using AOP.
+pub fn run_note(agent: &str, answer: &str) -> Option<String> {
+    let parsed = parse(answer, Mode::Lenient);
+    let problems: Vec<&Finding> = parsed
+        .findings
+        .iter()
+        .filter(|f| f.kind != FindingKind::UnmarkedOutput)
+        .collect();
+    if problems.is_empty() {
+        return None;
+    }
+    let n = problems.len();
+    let mut listed: Vec<String> = problems
+        .iter()
+        .take(NOTE_FINDINGS)
+        .map(|f| format!("line {}: {}", f.line, f.message))
+        .collect();
+    if n > NOTE_FINDINGS {
+        listed.push(format!("and {} more", n - NOTE_FINDINGS));
+    }
+    Some(format!(
+        "{agent}'s answer has {n} AOP problem{} (accepted leniently; `awtui aop check` shows all): {}",
+        if n == 1 { "" } else { "s" },
+        listed.join("; ")
+    ))
+}
+
 /// Parses agent output into segments and findings; never fails or panics.
 pub fn parse(text: &str, mode: Mode) -> Parsed {
     let mut parser = Parser {
@@ -1095,5 +1130,35 @@ mod tests {
             prop_assert_eq!(&block.content, &content);
             prop_assert_eq!(block.attr("agent"), Some(agent.as_str()));
         }
+    }
+
+    #[test]
+    fn a_run_note_sums_up_problems_only_when_the_answer_uses_aop() {
+        assert_eq!(run_note("a", "plain answer, no markers"), None);
+        // Text around a well-formed block is fine.
+        assert_eq!(
+            run_note(
+                "a",
+                "Here it is:\n=== AOP-FINAL | agent=a ===\nok\n=== END-AOP-FINAL ===\n@user done\n"
+            ),
+            None
+        );
+        assert_eq!(
+            run_note(
+                "a",
+                "=== AOP-FINAL | agent=a ===\nok\n=== END-AOP-FINAL ===\n"
+            ),
+            None
+        );
+        let note = run_note("a", "=== AOP-FINAL | agent=a ===\nnever closed\n").unwrap();
+        assert!(
+            note.starts_with("a's answer has 1 AOP problem (accepted leniently"),
+            "{note}"
+        );
+        assert!(note.contains("line 1: "), "{note}");
+        let many = "=== END-AOP-FINAL ===\n".repeat(5);
+        let note = run_note("a", &many).unwrap();
+        assert!(note.contains("has 5 AOP problems"), "{note}");
+        assert!(note.ends_with("and 2 more"), "{note}");
     }
 }

@@ -8,6 +8,7 @@ use super::diagnostic::{Diagnostics, did_you_mean};
 use super::interpolate::references;
 use super::schema::*;
 use super::yaml::{self, Key, Node, Pos, Value};
+use crate::agents::backend::{PromptTransport, backend_for};
 use crate::context::{mentions, paths};
 use crate::duration::parse_duration;
 use crate::fsutil::{self, ReadError};
@@ -111,7 +112,7 @@ const LIMIT_KEYS: [&str; 9] = [
     "loop_repeats",
     "release_after_missed_heartbeats",
 ];
-const AGENT_KEYS: [&str; 14] = [
+const AGENT_KEYS: [&str; 16] = [
     "workspace",
     "model",
     "system_prompt",
@@ -126,7 +127,11 @@ const AGENT_KEYS: [&str; 14] = [
     "permissions",
     "args",
     "protocols",
+    "mcp",
+    "keep_user_mcp",
 ];
+const MCP_STDIO_KEYS: [&str; 3] = ["command", "args", "env"];
+const MCP_HTTP_KEYS: [&str; 2] = ["url", "headers"];
 const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
 const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
 const SETUP_KEYS: [&str; 2] = ["shell", "as"];
@@ -1025,7 +1030,7 @@ impl Walker<'_> {
         let api_key_env =
             get("api_key_env").and_then(|n| self.string(n, &format!("{what}: api_key_env")));
         if let Some((kind, _)) = &backend
-            && !matches!(kind, BackendKind::Anthropic | BackendKind::Openai)
+            && !backend_for(*kind).in_process()
         {
             for key in ["base_url", "api_key_env"] {
                 if let Some(n) = get(key) {
@@ -1043,11 +1048,12 @@ impl Walker<'_> {
             Some(n) => self.workspace(n, &format!("{what}: workspace"))?,
             None => default_workspace.clone(),
         };
-        if let (Some((BackendKind::Cursor, _)), Workspace::Worktree { .. }) = (&backend, &workspace)
+        if let (Some((kind, _)), Workspace::Worktree { .. }) = (&backend, &workspace)
+            && let Some(file) = backend_for(*kind).workdir_config()
         {
             self.diags.error(
                 get("workspace").map_or(key.pos, |n| n.pos),
-                format!("{what}: workspace: worktree is not available for the cursor backend (Cursor reads its MCP servers only from the project's .cursor/mcp.json, which would land in the agent's commits)"),
+                format!("{what}: workspace: worktree is not available for the {} backend (it reads its MCP servers only from the project's {file}, which would land in the agent's commits)", kind.name()),
             );
         }
         let permissions = get("permissions")
@@ -1084,6 +1090,46 @@ impl Walker<'_> {
             }
             None => Vec::new(),
         };
+        let mcp = get("mcp")
+            .map(|n| self.mcp_servers(n, &what))
+            .unwrap_or_default();
+        if let Some(n) = get("mcp").filter(|_| !scope.context_enabled) {
+            self.diags.error(
+                n.pos,
+                format!("{what}: 'mcp' servers are handed to the CLI next to awtui's, and with context: false there is no MCP config at all; remove context: false or configure the servers in the CLI itself"),
+            );
+        }
+        let keep_user_mcp = match get("keep_user_mcp") {
+            Some(n) => match n.value {
+                Value::Bool(b) => b,
+                ref other => {
+                    self.diags.error(
+                        n.pos,
+                        format!(
+                            "{what}: keep_user_mcp must be true or false, found {}",
+                            other.kind()
+                        ),
+                    );
+                    false
+                }
+            },
+            None => false,
+        };
+        if let Some((kind, _)) = &backend
+            && !backend_for(*kind).supports_extra_mcp()
+        {
+            for key in ["mcp", "keep_user_mcp"] {
+                if let Some(n) = get(key) {
+                    self.diags.error(
+                        n.pos,
+                        format!(
+                            "{what}: '{key}' is not supported by the {} backend: it runs the model in-process and gives it only awtui's tools; use a CLI backend (claude, codex, gemini, opencode) for extra MCP servers",
+                            kind.name()
+                        ),
+                    );
+                }
+            }
+        }
         let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
         Some(AgentDef {
             spawn: None,
@@ -1105,6 +1151,8 @@ impl Walker<'_> {
             permissions,
             args,
             protocols,
+            mcp,
+            keep_user_mcp,
         })
     }
 
@@ -1132,21 +1180,18 @@ impl Walker<'_> {
                 format!("{what}: backend 'command' needs 'command: <program and arguments>'"),
             );
         }
-        if backend == BackendKind::Cursor {
-            // The only CLI that takes its prompt as an argument.
+        let vendor = backend_for(backend);
+        if vendor.prompt_transport() == PromptTransport::Argument {
             self.diags.warn(
                 key.pos,
                 format!(
-                    "{what}: cursor-agent takes its prompt as a command-line argument, so a turn whose prompt \
-                     (kickoff, messages, context) is over 128 KiB fails; every other backend reads it from stdin"
+                    "{what}: {} takes its prompt as a command-line argument, so a turn whose prompt \
+                     (kickoff, messages, context) is over 128 KiB fails; every other backend reads it from stdin",
+                    vendor.program(None).unwrap_or_default()
                 ),
             );
         }
-        let needs_model = matches!(
-            backend,
-            BackendKind::Gemini | BackendKind::Anthropic | BackendKind::Openai
-        );
-        if needs_model && model.is_none() {
+        if vendor.needs_model() && model.is_none() {
             self.diags.error(
                 key.pos,
                 format!("{what}: backend '{}' needs a 'model'", backend.name()),
@@ -1156,11 +1201,8 @@ impl Walker<'_> {
 
     /// Refuses extra arguments awtui must control for this CLI, naming them.
     fn check_args(&mut self, pos: Pos, kind: BackendKind, args: &[String], what: &str) {
-        use crate::agents::backend::invocation::reserved_flags;
-        if matches!(
-            kind,
-            BackendKind::Command | BackendKind::Anthropic | BackendKind::Openai
-        ) {
+        let vendor = backend_for(kind);
+        if kind == BackendKind::Command || vendor.in_process() {
             let instead = if kind == BackendKind::Command {
                 "put the arguments in 'command:'"
             } else {
@@ -1175,7 +1217,7 @@ impl Walker<'_> {
             );
             return;
         }
-        let reserved = reserved_flags(kind);
+        let reserved = vendor.reserved_flags();
         let clashes: Vec<&str> = args
             .iter()
             .map(|a| a.split('=').next().unwrap_or(a))
@@ -1342,6 +1384,155 @@ impl Walker<'_> {
                 None
             }
         }
+    }
+
+    /// `mcp: { name: {command, args, env} | {url, headers} }`: extra MCP
+    /// servers, each error at its own line and column.
+    fn mcp_servers(&mut self, node: &Node, what: &str) -> Vec<McpServer> {
+        let Some(entries) = self.mapping(node, &format!("{what}: mcp")) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (key, value) in entries {
+            let here = format!("{what}: mcp.{}", key.name);
+            let valid = !key.name.is_empty()
+                && key
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                self.diags.error(
+                    key.pos,
+                    format!("{here}: a server name may only hold letters, digits, '_' and '-'"),
+                );
+                continue;
+            }
+            if key.name == crate::agents::backend::invocation::MCP_SERVER_NAME {
+                self.diags.error(
+                    key.pos,
+                    format!("{here}: the name 'awtui' is awtui's own server; choose another"),
+                );
+                continue;
+            }
+            let Some(fields) = self.mapping(value, &here) else {
+                continue;
+            };
+            let field = |name: &str| fields.iter().find(|(k, _)| k.name == name).map(|(_, n)| n);
+            let (command, url) = (field("command"), field("url"));
+            let allowed: &[&str] = match (command, url) {
+                (Some(_), None) => &MCP_STDIO_KEYS,
+                (None, Some(_)) => &MCP_HTTP_KEYS,
+                (Some(_), Some(_)) => {
+                    self.diags.error(
+                        value.pos,
+                        format!("{here}: give either 'command' (a stdio server) or 'url' (an HTTP server), not both"),
+                    );
+                    continue;
+                }
+                (None, None) => {
+                    self.diags.error(
+                        value.pos,
+                        format!("{here}: needs 'command' (a stdio server: command, args, env) or 'url' (an HTTP server: url, headers)"),
+                    );
+                    continue;
+                }
+            };
+            let mut ok = true;
+            for (k, _) in fields {
+                if !allowed.contains(&k.name.as_str()) {
+                    ok = false;
+                    self.diags.error(
+                        k.pos,
+                        format!(
+                            "{here}: unknown key '{}'; this server takes {}",
+                            k.name,
+                            allowed.join(", ")
+                        ),
+                    );
+                }
+            }
+            let transport = if let Some(c) = command {
+                let command = self.plain_string(c, &format!("{here}.command"));
+                let args = field("args")
+                    .map(|n| self.string_list(n, &format!("{here}.args")))
+                    .unwrap_or_default();
+                let env = field("env")
+                    .map(|n| self.string_map(n, &format!("{here}.env"), true))
+                    .unwrap_or_default();
+                command.map(|command| McpTransport::Stdio { command, args, env })
+            } else {
+                let url = url.and_then(|n| {
+                    let u = self.plain_string(n, &format!("{here}.url"))?;
+                    if u.starts_with("http://") || u.starts_with("https://") {
+                        Some(u)
+                    } else {
+                        self.diags.error(
+                            n.pos,
+                            format!("{here}.url: '{u}' is not an http:// or https:// URL"),
+                        );
+                        None
+                    }
+                });
+                let headers = field("headers")
+                    .map(|n| self.string_map(n, &format!("{here}.headers"), false))
+                    .unwrap_or_default();
+                url.map(|url| McpTransport::Http { url, headers })
+            };
+            if let (Some(transport), true) = (transport, ok) {
+                out.push(McpServer {
+                    name: key.name.clone(),
+                    transport,
+                });
+            }
+        }
+        out
+    }
+
+    /// A non-empty string without `${{ }}` templates (not expanded here).
+    fn plain_string(&mut self, node: &Node, what: &str) -> Option<String> {
+        let s = self.string(node, what)?;
+        if s.trim().is_empty() {
+            self.diags.error(node.pos, format!("{what} is empty"));
+            return None;
+        }
+        if s.contains("${{") {
+            self.diags.error(
+                node.pos,
+                format!("{what}: ${{{{ }}}} templates are not expanded in mcp:; put the value in the agent's env: and refer to it the way the CLI does (e.g. ${{VAR}})"),
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    /// A mapping of names to strings (`env:` names checked when `vars`).
+    fn string_map(&mut self, node: &Node, what: &str, vars: bool) -> Vec<(String, String)> {
+        let Some(entries) = self.mapping(node, what) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (key, value) in entries {
+            let var_name = key
+                .name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && key
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if vars && !var_name {
+                self.diags.error(
+                    key.pos,
+                    format!("{what}: '{}' is not an environment variable name", key.name),
+                );
+                continue;
+            }
+            if let Some(v) = self.plain_string(value, &format!("{what}.{}", key.name)) {
+                out.push((key.name.clone(), v));
+            }
+        }
+        out
     }
 
     fn env(&mut self, node: &Node, what: &str, scope: &Scope) -> Vec<(String, Located<String>)> {

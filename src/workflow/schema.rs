@@ -176,6 +176,11 @@ pub struct AgentDef {
     /// Set for a worker slot of `spawn:`: it stays stopped until an
     /// agent's Agent Mail SPAWN_REQUEST starts it.
     pub spawn: Option<SpawnSlot>,
+    /// Extra MCP servers the agent's CLI gets next to awtui's (`mcp:`).
+    pub mcp: Vec<McpServer>,
+    /// Whether the CLI keeps the user's own configured MCP servers
+    /// (`keep_user_mcp:`, default false: only awtui's and `mcp:`).
+    pub keep_user_mcp: bool,
 }
 
 /// A worker slot made from a `spawn:` template (`<template>-<n>`).
@@ -185,6 +190,31 @@ pub struct SpawnSlot {
     pub template: String,
     /// The agents that may ask for it (empty: any agent).
     pub from: Vec<String>,
+}
+
+/// One extra MCP server of an agent (`mcp: { name: … }`), handed to its CLI
+/// in the CLI's own config format next to awtui's server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpServer {
+    /// The server's name (the key under `mcp:`); never `awtui`.
+    pub name: String,
+    pub transport: McpTransport,
+}
+
+/// How an extra MCP server is reached.
+#[derive(Clone, Debug, PartialEq)]
+pub enum McpTransport {
+    /// A program speaking MCP on stdin/stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// A streamable HTTP server.
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
 }
 
 /// The protocols awtui teaches an agent in its turn prompt (`protocols:`,

@@ -14,6 +14,9 @@ Controlled by environment variables:
   FAKE_REPLY  the answer text (default "done")
   FAKE_MCP    if set, call channel_send with this message through MCP
   FAKE_ARGV_LOG  append the argv as a JSON line to this file
+  FAKE_NO_TOOLS  if set, do not connect to awtui's MCP server (claude and
+              cursor-agent report it as failed in their init event);
+              otherwise, like the real CLIs, list awtui's tools at start
 """
 import json
 import os
@@ -50,7 +53,8 @@ def require(cond, msg):
 
 
 def mcp_call(tool, arguments):
-    """One MCP session over streamable HTTP: initialize, then tools/call."""
+    """One MCP session over streamable HTTP: initialize, then `tool`
+    (tools/call), or tools/list when `tool` is None."""
     url = os.environ["AWTUI_MCP_URL"]
     token = os.environ["AWTUI_TOKEN"]
     headers = {
@@ -76,9 +80,21 @@ def mcp_call(tool, arguments):
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": f"fake-{NAME}", "version": "0"}}})
     post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
-    _, result = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                      "params": {"name": tool, "arguments": arguments}}, sid)
+    if tool is None:
+        _, result = post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, sid)
+    else:
+        _, result = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                          "params": {"name": tool, "arguments": arguments}}, sid)
     return result
+
+
+def list_tools():
+    """What every real CLI does at start: list the MCP server's tools.
+    Best effort: some tests give an address nobody listens on."""
+    try:
+        mcp_call(None, None)
+    except Exception:
+        pass
 
 
 def check_common():
@@ -120,6 +136,9 @@ def main():
     check_common()
     {"claude": check_claude, "codex": check_codex}.get(NAME, lambda: None)()
     prompt = sys.stdin.read() if not sys.stdin.isatty() else ""
+    no_tools = bool(os.environ.get("FAKE_NO_TOOLS"))
+    if not no_tools:
+        list_tools()
     if MODE == "crash":
         die("segmentation fault (simulated)", 139)
     if MODE == "hang":
@@ -135,7 +154,10 @@ def main():
     reply = REPLY + (f" (resumed {resumed})" if resumed else "")
     failed = MODE in ("fail", "error-result")
     if NAME in ("claude", "cursor-agent"):
-        emit({"type": "system", "subtype": "init", "session_id": session})
+        init = {"type": "system", "subtype": "init", "session_id": session}
+        if no_tools:
+            init["mcp_servers"] = [{"name": "awtui", "status": "failed"}]
+        emit(init)
         if MODE == "gate":
             while not os.path.exists(os.environ["FAKE_GATE"]):
                 time.sleep(0.05)

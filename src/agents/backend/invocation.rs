@@ -1,13 +1,14 @@
-//! How each CLI backend is started for one turn: program, arguments,
+//! How a CLI backend is started for one turn: program, arguments,
 //! environment, stdin and the private config files it reads. Pure: the
-//! process runner does the I/O.
+//! process runner does the I/O. The parts every CLI shares live here; each
+//! vendor's own part is its [`Backend`](super::Backend) implementation.
 
 use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::TurnRequest;
-use crate::workflow::{BackendKind, Permissions};
+use super::{PromptTransport, TurnRequest, backend_for};
+use crate::workflow::{BackendKind, McpTransport};
 
 /// The MCP server's name in every generated agent config; Claude Code tool
 /// names become `mcp__awtui__<tool>`.
@@ -43,93 +44,84 @@ pub struct Invocation {
     pub cwd: PathBuf,
 }
 
-/// The flags awtui sets for each CLI, which an agent's `args:` may not
-/// (they decide how awtui reads its output, reaches its tools, resumes it,
-/// and what it may do).
-pub fn reserved_flags(kind: BackendKind) -> &'static [&'static str] {
-    match kind {
-        BackendKind::Claude => &[
-            "-p",
-            "--print",
-            "--output-format",
-            "--input-format",
-            "--verbose",
-            "--mcp-config",
-            "--strict-mcp-config",
-            "--allowedTools",
-            "--allowed-tools",
-            "--permission-mode",
-            "--dangerously-skip-permissions",
-            "--append-system-prompt",
-            "--append-system-prompt-file",
-            "--model",
-            "--resume",
-            "-r",
-            "--continue",
-            "-c",
-        ],
-        BackendKind::Codex => &[
-            "exec",
-            "--json",
-            "--sandbox",
-            "-s",
-            "--model",
-            "-m",
-            "resume",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "--full-auto",
-        ],
-        BackendKind::Gemini => &[
-            "--output-format",
-            "-o",
-            "--approval-mode",
-            "--yolo",
-            "-y",
-            "--model",
-            "-m",
-            "--resume",
-            "-r",
-            "--prompt",
-            "-p",
-            "--prompt-interactive",
-            "-i",
-            "--skip-trust",
-        ],
-        BackendKind::Opencode => &[
-            "run",
-            "--format",
-            "--model",
-            "-m",
-            "--session",
-            "-s",
-            "--continue",
-            "-c",
-        ],
-        BackendKind::Cursor => &[
-            "-p",
-            "--print",
-            "--output-format",
-            "--force",
-            "-f",
-            "--approve-mcps",
-            "--model",
-            "--resume",
-        ],
-        BackendKind::Command | BackendKind::Anthropic | BackendKind::Openai => &[],
+impl Invocation {
+    /// What every CLI turn gets before its vendor's part: `program` in the
+    /// agent's workdir, `AWTUI_AGENT`/`AWTUI_INSTANCE`, with a context also
+    /// `AWTUI_MCP_URL`, `AWTUI_TOKEN`, `AWTUI_MCP_CONFIG` and that file
+    /// (Claude's format: awtui's server and the agent's `mcp:` servers),
+    /// then the agent's own `env:`.
+    pub fn base(req: &TurnRequest, program: String) -> Invocation {
+        let mut env = vec![
+            ("AWTUI_AGENT".to_string(), req.agent.clone()),
+            ("AWTUI_INSTANCE".to_string(), req.instance.clone()),
+        ];
+        let mut files = Vec::new();
+        if req.has_context() {
+            let path = mcp_config_path(req);
+            env.extend([
+                ("AWTUI_MCP_URL".to_string(), req.mcp_url.clone()),
+                ("AWTUI_TOKEN".to_string(), req.token.clone()),
+                ("AWTUI_MCP_CONFIG".to_string(), path.display().to_string()),
+            ]);
+            files.push(PrivateFile {
+                path,
+                content: mcp_config_json(&req.mcp_url, &req.mcp_servers),
+            });
+        }
+        env.extend(req.env.iter().cloned());
+        Invocation {
+            program,
+            args: Vec::new(),
+            env,
+            stdin: None,
+            files,
+            mirror: None,
+            cwd: req.workdir.clone(),
+        }
     }
+
+    /// Appends arguments.
+    pub fn push(&mut self, items: &[&str]) {
+        self.args.extend(items.iter().map(|s| s.to_string()));
+    }
+
+    /// Sets a variable awtui needs unless the agent's own `env:` sets it
+    /// (the agent's wins).
+    pub fn default_env(&mut self, req: &TurnRequest, key: &str, value: &str) {
+        if !req.env.iter().any(|(k, _)| k == key) {
+            self.env.push((key.into(), value.into()));
+        }
+    }
+
+    /// Hands the prompt over the way `backend` takes it, its mentions
+    /// escaped when the CLI would expand them.
+    pub fn give_prompt(&mut self, req: &TurnRequest, prompt: String) {
+        let backend = backend_for(req.backend);
+        let prompt = if backend.expands_at_mentions() {
+            escape_at_mentions(&prompt)
+        } else {
+            prompt
+        };
+        match backend.prompt_transport() {
+            PromptTransport::Stdin => self.stdin = Some(prompt),
+            PromptTransport::Argument => self.args.push(prompt),
+        }
+    }
+}
+
+/// Where the agent's Claude-style MCP config (`AWTUI_MCP_CONFIG`) is written.
+pub fn mcp_config_path(req: &TurnRequest) -> PathBuf {
+    req.state_dir.join("mcp.json")
+}
+
+/// The flags awtui sets for each CLI, which an agent's `args:` may not.
+pub fn reserved_flags(kind: BackendKind) -> &'static [&'static str] {
+    backend_for(kind).reserved_flags()
 }
 
 /// The executable a backend runs (for `command`, its first word).
 pub fn executable(kind: BackendKind, command: Option<&[String]>) -> Option<String> {
-    Some(match kind {
-        BackendKind::Claude => "claude".into(),
-        BackendKind::Codex => "codex".into(),
-        BackendKind::Cursor => "cursor-agent".into(),
-        BackendKind::Gemini => "gemini".into(),
-        BackendKind::Opencode => "opencode".into(),
-        BackendKind::Command => command?.first()?.clone(),
-        BackendKind::Anthropic | BackendKind::Openai => return None,
-    })
+    backend_for(kind).program(command)
 }
 
 /// The `Authorization` header every generated MCP config sends, naming the
@@ -137,19 +129,53 @@ pub fn executable(kind: BackendKind, command: Option<&[String]>) -> Option<Strin
 /// writes carries a secret (Claude Code and Gemini CLI expand `${VAR}`).
 pub const AUTH_FROM_ENV: &str = "Bearer ${AWTUI_TOKEN}";
 
-/// The Claude-style MCP config every agent gets as `AWTUI_MCP_CONFIG`. The
-/// token stays in the agent's environment (`AWTUI_TOKEN`).
-pub fn mcp_config_json(url: &str) -> String {
-    let config = json!({
-        "mcpServers": {
-            MCP_SERVER_NAME: {
-                "type": "http",
-                "url": url,
-                "headers": { "Authorization": AUTH_FROM_ENV }
-            }
-        }
-    });
+/// The Claude-style MCP config every agent gets as `AWTUI_MCP_CONFIG`:
+/// awtui's server and the agent's `mcp:` servers. The token stays in the
+/// agent's environment (`AWTUI_TOKEN`).
+pub fn mcp_config_json(url: &str, extra: &[crate::workflow::McpServer]) -> String {
+    let mut servers = serde_json::Map::new();
+    servers.insert(
+        MCP_SERVER_NAME.into(),
+        json!({
+            "type": "http",
+            "url": url,
+            "headers": { "Authorization": AUTH_FROM_ENV }
+        }),
+    );
+    for s in extra {
+        servers.insert(s.name.clone(), mcp_entry(&s.transport));
+    }
+    let config = json!({ "mcpServers": servers });
     serde_json::to_string_pretty(&config).unwrap_or_default()
+}
+
+/// One extra server in the Claude-style `mcpServers` format (also
+/// Cursor's): `{type: stdio, command, args, env}` or `{type: http, url,
+/// headers}`.
+pub fn mcp_entry(t: &McpTransport) -> serde_json::Value {
+    match t {
+        McpTransport::Stdio { command, args, env } => json!({
+            "type": "stdio",
+            "command": command,
+            "args": args,
+            "env": pairs(env),
+        }),
+        McpTransport::Http { url, headers } => json!({
+            "type": "http",
+            "url": url,
+            "headers": pairs(headers),
+        }),
+    }
+}
+
+/// Name/value pairs as a JSON object.
+pub fn pairs(items: &[(String, String)]) -> serde_json::Value {
+    serde_json::Value::Object(
+        items
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect(),
+    )
 }
 
 /// The prompt with every `@` escaped as `\@`: Claude Code and Gemini CLI
@@ -166,80 +192,22 @@ pub const ESCAPE_NOTE: &str = "(In this prompt a backslash precedes each at sign
 
 /// Whether a CLI expands `@word` in its prompt into a file's content.
 pub fn expands_at_mentions(kind: BackendKind) -> bool {
-    matches!(
-        kind,
-        BackendKind::Claude | BackendKind::Gemini | BackendKind::Cursor
-    )
+    backend_for(kind).expands_at_mentions()
 }
 
-/// Gemini CLI's settings for an agent: the user's own settings (`user`,
-/// the text of their `settings.json`, when any) with awtui's MCP server
-/// added next to theirs.
-pub fn gemini_settings(user: Option<&str>, url: &str) -> String {
-    let mut root = user
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
-        .filter(serde_json::Value::is_object)
-        .unwrap_or_else(|| json!({}));
-    if !root["mcpServers"].is_object() {
-        root["mcpServers"] = json!({});
-    }
-    root["mcpServers"][MCP_SERVER_NAME] = json!({
-        "httpUrl": url,
-        "headers": { "Authorization": AUTH_FROM_ENV },
-        "trust": true
-    });
-    serde_json::to_string_pretty(&root).unwrap_or_default()
-}
-
-/// opencode's inline config (`OPENCODE_CONFIG_CONTENT`, merged by opencode
-/// over the user's own config files): awtui's MCP server (none when `url`
-/// is empty: no context), the token read from the environment, and the
-/// agent's permissions. A user's own inline config is kept.
-pub fn opencode_config(user: Option<&str>, url: &str, permissions: Permissions) -> String {
-    let mut root = user
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
-        .filter(serde_json::Value::is_object)
-        .unwrap_or_else(|| json!({}));
-    if !root["mcp"].is_object() {
-        root["mcp"] = json!({});
-    }
-    // The agent's `permissions:` decide edits and shell commands.
-    let (edit, bash) = match permissions {
-        Permissions::ReadOnly => ("deny", "deny"),
-        Permissions::WorkspaceWrite => ("allow", "deny"),
-        Permissions::Full => ("allow", "allow"),
-    };
-    if !root["permission"].is_object() {
-        root["permission"] = json!({});
-    }
-    root["permission"]["edit"] = json!(edit);
-    root["permission"]["bash"] = json!(bash);
-    if !url.is_empty() {
-        root["mcp"][MCP_SERVER_NAME] = json!({
-            "type": "remote",
-            "url": url,
-            "enabled": true,
-            "headers": { "Authorization": "Bearer {env:AWTUI_TOKEN}" }
-        });
-    }
-    root.to_string()
-}
-
-/// Drops a `provider/` prefix the CLI would not understand
-/// (`anthropic/claude-sonnet-4-5` → `claude-sonnet-4-5` for Claude Code).
-fn cli_model(kind: BackendKind, model: &str) -> String {
-    let prefix = match kind {
-        BackendKind::Claude => "anthropic/",
-        BackendKind::Codex => "openai/",
-        BackendKind::Gemini => "google/",
-        _ => return model.to_string(),
-    };
-    model.strip_prefix(prefix).unwrap_or(model).to_string()
+/// The model name without a `provider/` prefix the CLI would not
+/// understand (`anthropic/claude-sonnet-4-5` → `claude-sonnet-4-5`).
+pub fn cli_model(req: &TurnRequest, prefix: Option<&str>) -> Option<String> {
+    let model = req.model.as_deref()?;
+    Some(match prefix {
+        Some(p) => model.strip_prefix(p).unwrap_or(model).to_string(),
+        None => model.to_string(),
+    })
 }
 
 /// The system prompt and the turn prompt as one text, for CLIs without a
 /// system-prompt flag.
-fn combined_prompt(req: &TurnRequest) -> String {
+pub fn combined_prompt(req: &TurnRequest) -> String {
     if req.system_prompt.trim().is_empty() {
         req.prompt.clone()
     } else {
@@ -249,233 +217,13 @@ fn combined_prompt(req: &TurnRequest) -> String {
 
 /// Builds the invocation of a CLI backend (`None` for API backends).
 pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
-    let mcp_config_path = req.state_dir.join("mcp.json");
-    // Without a shared context there is no server: nothing points at one.
-    let shared = req.has_context();
-    let mut env = vec![
-        ("AWTUI_AGENT".to_string(), req.agent.clone()),
-        ("AWTUI_INSTANCE".to_string(), req.instance.clone()),
-    ];
-    let mut files = Vec::new();
-    if shared {
-        env.extend([
-            ("AWTUI_MCP_URL".to_string(), req.mcp_url.clone()),
-            ("AWTUI_TOKEN".to_string(), req.token.clone()),
-            (
-                "AWTUI_MCP_CONFIG".to_string(),
-                mcp_config_path.display().to_string(),
-            ),
-        ]);
-        files.push(PrivateFile {
-            path: mcp_config_path.clone(),
-            content: mcp_config_json(&req.mcp_url),
-        });
-    }
-    env.extend(req.env.iter().cloned());
-    let model = req.model.as_deref().map(|m| cli_model(req.backend, m));
-    let program = executable(req.backend, req.command.as_deref())?;
-    let mut args: Vec<String> = Vec::new();
-    let mut stdin = None;
-    let mut mirror = None;
-    let escape = |prompt: String| {
-        if expands_at_mentions(req.backend) {
-            escape_at_mentions(&prompt)
-        } else {
-            prompt
-        }
-    };
-    let push =
-        |args: &mut Vec<String>, items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
-
-    match req.backend {
-        BackendKind::Command => {
-            args.extend(req.command.iter().flatten().skip(1).cloned());
-            stdin = Some(req.prompt.clone());
-            if !req.system_prompt.is_empty() {
-                env.push(("AWTUI_SYSTEM_PROMPT".into(), req.system_prompt.clone()));
-            }
-        }
-        BackendKind::Claude => {
-            push(
-                &mut args,
-                &["-p", "--output-format", "stream-json", "--verbose"],
-            );
-            if shared {
-                push(
-                    &mut args,
-                    &["--mcp-config", &mcp_config_path.display().to_string()],
-                );
-            }
-            // Only awtui's server (or none): never the user's own.
-            args.push("--strict-mcp-config".into());
-            let mut allowed: Vec<String> = Vec::new();
-            if shared {
-                allowed.push(format!("mcp__{MCP_SERVER_NAME}"));
-            }
-            allowed.extend(req.tools.iter().cloned());
-            let mode = match req.permissions {
-                Permissions::ReadOnly => "dontAsk",
-                Permissions::WorkspaceWrite => "acceptEdits",
-                Permissions::Full => "bypassPermissions",
-            };
-            push(&mut args, &["--permission-mode", mode]);
-            if !allowed.is_empty() {
-                args.push("--allowedTools".into());
-                args.push(allowed.join(","));
-            }
-            if !req.system_prompt.is_empty() {
-                // A file, not an argument: one argument may not exceed
-                // 128 KiB.
-                let path = req.state_dir.join("system-prompt.md");
-                files.push(PrivateFile {
-                    path: path.clone(),
-                    content: req.system_prompt.clone(),
-                });
-                push(
-                    &mut args,
-                    &["--append-system-prompt-file", &path.display().to_string()],
-                );
-            }
-            if let Some(m) = &model {
-                push(&mut args, &["--model", m]);
-            }
-            if let Some(id) = &req.session_id {
-                push(&mut args, &["--resume", id]);
-            }
-            args.extend(req.args.iter().cloned());
-            // Without these the first request can go out before the MCP
-            // server is connected, or the tools hide behind a search tool.
-            // The agent's own `env:` wins over these defaults.
-            for (key, value) in [
-                ("MCP_CONNECTION_NONBLOCKING", "false"),
-                ("ENABLE_TOOL_SEARCH", "false"),
-            ] {
-                if !req.env.iter().any(|(k, _)| k == key) {
-                    env.push((key.into(), value.into()));
-                }
-            }
-            stdin = Some(escape(req.prompt.clone()));
-        }
-        BackendKind::Codex => {
-            push(&mut args, &["exec", "--json", "--skip-git-repo-check"]);
-            let sandbox = match req.permissions {
-                Permissions::ReadOnly => "read-only",
-                Permissions::WorkspaceWrite => "workspace-write",
-                Permissions::Full => "danger-full-access",
-            };
-            push(&mut args, &["--sandbox", sandbox]);
-            let server = format!("mcp_servers.{MCP_SERVER_NAME}");
-            let settings = [
-                ("url", format!("\"{}\"", req.mcp_url)),
-                ("bearer_token_env_var", "\"AWTUI_TOKEN\"".to_string()),
-                ("required", "true".to_string()),
-                ("default_tools_approval_mode", "\"approve\"".to_string()),
-            ];
-            for (key, value) in settings.into_iter().filter(|_| shared) {
-                args.push("-c".into());
-                args.push(format!("{server}.{key}={value}"));
-            }
-            if let Some(m) = &model {
-                push(&mut args, &["-m", m]);
-            }
-            args.extend(req.args.iter().cloned());
-            if let Some(id) = &req.session_id {
-                push(&mut args, &["resume", id]);
-            }
-            args.push("-".into());
-            stdin = Some(combined_prompt(req));
-        }
-        BackendKind::Cursor => {
-            push(
-                &mut args,
-                &["-p", "--output-format", "stream-json", "--approve-mcps"],
-            );
-            if req.permissions == Permissions::Full {
-                args.push("--force".into());
-            }
-            if let Some(m) = &model {
-                push(&mut args, &["--model", m]);
-            }
-            if let Some(id) = &req.session_id {
-                push(&mut args, &["--resume", id]);
-            }
-            args.extend(req.args.iter().cloned());
-            args.push(escape(combined_prompt(req)));
-        }
-        BackendKind::Gemini => {
-            // Gemini reads its user settings from `$GEMINI_CLI_HOME/.gemini`:
-            // a private copy of the user's, with awtui's server added (see
-            // `gemini_home`); a system settings file is ignored unless root
-            // owns it and every folder above it.
-            // Without a context the user's own settings are used as they are.
-            if shared {
-                let home = req.private_dir.join("gemini-home");
-                files.push(PrivateFile {
-                    path: home.join(".gemini").join("settings.json"),
-                    content: gemini_settings(req.user_config.as_deref(), &req.mcp_url),
-                });
-                env.push(("GEMINI_CLI_HOME".into(), home.display().to_string()));
-                if let Some(user_dir) = &req.user_config_dir {
-                    mirror = Some(Mirror {
-                        from: user_dir.clone(),
-                        into: home.join(".gemini"),
-                    });
-                }
-            }
-            let mode = match req.permissions {
-                Permissions::ReadOnly => "default",
-                Permissions::WorkspaceWrite => "auto_edit",
-                Permissions::Full => "yolo",
-            };
-            push(
-                &mut args,
-                &[
-                    "--output-format",
-                    "stream-json",
-                    "--approval-mode",
-                    mode,
-                    "--skip-trust",
-                ],
-            );
-            if let Some(m) = &model {
-                push(&mut args, &["-m", m]);
-            }
-            if let Some(id) = &req.session_id {
-                push(&mut args, &["--resume", id]);
-            }
-            args.extend(req.args.iter().cloned());
-            stdin = Some(escape(combined_prompt(req)));
-        }
-        BackendKind::Opencode => {
-            let url = if shared { req.mcp_url.as_str() } else { "" };
-            let content = opencode_config(req.user_config.as_deref(), url, req.permissions);
-            env.push(("OPENCODE_CONFIG_CONTENT".into(), content));
-            push(&mut args, &["run", "--format", "json"]);
-            if let Some(m) = &model {
-                push(&mut args, &["-m", m]);
-            }
-            if let Some(id) = &req.session_id {
-                push(&mut args, &["--session", id]);
-            }
-            args.extend(req.args.iter().cloned());
-            stdin = Some(combined_prompt(req));
-        }
-        BackendKind::Anthropic | BackendKind::Openai => return None,
-    }
-    Some(Invocation {
-        program,
-        args,
-        env,
-        stdin,
-        files,
-        mirror,
-        cwd: req.workdir.clone(),
-    })
+    backend_for(req.backend).invocation(req)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::Permissions;
 
     fn req(kind: BackendKind) -> TurnRequest {
         TurnRequest {
@@ -498,6 +246,11 @@ mod tests {
             user_config_dir: None,
             permissions: Permissions::WorkspaceWrite,
             args: vec!["--extra".into(), "x".into()],
+            mcp_servers: vec![],
+            keep_user_mcp: false,
+            user_mcp_servers: vec![],
+            base_url: None,
+            api_key_env: None,
         }
     }
 
@@ -658,6 +411,7 @@ mod tests {
                 .into(),
         );
         r.user_config_dir = Some("/home/u/.gemini".into());
+        r.keep_user_mcp = true;
         let inv = invocation(&r).unwrap();
         assert!(has(
             &inv.args,
@@ -771,6 +525,133 @@ mod tests {
         );
 
         assert!(invocation(&req(BackendKind::Anthropic)).is_none());
+    }
+
+    fn extra() -> Vec<crate::workflow::McpServer> {
+        use crate::workflow::{McpServer, McpTransport};
+        vec![
+            McpServer {
+                name: "gh".into(),
+                transport: McpTransport::Stdio {
+                    command: "gh-mcp".into(),
+                    args: vec!["--stdio".into()],
+                    env: vec![("GH_HOST".into(), "example.com".into())],
+                },
+            },
+            McpServer {
+                name: "docs".into(),
+                transport: McpTransport::Http {
+                    url: "https://docs.example/mcp".into(),
+                    headers: vec![("X-Key".into(), "${DOCS_KEY}".into())],
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn claude_gets_extra_servers_in_its_mcp_config_and_may_keep_the_users() {
+        let mut r = req(BackendKind::Claude);
+        r.mcp_servers = extra();
+        let inv = invocation(&r).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&inv.files[0].content).unwrap();
+        assert_eq!(v["mcpServers"]["gh"]["type"], "stdio");
+        assert_eq!(v["mcpServers"]["gh"]["command"], "gh-mcp");
+        assert_eq!(v["mcpServers"]["gh"]["args"][0], "--stdio");
+        assert_eq!(v["mcpServers"]["gh"]["env"]["GH_HOST"], "example.com");
+        assert_eq!(v["mcpServers"]["docs"]["url"], "https://docs.example/mcp");
+        assert_eq!(v["mcpServers"]["docs"]["headers"]["X-Key"], "${DOCS_KEY}");
+        assert_eq!(v["mcpServers"]["awtui"]["type"], "http");
+        assert!(has(
+            &inv.args,
+            &["--allowedTools", "mcp__awtui,mcp__gh,mcp__docs,Bash"]
+        ));
+        assert!(inv.args.contains(&"--strict-mcp-config".to_string()));
+        r.keep_user_mcp = true;
+        let inv = invocation(&r).unwrap();
+        assert!(!inv.args.contains(&"--strict-mcp-config".to_string()));
+    }
+
+    #[test]
+    fn codex_gets_extra_servers_as_overrides_and_turns_the_users_off() {
+        let mut r = req(BackendKind::Codex);
+        r.mcp_servers = extra();
+        r.user_mcp_servers = super::super::codex::user_servers(Some(
+            "model = \"x\"\n[mcp_servers.browser]\ncommand = \"b\"\n[mcp_servers.gh]\ncommand = \"old\"\n",
+        ));
+        let a = invocation(&r).unwrap().args;
+        for o in [
+            "mcp_servers.gh.command=\"gh-mcp\"",
+            "mcp_servers.gh.args=[\"--stdio\"]",
+            "mcp_servers.gh.env={\"GH_HOST\" = \"example.com\"}",
+            "mcp_servers.gh.default_tools_approval_mode=\"approve\"",
+            "mcp_servers.docs.url=\"https://docs.example/mcp\"",
+            "mcp_servers.docs.http_headers={\"X-Key\" = \"${DOCS_KEY}\"}",
+            "mcp_servers.browser.enabled=false",
+        ] {
+            assert!(has(&a, &["-c", o]), "{o} in {a:?}");
+        }
+        // The agent's own `gh` replaces the user's, it is not turned off.
+        assert!(!a.iter().any(|x| x == "mcp_servers.gh.enabled=false"));
+        // Each override parses as TOML.
+        for o in a.iter().filter(|x| x.starts_with("mcp_servers.")) {
+            let (_, value) = o.split_once('=').unwrap();
+            format!("v = {value}").parse::<toml::Table>().unwrap();
+        }
+        r.keep_user_mcp = true;
+        let a = invocation(&r).unwrap().args;
+        assert!(!a.iter().any(|x| x.ends_with(".enabled=false")));
+    }
+
+    #[test]
+    fn gemini_and_opencode_get_extra_servers_in_their_formats() {
+        let mut r = req(BackendKind::Gemini);
+        r.mcp_servers = extra();
+        r.user_config = Some(r#"{"theme":"x","mcpServers":{"browser":{"command":"b"}}}"#.into());
+        let inv = invocation(&r).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&inv.files[1].content).unwrap();
+        assert_eq!(v["theme"], "x");
+        assert_eq!(v["mcpServers"]["gh"]["command"], "gh-mcp");
+        assert_eq!(v["mcpServers"]["gh"]["env"]["GH_HOST"], "example.com");
+        assert_eq!(
+            v["mcpServers"]["docs"]["httpUrl"],
+            "https://docs.example/mcp"
+        );
+        assert!(v["mcpServers"]["browser"].is_null(), "{v}");
+        assert_eq!(
+            v["mcp"]["allowed"],
+            serde_json::json!(["awtui", "gh", "docs"])
+        );
+        r.keep_user_mcp = true;
+        let inv = invocation(&r).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&inv.files[1].content).unwrap();
+        assert_eq!(v["mcpServers"]["browser"]["command"], "b");
+        assert!(v["mcp"]["allowed"].is_null(), "{v}");
+
+        let mut r = req(BackendKind::Opencode);
+        r.mcp_servers = extra();
+        r.user_config = Some(r#"{"mcp":{"browser":{"type":"local","command":["b"]}}}"#.into());
+        // Servers from the user's opencode.json files: turned off, except
+        // one the agent's own `mcp:` replaces.
+        r.user_mcp_servers = vec!["filesrv".into(), "gh".into()];
+        let inv = invocation(&r).unwrap();
+        let inline = &inv
+            .env
+            .iter()
+            .find(|(k, _)| k == "OPENCODE_CONFIG_CONTENT")
+            .unwrap()
+            .1;
+        let v: serde_json::Value = serde_json::from_str(inline).unwrap();
+        assert_eq!(v["mcp"]["gh"]["type"], "local");
+        assert_eq!(
+            v["mcp"]["gh"]["command"],
+            serde_json::json!(["gh-mcp", "--stdio"])
+        );
+        assert_eq!(v["mcp"]["gh"]["environment"]["GH_HOST"], "example.com");
+        assert_eq!(v["mcp"]["docs"]["type"], "remote");
+        assert_eq!(v["mcp"]["docs"]["headers"]["X-Key"], "${DOCS_KEY}");
+        assert!(v["mcp"]["browser"].is_null(), "{v}");
+        assert_eq!(v["mcp"]["filesrv"], serde_json::json!({"enabled": false}));
+        assert_eq!(v["mcp"]["awtui"]["type"], "remote");
     }
 
     /// `context: false`: no backend is pointed at a server or given a token.

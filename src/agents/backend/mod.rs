@@ -6,23 +6,31 @@
 
 pub mod api;
 pub mod capped;
+pub mod claude;
+pub mod codex;
+pub mod command;
 pub mod contain;
-pub mod cursor_config;
+pub mod cursor;
 pub mod event;
+pub mod gemini;
 pub mod invocation;
+pub mod opencode;
 pub mod outcome;
 pub mod parse;
 pub mod process;
 pub mod turn;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use event::{BackendEvent, Usage, UsageMode};
 pub use invocation::{Invocation, invocation};
 pub use outcome::TurnOutcome;
 pub use turn::{RunningTurn, TurnUpdate};
 
-use crate::workflow::{AgentDef, BackendKind};
+use crate::workflow::{AgentDef, BackendKind, McpServer};
+use api::ToolExecutor;
+use parse::StreamParser;
 
 /// What one turn of one agent needs.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +73,17 @@ pub struct TurnRequest {
     pub permissions: crate::workflow::Permissions,
     /// The agent's extra CLI arguments (`args:`), after awtui's own.
     pub args: Vec<String>,
+    /// Extra MCP servers next to awtui's (`mcp:`).
+    pub mcp_servers: Vec<McpServer>,
+    /// Keep the user's own configured MCP servers (`keep_user_mcp:`).
+    pub keep_user_mcp: bool,
+    /// The user's own MCP servers the CLI would load from its config files
+    /// (turned off unless `keep_user_mcp`).
+    pub user_mcp_servers: Vec<String>,
+    /// API backends: the server's base URL (`base_url:`).
+    pub base_url: Option<String>,
+    /// API backends: the variable holding the key (`api_key_env:`).
+    pub api_key_env: Option<String>,
 }
 
 impl TurnRequest {
@@ -115,21 +134,207 @@ pub enum BackendError {
 /// 32 pages, the terminating NUL included).
 pub const MAX_ARGUMENT: usize = 128 * 1024 - 1;
 
+/// How a CLI receives its turn prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromptTransport {
+    /// On stdin, which is then closed: any size.
+    Stdin,
+    /// As the last argument: at most [`MAX_ARGUMENT`] bytes.
+    Argument,
+}
+
+/// Everything awtui knows about one vendor's agent CLI (or API), so that
+/// the engine, the loader and the process runner never branch on the
+/// backend: adding a CLI is one file implementing this plus one line in
+/// [`backend_for`].
+pub trait Backend: Sync {
+    /// The backend this implements.
+    fn kind(&self) -> BackendKind;
+
+    /// The executable it runs (`command`: the command's first word); `None`
+    /// for in-process backends.
+    fn program(&self, command: Option<&[String]>) -> Option<String>;
+
+    /// What to do when [`program`](Backend::program) is not found.
+    fn install_hint(&self) -> &'static str {
+        ""
+    }
+
+    /// The flags awtui sets, which an agent's `args:` may not (they decide
+    /// how awtui reads its output, reaches its tools, resumes it and what
+    /// it may do).
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether the backend needs `model:`.
+    fn needs_model(&self) -> bool {
+        false
+    }
+
+    /// Whether it runs in-process (an API loop) rather than as a program:
+    /// `args:` do not apply, `base_url:` and `api_key_env:` do.
+    fn in_process(&self) -> bool {
+        false
+    }
+
+    /// How the prompt reaches the program.
+    fn prompt_transport(&self) -> PromptTransport {
+        PromptTransport::Stdin
+    }
+
+    /// Whether the CLI expands `@word` in its prompt into a file's content
+    /// (so awtui escapes mentions as `\@word`).
+    fn expands_at_mentions(&self) -> bool {
+        false
+    }
+
+    /// Whether extra MCP servers (`mcp:`) can be handed to it.
+    fn supports_extra_mcp(&self) -> bool {
+        true
+    }
+
+    /// The project file (relative to the workdir) the CLI reads its MCP
+    /// servers from, which [`prepare_workdir`](Backend::prepare_workdir)
+    /// changes; `None` when the CLI takes its config elsewhere.
+    fn workdir_config(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Changes the workdir's config before the first turn (Cursor's
+    /// `.cursor/mcp.json`); `true` when something must be restored.
+    fn prepare_workdir(
+        &self,
+        _workdir: &Path,
+        _mcp_url: &str,
+        _servers: &[McpServer],
+    ) -> Result<bool, BackendError> {
+        Ok(false)
+    }
+
+    /// Puts the workdir's config back as it was; `true` when it found
+    /// something to restore (also after a crash).
+    fn restore_workdir(&self, _workdir: &Path) -> Result<bool, BackendError> {
+        Ok(false)
+    }
+
+    /// The user's own config of this CLI that awtui merges its server into
+    /// (read from the agent's environment, then awtui's).
+    fn user_config(&self, _env: &[(String, String)]) -> Option<String> {
+        None
+    }
+
+    /// The names of the MCP servers the user configured for this CLI in
+    /// files it reads on its own (so awtui can turn them off unless the
+    /// agent keeps them); `workdir` is where the CLI will run.
+    fn user_mcp_servers(&self, _env: &[(String, String)], _workdir: &Path) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The user's own config folder of this CLI, linked into a private one.
+    fn user_config_dir(&self, _env: &[(String, String)]) -> Option<PathBuf> {
+        None
+    }
+
+    /// Whether the CLI lists awtui's tools when it starts, so a successful
+    /// turn in which awtui's server saw no tool listing from the agent ran
+    /// without them (the server-side signal, for CLIs whose output does not
+    /// say, or in addition to what it says).
+    fn lists_tools_at_start(&self) -> bool {
+        false
+    }
+
+    /// How to start one turn's process (`None` for in-process backends).
+    fn invocation(&self, req: &TurnRequest) -> Option<Invocation>;
+
+    /// The parser of its output. Its
+    /// [`tools_connected`](StreamParser::tools_connected) is what "awtui's
+    /// tools are connected" looks like for this CLI.
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(parse::PlainParser::default())
+    }
+
+    /// Checks before a start that the agent can run: its CLI is installed
+    /// (or, for API backends, its key is set).
+    fn preflight(&self, agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
+        let program = self.program(agent.command.as_deref()).unwrap_or_default();
+        // The agent's own PATH, when it sets one without templates.
+        let path = agent
+            .env
+            .iter()
+            .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
+            .map(|(_, v)| v.value.as_str());
+        match find_executable(&program, workdir, path) {
+            Some(_) => Ok(()),
+            None => Err(BackendError::NotInstalled {
+                program,
+                hint: self.install_hint().into(),
+            }),
+        }
+    }
+
+    /// Starts one turn. `tools` serves in-process backends; a CLI reaches
+    /// the tools through the MCP server instead.
+    fn start(
+        &self,
+        req: TurnRequest,
+        _tools: Arc<dyn ToolExecutor>,
+    ) -> Result<RunningTurn, BackendError> {
+        let inv = self
+            .invocation(&req)
+            .ok_or(BackendError::NotAProgram(self.kind().name()))?;
+        let log = req.state_dir.join("stderr.log");
+        process::spawn(inv, self.parser(), &log, None, self.install_hint())
+    }
+}
+
+/// The registry: the implementation of each backend.
+pub fn backend_for(kind: BackendKind) -> &'static dyn Backend {
+    match kind {
+        BackendKind::Claude => &claude::Claude,
+        BackendKind::Codex => &codex::Codex,
+        BackendKind::Cursor => &cursor::Cursor,
+        BackendKind::Gemini => &gemini::Gemini,
+        BackendKind::Opencode => &opencode::Opencode,
+        BackendKind::Command => &command::Command,
+        BackendKind::Anthropic => &api::ANTHROPIC,
+        BackendKind::Openai => &api::OPENAI,
+    }
+}
+
+/// Every backend, for work that concerns them all (restoring configs).
+pub fn all() -> impl Iterator<Item = &'static dyn Backend> {
+    BackendKind::ALL.into_iter().map(|(k, _)| backend_for(k))
+}
+
 /// How to install each agent CLI, for the "not found" error.
 pub fn install_hint(kind: BackendKind) -> &'static str {
-    match kind {
-        BackendKind::Claude => "install Claude Code: npm install -g @anthropic-ai/claude-code",
-        BackendKind::Codex => "install Codex: npm install -g @openai/codex",
-        BackendKind::Cursor => {
-            "install the Cursor CLI: curl https://cursor.com/install -fsS | bash"
-        }
-        BackendKind::Gemini => "install Gemini CLI: npm install -g @google/gemini-cli",
-        BackendKind::Opencode => "install opencode: npm install -g opencode-ai",
-        BackendKind::Command => {
-            "check the agent's 'command:' (a relative path is taken from the workflow's folder)"
-        }
-        BackendKind::Anthropic | BackendKind::Openai => "",
+    backend_for(kind).install_hint()
+}
+
+/// The user's servers to turn off for this turn: unless the agent keeps
+/// them, every one that is not awtui's or one of the agent's `mcp:`.
+pub fn servers_to_disable(req: &TurnRequest) -> Vec<&str> {
+    if req.keep_user_mcp {
+        return Vec::new();
     }
+    req.user_mcp_servers
+        .iter()
+        .map(String::as_str)
+        .filter(|n| {
+            *n != invocation::MCP_SERVER_NAME && !req.mcp_servers.iter().any(|s| s.name == *n)
+        })
+        .collect()
+}
+
+/// A variable of the agent's environment (its `env:` first, then awtui's).
+pub fn env_var(env: &[(String, String)], name: &str) -> Option<String> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(name).ok())
+        .filter(|v| !v.is_empty())
 }
 
 /// Finds `program` the way a shell would: a path with `/` relative to
@@ -160,46 +365,7 @@ pub fn find_executable(program: &str, workdir: &Path, path: Option<&str>) -> Opt
 /// Checks before a start that an agent can run: its CLI is installed, or its
 /// API key is set. The error says what to install or set.
 pub fn preflight(agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
-    let model = agent.model.as_deref();
-    let key = |backend: &'static str, default: &str| {
-        let variable = agent.api_key_env.as_deref().unwrap_or(default);
-        let in_agent_env = agent
-            .env
-            .iter()
-            .any(|(k, v)| k == variable && !v.value.is_empty());
-        if in_agent_env || std::env::var_os(variable).is_some_and(|v| !v.is_empty()) {
-            Ok(())
-        } else {
-            Err(BackendError::MissingKey {
-                backend,
-                variable: variable.into(),
-                hint: format!("export {variable}=…"),
-            })
-        }
-    };
-    let local = model.is_some_and(|m| m.starts_with("ollama/")) || agent.base_url.is_some();
-    match agent.backend {
-        BackendKind::Anthropic => key("anthropic", "ANTHROPIC_API_KEY"),
-        BackendKind::Openai if local && agent.api_key_env.is_none() => Ok(()),
-        BackendKind::Openai => key("openai", "OPENAI_API_KEY"),
-        kind => {
-            let program =
-                invocation::executable(kind, agent.command.as_deref()).unwrap_or_default();
-            // The agent's own PATH, when it sets one without templates.
-            let path = agent
-                .env
-                .iter()
-                .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
-                .map(|(_, v)| v.value.as_str());
-            match find_executable(&program, workdir, path) {
-                Some(_) => Ok(()),
-                None => Err(BackendError::NotInstalled {
-                    program,
-                    hint: install_hint(kind).into(),
-                }),
-            }
-        }
-    }
+    backend_for(agent.backend).preflight(agent, workdir)
 }
 
 #[cfg(test)]

@@ -179,6 +179,13 @@ pub enum RunOutcome {
         /// The agents left with unread messages.
         pending: Vec<PendingWork>,
     },
+    /// Every message was handled, but these agents ran every turn without
+    /// awtui's tools (their CLI never connected to awtui's MCP server): the
+    /// run did not do what the workflow meant.
+    WithoutTools {
+        /// The agents, sorted.
+        agents: Vec<String>,
+    },
 }
 
 /// An agent left with unread messages at the end of a run.

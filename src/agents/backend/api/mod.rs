@@ -295,6 +295,99 @@ pub fn spawn(
     RunningTurn::new(None, rx, stop_tx)
 }
 
+/// An API backend (`anthropic`, `openai`) in the backend registry.
+pub struct ApiBackend {
+    kind: BackendKind,
+    /// The key variable when `api_key_env:` names none.
+    default_key: &'static str,
+}
+
+/// The Anthropic Messages API backend.
+pub const ANTHROPIC: ApiBackend = ApiBackend {
+    kind: BackendKind::Anthropic,
+    default_key: "ANTHROPIC_API_KEY",
+};
+
+/// The OpenAI Chat Completions (and compatible servers) backend.
+pub const OPENAI: ApiBackend = ApiBackend {
+    kind: BackendKind::Openai,
+    default_key: "OPENAI_API_KEY",
+};
+
+impl super::Backend for ApiBackend {
+    fn kind(&self) -> BackendKind {
+        self.kind
+    }
+
+    fn program(&self, _command: Option<&[String]>) -> Option<String> {
+        None
+    }
+
+    fn needs_model(&self) -> bool {
+        true
+    }
+
+    fn in_process(&self) -> bool {
+        true
+    }
+
+    /// The model sees only awtui's tools (no MCP client in-process).
+    fn supports_extra_mcp(&self) -> bool {
+        false
+    }
+
+    fn invocation(&self, _req: &super::TurnRequest) -> Option<super::Invocation> {
+        None
+    }
+
+    /// The key is set (the agent's `env:` or awtui's environment); a local
+    /// OpenAI-compatible server (`ollama/…` or `base_url:`) needs none
+    /// unless `api_key_env:` names one.
+    fn preflight(
+        &self,
+        agent: &crate::workflow::AgentDef,
+        _workdir: &std::path::Path,
+    ) -> Result<(), super::BackendError> {
+        let local = agent
+            .model
+            .as_deref()
+            .is_some_and(|m| m.starts_with("ollama/"))
+            || agent.base_url.is_some();
+        if self.kind == BackendKind::Openai && local && agent.api_key_env.is_none() {
+            return Ok(());
+        }
+        let variable = agent.api_key_env.as_deref().unwrap_or(self.default_key);
+        let in_agent_env = agent
+            .env
+            .iter()
+            .any(|(k, v)| k == variable && !v.value.is_empty());
+        if in_agent_env || std::env::var_os(variable).is_some_and(|v| !v.is_empty()) {
+            Ok(())
+        } else {
+            Err(super::BackendError::MissingKey {
+                backend: self.kind.name(),
+                variable: variable.into(),
+                hint: format!("export {variable}=…"),
+            })
+        }
+    }
+
+    fn start(
+        &self,
+        req: super::TurnRequest,
+        tools: Arc<dyn ToolExecutor>,
+    ) -> Result<RunningTurn, super::BackendError> {
+        let cfg = ApiConfig::with_env(
+            self.kind,
+            req.model.as_deref().unwrap_or_default(),
+            req.base_url.as_deref(),
+            req.api_key_env.as_deref(),
+            &req.env,
+        );
+        Ok(spawn(cfg, req.system_prompt, req.prompt, tools, None))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,17 +49,9 @@ pub trait StreamParser: Send {
     }
 }
 
-/// The parser for a CLI backend's output format.
+/// The parser for a backend's output format.
 pub fn parser_for(kind: BackendKind) -> Box<dyn StreamParser> {
-    match kind {
-        BackendKind::Claude | BackendKind::Cursor => Box::new(StreamJsonParser::default()),
-        BackendKind::Codex => Box::new(CodexParser::default()),
-        BackendKind::Gemini => Box::new(GeminiParser::default()),
-        BackendKind::Opencode => Box::new(OpencodeParser::default()),
-        BackendKind::Command | BackendKind::Anthropic | BackendKind::Openai => {
-            Box::new(PlainParser::default())
-        }
-    }
+    crate::agents::backend::backend_for(kind).parser()
 }
 
 /// Parses a line as a JSON object; other lines (banners, warnings) are noise.

@@ -1,6 +1,9 @@
-//! Cursor reads MCP servers only from the project's `.cursor/mcp.json`. awtui
-//! merges its server into that file and keeps a backup that is always
-//! restored: when the instance stops, and on the next start after a crash.
+//! The Cursor agent CLI (`cursor-agent -p --output-format stream-json`):
+//! the prompt as an argument (it takes none on stdin). Cursor reads MCP
+//! servers only from the project's `.cursor/mcp.json`: awtui merges its
+//! server (and the agents' `mcp:` servers) into that file and keeps a
+//! backup that is always restored: when the instance stops, and on the
+//! next start after a crash.
 //!
 //! The token is not written into the project: the entry reads it from each
 //! agent's environment (`${env:AWTUI_TOKEN}`).
@@ -9,9 +12,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::BackendError;
-use super::invocation::MCP_SERVER_NAME;
+use super::invocation::{Invocation, MCP_SERVER_NAME, cli_model, combined_prompt, mcp_entry};
+use super::parse::{StreamJsonParser, StreamParser};
+use super::{Backend, BackendError, PromptTransport, TurnRequest};
 use crate::fsutil::atomic_write;
+use crate::workflow::{BackendKind, McpServer, Permissions};
 
 /// Marks that the project had no `.cursor/mcp.json` before awtui.
 const ABSENT_MARKER: &str = "{\"awtui\": \"no mcp.json existed before\"}\n";
@@ -38,8 +43,9 @@ fn read_existing(path: &Path) -> Result<Option<String>, BackendError> {
     }
 }
 
-/// The project's config with the awtui server added (other servers kept).
-pub fn merged(existing: Option<&str>, url: &str) -> String {
+/// The project's config with awtui's server and the agents' `mcp:` servers
+/// added (the project's own servers kept).
+pub fn merged(existing: Option<&str>, url: &str, extra: &[McpServer]) -> String {
     let mut root: Map<String, Value> = existing
         .and_then(|t| serde_json::from_str::<Value>(t).ok())
         .and_then(|v| v.as_object().cloned())
@@ -53,13 +59,16 @@ pub fn merged(existing: Option<&str>, url: &str) -> String {
             MCP_SERVER_NAME.to_string(),
             json!({ "url": url, "headers": { "Authorization": "Bearer ${env:AWTUI_TOKEN}" } }),
         );
+        for s in extra {
+            map.insert(s.name.clone(), mcp_entry(&s.transport));
+        }
     }
     serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default() + "\n"
 }
 
 /// Adds awtui's server to `<project>/.cursor/mcp.json`, backing up the
 /// original first (once: an existing backup is the true original).
-pub fn install(project: &Path, url: &str) -> Result<(), BackendError> {
+pub fn install(project: &Path, url: &str, extra: &[McpServer]) -> Result<(), BackendError> {
     let (config, backup) = paths(project);
     let dir = config.parent().unwrap_or(project);
     std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -70,7 +79,7 @@ pub fn install(project: &Path, url: &str) -> Result<(), BackendError> {
             .unwrap_or_else(|| ABSENT_MARKER.to_string());
         atomic_write(&backup, original.as_bytes()).map_err(io(&backup))?;
     }
-    atomic_write(&config, merged(existing.as_deref(), url).as_bytes()).map_err(io(&config))
+    atomic_write(&config, merged(existing.as_deref(), url, extra).as_bytes()).map_err(io(&config))
 }
 
 /// Puts the original `.cursor/mcp.json` back (or removes ours when there was
@@ -97,6 +106,88 @@ pub fn restore(project: &Path) -> Result<bool, BackendError> {
     Ok(true)
 }
 
+/// The Cursor agent CLI backend.
+pub struct Cursor;
+
+impl Backend for Cursor {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cursor
+    }
+
+    fn program(&self, _command: Option<&[String]>) -> Option<String> {
+        Some("cursor-agent".into())
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install the Cursor CLI: curl https://cursor.com/install -fsS | bash"
+    }
+
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "-p",
+            "--print",
+            "--output-format",
+            "--force",
+            "-f",
+            "--approve-mcps",
+            "--model",
+            "--resume",
+        ]
+    }
+
+    /// It takes no prompt on stdin.
+    fn prompt_transport(&self) -> PromptTransport {
+        PromptTransport::Argument
+    }
+
+    fn expands_at_mentions(&self) -> bool {
+        true
+    }
+
+    fn workdir_config(&self) -> Option<&'static str> {
+        Some(".cursor/mcp.json")
+    }
+
+    fn prepare_workdir(
+        &self,
+        workdir: &Path,
+        mcp_url: &str,
+        servers: &[McpServer],
+    ) -> Result<bool, BackendError> {
+        install(workdir, mcp_url, servers).map(|()| true)
+    }
+
+    fn restore_workdir(&self, workdir: &Path) -> Result<bool, BackendError> {
+        restore(workdir)
+    }
+
+    /// Its `init` event lists each MCP server with its status, like Claude's.
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(StreamJsonParser::default())
+    }
+
+    fn lists_tools_at_start(&self) -> bool {
+        true
+    }
+
+    fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
+        let mut inv = Invocation::base(req, "cursor-agent".into());
+        inv.push(&["-p", "--output-format", "stream-json", "--approve-mcps"]);
+        if req.permissions == Permissions::Full {
+            inv.args.push("--force".into());
+        }
+        if let Some(m) = cli_model(req, None) {
+            inv.push(&["--model", &m]);
+        }
+        if let Some(id) = &req.session_id {
+            inv.push(&["--resume", id]);
+        }
+        inv.args.extend(req.args.iter().cloned());
+        inv.give_prompt(req, combined_prompt(req));
+        Some(inv)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +197,7 @@ mod tests {
         let text = merged(
             Some(r#"{"mcpServers":{"github":{"command":"gh-mcp"}},"other":1}"#),
             "http://x/mcp",
+            &[],
         );
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["mcpServers"]["github"]["command"], "gh-mcp");
@@ -115,7 +207,16 @@ mod tests {
             "Bearer ${env:AWTUI_TOKEN}"
         );
         assert_eq!(v["other"], 1);
-        assert!(merged(Some("garbage"), "u").contains("awtui"));
+        let extra = [McpServer {
+            name: "docs".into(),
+            transport: crate::workflow::McpTransport::Http {
+                url: "https://d/mcp".into(),
+                headers: vec![],
+            },
+        }];
+        let v: Value = serde_json::from_str(&merged(None, "http://x/mcp", &extra)).unwrap();
+        assert_eq!(v["mcpServers"]["docs"]["url"], "https://d/mcp");
+        assert!(merged(Some("garbage"), "u", &[]).contains("awtui"));
     }
 
     #[test]
@@ -124,8 +225,8 @@ mod tests {
         let original = "{\"mcpServers\":{\"mine\":{}}}";
         std::fs::create_dir_all(dir.path().join(".cursor")).unwrap();
         std::fs::write(dir.path().join(".cursor/mcp.json"), original).unwrap();
-        install(dir.path(), "http://a").unwrap();
-        install(dir.path(), "http://b").unwrap(); // a second install keeps the first backup
+        install(dir.path(), "http://a", &[]).unwrap();
+        install(dir.path(), "http://b", &[]).unwrap(); // a second install keeps the first backup
         assert!(
             std::fs::read_to_string(dir.path().join(".cursor/mcp.json"))
                 .unwrap()
@@ -142,7 +243,7 @@ mod tests {
     #[test]
     fn restore_removes_a_config_that_did_not_exist() {
         let dir = tempfile::tempdir().unwrap();
-        install(dir.path(), "http://a").unwrap();
+        install(dir.path(), "http://a", &[]).unwrap();
         assert!(restore(dir.path()).unwrap());
         assert!(!dir.path().join(".cursor").exists());
     }

@@ -1,0 +1,114 @@
+//! Claude Code (`claude -p --output-format stream-json`): the prompt on
+//! stdin, the system prompt in a file, awtui's server (and the agent's
+//! `mcp:` servers) from a generated `--mcp-config`.
+
+use super::invocation::{Invocation, MCP_SERVER_NAME, PrivateFile, cli_model, mcp_config_path};
+use super::parse::{StreamJsonParser, StreamParser};
+use super::{Backend, TurnRequest};
+use crate::workflow::{BackendKind, Permissions};
+
+/// The Claude Code backend.
+pub struct Claude;
+
+impl Backend for Claude {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Claude
+    }
+
+    fn program(&self, _command: Option<&[String]>) -> Option<String> {
+        Some("claude".into())
+    }
+
+    fn install_hint(&self) -> &'static str {
+        "install Claude Code: npm install -g @anthropic-ai/claude-code"
+    }
+
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "-p",
+            "--print",
+            "--output-format",
+            "--input-format",
+            "--verbose",
+            "--mcp-config",
+            "--strict-mcp-config",
+            "--allowedTools",
+            "--allowed-tools",
+            "--permission-mode",
+            "--dangerously-skip-permissions",
+            "--append-system-prompt",
+            "--append-system-prompt-file",
+            "--model",
+            "--resume",
+            "-r",
+            "--continue",
+            "-c",
+        ]
+    }
+
+    fn expands_at_mentions(&self) -> bool {
+        true
+    }
+
+    /// Its `init` event lists each MCP server with its status.
+    fn parser(&self) -> Box<dyn StreamParser> {
+        Box::new(StreamJsonParser::default())
+    }
+
+    fn lists_tools_at_start(&self) -> bool {
+        true
+    }
+
+    fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
+        let shared = req.has_context();
+        let mut inv = Invocation::base(req, "claude".into());
+        inv.push(&["-p", "--output-format", "stream-json", "--verbose"]);
+        if shared {
+            inv.push(&["--mcp-config", &mcp_config_path(req).display().to_string()]);
+        }
+        // Only awtui's server and the agent's `mcp:` (or none), unless the
+        // agent keeps the user's own.
+        if !req.keep_user_mcp {
+            inv.args.push("--strict-mcp-config".into());
+        }
+        let mut allowed: Vec<String> = Vec::new();
+        if shared {
+            allowed.push(format!("mcp__{MCP_SERVER_NAME}"));
+            allowed.extend(req.mcp_servers.iter().map(|s| format!("mcp__{}", s.name)));
+        }
+        allowed.extend(req.tools.iter().cloned());
+        let mode = match req.permissions {
+            Permissions::ReadOnly => "dontAsk",
+            Permissions::WorkspaceWrite => "acceptEdits",
+            Permissions::Full => "bypassPermissions",
+        };
+        inv.push(&["--permission-mode", mode]);
+        if !allowed.is_empty() {
+            inv.args.push("--allowedTools".into());
+            inv.args.push(allowed.join(","));
+        }
+        if !req.system_prompt.is_empty() {
+            // A file, not an argument: one argument may not exceed 128 KiB.
+            let path = req.state_dir.join("system-prompt.md");
+            inv.files.push(PrivateFile {
+                path: path.clone(),
+                content: req.system_prompt.clone(),
+            });
+            inv.push(&["--append-system-prompt-file", &path.display().to_string()]);
+        }
+        if let Some(m) = cli_model(req, Some("anthropic/")) {
+            inv.push(&["--model", &m]);
+        }
+        if let Some(id) = &req.session_id {
+            inv.push(&["--resume", id]);
+        }
+        inv.args.extend(req.args.iter().cloned());
+        // Without these the first request can go out before the MCP server
+        // is connected, or the tools hide behind a search tool. The agent's
+        // own `env:` wins over these defaults.
+        inv.default_env(req, "MCP_CONNECTION_NONBLOCKING", "false");
+        inv.default_env(req, "ENABLE_TOOL_SEARCH", "false");
+        inv.give_prompt(req, req.prompt.clone());
+        Some(inv)
+    }
+}
