@@ -40,8 +40,11 @@
 
 pub mod action;
 pub mod app;
+pub mod attention;
 pub mod config;
+pub mod home;
 pub mod keymap;
+pub mod notify;
 pub mod panes;
 pub mod terminal;
 pub mod text;
