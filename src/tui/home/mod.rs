@@ -11,6 +11,7 @@
 //! leaves (every instance keeps running). In the attention view: Enter
 //! jumps to the item, `!`, `a` or Esc goes back to the list.
 
+pub mod child;
 pub mod view;
 
 use std::path::{Path, PathBuf};
