@@ -56,7 +56,9 @@ fn dispatch() -> (ExitCode, bool) {
     let Some(command) = cli.command else {
         let Some(file) = cli.file else {
             if cli.instance.is_some() {
-                errln!("--instance names the instance of a workflow file: awtui <file> --instance <name>");
+                errln!(
+                    "--instance names the instance of a workflow file: awtui <file> --instance <name>"
+                );
                 return (ExitCode::from(commands::exit::INVALID), false);
             }
             return (ExitCode::from(commands::home::run()), false);

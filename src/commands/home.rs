@@ -34,7 +34,7 @@ use crate::instance::query::PeekQuery;
 use crate::instance::registry::{self, InstanceInfo};
 use crate::tui::attention::{self, FirstSeen, Jump, Polled};
 use crate::tui::home::{self, Home, HomeEffect, HomeView, child};
-use crate::tui::notify::{Looking, NotifyConfig, Notifier};
+use crate::tui::notify::{Looking, Notifier, NotifyConfig};
 use crate::tui::{Alerts, Config, QuitAction, TuiError, TuiExit, TuiOptions};
 
 /// How often the list re-reads the registry and asks every instance.
@@ -155,7 +155,7 @@ fn spawn_poller(
 /// What the list screen left for.
 enum Next {
     /// Open this instance at `jump`.
-    Open(InstanceInfo, Jump),
+    Open(Box<InstanceInfo>, Jump),
     /// Leave awtui.
     Quit,
 }
@@ -294,7 +294,7 @@ async fn list_screen(home: &mut Home, s: &mut Session) -> Result<Next, TuiError>
                 }
                 HomeEffect::Open { info, jump } => {
                     crate::tui::terminal::restore();
-                    return Ok(Next::Open(info, jump));
+                    return Ok(Next::Open(Box::new(info), jump));
                 }
                 HomeEffect::Stop(info) => {
                     let args = vec!["stop".to_string(), format!("@{}", info.instance)];

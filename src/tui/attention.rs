@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use crate::agents::runner::AgentStatus;
 use crate::instance::query::{InstanceStatus, PeekItem};
 use crate::instance::registry::InstanceInfo;
-use crate::protocols::agent_mail::MessageType;
+use crate::protocols::agent_mail::{MailContent, MessageType};
 use crate::sanitize::for_terminal;
 
 /// One running instance as the home screen last saw it.
@@ -104,13 +104,14 @@ impl AttentionItem {
 #[derive(Clone, Debug, Default)]
 pub struct FirstSeen(HashMap<String, DateTime<Utc>>);
 
-/// The first line of a message, sanitized and cut to `max` characters.
+/// The first line of a message that says something (not blank, not an
+/// AOP block marker), sanitized and cut to `max` characters.
 fn first_line(text: &str, max: usize) -> String {
     let clean = for_terminal(text);
     let line = clean
         .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty())
+        .find(|l| !(l.is_empty() || l.starts_with("===") && l.ends_with("===")))
         .unwrap_or("");
     if line.chars().count() > max {
         let cut: String = line.chars().take(max.saturating_sub(1)).collect();
@@ -146,11 +147,19 @@ pub fn collect(polled: &[Polled], seen: &mut FirstSeen, now: DateTime<Utc>) -> V
             } else {
                 AttentionKind::Mention
             };
+            // A HELP_REQUEST says its question (else its problem).
+            let asked = m.annotations.mail.as_ref().and_then(|r| match &r.content {
+                MailContent::HelpRequest {
+                    question, problem, ..
+                } => question.clone().or_else(|| problem.clone()),
+                _ => None,
+            });
+            let summary = first_line(asked.as_deref().unwrap_or(&m.entry.message), 200);
             items.push(base(
                 kind,
                 m.entry.timestamp,
                 &m.entry.from,
-                first_line(&m.entry.message, 200),
+                summary,
                 Jump::Message(m.entry.id),
             ));
         }
@@ -322,6 +331,13 @@ mod tests {
         assert_eq!(items[1].jump, Jump::Instance);
         assert_eq!(items[3].jump, Jump::Message(9));
         assert_eq!(items[4].summary, "@user please look here", "sanitized");
+        assert_eq!(
+            first_line(
+                "=== AOP-FINAL | agent=r ===\n\nAll done.\n=== END-AOP-FINAL ===",
+                5
+            ),
+            "All …"
+        );
     }
 
     #[test]

@@ -330,7 +330,9 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                         .map(|(_, d)| d.clone())
                         .unwrap_or_else(|| std::path::PathBuf::from("/"));
                     let args = vec!["stop".to_string(), format!("@{name}")];
-                    stops.push(Box::pin(async move { home::child::awtui(&args, &dir).await }));
+                    stops.push(Box::pin(
+                        async move { home::child::awtui(&args, &dir).await },
+                    ));
                 }
                 Effect::Quit => quit = true,
             }

@@ -46,7 +46,8 @@ pub struct HomeRow {
     pub started: DateTime<Utc>,
     /// How many attention items it has.
     pub attention: usize,
-    /// `paused`, `stopping` or `unresponsive`, when it is.
+    /// `paused`, `stopping` or `no answer` (its control socket did not
+    /// answer in time), when it is.
     pub note: Option<&'static str>,
 }
 
@@ -80,7 +81,7 @@ pub fn rows(polled: &[Polled], items: &[AttentionItem]) -> Vec<HomeRow> {
                         None
                     },
                 ),
-                None => (0, p.info.agents.len(), 0.0, Some("unresponsive")),
+                None => (0, p.info.agents.len(), 0.0, Some("no answer")),
             };
             HomeRow {
                 name: for_terminal(&p.info.instance),
@@ -116,7 +117,7 @@ pub enum HomeView {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Prompt {
     /// Stop this instance? (y/n)
-    Stop(InstanceInfo),
+    Stop(Box<InstanceInfo>),
     /// The workflow file to start, as typed; with the candidates Tab
     /// cycles through, once there are several.
     New {
@@ -246,7 +247,7 @@ impl Home {
             Some(Prompt::Stop(info)) => {
                 if key.code == KeyCode::Char('y') {
                     self.say(&format!("stopping @{}…", info.instance), false);
-                    return vec![HomeEffect::Stop(info)];
+                    return vec![HomeEffect::Stop(*info)];
                 }
                 self.say("not stopped", false);
                 return Vec::new();
@@ -280,7 +281,7 @@ impl Home {
                 match self.polled.get(self.selected) {
                     Some(p) => {
                         self.status = None;
-                        self.prompt = Some(Prompt::Stop(p.info.clone()));
+                        self.prompt = Some(Prompt::Stop(Box::new(p.info.clone())));
                     }
                     None => self.say("nothing to stop", true),
                 }

@@ -103,7 +103,7 @@ fn a_row_per_instance_with_its_counts() {
     assert!((one.cost - 0.75).abs() < 1e-9);
     assert_eq!(one.attention, 2, "the mention and the failed tester");
     assert_eq!(one.note, None);
-    assert_eq!(h.rows[1].note, Some("unresponsive"));
+    assert_eq!(h.rows[1].note, Some("no answer"));
     assert_eq!(h.rows[1].total, 2, "from the record");
 }
 

@@ -148,15 +148,23 @@ fn up(secs: i64) -> String {
     }
 }
 
+/// `@name`, with `(paused)`, `(stopping)` or `(no answer)` when it is.
+fn display_name(r: &super::HomeRow) -> String {
+    match r.note {
+        Some(n) => format!("@{} ({n})", r.name),
+        None => format!("@{}", r.name),
+    }
+}
+
 fn list_lines(home: &Home, theme: &Theme, width_total: u16) -> Vec<Line<'static>> {
     let inner = (width_total as usize).saturating_sub(2);
     let name_w = home
         .rows
         .iter()
-        .map(|r| width(&r.name) + 1)
+        .map(|r| width(&display_name(r)))
         .max()
         .unwrap_or(5)
-        .clamp(5, 20);
+        .clamp(5, 22);
     let wf_w = home
         .rows
         .iter()
@@ -165,7 +173,7 @@ fn list_lines(home: &Home, theme: &Theme, width_total: u16) -> Vec<Line<'static>
         .unwrap_or(8)
         .clamp(8, 16);
     // NAME WORKFLOW AGENTS UNREAD COST UP ATTN FOLDER
-    let fixed = name_w + wf_w + 7 + 7 + 9 + 8 + 5 + 7;
+    let fixed = name_w + 1 + wf_w + 1 + 7 + 7 + 8 + 7 + 5;
     let folder_w = inner.saturating_sub(fixed).max(6);
     let dim = Style::default().fg(theme.dim);
     let mut lines = vec![Line::from(Span::styled(
@@ -175,8 +183,8 @@ fn list_lines(home: &Home, theme: &Theme, width_total: u16) -> Vec<Line<'static>
             cell("WORKFLOW", wf_w),
             cell("AGENTS", 6),
             cell("UNREAD", 6),
-            cell("COST", 8),
-            cell("UP", 7),
+            cell("COST", 7),
+            cell("UP", 6),
             cell("ATTN", 4),
             "FOLDER"
         ),
@@ -205,12 +213,9 @@ fn list_lines(home: &Home, theme: &Theme, width_total: u16) -> Vec<Line<'static>
         } else {
             base
         };
-        let name = match r.note {
-            Some(n) => format!("@{} ({n})", r.name),
-            None => format!("@{}", r.name),
-        };
+        let name = display_name(r);
         let name_style = match r.note {
-            Some("unresponsive") => base.fg(theme.error),
+            Some("no answer") => base.fg(theme.error),
             Some(_) => base.fg(theme.warning),
             None => base.fg(theme.accent),
         };
@@ -219,9 +224,9 @@ fn list_lines(home: &Home, theme: &Theme, width_total: u16) -> Vec<Line<'static>
             Span::styled(format!("{} ", cell(&r.workflow, wf_w)), base),
             Span::styled(format!("{} ", cell(&agents, 6)), base),
             Span::styled(format!("{} ", cell(&r.unread.to_string(), 6)), unread_style),
-            Span::styled(format!("{} ", cell(&format!("${:.2}", r.cost), 8)), base),
+            Span::styled(format!("{} ", cell(&format!("${:.2}", r.cost), 7)), base),
             Span::styled(
-                format!("{} ", cell(&up((home.now - r.started).num_seconds()), 7)),
+                format!("{} ", cell(&up((home.now - r.started).num_seconds()), 6)),
                 base,
             ),
             Span::styled(
