@@ -576,3 +576,89 @@ fn the_home_list_jumps_to_a_help_request_stops_an_instance_and_quits_leaving_the
     let listed = String::from_utf8_lossy(&list.stdout);
     assert!(listed.contains("planner@first"), "still running: {listed}");
 }
+
+/// Opens the home screen with `config` as the user's config.toml while the
+/// demo runs as `first`, then starts the help workflow as `second` from
+/// another terminal; whether the terminal's bell rang for its new
+/// HELP_REQUEST (tmux's alert-bell hook marks a file).
+fn home_rings_for_a_new_help_request(config: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_demo(d);
+    write_help_workflow(d);
+    std::fs::create_dir_all(d.join("config/awtui")).unwrap();
+    std::fs::write(d.join("config/awtui/config.toml"), config).unwrap();
+    struct Stop<'a>(&'a Path);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = awtui(self.0, &["stop", "--all"]);
+        }
+    }
+    let _stop = Stop(d);
+    let started = awtui(
+        d,
+        &["start", "demo.yaml", "--background", "--instance", "first"],
+    );
+    assert!(started.status.success());
+    // The demo's last message (to @user) is in before the screen opens.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let peek = awtui(d, &["peek", "--to", "user@first"]);
+        if String::from_utf8_lossy(&peek.stdout).contains("the review is done") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the demo did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let exit_file = d.join("exit-code");
+    let script = format!(
+        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}'; echo $? > '{}'",
+        d.display(),
+        d.join("config").display(),
+        d.join("state").display(),
+        env!("CARGO_BIN_EXE_awtui"),
+        exit_file.display()
+    );
+    let tmux = session("bell", &script);
+    let mark = d.join("bell-rang");
+    tmux.cmd(&["set-option", "-g", "monitor-bell", "on"]);
+    tmux.cmd(&["set-option", "-g", "bell-action", "any"]);
+    tmux.cmd(&[
+        "set-hook",
+        "-g",
+        "alert-bell",
+        &format!("run-shell \"touch '{}'\"", mark.display()),
+    ]);
+    // What waits when the screen opens does not ring.
+    tmux.wait_for("the first instance and its mention", |s| {
+        s.contains("@first") && s.contains("1 needs attention")
+    });
+    assert!(!mark.exists(), "rang for what was already there");
+    let started = awtui(
+        d,
+        &["start", "help.yaml", "--background", "--instance", "second"],
+    );
+    assert!(started.status.success());
+    tmux.wait_for("the second instance's HELP_REQUEST counted", |s| {
+        s.contains("@second") && s.contains("2 need attention")
+    });
+    // The alert is written in the same poll that showed the count.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !mark.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let rang = mark.exists();
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
+    rang
+}
+
+#[test]
+fn a_new_help_request_rings_the_bell_unless_notify_is_off() {
+    require_tmux();
+    assert!(home_rings_for_a_new_help_request(""), "the default rings");
+    assert!(
+        !home_rings_for_a_new_help_request("[notify]\nbell = false\nosc = \"off\"\n"),
+        "off is off"
+    );
+}
