@@ -316,3 +316,57 @@ async fn list_screen(home: &mut Home, s: &mut Session) -> Result<Next, TuiError>
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(dir: &std::path::Path, name: &str) -> InstanceInfo {
+        let token = dir.join(format!("{name}.token"));
+        std::fs::write(&token, "secret").unwrap();
+        InstanceInfo {
+            instance: name.into(),
+            workflow_name: "review".into(),
+            workflow: dir.join("review.yaml"),
+            workdir: dir.to_path_buf(),
+            home: dir.join(name),
+            pid: std::process::id(),
+            mode: "start".into(),
+            standalone: false,
+            agents: vec!["coder".into()],
+            control: dir.join(format!("{name}.sock")),
+            token_file: token,
+            mcp_url: "http://127.0.0.1:1/mcp".into(),
+            mcp_socket: None,
+            log: None,
+            started: chrono::Utc::now(),
+        }
+    }
+
+    /// A hung instance (its socket accepts, then never answers) and a gone
+    /// one (nothing listens) are listed as not answering, with the agents
+    /// of their record; neither holds up the poll for good.
+    #[tokio::test]
+    async fn instances_that_do_not_answer_are_polled_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let hung = record(dir.path(), "hung");
+        let gone = record(dir.path(), "gone");
+        let listener = tokio::net::UnixListener::bind(&hung.control).unwrap();
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                open.push(stream);
+            }
+        });
+        let polled =
+            futures_util::future::join_all([poll_one(hung.clone()), poll_one(gone.clone())]).await;
+        held.abort();
+        for p in &polled {
+            assert_eq!(p.status, None, "{}", p.info.instance);
+            assert!(p.inbox.is_empty());
+        }
+        let rows = home::rows(&polled, &[]);
+        assert_eq!(rows[0].note, Some("no answer"));
+        assert_eq!(rows[0].total, 1);
+    }
+}

@@ -37,6 +37,14 @@
 //!   focused last shown) from 100, a fourth tab below the agents on
 //!   narrower screens. Its ages are refreshed with each frame and the idle
 //!   wake-up (once a minute).
+//! - `awtui` with no argument opens the home list ([`home`], run by
+//!   `commands::home`); an instance opened from it runs with
+//!   [`QuitAction::Home`]: `H` (`/home`) or `q` goes back to the list, `!`
+//!   (`/attention`) to the attention view, and the instance keeps running.
+//!   Elsewhere those keys say where the list is.
+//! - Every screen re-reads the registry every 3 s for `@` completion of
+//!   instance names and `/stop @other`, which runs `awtui stop @other` as a
+//!   child process (in that instance's folder) and shows what it said.
 
 pub mod action;
 pub mod app;
