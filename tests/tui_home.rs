@@ -273,9 +273,21 @@ fn app(on_quit: QuitAction, jump: Option<Jump>) -> App {
     app
 }
 
+/// The instance screen's last line, drawn at 120 columns.
+fn hints(a: &mut App) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal.draw(|f| awtui::tui::ui::draw(a, f)).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    (0..120)
+        .map(|x| buf[(x, 39)].symbol().to_string())
+        .collect()
+}
+
 #[test]
 fn h_and_bang_leave_for_the_list_only_when_opened_from_it() {
     let mut a = app(QuitAction::Home, None);
+    assert!(hints(&mut a).contains("H home"), "{}", hints(&mut a));
+    assert!(!hints(&mut app(QuitAction::Detach, None)).contains("H home"));
     assert_eq!(
         a.update(Input::Key(key(KeyCode::Char('H')))),
         vec![Effect::Quit]
