@@ -360,3 +360,28 @@ fn stop_at_another_instance_reaches_it_and_at_completes_instances() {
     a.update(Input::Key(key(KeyCode::Tab)));
     assert_eq!(a.bar.input.trim_end(), "/stop @docs");
 }
+
+#[test]
+fn awtui_alone_without_a_terminal_says_what_to_use_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .current_dir(dir.path())
+        .env("AWTUI_STATE_DIR", dir.path().join("state"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs a terminal") && err.contains("awtui list"),
+        "{err}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .args(["--instance", "x"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("awtui <file> --instance <name>"), "{err}");
+}
