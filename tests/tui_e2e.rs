@@ -578,10 +578,11 @@ fn the_home_list_jumps_to_a_help_request_stops_an_instance_and_quits_leaving_the
 }
 
 /// Opens the home screen with `config` as the user's config.toml while the
-/// demo runs as `first`, then starts the help workflow as `second` from
-/// another terminal; whether the terminal's bell rang for its new
-/// HELP_REQUEST (tmux's alert-bell hook marks a file).
-fn home_rings_for_a_new_help_request(config: &str) -> bool {
+/// demo runs as `first` (and, with `inside`, opens `first` from the list),
+/// then starts the help workflow as `second` from another terminal; whether
+/// the terminal's bell rang for its new HELP_REQUEST (tmux's alert-bell
+/// hook marks a file).
+fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     copy_demo(d);
@@ -634,11 +635,28 @@ fn home_rings_for_a_new_help_request(config: &str) -> bool {
         s.contains("@first") && s.contains("1 needs attention")
     });
     assert!(!mark.exists(), "rang for what was already there");
+    if inside {
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the first instance's screen", |s| {
+            s.contains("instance first")
+        });
+    }
     let started = awtui(
         d,
         &["start", "help.yaml", "--background", "--instance", "second"],
     );
     assert!(started.status.success());
+    // Inside: rung by the instance's screen, before going back to the list
+    // (which would write a queued alert itself).
+    let mut rang_inside = false;
+    if inside {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !mark.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        rang_inside = mark.exists();
+        tmux.keys(&["H"]);
+    }
     tmux.wait_for("the second instance's HELP_REQUEST counted", |s| {
         s.contains("@second") && s.contains("2 need attention")
     });
@@ -647,7 +665,7 @@ fn home_rings_for_a_new_help_request(config: &str) -> bool {
     while !mark.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let rang = mark.exists();
+    let rang = if inside { rang_inside } else { mark.exists() };
     tmux.keys(&["q"]);
     assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
     rang
@@ -656,9 +674,16 @@ fn home_rings_for_a_new_help_request(config: &str) -> bool {
 #[test]
 fn a_new_help_request_rings_the_bell_unless_notify_is_off() {
     require_tmux();
-    assert!(home_rings_for_a_new_help_request(""), "the default rings");
     assert!(
-        !home_rings_for_a_new_help_request("[notify]\nbell = false\nosc = \"off\"\n"),
+        home_rings_for_a_new_help_request("", false),
+        "the default rings"
+    );
+    assert!(
+        home_rings_for_a_new_help_request("", true),
+        "it rings inside another instance's screen too"
+    );
+    assert!(
+        !home_rings_for_a_new_help_request("[notify]\nbell = false\nosc = \"off\"\n", false),
         "off is off"
     );
 }
