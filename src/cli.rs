@@ -6,7 +6,8 @@ use clap::{Parser, Subcommand};
 
 /// awtui: a terminal control room for teams of coding agents.
 ///
-/// `awtui <workflow.yaml>` opens the control room (the same as `awtui open`).
+/// `awtui <workflow.yaml>` opens the control room (the same as `awtui open`);
+/// `awtui` alone opens the list of every running instance.
 #[derive(Debug, Parser)]
 #[command(
     name = "awtui",
@@ -18,8 +19,8 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// The workflow file to open in the control room.
-    #[arg(required = true)]
+    /// The workflow file to open in the control room (without it: the list
+    /// of every running instance and what needs your attention).
     pub file: Option<PathBuf>,
     /// Instance name (its context lives in .workflow/<instance>/; default:
     /// the workflow file's name, e.g. `review` for review.yaml).

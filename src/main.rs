@@ -54,8 +54,15 @@ fn dispatch() -> (ExitCode, bool) {
     };
     let hosts = hosts(cli.command.as_ref());
     let Some(command) = cli.command else {
-        // `required = true` on `file` makes clap refuse a bare `awtui`.
-        let file = cli.file.unwrap_or_default();
+        let Some(file) = cli.file else {
+            if cli.instance.is_some() {
+                errln!(
+                    "--instance names the instance of a workflow file: awtui <file> --instance <name>"
+                );
+                return (ExitCode::from(commands::exit::INVALID), false);
+            }
+            return (ExitCode::from(commands::home::run()), false);
+        };
         return (
             ExitCode::from(commands::open::run(&file, cli.instance.as_deref())),
             hosts,

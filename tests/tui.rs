@@ -497,6 +497,7 @@ fn help_is_generated_from_the_keymap() {
     let s = screen(&mut a, 120, 40);
     // The agents' keys follow the global ones, from the keymap.
     assert!(s.contains("[agents]") && s.contains("diff"), "{s}");
+    assert!(s.contains("home") && s.contains("attention"), "{s}");
     insta::assert_snapshot!("help_120x40", s);
     run(&mut a, vec![key(KeyCode::Esc)]);
     assert!(a.help.is_none());

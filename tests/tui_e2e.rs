@@ -475,3 +475,215 @@ fn stopping_this_instance_from_an_attached_screen_says_stopped() {
     let listed = String::from_utf8_lossy(&list.stdout);
     assert!(!listed.contains("@demo"), "stopped: {listed}");
 }
+
+/// A workflow whose one agent asks `user` for help (Agent Mail
+/// HELP_REQUEST) on its first turn.
+fn write_help_workflow(dir: &Path) {
+    std::fs::write(
+        dir.join("help.yaml"),
+        "name: help\nagents:\n  helper:\n    command: ./agents/helper.sh\n    \
+         system_prompt: You ask for help.\nkickoff: |\n  @helper please start.\n",
+    )
+    .unwrap();
+    let script = dir.join("agents/helper.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat >/dev/null\ncat <<'MSG'\n[ol-7] HELP_REQUEST\nIssue Type: STUCK\n\
+         ## Problem\nThe fixture database is gone.\n## Question\nMay I recreate it?\nMSG\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn the_home_list_jumps_to_a_help_request_stops_an_instance_and_quits_leaving_the_rest() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_demo(d);
+    write_help_workflow(d);
+    struct Stop<'a>(&'a Path);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = awtui(self.0, &["stop", "--all"]);
+        }
+    }
+    let _stop = Stop(d);
+    for (file, name) in [("demo.yaml", "first"), ("help.yaml", "second")] {
+        let started = awtui(d, &["start", file, "--background", "--instance", name]);
+        assert!(
+            started.status.success(),
+            "{}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+    }
+    let exit_file = d.join("exit-code");
+    let script = format!(
+        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}'; echo $? > '{}'",
+        d.display(),
+        d.join("config").display(),
+        d.join("state").display(),
+        env!("CARGO_BIN_EXE_awtui"),
+        exit_file.display()
+    );
+    let tmux = session("home", &script);
+    tmux.wait_for("both instances in the list", |s| {
+        s.contains("@first") && s.contains("@second")
+    });
+    // The attention view lists the HELP_REQUEST; Enter jumps to it.
+    tmux.keys(&["!"]);
+    let screen = tmux.wait_for("the HELP_REQUEST in the attention view", |s| {
+        s.contains("HELP_REQUEST") && s.contains("May I recreate it?")
+    });
+    let lines: Vec<&str> = screen.lines().collect();
+    let first_item = lines.iter().position(|l| l.contains("TIME")).unwrap() + 1;
+    let help = lines
+        .iter()
+        .position(|l| l.contains("HELP_REQUEST"))
+        .unwrap();
+    for _ in first_item..help {
+        tmux.keys(&["j"]);
+    }
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second instance's screen at the request", |s| {
+        s.contains("instance second") && s.contains("The fixture database is gone")
+    });
+    // H goes back to the list; the instance keeps running.
+    tmux.keys(&["H"]);
+    tmux.wait_for("the list again", |s| {
+        s.contains("Instances") && s.contains("@second")
+    });
+    // Select the second (rows are oldest first), s, y.
+    tmux.keys(&["g"]);
+    tmux.keys(&["j"]);
+    tmux.keys(&["s"]);
+    tmux.wait_for("the stop question", |s| {
+        s.contains("Stop @second and every agent in it? (y/n)")
+    });
+    tmux.keys(&["y"]);
+    tmux.wait_for("the stop's answer", |s| s.contains("stopped @second"));
+    let list = awtui(d, &["list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("planner@first"), "{listed}");
+    assert!(!listed.contains("@second"), "stopped: {listed}");
+    tmux.wait_for("the list without its row", |s| !s.contains("│@second"));
+    // Quitting leaves the first running.
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
+    assert_eq!(alternate_screen_on(&tmux), "0");
+    let list = awtui(d, &["list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("planner@first"), "still running: {listed}");
+}
+
+/// Opens the home screen with `config` as the user's config.toml while the
+/// demo runs as `first` (and, with `inside`, opens `first` from the list),
+/// then starts the help workflow as `second` from another terminal; whether
+/// the terminal's bell rang for its new HELP_REQUEST (tmux's alert-bell
+/// hook marks a file).
+fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_demo(d);
+    write_help_workflow(d);
+    std::fs::create_dir_all(d.join("config/awtui")).unwrap();
+    std::fs::write(d.join("config/awtui/config.toml"), config).unwrap();
+    struct Stop<'a>(&'a Path);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = awtui(self.0, &["stop", "--all"]);
+        }
+    }
+    let _stop = Stop(d);
+    let started = awtui(
+        d,
+        &["start", "demo.yaml", "--background", "--instance", "first"],
+    );
+    assert!(started.status.success());
+    // The demo's last message (to @user) is in before the screen opens.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let peek = awtui(d, &["peek", "--to", "user@first"]);
+        if String::from_utf8_lossy(&peek.stdout).contains("the review is done") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the demo did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let exit_file = d.join("exit-code");
+    let script = format!(
+        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}'; echo $? > '{}'",
+        d.display(),
+        d.join("config").display(),
+        d.join("state").display(),
+        env!("CARGO_BIN_EXE_awtui"),
+        exit_file.display()
+    );
+    let tmux = session("bell", &script);
+    let mark = d.join("bell-rang");
+    tmux.cmd(&["set-option", "-g", "monitor-bell", "on"]);
+    tmux.cmd(&["set-option", "-g", "bell-action", "any"]);
+    tmux.cmd(&[
+        "set-hook",
+        "-g",
+        "alert-bell",
+        &format!("run-shell \"touch '{}'\"", mark.display()),
+    ]);
+    // What waits when the screen opens does not ring.
+    tmux.wait_for("the first instance and its mention", |s| {
+        s.contains("@first") && s.contains("1 needs attention")
+    });
+    assert!(!mark.exists(), "rang for what was already there");
+    if inside {
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the first instance's screen", |s| {
+            s.contains("instance first")
+        });
+    }
+    let started = awtui(
+        d,
+        &["start", "help.yaml", "--background", "--instance", "second"],
+    );
+    assert!(started.status.success());
+    // Inside: rung by the instance's screen, before going back to the list
+    // (which would write a queued alert itself).
+    let mut rang_inside = false;
+    if inside {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !mark.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        rang_inside = mark.exists();
+        tmux.keys(&["H"]);
+    }
+    tmux.wait_for("the second instance's HELP_REQUEST counted", |s| {
+        s.contains("@second") && s.contains("2 need attention")
+    });
+    // The alert is written in the same poll that showed the count.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !mark.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let rang = if inside { rang_inside } else { mark.exists() };
+    tmux.keys(&["q"]);
+    assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
+    rang
+}
+
+#[test]
+fn a_new_help_request_rings_the_bell_unless_notify_is_off() {
+    require_tmux();
+    assert!(
+        home_rings_for_a_new_help_request("", false),
+        "the default rings"
+    );
+    assert!(
+        home_rings_for_a_new_help_request("", true),
+        "it rings inside another instance's screen too"
+    );
+    assert!(
+        !home_rings_for_a_new_help_request("[notify]\nbell = false\nosc = \"off\"\n", false),
+        "off is off"
+    );
+}

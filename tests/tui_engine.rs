@@ -38,7 +38,7 @@ impl Headless {
             match e {
                 Effect::Command(c) => self.replies.push(Box::pin(self.link.request(c))),
                 Effect::Quit => self.quit = true,
-                Effect::Copy(_) | Effect::Pager(_) => {}
+                Effect::Copy(_) | Effect::Pager(_) | Effect::StopInstance(_) => {}
             }
         }
     }

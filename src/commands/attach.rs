@@ -59,21 +59,32 @@ pub fn run_with(instance: Option<&str>, follow_mode: bool) -> u8 {
     rt.block_on(screen(resolved.info, config))
 }
 
+/// The control room over `info`'s control endpoint with `options` (the
+/// home screen opens instances through here too); how it ended, or the
+/// exit code after saying why it could not connect.
+pub async fn attached(
+    info: &InstanceInfo,
+    options: crate::tui::TuiOptions,
+) -> Result<Result<crate::tui::TuiExit, crate::tui::TuiError>, u8> {
+    let link = connect(info).await?;
+    // Whatever was printed is out before the screen is taken.
+    crate::output::flush();
+    Ok(crate::tui::run(link, options).await)
+}
+
 /// The control room over the instance's control endpoint; quitting detaches.
 async fn screen(info: InstanceInfo, config: crate::tui::Config) -> u8 {
-    let link = match connect(&info).await {
-        Ok(link) => link,
-        Err(code) => return code,
-    };
     let options = crate::tui::TuiOptions {
         config,
         on_quit: crate::tui::QuitAction::Detach,
         ..crate::tui::TuiOptions::default()
     };
-    // Whatever was printed is out before the screen is taken.
-    crate::output::flush();
-    match crate::tui::run(link, options).await {
-        Ok(crate::tui::TuiExit::Detached) => {
+    let ended = match attached(&info, options).await {
+        Ok(ended) => ended,
+        Err(code) => return code,
+    };
+    match ended {
+        Ok(crate::tui::TuiExit::Detached | crate::tui::TuiExit::Home { .. }) => {
             outln!("detached; @{} keeps running", info.instance);
             exit::OK
         }

@@ -4,6 +4,7 @@ pub mod aop_check;
 pub mod attach;
 pub mod ctx;
 pub mod diff;
+pub mod home;
 pub mod host;
 pub mod init;
 pub mod list;

@@ -254,6 +254,11 @@ pub enum Action {
     },
     /// Leave without stopping the instance.
     Detach,
+    /// Back to the list of instances (when opened from it; the instance
+    /// keeps running).
+    Home,
+    /// The attention view of every instance (when opened from the list).
+    Attention,
     /// Move the focus.
     Focus(FocusTarget),
     /// Move inside the focused pane.
@@ -374,6 +379,16 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "leave (stops the agents; quit! skips the question)",
     ),
     ("detach", "detach", "leave, the instance keeps running"),
+    (
+        "home",
+        "home",
+        "back to the list of instances (awtui with no argument)",
+    ),
+    (
+        "attention",
+        "attention",
+        "what waits for you in every instance (awtui with no argument)",
+    ),
     ("focus", "focus next|prev|<pane>", "move the focus"),
     ("up", "up [n]", "select up"),
     ("down", "down [n]", "select down"),
@@ -607,6 +622,8 @@ impl Action {
             "quit" | "q" => no_args(Action::Quit { force: false }),
             "quit!" | "q!" => no_args(Action::Quit { force: true }),
             "detach" => no_args(Action::Detach),
+            "home" => no_args(Action::Home),
+            "attention" => no_args(Action::Attention),
             "focus" => {
                 at_most_one(1)?;
                 let target = match args.first().copied() {

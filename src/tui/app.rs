@@ -80,6 +80,8 @@ pub enum Effect {
     Copy(String),
     /// Show this text in `$PAGER`, suspending the screen.
     Pager(String),
+    /// Stop another running instance (as `awtui stop @name`).
+    StopInstance(String),
     /// Leave the control room.
     Quit,
 }
@@ -120,6 +122,12 @@ pub enum Exit {
     Detached,
     /// The instance ended by itself (or its link broke).
     EngineEnded,
+    /// Back to the home list, or its attention view (the instance keeps
+    /// running).
+    Home {
+        /// The attention view rather than the list.
+        attention: bool,
+    },
 }
 
 /// A line in the status bar.
@@ -235,6 +243,11 @@ pub struct App {
     pub areas: Areas,
     /// Whether the last draw had room for one big pane only.
     pub narrow: bool,
+    /// Where to go once the first snapshot is in (from the attention view).
+    pub jump: Option<super::attention::Jump>,
+    /// Every running instance's name (the loop refreshes it), for `@`
+    /// completion and `/stop @other`.
+    pub instances: Vec<String>,
 }
 
 impl App {
@@ -278,6 +291,8 @@ impl App {
             dirty: true,
             areas: Areas::default(),
             narrow: false,
+            jump: None,
+            instances: Vec::new(),
         }
     }
 
@@ -522,6 +537,9 @@ impl App {
         self.documents.entry = s.entry_document.clone();
         self.cursors = s.cursors;
         self.paused = s.paused;
+        if let Some(jump) = self.jump.take() {
+            self.go_to(jump);
+        }
         let mut effects = Vec::new();
         // Open details may have missed checkpoints while behind: reload.
         if let Some(d) = &self.board.detail {
@@ -542,6 +560,30 @@ impl App {
             }));
         }
         effects
+    }
+
+    /// Shows where an attention item happened: its message selected in
+    /// the channel, or its agent in the agents pane.
+    fn go_to(&mut self, jump: super::attention::Jump) {
+        use super::attention::Jump;
+        match jump {
+            Jump::Message(id) => {
+                self.focus = Pane::Channel;
+                self.main = Pane::Channel;
+                if !self.channel.select_id(id) {
+                    self.error(format!("message #{id} is not among those loaded"));
+                }
+            }
+            Jump::Agent(name) => match self.agents.rows.iter().position(|r| r.name == name) {
+                Some(i) => {
+                    self.agents.selected = i;
+                    self.focus = Pane::Agents;
+                    self.main = Pane::Agents;
+                }
+                None => self.error(format!("there is no agent '{name}' any more")),
+            },
+            Jump::Instance => {}
+        }
     }
 
     /// A fact from the engine.
@@ -744,7 +786,13 @@ impl App {
     }
 
     fn bar_key(&mut self, key: KeyEvent, k: Key) -> Vec<Effect> {
-        let names = self.names();
+        // `@` completes agents, then every running instance.
+        let mut names = self.names();
+        for i in &self.instances {
+            if !names.contains(i) {
+                names.push(i.clone());
+            }
+        }
         match self.bar.event(&key, &names) {
             BarEvent::Consumed => Vec::new(),
             BarEvent::Leave => {
@@ -1008,7 +1056,7 @@ impl App {
     fn quit(&mut self) -> Vec<Effect> {
         match self.options.on_quit {
             QuitAction::Shutdown | QuitAction::Ask => self.shutdown(),
-            QuitAction::Detach => self.detach(),
+            QuitAction::Detach | QuitAction::Home => self.detach(),
         }
     }
 
@@ -1084,6 +1132,19 @@ impl App {
                 self.quit()
             }
             Action::Detach => self.detach(),
+            Action::Home | Action::Attention => {
+                if self.options.on_quit != QuitAction::Home {
+                    self.error(
+                        "the list of instances and the attention view open with awtui \
+                         (no argument)",
+                    );
+                    return Vec::new();
+                }
+                self.exit = Some(Exit::Home {
+                    attention: matches!(action, Action::Attention),
+                });
+                vec![Effect::Quit]
+            }
             Action::Yes => match self.confirm.take().map(|c| c.on_yes) {
                 Some(ConfirmAction::Quit) => self.quit(),
                 Some(ConfirmAction::Delete(file)) => {
@@ -1246,9 +1307,13 @@ impl App {
                     if inst == self.instance {
                         return self.shutdown();
                     }
+                    if !self.agent_known(inst) && self.instances.iter().any(|i| i == inst) {
+                        self.info(format!("stopping @{inst}…"));
+                        return vec![Effect::StopInstance(inst.to_string())];
+                    }
                     if !self.agent_known(inst) {
                         self.error(format!(
-                            "stop: '{inst}' is neither an agent nor this instance ({})",
+                            "stop: '{inst}' is neither an agent, this instance ({}) nor a running instance",
                             self.instance
                         ));
                         return Vec::new();

@@ -1,4 +1,4 @@
-//! The control room's configuration: keys and colours. Defaults ship in
+//! The control room's configuration: keys, colours and notifications. Defaults ship in
 //! `assets/config.toml` (embedded); the user's `config.toml` in
 //! `$XDG_CONFIG_HOME/awtui/` (else `~/.config/awtui/`) overrides entry by
 //! entry. A bad file is an error naming the file and the key, reported
@@ -22,6 +22,8 @@ pub struct Config {
     pub keymap: Keymap,
     /// Colours.
     pub theme: Theme,
+    /// The bell and desktop notifications (`[notify]`).
+    pub notify: super::notify::NotifyConfig,
 }
 
 /// Why a configuration could not be used.
@@ -55,6 +57,14 @@ pub enum ConfigError {
         /// Which colour and why.
         source: ThemeError,
     },
+    /// A `[notify]` entry is wrong.
+    #[error("{path}: {message}")]
+    Notify {
+        /// The file.
+        path: PathBuf,
+        /// Which entry and why.
+        message: String,
+    },
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -64,6 +74,8 @@ struct RawConfig {
     keys: BTreeMap<String, BTreeMap<String, String>>,
     #[serde(default)]
     theme: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    notify: super::notify::RawNotify,
 }
 
 /// Where the user's config file is looked for.
@@ -81,6 +93,7 @@ impl Config {
         let mut config = Config {
             keymap: Keymap::default(),
             theme: Theme::default(),
+            notify: Default::default(),
         };
         config
             .merge(DEFAULT_CONFIG, Path::new("assets/config.toml"))
@@ -106,6 +119,12 @@ impl Config {
             .map_err(|source| ConfigError::Theme {
                 path: path.to_path_buf(),
                 source,
+            })?;
+        self.notify
+            .apply(&raw.notify)
+            .map_err(|message| ConfigError::Notify {
+                path: path.to_path_buf(),
+                message,
             })?;
         Ok(())
     }
@@ -171,5 +190,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("warning"), "{e}");
+        let e = c
+            .merge("[notify]\nosc = \"10\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.toml: [notify] osc"), "{e}");
+        c.merge(
+            "[notify]\nbell = false\nosc = \"off\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        assert!(!c.notify.bell);
+        assert_eq!(c.notify.osc, crate::tui::notify::Osc::Off);
     }
 }

@@ -37,11 +37,22 @@
 //!   focused last shown) from 100, a fourth tab below the agents on
 //!   narrower screens. Its ages are refreshed with each frame and the idle
 //!   wake-up (once a minute).
+//! - `awtui` with no argument opens the home list ([`home`], run by
+//!   `commands::home`); an instance opened from it runs with
+//!   [`QuitAction::Home`]: `H` (`/home`) or `q` goes back to the list, `!`
+//!   (`/attention`) to the attention view, and the instance keeps running.
+//!   Elsewhere those keys say where the list is.
+//! - Every screen re-reads the registry every 3 s for `@` completion of
+//!   instance names and `/stop @other`, which runs `awtui stop @other` as a
+//!   child process (in that instance's folder) and shows what it said.
 
 pub mod action;
 pub mod app;
+pub mod attention;
 pub mod config;
+pub mod home;
 pub mod keymap;
+pub mod notify;
 pub mod panes;
 pub mod terminal;
 pub mod text;
@@ -82,6 +93,9 @@ pub enum QuitAction {
     Ask,
     /// Leave the instance running (for a remote link).
     Detach,
+    /// Leave the instance running and go back to the home list (opened
+    /// from it): `H` and `!` work too.
+    Home,
 }
 
 /// How the control room runs.
@@ -94,6 +108,32 @@ pub struct TuiOptions {
     pub on_quit: QuitAction,
     /// How many recent messages to load at start.
     pub history: usize,
+    /// Where to go once the first snapshot is in (from the attention view).
+    pub jump: Option<attention::Jump>,
+    /// Bytes to write to the terminal between frames (bell and desktop
+    /// notifications from the home screen's poller).
+    pub alerts: Option<Alerts>,
+}
+
+/// A feed of notification bytes shared by the screens of one `awtui`
+/// process (each screen holds it while it is open).
+#[derive(Clone)]
+pub struct Alerts(
+    pub std::sync::Arc<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>>>,
+);
+
+impl std::fmt::Debug for Alerts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Alerts")
+    }
+}
+
+impl Alerts {
+    /// A feed and its sending end.
+    pub fn channel() -> (tokio::sync::mpsc::UnboundedSender<String>, Alerts) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (tx, Alerts(std::sync::Arc::new(tokio::sync::Mutex::new(rx))))
+    }
 }
 
 impl Default for TuiOptions {
@@ -102,6 +142,8 @@ impl Default for TuiOptions {
             config: Config::defaults(),
             on_quit: QuitAction::Shutdown,
             history: 10_000,
+            jump: None,
+            alerts: None,
         }
     }
 }
@@ -133,6 +175,17 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
             utc_offset: local_utc_offset(),
         },
     );
+    app.jump = options.jump.clone();
+    // Notifications from the home screen's poller, written between frames.
+    let mut alerts = match &options.alerts {
+        Some(a) => Some(a.0.clone().lock_owned().await),
+        None => None,
+    };
+    // Every running instance (for `@` completion and `/stop @other`).
+    let mut instances = watch_instances();
+    // Instances being stopped from here: what each stop said.
+    let mut stops: FuturesUnordered<BoxFuture<'static, Result<String, String>>> =
+        FuturesUnordered::new();
     // Replies on their way back to the app (each command's own answer).
     let mut replies: FuturesUnordered<BoxFuture<'static, Result<Reply, RequestError>>> =
         FuturesUnordered::new();
@@ -192,6 +245,26 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                 tracing::warn!("the engine did not stop in time; leaving");
                 app.exit.get_or_insert(TuiExit::Shutdown);
                 vec![Effect::Quit]
+            }
+            Some(bytes) = next_alert(&mut alerts) => {
+                use std::io::Write;
+                let backend = terminal.backend_mut();
+                if let Err(e) = backend.write_all(bytes.as_bytes()).and_then(|()| backend.flush()) {
+                    tracing::warn!("notification: {e}");
+                }
+                Vec::new()
+            }
+            Ok(()) = instances.changed() => {
+                app.instances = instances.borrow_and_update().iter().map(|(n, _)| n.clone()).collect();
+                Vec::new()
+            }
+            Some(said) = stops.next(), if !stops.is_empty() => {
+                app.status = Some(match said {
+                    Ok(text) => app::Status { text, error: false },
+                    Err(text) => app::Status { text, error: true },
+                });
+                app.dirty = true;
+                Vec::new()
             }
             hangup = signals.recv() => {
                 tracing::info!("signal received; quitting");
@@ -256,6 +329,19 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                     }
                     app.dirty = true;
                 }
+                Effect::StopInstance(name) => {
+                    // In its own folder: two instances may share a name.
+                    let dir = instances
+                        .borrow()
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, d)| d.clone())
+                        .unwrap_or_else(|| std::path::PathBuf::from("/"));
+                    let args = vec!["stop".to_string(), format!("@{name}")];
+                    stops.push(Box::pin(
+                        async move { home::child::awtui(&args, &dir).await },
+                    ));
+                }
                 Effect::Quit => quit = true,
             }
         }
@@ -266,6 +352,49 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
     drop(input);
     terminal::restore();
     Ok(app.exit.unwrap_or(TuiExit::EngineEnded))
+}
+
+async fn next_alert(
+    alerts: &mut Option<tokio::sync::OwnedMutexGuard<tokio::sync::mpsc::UnboundedReceiver<String>>>,
+) -> Option<String> {
+    match alerts {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// How often the instance screen re-reads the registry (for `@`
+/// completion and `/stop @other`).
+const INSTANCES_EVERY: Duration = Duration::from_secs(3);
+
+/// Every running instance's name and folder, re-read from the registry
+/// every [`INSTANCES_EVERY`] (the task ends with the screen).
+fn watch_instances() -> tokio::sync::watch::Receiver<Vec<(String, std::path::PathBuf)>> {
+    let (tx, rx) = tokio::sync::watch::channel(Vec::new());
+    tokio::spawn(async move {
+        loop {
+            let found = tokio::task::spawn_blocking(|| {
+                crate::instance::registry::running()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|i| !i.standalone)
+                    .map(|i| (i.instance, i.workdir))
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .unwrap_or_default();
+            tx.send_if_modified(|v| {
+                let changed = *v != found;
+                *v = found;
+                changed
+            });
+            tokio::select! {
+                () = tx.closed() => break,
+                () = tokio::time::sleep(INSTANCES_EVERY) => {}
+            }
+        }
+    });
+    rx
 }
 
 async fn next_input(input: &mut Option<EventStream>) -> Option<std::io::Result<Event>> {
@@ -284,14 +413,14 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 
 /// SIGTERM, SIGHUP and SIGINT (Ctrl-C reaches the app as a key in raw
 /// mode; SIGINT only comes from `kill`).
-struct Signals {
+pub(crate) struct Signals {
     term: Option<tokio::signal::unix::Signal>,
     hup: Option<tokio::signal::unix::Signal>,
     int: Option<tokio::signal::unix::Signal>,
 }
 
 impl Signals {
-    fn new() -> Signals {
+    pub(crate) fn new() -> Signals {
         use tokio::signal::unix::{SignalKind, signal};
         Signals {
             term: signal(SignalKind::terminate()).ok(),
@@ -301,7 +430,7 @@ impl Signals {
     }
 
     /// Resolves on a signal; `true` for a hang-up (the screen is gone).
-    async fn recv(&mut self) -> bool {
+    pub(crate) async fn recv(&mut self) -> bool {
         async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
             match s {
                 Some(s) => {

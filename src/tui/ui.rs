@@ -533,8 +533,12 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
     }
     // In the editor every other key types: no global hints there.
     let editing = app.focus == Pane::Documents && app.documents.editor.is_some();
-    for c in ["focus next", "help", "quit"]
+    // Opened from the home list: the key back to it.
+    let home = (app.options.on_quit == super::QuitAction::Home).then_some("home");
+    for c in ["focus next", "help"]
         .into_iter()
+        .chain(home)
+        .chain(["quit"])
         .filter(|_| !editing)
     {
         if let Some(k) = app.keymap.key_for(Section::Global, c) {

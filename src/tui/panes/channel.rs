@@ -483,6 +483,22 @@ impl Channel {
         }
     }
 
+    /// Selects the message with this id when it is listed (attention
+    /// jumps); false when it is not.
+    pub fn select_id(&mut self, id: u64) -> bool {
+        let pos = self
+            .order
+            .iter()
+            .position(|(i, _)| self.messages[*i].entry.id == id);
+        match pos {
+            Some(p) => {
+                self.select(p);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Jumps to the newest message and follows again.
     pub fn newest(&mut self) {
         self.view = View::Follow;

@@ -1,0 +1,387 @@
+//! The home screen (`awtui` with no argument) and the instance screen's
+//! hooks into it, without a terminal: the list of instances and the
+//! attention view drawn at 120×40 and 80×24 and compared with snapshots;
+//! `H` / `!` leaving an instance for the list, an attention jump selecting
+//! its message or agent, and `/stop @other` reaching another instance.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use awtui::agents::runner::{AgentMetrics, AgentStatus, Budget, PauseReason};
+use awtui::context::{ChannelEntry, mentions};
+use awtui::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
+use awtui::engine::{Command, Reply};
+use awtui::instance::query::{InstanceStatus, PeekItem};
+use awtui::instance::registry::InstanceInfo;
+use awtui::tui::action::{Action, Pane};
+use awtui::tui::app::{App, AppOptions, Effect, Exit, Input};
+use awtui::tui::attention::{Jump, Polled};
+use awtui::tui::home::{Home, HomeEffect};
+use awtui::tui::{Config, QuitAction};
+use chrono::{TimeZone, Utc};
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+
+fn at(h: u32, m: u32, s: u32) -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 15, h, m, s).unwrap()
+}
+
+fn info(name: &str, folder: &str, started: chrono::DateTime<Utc>) -> InstanceInfo {
+    InstanceInfo {
+        instance: name.into(),
+        workflow_name: "review".into(),
+        workflow: format!("{folder}/review.yaml").into(),
+        workdir: folder.into(),
+        home: format!("{folder}/.workflow/{name}").into(),
+        pid: 1,
+        mode: "start".into(),
+        standalone: false,
+        agents: vec!["planner".into(), "coder".into(), "reviewer".into()],
+        control: "/c.sock".into(),
+        token_file: "/c.token".into(),
+        mcp_url: "http://127.0.0.1:1/mcp".into(),
+        mcp_socket: None,
+        log: None,
+        started,
+    }
+}
+
+fn agent(name: &str, status: AgentStatus, cost: f64) -> AgentSnapshot {
+    AgentSnapshot {
+        name: name.into(),
+        backend: "command".into(),
+        model: None,
+        status,
+        metrics: AgentMetrics {
+            cost_usd: cost,
+            ..AgentMetrics::default()
+        },
+    }
+}
+
+fn entry(id: u64, from: &str, text: &str, time: chrono::DateTime<Utc>) -> ChannelEntry {
+    let agents: Vec<String> = ["planner", "coder", "reviewer"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    ChannelEntry {
+        id,
+        timestamp: time,
+        from: from.into(),
+        message: text.into(),
+        mentions: mentions::extract(text, &agents, from),
+        reply_to: None,
+    }
+}
+
+fn inbox(id: u64, from: &str, text: &str, time: chrono::DateTime<Utc>) -> PeekItem {
+    PeekItem {
+        annotations: awtui::protocols::annotate(text),
+        entry: entry(id, from, text, time),
+        priority: None,
+        state: None,
+    }
+}
+
+const HELP: &str = "[ol-7] HELP_REQUEST\nIssue Type: STUCK\n## Problem\nThe fixture database is gone.\n## Question\nMay I recreate it?";
+
+fn polled() -> Vec<Polled> {
+    let api = info("api-refactor", "/home/dev/work/api", at(8, 0, 0));
+    let docs = info(
+        "docs",
+        "/home/dev/projects/a-very-long-folder-name/documentation-site",
+        at(9, 30, 0),
+    );
+    let old = info("nightly", "/srv/ci/nightly", at(1, 0, 0));
+    vec![
+        Polled {
+            status: Some(InstanceStatus {
+                info: api.clone(),
+                agents: vec![
+                    agent("planner", AgentStatus::Thinking, 0.42),
+                    agent("coder", AgentStatus::Failed("exit status 3".into()), 1.1),
+                    agent("reviewer", AgentStatus::Idle, 0.0),
+                ],
+                paused: None,
+                finished: None,
+            }),
+            inbox: vec![
+                inbox(12, "reviewer", "@user the review is done.", at(10, 1, 0)),
+                inbox(15, "coder", HELP, at(10, 5, 0)),
+            ],
+            info: api,
+        },
+        Polled {
+            status: Some(InstanceStatus {
+                info: docs.clone(),
+                agents: vec![agent("writer", AgentStatus::Idle, 0.05)],
+                paused: Some(PauseReason::Budget(Budget::Turns { limit: 40 })),
+                finished: None,
+            }),
+            inbox: vec![],
+            info: docs,
+        },
+        Polled {
+            info: old,
+            status: None,
+            inbox: vec![],
+        },
+    ]
+}
+
+fn home() -> Home {
+    let mut h = Home::new("/home/dev".into(), 0);
+    h.polled(polled(), at(10, 6, 0));
+    h.now = at(10, 12, 34);
+    h
+}
+
+fn draw(home: &Home, w: u16, h: u16) -> String {
+    let area = Rect::new(0, 0, w, h);
+    let mut buf = Buffer::empty(area);
+    awtui::tui::home::view::render(home, &Config::defaults().theme, area, &mut buf);
+    let mut out = String::new();
+    for y in 0..h {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..w {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            line.push_str(sym);
+            skip = awtui::tui::text::width(sym).max(1) - 1;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn key(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+fn no_files(_: &Path) -> Vec<(String, bool)> {
+    Vec::new()
+}
+
+#[test]
+fn home_list_snapshots() {
+    let mut h = home();
+    h.key(key(KeyCode::Char('j')), &no_files);
+    insta::assert_snapshot!("home_list_120x40", draw(&h, 120, 40));
+    insta::assert_snapshot!("home_list_80x24", draw(&h, 80, 24));
+    let text = draw(&h, 80, 24);
+    assert!(text.contains("@api-refactor"), "{text}");
+    assert!(text.contains("1/3"), "one of three working: {text}");
+    assert!(text.contains("$1.52"), "the instance's cost: {text}");
+    assert!(
+        text.contains("(paused)") && text.contains("(no answer)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn attention_view_snapshots() {
+    let mut h = home();
+    h.key(key(KeyCode::Char('!')), &no_files);
+    insta::assert_snapshot!("attention_120x40", draw(&h, 120, 40));
+    insta::assert_snapshot!("attention_80x24", draw(&h, 80, 24));
+    let text = draw(&h, 120, 40);
+    for what in ["HELP_REQUEST", "failed", "paused", "mention"] {
+        assert!(text.contains(what), "{what}: {text}");
+    }
+    // Newest first: the failed agent and the pause were first seen at the
+    // poll (10:06), then the HELP_REQUEST (10:05), then the mention (10:01).
+    let pos = |s: &str| text.find(s).unwrap();
+    assert!(pos("failed") < pos("HELP_REQUEST"));
+    assert!(pos("HELP_REQUEST") < pos("mention"));
+}
+
+#[test]
+fn attention_enter_jumps_to_the_help_request() {
+    let mut h = home();
+    h.key(key(KeyCode::Char('!')), &no_files);
+    let i = h
+        .items
+        .iter()
+        .position(|i| i.kind.label() == "HELP_REQUEST")
+        .unwrap();
+    for _ in 0..i {
+        h.key(key(KeyCode::Char('j')), &no_files);
+    }
+    match h.key(key(KeyCode::Enter), &no_files).as_slice() {
+        [HomeEffect::Open { info, jump }] => {
+            assert_eq!(info.instance, "api-refactor");
+            assert_eq!(*jump, Jump::Message(15));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+// ----- the instance screen's hooks -------------------------------------
+
+fn snapshot() -> Snapshot {
+    Snapshot {
+        workflow: "review".into(),
+        instance: "api-refactor".into(),
+        agents: vec![
+            agent("planner", AgentStatus::Idle, 0.0),
+            agent("coder", AgentStatus::Failed("exit status 3".into()), 0.0),
+            agent("reviewer", AgentStatus::Idle, 0.0),
+        ],
+        messages: (1..=20)
+            .map(|i| {
+                let e = entry(
+                    i,
+                    "planner",
+                    &format!("message {i} for @coder"),
+                    at(10, 0, i as u32),
+                );
+                MessageSnapshot {
+                    annotations: awtui::protocols::annotate(&e.message),
+                    entry: e,
+                }
+            })
+            .collect(),
+        total_messages: 20,
+        documents: vec!["notes.md".into()],
+        entry_document: "notes.md".into(),
+        cursors: BTreeMap::new(),
+        paused: None,
+        ops: Default::default(),
+        tasks: Default::default(),
+        started: Some(at(8, 0, 0)),
+    }
+}
+
+fn app(on_quit: QuitAction, jump: Option<Jump>) -> App {
+    let mut app = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit,
+            utc_offset: 0,
+        },
+    );
+    app.jump = jump;
+    app.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snapshot()),
+    })));
+    app
+}
+
+/// The instance screen's last line, drawn at 120 columns.
+fn hints(a: &mut App) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal.draw(|f| awtui::tui::ui::draw(a, f)).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    (0..120)
+        .map(|x| buf[(x, 39)].symbol().to_string())
+        .collect()
+}
+
+#[test]
+fn h_and_bang_leave_for_the_list_only_when_opened_from_it() {
+    let mut a = app(QuitAction::Home, None);
+    assert!(hints(&mut a).contains("H home"), "{}", hints(&mut a));
+    assert!(!hints(&mut app(QuitAction::Detach, None)).contains("H home"));
+    assert_eq!(
+        a.update(Input::Key(key(KeyCode::Char('H')))),
+        vec![Effect::Quit]
+    );
+    assert_eq!(a.exit, Some(Exit::Home { attention: false }));
+    let mut a = app(QuitAction::Home, None);
+    assert_eq!(
+        a.update(Input::Key(key(KeyCode::Char('!')))),
+        vec![Effect::Quit]
+    );
+    assert_eq!(a.exit, Some(Exit::Home { attention: true }));
+    // q leaves too, and never stops the instance.
+    let mut a = app(QuitAction::Home, None);
+    assert_eq!(
+        a.update(Input::Key(key(KeyCode::Char('q')))),
+        vec![Effect::Quit]
+    );
+    assert_eq!(a.exit, Some(Exit::Detached));
+    // Elsewhere (awtui <file>, attach) the keys say where the list is.
+    let mut a = app(QuitAction::Detach, None);
+    assert!(a.update(Input::Key(key(KeyCode::Char('H')))).is_empty());
+    assert_eq!(a.exit, None);
+    assert!(
+        a.status
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("awtui (no argument)")
+    );
+}
+
+#[test]
+fn a_jump_selects_the_message_or_the_agent_once_the_snapshot_is_in() {
+    let a = app(QuitAction::Home, Some(Jump::Message(7)));
+    assert_eq!(a.focus, Pane::Channel);
+    assert_eq!(a.channel.selected_message().unwrap().entry.id, 7);
+    let a = app(QuitAction::Home, Some(Jump::Agent("coder".into())));
+    assert_eq!(a.focus, Pane::Agents);
+    assert_eq!(a.agents.selected().unwrap().name, "coder");
+    let a = app(QuitAction::Home, Some(Jump::Message(999)));
+    assert!(a.status.as_ref().unwrap().error);
+}
+
+#[test]
+fn stop_at_another_instance_reaches_it_and_at_completes_instances() {
+    let mut a = app(QuitAction::Detach, None);
+    a.instances = vec!["api-refactor".into(), "docs".into()];
+    assert_eq!(
+        a.update(Input::Action(Action::Stop(Some("@docs".into())))),
+        vec![Effect::StopInstance("docs".into())]
+    );
+    // An unknown name is still refused.
+    assert!(
+        a.update(Input::Action(Action::Stop(Some("@nope".into()))))
+            .is_empty()
+    );
+    assert!(a.status.as_ref().unwrap().error);
+    // This instance is stopped as before.
+    assert_eq!(
+        a.update(Input::Action(Action::Stop(Some("@api-refactor".into())))),
+        vec![Effect::Command(Command::Shutdown)]
+    );
+    // `@d` + Tab in the bar completes the other instance's name.
+    let mut a = app(QuitAction::Detach, None);
+    a.instances = vec!["api-refactor".into(), "docs".into()];
+    a.update(Input::Key(key(KeyCode::Char(':'))));
+    for c in "stop @d".chars() {
+        a.update(Input::Key(key(KeyCode::Char(c))));
+    }
+    a.update(Input::Key(key(KeyCode::Tab)));
+    assert_eq!(a.bar.input.trim_end(), "/stop @docs");
+}
+
+#[test]
+fn awtui_alone_without_a_terminal_says_what_to_use_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .current_dir(dir.path())
+        .env("AWTUI_STATE_DIR", dir.path().join("state"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs a terminal") && err.contains("awtui list"),
+        "{err}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .args(["--instance", "x"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("awtui <file> --instance <name>"), "{err}");
+}
