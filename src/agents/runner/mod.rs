@@ -80,6 +80,7 @@ use std::time::Duration;
 
 use crate::context::ChannelEntry;
 use crate::context::mentions::SYSTEM;
+use crate::duration::human;
 use loop_guard::{Cycle, CycleDetector};
 use state::{Activity, AgentState, Phase, Turn};
 
@@ -806,26 +807,6 @@ fn and_list(names: &[String]) -> String {
         [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
-}
-
-/// `90s`, `10m`, `1h30m`, `500ms`.
-fn human(d: Duration) -> String {
-    let secs = d.as_secs();
-    if secs == 0 {
-        return format!("{}ms", d.as_millis());
-    }
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    if s > 0 || out.is_empty() {
-        out.push_str(&format!("{s}s"));
-    }
-    out
 }
 
 #[cfg(test)]
