@@ -172,6 +172,7 @@ fn snapshot(paused: bool) -> Snapshot {
         documents: vec!["findings/review.md".into(), "notes.md".into()],
         entry_document: "notes.md".into(),
         started: None,
+        approvals: Default::default(),
         cursors,
         paused: paused.then(|| PauseReason::Cycle {
             agents: vec!["coder".into(), "reviewer".into()],

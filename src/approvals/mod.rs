@@ -179,6 +179,20 @@ pub enum ApprovalEvent {
     Standing { standing: Vec<Standing> },
 }
 
+/// The approvals as a front end draws them: what waits, the "always"
+/// rules and the workflow's rules (part of the engine's snapshot).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalsSnapshot {
+    /// Requests waiting for a person, oldest first.
+    pub pending: Vec<Request>,
+    /// The "always" decisions, oldest first.
+    pub standing: Vec<Standing>,
+    /// Each asking agent's `approve:` rules.
+    pub rules: BTreeMap<String, RuleSet>,
+    /// The approval timeout, in seconds.
+    pub timeout_secs: u64,
+}
+
 /// Why a decision could not be made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ApprovalError {
@@ -212,6 +226,8 @@ struct Pending {
 }
 
 struct State {
+    /// The agents whose CLI asks (`permissions: ask`).
+    asking: std::collections::HashSet<String>,
     rules: HashMap<String, RuleSet>,
     standing: Vec<Standing>,
     pending: BTreeMap<u64, Pending>,
@@ -259,6 +275,7 @@ impl Approvals {
         Approvals {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
+                    asking: Default::default(),
                     rules: HashMap::new(),
                     standing,
                     pending: BTreeMap::new(),
@@ -335,9 +352,17 @@ impl Approvals {
         let _ = self.inner.events.send(event);
     }
 
-    /// Sets the workflow's `approve:` rules, by agent.
+    /// Sets which agents ask (`permissions: ask`) and their `approve:`
+    /// rules: only they are offered and may call `permission_request`.
     pub fn set_rules(&self, rules: HashMap<String, RuleSet>) {
-        self.lock().rules = rules;
+        let mut state = self.lock();
+        state.asking = rules.keys().cloned().collect();
+        state.rules = rules;
+    }
+
+    /// Whether `agent`'s CLI asks through awtui (`permissions: ask`).
+    pub fn asks(&self, agent: &str) -> bool {
+        self.lock().asking.contains(agent)
     }
 
     /// Sets how long a request waits for a person before it is denied.
@@ -367,6 +392,21 @@ impl Approvals {
     /// The "always" decisions, in the order they were made.
     pub fn standing(&self) -> Vec<Standing> {
         self.lock().standing.clone()
+    }
+
+    /// Everything a front end shows.
+    pub fn snapshot(&self) -> ApprovalsSnapshot {
+        let state = self.lock();
+        ApprovalsSnapshot {
+            pending: state.pending.values().map(|p| p.request.clone()).collect(),
+            standing: state.standing.clone(),
+            rules: state
+                .rules
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            timeout_secs: state.timeout.as_secs(),
+        }
     }
 
     /// The workflow's rules of `agent`.

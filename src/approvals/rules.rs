@@ -187,7 +187,7 @@ pub fn glob(pattern: &str, text: &str) -> bool {
 }
 
 /// An agent's `approve:` rules from the workflow, by verdict.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleSet {
     /// Run without asking.
     pub allow: Vec<Rule>,

@@ -51,6 +51,14 @@ pub enum Command {
     /// end of its stderr log (answered by [`Reply::AgentLogs`]), so a
     /// front end shows them without touching files.
     ReadAgentLogs { agent: String },
+    /// Answer tool approval request `request` as `user`: allow or deny,
+    /// once or always, with a reason for the model.
+    Approve {
+        request: u64,
+        answer: crate::approvals::Answer,
+    },
+    /// Remove one of `agent`'s "always" approval rules (`Bash(make)`).
+    RevokeApproval { agent: String, rule: String },
     /// Stop every agent and end the instance, leaving it on disk.
     Shutdown,
 }
@@ -73,6 +81,8 @@ impl Command {
             Command::Task { .. } => "task",
             Command::ReadTask { .. } => "read_task",
             Command::ReadAgentLogs { .. } => "read_agent_logs",
+            Command::Approve { .. } => "approve",
+            Command::RevokeApproval { .. } => "revoke_approval",
             Command::Shutdown => "shutdown",
         }
     }

@@ -121,6 +121,9 @@ pub struct SharedContext {
     events: broadcast::Sender<ContextEvent>,
     /// The instance's tasks (caw protocol), served by the same MCP server.
     tasks: TaskBoard,
+    /// The instance's tool approvals (`permission_request`), also served
+    /// by the same MCP server.
+    approvals: crate::approvals::Approvals,
 }
 
 impl std::fmt::Debug for SharedContext {
@@ -149,12 +152,25 @@ impl SharedContext {
             store: Arc::new((Mutex::new(locked), Condvar::new())),
             events,
             tasks,
+            approvals: Default::default(),
         }
     }
 
     /// The instance's task board.
     pub fn tasks(&self) -> &TaskBoard {
         &self.tasks
+    }
+
+    /// The same context with `approvals` as its tool approvals (an
+    /// instance keeps them in its folder; the default keeps them in memory).
+    pub fn with_approvals(mut self, approvals: crate::approvals::Approvals) -> Self {
+        self.approvals = approvals;
+        self
+    }
+
+    /// The instance's tool approvals.
+    pub fn approvals(&self) -> &crate::approvals::Approvals {
+        &self.approvals
     }
 
     /// A context in memory for these agents (default file names), for tests

@@ -179,6 +179,8 @@ pub struct App {
     pub deferred: Vec<crate::engine::ops::Deferred>,
     /// The task board, kept up to date by task events.
     pub tasks: crate::engine::tasks::TaskSnapshot,
+    /// Tool approvals: requests waiting, rules (kept up to date by events).
+    pub approvals: crate::approvals::ApprovalsSnapshot,
     /// The agents pane.
     pub agents: Agents,
     /// The channel pane.
@@ -245,6 +247,7 @@ impl App {
             threads: Default::default(),
             deferred: Vec::new(),
             tasks: Default::default(),
+            approvals: Default::default(),
             agents: Agents::default(),
             channel: Channel::default(),
             inbox: Inbox::default(),
@@ -405,6 +408,7 @@ impl App {
         self.threads = s.ops.threads.clone();
         self.deferred = s.ops.deferred.clone();
         self.tasks = s.tasks.clone();
+        self.approvals = s.approvals.clone();
         self.workflow = for_terminal(&s.workflow);
         self.instance = for_terminal(&s.instance);
         self.started = s.started;
@@ -521,6 +525,10 @@ impl App {
                 self.tasks.apply(*change);
                 Vec::new()
             }
+            EngineEvent::Approval { approval } => {
+                self.approval(*approval);
+                Vec::new()
+            }
             EngineEvent::Deferred { deferred } => {
                 self.deferred = deferred;
                 Vec::new()
@@ -538,6 +546,22 @@ impl App {
                 self.threads.insert(id, state);
                 Vec::new()
             }
+        }
+    }
+
+    /// Keeps the approvals up to date.
+    fn approval(&mut self, event: crate::approvals::ApprovalEvent) {
+        use crate::approvals::ApprovalEvent;
+        match event {
+            ApprovalEvent::Requested { request } => {
+                if !self.approvals.pending.iter().any(|r| r.id == request.id) {
+                    self.approvals.pending.push(request);
+                }
+            }
+            ApprovalEvent::Decided { decision } => {
+                self.approvals.pending.retain(|r| r.id != decision.id);
+            }
+            ApprovalEvent::Standing { standing } => self.approvals.standing = standing,
         }
     }
 

@@ -60,6 +60,7 @@ pub fn reserved_flags(kind: BackendKind) -> &'static [&'static str] {
             "--allowed-tools",
             "--permission-mode",
             "--dangerously-skip-permissions",
+            "--permission-prompt-tool",
             "--append-system-prompt",
             "--append-system-prompt-file",
             "--model",
@@ -205,7 +206,8 @@ pub fn opencode_config(user: Option<&str>, url: &str, permissions: Permissions) 
     }
     // The agent's `permissions:` decide edits and shell commands.
     let (edit, bash) = match permissions {
-        Permissions::ReadOnly => ("deny", "deny"),
+        // `ask` is refused by `validate` for opencode; the safe side if reached.
+        Permissions::ReadOnly | Permissions::Ask => ("deny", "deny"),
         Permissions::WorkspaceWrite => ("allow", "deny"),
         Permissions::Full => ("allow", "allow"),
     };
@@ -317,8 +319,22 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
                 Permissions::ReadOnly => "dontAsk",
                 Permissions::WorkspaceWrite => "acceptEdits",
                 Permissions::Full => "bypassPermissions",
+                // Everything that would prompt goes to awtui's approval tool.
+                Permissions::Ask => "default",
             };
             push(&mut args, &["--permission-mode", mode]);
+            if req.permissions == Permissions::Ask && shared {
+                push(
+                    &mut args,
+                    &[
+                        "--permission-prompt-tool",
+                        &format!(
+                            "mcp__{MCP_SERVER_NAME}__{}",
+                            crate::mcp::approval_tools::NAME
+                        ),
+                    ],
+                );
+            }
             if !allowed.is_empty() {
                 args.push("--allowedTools".into());
                 args.push(allowed.join(","));
@@ -359,7 +375,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
         BackendKind::Codex => {
             push(&mut args, &["exec", "--json", "--skip-git-repo-check"]);
             let sandbox = match req.permissions {
-                Permissions::ReadOnly => "read-only",
+                Permissions::ReadOnly | Permissions::Ask => "read-only",
                 Permissions::WorkspaceWrite => "workspace-write",
                 Permissions::Full => "danger-full-access",
             };
@@ -423,7 +439,7 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
                 }
             }
             let mode = match req.permissions {
-                Permissions::ReadOnly => "default",
+                Permissions::ReadOnly | Permissions::Ask => "default",
                 Permissions::WorkspaceWrite => "auto_edit",
                 Permissions::Full => "yolo",
             };
@@ -619,6 +635,21 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(inline).unwrap();
         assert_eq!(v["permission"]["edit"], "deny");
         assert_eq!(v["permission"]["bash"], "deny");
+    }
+
+    #[test]
+    fn claude_asks_awtui_through_the_permission_prompt_tool_with_permissions_ask() {
+        let mut r = req(BackendKind::Claude);
+        r.permissions = Permissions::Ask;
+        let args = invocation(&r).unwrap().args;
+        assert!(has(&args, &["--permission-mode", "default"]));
+        assert!(has(
+            &args,
+            &["--permission-prompt-tool", "mcp__awtui__permission_request"]
+        ));
+        r.permissions = Permissions::WorkspaceWrite;
+        let args = invocation(&r).unwrap().args;
+        assert!(!args.contains(&"--permission-prompt-tool".to_string()));
     }
 
     #[test]

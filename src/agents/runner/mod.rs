@@ -204,6 +204,21 @@ impl Runner {
                 }
             }
             Event::Resume => self.on_resume(now, &mut fx),
+            Event::Approval { agent, waiting } => {
+                if let Some(Phase::Running(t)) = self.agent_mut(&agent).map(|a| &mut a.phase) {
+                    match (waiting, t.waiting_since) {
+                        (true, None) => t.waiting_since = Some(now),
+                        (false, Some(since)) => {
+                            // The wait does not count against the timeout.
+                            t.started_at = t.started_at.after(now.since(since));
+                            t.waiting_since = None;
+                            t.last_activity = now;
+                            t.stalled = false;
+                        }
+                        _ => {}
+                    }
+                }
+            }
             Event::Tick => self.on_tick(now, &mut fx),
         }
         self.schedule(now, &mut fx);
@@ -267,6 +282,7 @@ impl Runner {
             .iter()
             .filter_map(|a| match &a.phase {
                 Phase::RetryWait { at, .. } => Some(*at),
+                Phase::Running(t) if t.waiting_since.is_some() => None,
                 Phase::Running(t) => {
                     let stall =
                         (!t.stalled).then(|| t.last_activity.after(self.config.stall_after));
@@ -564,6 +580,7 @@ impl Runner {
                 Phase::RetryWait { at, .. } if *at <= now => {
                     a.phase = Phase::Idle;
                 }
+                Phase::Running(t) if t.waiting_since.is_some() => {}
                 Phase::Running(t) => {
                     if let Some(limit) = a.turn_timeout
                         && now.since(t.started_at) >= limit
@@ -669,6 +686,7 @@ impl Runner {
                 activity: Activity::Starting,
                 stalled: false,
                 posted: false,
+                waiting_since: None,
             });
         }
     }
