@@ -14,6 +14,10 @@ Controlled by environment variables:
   FAKE_REPLY  the answer text (default "done")
   FAKE_MCP    if set, call channel_send with this message through MCP
   FAKE_ARGV_LOG  append the argv as a JSON line to this file
+  FAKE_ASK    claude: before answering, ask awtui's permission_request about
+              this JSON {"tool": ..., "input": ...} (as Claude Code does with
+              --permission-prompt-tool) and append the answer's text to the
+              file FAKE_ASK_LOG
 """
 import json
 import os
@@ -49,7 +53,7 @@ def require(cond, msg):
         die(msg)
 
 
-def mcp_call(tool, arguments):
+def mcp_call(tool, arguments, timeout=30):
     """One MCP session over streamable HTTP: initialize, then tools/call."""
     url = os.environ["AWTUI_MCP_URL"]
     token = os.environ["AWTUI_TOKEN"]
@@ -64,7 +68,7 @@ def mcp_call(tool, arguments):
         if session:
             h["Mcp-Session-Id"] = session
         req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=h)
-        with urllib.request.urlopen(req, timeout=30) as resp:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             sid = resp.headers.get("Mcp-Session-Id") or session
             text = resp.read().decode()
         for line in text.splitlines():
@@ -139,6 +143,17 @@ def main():
         if MODE == "gate":
             while not os.path.exists(os.environ["FAKE_GATE"]):
                 time.sleep(0.05)
+        if os.environ.get("FAKE_ASK"):
+            tool = "mcp__awtui__permission_request"
+            require(arg_after("--permission-prompt-tool") == tool, "--permission-prompt-tool missing")
+            require(arg_after("--permission-mode") == "default", "permissions: ask needs mode default")
+            ask = json.loads(os.environ["FAKE_ASK"])
+            result = mcp_call("permission_request", {
+                "tool_name": ask["tool"], "input": ask["input"], "tool_use_id": "toolu_ask"},
+                timeout=600)
+            text = result["result"]["content"][0]["text"]
+            with open(os.environ["FAKE_ASK_LOG"], "a") as f:
+                f.write(text + "\n")
         if os.environ.get("FAKE_MCP"):
             emit({"type": "assistant", "message": {"content": [
                 {"type": "tool_use", "id": "t1", "name": "mcp__awtui__channel_send", "input": {}}]}})
