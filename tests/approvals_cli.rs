@@ -116,7 +116,7 @@ fn a_denial_from_the_shell_reaches_the_cli_with_its_reason() {
             .any(|m| {
                 m["from"] == "system"
                     && m["message"].as_str().unwrap_or("").contains(
-                        "approval #1: denied Bash \"git push\" for @cc (user: not on main)",
+                        "approval #1: denied Bash \"git push\" for cc (user: not on main)",
                     )
             })
             .then_some(())

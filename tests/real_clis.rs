@@ -816,12 +816,12 @@ fn claude_asks_and_the_person_answers_from_the_shell() {
     );
     let system = r.from("system");
     for line in [
-        "approval #1: allowed Bash \"echo once > once.txt\" for @a (user)",
+        "approval #1: allowed Bash \"echo once > once.txt\" for a (user)",
         "approval #2: denied Write",
         "(user: write the tests first)",
-        "approval #3: allowed Bash \"echo again >> always.txt\" for @a (user, always Bash(echo again >> always.txt))",
-        "approval #4: allowed Bash \"echo again >> always.txt\" for @a (rule Bash(echo again >> always.txt))",
-        "approval #5: denied Bash \"rm -f once.txt\" for @a (rule Bash(rm *))",
+        "approval #3: allowed Bash \"echo again >> always.txt\" for a (user, always Bash(echo again >> always.txt))",
+        "approval #4: allowed Bash \"echo again >> always.txt\" for a (rule Bash(echo again >> always.txt))",
+        "approval #5: denied Bash \"rm -f once.txt\" for a (rule Bash(rm *))",
     ] {
         assert!(
             system.iter().any(|m| m.contains(line)),

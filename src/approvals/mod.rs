@@ -123,7 +123,9 @@ impl Decision {
     }
 
     /// One compact line for the channel and logs:
-    /// `approval #3: allowed Bash "git status" for @coder (user, always Bash(git status))`.
+    /// `approval #3: allowed Bash "git status" for coder (user, always Bash(git status))`.
+    /// It mentions nobody (the agent's plain name, quoted text made inert):
+    /// a line that woke the agent would make it ask again, endlessly.
     pub fn summary(&self) -> String {
         let verb = if self.verdict == Verdict::Allow {
             "allowed"
@@ -144,10 +146,10 @@ impl Decision {
         if let Some(r) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) {
             how.push_str(&format!(": {}", r.trim()));
         }
-        format!(
-            "approval #{}: {verb} {} {subject:?} for @{} ({how})",
+        crate::context::mentions::inert(&format!(
+            "approval #{}: {verb} {} {subject:?} for {} ({how})",
             self.id, self.tool, self.agent
-        )
+        ))
     }
 }
 
@@ -818,8 +820,30 @@ mod tests {
         );
         assert_eq!(
             got.summary(),
-            "approval #1: denied Write \"x\" for @coder (user: write tests first)"
+            "approval #1: denied Write \"x\" for coder (user: write tests first)"
         );
+    }
+
+    #[test]
+    fn the_channel_line_wakes_nobody() {
+        let d = Decision {
+            id: 7,
+            agent: "coder".into(),
+            tool: "Bash".into(),
+            subject: "echo @reviewer @all".into(),
+            verdict: Verdict::Allow,
+            by: BY_RULE.into(),
+            rule: Some(Rule::parse("Bash(echo *)").unwrap()),
+            reason: Some("ask @user".into()),
+            at: Utc::now(),
+        };
+        let line = d.summary();
+        let agents = vec!["coder".to_string(), "reviewer".to_string()];
+        assert!(
+            crate::context::mentions::extract(&line, &agents, "system").is_empty(),
+            "{line}"
+        );
+        assert!(line.contains("for coder (rule Bash(echo *): ask"), "{line}");
     }
 
     #[tokio::test]

@@ -831,7 +831,9 @@ impl Driver {
                     .map_err(|e| e.to_string())?;
                 self.post(
                     SYSTEM,
-                    &format!("approval rule revoked: @{agent} {rule} (by user)"),
+                    &crate::context::mentions::inert(&format!(
+                        "approval rule revoked: {agent} {rule} (by user)"
+                    )),
                 );
             }
             Command::Shutdown => {
