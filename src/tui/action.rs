@@ -988,9 +988,45 @@ mod tests {
                 "doc" | "new" => format!("{name} x.md"),
                 "resolve" => "resolve mine".to_string(),
                 "task" => "task release".to_string(),
+                "revoke" => "revoke @a Bash(make)".to_string(),
                 _ => name.to_string(),
             };
             assert!(Action::parse(&sample).is_ok(), "{sample} ({usage})");
         }
+    }
+
+    #[test]
+    fn approve_and_deny_take_a_number_always_and_a_reason() {
+        let decide = |request, allow, always, reason: Option<&str>| Action::Decide {
+            request,
+            allow,
+            always,
+            reason: reason.map(str::to_string),
+        };
+        assert_eq!(
+            Action::parse("approve"),
+            Ok(decide(None, true, false, None))
+        );
+        assert_eq!(
+            Action::parse("approve #3 always"),
+            Ok(decide(Some(3), true, true, None))
+        );
+        assert_eq!(
+            Action::parse("deny 3 use  the helper"),
+            Ok(decide(Some(3), false, false, Some("use  the helper")))
+        );
+        assert_eq!(
+            Action::parse("deny always not here"),
+            Ok(decide(None, false, true, Some("not here")))
+        );
+        assert!(Action::parse("approve 3 because").is_err());
+        assert!(Action::parse("revoke @a Bash(x").is_err());
+        assert_eq!(
+            Action::parse("revoke @a Bash(git status*)"),
+            Ok(Action::Revoke {
+                agent: "a".into(),
+                rule: "Bash(git status*)".into()
+            })
+        );
     }
 }
