@@ -153,6 +153,7 @@ fn app() -> App {
         documents: vec!["notes.md".into()],
         entry_document: "notes.md".into(),
         started: None,
+        approvals: Default::default(),
         cursors,
         paused: None,
         ops: Default::default(),

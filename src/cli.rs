@@ -158,6 +158,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Allow a tool call an agent's CLI asks about (`permissions: ask`), or
+    /// list what waits when no request is given.
+    Approve {
+        #[command(flatten)]
+        decision: DecisionArgs,
+    },
+    /// Deny a tool call an agent's CLI asks about; the model gets the
+    /// reason.
+    Deny {
+        #[command(flatten)]
+        decision: DecisionArgs,
+    },
     /// The task board of a running instance: tasks grouped by status with
     /// holder, dependencies, last checkpoint and age.
     Tasks {
@@ -412,4 +424,24 @@ pub enum DocCommand {
     },
     /// Delete a document.
     Delete { file: String },
+}
+
+/// `awtui approve` / `awtui deny`: which request, how, where.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DecisionArgs {
+    /// The request's number (`#3` or `3`); without it, list what waits.
+    pub request: Option<String>,
+    /// Keep the decision for this agent: for the call's exact command or
+    /// file, or for RULE (such as 'Bash(git status*)') when given.
+    #[arg(long, value_name = "RULE", num_args = 0..=1, default_missing_value = "")]
+    pub always: Option<String>,
+    /// Why (the model sees it when denied).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// The instance (default: the only one running).
+    #[arg(long)]
+    pub instance: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
 }

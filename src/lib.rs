@@ -1,5 +1,6 @@
 //! awtui: a terminal control room for teams of coding agents.
 pub mod agents;
+pub mod approvals;
 pub mod cli;
 pub mod commands;
 pub mod context;

@@ -142,6 +142,12 @@ fn dispatch() -> (ExitCode, bool) {
             tasks,
         }),
         Command::Tasks { instance, json } => commands::tasks::run(instance.as_deref(), json),
+        Command::Approve { decision } => {
+            commands::approve::run(awtui::approvals::Verdict::Allow, &decision)
+        }
+        Command::Deny { decision } => {
+            commands::approve::run(awtui::approvals::Verdict::Deny, &decision)
+        }
         Command::Diff {
             target,
             turn,

@@ -456,3 +456,63 @@ async fn event_streams_carry_only_json_messages() {
     }
     handle.stop().await;
 }
+
+/// `permission_request` over real MCP: offered only to agents whose CLI
+/// asks (`permissions: ask`), refused to others; its answer is one text
+/// block of Claude Code's JSON, sent once the person decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_request_waits_for_the_decision_and_answers_as_claude_code_expects() {
+    use awtui::approvals::{Answer, RuleSet, Verdict};
+    let inst = Instance::start().await;
+    let approvals = inst.handle.context().approvals().clone();
+    approvals.set_rules([("coder".to_string(), RuleSet::default())].into());
+    let (coder, _) = http_client(inst.handle.url(), &inst.token("coder")).await;
+    let (reviewer, _) = http_client(inst.handle.url(), &inst.token("reviewer")).await;
+    let offered =
+        |tools: Vec<rmcp::model::Tool>| tools.iter().any(|t| t.name == "permission_request");
+    assert!(offered(coder.list_all_tools().await.unwrap()));
+    assert!(!offered(reviewer.list_all_tools().await.unwrap()));
+    let e = call_err(
+        &reviewer,
+        "permission_request",
+        json!({"tool_name": "Bash", "input": {"command": "ls"}}),
+    )
+    .await;
+    assert!(e.contains("permissions: ask"), "{e}");
+
+    let asking = tokio::spawn(async move {
+        call(
+            &coder,
+            "permission_request",
+            json!({"tool_name": "Write", "input": {"file_path": "a.txt", "content": "x"},
+                   "tool_use_id": "toolu_9"}),
+        )
+        .await
+    });
+    let mut pending = Vec::new();
+    for _ in 0..400 {
+        pending = approvals.pending();
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(pending.len(), 1, "the request never arrived");
+    assert_eq!(pending[0].agent, "coder");
+    assert_eq!(pending[0].tool_use_id.as_deref(), Some("toolu_9"));
+    approvals
+        .decide(
+            pending[0].id,
+            Answer {
+                verdict: Some(Verdict::Allow),
+                ..Answer::default()
+            },
+            "user",
+        )
+        .unwrap();
+    assert_eq!(
+        asking.await.unwrap(),
+        json!({"behavior": "allow", "updatedInput": {"file_path": "a.txt", "content": "x"}})
+    );
+    inst.handle.stop().await;
+}

@@ -277,11 +277,25 @@ fn run(
     workflow: &str,
     models: &[(&Cli, ModelScript)],
 ) -> Run {
+    let servers = models
+        .iter()
+        .map(|(cli, script)| (*cli, rt.block_on(llm_server::start_model(script.clone()))))
+        .collect();
+    run_with(w, workflow, servers, &mut || {})
+}
+
+/// [`run`] against fake models already started (`(url, log)` per CLI),
+/// calling `during` every 50 ms while the run goes on.
+fn run_with(
+    w: &World,
+    workflow: &str,
+    servers: Vec<(&Cli, (String, Log))>,
+    during: &mut dyn FnMut(),
+) -> Run {
     let root = w.tmp.path();
     let mut env = common_env(root, &wrap_clis(w));
     let mut logs: Vec<Log> = Vec::new();
-    for (cli, script) in models {
-        let (url, log) = rt.block_on(llm_server::start_model(script.clone()));
+    for (cli, (url, log)) in servers {
         env.extend(cli_env(root, cli, &url));
         logs.push(log);
     }
@@ -299,6 +313,7 @@ fn run(
             let _ = Command::new("kill").arg(pid.to_string()).status();
             panic!("awtui run took longer than {RUN_LIMIT:?}");
         }
+        during();
         std::thread::sleep(Duration::from_millis(50));
     }
     let out = waiter.join().unwrap().unwrap();
@@ -868,4 +883,162 @@ fn opencode_keeps_the_projects_mcp_servers_only_when_asked() {
 #[test]
 fn codex_keeps_the_users_mcp_servers_only_when_asked() {
     keeps_user_servers_only_when_asked(&CODEX, "codex_keeps_the_users_mcp_servers_only_when_asked");
+}
+
+/// `permissions: ask` with the real Claude Code: each Bash command and
+/// file write goes to awtui's `permission_request` and waits; the person
+/// answers from the shell (`awtui approve|deny`): a Bash command allowed
+/// once runs, a write denied with a reason does not happen and the model
+/// receives the reason, an "always" answer lets the same command through
+/// the second time without asking, and a workflow `deny` rule answers at
+/// once. Every decision is a system line in the channel and a line of
+/// `approvals.jsonl`.
+#[test]
+fn claude_asks_and_the_person_answers_from_the_shell() {
+    if isolated("claude_asks_and_the_person_answers_from_the_shell") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let denied = w.dir.join("denied.txt");
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+         \x20   permissions: ask\n    approve:\n      deny: Bash(rm *)\n\
+         limits:\n  retries: 0\nkickoff: \"@a do the work\"\n",
+        CLAUDE.model
+    );
+    let steps = vec![
+        (
+            "Bash".to_string(),
+            json!({"command": "echo once > once.txt"}),
+        ),
+        (
+            "Write".to_string(),
+            json!({"file_path": denied.display().to_string(), "content": "no\n"}),
+        ),
+        (
+            "Bash".to_string(),
+            json!({"command": "echo again >> always.txt"}),
+        ),
+        (
+            "Bash".to_string(),
+            json!({"command": "echo again >> always.txt"}),
+        ),
+        ("Bash".to_string(), json!({"command": "rm -f once.txt"})),
+    ];
+    let server = rt.block_on(llm_server::start_steps(steps, "Work done."));
+    // The person: answers each request as it appears, from the shell.
+    let mut answered: Vec<(u64, String)> = Vec::new();
+    let mut answer = || {
+        let out = w
+            .cmd(&["approve", "--instance", "t", "--json"])
+            .output()
+            .unwrap();
+        let Ok(pending) = serde_json::from_slice::<Vec<Value>>(&out.stdout) else {
+            return;
+        };
+        for p in pending {
+            let id = p["id"].as_u64().unwrap();
+            if answered.iter().any(|(a, _)| *a == id) {
+                continue;
+            }
+            let (tool, command) = (p["tool"].as_str().unwrap(), &p["input"]["command"]);
+            let id_text = id.to_string();
+            let args: Vec<&str> = match (tool, command.as_str()) {
+                ("Bash", Some("echo once > once.txt")) => vec!["approve", &id_text],
+                ("Write", _) => vec!["deny", &id_text, "--reason", "write the tests first"],
+                ("Bash", Some("echo again >> always.txt")) => {
+                    vec!["approve", &id_text, "--always"]
+                }
+                _ => vec!["deny", &id_text, "--reason", "unexpected"],
+            };
+            let mut full = args.clone();
+            full.extend(["--instance", "t"]);
+            let done = w.cmd(&full).output().unwrap();
+            assert!(
+                done.status.success(),
+                "awtui {full:?}: {}",
+                String::from_utf8_lossy(&done.stderr)
+            );
+            answered.push((id, format!("{tool} {}", command.as_str().unwrap_or(""))));
+        }
+    };
+    let r = run_with(&w, &workflow, vec![(&CLAUDE, server)], &mut answer);
+    let why = format!("answered: {answered:?}\n{}", r.explain());
+    assert_eq!(
+        answered
+            .iter()
+            .map(|(_, what)| what.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "Bash echo once > once.txt",
+            "Write ",
+            "Bash echo again >> always.txt"
+        ],
+        "the person was asked exactly these, once each\n{why}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("once.txt"))
+            .ok()
+            .as_deref(),
+        Some("once\n"),
+        "the Bash command allowed once ran; the rm the rule denies did not\n{why}"
+    );
+    assert!(!denied.exists(), "the denied write happened\n{why}");
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("always.txt"))
+            .ok()
+            .as_deref(),
+        Some("again\nagain\n"),
+        "the always-allowed command ran twice\n{why}"
+    );
+    // The model received the person's reason and the rule's.
+    let results: Vec<String> = r
+        .requests
+        .iter()
+        .flat_map(|q| {
+            q.body["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|m| m["content"].as_array().cloned())
+                .flatten()
+                .filter(|b| b["type"] == "tool_result")
+                .map(|b| b["content"].to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        results.iter().any(|c| c.contains("write the tests first")),
+        "the model never saw the reason\n{why}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|c| c.contains("Denied by the workflow rule Bash(rm *)")),
+        "the model never saw the rule's deny\n{why}"
+    );
+    let system = r.from("system");
+    for line in [
+        "approval #1: allowed Bash \"echo once > once.txt\" for a (user)",
+        "approval #2: denied Write",
+        "(user: write the tests first)",
+        "approval #3: allowed Bash \"echo again >> always.txt\" for a (user, always Bash(echo again >> always.txt))",
+        "approval #4: allowed Bash \"echo again >> always.txt\" for a (rule Bash(echo again >> always.txt))",
+        "approval #5: denied Bash \"rm -f once.txt\" for a (rule Bash(rm *))",
+    ] {
+        assert!(
+            system.iter().any(|m| m.contains(line)),
+            "no system line with {line:?}\n{why}"
+        );
+    }
+    let journal =
+        std::fs::read_to_string(w.dir.join(".workflow/t/approvals.jsonl")).unwrap_or_default();
+    let decided = journal
+        .lines()
+        .filter(|l| l.contains("\"record\":\"decided\""))
+        .count();
+    assert_eq!(decided, 5, "{journal}\n{why}");
 }

@@ -799,6 +799,42 @@ fn turn_timeout_kills_and_retries() {
 }
 
 #[test]
+fn waiting_for_approval_pauses_the_turn_timeout_and_shows_in_the_status() {
+    let mut config = RunnerConfig::new(RunMode::Start, ["coder"]);
+    config.agents[0].turn_timeout = Some(Duration::from_secs(600));
+    let mut sim = Sim::new(config);
+    let (t1, _) = started(&sim.start(Some("@coder go")), "coder");
+    sim.advance(500_000);
+    sim.send(Event::Approval {
+        agent: "coder".into(),
+        waiting: true,
+    });
+    assert_eq!(sim.status("coder"), AgentStatus::WaitingForApproval);
+    assert_eq!(
+        AgentStatus::WaitingForApproval.to_string(),
+        "waiting for approval"
+    );
+    // Nothing falls due while it waits: not the timeout, not a stall.
+    assert_eq!(sim.runner.next_deadline(), None);
+    let fx = sim.advance(3_600_000);
+    assert!(!fx.iter().any(|e| matches!(e, Effect::KillTurn { .. })));
+    assert_eq!(sim.status("coder"), AgentStatus::WaitingForApproval);
+    sim.send(Event::Approval {
+        agent: "coder".into(),
+        waiting: false,
+    });
+    assert_ne!(sim.status("coder"), AgentStatus::WaitingForApproval);
+    // 500 s ran before the wait; the timeout falls due 100 s after it.
+    let fx = sim.advance(99_000);
+    assert!(!fx.iter().any(|e| matches!(e, Effect::KillTurn { .. })));
+    let fx = sim.advance(1_000);
+    assert!(fx.contains(&Effect::KillTurn {
+        agent: "coder".into(),
+        turn: t1
+    }));
+}
+
+#[test]
 fn stop_kills_and_keeps_messages_restart_wakes() {
     let mut sim = Sim::with(RunMode::Start, &["coder"]);
     let (t1, _) = started(&sim.start(Some("@coder go")), "coder");

@@ -172,6 +172,7 @@ fn snapshot(paused: bool) -> Snapshot {
         documents: vec!["findings/review.md".into(), "notes.md".into()],
         entry_document: "notes.md".into(),
         started: None,
+        approvals: Default::default(),
         cursors,
         paused: paused.then(|| PauseReason::Cycle {
             agents: vec!["coder".into(), "reviewer".into()],
@@ -1893,4 +1894,217 @@ fn agent_mail_shows_context_usage_and_which_messages_await_an_ack() {
         .unwrap();
     assert!(offering.contains(" acked"), "{s}");
     assert!(!offering.contains("awaits"), "{s}");
+}
+
+// ----- approvals ---------------------------------------------------------
+
+fn approval_request(id: u64, tool: &str, input: serde_json::Value) -> awtui::approvals::Request {
+    awtui::approvals::Request {
+        id,
+        agent: "coder".into(),
+        tool: tool.into(),
+        input,
+        tool_use_id: Some(format!("toolu_{id:02}")),
+        at: chrono::Utc.with_ymd_and_hms(2026, 1, 15, 10, 5, 0).unwrap(),
+        context: Some("Fixing the parser now; running the tests next.".into()),
+    }
+}
+
+fn asked(a: &mut App, request: awtui::approvals::Request) {
+    run(
+        a,
+        vec![Input::Engine(EngineEvent::Approval {
+            approval: Box::new(awtui::approvals::ApprovalEvent::Requested { request }),
+        })],
+    );
+}
+
+/// An app with the coder waiting for approval of an edit (and a Bash
+/// command after it).
+fn app_with_approvals() -> App {
+    let mut a = app();
+    a.approvals.timeout_secs = 600;
+    run(
+        &mut a,
+        vec![Input::Engine(EngineEvent::Status {
+            agent: "coder".into(),
+            status: AgentStatus::WaitingForApproval,
+        })],
+    );
+    asked(
+        &mut a,
+        approval_request(
+            3,
+            "Edit",
+            serde_json::json!({"file_path": "src/parser.rs",
+                "old_string": "let n = s.len();\nparse(n)",
+                "new_string": "let n = s.chars().count();\nparse(n)?"}),
+        ),
+    );
+    asked(
+        &mut a,
+        approval_request(4, "Bash", serde_json::json!({"command": "cargo test -q"})),
+    );
+    a
+}
+
+#[test]
+fn approval_card_shows_the_agent_the_diff_its_last_message_and_the_keys() {
+    let mut a = app_with_approvals();
+    let wide = screen(&mut a, 120, 40);
+    for needed in [
+        "approval #3",
+        "@coder wants to run Edit",
+        "--- src/parser.rs",
+        "- let n = s.len();",
+        "+ let n = s.chars().count();",
+        "last message: Fixing the parser now",
+        "1 more waiting after this one",
+        "y allow once",
+        "waiting for approval",
+    ] {
+        assert!(wide.contains(needed), "no {needed:?} in\n{wide}");
+    }
+    insta::assert_snapshot!("approval_card_120x40", wide);
+    insta::assert_snapshot!("approval_card_80x24", screen(&mut a, 80, 24));
+}
+
+#[test]
+fn card_keys_allow_deny_with_a_reason_and_keep_always_rules() {
+    use awtui::approvals::{Answer, Verdict};
+    let answer = |verdict, always: bool, reason: Option<&str>| Answer {
+        verdict: Some(verdict),
+        always,
+        rule: None,
+        reason: reason.map(str::to_string),
+    };
+    let mut a = app_with_approvals();
+    assert_eq!(
+        run(&mut a, vec![ch('y')]),
+        vec![Effect::Command(Command::Approve {
+            request: 3,
+            answer: answer(Verdict::Allow, false, None)
+        })]
+    );
+    assert_eq!(
+        run(&mut a, vec![ch('a')]),
+        vec![Effect::Command(Command::Approve {
+            request: 3,
+            answer: answer(Verdict::Allow, true, None)
+        })]
+    );
+    assert_eq!(
+        run(&mut a, vec![ch('d')]),
+        vec![Effect::Command(Command::Approve {
+            request: 3,
+            answer: answer(Verdict::Deny, true, None)
+        })]
+    );
+    // n: the reason is typed in the bar, then Enter.
+    assert!(run(&mut a, vec![ch('n')]).is_empty());
+    assert_eq!(a.focus, Pane::Bar);
+    let mut keys = typed("use the helper");
+    keys.push(key(KeyCode::Enter));
+    assert_eq!(
+        run(&mut a, keys),
+        vec![Effect::Command(Command::Approve {
+            request: 3,
+            answer: answer(Verdict::Deny, false, Some("use the helper"))
+        })]
+    );
+    // The same from the command grammar, by number.
+    let mut keys = vec![Input::Action(Action::Prompt("/".into()))];
+    keys.extend(typed("approve #4 always"));
+    keys.push(key(KeyCode::Enter));
+    assert_eq!(
+        run(&mut a, keys),
+        vec![Effect::Command(Command::Approve {
+            request: 4,
+            answer: answer(Verdict::Allow, true, None)
+        })]
+    );
+    // Once decided (the engine says so) the next request's card shows.
+    run(
+        &mut a,
+        vec![Input::Engine(EngineEvent::Approval {
+            approval: Box::new(awtui::approvals::ApprovalEvent::Decided {
+                decision: awtui::approvals::Decision {
+                    id: 3,
+                    agent: "coder".into(),
+                    tool: "Edit".into(),
+                    subject: "src/parser.rs".into(),
+                    verdict: Verdict::Deny,
+                    by: "user".into(),
+                    rule: None,
+                    reason: None,
+                    at: chrono::Utc::now(),
+                },
+            }),
+        })],
+    );
+    assert_eq!(a.card().map(|r| r.id), Some(4));
+    // Esc leaves the bar; a second puts the card away; the keys go back
+    // to the panes.
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    assert_ne!(a.focus, Pane::Bar);
+    assert!(a.card().is_some());
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    assert!(a.card().is_none());
+    assert!(run(&mut a, vec![ch('y')]).is_empty());
+    // A newer request brings it back.
+    asked(
+        &mut a,
+        approval_request(
+            5,
+            "Write",
+            serde_json::json!({"file_path": "x", "content": "y"}),
+        ),
+    );
+    assert_eq!(a.card().map(|r| r.id), Some(4));
+}
+
+#[test]
+fn rules_view_lists_workflow_rules_and_always_decisions_with_how_to_revoke() {
+    use awtui::approvals::{Rule, RuleSet, Standing, Verdict};
+    let mut a = app();
+    a.approvals.timeout_secs = 600;
+    a.approvals.rules.insert(
+        "coder".into(),
+        RuleSet {
+            allow: vec![Rule::parse("Bash(git status*)").unwrap()],
+            deny: vec![Rule::parse("Bash(rm *)").unwrap()],
+            ask: vec![Rule::parse("Write").unwrap()],
+        },
+    );
+    run(
+        &mut a,
+        vec![Input::Engine(EngineEvent::Approval {
+            approval: Box::new(awtui::approvals::ApprovalEvent::Standing {
+                standing: vec![Standing {
+                    agent: "coder".into(),
+                    rule: Rule::parse("Bash(cargo test -q)").unwrap(),
+                    verdict: Verdict::Allow,
+                }],
+            }),
+        })],
+    );
+    let mut keys = vec![Input::Action(Action::Prompt("/".into()))];
+    keys.extend(typed("rules"));
+    keys.push(key(KeyCode::Enter));
+    run(&mut a, keys);
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("/revoke @coder Bash(cargo test -q)"), "{s}");
+    insta::assert_snapshot!("approval_rules_120x40", s);
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    assert!(a.rules_view.is_none());
+    let mut keys = vec![Input::Action(Action::Prompt("/".into()))];
+    keys.extend(typed("revoke @coder Bash(cargo test -q)"));
+    keys.push(key(KeyCode::Enter));
+    assert_eq!(
+        run(&mut a, keys),
+        vec![Effect::Command(Command::RevokeApproval {
+            agent: "coder".into(),
+            rule: "Bash(cargo test -q)".into()
+        })]
+    );
 }

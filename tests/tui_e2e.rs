@@ -687,3 +687,169 @@ fn a_new_help_request_rings_the_bell_unless_notify_is_off() {
         "off is off"
     );
 }
+
+/// The decisions in the instance's approvals journal (any instance folder).
+fn journal_decisions(dir: &Path) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for inst in std::fs::read_dir(dir.join(".workflow"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(inst.path().join("approvals.jsonl")).unwrap_or_default();
+        out.extend(
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|v| v["record"] == "decided")
+                .map(|v| v["decision"].clone()),
+        );
+    }
+    out
+}
+
+/// The approval card in a real terminal: a (fake) Claude Code agent with
+/// `permissions: ask` asks before `git push` on each turn; the card shows
+/// it, `y` allows once, `n` + a reason typed in the bar denies, `a` keeps
+/// an "always" rule so the next turn is not asked, and quitting while a
+/// request waits denies it.
+#[test]
+fn the_approval_card_and_its_keys_in_a_real_terminal() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(root().join("tests/fakes/fake_agent.py"), bin.join("claude"))
+        .unwrap();
+    let log = d.join("answers.log");
+    std::fs::write(
+        d.join("cc.yaml"),
+        format!(
+            "name: appr\nagents:\n  cc:\n    backend: claude\n    permissions: ask\n    env:\n      PATH: \"{}:{}\"\n      FAKE_ASK: '{{\"tool\": \"Bash\", \"input\": {{\"command\": \"git push\"}}}}'\n      FAKE_ASK_LOG: \"{}\"\nkickoff: \"@cc push it\"\n",
+            bin.display(),
+            std::env::var("PATH").unwrap(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    let answers = || std::fs::read_to_string(&log).unwrap_or_default();
+    let exit_file = d.join("exit-code");
+    let script = format!(
+        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' cc.yaml; echo $? > '{}'",
+        d.display(),
+        d.join("config").display(),
+        d.join("state").display(),
+        env!("CARGO_BIN_EXE_awtui"),
+        exit_file.display()
+    );
+    let tmux = session("approve", &script);
+    let card =
+        |id: u32| move |s: &str| s.contains(&format!("approval #{id}")) && s.contains("$ git push");
+    let s = tmux.wait_for("the first card", card(1));
+    assert!(s.contains("@cc wants to run Bash"), "{s}");
+    assert!(s.contains("waiting for approval"), "{s}");
+    // y: allowed once.
+    tmux.keys(&["y"]);
+    tmux.wait_for("the allow in the channel", |s| {
+        s.contains("approval #1: allowed Bash")
+    });
+    assert!(
+        answers().contains("\"behavior\":\"allow\""),
+        "{}",
+        answers()
+    );
+
+    // A new turn asks again; n puts /deny 2 in the bar for a reason.
+    tmux.keys(&["i"]);
+    tmux.text("@cc again");
+    tmux.keys(&["Enter"]);
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the second card", card(2));
+    tmux.keys(&["n"]);
+    tmux.wait_for("the deny in the bar", |s| s.contains("› /deny 2"));
+    tmux.text("not on main");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the deny in the channel", |s| {
+        s.contains("approval #2: denied Bash")
+    });
+    assert!(
+        answers().contains("Denied by user: not on main"),
+        "{}",
+        answers()
+    );
+
+    // a: always; the next turn is answered by the rule, with no card.
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["i"]);
+    tmux.text("@cc once more");
+    tmux.keys(&["Enter"]);
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the third card", card(3));
+    tmux.keys(&["a"]);
+    tmux.keys(&["i"]);
+    tmux.text("@cc and again");
+    tmux.keys(&["Enter"]);
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the rule's allow in the channel", |s| {
+        s.contains("approval #4: allowed Bash") && s.contains("(rule Bash(git push))")
+    });
+    let decided = journal_decisions(d);
+    assert!(
+        decided[3..].iter().all(|d| d["by"] == "rule"),
+        "after the always, only the rule answers: {decided:?}"
+    );
+
+    // Revoked, the rule no longer answers: the next turn asks, and
+    // quitting while it waits denies it.
+    tmux.keys(&[":"]);
+    tmux.text("revoke @cc Bash(git push)");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the revoke in the channel", |s| {
+        s.contains("approval rule revoked: cc Bash(git push)")
+    });
+    tmux.keys(&["Escape"]);
+    let asked_before = decided.len();
+    tmux.keys(&["i"]);
+    tmux.text("@cc last");
+    tmux.keys(&["Enter"]);
+    tmux.keys(&["Escape"]);
+    let last = asked_before + 1;
+    tmux.wait_for("the last card", card(last as u32));
+    tmux.keys(&["q"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !exit_file.exists() {
+        if tmux.capture().contains("(y/") {
+            tmux.keys(&["y"]);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no exit; screen:\n{}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        wait_exit(&tmux, &exit_file),
+        "0",
+        "screen:\n{}",
+        tmux.capture()
+    );
+    let decided = journal_decisions(d);
+    let end = decided
+        .iter()
+        .find(|x| x["id"] == last)
+        .unwrap_or_else(|| panic!("#{last} was never decided: {decided:?}"));
+    assert_eq!(
+        (
+            end["verdict"].as_str(),
+            end["by"].as_str(),
+            end["reason"].as_str()
+        ),
+        (
+            Some("deny"),
+            Some("awtui"),
+            Some("the instance ended while the request waited")
+        ),
+        "{decided:?}"
+    );
+}

@@ -226,6 +226,7 @@ fn attention_enter_jumps_to_the_help_request() {
 
 fn snapshot() -> Snapshot {
     Snapshot {
+        approvals: Default::default(),
         workflow: "review".into(),
         instance: "api-refactor".into(),
         agents: vec![

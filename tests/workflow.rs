@@ -503,7 +503,7 @@ fn permissions_are_one_of_three_and_default_to_workspace_write() {
     assert_error(
         "agents:\n  a:\n    backend: claude\n    permissions: read-onyl\n",
         "4:18",
-        "unknown permissions 'read-onyl' (did you mean 'read-only'?); one of: read-only, workspace-write, full",
+        "unknown permissions 'read-onyl' (did you mean 'read-only'?); one of: read-only, workspace-write, full, ask",
     );
     let loaded = awtui::workflow::load_str(
         "agents:\n  a:\n    backend: claude\n  b:\n    backend: codex\n    permissions: full\n",
@@ -651,5 +651,60 @@ fn api_backends_say_extra_mcp_servers_are_not_supported() {
         "agents:\n  bot:\n    model: anthropic/claude-x\n    mcp:\n      gh:\n        command: gh-mcp\n",
         "5:7",
         "agent 'bot': 'mcp' is not supported by the anthropic backend",
+    );
+}
+
+#[test]
+fn approve_rules_parse_and_mean_permissions_ask() {
+    let loaded = ok(
+        "agents:\n  a:\n    backend: claude\n    approve:\n      allow: [\"Bash(git status*)\", Read]\n      deny: Bash(rm *)\n      ask:\n        - Write\nlimits:\n  approval_timeout: 2m\n",
+    );
+    let a = &loaded.workflow.agents[0];
+    assert_eq!(a.permissions, awtui::workflow::Permissions::Ask);
+    let shown =
+        |rules: &[awtui::approvals::Rule]| rules.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+    assert_eq!(shown(&a.approve.allow), ["Bash(git status*)", "Read"]);
+    assert_eq!(shown(&a.approve.deny), ["Bash(rm *)"]);
+    assert_eq!(shown(&a.approve.ask), ["Write"]);
+    assert_eq!(
+        loaded.workflow.limits.approval_timeout,
+        Some(std::time::Duration::from_secs(120))
+    );
+}
+
+#[test]
+fn approve_rules_are_checked_where_they_are_written() {
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    approve:\n      allow: [\"Bash(git\"]\n",
+        "5:15",
+        "approve.allow: 'Bash(git' is not Tool or Tool(pattern)",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    approve:\n      alow: Bash\n",
+        "5:7",
+        "unknown key 'alow' in agent 'a': approve (did you mean 'allow'?)",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: claude\n    permissions: full\n    approve:\n      allow: Bash\n",
+        "6:7",
+        "approve: rules answer the CLI's questions, so they need permissions: ask (this agent has permissions: full)",
+    );
+}
+
+#[test]
+fn permissions_ask_is_refused_for_clis_without_a_permission_hook() {
+    for backend in ["codex", "opencode", "cursor"] {
+        assert_error(
+            &format!("agents:\n  a:\n    backend: {backend}\n    permissions: ask\n"),
+            "4:18",
+            &format!(
+                "permissions: ask needs a CLI that lets awtui answer its permission prompts, and only Claude Code does (--permission-prompt-tool); {backend} has no such hook"
+            ),
+        );
+    }
+    assert_error(
+        "agents:\n  a:\n    backend: gemini\n    model: gemini-2.5-flash\n    approve:\n      allow: Bash\n",
+        "6:7",
+        "only Claude Code does",
     );
 }

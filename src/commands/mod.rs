@@ -1,6 +1,7 @@
 //! The implementations behind each subcommand; `main` only dispatches here.
 //! Each returns the process exit code.
 pub mod aop_check;
+pub mod approve;
 pub mod attach;
 pub mod ctx;
 pub mod diff;

@@ -92,6 +92,18 @@ pub fn describe(event: &EngineEvent, verbose: bool) -> Option<Said> {
             Level::WARN,
         ),
         EngineEvent::Resumed => ("▶ resumed".to_string(), Level::INFO),
+        // A headless run has no card: say what waits and how to answer.
+        EngineEvent::Approval { approval } => match approval.as_ref() {
+            crate::approvals::ApprovalEvent::Requested { request } => (
+                format!(
+                    "? {}  → awtui approve {id} | awtui deny {id} [--reason TEXT] [--always]",
+                    super::approve::render(request).trim_end(),
+                    id = request.id
+                ),
+                Level::WARN,
+            ),
+            _ => return None,
+        },
         EngineEvent::Notice { text } => (format!("! {}", for_terminal(text)), Level::WARN),
         EngineEvent::Activity { agent, activity } if verbose => match activity {
             BackendEvent::ToolCall { name } => (
@@ -196,6 +208,35 @@ pub fn json(text: impl Into<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_waiting_approval_says_how_to_answer_it_from_the_shell() {
+        let request = crate::approvals::Request {
+            id: 4,
+            agent: "coder".into(),
+            tool: "Bash".into(),
+            input: serde_json::json!({"command": "make\u{1b}[2J"}),
+            tool_use_id: None,
+            at: chrono::Utc::now(),
+            context: None,
+        };
+        let said = describe(
+            &EngineEvent::Approval {
+                approval: Box::new(crate::approvals::ApprovalEvent::Requested { request }),
+            },
+            false,
+        )
+        .unwrap();
+        assert_eq!(said.level, Level::WARN);
+        assert!(said.text.contains("#4 @coder wants Bash"), "{}", said.text);
+        assert!(said.text.contains("$ make"), "{}", said.text);
+        assert!(!said.text.contains('\u{1b}'), "{}", said.text);
+        assert!(
+            said.text.contains("awtui approve 4 | awtui deny 4"),
+            "{}",
+            said.text
+        );
+    }
 
     #[test]
     fn failures_are_warnings_and_carry_no_escapes() {

@@ -23,6 +23,13 @@ pub fn is_valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// `text` with every `@` that would start a mention made inert (a
+/// fullwidth `＠`, which reads the same): for system lines that quote
+/// what someone else wrote (an approval's command) and must wake nobody.
+pub fn inert(text: &str) -> String {
+    text.replace('@', "\u{FF20}")
+}
+
 /// Every `@name` token in `message`, with the byte offset of its `@`.
 pub fn scan(message: &str) -> Vec<(usize, &str)> {
     let bytes = message.as_bytes();

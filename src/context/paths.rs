@@ -9,10 +9,11 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 15] = [
+pub const RESERVED_FILES: [&str; 16] = [
     "agents",
     "workflow.json",
     "tasks.jsonl",
+    "approvals.jsonl",
     "ops-state.json",
     "state.json",
     "instance.json",

@@ -64,6 +64,14 @@ pub enum Command {
         agent: String,
         op: crate::workspace::view::WorkspaceOp,
     },
+    /// Answer tool approval request `request` as `user`: allow or deny,
+    /// once or always, with a reason for the model.
+    Approve {
+        request: u64,
+        answer: crate::approvals::Answer,
+    },
+    /// Remove one of `agent`'s "always" approval rules (`Bash(make)`).
+    RevokeApproval { agent: String, rule: String },
     /// Stop every agent and end the instance, leaving it on disk.
     Shutdown,
 }
@@ -88,6 +96,8 @@ impl Command {
             Command::ReadAgentLogs { .. } => "read_agent_logs",
             Command::ReadDiff { .. } => "read_diff",
             Command::Workspace { .. } => "workspace",
+            Command::Approve { .. } => "approve",
+            Command::RevokeApproval { .. } => "revoke_approval",
             Command::Shutdown => "shutdown",
         }
     }

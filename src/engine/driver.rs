@@ -48,6 +48,7 @@ pub struct Driver {
     pub events: broadcast::Sender<EngineEvent>,
     pub ctx_events: broadcast::Receiver<ContextEvent>,
     task_events: broadcast::Receiver<crate::tasks::TaskEvent>,
+    approval_events: broadcast::Receiver<crate::approvals::ApprovalEvent>,
     announcer: super::tasks::Announcer,
     pub commands: mpsc::UnboundedReceiver<Envelope>,
     pub notices: Vec<String>,
@@ -109,12 +110,14 @@ impl Driver {
         let ops = OpsState::load(&cx.state_root);
         let ops_files = OpsFiles::new(&cx.state_root);
         let task_events = cx.context.tasks().subscribe();
+        let approval_events = cx.context.approvals().subscribe();
         Driver {
             runner,
             cx,
             mcp,
             events,
             task_events,
+            approval_events,
             announcer: super::tasks::Announcer::default(),
             ctx_events,
             commands,
@@ -183,6 +186,7 @@ impl Driver {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
                 ev = self.ctx_events.recv() => self.context_event(ev),
                 ev = self.task_events.recv() => self.task_event(ev),
+                ev = self.approval_events.recv() => self.approval_event(ev),
                 () = next_tick(&mut stale_check) => {
                     self.release_stale(u64::from(release_after.unwrap_or(u32::MAX)));
                 }
@@ -407,6 +411,10 @@ impl Driver {
                 }
             }
             Effect::KillTurn { agent, turn } => {
+                self.cx.context.approvals().close_agent(
+                    &agent,
+                    "the agent's turn was stopped while the request waited",
+                );
                 if let Some(running) = self.running.get_mut(&agent)
                     && running.turn == turn
                 {
@@ -566,6 +574,10 @@ impl Driver {
             Some(r) if r.turn == turn => {
                 orphans::clear(&self.cx.state_root, &agent);
                 self.cx.context.tasks().set_in_turn(&agent, false);
+                self.cx
+                    .context
+                    .approvals()
+                    .close_agent(&agent, "the agent's turn ended while the request waited");
                 self.running
                     .remove(&agent)
                     .map(|r| (r.messages, r.tool_lists_at_start))
@@ -956,7 +968,13 @@ impl Driver {
             Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
                 return Err(unknown(&agent));
             }
-            Command::Stop { agent } => self.handle(Event::Stop { agent }),
+            Command::Stop { agent } => {
+                self.cx
+                    .context
+                    .approvals()
+                    .close_agent(&agent, "the agent was stopped while the request waited");
+                self.handle(Event::Stop { agent })
+            }
             Command::Restart { agent } => self.handle(Event::Restart { agent }),
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
@@ -964,6 +982,27 @@ impl Driver {
                     .context
                     .ack(&agent, until)
                     .map_err(|e| e.to_string())?;
+            }
+            Command::Approve { request, answer } => {
+                self.cx
+                    .context
+                    .approvals()
+                    .decide(request, answer, USER)
+                    .map_err(|e| e.to_string())?;
+            }
+            Command::RevokeApproval { agent, rule } => {
+                let rule = crate::approvals::Rule::parse(&rule).map_err(|e| e.to_string())?;
+                self.cx
+                    .context
+                    .approvals()
+                    .revoke(&agent, &rule)
+                    .map_err(|e| e.to_string())?;
+                self.post(
+                    SYSTEM,
+                    &crate::context::mentions::inert(&format!(
+                        "approval rule revoked: {agent} {rule} (by user)"
+                    )),
+                );
             }
             Command::Shutdown => {
                 let pending = self.pending();
@@ -1105,6 +1144,7 @@ impl Driver {
             ops: self.ops.clone(),
             tasks: super::tasks::snapshot(self.cx.context.tasks()),
             started: Some(self.started),
+            approvals: self.cx.context.approvals().snapshot(),
         })
     }
 
@@ -1139,10 +1179,65 @@ impl Driver {
         }
     }
 
+    /// Follows the approvals: front ends see each change; the runner
+    /// learns who waits (its status, its paused timeout); every decision
+    /// becomes one system line in the channel.
+    fn approval_event(
+        &mut self,
+        event: Result<crate::approvals::ApprovalEvent, broadcast::error::RecvError>,
+    ) {
+        use crate::approvals::ApprovalEvent;
+        let event = match event {
+            Ok(e) => e,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                self.notice(format!(
+                    "{n} approval updates were missed; the snapshot is current"
+                ));
+                return;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let waiting = |d: &Driver, agent: &str| d.cx.context.approvals().is_waiting(agent);
+        match &event {
+            ApprovalEvent::Requested { request } => {
+                tracing::info!(
+                    "approval #{} asked by {}: {} {}",
+                    request.id,
+                    request.agent,
+                    request.tool,
+                    request.subject()
+                );
+                let waiting = waiting(self, &request.agent);
+                self.handle(Event::Approval {
+                    agent: request.agent.clone(),
+                    waiting,
+                });
+            }
+            ApprovalEvent::Decided { decision } => {
+                tracing::info!("{}", decision.summary());
+                self.post(SYSTEM, &decision.summary());
+                let waiting = waiting(self, &decision.agent);
+                self.handle(Event::Approval {
+                    agent: decision.agent.clone(),
+                    waiting,
+                });
+            }
+            ApprovalEvent::Standing { .. } => {}
+        }
+        self.emit(EngineEvent::Approval {
+            approval: Box::new(event),
+        });
+    }
+
     /// Stops what still runs, waits briefly for it, and releases the
     /// instance's resources.
     async fn end(mut self, outcome: RunOutcome) -> RunOutcome {
         let outcome = self.without_tools_outcome(outcome);
+        // Nobody will answer any more: the CLIs get a deny, not silence.
+        self.cx
+            .context
+            .approvals()
+            .close_all("the instance ended while the request waited");
         for running in self.running.values_mut() {
             running.stopper.stop();
         }

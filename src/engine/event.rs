@@ -64,6 +64,11 @@ pub enum EngineEvent {
     Task {
         change: Box<crate::tasks::TaskEvent>,
     },
+    /// A tool approval was requested or decided, or the "always" rules
+    /// changed.
+    Approval {
+        approval: Box<crate::approvals::ApprovalEvent>,
+    },
 }
 
 /// Everything a front end needs to draw the instance from scratch (the
@@ -91,6 +96,9 @@ pub struct Snapshot {
     /// attaches later shows the instance's up time, not its own.
     #[serde(default)]
     pub started: Option<chrono::DateTime<chrono::Utc>>,
+    /// Tool approvals: what waits, the rules.
+    #[serde(default)]
+    pub approvals: crate::approvals::ApprovalsSnapshot,
 }
 
 /// One agent in a snapshot.

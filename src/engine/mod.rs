@@ -81,6 +81,11 @@ pub enum EngineError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot open the approvals journal {path}: {source}")]
+    Approvals {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// A running instance.
@@ -200,7 +205,39 @@ impl Engine {
             .map_err(|e| SetupError::InstanceName(format!("workspace setup panicked: {e}")))?
             .map_err(|(agent, source)| EngineError::Workspace { agent, source })?
         };
-        let context = SharedContext::with_tasks(store, tasks);
+        let approvals =
+            if temporary {
+                crate::approvals::Approvals::default()
+            } else {
+                let (approvals, reopened) = crate::approvals::Approvals::open(&state_root)
+                    .map_err(|source| EngineError::Approvals {
+                        path: state_root.join(crate::approvals::journal::APPROVALS_FILE),
+                        source,
+                    })?;
+                notices.extend(reopened.warnings);
+                notices.extend(
+                    reopened
+                        .closed
+                        .iter()
+                        .map(|d| format!("{} (left waiting by the last run)", d.summary())),
+                );
+                approvals
+            };
+        approvals.set_rules(
+            workflow
+                .agents
+                .iter()
+                .filter(|a| a.permissions == crate::workflow::Permissions::Ask)
+                .map(|a| (a.name.clone(), a.approve.clone()))
+                .collect(),
+        );
+        approvals.set_timeout(
+            workflow
+                .limits
+                .approval_timeout
+                .unwrap_or(crate::approvals::DEFAULT_TIMEOUT),
+        );
+        let context = SharedContext::with_tasks(store, tasks).with_approvals(approvals);
         let ctx_events = context.subscribe();
         let agents = workflow.agent_names();
         // `context: false`: agents share nothing, so there is no server to

@@ -987,6 +987,7 @@ mod tests {
             documents: Vec::new(),
             entry_document: "notes.md".into(),
             started: None,
+            approvals: Default::default(),
             tasks: Default::default(),
             cursors: Default::default(),
             paused: None,

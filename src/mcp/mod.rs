@@ -23,6 +23,7 @@
 //! - Results are JSON objects, sent once, as text content (no tool declares
 //!   an output schema, so there is no structured copy).
 
+pub mod approval_tools;
 pub mod bridge;
 pub mod endpoint;
 pub mod identity;

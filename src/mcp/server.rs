@@ -135,10 +135,15 @@ impl ServerHandler for ContextServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let mut list = self.tool_list.to_vec();
         if let Ok(caller) = caller_of(&context.extensions) {
             self.tools.context().note_tool_list(&caller);
+            // Only agents whose CLI asks through awtui see the approval tool.
+            if self.tools.context().approvals().asks(&caller) {
+                list.push(to_tool(super::approval_tools::spec()));
+            }
         }
-        Ok(ListToolsResult::with_all_items(self.tool_list.to_vec()))
+        Ok(ListToolsResult::with_all_items(list))
     }
 
     async fn call_tool(
@@ -150,10 +155,15 @@ impl ServerHandler for ContextServer {
         let tools = self.tools.clone();
         let name = request.name.into_owned();
         let args = request.arguments;
-        // Store calls may fsync: keep them off the async workers.
-        let result = tokio::task::spawn_blocking(move || tools.call(&caller, &name, args))
-            .await
-            .map_err(internal)?;
+        let result = if name == super::approval_tools::NAME {
+            // Waits for a decision: async, never on a blocking thread.
+            super::approval_tools::call(tools.context(), &caller, args).await
+        } else {
+            // Store calls may fsync: keep them off the async workers.
+            tokio::task::spawn_blocking(move || tools.call(&caller, &name, args))
+                .await
+                .map_err(internal)?
+        };
         match result {
             Ok(value) => Ok(one_payload(&value, false)),
             Err(ToolError::Failed(message)) => Ok(one_payload(&json!({ "error": message }), true)),

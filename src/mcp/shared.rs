@@ -125,6 +125,9 @@ pub struct SharedContext {
     /// what "its CLI connected to awtui's tools" looks like from the
     /// server, for every CLI alike.
     tool_lists: Arc<Mutex<std::collections::HashMap<String, u64>>>,
+    /// The instance's tool approvals (`permission_request`), also served
+    /// by the same MCP server.
+    approvals: crate::approvals::Approvals,
 }
 
 impl std::fmt::Debug for SharedContext {
@@ -154,6 +157,7 @@ impl SharedContext {
             events,
             tasks,
             tool_lists: Arc::default(),
+            approvals: Default::default(),
         }
     }
 
@@ -173,6 +177,18 @@ impl SharedContext {
     /// The instance's task board.
     pub fn tasks(&self) -> &TaskBoard {
         &self.tasks
+    }
+
+    /// The same context with `approvals` as its tool approvals (an
+    /// instance keeps them in its folder; the default keeps them in memory).
+    pub fn with_approvals(mut self, approvals: crate::approvals::Approvals) -> Self {
+        self.approvals = approvals;
+        self
+    }
+
+    /// The instance's tool approvals.
+    pub fn approvals(&self) -> &crate::approvals::Approvals {
+        &self.approvals
     }
 
     /// A context in memory for these agents (default file names), for tests

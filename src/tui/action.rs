@@ -22,7 +22,13 @@
 //! task done [task] [outcome…] | task fail [task] [error…]
 //! task filter [from:NAME] [type:STATUS] [bead:ID] [words…] | task filter off
 //! prompt [text]            (focus the command bar, pre-filled)
+//! approve [#id] [always] | deny [#id] [always] [reason…]
+//! rules | revoke @agent <rule>
 //! ```
+//!
+//! `approve` and `deny` answer a tool approval request (the one on the card
+//! without a number); `always` keeps the answer as a rule for the agent
+//! (the call's exact command or file).
 //!
 //! In the command bar a line starting with `/` is an action, any other line
 //! is posted to the channel as `user`; `//text` posts `/text`.
@@ -348,6 +354,26 @@ pub enum Action {
     Yes,
     /// Answer no to a question.
     No,
+    /// Answer a tool approval request (the card's without a number).
+    Decide {
+        /// The request.
+        request: Option<u64>,
+        /// Allow or deny.
+        allow: bool,
+        /// Keep it as a rule for the agent.
+        always: bool,
+        /// Why (the model sees it on a deny).
+        reason: Option<String>,
+    },
+    /// Show or hide the approval rules.
+    Rules,
+    /// Remove one of an agent's "always" rules.
+    Revoke {
+        /// The agent.
+        agent: String,
+        /// The rule, as shown (`Bash(make)`).
+        rule: String,
+    },
 }
 
 /// Why a command could not be read.
@@ -468,6 +494,22 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "change the task board (the selected task when none is named)",
     ),
     ("prompt", "prompt [text]", "type in the command bar"),
+    (
+        "approve",
+        "approve [#id] [always]",
+        "allow a tool call an agent asks about (the card's)",
+    ),
+    (
+        "deny",
+        "deny [#id] [always] [reason]",
+        "deny a tool call an agent asks about; the model gets the reason",
+    ),
+    ("rules", "rules", "show the approval rules"),
+    (
+        "revoke",
+        "revoke @agent <rule>",
+        "remove an \"always\" approval rule",
+    ),
     ("yes", "yes", "answer yes"),
     ("no", "no", "answer no"),
 ];
@@ -819,6 +861,44 @@ impl Action {
                     None => String::new(),
                 },
             )),
+            "approve" | "deny" => {
+                let mut words = rest.splitn(3, char::is_whitespace).peekable();
+                let request = match words.peek() {
+                    Some(w) if w.trim_start_matches('#').parse::<u64>().is_ok() => {
+                        Some(message_id(head, words.next().unwrap_or_default())?)
+                    }
+                    _ => None,
+                };
+                let always = words
+                    .peek()
+                    .is_some_and(|w| matches!(*w, "always" | "--always"));
+                if always {
+                    words.next();
+                }
+                let reason: String = words.collect::<Vec<_>>().join(" ").trim().to_string();
+                if head == "approve" && !reason.is_empty() {
+                    return Err(usage(head, "takes no reason (deny does)"));
+                }
+                Ok(Action::Decide {
+                    request,
+                    allow: head == "approve",
+                    always,
+                    reason: (!reason.is_empty()).then_some(reason),
+                })
+            }
+            "rules" => no_args(Action::Rules),
+            "revoke" => match rest.split_once(char::is_whitespace) {
+                Some((agent, rule)) if !rule.trim().is_empty() => {
+                    let agent = agent_name(head, agent)?;
+                    let rule = crate::approvals::Rule::parse(rule)
+                        .map_err(|e| usage(head, e.to_string()))?;
+                    Ok(Action::Revoke {
+                        agent,
+                        rule: rule.to_string(),
+                    })
+                }
+                _ => Err(usage(head, "which agent and rule?")),
+            },
             other => Err(ParseError::Unknown(other.to_string())),
         }
     }
@@ -1056,9 +1136,45 @@ mod tests {
                 "resolve" => "resolve mine".to_string(),
                 "task" => "task release".to_string(),
                 "revert" => "revert 2".to_string(),
+                "revoke" => "revoke @a Bash(make)".to_string(),
                 _ => name.to_string(),
             };
             assert!(Action::parse(&sample).is_ok(), "{sample} ({usage})");
         }
+    }
+
+    #[test]
+    fn approve_and_deny_take_a_number_always_and_a_reason() {
+        let decide = |request, allow, always, reason: Option<&str>| Action::Decide {
+            request,
+            allow,
+            always,
+            reason: reason.map(str::to_string),
+        };
+        assert_eq!(
+            Action::parse("approve"),
+            Ok(decide(None, true, false, None))
+        );
+        assert_eq!(
+            Action::parse("approve #3 always"),
+            Ok(decide(Some(3), true, true, None))
+        );
+        assert_eq!(
+            Action::parse("deny 3 use  the helper"),
+            Ok(decide(Some(3), false, false, Some("use  the helper")))
+        );
+        assert_eq!(
+            Action::parse("deny always not here"),
+            Ok(decide(None, false, true, Some("not here")))
+        );
+        assert!(Action::parse("approve 3 because").is_err());
+        assert!(Action::parse("revoke @a Bash(x").is_err());
+        assert_eq!(
+            Action::parse("revoke @a Bash(git status*)"),
+            Ok(Action::Revoke {
+                agent: "a".into(),
+                rule: "Bash(git status*)".into()
+            })
+        );
     }
 }

@@ -195,6 +195,13 @@ pub struct App {
     pub deferred: Vec<crate::engine::ops::Deferred>,
     /// The task board, kept up to date by task events.
     pub tasks: crate::engine::tasks::TaskSnapshot,
+    /// Tool approvals: requests waiting, rules (kept up to date by events).
+    pub approvals: crate::approvals::ApprovalsSnapshot,
+    /// The approval request whose card was put away (Esc) until a newer
+    /// one comes.
+    pub card_hidden: Option<u64>,
+    /// The approval rules overlay, with its scroll.
+    pub rules_view: Option<usize>,
     /// The agents pane.
     pub agents: Agents,
     /// The channel pane.
@@ -268,6 +275,9 @@ impl App {
             threads: Default::default(),
             deferred: Vec::new(),
             tasks: Default::default(),
+            approvals: Default::default(),
+            card_hidden: None,
+            rules_view: None,
             agents: Agents::default(),
             channel: Channel::default(),
             inbox: Inbox::default(),
@@ -512,6 +522,7 @@ impl App {
         self.threads = s.ops.threads.clone();
         self.deferred = s.ops.deferred.clone();
         self.tasks = s.tasks.clone();
+        self.approvals = s.approvals.clone();
         self.workflow = for_terminal(&s.workflow);
         self.instance = for_terminal(&s.instance);
         self.started = s.started;
@@ -663,6 +674,10 @@ impl App {
                 self.tasks.apply(*change);
                 Vec::new()
             }
+            EngineEvent::Approval { approval } => {
+                self.approval(*approval);
+                Vec::new()
+            }
             EngineEvent::Deferred { deferred } => {
                 self.deferred = deferred;
                 Vec::new()
@@ -680,6 +695,32 @@ impl App {
                 self.threads.insert(id, state);
                 Vec::new()
             }
+        }
+    }
+
+    /// The approval request the card shows: the oldest waiting, unless the
+    /// person put the card away (Esc) and nothing newer came.
+    pub fn card(&self) -> Option<&crate::approvals::Request> {
+        let newest = self.approvals.pending.iter().map(|r| r.id).max()?;
+        if self.card_hidden.is_some_and(|h| h >= newest) {
+            return None;
+        }
+        self.approvals.pending.first()
+    }
+
+    /// Keeps the approvals up to date.
+    fn approval(&mut self, event: crate::approvals::ApprovalEvent) {
+        use crate::approvals::ApprovalEvent;
+        match event {
+            ApprovalEvent::Requested { request } => {
+                if !self.approvals.pending.iter().any(|r| r.id == request.id) {
+                    self.approvals.pending.push(request);
+                }
+            }
+            ApprovalEvent::Decided { decision } => {
+                self.approvals.pending.retain(|r| r.id != decision.id);
+            }
+            ApprovalEvent::Standing { standing } => self.approvals.standing = standing,
         }
     }
 
@@ -735,6 +776,43 @@ impl App {
         }
         if self.diff.is_some() {
             return self.diff_key(&k);
+        }
+        if let Some(scroll) = &mut self.rules_view {
+            use super::keymap::KeyCodeKey as C;
+            match k.code {
+                C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
+                C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
+                C::Esc | C::Char('q') | C::Enter => self.rules_view = None,
+                C::Char('c') if k.ctrl => self.rules_view = None,
+                _ => {}
+            }
+            return Vec::new();
+        }
+        if self.focus != Pane::Bar
+            && self.documents.editor.is_none()
+            && let Some(request) = self.card().map(|r| r.id)
+        {
+            use super::keymap::KeyCodeKey as C;
+            let decide = |allow, always| Action::Decide {
+                request: Some(request),
+                allow,
+                always,
+                reason: None,
+            };
+            match k.code {
+                C::Char('y') if !k.ctrl && !k.alt => return self.act(decide(true, false)),
+                C::Char('a') if !k.ctrl && !k.alt => return self.act(decide(true, true)),
+                C::Char('d') if !k.ctrl && !k.alt => return self.act(decide(false, true)),
+                // The reason is typed in the bar; Enter without one denies.
+                C::Char('n') if !k.ctrl && !k.alt => {
+                    return self.act(Action::Prompt(format!("/deny {request} ")));
+                }
+                C::Esc => {
+                    self.card_hidden = Some(request);
+                    return Vec::new();
+                }
+                _ => {}
+            }
         }
         if let Some(scroll) = &mut self.help {
             use super::keymap::KeyCodeKey as C;
@@ -1189,6 +1267,38 @@ impl App {
                 }
                 self.focus = next;
                 Vec::new()
+            }
+            Action::Decide {
+                request,
+                allow,
+                always,
+                reason,
+            } => {
+                let Some(request) = request.or_else(|| self.card().map(|r| r.id)) else {
+                    self.error("no approval request waits");
+                    return Vec::new();
+                };
+                use crate::approvals::{Answer, Verdict};
+                let verdict = if allow { Verdict::Allow } else { Verdict::Deny };
+                vec![Effect::Command(Command::Approve {
+                    request,
+                    answer: Answer {
+                        verdict: Some(verdict),
+                        always,
+                        rule: None,
+                        reason,
+                    },
+                })]
+            }
+            Action::Rules => {
+                self.rules_view = match self.rules_view {
+                    Some(_) => None,
+                    None => Some(0),
+                };
+                Vec::new()
+            }
+            Action::Revoke { agent, rule } => {
+                vec![Effect::Command(Command::RevokeApproval { agent, rule })]
             }
             Action::Prompt(text) => {
                 if self.focus != Pane::Bar {

@@ -138,6 +138,20 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     if let Some(d) = &mut app.diff {
         d.draw(area, buf, &theme);
     }
+    if let Some(request) = app.card() {
+        super::panes::approvals::draw_card(
+            area,
+            buf,
+            request,
+            app.approvals.pending.len(),
+            app.approvals.timeout_secs,
+            &theme,
+        );
+    }
+    if let Some(mut scroll) = app.rules_view {
+        super::panes::approvals::draw_rules(area, buf, &app.approvals, &theme, &mut scroll);
+        app.rules_view = Some(scroll);
+    }
     if let Some(mut scroll) = app.help {
         help::draw(area, buf, &app.keymap, &theme, &mut scroll);
         app.help = Some(scroll);
@@ -166,7 +180,12 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         );
     }
     // The editor shows its own cursor; only the bar's is the terminal's.
-    cursor.filter(|_| app.help.is_none() && app.confirm.is_none() && app.diff.is_none())
+    cursor.filter(|_| {
+        app.help.is_none()
+            && app.confirm.is_none()
+            && app.diff.is_none()
+            && app.rules_view.is_none()
+    })
 }
 
 fn layout(app: &App, main: Rect) -> Areas {

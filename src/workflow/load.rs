@@ -101,7 +101,7 @@ const TASK_KEYS: [&str; 6] = [
     "assignee",
     "role",
 ];
-const LIMIT_KEYS: [&str; 9] = [
+const LIMIT_KEYS: [&str; 10] = [
     "max_turns",
     "agent_max_turns",
     "wall_clock",
@@ -111,8 +111,9 @@ const LIMIT_KEYS: [&str; 9] = [
     "stall_after",
     "loop_repeats",
     "release_after_missed_heartbeats",
+    "approval_timeout",
 ];
-const AGENT_KEYS: [&str; 16] = [
+const AGENT_KEYS: [&str; 17] = [
     "workspace",
     "model",
     "system_prompt",
@@ -125,6 +126,7 @@ const AGENT_KEYS: [&str; 16] = [
     "base_url",
     "api_key_env",
     "permissions",
+    "approve",
     "args",
     "protocols",
     "mcp",
@@ -528,6 +530,7 @@ impl Walker<'_> {
                 "wall_clock" => limits.wall_clock = self.duration(value, &what),
                 "retry_backoff" => limits.retry_backoff = self.duration(value, &what),
                 "stall_after" => limits.stall_after = self.duration(value, &what),
+                "approval_timeout" => limits.approval_timeout = self.duration(value, &what),
                 _ => {
                     limits.cost_usd = match value.value {
                         Value::Int(i) if i > 0 => Some(i as f64),
@@ -1056,9 +1059,43 @@ impl Walker<'_> {
                 format!("{what}: workspace: worktree is not available for the {} backend (it reads its MCP servers only from the project's {file}, which would land in the agent's commits)", kind.name()),
             );
         }
-        let permissions = get("permissions")
-            .and_then(|n| self.permissions(n, &what))
+        let approve = get("approve")
+            .map(|n| self.approve(n, &what))
             .unwrap_or_default();
+        let permissions = match get("permissions") {
+            Some(n) => {
+                let found = self.permissions(n, &what);
+                if let (Some(p), Some(a)) = (found, get("approve"))
+                    && p != Permissions::Ask
+                {
+                    self.diags.error(
+                        a.pos,
+                        format!(
+                            "{what}: approve: rules answer the CLI's questions, so they need permissions: ask (this agent has permissions: {})",
+                            p.name()
+                        ),
+                    );
+                }
+                found.unwrap_or_default()
+            }
+            // `approve:` alone means the agent asks.
+            None if get("approve").is_some() => Permissions::Ask,
+            None => Permissions::default(),
+        };
+        if permissions == Permissions::Ask
+            && let Some((kind, _)) = &backend
+            && *kind != BackendKind::Claude
+        {
+            self.diags.error(
+                get("permissions")
+                    .or(get("approve"))
+                    .map_or(key.pos, |n| n.pos),
+                format!(
+                    "{what}: permissions: ask needs a CLI that lets awtui answer its permission prompts, and only Claude Code does (--permission-prompt-tool); {} has no such hook: use read-only, workspace-write or full",
+                    kind.name()
+                ),
+            );
+        }
         let protocols = match get("protocols") {
             Some(n) => {
                 let names = self.string_list(n, &format!("{what}: protocols"));
@@ -1149,6 +1186,7 @@ impl Walker<'_> {
             api_key_env,
             workspace,
             permissions,
+            approve,
             args,
             protocols,
             mcp,
@@ -1236,7 +1274,37 @@ impl Walker<'_> {
         }
     }
 
-    /// `permissions: read-only | workspace-write | full`.
+    /// `approve:` — a mapping of `allow`, `deny` and `ask` to a rule or a
+    /// list of rules (`Bash(git status*)`, `Write`), each checked here.
+    fn approve(&mut self, node: &Node, what: &str) -> crate::approvals::RuleSet {
+        use crate::approvals::{Rule, Verdict};
+        let mut set = crate::approvals::RuleSet::default();
+        let what = format!("{what}: approve");
+        let Some(entries) = self.mapping(node, &what) else {
+            return set;
+        };
+        let names = Verdict::ALL.map(|(_, n)| n);
+        for (key, value) in self.fields(entries, &names, &what) {
+            let verdict = Verdict::from_name(&key.name).unwrap_or(Verdict::Ask);
+            let inner = format!("{what}.{}", key.name);
+            let items: Vec<&Node> = match &value.value {
+                Value::Seq(items) => items.iter().collect(),
+                _ => vec![value],
+            };
+            for item in items {
+                let Some(text) = self.string(item, &inner) else {
+                    continue;
+                };
+                match Rule::parse(&text) {
+                    Ok(rule) => set.of_mut(verdict).push(rule),
+                    Err(e) => self.diags.error(item.pos, format!("{inner}: {e}")),
+                }
+            }
+        }
+        set
+    }
+
+    /// `permissions: read-only | workspace-write | full | ask`.
     fn permissions(&mut self, node: &Node, what: &str) -> Option<Permissions> {
         let name = self.string(node, &format!("{what}: permissions"))?;
         let found = Permissions::from_name(&name);

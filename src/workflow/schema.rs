@@ -72,6 +72,9 @@ pub struct Limits {
     /// Missed heartbeats after which a stale holder's task claim is
     /// released (absent: never automatically).
     pub release_after_missed_heartbeats: Option<u32>,
+    /// How long a tool call waits for a person's approval before it is
+    /// denied (default [`crate::approvals::DEFAULT_TIMEOUT`]).
+    pub approval_timeout: Option<Duration>,
 }
 
 impl Workflow {
@@ -169,6 +172,9 @@ pub struct AgentDef {
     pub workspace: Workspace,
     /// What the agent's CLI may do on its own (mapped to each CLI's flags).
     pub permissions: Permissions,
+    /// With `permissions: ask`, the `approve:` rules that answer before
+    /// the person is asked.
+    pub approve: crate::approvals::RuleSet,
     /// Extra arguments for the agent's CLI, after awtui's own.
     pub args: Vec<String>,
     /// Which protocols the turn prompt teaches the agent.
@@ -269,14 +275,19 @@ pub enum Permissions {
     WorkspaceWrite,
     /// Everything, without asking (`--yolo`, `bypassPermissions`).
     Full,
+    /// Ask before each tool call the CLI would prompt for: the agent's
+    /// `approve:` rules answer, or the person in the control room (Claude
+    /// Code only, through `--permission-prompt-tool`).
+    Ask,
 }
 
 impl Permissions {
     /// Every setting with its name in workflow files.
-    pub const ALL: [(Permissions, &'static str); 3] = [
+    pub const ALL: [(Permissions, &'static str); 4] = [
         (Permissions::ReadOnly, "read-only"),
         (Permissions::WorkspaceWrite, "workspace-write"),
         (Permissions::Full, "full"),
+        (Permissions::Ask, "ask"),
     ];
 
     /// The setting named `name`.

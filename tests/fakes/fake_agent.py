@@ -17,6 +17,10 @@ Controlled by environment variables:
   FAKE_NO_TOOLS  if set, do not connect to awtui's MCP server (claude and
               cursor-agent report it as failed in their init event);
               otherwise, like the real CLIs, list awtui's tools at start
+  FAKE_ASK    claude: before answering, ask awtui's permission_request about
+              this JSON {"tool": ..., "input": ...} (as Claude Code does with
+              --permission-prompt-tool) and append the answer's text to the
+              file FAKE_ASK_LOG
 """
 import json
 import os
@@ -52,7 +56,7 @@ def require(cond, msg):
         die(msg)
 
 
-def mcp_call(tool, arguments):
+def mcp_call(tool, arguments, timeout=30):
     """One MCP session over streamable HTTP: initialize, then `tool`
     (tools/call), or tools/list when `tool` is None."""
     url = os.environ["AWTUI_MCP_URL"]
@@ -68,7 +72,7 @@ def mcp_call(tool, arguments):
         if session:
             h["Mcp-Session-Id"] = session
         req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=h)
-        with urllib.request.urlopen(req, timeout=30) as resp:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             sid = resp.headers.get("Mcp-Session-Id") or session
             text = resp.read().decode()
         for line in text.splitlines():
@@ -161,6 +165,17 @@ def main():
         if MODE == "gate":
             while not os.path.exists(os.environ["FAKE_GATE"]):
                 time.sleep(0.05)
+        if os.environ.get("FAKE_ASK"):
+            tool = "mcp__awtui__permission_request"
+            require(arg_after("--permission-prompt-tool") == tool, "--permission-prompt-tool missing")
+            require(arg_after("--permission-mode") == "default", "permissions: ask needs mode default")
+            ask = json.loads(os.environ["FAKE_ASK"])
+            result = mcp_call("permission_request", {
+                "tool_name": ask["tool"], "input": ask["input"], "tool_use_id": "toolu_ask"},
+                timeout=600)
+            text = result["result"]["content"][0]["text"]
+            with open(os.environ["FAKE_ASK_LOG"], "a") as f:
+                f.write(text + "\n")
         if os.environ.get("FAKE_MCP"):
             emit({"type": "assistant", "message": {"content": [
                 {"type": "tool_use", "id": "t1", "name": "mcp__awtui__channel_send", "input": {}}]}})

@@ -96,6 +96,58 @@ pub async fn start_model(script: ModelScript) -> (String, Log) {
     serve(move |req| answer_model(&script, req)).await
 }
 
+/// Starts a model (Anthropic Messages only) that makes the tool calls of
+/// `steps` one after the other, one per request, as long as the request
+/// offers the tool: the call made next is the one after as many as the
+/// request carries results of. Then it answers `final_text`.
+pub async fn start_steps(steps: Vec<(String, Value)>, final_text: &str) -> (String, Log) {
+    let final_text = final_text.to_string();
+    serve(move |req| {
+        let path = req.path.split('?').next().unwrap_or("");
+        let ok = |body: String| Scripted { status: 200, body };
+        if path.ends_with("/messages/count_tokens") {
+            return ok(json!({"input_tokens": 10}).to_string());
+        }
+        if !path.ends_with("/messages") {
+            return Scripted {
+                status: 404,
+                body: json!({"error": {"message": format!("the fake model has no {path}")}})
+                    .to_string(),
+            };
+        }
+        let body = &req.body;
+        let results = body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_result")
+            .count();
+        let stream = body["stream"].as_bool().unwrap_or(false);
+        let model = body["model"].as_str().unwrap_or("m");
+        let step = steps.get(results);
+        let script = ModelScript {
+            tool: step.map(|s| s.0.clone()).unwrap_or_default(),
+            arguments: step.map(|s| s.1.clone()).unwrap_or(Value::Null),
+            final_text: final_text.clone(),
+            refuse: None,
+        };
+        let mv = match step.and_then(|(tool, _)| offered(&body["tools"], tool)) {
+            Some(name) => Move::Call(name),
+            None => Move::Answer,
+        };
+        ok(anthropic_call(
+            &script,
+            mv,
+            stream,
+            model,
+            &format!("toolu_{:02}", results + 1),
+        ))
+    })
+    .await
+}
+
 /// Serves `respond` on a free loopback port.
 async fn serve(respond: impl Fn(&Recorded) -> Scripted + Send + Sync + 'static) -> (String, Log) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -367,10 +419,16 @@ fn answer_model(script: &ModelScript, req: &Recorded) -> Scripted {
 }
 
 fn anthropic(script: &ModelScript, mv: Move, stream: bool, model: &str) -> String {
+    anthropic_call(script, mv, stream, model, "toolu_01")
+}
+
+/// [`anthropic`] with the tool call's id (each call of a conversation
+/// needs its own).
+fn anthropic_call(script: &ModelScript, mv: Move, stream: bool, model: &str, id: &str) -> String {
     let usage = json!({"input_tokens": 50, "output_tokens": 5});
     let (block, stop) = match &mv {
         Move::Call(t) => (
-            json!({"type": "tool_use", "id": "toolu_01", "name": t.name, "input": script.arguments}),
+            json!({"type": "tool_use", "id": id, "name": t.name, "input": script.arguments}),
             "tool_use",
         ),
         Move::Answer => (
@@ -387,7 +445,7 @@ fn anthropic(script: &ModelScript, mv: Move, stream: bool, model: &str) -> Strin
     }
     let (start_block, delta) = match &mv {
         Move::Call(t) => (
-            json!({"type": "tool_use", "id": "toolu_01", "name": t.name, "input": {}}),
+            json!({"type": "tool_use", "id": id, "name": t.name, "input": {}}),
             json!({"type": "input_json_delta", "partial_json": script.arguments.to_string()}),
         ),
         Move::Answer => (

@@ -36,6 +36,7 @@ impl Backend for Claude {
             "--allowed-tools",
             "--permission-mode",
             "--dangerously-skip-permissions",
+            "--permission-prompt-tool",
             "--append-system-prompt",
             "--append-system-prompt-file",
             "--model",
@@ -81,8 +82,19 @@ impl Backend for Claude {
             Permissions::ReadOnly => "dontAsk",
             Permissions::WorkspaceWrite => "acceptEdits",
             Permissions::Full => "bypassPermissions",
+            // Everything that would prompt goes to awtui's approval tool.
+            Permissions::Ask => "default",
         };
         inv.push(&["--permission-mode", mode]);
+        if req.permissions == Permissions::Ask && shared {
+            inv.push(&[
+                "--permission-prompt-tool",
+                &format!(
+                    "mcp__{MCP_SERVER_NAME}__{}",
+                    crate::mcp::approval_tools::NAME
+                ),
+            ]);
+        }
         if !allowed.is_empty() {
             inv.args.push("--allowedTools".into());
             inv.args.push(allowed.join(","));

@@ -101,7 +101,8 @@ impl Backend for Codex {
         let mut inv = Invocation::base(req, "codex".into());
         inv.push(&["exec", "--json", "--skip-git-repo-check"]);
         let sandbox = match req.permissions {
-            Permissions::ReadOnly => "read-only",
+            // `ask` is refused by `validate` for codex; the safe side if reached.
+            Permissions::ReadOnly | Permissions::Ask => "read-only",
             Permissions::WorkspaceWrite => "workspace-write",
             Permissions::Full => "danger-full-access",
         };

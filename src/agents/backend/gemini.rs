@@ -149,7 +149,8 @@ impl Backend for Gemini {
             }
         }
         let mode = match req.permissions {
-            Permissions::ReadOnly => "default",
+            // `ask` is refused by `validate` for gemini; the safe side if reached.
+            Permissions::ReadOnly | Permissions::Ask => "default",
             Permissions::WorkspaceWrite => "auto_edit",
             Permissions::Full => "yolo",
         };

@@ -375,6 +375,21 @@ mod tests {
     }
 
     #[test]
+    fn claude_asks_awtui_through_the_permission_prompt_tool_with_permissions_ask() {
+        let mut r = req(BackendKind::Claude);
+        r.permissions = Permissions::Ask;
+        let args = invocation(&r).unwrap().args;
+        assert!(has(&args, &["--permission-mode", "default"]));
+        assert!(has(
+            &args,
+            &["--permission-prompt-tool", "mcp__awtui__permission_request"]
+        ));
+        r.permissions = Permissions::WorkspaceWrite;
+        let args = invocation(&r).unwrap().args;
+        assert!(!args.contains(&"--permission-prompt-tool".to_string()));
+    }
+
+    #[test]
     fn codex_uses_overrides_not_project_config() {
         let inv = invocation(&req(BackendKind::Codex)).unwrap();
         let a = &inv.args;

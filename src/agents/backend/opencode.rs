@@ -42,7 +42,8 @@ pub fn opencode_config(
     }
     // The agent's `permissions:` decide edits and shell commands.
     let (edit, bash) = match permissions {
-        Permissions::ReadOnly => ("deny", "deny"),
+        // `ask` is refused by `validate` for opencode; the safe side if reached.
+        Permissions::ReadOnly | Permissions::Ask => ("deny", "deny"),
         Permissions::WorkspaceWrite => ("allow", "deny"),
         Permissions::Full => ("allow", "allow"),
     };

@@ -122,6 +122,14 @@ pub enum Event {
         /// The message.
         id: u64,
     },
+    /// `agent`'s CLI began (`waiting: true`) or stopped waiting for a tool
+    /// approval. While it waits, its turn's timeout and stall clocks stop.
+    Approval {
+        /// Whose CLI.
+        agent: String,
+        /// Whether a request of it waits now.
+        waiting: bool,
+    },
     /// The user resumed after a pause (loop guard or budget): queued
     /// messages are delivered again, budgets are renewed.
     Resume,

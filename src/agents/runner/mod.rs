@@ -80,6 +80,7 @@ use std::time::Duration;
 
 use crate::context::ChannelEntry;
 use crate::context::mentions::SYSTEM;
+use crate::duration::human;
 use loop_guard::{Cycle, CycleDetector};
 use state::{Activity, AgentState, Phase, Turn};
 
@@ -210,6 +211,21 @@ impl Runner {
                 }
             }
             Event::Resume => self.on_resume(now, &mut fx),
+            Event::Approval { agent, waiting } => {
+                if let Some(Phase::Running(t)) = self.agent_mut(&agent).map(|a| &mut a.phase) {
+                    match (waiting, t.waiting_since) {
+                        (true, None) => t.waiting_since = Some(now),
+                        (false, Some(since)) => {
+                            // The wait does not count against the timeout.
+                            t.started_at = t.started_at.after(now.since(since));
+                            t.waiting_since = None;
+                            t.last_activity = now;
+                            t.stalled = false;
+                        }
+                        _ => {}
+                    }
+                }
+            }
             Event::Tick => self.on_tick(now, &mut fx),
         }
         self.schedule(now, &mut fx);
@@ -273,6 +289,7 @@ impl Runner {
             .iter()
             .filter_map(|a| match &a.phase {
                 Phase::RetryWait { at, .. } => Some(*at),
+                Phase::Running(t) if t.waiting_since.is_some() => None,
                 Phase::Running(t) => {
                     let stall =
                         (!t.stalled).then(|| t.last_activity.after(self.config.stall_after));
@@ -570,6 +587,7 @@ impl Runner {
                 Phase::RetryWait { at, .. } if *at <= now => {
                     a.phase = Phase::Idle;
                 }
+                Phase::Running(t) if t.waiting_since.is_some() => {}
                 Phase::Running(t) => {
                     if let Some(limit) = a.turn_timeout
                         && now.since(t.started_at) >= limit
@@ -675,6 +693,7 @@ impl Runner {
                 activity: Activity::Starting,
                 stalled: false,
                 posted: false,
+                waiting_since: None,
             });
         }
     }
@@ -813,26 +832,6 @@ fn and_list(names: &[String]) -> String {
         [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
-}
-
-/// `90s`, `10m`, `1h30m`, `500ms`.
-fn human(d: Duration) -> String {
-    let secs = d.as_secs();
-    if secs == 0 {
-        return format!("{}ms", d.as_millis());
-    }
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    if s > 0 || out.is_empty() {
-        out.push_str(&format!("{s}s"));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -39,6 +39,9 @@ pub enum AgentStatus {
     Failed(String),
     /// Its turn allowance or the workflow's budget is used up.
     OutOfBudget,
+    /// Its CLI asked to run a tool and waits for a person's decision (the
+    /// turn's timeout does not run meanwhile).
+    WaitingForApproval,
 }
 
 impl fmt::Display for AgentStatus {
@@ -54,6 +57,7 @@ impl fmt::Display for AgentStatus {
             AgentStatus::Stopped => f.write_str("stopped"),
             AgentStatus::Failed(reason) => write!(f, "failed: {reason}"),
             AgentStatus::OutOfBudget => f.write_str("out of budget"),
+            AgentStatus::WaitingForApproval => f.write_str("waiting for approval"),
         }
     }
 }
@@ -114,6 +118,9 @@ pub(crate) struct Turn {
     pub stalled: bool,
     /// The agent posted to the channel during this turn.
     pub posted: bool,
+    /// Since when its CLI waits for an approval (the timeout and stall
+    /// clocks stop meanwhile).
+    pub waiting_since: Option<Millis>,
 }
 
 /// Where an agent is in its life cycle.
@@ -197,6 +204,7 @@ impl AgentState {
     /// The status to show; `budget_paused` when the workflow budget ran out.
     pub fn status(&self, budget_paused: bool) -> AgentStatus {
         match &self.phase {
+            Phase::Running(turn) if turn.waiting_since.is_some() => AgentStatus::WaitingForApproval,
             Phase::Running(turn) if turn.stalled => AgentStatus::Stalled,
             Phase::Running(turn) => match &turn.activity {
                 Activity::Starting => AgentStatus::Starting,

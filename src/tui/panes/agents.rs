@@ -56,6 +56,7 @@ impl AgentRow {
                 | AgentStatus::CallingTool(_)
                 | AgentStatus::Stalled
                 | AgentStatus::Retrying { .. }
+                | AgentStatus::WaitingForApproval
         )
     }
 
@@ -116,13 +117,20 @@ impl AgentRow {
                 Style::new().fg(theme.error).add_modifier(Modifier::BOLD),
             ),
             AgentStatus::OutOfBudget => ("$".into(), Style::new().fg(theme.warning)),
+            AgentStatus::WaitingForApproval => (
+                "?".into(),
+                Style::new().fg(theme.warning).add_modifier(Modifier::BOLD),
+            ),
         }
     }
 
     fn status_style(&self, theme: &Theme) -> Style {
         match &self.status {
             AgentStatus::Failed(_) => Style::new().fg(theme.error).add_modifier(Modifier::BOLD),
-            AgentStatus::Stalled | AgentStatus::Retrying { .. } | AgentStatus::OutOfBudget => {
+            AgentStatus::Stalled
+            | AgentStatus::Retrying { .. }
+            | AgentStatus::OutOfBudget
+            | AgentStatus::WaitingForApproval => {
                 Style::new().fg(theme.warning).add_modifier(Modifier::BOLD)
             }
             AgentStatus::Idle | AgentStatus::Stopped => theme.dimmed(),

@@ -1,6 +1,7 @@
 //! One module per pane: its state, its drawing, and (through the keymap
 //! sections) its commands.
 pub mod agents;
+pub mod approvals;
 pub mod channel;
 pub mod command_bar;
 pub mod diff;

@@ -1,0 +1,972 @@
+//! Approvals: an agent's CLI asks before running a tool (Claude Code's
+//! `--permission-prompt-tool`), awtui answers from rules or asks the
+//! person, and the answer can stick ("always").
+//!
+//! [`Approvals`] is the hub one instance shares between its MCP server
+//! (which asks), its engine (which shows requests and passes decisions
+//! on) and its front ends. Every request and decision is appended to
+//! `approvals.jsonl` in the instance folder and synced before it counts;
+//! a request still open when awtui ends (quit, crash, `kill -9`) is
+//! recorded as denied the next time the instance opens, so nothing is
+//! ever shown as pending that nobody waits for.
+//!
+//! Waiting is a oneshot channel per request, with the approval timeout
+//! around it: no polling.
+
+pub mod journal;
+pub mod rules;
+pub mod view;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{broadcast, oneshot};
+
+pub use rules::{Rule, RuleSet, Source, Standing, Verdict};
+
+use journal::{Journal, Record};
+
+/// How long a request waits for a person before it is denied, unless the
+/// workflow says otherwise (`limits: approval_timeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+/// Who decides when no rule and no person did.
+pub const BY_TIMEOUT: &str = "timeout";
+/// A rule decided.
+pub const BY_RULE: &str = "rule";
+/// awtui itself (the agent stopped, the instance ended or restarted).
+pub const BY_AWTUI: &str = "awtui";
+
+/// A tool call an agent's CLI asks about.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Its number within the instance (`#3`), for `awtui approve 3`.
+    pub id: u64,
+    /// Who asks.
+    pub agent: String,
+    /// The tool the CLI wants to run (`Bash`, `Write`, `mcp__x__y`).
+    pub tool: String,
+    /// The tool's input, as the CLI gave it.
+    pub input: Value,
+    /// The CLI's id of the tool call, if it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+    /// When it was asked.
+    pub at: DateTime<Utc>,
+    /// The agent's last channel message, for context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+}
+
+impl Request {
+    /// What the call does, in one line: the command, the file or the input.
+    pub fn subject(&self) -> String {
+        rules::subject(&self.tool, &self.input)
+    }
+}
+
+/// How a request was answered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The request.
+    pub id: u64,
+    /// Its agent.
+    pub agent: String,
+    /// Its tool.
+    pub tool: String,
+    /// What the call does ([`Request::subject`]).
+    pub subject: String,
+    /// Allowed or denied.
+    pub verdict: Verdict,
+    /// Who decided: a person's name (`user`), [`BY_RULE`], [`BY_TIMEOUT`]
+    /// or [`BY_AWTUI`].
+    pub by: String,
+    /// The rule that decided, or the "always" rule the person added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
+    /// Why (the model sees it on a deny).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+impl Decision {
+    /// The message the model receives with a deny.
+    pub fn message(&self) -> String {
+        let why = self
+            .reason
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty());
+        match (self.by.as_str(), &self.rule, why) {
+            (BY_RULE, Some(rule), _) => format!("Denied by the workflow rule {rule}."),
+            (BY_TIMEOUT, _, Some(why)) | (BY_AWTUI, _, Some(why)) => format!("Denied: {why}."),
+            (who, _, Some(why)) => format!("Denied by {who}: {why}"),
+            (who, _, None) => format!("Denied by {who}."),
+        }
+    }
+
+    /// The answer Claude Code's `--permission-prompt-tool` expects:
+    /// `{"behavior":"allow","updatedInput":{…}}` with the call's input, or
+    /// `{"behavior":"deny","message":"…"}`.
+    pub fn answer(&self, input: &Value) -> Value {
+        match self.verdict {
+            Verdict::Allow => serde_json::json!({"behavior": "allow", "updatedInput": input}),
+            _ => serde_json::json!({"behavior": "deny", "message": self.message()}),
+        }
+    }
+
+    /// One compact line for the channel and logs:
+    /// `approval #3: allowed Bash "git status" for coder (user, always Bash(git status))`.
+    /// It mentions nobody (the agent's plain name, quoted text made inert):
+    /// a line that woke the agent would make it ask again, endlessly.
+    pub fn summary(&self) -> String {
+        let verb = if self.verdict == Verdict::Allow {
+            "allowed"
+        } else {
+            "denied"
+        };
+        let mut subject: String = self.subject.chars().take(80).collect();
+        if subject.len() < self.subject.len() {
+            subject.push('…');
+        }
+        let subject = subject.replace('\n', " ");
+        let mut how = self.by.clone();
+        match (&self.rule, self.by.as_str()) {
+            (Some(rule), BY_RULE) => how = format!("rule {rule}"),
+            (Some(rule), _) => how.push_str(&format!(", always {rule}")),
+            (None, _) => {}
+        }
+        if let Some(r) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+            how.push_str(&format!(": {}", r.trim()));
+        }
+        crate::context::mentions::inert(&format!(
+            "approval #{}: {verb} {} {subject:?} for {} ({how})",
+            self.id, self.tool, self.agent
+        ))
+    }
+}
+
+/// What a person (or awtui) decides about one request.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Answer {
+    /// Allow or deny (`ask` is not an answer).
+    pub verdict: Option<Verdict>,
+    /// Also keep this as a rule for the agent: the rule to keep (`None`:
+    /// the call's own command or file, see [`Rule::for_call`]).
+    #[serde(default)]
+    pub always: bool,
+    /// The rule to keep instead of the call's own, with `always`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
+    /// Why (shown to the model on a deny).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Something that changed, for the engine and front ends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalEvent {
+    /// A request waits for a person.
+    Requested { request: Request },
+    /// A request was answered (by a person, a rule, the timeout or awtui).
+    Decided { decision: Decision },
+    /// The "always" rules changed; all of them.
+    Standing { standing: Vec<Standing> },
+}
+
+/// The approvals as a front end draws them: what waits, the "always"
+/// rules and the workflow's rules (part of the engine's snapshot).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalsSnapshot {
+    /// Requests waiting for a person, oldest first.
+    pub pending: Vec<Request>,
+    /// The "always" decisions, oldest first.
+    pub standing: Vec<Standing>,
+    /// Each asking agent's `approve:` rules.
+    pub rules: BTreeMap<String, RuleSet>,
+    /// The approval timeout, in seconds.
+    pub timeout_secs: u64,
+}
+
+/// Why a decision could not be made.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ApprovalError {
+    /// No such request is waiting.
+    #[error("no approval request #{0} is waiting (it was answered, timed out or never existed)")]
+    NotPending(u64),
+    /// `ask` is not an answer.
+    #[error("answer a request with allow or deny")]
+    NoVerdict,
+    /// Revoking a rule that is not there.
+    #[error("@{agent} has no \"always\" rule {rule}")]
+    NoSuchRule {
+        /// The agent.
+        agent: String,
+        /// The rule.
+        rule: String,
+    },
+    /// The journal could not be written.
+    #[error("cannot record in {path}: {error}")]
+    Journal {
+        /// The journal file.
+        path: String,
+        /// What went wrong.
+        error: String,
+    },
+}
+
+struct Pending {
+    request: Request,
+    reply: oneshot::Sender<Decision>,
+}
+
+struct State {
+    /// The agents whose CLI asks (`permissions: ask`).
+    asking: std::collections::HashSet<String>,
+    rules: HashMap<String, RuleSet>,
+    standing: Vec<Standing>,
+    pending: BTreeMap<u64, Pending>,
+    next_id: u64,
+    timeout: Duration,
+    journal: Option<Journal>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    events: broadcast::Sender<ApprovalEvent>,
+}
+
+/// The approvals of one instance: rules, "always" decisions, requests
+/// waiting for a person. Cheap to clone; all clones share one state.
+#[derive(Clone)]
+pub struct Approvals {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Approvals").finish_non_exhaustive()
+    }
+}
+
+impl Default for Approvals {
+    fn default() -> Self {
+        Approvals::with_journal(None, Vec::new(), 1)
+    }
+}
+
+/// What reopening an instance's approvals found.
+#[derive(Debug, Default)]
+pub struct Reopened {
+    /// Requests left open by the last run, now recorded as denied.
+    pub closed: Vec<Decision>,
+    /// Problems with the journal (each names the file and line).
+    pub warnings: Vec<String>,
+}
+
+impl Approvals {
+    fn with_journal(journal: Option<Journal>, standing: Vec<Standing>, next_id: u64) -> Self {
+        let (events, _) = broadcast::channel(1024);
+        Approvals {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    asking: Default::default(),
+                    rules: HashMap::new(),
+                    standing,
+                    pending: BTreeMap::new(),
+                    next_id,
+                    timeout: DEFAULT_TIMEOUT,
+                    journal,
+                }),
+                events,
+            }),
+        }
+    }
+
+    /// Opens the approvals kept in instance folder `dir`
+    /// (`approvals.jsonl`): the "always" rules come back, and every request
+    /// the last run left open is recorded as denied.
+    pub fn open(dir: &Path) -> std::io::Result<(Approvals, Reopened)> {
+        let (mut journal, replay) = Journal::open(dir)?;
+        let mut standing: Vec<Standing> = Vec::new();
+        let mut open: BTreeMap<u64, Request> = BTreeMap::new();
+        let mut next_id = 1;
+        for record in replay.records {
+            match record {
+                Record::Requested { request } => {
+                    next_id = next_id.max(request.id + 1);
+                    open.insert(request.id, request);
+                }
+                Record::Decided { decision } => {
+                    next_id = next_id.max(decision.id + 1);
+                    open.remove(&decision.id);
+                }
+                Record::Always { standing: s } => {
+                    if !standing.contains(&s) {
+                        standing.push(s);
+                    }
+                }
+                Record::Revoked { standing: s } => standing.retain(|x| *x != s),
+            }
+        }
+        let mut closed = Vec::new();
+        for request in open.into_values() {
+            let decision = Decision {
+                id: request.id,
+                subject: request.subject(),
+                agent: request.agent,
+                tool: request.tool,
+                verdict: Verdict::Deny,
+                by: BY_AWTUI.into(),
+                rule: None,
+                reason: Some("awtui ended while the request waited".into()),
+                at: Utc::now(),
+            };
+            journal.write(&Record::Decided {
+                decision: decision.clone(),
+            })?;
+            closed.push(decision);
+        }
+        Ok((
+            Approvals::with_journal(Some(journal), standing, next_id),
+            Reopened {
+                closed,
+                warnings: replay.warnings,
+            },
+        ))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn emit(&self, event: ApprovalEvent) {
+        let _ = self.inner.events.send(event);
+    }
+
+    /// Sets which agents ask (`permissions: ask`) and their `approve:`
+    /// rules: only they are offered and may call `permission_request`.
+    pub fn set_rules(&self, rules: HashMap<String, RuleSet>) {
+        let mut state = self.lock();
+        state.asking = rules.keys().cloned().collect();
+        state.rules = rules;
+    }
+
+    /// Whether `agent`'s CLI asks through awtui (`permissions: ask`).
+    pub fn asks(&self, agent: &str) -> bool {
+        self.lock().asking.contains(agent)
+    }
+
+    /// Sets how long a request waits for a person before it is denied.
+    pub fn set_timeout(&self, timeout: Duration) {
+        self.lock().timeout = timeout;
+    }
+
+    /// The approval timeout.
+    pub fn timeout(&self) -> Duration {
+        self.lock().timeout
+    }
+
+    /// Every change from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<ApprovalEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// The requests waiting for a person, oldest first.
+    pub fn pending(&self) -> Vec<Request> {
+        self.lock()
+            .pending
+            .values()
+            .map(|p| p.request.clone())
+            .collect()
+    }
+
+    /// The "always" decisions, in the order they were made.
+    pub fn standing(&self) -> Vec<Standing> {
+        self.lock().standing.clone()
+    }
+
+    /// Everything a front end shows.
+    pub fn snapshot(&self) -> ApprovalsSnapshot {
+        let state = self.lock();
+        ApprovalsSnapshot {
+            pending: state.pending.values().map(|p| p.request.clone()).collect(),
+            standing: state.standing.clone(),
+            rules: state
+                .rules
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            timeout_secs: state.timeout.as_secs(),
+        }
+    }
+
+    /// The workflow's rules of `agent`.
+    pub fn rules_of(&self, agent: &str) -> RuleSet {
+        self.lock().rules.get(agent).cloned().unwrap_or_default()
+    }
+
+    /// Asks whether `agent` may run `tool` with `input`: a rule answers at
+    /// once, otherwise the request waits for [`Approvals::decide`], at most
+    /// the approval timeout (then it is denied). Dropping the returned
+    /// future (the CLI hung up) denies the request too.
+    pub async fn ask(
+        &self,
+        agent: &str,
+        tool: &str,
+        input: Value,
+        tool_use_id: Option<String>,
+        context: Option<String>,
+    ) -> Decision {
+        let (rx, id, timeout) = {
+            let mut state = self.lock();
+            let rules = state.rules.get(agent).cloned().unwrap_or_default();
+            let (verdict, source) = rules::decide(&rules, &state.standing, agent, tool, &input);
+            let id = state.next_id;
+            state.next_id += 1;
+            let request = Request {
+                id,
+                agent: agent.to_string(),
+                tool: tool.to_string(),
+                input,
+                tool_use_id,
+                at: Utc::now(),
+                context,
+            };
+            let rule = match source {
+                Source::Workflow(r) | Source::Person(r) => Some(r),
+                Source::Default => None,
+            };
+            if verdict != Verdict::Ask {
+                let decision = Decision {
+                    id,
+                    agent: request.agent.clone(),
+                    tool: request.tool.clone(),
+                    subject: request.subject(),
+                    verdict,
+                    by: BY_RULE.into(),
+                    rule,
+                    reason: None,
+                    at: Utc::now(),
+                };
+                record(
+                    &mut state,
+                    &Record::Decided {
+                        decision: decision.clone(),
+                    },
+                );
+                drop(state);
+                self.emit(ApprovalEvent::Decided {
+                    decision: decision.clone(),
+                });
+                return decision;
+            }
+            if let Err(e) = write(
+                &mut state,
+                &Record::Requested {
+                    request: request.clone(),
+                },
+            ) {
+                let decision = Decision {
+                    id,
+                    subject: request.subject(),
+                    agent: request.agent,
+                    tool: request.tool,
+                    verdict: Verdict::Deny,
+                    by: BY_AWTUI.into(),
+                    rule: None,
+                    reason: Some(format!("the request could not be recorded ({e})")),
+                    at: Utc::now(),
+                };
+                drop(state);
+                self.emit(ApprovalEvent::Decided {
+                    decision: decision.clone(),
+                });
+                return decision;
+            }
+            let (reply, rx) = oneshot::channel();
+            state.pending.insert(
+                id,
+                Pending {
+                    request: request.clone(),
+                    reply,
+                },
+            );
+            let timeout = state.timeout;
+            drop(state);
+            self.emit(ApprovalEvent::Requested { request });
+            (rx, id, timeout)
+        };
+        // Denies the request if this future is dropped before an answer.
+        struct Abandon<'a>(&'a Approvals, u64);
+        impl Drop for Abandon<'_> {
+            fn drop(&mut self) {
+                self.0
+                    .close(self.1, "the agent stopped waiting for the answer");
+            }
+        }
+        let guard = Abandon(self, id);
+        let decision = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(decision)) => decision,
+            Ok(Err(_)) => self.denied_by(id, BY_AWTUI, "the request was dropped"),
+            Err(_) => {
+                let why = format!(
+                    "nobody answered within {} (the approval timeout)",
+                    crate::duration::human(timeout)
+                );
+                self.finish(id, deny(&why, BY_TIMEOUT))
+                    .unwrap_or_else(|_| self.denied_by(id, BY_TIMEOUT, &why))
+            }
+        };
+        drop(guard);
+        decision
+    }
+
+    /// A deny decision for a request no longer pending (the answer was
+    /// lost), so the CLI still gets one.
+    fn denied_by(&self, id: u64, by: &str, why: &str) -> Decision {
+        Decision {
+            id,
+            agent: String::new(),
+            tool: String::new(),
+            subject: String::new(),
+            verdict: Verdict::Deny,
+            by: by.into(),
+            rule: None,
+            reason: Some(why.into()),
+            at: Utc::now(),
+        }
+    }
+
+    /// Answers request `id` as `by` (a person's name).
+    pub fn decide(&self, id: u64, answer: Answer, by: &str) -> Result<Decision, ApprovalError> {
+        let verdict = match answer.verdict {
+            Some(v @ (Verdict::Allow | Verdict::Deny)) => v,
+            _ => return Err(ApprovalError::NoVerdict),
+        };
+        self.finish(
+            id,
+            Finish {
+                verdict,
+                by: by.to_string(),
+                reason: answer.reason,
+                always: answer.always.then_some(answer.rule),
+            },
+        )
+    }
+
+    fn finish(&self, id: u64, how: Finish) -> Result<Decision, ApprovalError> {
+        let mut state = self.lock();
+        let Some(pending) = state.pending.remove(&id) else {
+            return Err(ApprovalError::NotPending(id));
+        };
+        let request = pending.request;
+        let mut standing_changed = false;
+        let rule = match how.always {
+            Some(rule) => {
+                let rule = rule.unwrap_or_else(|| Rule::for_call(&request.tool, &request.input));
+                let s = Standing {
+                    agent: request.agent.clone(),
+                    rule: rule.clone(),
+                    verdict: how.verdict,
+                };
+                if !state.standing.contains(&s) {
+                    record(
+                        &mut state,
+                        &Record::Always {
+                            standing: s.clone(),
+                        },
+                    );
+                    state.standing.push(s);
+                    standing_changed = true;
+                }
+                Some(rule)
+            }
+            None => None,
+        };
+        let decision = Decision {
+            id,
+            subject: request.subject(),
+            agent: request.agent,
+            tool: request.tool,
+            verdict: how.verdict,
+            by: how.by,
+            rule,
+            reason: how.reason,
+            at: Utc::now(),
+        };
+        record(
+            &mut state,
+            &Record::Decided {
+                decision: decision.clone(),
+            },
+        );
+        let standing = state.standing.clone();
+        drop(state);
+        let _ = pending.reply.send(decision.clone());
+        if standing_changed {
+            self.emit(ApprovalEvent::Standing { standing });
+        }
+        self.emit(ApprovalEvent::Decided {
+            decision: decision.clone(),
+        });
+        Ok(decision)
+    }
+
+    /// Denies request `id` as awtui, if it still waits.
+    fn close(&self, id: u64, why: &str) {
+        let _ = self.finish(id, deny(why, BY_AWTUI));
+    }
+
+    /// Denies every request of `agent` still waiting (its turn ended or it
+    /// was stopped); returns how many.
+    pub fn close_agent(&self, agent: &str, why: &str) -> usize {
+        let ids: Vec<u64> = self
+            .lock()
+            .pending
+            .values()
+            .filter(|p| p.request.agent == agent)
+            .map(|p| p.request.id)
+            .collect();
+        for id in &ids {
+            self.close(*id, why);
+        }
+        ids.len()
+    }
+
+    /// Denies every request still waiting (the instance ends).
+    pub fn close_all(&self, why: &str) {
+        let ids: Vec<u64> = self.lock().pending.keys().copied().collect();
+        for id in ids {
+            self.close(id, why);
+        }
+    }
+
+    /// Whether `agent` has a request waiting.
+    pub fn is_waiting(&self, agent: &str) -> bool {
+        self.lock()
+            .pending
+            .values()
+            .any(|p| p.request.agent == agent)
+    }
+
+    /// Removes one "always" decision of `agent`.
+    pub fn revoke(&self, agent: &str, rule: &Rule) -> Result<Standing, ApprovalError> {
+        let mut state = self.lock();
+        let Some(at) = state
+            .standing
+            .iter()
+            .position(|s| s.agent == agent && s.rule == *rule)
+        else {
+            return Err(ApprovalError::NoSuchRule {
+                agent: agent.to_string(),
+                rule: rule.to_string(),
+            });
+        };
+        let removed = state.standing.remove(at);
+        write(
+            &mut state,
+            &Record::Revoked {
+                standing: removed.clone(),
+            },
+        )
+        .map_err(|error| ApprovalError::Journal {
+            path: journal::APPROVALS_FILE.into(),
+            error,
+        })?;
+        let standing = state.standing.clone();
+        drop(state);
+        self.emit(ApprovalEvent::Standing { standing });
+        Ok(removed)
+    }
+}
+
+struct Finish {
+    verdict: Verdict,
+    by: String,
+    reason: Option<String>,
+    /// Keep as a rule: `Some(None)` the call's own, `Some(Some(r))` `r`.
+    always: Option<Option<Rule>>,
+}
+
+fn deny(why: &str, by: &str) -> Finish {
+    Finish {
+        verdict: Verdict::Deny,
+        by: by.into(),
+        reason: Some(why.into()),
+        always: None,
+    }
+}
+
+/// Appends `record` to the journal, if there is one.
+fn write(state: &mut State, record: &Record) -> Result<(), String> {
+    match &mut state.journal {
+        Some(j) => j.write(record).map_err(|e| e.to_string()),
+        None => Ok(()),
+    }
+}
+
+/// [`write`], logging a failure (the decision still reaches the agent).
+fn record(state: &mut State, record: &Record) {
+    if let Err(e) = write(state, record) {
+        tracing::warn!("cannot record an approval decision: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    async fn until_pending(a: &Approvals, n: usize) -> Vec<Request> {
+        for _ in 0..400 {
+            let p = a.pending();
+            if p.len() >= n {
+                return p;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("no {n} pending requests");
+    }
+
+    #[tokio::test]
+    async fn a_person_allows_once_and_the_waiting_call_gets_it() {
+        let a = Approvals::default();
+        let mut events = a.subscribe();
+        let asking = {
+            let a = a.clone();
+            tokio::spawn(async move {
+                a.ask("coder", "Bash", json!({"command": "ls"}), None, None)
+                    .await
+            })
+        };
+        let pending = until_pending(&a, 1).await;
+        assert_eq!(pending[0].subject(), "ls");
+        assert!(a.is_waiting("coder"));
+        let d = a
+            .decide(
+                pending[0].id,
+                Answer {
+                    verdict: Some(Verdict::Allow),
+                    ..Answer::default()
+                },
+                "user",
+            )
+            .unwrap();
+        let got = asking.await.unwrap();
+        assert_eq!(got, d);
+        assert_eq!(
+            got.answer(&json!({"command": "ls"})),
+            json!({"behavior": "allow", "updatedInput": {"command": "ls"}})
+        );
+        assert!(a.pending().is_empty());
+        assert!(matches!(
+            events.recv().await.unwrap(),
+            ApprovalEvent::Requested { .. }
+        ));
+        assert!(matches!(
+            events.recv().await.unwrap(),
+            ApprovalEvent::Decided { .. }
+        ));
+        assert_eq!(
+            a.decide(
+                pending[0].id,
+                Answer {
+                    verdict: Some(Verdict::Deny),
+                    ..Answer::default()
+                },
+                "user"
+            ),
+            Err(ApprovalError::NotPending(pending[0].id))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deny_carries_the_reason_to_the_model() {
+        let a = Approvals::default();
+        let asking = {
+            let a = a.clone();
+            tokio::spawn(async move {
+                a.ask("coder", "Write", json!({"file_path": "x"}), None, None)
+                    .await
+            })
+        };
+        let id = until_pending(&a, 1).await[0].id;
+        a.decide(
+            id,
+            Answer {
+                verdict: Some(Verdict::Deny),
+                reason: Some("write tests first".into()),
+                ..Answer::default()
+            },
+            "user",
+        )
+        .unwrap();
+        let got = asking.await.unwrap();
+        assert_eq!(
+            got.answer(&json!({})),
+            json!({"behavior": "deny", "message": "Denied by user: write tests first"})
+        );
+        assert_eq!(
+            got.summary(),
+            "approval #1: denied Write \"x\" for coder (user: write tests first)"
+        );
+    }
+
+    #[test]
+    fn the_channel_line_wakes_nobody() {
+        let d = Decision {
+            id: 7,
+            agent: "coder".into(),
+            tool: "Bash".into(),
+            subject: "echo @reviewer @all".into(),
+            verdict: Verdict::Allow,
+            by: BY_RULE.into(),
+            rule: Some(Rule::parse("Bash(echo *)").unwrap()),
+            reason: Some("ask @user".into()),
+            at: Utc::now(),
+        };
+        let line = d.summary();
+        let agents = vec!["coder".to_string(), "reviewer".to_string()];
+        assert!(
+            crate::context::mentions::extract(&line, &agents, "system").is_empty(),
+            "{line}"
+        );
+        assert!(line.contains("for coder (rule Bash(echo *): ask"), "{line}");
+    }
+
+    #[tokio::test]
+    async fn always_skips_the_question_next_time_and_can_be_revoked() {
+        let a = Approvals::default();
+        let ask = |a: &Approvals| {
+            let a = a.clone();
+            tokio::spawn(async move {
+                a.ask("coder", "Bash", json!({"command": "make"}), None, None)
+                    .await
+            })
+        };
+        let first = ask(&a);
+        let id = until_pending(&a, 1).await[0].id;
+        a.decide(
+            id,
+            Answer {
+                verdict: Some(Verdict::Allow),
+                always: true,
+                ..Answer::default()
+            },
+            "user",
+        )
+        .unwrap();
+        first.await.unwrap();
+        let second = ask(&a).await.unwrap();
+        assert_eq!(second.verdict, Verdict::Allow);
+        assert_eq!(second.by, BY_RULE);
+        assert_eq!(second.rule, Some(Rule::parse("Bash(make)").unwrap()));
+        a.revoke("coder", &Rule::parse("Bash(make)").unwrap())
+            .unwrap();
+        let third = ask(&a);
+        until_pending(&a, 1).await;
+        a.close_agent("coder", "stopped");
+        assert_eq!(third.await.unwrap().verdict, Verdict::Deny);
+        assert!(
+            a.revoke("coder", &Rule::parse("Bash(make)").unwrap())
+                .is_err()
+        );
+    }
+
+    #[tokio::test]
+    async fn nobody_answering_denies_after_the_timeout() {
+        let a = Approvals::default();
+        a.set_timeout(Duration::from_millis(100));
+        let d = a
+            .ask("coder", "Bash", json!({"command": "ls"}), None, None)
+            .await;
+        assert_eq!(d.verdict, Verdict::Deny);
+        assert_eq!(d.by, BY_TIMEOUT);
+        assert!(
+            d.message().contains("nobody answered within 100ms"),
+            "{}",
+            d.message()
+        );
+        assert!(a.pending().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_dropped_wait_denies_instead_of_staying_pending() {
+        let a = Approvals::default();
+        let asking = {
+            let a = a.clone();
+            tokio::spawn(async move {
+                a.ask("coder", "Bash", json!({"command": "ls"}), None, None)
+                    .await
+            })
+        };
+        until_pending(&a, 1).await;
+        asking.abort();
+        let _ = asking.await;
+        assert!(a.pending().is_empty());
+    }
+
+    #[tokio::test]
+    async fn reopening_denies_what_the_last_run_left_open_and_keeps_always_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (a, _) = Approvals::open(dir.path()).unwrap();
+            let first = {
+                let a = a.clone();
+                tokio::spawn(async move {
+                    a.ask("coder", "Bash", json!({"command": "make"}), None, None)
+                        .await
+                })
+            };
+            let id = until_pending(&a, 1).await[0].id;
+            a.decide(
+                id,
+                Answer {
+                    verdict: Some(Verdict::Allow),
+                    always: true,
+                    ..Answer::default()
+                },
+                "user",
+            )
+            .unwrap();
+            first.await.unwrap();
+            // Left waiting: the "crash" below (a forgotten hub) never answers.
+            let left = {
+                let a = a.clone();
+                tokio::spawn(async move {
+                    a.ask("coder", "Write", json!({"file_path": "y"}), None, None)
+                        .await
+                })
+            };
+            until_pending(&a, 1).await;
+            std::mem::forget(left);
+            std::mem::forget(a);
+        }
+        let (a, reopened) = Approvals::open(dir.path()).unwrap();
+        assert!(a.pending().is_empty());
+        assert_eq!(reopened.closed.len(), 1);
+        assert_eq!(reopened.closed[0].id, 2);
+        assert_eq!(reopened.closed[0].verdict, Verdict::Deny);
+        assert_eq!(a.standing().len(), 1);
+        let d = a
+            .ask("coder", "Bash", json!({"command": "make"}), None, None)
+            .await;
+        assert_eq!((d.verdict, d.id), (Verdict::Allow, 3));
+        // A third opening finds nothing left open.
+        drop(a);
+        let (_, again) = Approvals::open(dir.path()).unwrap();
+        assert!(again.closed.is_empty());
+    }
+}

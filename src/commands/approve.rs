@@ -1,0 +1,150 @@
+//! `awtui approve|deny [<request>] [--always [RULE]] [--reason TEXT]
+//! [--instance NAME]`: answers a tool call an agent's CLI asks about, from
+//! the shell, as `user` (the same engine command as the control room's `y`
+//! and `n`). Without a request number it lists what waits.
+
+use super::{exit, remote};
+use crate::approvals::{Answer, Request, Rule, Verdict, view};
+use crate::cli::DecisionArgs;
+use crate::engine::{Command, Reply};
+use crate::errln;
+use crate::sanitize::for_terminal;
+
+/// Reads `#3` or `3`.
+pub fn parse_request(text: &str) -> Result<u64, String> {
+    text.trim()
+        .trim_start_matches('#')
+        .parse::<u64>()
+        .map_err(|_| format!("'{text}' is not a request number such as 3 or #3"))
+}
+
+/// The answer `verdict` with the command line's options, checked.
+pub fn answer(
+    verdict: Verdict,
+    always: Option<&str>,
+    reason: Option<&str>,
+) -> Result<Answer, String> {
+    let rule = match always.map(str::trim) {
+        Some("") | None => None,
+        Some(text) => Some(Rule::parse(text).map_err(|e| format!("--always: {e}"))?),
+    };
+    Ok(Answer {
+        verdict: Some(verdict),
+        always: always.is_some(),
+        rule,
+        reason: reason.map(str::to_string),
+    })
+}
+
+/// One waiting request, as `awtui approve` lists it.
+pub fn render(request: &Request) -> String {
+    let mut out = format!(
+        "#{} @{} wants {}\n",
+        request.id,
+        for_terminal(&request.agent),
+        for_terminal(&request.tool)
+    );
+    for (_, line) in view::describe(request) {
+        out.push_str(&format!("    {}\n", for_terminal(&line)));
+    }
+    out
+}
+
+/// Carries out `awtui approve` (allow) or `awtui deny`; returns the exit code.
+pub fn run(verdict: Verdict, args: &DecisionArgs) -> u8 {
+    let answer = match answer(verdict, args.always.as_deref(), args.reason.as_deref()) {
+        Ok(a) => a,
+        Err(e) => {
+            errln!("{e}");
+            return exit::INVALID;
+        }
+    };
+    let request = match args.request.as_deref().map(parse_request).transpose() {
+        Ok(r) => r,
+        Err(e) => {
+            errln!("{e}");
+            return exit::INVALID;
+        }
+    };
+    let target = args
+        .instance
+        .as_deref()
+        .map(|i| format!("@{}", i.trim_start_matches('@')));
+    let resolved = match remote::resolve(target.as_deref()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let Some(rt) = remote::runtime() else {
+        return exit::FAILED;
+    };
+    let json = args.json;
+    rt.block_on(async move {
+        let mut client = match remote::open(&resolved.info).await {
+            Ok(c) => c,
+            Err(code) => return code,
+        };
+        let what = format!("@{}", client.info.instance);
+        let Some(request) = request else {
+            let pending = match remote::command(
+                &mut client,
+                &what,
+                Command::Snapshot { messages: 0 },
+            )
+            .await
+            {
+                Ok(Reply::Snapshot { snapshot }) => snapshot.approvals.pending,
+                Ok(other) => {
+                    errln!("unexpected answer: {other:?}");
+                    return exit::FAILED;
+                }
+                Err(code) => return code,
+            };
+            if json {
+                super::print::json(serde_json::to_string(&pending).unwrap_or_default());
+            } else if pending.is_empty() {
+                super::print::line("no approval request waits".to_string());
+            } else {
+                let text: String = pending.iter().map(render).collect();
+                super::print::line(text.trim_end().to_string());
+            }
+            return exit::OK;
+        };
+        match remote::command(&mut client, &what, Command::Approve { request, answer }).await {
+            Ok(_) => {
+                let verb = if verdict == Verdict::Allow {
+                    "allowed"
+                } else {
+                    "denied"
+                };
+                if json {
+                    super::print::json(
+                        serde_json::json!({"request": request, "verdict": verdict}).to_string(),
+                    );
+                } else {
+                    errln!("{verb} #{request} in @{}", client.info.instance);
+                }
+                exit::OK
+            }
+            Err(code) => code,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_numbers_and_always_rules_are_read_from_the_command_line() {
+        assert_eq!(parse_request("#3"), Ok(3));
+        assert_eq!(parse_request("12"), Ok(12));
+        assert!(parse_request("x").is_err());
+        let a = answer(Verdict::Allow, Some(""), None).unwrap();
+        assert!(a.always && a.rule.is_none());
+        let a = answer(Verdict::Deny, Some("Bash(rm *)"), Some("no")).unwrap();
+        assert_eq!(a.rule.unwrap().to_string(), "Bash(rm *)");
+        assert_eq!(a.reason.as_deref(), Some("no"));
+        assert!(answer(Verdict::Allow, Some("Bash(x"), None).is_err());
+        assert!(!answer(Verdict::Allow, None, None).unwrap().always);
+    }
+}

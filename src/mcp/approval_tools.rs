@@ -1,0 +1,82 @@
+//! `permission_request`: the tool Claude Code calls with
+//! `--permission-prompt-tool mcp__awtui__permission_request` whenever it
+//! would ask before running a tool. Its input is
+//! `{"tool_name", "input", "tool_use_id"}`; its answer, one text block of
+//! JSON, is `{"behavior":"allow","updatedInput":{…}}` or
+//! `{"behavior":"deny","message":"…"}` (both read from the real CLI,
+//! 2.1.330). The call waits for the decision (a rule at once, or a person,
+//! or the approval timeout) without polling.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::shared::SharedContext;
+use super::tools::{ToolError, ToolSpec};
+
+/// The tool's name on awtui's server.
+pub const NAME: &str = "permission_request";
+
+/// Its description, offered only to agents with `permissions: ask`.
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: NAME,
+        description: "Used by your CLI (not by you) to ask the person at the control room \
+            whether a tool call may run. Do not call it yourself.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "tool_name": {"type": "string", "description": "The tool about to run."},
+                "input": {"type": "object", "description": "Its input."},
+                "tool_use_id": {"type": "string", "description": "The call's id."},
+            },
+            "required": ["tool_name", "input"],
+        }),
+        read_only: false,
+        destructive: false,
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    tool_name: String,
+    #[serde(default)]
+    input: Value,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+}
+
+/// Asks on behalf of `caller` and answers in Claude Code's format once
+/// decided.
+pub async fn call(
+    context: &SharedContext,
+    caller: &str,
+    args: Option<Map<String, Value>>,
+) -> Result<Value, ToolError> {
+    let approvals = context.approvals().clone();
+    if !approvals.asks(caller) {
+        return Err(ToolError::Failed(format!(
+            "{NAME} is for the CLIs of agents with permissions: ask, and @{caller} has another setting"
+        )));
+    }
+    let args: Args = serde_json::from_value(Value::Object(args.unwrap_or_default()))
+        .map_err(|e| ToolError::Invalid(format!("{NAME}: invalid arguments: {e}")))?;
+    let last_message = context.read(|store| {
+        store
+            .read(None, Some(200))
+            .unwrap_or_default()
+            .into_iter()
+            .rev()
+            .find(|e| e.from == caller)
+            .map(|e| e.message)
+    });
+    let decision = approvals
+        .ask(
+            caller,
+            &args.tool_name,
+            args.input.clone(),
+            args.tool_use_id,
+            last_message,
+        )
+        .await;
+    Ok(decision.answer(&args.input))
+}

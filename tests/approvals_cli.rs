@@ -1,0 +1,215 @@
+//! Approvals never leave anything stuck, with the binary and a fake Claude
+//! Code that asks awtui's `permission_request` before answering (as the
+//! real CLI does with `--permission-prompt-tool`): a request answered from
+//! the shell reaches the CLI; stopping the agent, stopping the instance or
+//! the approval timeout deny it; after `kill -9` of the instance, the
+//! restart shows no stale request as pending and records it as denied.
+
+mod cli_support;
+
+use std::path::{Path, PathBuf};
+
+use cli_support::{World, alive, wait_for};
+use serde_json::Value;
+
+/// A workflow with one fake Claude Code agent `cc` (`permissions: ask`)
+/// that asks about `git push` once per turn and logs the answer.
+fn setup(w: &World, extra_limits: &str) -> PathBuf {
+    let bin = w.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/fake_agent.py");
+    std::os::unix::fs::symlink(fake, bin.join("claude")).unwrap();
+    let log = w.dir.join("answers.log");
+    std::fs::write(
+        w.dir.join("cc.yaml"),
+        format!(
+            "agents:\n  cc:\n    backend: claude\n    permissions: ask\n    env:\n      PATH: \"{}:{}\"\n      FAKE_ASK: '{{\"tool\": \"Bash\", \"input\": {{\"command\": \"git push\"}}}}'\n      FAKE_ASK_LOG: \"{}\"\nlimits:\n  retries: 0\n{extra_limits}kickoff: \"@cc push it\"\n",
+            bin.display(),
+            std::env::var("PATH").unwrap(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    log
+}
+
+/// The requests waiting in the instance, as `awtui approve` lists them.
+fn pending(w: &World) -> Vec<Value> {
+    let r = w.run(&["approve", "--instance", "default", "--json"]);
+    serde_json::from_str(&r.stdout).unwrap_or_default()
+}
+
+fn wait_pending(w: &World, n: usize) -> Vec<Value> {
+    wait_for(&format!("{n} approval requests waiting"), || {
+        let p = pending(w);
+        (p.len() == n).then_some(p)
+    })
+}
+
+/// The decisions recorded in the instance's journal.
+fn decisions(w: &World) -> Vec<Value> {
+    std::fs::read_to_string(w.dir.join(".workflow/default/approvals.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["record"] == "decided")
+        .map(|v| v["decision"].clone())
+        .collect()
+}
+
+fn answers(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn kill9(pid: u32) {
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    wait_for("the killed instance to die", || (!alive(pid)).then_some(()));
+}
+
+#[test]
+fn a_denial_from_the_shell_reaches_the_cli_with_its_reason() {
+    let mut w = World::new();
+    let log = setup(&w, "");
+    w.start_background("cc.yaml", "default");
+    let p = wait_pending(&w, 1);
+    assert_eq!(p[0]["agent"], "cc");
+    assert_eq!(p[0]["input"]["command"], "git push");
+    let listed = w.run(&["approve", "--instance", "default"]);
+    assert!(
+        listed.stdout.contains("#1 @cc wants Bash") && listed.stdout.contains("$ git push"),
+        "{}",
+        listed.stdout
+    );
+    let r = w.run(&[
+        "deny",
+        "#1",
+        "--reason",
+        "not on main",
+        "--instance",
+        "default",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got = wait_for("the CLI's answer", || answers(&log).into_iter().next());
+    assert_eq!(
+        got,
+        serde_json::json!({"behavior": "deny", "message": "Denied by user: not on main"})
+    );
+    // Answering twice is refused, saying why.
+    let again = w.run(&["approve", "1", "--instance", "default"]);
+    assert_ne!(again.code, 0);
+    assert!(
+        again.stderr.contains("no approval request #1 is waiting"),
+        "{}",
+        again.stderr
+    );
+    wait_for("the system line", || {
+        w.channel("default")
+            .iter()
+            .any(|m| {
+                m["from"] == "system"
+                    && m["message"].as_str().unwrap_or("").contains(
+                        "approval #1: denied Bash \"git push\" for cc (user: not on main)",
+                    )
+            })
+            .then_some(())
+    });
+    assert_eq!(w.run(&["stop", "@default"]).code, 0);
+}
+
+#[test]
+fn stopping_the_agent_or_the_instance_while_it_waits_denies_cleanly() {
+    let mut w = World::new();
+    setup(&w, "");
+    w.start_background("cc.yaml", "default");
+    wait_pending(&w, 1);
+    let r = w.run(&["stop", "cc@default"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    wait_pending(&w, 0);
+    let d = decisions(&w);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["verdict"], "deny");
+    assert_eq!(d[0]["by"], "awtui");
+    assert!(
+        d[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the agent was stopped"),
+        "{d:?}"
+    );
+    // Reopened, its unanswered turn runs again and asks again; this time
+    // the whole instance stops.
+    assert_eq!(w.run(&["stop", "@default"]).code, 0);
+    w.start_background("cc.yaml", "default");
+    let p = wait_pending(&w, 1);
+    assert_eq!(p[0]["id"], 2);
+    assert_eq!(w.run(&["stop", "@default"]).code, 0);
+    let d = decisions(&w);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!(d[1]["id"], 2);
+    assert_eq!(d[1]["verdict"], "deny");
+    assert_eq!(
+        d[1]["reason"], "the instance ended while the request waited",
+        "{d:?}"
+    );
+}
+
+#[test]
+fn nobody_answering_denies_after_the_approval_timeout() {
+    let mut w = World::new();
+    let log = setup(&w, "  approval_timeout: 1s\n");
+    w.start_background("cc.yaml", "default");
+    let got = wait_for("the CLI's answer", || answers(&log).into_iter().next());
+    assert_eq!(got["behavior"], "deny");
+    assert!(
+        got["message"]
+            .as_str()
+            .unwrap()
+            .contains("nobody answered within 1s (the approval timeout)"),
+        "{got}"
+    );
+    assert_eq!(decisions(&w)[0]["by"], "timeout");
+    assert_eq!(w.run(&["stop", "@default"]).code, 0);
+}
+
+#[test]
+fn kill_9_while_a_request_waits_leaves_no_stale_request_after_restart() {
+    let mut w = World::new();
+    let log = setup(&w, "");
+    let first = w.start_background("cc.yaml", "default");
+    wait_pending(&w, 1);
+    kill9(first);
+    w.start_background("cc.yaml", "default");
+    // The unanswered turn runs again and asks again: a new request, #2;
+    // #1 is recorded as denied, never shown as waiting.
+    let p = wait_pending(&w, 1);
+    assert_eq!(p[0]["id"], 2, "{p:?}");
+    let d = decisions(&w);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        (d[0]["id"].as_u64(), d[0]["verdict"].as_str()),
+        (Some(1), Some("deny"))
+    );
+    assert!(
+        d[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("awtui ended while the request waited"),
+        "{d:?}"
+    );
+    let r = w.run(&["approve", "2", "--instance", "default"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got = wait_for("the CLI's answer", || answers(&log).into_iter().next());
+    assert_eq!(
+        got,
+        serde_json::json!({"behavior": "allow", "updatedInput": {"command": "git push"}})
+    );
+    assert_eq!(w.run(&["stop", "@default"]).code, 0);
+}
