@@ -1193,6 +1193,84 @@ fn events_before_the_snapshot_reply_are_kept_and_failures_are_private() {
 
 // ----- the task board ------------------------------------------------------
 
+// ----- issue 12 fixes ----------------------------------------------------
+
+/// Ten agents, a message to all of them, and two documents whose names
+/// differ only at the end.
+fn crowded() -> App {
+    let mut snap = snapshot(false);
+    let names = [
+        "planner",
+        "coder",
+        "reviewer",
+        "architect-lead",
+        "tester-integration",
+        "docs-writer",
+        "security-auditor",
+        "release-manager",
+        "perf-analyst",
+        "ux-researcher",
+    ];
+    snap.agents = names
+        .iter()
+        .map(|n| {
+            agent(
+                n,
+                AgentStatus::CallingTool("channel_send".into()),
+                AgentMetrics {
+                    unread: 3,
+                    ..AgentMetrics::default()
+                },
+            )
+        })
+        .collect();
+    let all: String = names.iter().map(|n| format!("@{n} ")).collect();
+    let mut e = entry(11, "user", &format!("{all}stand-up in five"), None);
+    e.mentions = names.iter().map(|n| n.to_string()).collect();
+    snap.messages.push(message(e));
+    snap.total_messages = 11;
+    snap.documents = vec![
+        "findings/review.md".into(),
+        "findings/review.md.theirs".into(),
+        "notes.md".into(),
+    ];
+    let mut app = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    app.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snap),
+    })));
+    app.update(Input::Tick(Duration::from_secs(754)));
+    app.now = at(10, 12, 34);
+    app
+}
+
+#[test]
+fn crowded_screens_keep_status_ids_hints_and_name_ends() {
+    let mut a = crowded();
+    let s = screen(&mut a, 100, 30);
+    insta::assert_snapshot!("crowded_100x30", s);
+    // The status keeps its words; long names give way with `…`.
+    // (It was cut to 4 columns while names were padded to 16.)
+    assert!(s.contains("⠙ tester-… ✉3 calling `channe…"), "{s}");
+    // The header to ten recipients still ends with the message id.
+    let header = s.lines().find(|l| l.contains("10:00:11")).unwrap();
+    assert!(header.trim_end_matches('┃').ends_with("#11"), "{header}");
+    // Document names keep their ends apart.
+    assert!(s.contains("find…md.theirs"), "{s}");
+    assert!(s.contains("find…review.md"), "{s}");
+    let s = screen(&mut a, 80, 24);
+    insta::assert_snapshot!("crowded_80x24", s);
+    // Whole hints or none: quit and help stay, nothing is cut in half.
+    let hints = s.lines().last().unwrap();
+    assert!(hints.ends_with("q quit"), "{hints}");
+    assert!(hints.contains("? help"), "{hints}");
+}
+
 /// The command a key or a bar line sent, if exactly one.
 fn task_command(effects: &[Effect]) -> Option<&TaskCommand> {
     match effects {

@@ -507,16 +507,17 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let (section, commands) = pane_commands(app);
-    let mut spans = Vec::new();
-    let mut push = |key: String, what: &str| {
-        spans.push(Span::styled(key, Style::new().fg(t.mention)));
-        spans.push(Span::styled(format!(" {what}  "), t.dimmed()));
-    };
+    // (key, what, whether it is kept before any other when space is short)
+    let mut hints: Vec<(String, String, bool)> = Vec::new();
     if app.focus == Pane::Bar {
-        push("enter".into(), "send");
-        push("tab".into(), "complete @name");
-        push("↑↓".into(), "history");
-        push("esc".into(), "leave");
+        for (k, what) in [
+            ("enter", "send"),
+            ("tab", "complete @name"),
+            ("↑↓", "history"),
+            ("esc", "leave"),
+        ] {
+            hints.push((k.into(), what.into(), k == "enter" || k == "esc"));
+        }
     }
     for c in commands {
         if let Some(k) = app.keymap.key_for(section, c) {
@@ -525,7 +526,7 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
                 .trim_start_matches("prompt /")
                 .trim_start_matches("focus ")
                 .trim_start_matches("task ");
-            push(k.to_string(), what);
+            hints.push((k.to_string(), what.to_string(), false));
         }
     }
     // In the editor every other key types: no global hints there.
@@ -535,8 +536,50 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
         .filter(|_| !editing)
     {
         if let Some(k) = app.keymap.key_for(Section::Global, c) {
-            push(k.to_string(), c.trim_start_matches("focus "));
+            hints.push((
+                k.to_string(),
+                c.trim_start_matches("focus ").to_string(),
+                c != "focus next",
+            ));
+        }
+    }
+    let widths: Vec<usize> = hints
+        .iter()
+        .map(|(k, what, _)| width(k) + 1 + width(what) + 2)
+        .collect();
+    let shown = fit_hints(
+        &hints.iter().map(|h| h.2).collect::<Vec<_>>(),
+        &widths,
+        area.width as usize,
+    );
+    let mut spans = Vec::new();
+    for (i, (key, what, _)) in hints.into_iter().enumerate() {
+        if shown[i] {
+            spans.push(Span::styled(key, Style::new().fg(t.mention)));
+            spans.push(Span::styled(format!(" {what}  "), t.dimmed()));
         }
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// Which hints fit in `room` columns: whole hints only, never one cut in
+/// half. The `kept` ones (help, quit) go first; then the others in order
+/// while they fit, so the rightmost pane hints are the ones dropped.
+pub fn fit_hints(kept: &[bool], widths: &[usize], room: usize) -> Vec<bool> {
+    let mut shown = vec![false; widths.len()];
+    let mut used = 0;
+    for pass in [true, false] {
+        for (i, w) in widths.iter().enumerate() {
+            if kept[i] != pass {
+                continue;
+            }
+            // The two trailing spaces may fall off the edge.
+            if used + w.saturating_sub(2) > room {
+                break;
+            }
+            shown[i] = true;
+            used += w;
+        }
+    }
+    shown
 }

@@ -802,10 +802,12 @@ fn header_line(m: &Message, ctx: &DrawContext, width: usize, matched: bool) -> L
             ),
         );
     }
+    // The id is always shown: the rest of the header gives way (`…`).
+    let id_w = text::width(&id);
+    let mut line = text::truncate_line(line, width.saturating_sub(id_w));
     let used = line_width(&line);
-    if used + text::width(&id) < width {
-        line.spans
-            .push(Span::raw(" ".repeat(width - used - text::width(&id))));
+    if used + id_w <= width {
+        line.spans.push(Span::raw(" ".repeat(width - used - id_w)));
         line.spans.push(Span::styled(id, theme.dimmed()));
     }
     line

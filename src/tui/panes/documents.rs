@@ -26,7 +26,7 @@ use syntect::highlighting::{FontStyle, ThemeSet};
 use syntect::parsing::SyntaxSet;
 
 use crate::sanitize::for_terminal;
-use crate::tui::text::truncate;
+use crate::tui::text::{truncate, truncate_middle};
 use crate::tui::theme::Theme;
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
@@ -319,7 +319,10 @@ impl Documents {
                     list.y + k as u16,
                     format!(
                         "{:<w$}",
-                        truncate(&format!("{mark}{}", for_terminal(f)), list_w as usize),
+                        format!(
+                            "{mark}{}",
+                            truncate_middle(&for_terminal(f), list_w as usize - 2)
+                        ),
                         w = list_w as usize
                     ),
                     style,
