@@ -1271,6 +1271,56 @@ fn crowded_screens_keep_status_ids_hints_and_name_ends() {
     assert!(hints.contains("? help"), "{hints}");
 }
 
+/// The cells of the first row of `buf` holding `text`, from its start.
+fn find_cells(buf: &Buffer, text: &str) -> Option<Vec<ratatui::buffer::Cell>> {
+    let area = buf.area;
+    for y in area.y..area.y + area.height {
+        let row: Vec<_> = (area.x..area.x + area.width)
+            .map(|x| buf[(x, y)].clone())
+            .collect();
+        let line: String = row.iter().map(|c| c.symbol()).collect();
+        if let Some(at) = line.find(text) {
+            let col = line[..at].chars().count();
+            return Some(row[col..col + text.chars().count()].to_vec());
+        }
+    }
+    None
+}
+
+#[test]
+fn search_marks_the_matched_text() {
+    let mut a = app();
+    let mut inputs = vec![ch('2'), ch('/')];
+    inputs.extend(typed("SHOUT"));
+    inputs.push(key(KeyCode::Enter));
+    run(&mut a, inputs);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+    ui::render(&mut a, buf.area, &mut buf);
+    let hit = a.theme.search_hit();
+    // "Fix greet_shout, then ping me." in the FINAL block of #10.
+    let cells = find_cells(&buf, "greet_shout, then").expect("the FINAL line is shown");
+    let style = |c: &ratatui::buffer::Cell| c.style();
+    assert!(
+        cells[..6].iter().all(|c| style(c).bg != hit.bg),
+        "before the hit"
+    );
+    assert!(
+        cells[6..11].iter().all(|c| style(c).bg == hit.bg),
+        "the hit"
+    );
+    assert!(
+        cells[11..].iter().all(|c| style(c).bg != hit.bg),
+        "after the hit"
+    );
+    // Esc ends the search: nothing is marked.
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    assert!(a.channel.search.is_none());
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+    ui::render(&mut a, buf.area, &mut buf);
+    let cells = find_cells(&buf, "greet_shout, then").unwrap();
+    assert!(cells.iter().all(|c| c.style().bg != hit.bg));
+}
+
 /// The command a key or a bar line sent, if exactly one.
 fn task_command(effects: &[Effect]) -> Option<&TaskCommand> {
     match effects {

@@ -98,6 +98,44 @@ pub fn truncate_line(line: Line<'static>, max: usize) -> Line<'static> {
     Line::from(spans)
 }
 
+/// Gives every occurrence of `query` in the line (ignoring case) the
+/// `mark` style on top of its own, so search hits stand out in the text.
+pub fn highlight_matches(line: &Line<'static>, query: &str, mark: Style) -> Line<'static> {
+    let fold = |c: char| c.to_lowercase().next().unwrap_or(c);
+    let needle: Vec<char> = query.chars().map(fold).collect();
+    if needle.is_empty() {
+        return line.clone();
+    }
+    let mut chars: Vec<(char, Style)> = line
+        .spans
+        .iter()
+        .flat_map(|s| s.content.chars().map(move |c| (c, s.style)))
+        .collect();
+    let mut i = 0;
+    let mut found = false;
+    while i + needle.len() <= chars.len() {
+        if chars[i..i + needle.len()]
+            .iter()
+            .zip(&needle)
+            .all(|((c, _), n)| fold(*c) == *n)
+        {
+            for (_, style) in &mut chars[i..i + needle.len()] {
+                *style = style.patch(mark);
+            }
+            found = true;
+            i += needle.len();
+        } else {
+            i += 1;
+        }
+    }
+    if !found {
+        return line.clone();
+    }
+    let mut out = to_line(&chars);
+    out.style = line.style;
+    out
+}
+
 /// Splits one line of text into styled runs, giving `@mentions` of known
 /// names the `mention` style.
 pub fn mention_runs(
@@ -244,6 +282,12 @@ mod tests {
             "findi….md.theirs"
         );
         assert_eq!(truncate_middle("abc", 4), "abc");
+        let mark = Style::new().bold();
+        let hit = highlight_matches(&Line::from("Greet and GREET"), "greet", mark);
+        assert_eq!(texts(&[hit.clone()]), ["Greet and GREET"]);
+        assert_eq!(hit.spans[0].style, mark);
+        assert_eq!(hit.spans[1].style, Style::new());
+        assert_eq!(hit.spans[2].style, mark);
         let line = Line::from(vec![Span::raw("ab"), Span::raw("cdef")]);
         assert_eq!(texts(&[truncate_line(line, 4)]), ["abc…"]);
     }

@@ -667,17 +667,27 @@ impl Channel {
                     break;
                 }
                 let row = area.y + y as u16;
-                let line = if l == 0 { &header } else { &lines[l - 1] };
-                if depth > 0 {
-                    buf.set_string(area.x, row, "  │ ", ctx.theme.dimmed());
-                }
-                buf.set_line(area.x + indent as u16, row, line, w as u16);
+                let hit;
+                let line = match (l, &self.search) {
+                    (0, _) => &header,
+                    (_, Some(q)) if matched => {
+                        hit = text::highlight_matches(&lines[l - 1], q, ctx.theme.search_hit());
+                        &hit
+                    }
+                    _ => &lines[l - 1],
+                };
+                // The selection first: a search hit's own background
+                // stays visible on the selected message.
                 if selected {
                     buf.set_style(
                         Rect::new(area.x, row, area.width, 1),
                         Style::new().bg(ctx.theme.selection),
                     );
                 }
+                if depth > 0 {
+                    buf.set_string(area.x, row, "  │ ", ctx.theme.dimmed());
+                }
+                buf.set_line(area.x + indent as u16, row, line, w as u16);
                 self.drawn.rows.push(Some(pos));
                 y += 1;
             }
