@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(truncate_middle("abc", 4), "abc");
         let mark = Style::new().bold();
         let hit = highlight_matches(&Line::from("Greet and GREET"), "greet", mark);
-        assert_eq!(texts(&[hit.clone()]), ["Greet and GREET"]);
+        assert_eq!(texts(std::slice::from_ref(&hit)), ["Greet and GREET"]);
         assert_eq!(hit.spans[0].style, mark);
         assert_eq!(hit.spans[1].style, Style::new());
         assert_eq!(hit.spans[2].style, mark);
