@@ -169,6 +169,7 @@ fn snapshot(paused: bool) -> Snapshot {
         ],
         messages: messages().into_iter().map(message).collect(),
         total_messages: 10,
+        user_unread: 2,
         documents: vec!["findings/review.md".into(), "notes.md".into()],
         entry_document: "notes.md".into(),
         started: None,
@@ -1319,6 +1320,86 @@ fn search_marks_the_matched_text() {
     ui::render(&mut a, buf.area, &mut buf);
     let cells = find_cells(&buf, "greet_shout, then").unwrap();
     assert!(cells.iter().all(|c| c.style().bg != hit.bg));
+}
+
+#[test]
+fn the_users_unread_count_covers_messages_not_loaded() {
+    let mut snap = snapshot(false);
+    // Two unread mentions of the user are loaded (#5, #10); the engine
+    // counts 4,936 in all.
+    snap.user_unread = 4_936;
+    snap.total_messages = 1_000_000;
+    let mut a = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snap),
+    })));
+    run(&mut a, vec![ch('3')]);
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("you (@user) · 4936 unread"), "{s}");
+    assert!(s.contains("+ 4934 older, not loaded"), "{s}");
+    // An ack reaching the loaded messages reads the older ones too.
+    a.update(Input::Engine(EngineEvent::Cursor {
+        agent: "user".into(),
+        cursor: Cursor {
+            acked: 5,
+            delivered: 5,
+        },
+    }));
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("you (@user) · 1 unread"), "{s}");
+    assert!(!s.contains("older, not loaded"), "{s}");
+}
+
+#[test]
+fn an_idle_screen_wakes_once_a_minute_when_the_clock_turns() {
+    use awtui::tui::app::{TICK, wake_after};
+    let s = Duration::from_secs;
+    let ms = Duration::from_millis;
+    // Idle: until the up time's next whole minute, whatever the last tick.
+    assert_eq!(wake_after(false, s(0), ms(0)), s(60));
+    assert_eq!(wake_after(false, s(754), ms(0)), s(26));
+    assert_eq!(wake_after(false, ms(119_900), s(59)), ms(100));
+    // Right after waking at the turn, a whole minute again: never every second.
+    assert_eq!(wake_after(false, s(780), ms(1)), s(60));
+    // Working: the rest of a spinner frame, keys or not.
+    assert_eq!(wake_after(true, s(754), ms(30)), TICK - ms(30));
+    assert_eq!(wake_after(true, s(754), s(5)), Duration::ZERO);
+    // A stalled agent shows a still icon: the screen stays idle.
+    let mut snap = snapshot(false);
+    snap.messages.retain(|m| m.entry.id != 9); // no open stream
+    let mut a = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snap),
+    })));
+    for name in AGENTS {
+        a.update(Input::Engine(EngineEvent::Status {
+            agent: name.into(),
+            status: AgentStatus::Idle,
+        }));
+    }
+    assert!(!a.needs_tick());
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "reviewer".into(),
+        status: AgentStatus::Stalled,
+    }));
+    assert!(!a.needs_tick(), "a stalled agent does not spin");
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "coder".into(),
+        status: AgentStatus::Thinking,
+    }));
+    assert!(a.needs_tick());
 }
 
 /// The command a key or a bar line sent, if exactly one.

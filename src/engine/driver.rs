@@ -923,6 +923,7 @@ impl Driver {
                 })
                 .collect(),
             total_messages: s.len(),
+            user_unread: s.inbox(USER).map_or(0, |i| i.len()),
             documents: s.list_documents().unwrap_or_default(),
             entry_document: s.entry_document().to_string(),
             cursors: recipients

@@ -290,7 +290,13 @@ impl App {
 
     /// Whether the spinner must keep turning (something is working).
     pub fn needs_tick(&self) -> bool {
-        self.agents.any_working() || self.channel.streaming() || self.stopping
+        self.agents.animating() || self.channel.streaming() || self.stopping
+    }
+
+    /// How long the screen may sleep before it must change by itself (see
+    /// [`wake_after`]); `since_tick` is the time since the last tick.
+    pub fn wake_after(&self, since_tick: Duration) -> Duration {
+        wake_after(self.needs_tick(), self.up_time(), since_tick)
     }
 
     fn info(&mut self, text: impl Into<String>) {
@@ -429,6 +435,8 @@ impl App {
         }
         self.documents.entry = s.entry_document.clone();
         self.cursors = s.cursors;
+        let loaded = inbox::unread(&self.channel, &self.cursors, USER).len();
+        self.channel.user_unread_not_loaded = s.user_unread.saturating_sub(loaded);
         self.paused = s.paused;
         let mut effects = Vec::new();
         // Open details may have missed checkpoints while behind: reload.
@@ -487,6 +495,9 @@ impl App {
                 self.docs(o)
             }
             EngineEvent::Cursor { agent, cursor } => {
+                if agent == USER {
+                    self.channel.user_acked(cursor.acked);
+                }
                 self.cursors.insert(agent, cursor);
                 Vec::new()
             }
@@ -1588,4 +1599,22 @@ impl App {
             .filter(|r| matches!(r.status, AgentStatus::Failed(_) | AgentStatus::Stalled))
             .collect()
     }
+}
+
+/// A spinner frame while something works.
+pub const TICK: Duration = Duration::from_millis(100);
+/// The header's up time when idle is shown in whole minutes.
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// How long the screen may sleep before it must change by itself: the
+/// rest of a spinner frame (`since_tick` after the last) while something
+/// `animating`, else until the up time `up` reaches its next whole minute,
+/// so an idle screen wakes once a minute, when the header's clock turns.
+/// Keys and events in between do not move the wake-up.
+pub fn wake_after(animating: bool, up: Duration, since_tick: Duration) -> Duration {
+    if animating {
+        return TICK.saturating_sub(since_tick);
+    }
+    let into_minute = up.as_millis() % MINUTE.as_millis();
+    MINUTE - Duration::from_millis(into_minute as u64)
 }

@@ -100,7 +100,8 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     if areas.inbox.height > 0 {
         let items = app.inbox_items();
         let agent = app.agents.selected().map(|r| r.name.clone());
-        let title = format!(" Inbox · {} unread ", items.len());
+        let unread = items.len() + app.channel.user_unread_not_loaded;
+        let title = format!(" Inbox · {unread} unread ");
         let inner = pane_block(app, Pane::Inbox, areas.inbox, buf, title, false);
         let focused = app.focus == Pane::Inbox;
         let offset = app.options.utc_offset;
@@ -282,7 +283,7 @@ fn header(app: &App, area: Rect, buf: &mut Buffer) {
     let secs = app.up_time().as_secs();
     // Seconds only while the spinner ticks; idle, the clock wakes once a
     // minute.
-    let up = if app.agents.any_working() {
+    let up = if app.needs_tick() {
         format!("{}m{:02}s", secs / 60, secs % 60)
     } else if secs < 60 {
         "<1m".to_string()

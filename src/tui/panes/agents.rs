@@ -188,6 +188,17 @@ impl Agents {
         self.rows.iter().any(AgentRow::working)
     }
 
+    /// Whether any agent shows a spinner (a stalled, retrying or queued
+    /// one shows a still icon: nothing to redraw for it).
+    pub fn animating(&self) -> bool {
+        self.rows.iter().any(|r| {
+            matches!(
+                r.status,
+                AgentStatus::Starting | AgentStatus::Thinking | AgentStatus::CallingTool(_)
+            )
+        })
+    }
+
     /// Moves the selection by `delta` rows.
     pub fn step(&mut self, delta: isize) {
         if self.rows.is_empty() {

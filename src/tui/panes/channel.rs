@@ -192,6 +192,9 @@ pub struct Channel {
     pub drawn: Drawn,
     /// Messages the engine holds that were not loaded (older history).
     pub not_loaded: usize,
+    /// The user's unread mentions among the messages not loaded: counted
+    /// (the engine says how many), not listed.
+    pub user_unread_not_loaded: usize,
     /// Each recipient's messages (indices), for inboxes.
     pub mentions: HashMap<String, Vec<usize>>,
     /// Agent Mail messages (indices, oldest first) by bead id in lower
@@ -213,6 +216,15 @@ impl Channel {
             self.ingest(entry, annotations);
         }
         self.rebuild();
+    }
+
+    /// The user acknowledged everything through `acked`: once that
+    /// reaches the loaded messages, the older unread ones are read too.
+    pub fn user_acked(&mut self, acked: u64) {
+        let first = self.messages.first().map_or(u64::MAX, |m| m.entry.id);
+        if acked.saturating_add(1) >= first {
+            self.user_unread_not_loaded = 0;
+        }
     }
 
     /// The Agent Mail messages about `bead` (any case), oldest first.
