@@ -862,7 +862,7 @@ fn conflicts_lose_nothing() {
     assert!(run(&mut a, vec![ch('b')]).is_empty());
     let text = a.documents.editor.as_ref().unwrap().text();
     assert!(
-        text.contains("<<<<<<< yours") && text.contains(">>>>>>> coder"),
+        text.contains("<<<<<<< yours") && text.contains(">>>>>>> theirs (coder)"),
         "{text}"
     );
 }
@@ -1400,6 +1400,54 @@ fn an_idle_screen_wakes_once_a_minute_when_the_clock_turns() {
         status: AgentStatus::Thinking,
     }));
     assert!(a.needs_tick());
+}
+
+#[test]
+fn conflict_banners_say_who_and_see_both_marks_only_the_differing_lines() {
+    let mut a = app();
+    run(&mut a, vec![ch('4'), ch('e')]);
+    run(&mut a, typed("My line. "));
+    // Another program rewrites one line near the end, on disk.
+    a.update(Input::Engine(EngineEvent::Document {
+        path: "notes.md".into(),
+        change: DocumentChange::Written,
+        by: "editor".into(),
+    }));
+    let theirs = NOTES.replace("fi\n```", "fi # on disk\n```");
+    a.update(Input::Reply(Ok(Reply::Document {
+        file: "notes.md".into(),
+        content: theirs,
+    })));
+    let s = screen(&mut a, 120, 40);
+    assert!(
+        s.contains("notes.md changed on disk by another program while you edit"),
+        "{s}"
+    );
+    assert!(!s.contains("changed by editor"), "{s}");
+    run(&mut a, vec![ch('b')]);
+    let text = a.documents.editor.as_ref().unwrap().text();
+    assert_eq!(
+        text,
+        "<<<<<<< yours\nMy line. # Plan\n=======\n# Plan\n>>>>>>> theirs (on disk)\n\
+         1. Parse a --shout flag.\n\n```sh\n\
+         <<<<<<< yours\nif [ \"$1\" = --shout ]; then shout=1; fi\n=======\n\
+         if [ \"$1\" = --shout ]; then shout=1; fi # on disk\n>>>>>>> theirs (on disk)\n\
+         ```\n"
+    );
+    assert!(
+        a.status
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("2 places differ")
+    );
+    // An agent's change names the agent.
+    let mut a = editing_with_conflict();
+    let s = screen(&mut a, 120, 40);
+    assert!(
+        s.contains("notes.md changed by coder while you edit"),
+        "{s}"
+    );
 }
 
 /// The command a key or a bar line sent, if exactly one.

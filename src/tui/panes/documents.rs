@@ -340,9 +340,9 @@ impl Documents {
                     Line::styled(
                         truncate(
                             &format!(
-                                "⚠ {} changed by {} while you edit",
+                                "⚠ {} changed {} while you edit",
                                 for_terminal(&editor.file),
-                                for_terminal(&c.by)
+                                super::doc_events::by_whom(&c.by)
                             ),
                             view.width as usize,
                         ),
