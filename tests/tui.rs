@@ -1450,6 +1450,59 @@ fn conflict_banners_say_who_and_see_both_marks_only_the_differing_lines() {
     );
 }
 
+/// The app with notes.md reading `content`, in the editor.
+fn editing(content: &str) -> App {
+    let mut a = app();
+    a.update(Input::Reply(Ok(Reply::Document {
+        file: "notes.md".into(),
+        content: content.into(),
+    })));
+    run(&mut a, vec![ch('4'), ch('e')]);
+    assert!(a.documents.editor.is_some());
+    a
+}
+
+fn written(effects: &[Effect]) -> Option<&str> {
+    match effects {
+        [Effect::Command(Command::WriteDocument { content, .. })] => Some(content),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_editor_keeps_crlf_and_asks_before_dropping_control_bytes() {
+    // CRLF stays CRLF.
+    let mut a = editing("one\r\ntwo\r\n");
+    run(&mut a, typed("X"));
+    let effects = run(&mut a, vec![ctrl('s')]);
+    assert_eq!(written(&effects), Some("Xone\r\ntwo\r\n"));
+    // The engine's echo is the save, not someone else's change.
+    a.update(Input::Reply(Ok(Reply::Document {
+        file: "notes.md".into(),
+        content: "Xone\r\ntwo\r\n".into(),
+    })));
+    let e = a.documents.editor.as_ref().unwrap();
+    assert!(e.conflict.is_none() && !e.dirty(), "{e:?}");
+    // LF stays LF.
+    let mut a = editing("one\ntwo\n");
+    run(&mut a, typed("X"));
+    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("Xone\ntwo\n"));
+
+    // A bell the editor cannot show: saving asks first.
+    let mut a = editing("ring\x07 the bell\n");
+    run(&mut a, typed("X"));
+    assert!(run(&mut a, vec![ctrl('s')]).is_empty(), "nothing saved yet");
+    let question = &a.confirm.as_ref().expect("a question").question;
+    assert!(question.contains("control characters"), "{question}");
+    // No: nothing is saved, the edit goes on.
+    assert!(run(&mut a, vec![ch('n')]).is_empty());
+    assert!(a.confirm.is_none() && a.documents.editor.as_ref().unwrap().dirty());
+    // Yes: saved without them.
+    run(&mut a, vec![ctrl('s')]);
+    let effects = run(&mut a, vec![ch('y')]);
+    assert_eq!(written(&effects), Some("Xring the bell\n"));
+}
+
 /// The command a key or a bar line sent, if exactly one.
 fn task_command(effects: &[Effect]) -> Option<&TaskCommand> {
     match effects {

@@ -101,6 +101,8 @@ pub enum ConfirmAction {
     Delete(String),
     /// Leave the editor, dropping unsaved changes.
     DiscardEdit,
+    /// Save the edited document although what it cannot show is dropped.
+    SaveAnyway,
 }
 
 /// How the control room ended.
@@ -564,6 +566,12 @@ impl App {
             self.main = Pane::Documents;
             self.lower = Pane::Documents;
         }
+        if let Some(question) = o.confirm {
+            self.confirm = Some(Confirm {
+                question,
+                on_yes: ConfirmAction::SaveAnyway,
+            });
+        }
         o.commands.into_iter().map(Effect::Command).collect()
     }
 
@@ -1001,6 +1009,10 @@ impl App {
                     self.documents.editor = None;
                     Vec::new()
                 }
+                Some(ConfirmAction::SaveAnyway) => {
+                    let o = self.documents.save(true);
+                    self.docs(o)
+                }
                 None => Vec::new(),
             },
             Action::No => {
@@ -1228,7 +1240,7 @@ impl App {
                 self.docs(o)
             }
             Action::Save => {
-                let o = self.documents.save();
+                let o = self.documents.save(false);
                 self.docs(o)
             }
             Action::Resolve(r) => {

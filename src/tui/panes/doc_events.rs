@@ -20,6 +20,8 @@ pub struct Outcome {
     pub note: Option<(String, bool)>,
     /// Whether the documents pane should take the focus.
     pub focus: bool,
+    /// A yes/no question to ask before going on (yes saves anyway).
+    pub confirm: Option<String>,
 }
 
 impl Outcome {
@@ -216,7 +218,7 @@ impl Documents {
                 v.unreadable.as_deref().unwrap_or_default()
             )),
             Some(v) if self.pending.is_none() => {
-                self.editor = Some(Editor::new(v.file.clone(), &v.content));
+                self.editor = Some(Editor::new(v.file.clone(), &v.raw));
                 Outcome {
                     focus: true,
                     ..Outcome::info("editing: ctrl-s saves, esc leaves")
@@ -235,16 +237,28 @@ impl Documents {
         }
     }
 
-    /// Saves the editor's text through the engine.
-    pub fn save(&mut self) -> Outcome {
+    /// Saves the editor's text through the engine, with the document's
+    /// line endings. A document holding what the editor cannot show is
+    /// saved only once `confirmed` (the outcome asks first).
+    pub fn save(&mut self, confirmed: bool) -> Outcome {
         let Some(e) = &mut self.editor else {
             return Outcome::error("save: nothing is being edited (e edits)");
         };
         if e.conflict.is_some() {
             return Outcome::error("resolve the conflict first: m, t or b");
         }
-        let content = e.text();
-        e.saving = Some(content.clone());
+        if e.unshown && !confirmed {
+            return Outcome {
+                confirm: Some(format!(
+                    "{} holds control characters the editor cannot show; saving drops them. Save? (y/n)",
+                    Self::name(&e.file)
+                )),
+                ..Outcome::default()
+            };
+        }
+        e.unshown = false;
+        let content = e.to_save();
+        e.saving = Some(e.text());
         let file = e.file.clone();
         Outcome {
             note: Some((format!("saving {}…", Self::name(&file)), false)),
