@@ -1503,6 +1503,42 @@ fn the_editor_keeps_crlf_and_asks_before_dropping_control_bytes() {
     assert_eq!(written(&effects), Some("Xring the bell\n"));
 }
 
+#[test]
+fn the_bar_writes_multi_line_messages_and_grows() {
+    let mut a = app();
+    let mut inputs = vec![ch('i')];
+    inputs.extend(typed("@coder line one"));
+    inputs.push(Input::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)));
+    inputs.extend(typed("line two"));
+    inputs.push(ctrl('j'));
+    inputs.extend(typed("line three"));
+    run(&mut a, inputs);
+    let s = screen(&mut a, 80, 24);
+    let rows: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        rows[20..23],
+        ["› @coder line one", "  line two", "  line three"],
+        "{s}"
+    );
+    assert!(rows[19].starts_with('╰'), "the panes make room: {s}");
+    let effects = run(&mut a, vec![key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Post {
+            text: "@coder line one\nline two\nline three".into()
+        })]
+    );
+    assert_eq!(a.bar.height(80), 1, "empty again, one row");
+    // A paste keeps its line breaks (CRLF too).
+    run(&mut a, vec![Input::Paste("first\r\nsecond\nthird".into())]);
+    assert_eq!(a.bar.input, "first\nsecond\nthird");
+    // Beyond five rows the bar scrolls with the cursor.
+    run(&mut a, vec![Input::Paste("\n4\n5\n6\n7".into())]);
+    assert_eq!(a.bar.height(80), 5);
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("  7") && !s.contains("first"), "{s}");
+}
+
 /// The command a key or a bar line sent, if exactly one.
 fn task_command(effects: &[Effect]) -> Option<&TaskCommand> {
     match effects {

@@ -60,9 +60,14 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         y += 1;
     }
     let bottom = area.y + area.height;
-    let bar = Rect::new(area.x, bottom - 2, area.width, 1);
+    // The bar grows with a multi-line message, leaving the panes room.
+    let bar_h = app
+        .bar
+        .height(area.width)
+        .min(area.height.saturating_sub(8).max(1));
+    let bar = Rect::new(area.x, bottom - 1 - bar_h, area.width, bar_h);
     let hints = Rect::new(area.x, bottom - 1, area.width, 1);
-    let main = Rect::new(area.x, y, area.width, (bottom - 2).saturating_sub(y));
+    let main = Rect::new(area.x, y, area.width, bar.y.saturating_sub(y));
     let areas = layout(app, main);
     app.areas = Areas { bar, ..areas };
     app.narrow = areas.inbox.height == 0 || areas.channel.height == 0;
@@ -131,10 +136,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         board.draw(inner, buf, &app.board_context(), focused);
         app.board = board;
     }
-    let cursor = app
-        .bar
-        .draw(bar, buf, &theme, app.focus == Pane::Bar)
-        .map(|x| (x, bar.y));
+    let cursor = app.bar.draw(bar, buf, &theme, app.focus == Pane::Bar);
     hints_line(app, hints, buf);
     if let Some(mut scroll) = app.help {
         help::draw(area, buf, &app.keymap, &theme, &mut scroll);
@@ -513,6 +515,7 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
     if app.focus == Pane::Bar {
         for (k, what) in [
             ("enter", "send"),
+            ("alt-enter", "new line"),
             ("tab", "complete @name"),
             ("↑↓", "history"),
             ("esc", "leave"),
