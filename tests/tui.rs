@@ -1539,6 +1539,41 @@ fn the_bar_writes_multi_line_messages_and_grows() {
     assert!(s.contains("  7") && !s.contains("first"), "{s}");
 }
 
+#[test]
+fn a_message_longer_than_a_screen_is_folded_with_a_key_to_unfold_and_page() {
+    let mut a = app();
+    let long: String = (1..=1500)
+        .map(|n| format!("row {n} of the log\n"))
+        .collect();
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(11, "coder", &long, None),
+        annotations: Box::default(),
+    }));
+    let s = screen(&mut a, 120, 40);
+    // Folded: its first lines and the notice, then nothing of the rest.
+    assert!(s.contains("row 1 of the log"), "{s}");
+    assert!(
+        s.contains("more lines · e unfolds · o opens it in the pager"),
+        "{s}"
+    );
+    assert!(!s.contains("row 1500 of the log"), "{s}");
+    // The message fills at most a screen: the channel pane keeps its size.
+    let rows_of_it = s.lines().filter(|l| l.contains("of the log")).count();
+    assert!(rows_of_it < 40, "{rows_of_it}");
+    // e unfolds it (the view follows: its end is shown).
+    run(&mut a, vec![ch('2'), ch('G'), ch('k'), ch('j'), ch('e')]);
+    assert!(a.channel.selected_message().unwrap().expanded);
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("row 1500 of the log"), "{s}");
+    assert!(!s.contains("e unfolds"), "{s}");
+    // o opens the whole message in the pager.
+    let effects = run(&mut a, vec![ch('o')]);
+    assert_eq!(effects, vec![Effect::Pager(long)]);
+    // e folds it again.
+    run(&mut a, vec![ch('e')]);
+    assert!(screen(&mut a, 120, 40).contains("e unfolds"));
+}
+
 /// The command a key or a bar line sent, if exactly one.
 fn task_command(effects: &[Effect]) -> Option<&TaskCommand> {
     match effects {

@@ -1120,7 +1120,7 @@ impl App {
             }
             Action::Expand => {
                 if !self.channel.toggle_expand() {
-                    self.error("the selected message has no CONTEXT block");
+                    self.error("the selected message has no CONTEXT block and fits the screen");
                 }
                 Vec::new()
             }

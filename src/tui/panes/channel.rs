@@ -457,14 +457,19 @@ impl Channel {
             .map(|(i, _)| &self.messages[*i])
     }
 
-    /// Folds or unfolds the selected message's CONTEXT blocks; false when
-    /// it has none.
+    /// Folds or unfolds the selected message's CONTEXT blocks, or the
+    /// whole of a message longer than a screen; false when it has neither.
     pub fn toggle_expand(&mut self) -> bool {
         let Some(&(i, _)) = self.selected.and_then(|p| self.order.get(p)) else {
             return false;
         };
+        let height = self.drawn.height;
         let m = &mut self.messages[i];
-        if !m.has_context_block() {
+        let long = m
+            .cache
+            .as_ref()
+            .is_some_and(|(_, lines)| fold_at(lines.len(), false, height).is_some());
+        if !m.has_context_block() && !long {
             return false;
         }
         m.expanded = !m.expanded;
@@ -600,7 +605,11 @@ impl Channel {
     fn item_height(&mut self, pos: usize, width: usize, theme: &Theme, names: &[String]) -> usize {
         let (idx, depth) = self.order[pos];
         let w = width.saturating_sub(indent_width(depth));
-        1 + body(&mut self.messages[idx], w, theme, names, 0).len()
+        let height = self.drawn.height;
+        let m = &mut self.messages[idx];
+        let expanded = m.expanded;
+        let total = body(m, w, theme, names, 0).len();
+        1 + fold_at(total, expanded, height).map_or(total, |k| k + 1)
     }
 
     /// Draws the list into `area` (no border).
@@ -666,6 +675,7 @@ impl Channel {
             let selected = self.selected == Some(pos);
             let matched = self.search.is_some() && self.matches.binary_search(&pos).is_ok();
             let header = header_line(&self.messages[idx], ctx, w, matched);
+            let expanded = self.messages[idx].expanded;
             let lines = body(
                 &mut self.messages[idx],
                 w,
@@ -673,7 +683,12 @@ impl Channel {
                 ctx.names,
                 ctx.spinner,
             );
-            let total = 1 + lines.len();
+            // A message longer than a screen is folded after its first
+            // lines, with a notice (`e` unfolds, `o` pages it).
+            let fold = fold_at(lines.len(), expanded, height);
+            let notice = fold.map(|k| fold_notice(lines.len() - k, w, ctx.theme));
+            let lines = &lines[..fold.unwrap_or(lines.len())];
+            let total = 1 + lines.len() + usize::from(notice.is_some());
             for l in first_skip..total {
                 if y >= height {
                     break;
@@ -682,6 +697,7 @@ impl Channel {
                 let hit;
                 let line = match (l, &self.search) {
                     (0, _) => &header,
+                    (l, _) if l > lines.len() => notice.as_ref().expect("a folded message"),
                     (_, Some(q)) if matched => {
                         hit = text::highlight_matches(&lines[l - 1], q, ctx.theme.search_hit());
                         &hit
@@ -715,6 +731,24 @@ impl Channel {
             self.view = View::Follow;
         }
     }
+}
+
+/// Where a message body of `total` lines is folded in a pane `height`
+/// rows high: `None` when it fits a screen with its header (or was
+/// unfolded), else how many lines are shown before the notice.
+pub fn fold_at(total: usize, expanded: bool, height: usize) -> Option<usize> {
+    let shown = height.saturating_sub(2).max(3);
+    (!expanded && height > 0 && total + 1 > height.max(shown + 2)).then_some(shown)
+}
+
+fn fold_notice(hidden: usize, width: usize, theme: &Theme) -> Line<'static> {
+    Line::styled(
+        truncate(
+            &format!("▸ {hidden} more lines · e unfolds · o opens it in the pager"),
+            width,
+        ),
+        Style::new().fg(theme.accent),
+    )
 }
 
 fn scroll_n(m: Motion) -> usize {
