@@ -433,6 +433,9 @@ impl Driver {
                 let activity = match &event {
                     BackendEvent::Thinking => Some(TurnActivity::Thinking),
                     BackendEvent::Text { .. } => Some(TurnActivity::Text),
+                    BackendEvent::Stream { text } => {
+                        Some(TurnActivity::Stream { text: text.clone() })
+                    }
                     BackendEvent::ToolCall { name } => Some(TurnActivity::ToolCall {
                         name: short_tool_name(name).to_string(),
                     }),

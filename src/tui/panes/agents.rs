@@ -63,7 +63,7 @@ impl AgentRow {
     pub fn apply_activity(&mut self, event: &BackendEvent) {
         self.activity = match event {
             BackendEvent::Thinking => Some("thinking".into()),
-            BackendEvent::Text { .. } => Some("writing".into()),
+            BackendEvent::Text { .. } | BackendEvent::Stream { .. } => Some("writing".into()),
             BackendEvent::ToolCall { name } => {
                 Some(format!("calling `{}`", for_terminal(short_tool_name(name))))
             }
