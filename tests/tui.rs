@@ -290,7 +290,22 @@ fn board() -> TaskSnapshot {
             registration("ag_c0de00000001", "coder"),
             registration("ag_9a1100000001", "planner"),
         ],
-        workspaces: Vec::new(),
+        // The parser's work happens in a worktree of its own.
+        workspaces: vec![awtui::tasks::PlanWorkspace {
+            id: "ws_0a1b2c3d4e5f".into(),
+            workflow_id: "wf_0d3e5a7b9c11".into(),
+            branch: "awtui/demo/parser".into(),
+            base_branch: Some("main".into()),
+            base_commit: None,
+            repo_path: None,
+            worktree_path: Some("/repo/.workflow/demo/worktrees/ws_0a1b2c3d4e5f".into()),
+            task_ids: vec!["ol-3".into()],
+            status: "active".into(),
+            merge_commit: None,
+            created_by: "coder".into(),
+            created_at: at(10, 4, 0),
+            updated_at: at(10, 4, 0),
+        }],
         last_checkpoints: vec![
             checkpoint("tk_1a2b3c4d5e6f", 1, "complete", "tokens for --shout", 3),
             checkpoint("ol-3", 2, "progress", "step 2/5: long options parse", 5),
@@ -481,10 +496,8 @@ fn help_is_generated_from_the_keymap() {
     let mut a = app();
     run(&mut a, vec![ch('?')]);
     let s = screen(&mut a, 120, 40);
-    assert!(
-        s.contains("stop [agent|@instance]") || s.contains("stop "),
-        "{s}"
-    );
+    // The agents' keys follow the global ones, from the keymap.
+    assert!(s.contains("[agents]") && s.contains("diff"), "{s}");
     insta::assert_snapshot!("help_120x40", s);
     run(&mut a, vec![key(KeyCode::Esc)]);
     assert!(a.help.is_none());
@@ -2092,4 +2105,172 @@ fn l_in_the_agents_pane_shows_the_agents_logs_in_the_pager() {
     // `/logs nobody` names the unknown agent.
     assert!(bar_line(&mut a, "/logs nobody").is_empty());
     assert!(a.status.clone().unwrap().text.contains("no agent 'nobody'"));
+}
+
+fn coder_diff(turn: Option<u32>) -> awtui::workspace::view::DiffView {
+    use awtui::workspace::view::{DiffTarget, DiffView, StepLine};
+    DiffView {
+        target: DiffTarget::Agent("coder".into()),
+        branch: "awtui/demo/coder".into(),
+        base: "0123456789ab".into(),
+        steps: vec![
+            StepLine {
+                turn: 1,
+                commit: "aaaaaaaaaaaa".into(),
+            },
+            StepLine {
+                turn: 2,
+                commit: "bbbbbbbbbbbb".into(),
+            },
+        ],
+        turn,
+        patch: " src/auth.rs | 3 ++-\n 1 file changed, 2 insertions(+), 1 deletion(-)\n\n\
+                diff --git a/src/auth.rs b/src/auth.rs\nindex 1111111..2222222 100644\n\
+                --- a/src/auth.rs\n+++ b/src/auth.rs\n@@ -1,3 +1,4 @@\n fn check(token: &str) -> bool {\n\
+                -    token.len() > 0\n+    // \u{1b}[31mconstant time\n+    constant_time_eq(token, SECRET)\n }\n"
+            .into(),
+        uncommitted: vec![" M src/session.rs".into()],
+    }
+}
+
+#[test]
+fn d_in_the_agents_pane_opens_the_diff_view_and_merging_asks_first() {
+    use awtui::workspace::view::WorkspaceOp;
+    let mut a = app();
+    let effects = run(&mut a, vec![ch('1'), ch('j'), ch('d')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadDiff {
+            target: awtui::workspace::view::DiffTarget::Agent("coder".into()),
+            turn: None
+        })]
+    );
+    a.update(Input::Reply(Ok(Reply::Diff {
+        view: Box::new(coder_diff(None)),
+    })));
+    insta::assert_snapshot!("diff_120x40", screen(&mut a, 120, 40));
+    insta::assert_snapshot!("diff_80x24", screen(&mut a, 80, 24));
+    // No escape sequence of the file reaches the screen.
+    assert!(!screen(&mut a, 120, 40).contains('\u{1b}'));
+
+    // `]` asks for the first step; the view keeps every key while open.
+    assert_eq!(
+        run(&mut a, vec![ch(']')]),
+        vec![Effect::Command(Command::ReadDiff {
+            target: awtui::workspace::view::DiffTarget::Agent("coder".into()),
+            turn: Some(1)
+        })]
+    );
+    a.update(Input::Reply(Ok(Reply::Diff {
+        view: Box::new(coder_diff(Some(1))),
+    })));
+    // `r` reverts the shown step, after a question; `n` drops it.
+    assert!(run(&mut a, vec![ch('r')]).is_empty());
+    assert!(
+        a.confirm
+            .as_ref()
+            .unwrap()
+            .question
+            .contains("Revert turn 1 of coder")
+    );
+    assert!(run(&mut a, vec![ch('n')]).is_empty());
+    // `m` merges after `y`.
+    assert!(run(&mut a, vec![ch('m')]).is_empty());
+    assert_eq!(
+        run(&mut a, vec![ch('y')]),
+        vec![Effect::Command(Command::Workspace {
+            agent: "coder".into(),
+            op: WorkspaceOp::Merge
+        })]
+    );
+    // The result is said, and the view reads the branch again.
+    let effects = a.update(Input::Reply(Ok(Reply::Said {
+        text: "merged awtui/demo/coder into main (fast-forward to bbbbbbbbbbbb)".into(),
+    })));
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::ReadDiff {
+            target: awtui::workspace::view::DiffTarget::Agent("coder".into()),
+            turn: Some(1)
+        })]
+    );
+    assert!(
+        a.status
+            .clone()
+            .unwrap()
+            .text
+            .contains("merged awtui/demo/coder")
+    );
+    // A status change of the agent refreshes the view (live while it works).
+    let effects = a.update(Input::Engine(EngineEvent::Status {
+        agent: "coder".into(),
+        status: awtui::agents::runner::AgentStatus::Idle,
+    }));
+    assert_eq!(effects.len(), 1, "{effects:?}");
+    // Esc closes it; `/revert coder` without a turn says which is missing.
+    assert!(run(&mut a, vec![key(KeyCode::Esc)]).is_empty());
+    assert!(a.diff.is_none());
+    assert!(bar_line(&mut a, "/revert coder").is_empty());
+    assert!(a.status.clone().unwrap().text.contains("which turn"));
+    // On the board, `d` opens the selected task's workspace.
+    let mut b = app();
+    let effects = run(&mut b, vec![ch('5'), ch('j'), ch('d')]);
+    let [Effect::Command(Command::ReadDiff { target, turn: None })] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert!(
+        matches!(target, awtui::workspace::view::DiffTarget::Task(_)),
+        "{target:?}"
+    );
+}
+
+#[test]
+fn agent_mail_shows_context_usage_and_which_messages_await_an_ack() {
+    let mut a = app();
+    let text =
+        "@user [ol-3] OFFERING_READY\nBead: ol-3\nFiles: src/cli.rs\nValidation: tests PASS\n";
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(11, "coder", text, None),
+        annotations: Box::new(awtui::protocols::annotate(text)),
+    }));
+    let progress = "[ol-3] PROGRESS\nBead: ol-3\nStep: 3/5\nStatus: parsing\nContext usage: 85%\n";
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(12, "coder", progress, None),
+        annotations: Box::new(awtui::protocols::annotate(progress)),
+    }));
+    a.update(Input::Engine(EngineEvent::Metrics {
+        agent: "coder".into(),
+        metrics: AgentMetrics {
+            context_usage: Some(85),
+            ..Default::default()
+        },
+    }));
+    let s = screen(&mut a, 200, 60);
+    let line = |needle: &str| {
+        s.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}:\n{s}"))
+            .to_string()
+    };
+    // OFFERING_READY needs an ack; PROGRESS says how full the context is.
+    assert!(line("coder  OFFERING_READY").contains("awaits ack"), "{s}");
+    assert!(line("#12").contains("ctx 85%"), "{s}");
+    assert!(!line("#12").contains("awaits ack"), "{s}");
+    // The agent's row carries its context usage too.
+    assert!(line("t0 0 tok $0.00 ctx").contains("ctx 85%"), "{s}");
+    // Once the person acknowledges it, it says so.
+    a.update(Input::Engine(EngineEvent::Cursor {
+        agent: "user".into(),
+        cursor: Cursor {
+            acked: 12,
+            delivered: 12,
+        },
+    }));
+    let s = screen(&mut a, 200, 60);
+    let offering = s
+        .lines()
+        .find(|l| l.contains("coder  OFFERING_READY"))
+        .unwrap();
+    assert!(offering.contains(" acked"), "{s}");
+    assert!(!offering.contains("awaits"), "{s}");
 }

@@ -950,3 +950,102 @@ fn kill_9_mid_turn_leaves_git_consistent_and_the_turn_continues_in_the_same_work
     );
     assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
 }
+
+/// The control room's diff view and its operations go through the engine:
+/// `ReadDiff` answers the steps and the diff (total or one step), an
+/// unknown step or agent is a clear error, and `Workspace { Merge }` merges
+/// into the user's checkout and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_reads_an_agents_diff_and_merges_it_for_the_control_room() {
+    use awtui::agents::runner::RunMode;
+    use awtui::engine::{Command as Cmd, Engine, EngineOptions, Reply};
+    use awtui::workspace::view::{DiffTarget, WorkspaceOp};
+
+    let w = team_world();
+    let workflow = awtui::workflow::load(&w.dir.join("team.yaml"))
+        .unwrap()
+        .workflow;
+    let (engine, _events) = Engine::start(
+        workflow,
+        EngineOptions {
+            instance: "i".into(),
+            mode: RunMode::Start,
+            watch_documents: false,
+        },
+    )
+    .await
+    .unwrap();
+    let dir = w.dir.clone();
+    tokio::task::spawn_blocking(move || {
+        wait_for("a's first step", || {
+            let n = git(&dir, &["rev-list", "--count", "main..awtui/i/a"]);
+            (n.trim() == "1").then_some(())
+        })
+    })
+    .await
+    .unwrap();
+
+    let Ok(Reply::Diff { view }) = engine
+        .request(Cmd::ReadDiff {
+            target: DiffTarget::Agent("a".into()),
+            turn: None,
+        })
+        .await
+    else {
+        panic!("a's diff")
+    };
+    assert_eq!(view.branch, "awtui/i/a");
+    assert_eq!(view.steps.iter().map(|s| s.turn).collect::<Vec<_>>(), [1]);
+    assert!(view.patch.contains("+a was here\n"), "{}", view.patch);
+    assert!(!view.patch.contains("b was here"), "{}", view.patch);
+
+    let Ok(Reply::Diff { view }) = engine
+        .request(Cmd::ReadDiff {
+            target: DiffTarget::Agent("a".into()),
+            turn: Some(1),
+        })
+        .await
+    else {
+        panic!("a's turn 1")
+    };
+    assert_eq!(view.turn, Some(1));
+    assert!(view.patch.contains("+a was here\n"), "{}", view.patch);
+
+    let missing = engine
+        .request(Cmd::ReadDiff {
+            target: DiffTarget::Agent("a".into()),
+            turn: Some(7),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("has no turn 7"), "{missing}");
+    let ghost = engine
+        .request(Cmd::ReadDiff {
+            target: DiffTarget::Agent("ghost".into()),
+            turn: None,
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(ghost.contains("there is no agent 'ghost'"), "{ghost}");
+
+    let Ok(Reply::Said { text }) = engine
+        .request(Cmd::Workspace {
+            agent: "a".into(),
+            op: WorkspaceOp::Merge,
+        })
+        .await
+    else {
+        panic!("the merge")
+    };
+    assert!(
+        text.starts_with("merged awtui/i/a into main (fast-forward"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("shared.txt")).unwrap(),
+        "start\na was here\n"
+    );
+    engine.request(Cmd::Shutdown).await.unwrap();
+}

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::exit;
 use crate::errln;
 use crate::workspace::diff::{self, Located};
-use crate::workspace::manage::{self, MergeKind};
+use crate::workspace::manage;
 use crate::workspace::{Repo, WorkspaceError};
 
 /// An agent's workspace found from `agent[@instance]` and a folder of the
@@ -53,10 +53,6 @@ fn failed(e: WorkspaceError) -> u8 {
     exit::FAILED
 }
 
-fn short(commit: &str) -> &str {
-    commit.get(..12).unwrap_or(commit)
-}
-
 /// `awtui merge <agent[@instance]> [--into B] [--no-ff]`.
 pub fn merge(target: &str, into: Option<&str>, no_ff: bool, dir: Option<&Path>) -> u8 {
     let t = match find(target, dir) {
@@ -67,26 +63,7 @@ pub fn merge(target: &str, into: Option<&str>, no_ff: bool, dir: Option<&Path>) 
         Ok(m) => m,
         Err(e) => return failed(e),
     };
-    let how = match m.kind {
-        MergeKind::UpToDate => format!("{} is already merged into {}", m.branch, m.into),
-        MergeKind::FastForward => format!(
-            "merged {} into {} (fast-forward to {})",
-            m.branch,
-            m.into,
-            short(&m.commit)
-        ),
-        MergeKind::MergeCommit => format!(
-            "merged {} into {} (merge commit {})",
-            m.branch,
-            m.into,
-            short(&m.commit)
-        ),
-    };
-    let files = match &m.checkout {
-        Some(dir) => format!("; the checkout at {} was updated", dir.display()),
-        None => String::new(),
-    };
-    super::print::line(format!("{how}{files}"));
+    super::print::line(crate::workspace::view::merged_sentence(&m));
     if let Ok(pending) = diff::uncommitted(&t.at)
         && !pending.is_empty()
     {
@@ -106,13 +83,7 @@ pub fn revert(target: &str, turn: u32, dir: Option<&Path>) -> u8 {
     };
     match manage::revert(&t.repo, &t.at, &t.agent, turn) {
         Ok(r) => {
-            super::print::line(format!(
-                "reverted turn {} of {} with commit {} (its turn {})",
-                r.turn,
-                t.at.branch,
-                short(&r.commit),
-                r.step
-            ));
+            super::print::line(crate::workspace::view::reverted_sentence(&t.at.branch, &r));
             exit::OK
         }
         Err(e) => failed(e),
@@ -127,10 +98,7 @@ pub fn discard(target: &str, dir: Option<&Path>) -> u8 {
     };
     match manage::discard(&t.repo, &t.at.branch) {
         Ok(()) => {
-            super::print::line(format!(
-                "discarded {}: `awtui stop --clean` removes its worktree and branch",
-                t.at.branch
-            ));
+            super::print::line(crate::workspace::view::discarded_sentence(&t.at.branch));
             exit::OK
         }
         Err(e) => failed(e),

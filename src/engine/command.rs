@@ -51,6 +51,19 @@ pub enum Command {
     /// end of its stderr log (answered by [`Reply::AgentLogs`]), so a
     /// front end shows them without touching files.
     ReadAgentLogs { agent: String },
+    /// Ask for an agent's (or a task's) work in its worktree: its steps
+    /// and the diff of step `turn` or of everything (answered by
+    /// [`Reply::Diff`]).
+    ReadDiff {
+        target: crate::workspace::view::DiffTarget,
+        turn: Option<u32>,
+    },
+    /// Merge, revert a step of, or discard an agent's workspace branch
+    /// (answered by [`Reply::Said`]).
+    Workspace {
+        agent: String,
+        op: crate::workspace::view::WorkspaceOp,
+    },
     /// Stop every agent and end the instance, leaving it on disk.
     Shutdown,
 }
@@ -73,6 +86,8 @@ impl Command {
             Command::Task { .. } => "task",
             Command::ReadTask { .. } => "read_task",
             Command::ReadAgentLogs { .. } => "read_agent_logs",
+            Command::ReadDiff { .. } => "read_diff",
+            Command::Workspace { .. } => "workspace",
             Command::Shutdown => "shutdown",
         }
     }
@@ -98,6 +113,13 @@ pub enum Reply {
     /// An agent's recent raw output and stderr, as one text for a pager,
     /// answering [`Command::ReadAgentLogs`].
     AgentLogs { agent: String, text: String },
+    /// An agent's steps and diff, answering [`Command::ReadDiff`].
+    Diff {
+        view: Box<crate::workspace::view::DiffView>,
+    },
+    /// What a command did, in one sentence for the person (a merge's
+    /// result), answering [`Command::Workspace`].
+    Said { text: String },
 }
 
 /// A command the engine could not carry out (bad name, refused path, …),

@@ -767,6 +767,32 @@ impl Driver {
     async fn command(&mut self, envelope: Envelope) {
         let Envelope { command, reply } = envelope;
         let name = command.name();
+        let is_agent = |a: &str| self.cx.workflow.agent(a).is_some();
+        let task_workspace = |t: &str| {
+            self.cx
+                .context
+                .tasks()
+                .read(|s| s.workspaces_of_task(t).last().map(|w| (*w).clone()))
+        };
+        let known = super::workspace_cmd::Known {
+            workspaces: &self.cx.workspaces,
+            is_agent: &is_agent,
+            task_workspace: &task_workspace,
+        };
+        if let Some(job) = super::workspace_cmd::job(&known, &command) {
+            // Git work: off the loop, answered when done.
+            tokio::task::spawn_blocking(move || {
+                let answer = job.and_then(|j| j.run()).map_err(|error| CommandFailed {
+                    command: name.to_string(),
+                    error,
+                });
+                if let Err(failed) = &answer {
+                    tracing::info!("{failed}");
+                }
+                let _ = reply.send(answer);
+            });
+            return;
+        }
         let answer = self.carry_out(command).map_err(|error| CommandFailed {
             command: name.to_string(),
             error,
@@ -837,6 +863,10 @@ impl Driver {
                     text: super::ops::agent_logs_text(&agent, &outputs, stderr.as_deref()),
                     agent,
                 });
+            }
+            // Answered off the loop by `command` (workspace_cmd).
+            Command::ReadDiff { .. } | Command::Workspace { .. } => {
+                return Err("a workspace command reached the driver's loop".into());
             }
             Command::Snapshot { messages } => {
                 return Ok(Reply::Snapshot {

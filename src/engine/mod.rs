@@ -14,6 +14,7 @@ pub mod orphans;
 pub mod sessions;
 pub mod tasks;
 pub mod watch;
+mod workspace_cmd;
 
 use std::path::PathBuf;
 

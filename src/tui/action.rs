@@ -275,6 +275,23 @@ pub enum Action {
     /// Show what an agent did (its last turns' raw output and its stderr
     /// log) in the pager; the selected agent without a name.
     Logs(Option<String>),
+    /// Open the diff view of an agent's or a task's worktree (the selected
+    /// agent, or task on the board, without a name): step `turn`, or
+    /// everything.
+    Diff {
+        /// Whose work.
+        target: Option<crate::workspace::view::DiffTarget>,
+        /// One step, or everything.
+        turn: Option<u32>,
+    },
+    /// Merge, revert a step of, or discard an agent's workspace, after a
+    /// question (the diff view's or the selected agent without a name).
+    Workspace {
+        /// Whose workspace.
+        agent: Option<String>,
+        /// What to do.
+        op: crate::workspace::view::WorkspaceOp,
+    },
     /// Stop an agent (the selected one without a name); `@instance` stops
     /// the whole instance.
     Stop(Option<String>),
@@ -387,6 +404,26 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "logs",
         "logs [agent]",
         "an agent's last turns' raw output and stderr, in $PAGER",
+    ),
+    (
+        "diff",
+        "diff [agent] [turn] | task <id>",
+        "an agent's (or task's) work in its worktree: every turn, or one",
+    ),
+    (
+        "merge",
+        "merge [agent]",
+        "merge an agent's branch into its base (asks first)",
+    ),
+    (
+        "revert",
+        "revert [agent] <turn>",
+        "undo one turn of an agent with a new commit (asks first)",
+    ),
+    (
+        "discard",
+        "discard [agent]",
+        "discard an agent's workspace (asks first)",
     ),
     ("resume", "resume", "resume after a pause"),
     ("ack", "ack [agent] [id|all]", "acknowledge an inbox"),
@@ -633,6 +670,54 @@ impl Action {
                     .map(|a| agent_name(head, a))
                     .transpose()
                     .map(Action::Logs)
+            }
+            "diff" | "merge" | "revert" | "discard" => {
+                use crate::workspace::view::WorkspaceOp;
+                if args.len() > 2 {
+                    return Err(usage(head, "too many arguments"));
+                }
+                let mut agent = None;
+                let mut turn = None;
+                // `/diff task <id>`: a task's workspace.
+                if head == "diff" && args.first() == Some(&"task") {
+                    let id = args
+                        .get(1)
+                        .ok_or_else(|| usage(head, "which task? (/diff task <id>)"))?;
+                    return Ok(Action::Diff {
+                        target: Some(crate::workspace::view::DiffTarget::Task(id.to_string())),
+                        turn: None,
+                    });
+                }
+                for a in &args {
+                    if a.bytes().all(|b| b.is_ascii_digit()) && turn.is_none() {
+                        turn = Some(
+                            a.parse::<u32>()
+                                .map_err(|_| usage(head, format!("'{a}' is not a turn number")))?,
+                        );
+                    } else if agent.is_none() {
+                        agent = Some(agent_name(head, a)?);
+                    } else {
+                        return Err(usage(head, format!("unexpected '{a}'")));
+                    }
+                }
+                let op = match head {
+                    "diff" => {
+                        return Ok(Action::Diff {
+                            target: agent.map(crate::workspace::view::DiffTarget::Agent),
+                            turn,
+                        });
+                    }
+                    "revert" => WorkspaceOp::Revert {
+                        turn: turn
+                            .ok_or_else(|| usage(head, "which turn? (e.g. /revert coder 2)"))?,
+                    },
+                    _ if turn.is_some() => {
+                        return Err(usage(head, "takes no turn number"));
+                    }
+                    "merge" => WorkspaceOp::Merge,
+                    _ => WorkspaceOp::Discard,
+                };
+                Ok(Action::Workspace { agent, op })
             }
             "restart" => {
                 at_most_one(1)?;
@@ -899,6 +984,51 @@ mod tests {
     }
 
     #[test]
+    fn workspace_commands_take_an_agent_and_a_turn() {
+        use crate::workspace::view::WorkspaceOp;
+        let ok = |s: &str| Action::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        let err = |s: &str| Action::parse(s).unwrap_err().to_string();
+        use crate::workspace::view::DiffTarget;
+        assert_eq!(
+            ok("diff coder 2"),
+            Action::Diff {
+                target: Some(DiffTarget::Agent("coder".into())),
+                turn: Some(2)
+            }
+        );
+        assert_eq!(
+            ok("diff"),
+            Action::Diff {
+                target: None,
+                turn: None
+            }
+        );
+        assert_eq!(
+            ok("diff task ol-3"),
+            Action::Diff {
+                target: Some(DiffTarget::Task("ol-3".into())),
+                turn: None
+            }
+        );
+        assert_eq!(
+            ok("revert @coder 3"),
+            Action::Workspace {
+                agent: Some("coder".into()),
+                op: WorkspaceOp::Revert { turn: 3 }
+            }
+        );
+        assert_eq!(
+            ok("merge"),
+            Action::Workspace {
+                agent: None,
+                op: WorkspaceOp::Merge
+            }
+        );
+        assert!(err("revert coder").contains("which turn"));
+        assert!(err("merge coder 2").contains("takes no turn"));
+    }
+
+    #[test]
     fn every_listed_command_parses_in_some_form() {
         for (name, usage, _) in COMMANDS {
             let sample = match *name {
@@ -908,6 +1038,7 @@ mod tests {
                 "doc" | "new" => format!("{name} x.md"),
                 "resolve" => "resolve mine".to_string(),
                 "task" => "task release".to_string(),
+                "revert" => "revert 2".to_string(),
                 _ => name.to_string(),
             };
             assert!(Action::parse(&sample).is_ok(), "{sample} ({usage})");

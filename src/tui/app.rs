@@ -10,6 +10,7 @@
 //! ([`BarEvent`]), the editor (its `[keys.editor]` bindings, then the text
 //! area), and finally the keymap: the focused pane's section, then global.
 
+use crate::workspace::view::DiffTarget;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -103,6 +104,13 @@ pub enum ConfirmAction {
     DiscardEdit,
     /// Save the edited document although what it cannot show is dropped.
     SaveAnyway,
+    /// Merge, revert or discard an agent's workspace.
+    Workspace {
+        /// Whose workspace.
+        agent: String,
+        /// What to do.
+        op: crate::workspace::view::WorkspaceOp,
+    },
 }
 
 /// How the control room ended.
@@ -209,6 +217,8 @@ pub struct App {
     pub before_bar: Pane,
     /// The help overlay, with its scroll.
     pub help: Option<usize>,
+    /// The diff view of an agent's workspace.
+    pub diff: Option<super::panes::diff::DiffPane>,
     /// A question waiting.
     pub confirm: Option<Confirm>,
     /// The status line.
@@ -260,6 +270,7 @@ impl App {
             main: Pane::Channel,
             before_bar: Pane::Channel,
             help: None,
+            diff: None,
             confirm: None,
             status: None,
             spinner: 0,
@@ -352,6 +363,75 @@ impl App {
 
     // ----- engine events -------------------------------------------------
 
+    /// A key while the diff view is open: it takes every key.
+    fn diff_key(&mut self, k: &Key) -> Vec<Effect> {
+        use super::panes::diff::DiffKey;
+        let Some(d) = &mut self.diff else {
+            return Vec::new();
+        };
+        match d.key(k) {
+            DiffKey::Nothing => Vec::new(),
+            DiffKey::Close => {
+                self.diff = None;
+                Vec::new()
+            }
+            DiffKey::Read(turn) => {
+                d.loading = true;
+                vec![Effect::Command(Command::ReadDiff {
+                    target: d.view.target.clone(),
+                    turn,
+                })]
+            }
+            DiffKey::Ask(op) => match d.view.target.clone() {
+                DiffTarget::Agent(agent) => self.ask_workspace(agent, op),
+                DiffTarget::Task(_) => {
+                    self.error(format!(
+                        "{}: a task's workspace is merged or dropped with workspace_update",
+                        op.name()
+                    ));
+                    Vec::new()
+                }
+            },
+        }
+    }
+
+    /// Asks before merging, reverting or discarding `agent`'s work.
+    fn ask_workspace(
+        &mut self,
+        agent: String,
+        op: crate::workspace::view::WorkspaceOp,
+    ) -> Vec<Effect> {
+        use crate::workspace::view::WorkspaceOp;
+        let what = match op {
+            WorkspaceOp::Merge => format!("Merge {agent}'s branch into its base branch?"),
+            WorkspaceOp::Revert { turn } => {
+                format!("Revert turn {turn} of {agent} (a new commit on its branch)?")
+            }
+            WorkspaceOp::Discard => format!(
+                "Discard {agent}'s work (`awtui stop --clean` then removes its unmerged branch)?"
+            ),
+        };
+        self.confirm = Some(Confirm {
+            question: format!("{what} (y/n)"),
+            on_yes: ConfirmAction::Workspace { agent, op },
+        });
+        Vec::new()
+    }
+
+    /// Reads the open diff view again (the same step).
+    fn refresh_diff(&mut self) -> Vec<Effect> {
+        match &mut self.diff {
+            Some(d) => {
+                d.loading = true;
+                vec![Effect::Command(Command::ReadDiff {
+                    target: d.view.target.clone(),
+                    turn: d.view.turn,
+                })]
+            }
+            None => Vec::new(),
+        }
+    }
+
     /// Asks for a snapshot of the newest `messages` (at start, or after
     /// falling behind the events); events wait until it comes.
     pub fn resync(&mut self, messages: usize) -> Command {
@@ -376,6 +456,18 @@ impl App {
             }
             // Raw output may hold escape sequences: never to the terminal.
             Ok(Reply::AgentLogs { text, .. }) => vec![Effect::Pager(for_terminal(&text))],
+            Ok(Reply::Diff { view }) => {
+                match &mut self.diff {
+                    Some(d) if d.view.target == view.target => d.replace(*view),
+                    _ => self.diff = Some(super::panes::diff::DiffPane::new(*view)),
+                }
+                Vec::new()
+            }
+            Ok(Reply::Said { text }) => {
+                self.info(for_terminal(&text));
+                // The branch moved: show it as it is now.
+                self.refresh_diff()
+            }
             Ok(Reply::Task { task, checkpoints }) => {
                 if let Some(d) = &mut self.board.detail
                     && d.task == task.id
@@ -477,6 +569,14 @@ impl App {
                     if !row.working() {
                         row.activity = None;
                     }
+                }
+                // A turn began or ended: its step may have been committed.
+                if self
+                    .diff
+                    .as_ref()
+                    .is_some_and(|d| d.view.target == DiffTarget::Agent(agent.clone()))
+                {
+                    return self.refresh_diff();
                 }
                 Vec::new()
             }
@@ -609,6 +709,9 @@ impl App {
                 }
                 _ => Vec::new(),
             };
+        }
+        if self.diff.is_some() {
+            return self.diff_key(&k);
         }
         if let Some(scroll) = &mut self.help {
             use super::keymap::KeyCodeKey as C;
@@ -1013,6 +1116,9 @@ impl App {
                     let o = self.documents.save(true);
                     self.docs(o)
                 }
+                Some(ConfirmAction::Workspace { agent, op }) => {
+                    vec![Effect::Command(Command::Workspace { agent, op })]
+                }
                 None => Vec::new(),
             },
             Action::No => {
@@ -1184,6 +1290,38 @@ impl App {
                 Some(agent) => vec![Effect::Command(Command::ReadAgentLogs { agent })],
                 None => Vec::new(),
             },
+            Action::Diff { target, turn } => {
+                let target = match target {
+                    Some(t) => Some(t),
+                    // On the board: the selected task's workspace.
+                    None if self.focus == Pane::Tasks => match self.board.current(&self.tasks) {
+                        Some(t) => Some(DiffTarget::Task(t.id.clone())),
+                        None => {
+                            self.error("diff: no task selected");
+                            None
+                        }
+                    },
+                    None => self.target_agent(None, "diff").map(DiffTarget::Agent),
+                };
+                match target {
+                    Some(DiffTarget::Agent(a)) if !self.agent_known(&a) => {
+                        self.error(format!("diff: there is no agent '{a}'"));
+                        Vec::new()
+                    }
+                    Some(target) => vec![Effect::Command(Command::ReadDiff { target, turn })],
+                    None => Vec::new(),
+                }
+            }
+            Action::Workspace { agent, op } => {
+                let agent = agent.or_else(|| match self.diff.as_ref().map(|d| &d.view.target) {
+                    Some(DiffTarget::Agent(a)) => Some(a.clone()),
+                    _ => None,
+                });
+                match self.target_agent(agent, op.name()) {
+                    Some(agent) => self.ask_workspace(agent, op),
+                    None => Vec::new(),
+                }
+            }
             Action::Restart(target) => match self.target_agent(target, "restart") {
                 Some(agent) => {
                     self.info(format!("restarting {agent}"));

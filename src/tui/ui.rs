@@ -138,6 +138,9 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     }
     let cursor = app.bar.draw(bar, buf, &theme, app.focus == Pane::Bar);
     hints_line(app, hints, buf);
+    if let Some(d) = &mut app.diff {
+        d.draw(area, buf, &theme);
+    }
     if let Some(mut scroll) = app.help {
         help::draw(area, buf, &app.keymap, &theme, &mut scroll);
         app.help = Some(scroll);
@@ -166,7 +169,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         );
     }
     // The editor shows its own cursor; only the bar's is the terminal's.
-    cursor.filter(|_| app.help.is_none() && app.confirm.is_none())
+    cursor.filter(|_| app.help.is_none() && app.confirm.is_none() && app.diff.is_none())
 }
 
 fn layout(app: &App, main: Rect) -> Areas {

@@ -14,6 +14,7 @@ pub mod commit;
 pub mod diff;
 pub mod git;
 pub mod manage;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 

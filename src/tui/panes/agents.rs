@@ -138,11 +138,16 @@ impl AgentRow {
         }
     }
 
-    /// Turns, tokens, cost.
+    /// Turns, tokens, cost, and the context window usage its latest
+    /// Agent Mail PROGRESS or CHECKPOINT reported.
     pub fn counters(&self) -> String {
         let m = &self.metrics;
+        let context = m
+            .context_usage
+            .map(|u| format!(" ctx {u}%"))
+            .unwrap_or_default();
         format!(
-            "t{} {} ${:.2}",
+            "t{} {} ${:.2}{context}",
             m.turns,
             tokens(m.tokens_in + m.tokens_out),
             m.cost_usd

@@ -816,6 +816,37 @@ fn header_line(m: &Message, ctx: &DrawContext, width: usize, matched: bool) -> L
                 Style::new().fg(theme.badge),
             ));
         }
+        if let Some(usage) = m.annotations.mail.as_ref().and_then(mail_context_usage) {
+            spans.push(Span::styled(
+                format!(" ctx {usage}%"),
+                if usage >= 80 {
+                    Style::new().fg(theme.warning).add_modifier(Modifier::BOLD)
+                } else {
+                    theme.dimmed()
+                },
+            ));
+        }
+        // A message the protocol wants acknowledged, until every addressee
+        // has acked it.
+        if m.annotations.mail.as_ref().is_some_and(|r| r.ack_required) {
+            let acked = !m.entry.mentions.is_empty()
+                && m.entry.mentions.iter().all(|r| {
+                    ctx.cursors
+                        .get(r)
+                        .copied()
+                        .unwrap_or_default()
+                        .state_of(m.entry.id)
+                        == DeliveryState::Acked
+                });
+            spans.push(if acked {
+                Span::styled(" acked", Style::new().fg(theme.ok))
+            } else {
+                Span::styled(
+                    " awaits ack",
+                    Style::new().fg(theme.warning).add_modifier(Modifier::BOLD),
+                )
+            });
+        }
     }
     if m.priority == Priority::High && !m.entry.mentions.is_empty() {
         spans.push(Span::styled(
@@ -867,6 +898,17 @@ fn header_line(m: &Message, ctx: &DrawContext, width: usize, matched: bool) -> L
         line.spans.push(Span::styled(id, theme.dimmed()));
     }
     line
+}
+
+/// The context window usage an Agent Mail message reports (PROGRESS or
+/// CHECKPOINT), 0–100 %.
+fn mail_context_usage(r: &crate::protocols::agent_mail::MailRecord) -> Option<u8> {
+    use crate::protocols::agent_mail::MailContent;
+    match &r.content {
+        MailContent::Progress { context_usage, .. } => *context_usage,
+        MailContent::Checkpoint { context_usage, .. } => *context_usage,
+        _ => None,
+    }
 }
 
 /// The body lines of a message at `width`, cached unless a stream grows.

@@ -31,8 +31,8 @@ use crate::sanitize::for_terminal;
 use crate::tui::text::{truncate, truncate_middle};
 use crate::tui::theme::Theme;
 
-static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
-static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
+pub(crate) static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
+pub(crate) static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
 
 /// Highlights `content` by the file's extension (plain text when unknown).
 /// In markdown, fenced code blocks (```` ```lang ````) are highlighted as
@@ -89,7 +89,7 @@ pub fn highlight(file: &str, content: &str) -> Vec<Line<'static>> {
     out
 }
 
-fn styled(h: &mut HighlightLines, line: &str) -> Option<Line<'static>> {
+pub(crate) fn styled(h: &mut HighlightLines, line: &str) -> Option<Line<'static>> {
     let ranges = h.highlight_line(line, &SYNTAXES).ok()?;
     Some(Line::from(
         ranges

@@ -3,6 +3,7 @@
 pub mod agents;
 pub mod channel;
 pub mod command_bar;
+pub mod diff;
 pub mod doc_events;
 pub mod documents;
 pub mod help;

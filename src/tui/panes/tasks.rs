@@ -105,6 +105,21 @@ fn first_line(text: &str) -> &str {
         .unwrap_or("")
 }
 
+/// A task's workspace in a few words: its branch and status (`active`,
+/// `merged` with its commit, `abandoned`).
+pub fn workspace_summary(ws: &crate::tasks::PlanWorkspace) -> String {
+    let mut s = format!(
+        "⎇ {} ({}",
+        for_terminal(&ws.branch),
+        for_terminal(&ws.status)
+    );
+    if let Some(c) = &ws.merge_commit {
+        s.push_str(&format!(" {}", for_terminal(c.get(..8).unwrap_or(c))));
+    }
+    s.push(')');
+    s
+}
+
 /// An Agent Mail message in a few words: its type and what it says
 /// (the step, the reason, the summary…).
 pub fn mail_summary(m: &Message) -> String {
@@ -392,6 +407,9 @@ impl<'a> BoardContext<'a> {
                 Style::new(),
             ));
         }
+        if let Some(ws) = self.board.workspaces_of(&t.id).last() {
+            out.push((workspace_summary(ws), theme.dimmed()));
+        }
         if let Some(&i) = linked(self.channel, t).last() {
             out.push((
                 format!("✉ {}", mail_summary(&self.channel.messages[i])),
@@ -516,6 +534,13 @@ impl<'a> BoardContext<'a> {
                 })
                 .collect();
             out.push(Line::from(vec![label("after"), Span::raw(deps.join(", "))]));
+        }
+        for ws in self.board.workspaces_of(&task.id) {
+            let mut text = workspace_summary(ws);
+            if let Some(path) = &ws.worktree_path {
+                text.push_str(&format!(" · {}", for_terminal(path)));
+            }
+            out.push(Line::from(vec![label("workspace"), Span::raw(text)]));
         }
         out.push(Line::from(vec![
             label("times"),

@@ -1,0 +1,179 @@
+//! The control room's workspace commands (`ReadDiff`, `Workspace`): git
+//! work that takes tens of milliseconds, so the driver runs it on a
+//! blocking thread and answers when it is done, never stalling the loop.
+
+use super::command::{Command, Reply};
+use crate::tasks::PlanWorkspace;
+use crate::workspace::diff::Located;
+use crate::workspace::view::{self, DiffTarget};
+use crate::workspace::{Repo, Workspaces};
+
+/// A workspace command made ready to run off the driver's loop: the
+/// branch found, nothing of the driver borrowed.
+pub struct Job {
+    target: DiffTarget,
+    repo_dir: std::path::PathBuf,
+    at: Located,
+    what: What,
+}
+
+enum What {
+    Read(Option<u32>),
+    Apply(view::WorkspaceOp),
+}
+
+/// What the driver knows that a job needs.
+pub struct Known<'a> {
+    /// The agents' worktrees.
+    pub workspaces: &'a Workspaces,
+    /// Whether a name is an agent of the workflow.
+    pub is_agent: &'a dyn Fn(&str) -> bool,
+    /// The newest workspace linked to a task id.
+    pub task_workspace: &'a dyn Fn(&str) -> Option<PlanWorkspace>,
+}
+
+/// The job for `command` when it is a workspace command (`None` for every
+/// other command); an error names what has no workspace.
+pub fn job(known: &Known, command: &Command) -> Option<Result<Job, String>> {
+    let (target, what) = match command {
+        Command::ReadDiff { target, turn } => (target.clone(), What::Read(*turn)),
+        Command::Workspace { agent, op } => (DiffTarget::Agent(agent.clone()), What::Apply(*op)),
+        _ => return None,
+    };
+    Some(locate(known, target, what))
+}
+
+fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, String> {
+    match &target {
+        DiffTarget::Agent(agent) => {
+            if !(known.is_agent)(agent) {
+                return Err(format!("there is no agent '{agent}' in this workflow"));
+            }
+            let Some(ws) = known.workspaces.get(agent) else {
+                return Err(format!(
+                    "'{agent}' has no worktree (it works in the shared checkout; \
+                     give it `workspace: worktree` in the workflow)"
+                ));
+            };
+            Ok(Job {
+                repo_dir: ws.root.clone(),
+                at: Located {
+                    branch: ws.branch.clone(),
+                    base: ws.base.clone(),
+                    worktree: Some(ws.root.clone()),
+                },
+                target,
+                what,
+            })
+        }
+        DiffTarget::Task(task) => {
+            let ws = (known.task_workspace)(task)
+                .ok_or_else(|| format!("task '{task}' has no workspace (workspace_create)"))?;
+            let base = ws
+                .base_commit
+                .clone()
+                .or_else(|| ws.base_branch.clone())
+                .ok_or_else(|| format!("the workspace of task '{task}' records no base"))?;
+            let worktree = ws.worktree_path.as_ref().map(std::path::PathBuf::from);
+            let repo_dir = ws
+                .repo_path
+                .as_ref()
+                .map(std::path::PathBuf::from)
+                .or_else(|| worktree.clone())
+                .ok_or_else(|| format!("the workspace of task '{task}' records no repository"))?;
+            if matches!(what, What::Apply(_)) {
+                return Err("merge a task's workspace with workspace_update or git".into());
+            }
+            Ok(Job {
+                repo_dir,
+                at: Located {
+                    branch: ws.branch.clone(),
+                    base,
+                    worktree: worktree.filter(|p| p.is_dir()),
+                },
+                target,
+                what,
+            })
+        }
+    }
+}
+
+impl Job {
+    /// Runs the git work (blocking).
+    pub fn run(self) -> Result<Reply, String> {
+        let repo = Repo::find(&self.repo_dir).map_err(|e| e.to_string())?;
+        match self.what {
+            What::Read(turn) => view::read(&repo, &self.target, &self.at, turn)
+                .map(|v| Reply::Diff { view: Box::new(v) })
+                .map_err(|e| e.to_string()),
+            What::Apply(op) => {
+                let DiffTarget::Agent(agent) = &self.target else {
+                    return Err("only an agent's workspace is merged from here".into());
+                };
+                let text = view::apply(&repo, agent, &self.at, op).map_err(|e| e.to_string())?;
+                tracing::info!("{text}");
+                Ok(Reply::Said { text })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::view::WorkspaceOp;
+
+    fn ws() -> PlanWorkspace {
+        serde_json::from_value(serde_json::json!({
+            "id": "ws_000000000001", "workflow_id": "wf_000000000001",
+            "branch": "feature/parser", "base_commit": "abc123",
+            "repo_path": "/repo", "worktree_path": "/nonexistent/wt",
+            "task_ids": ["tk_1"], "status": "active", "created_by": "coder",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap()
+    }
+
+    fn with<T>(f: impl FnOnce(&Known) -> T) -> T {
+        let workspaces = Workspaces::new();
+        let is_agent = |a: &str| a == "coder";
+        let task_workspace = |t: &str| (t == "tk_1").then(ws);
+        f(&Known {
+            workspaces: &workspaces,
+            is_agent: &is_agent,
+            task_workspace: &task_workspace,
+        })
+    }
+
+    fn read(target: DiffTarget) -> Command {
+        Command::ReadDiff { target, turn: None }
+    }
+
+    #[test]
+    fn a_task_diff_uses_its_workspace_branch_base_and_repository() {
+        let job = with(|k| job(k, &read(DiffTarget::Task("tk_1".into()))))
+            .unwrap()
+            .unwrap();
+        assert_eq!(job.at.branch, "feature/parser");
+        assert_eq!(job.at.base, "abc123");
+        assert_eq!(job.repo_dir, std::path::PathBuf::from("/repo"));
+        // A worktree already cleaned up is not looked at.
+        assert_eq!(job.at.worktree, None);
+    }
+
+    #[test]
+    fn what_has_no_workspace_is_named() {
+        let err = |c: Command| with(|k| job(k, &c)).unwrap().err().unwrap();
+        assert!(
+            err(read(DiffTarget::Task("tk_9".into()))).contains("task 'tk_9' has no workspace")
+        );
+        assert!(err(read(DiffTarget::Agent("ghost".into()))).contains("no agent 'ghost'"));
+        assert!(err(read(DiffTarget::Agent("coder".into()))).contains("'coder' has no worktree"));
+        let merge = Command::Workspace {
+            agent: "coder".into(),
+            op: WorkspaceOp::Merge,
+        };
+        assert!(err(merge).contains("'coder' has no worktree"));
+        assert!(with(|k| job(k, &Command::Resume)).is_none());
+    }
+}

@@ -1,0 +1,187 @@
+//! What the control room's diff view shows and does: an agent's steps, the
+//! diff of one step or of everything against the base, what is not
+//! committed yet, and the sentences that report a merge, revert or discard.
+//! The shell commands (`awtui diff|merge|revert|discard`) say the same
+//! sentences, so both front ends describe an operation alike.
+
+use serde::{Deserialize, Serialize};
+
+use super::commit::steps;
+use super::diff::{self, DiffRequest, Located};
+use super::manage::{self, MergeKind, Merged, Reverted};
+use super::{Repo, WorkspaceError};
+
+/// One step on an agent's branch, as listed in the diff view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepLine {
+    /// The step number (`--turn N`).
+    pub turn: u32,
+    /// Its commit, abbreviated.
+    pub commit: String,
+}
+
+/// Whose work a diff view shows: an agent's worktree, or the workspace of
+/// a task (caw's `workspace_create`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "of", content = "name", rename_all = "snake_case")]
+pub enum DiffTarget {
+    /// `workspace: worktree` of this agent.
+    Agent(String),
+    /// The newest workspace linked to this task id.
+    Task(String),
+}
+
+impl DiffTarget {
+    /// As shown: the agent's name, or `task <id>`.
+    pub fn label(&self) -> String {
+        match self {
+            DiffTarget::Agent(a) => a.clone(),
+            DiffTarget::Task(t) => format!("task {t}"),
+        }
+    }
+}
+
+/// Everything the diff view draws for one agent, read in one go so a
+/// screen never mixes two moments of the branch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffView {
+    pub target: DiffTarget,
+    pub branch: String,
+    /// The commit the branch started from, abbreviated.
+    pub base: String,
+    /// Its steps, oldest first.
+    pub steps: Vec<StepLine>,
+    /// The step shown; everything against the base when `None`.
+    pub turn: Option<u32>,
+    /// The diff (`--patch-with-stat`), uncoloured and unsanitised: the
+    /// view cleans each line it draws.
+    pub patch: String,
+    /// Files changed in the worktree and not committed yet (a turn is
+    /// running), as `git status --porcelain` lines.
+    pub uncommitted: Vec<String>,
+}
+
+/// An operation on an agent's workspace, from the diff view or the command
+/// grammar (`/merge`, `/revert`, `/discard`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum WorkspaceOp {
+    /// Merge the branch into its target (fast-forward when possible).
+    Merge,
+    /// Undo one step with a new commit.
+    Revert { turn: u32 },
+    /// Mark the branch discarded, for `awtui stop --clean`.
+    Discard,
+}
+
+impl WorkspaceOp {
+    /// The command's name (`merge`, `revert`, `discard`), for errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkspaceOp::Merge => "merge",
+            WorkspaceOp::Revert { .. } => "revert",
+            WorkspaceOp::Discard => "discard",
+        }
+    }
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+/// Reads what the diff view shows of `at`: its steps, the diff of `turn`
+/// (or of everything), and what is uncommitted.
+pub fn read(
+    repo: &Repo,
+    target: &DiffTarget,
+    at: &Located,
+    turn: Option<u32>,
+) -> Result<DiffView, WorkspaceError> {
+    let all = steps(&repo.git, &at.base, &at.branch)?;
+    let patch = diff::diff_text(repo, at, DiffRequest { turn, stat: false })?;
+    Ok(DiffView {
+        target: target.clone(),
+        branch: at.branch.clone(),
+        base: short(&at.base).to_string(),
+        steps: all
+            .iter()
+            .map(|s| StepLine {
+                turn: s.turn,
+                commit: short(&s.commit).to_string(),
+            })
+            .collect(),
+        turn,
+        patch,
+        uncommitted: diff::uncommitted(at)?,
+    })
+}
+
+/// The sentence reporting a merge.
+pub fn merged_sentence(m: &Merged) -> String {
+    let how = match m.kind {
+        MergeKind::UpToDate => format!("{} is already merged into {}", m.branch, m.into),
+        MergeKind::FastForward => format!(
+            "merged {} into {} (fast-forward to {})",
+            m.branch,
+            m.into,
+            short(&m.commit)
+        ),
+        MergeKind::MergeCommit => format!(
+            "merged {} into {} (merge commit {})",
+            m.branch,
+            m.into,
+            short(&m.commit)
+        ),
+    };
+    match &m.checkout {
+        Some(dir) => format!("{how}; the checkout at {} was updated", dir.display()),
+        None => how,
+    }
+}
+
+/// The sentence reporting a revert.
+pub fn reverted_sentence(branch: &str, r: &Reverted) -> String {
+    format!(
+        "reverted turn {} of {branch} with commit {} (its turn {})",
+        r.turn,
+        short(&r.commit),
+        r.step
+    )
+}
+
+/// The sentence reporting a discard.
+pub fn discarded_sentence(branch: &str) -> String {
+    format!("discarded {branch}: `awtui stop --clean` removes its worktree and branch")
+}
+
+/// Carries out `op` on `agent`'s workspace; the sentence saying what it
+/// did. Merges go into the branch's recorded target.
+pub fn apply(
+    repo: &Repo,
+    agent: &str,
+    at: &Located,
+    op: WorkspaceOp,
+) -> Result<String, WorkspaceError> {
+    match op {
+        WorkspaceOp::Merge => {
+            let m = manage::merge(repo, at, None, false)?;
+            let mut said = merged_sentence(&m);
+            let pending = diff::uncommitted(at)?;
+            if !pending.is_empty() {
+                said.push_str(&format!(
+                    " ({} file(s) in its worktree are not committed yet and were not merged)",
+                    pending.len()
+                ));
+            }
+            Ok(said)
+        }
+        WorkspaceOp::Revert { turn } => {
+            let r = manage::revert(repo, at, agent, turn)?;
+            Ok(reverted_sentence(&at.branch, &r))
+        }
+        WorkspaceOp::Discard => {
+            manage::discard(repo, &at.branch)?;
+            Ok(discarded_sentence(&at.branch))
+        }
+    }
+}
