@@ -150,6 +150,7 @@ fn app() -> App {
             .collect(),
         messages,
         total_messages: MESSAGES as usize,
+        user_unread: 0,
         documents: vec!["notes.md".into()],
         entry_document: "notes.md".into(),
         started: None,

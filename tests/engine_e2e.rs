@@ -53,6 +53,7 @@ fn channel(dir: &Path, agents: &[&str]) -> Vec<ChannelEntry> {
 fn awtui_run(workflow: &Path) -> (i32, String, String) {
     let out = Process::new(env!("CARGO_BIN_EXE_awtui"))
         .args(["run", workflow.to_str().unwrap(), "--instance", "default"])
+        .env("AWTUI_DEMO_PAUSE", "0")
         .output()
         .unwrap();
     (

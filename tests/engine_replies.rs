@@ -441,3 +441,33 @@ agents:
     engine.send(Command::Shutdown);
     engine.wait().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_counts_every_unread_mention_of_the_user_not_only_the_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, mut events) = start(dir.path()).await;
+    let link = Link::local(&engine);
+    assert_eq!(
+        link.request(Command::Post {
+            text: "@echo ping".into()
+        })
+        .await,
+        Ok(Reply::Done)
+    );
+    events_until_post(&mut events, "@user pong").await;
+    for text in ["later news", "newest news"] {
+        assert_eq!(
+            link.request(Command::Post { text: text.into() }).await,
+            Ok(Reply::Done)
+        );
+    }
+    events_until_post(&mut events, "newest news").await;
+    let Ok(Reply::Snapshot { snapshot }) = link.request(Command::Snapshot { messages: 1 }).await
+    else {
+        panic!("a snapshot")
+    };
+    assert_eq!(snapshot.messages.len(), 1);
+    assert_eq!(snapshot.user_unread, 1, "the pong is older than the window");
+    engine.send(Command::Shutdown);
+    engine.wait().await;
+}

@@ -300,6 +300,31 @@ fn a_post_seen_during_the_turn_suppresses_the_final_answer_even_if_unreported() 
 }
 
 #[test]
+fn streamed_chunks_are_posted_at_once_and_the_answer_still_follows() {
+    let mut sim = Sim::with(RunMode::Start, &["coder"]);
+    let (t1, _) = started(&sim.start(Some("@coder go")), "coder");
+    let chunk = "=== AOP-STREAM | chunk=1/2 ===\nhalf\n=== END-AOP-STREAM ===\n";
+    let fx = sim.send(Event::Backend {
+        agent: "coder".into(),
+        turn: t1,
+        event: TurnActivity::Stream { text: chunk.into() },
+    });
+    // Posted while the turn runs.
+    assert!(fx.iter().any(
+        |e| matches!(e, Effect::PostFinalAnswer { agent, text } if agent == "coder" && text == chunk)
+    ));
+    assert_eq!(sim.messages_from("coder"), vec![chunk]);
+    // Seen back, the chunk is not a post of the agent's own: the rest of
+    // its answer is posted at the end.
+    let fx = sim.succeed("coder", t1, "done");
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::PostFinalAnswer { text, .. } if text == "done"))
+    );
+    assert_eq!(sim.messages_from("coder"), vec![chunk, "done"]);
+}
+
+#[test]
 fn failures_then_success_lose_and_duplicate_nothing_across_three_agents() {
     let mut sim = Sim::with(RunMode::Run, &["a", "b", "c"]);
     let fx = sim.start(Some("@a @b @c begin"));

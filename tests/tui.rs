@@ -169,6 +169,7 @@ fn snapshot(paused: bool) -> Snapshot {
         ],
         messages: messages().into_iter().map(message).collect(),
         total_messages: 10,
+        user_unread: 2,
         documents: vec!["findings/review.md".into(), "notes.md".into()],
         entry_document: "notes.md".into(),
         started: None,
@@ -876,7 +877,7 @@ fn conflicts_lose_nothing() {
     assert!(run(&mut a, vec![ch('b')]).is_empty());
     let text = a.documents.editor.as_ref().unwrap().text();
     assert!(
-        text.contains("<<<<<<< yours") && text.contains(">>>>>>> coder"),
+        text.contains("<<<<<<< yours") && text.contains(">>>>>>> theirs (coder)"),
         "{text}"
     );
 }
@@ -1207,6 +1208,386 @@ fn events_before_the_snapshot_reply_are_kept_and_failures_are_private() {
 }
 
 // ----- the task board ------------------------------------------------------
+
+// ----- issue 12 fixes ----------------------------------------------------
+
+/// Ten agents, a message to all of them, and two documents whose names
+/// differ only at the end.
+fn crowded() -> App {
+    let mut snap = snapshot(false);
+    let names = [
+        "planner",
+        "coder",
+        "reviewer",
+        "architect-lead",
+        "tester-integration",
+        "docs-writer",
+        "security-auditor",
+        "release-manager",
+        "perf-analyst",
+        "ux-researcher",
+    ];
+    snap.agents = names
+        .iter()
+        .map(|n| {
+            agent(
+                n,
+                AgentStatus::CallingTool("channel_send".into()),
+                AgentMetrics {
+                    unread: 3,
+                    ..AgentMetrics::default()
+                },
+            )
+        })
+        .collect();
+    let all: String = names.iter().map(|n| format!("@{n} ")).collect();
+    let mut e = entry(11, "user", &format!("{all}stand-up in five"), None);
+    e.mentions = names.iter().map(|n| n.to_string()).collect();
+    snap.messages.push(message(e));
+    snap.total_messages = 11;
+    snap.documents = vec![
+        "findings/review.md".into(),
+        "findings/review.md.theirs".into(),
+        "notes.md".into(),
+    ];
+    let mut app = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    app.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snap),
+    })));
+    app.update(Input::Tick(Duration::from_secs(754)));
+    app.now = at(10, 12, 34);
+    app
+}
+
+#[test]
+fn crowded_screens_keep_status_ids_hints_and_name_ends() {
+    let mut a = crowded();
+    let s = screen(&mut a, 100, 30);
+    insta::assert_snapshot!("crowded_100x30", s);
+    // The status keeps its words; long names give way with `…`.
+    // (It was cut to 4 columns while names were padded to 16.)
+    assert!(s.contains("⠙ tester-… ✉3 calling `channe…"), "{s}");
+    // The header to ten recipients still ends with the message id.
+    let header = s.lines().find(|l| l.contains("10:00:11")).unwrap();
+    assert!(header.trim_end_matches('┃').ends_with("#11"), "{header}");
+    // Document names keep their ends apart.
+    assert!(s.contains("find…md.theirs"), "{s}");
+    assert!(s.contains("find…review.md"), "{s}");
+    let s = screen(&mut a, 80, 24);
+    insta::assert_snapshot!("crowded_80x24", s);
+    // Whole hints or none: quit and help stay, nothing is cut in half.
+    let hints = s.lines().last().unwrap();
+    assert!(hints.ends_with("q quit"), "{hints}");
+    assert!(hints.contains("? help"), "{hints}");
+}
+
+/// The cells of the first row of `buf` holding `text`, from its start.
+fn find_cells(buf: &Buffer, text: &str) -> Option<Vec<ratatui::buffer::Cell>> {
+    let area = buf.area;
+    for y in area.y..area.y + area.height {
+        let row: Vec<_> = (area.x..area.x + area.width)
+            .map(|x| buf[(x, y)].clone())
+            .collect();
+        let line: String = row.iter().map(|c| c.symbol()).collect();
+        if let Some(at) = line.find(text) {
+            let col = line[..at].chars().count();
+            return Some(row[col..col + text.chars().count()].to_vec());
+        }
+    }
+    None
+}
+
+#[test]
+fn search_marks_the_matched_text() {
+    let mut a = app();
+    let mut inputs = vec![ch('2'), ch('/')];
+    inputs.extend(typed("SHOUT"));
+    inputs.push(key(KeyCode::Enter));
+    run(&mut a, inputs);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+    ui::render(&mut a, buf.area, &mut buf);
+    let hit = a.theme.search_hit();
+    // "Fix greet_shout, then ping me." in the FINAL block of #10.
+    let cells = find_cells(&buf, "greet_shout, then").expect("the FINAL line is shown");
+    let style = |c: &ratatui::buffer::Cell| c.style();
+    assert!(
+        cells[..6].iter().all(|c| style(c).bg != hit.bg),
+        "before the hit"
+    );
+    assert!(
+        cells[6..11].iter().all(|c| style(c).bg == hit.bg),
+        "the hit"
+    );
+    assert!(
+        cells[11..].iter().all(|c| style(c).bg != hit.bg),
+        "after the hit"
+    );
+    // Esc ends the search: nothing is marked.
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    assert!(a.channel.search.is_none());
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+    ui::render(&mut a, buf.area, &mut buf);
+    let cells = find_cells(&buf, "greet_shout, then").unwrap();
+    assert!(cells.iter().all(|c| c.style().bg != hit.bg));
+}
+
+#[test]
+fn the_users_unread_count_covers_messages_not_loaded() {
+    let mut snap = snapshot(false);
+    // Two unread mentions of the user are loaded (#5, #10); the engine
+    // counts 4,936 in all.
+    snap.user_unread = 4_936;
+    snap.total_messages = 1_000_000;
+    let mut a = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snap),
+    })));
+    run(&mut a, vec![ch('3')]);
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("you (@user) · 4936 unread"), "{s}");
+    assert!(s.contains("+ 4934 older, not loaded"), "{s}");
+    // An ack reaching the loaded messages reads the older ones too.
+    a.update(Input::Engine(EngineEvent::Cursor {
+        agent: "user".into(),
+        cursor: Cursor {
+            acked: 5,
+            delivered: 5,
+        },
+    }));
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("you (@user) · 1 unread"), "{s}");
+    assert!(!s.contains("older, not loaded"), "{s}");
+}
+
+#[test]
+fn an_idle_screen_wakes_once_a_minute_when_the_clock_turns() {
+    use awtui::tui::app::{TICK, wake_after};
+    let s = Duration::from_secs;
+    let ms = Duration::from_millis;
+    // Idle: until the up time's next whole minute, whatever the last tick.
+    assert_eq!(wake_after(false, s(0), ms(0)), s(60));
+    assert_eq!(wake_after(false, s(754), ms(0)), s(26));
+    assert_eq!(wake_after(false, ms(119_900), s(59)), ms(100));
+    // Right after waking at the turn, a whole minute again: never every second.
+    assert_eq!(wake_after(false, s(780), ms(1)), s(60));
+    // Working: the rest of a spinner frame, keys or not.
+    assert_eq!(wake_after(true, s(754), ms(30)), TICK - ms(30));
+    assert_eq!(wake_after(true, s(754), s(5)), Duration::ZERO);
+    // A stalled agent shows a still icon: the screen stays idle.
+    let mut snap = snapshot(false);
+    snap.messages.retain(|m| m.entry.id != 9); // no open stream
+    let mut a = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    a.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(snap),
+    })));
+    for name in AGENTS {
+        a.update(Input::Engine(EngineEvent::Status {
+            agent: name.into(),
+            status: AgentStatus::Idle,
+        }));
+    }
+    assert!(!a.needs_tick());
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "reviewer".into(),
+        status: AgentStatus::Stalled,
+    }));
+    assert!(!a.needs_tick(), "a stalled agent does not spin");
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "coder".into(),
+        status: AgentStatus::Thinking,
+    }));
+    assert!(a.needs_tick());
+}
+
+#[test]
+fn conflict_banners_say_who_and_see_both_marks_only_the_differing_lines() {
+    let mut a = app();
+    run(&mut a, vec![ch('4'), ch('e')]);
+    run(&mut a, typed("My line. "));
+    // Another program rewrites one line near the end, on disk.
+    a.update(Input::Engine(EngineEvent::Document {
+        path: "notes.md".into(),
+        change: DocumentChange::Written,
+        by: "editor".into(),
+    }));
+    let theirs = NOTES.replace("fi\n```", "fi # on disk\n```");
+    a.update(Input::Reply(Ok(Reply::Document {
+        file: "notes.md".into(),
+        content: theirs,
+    })));
+    let s = screen(&mut a, 120, 40);
+    assert!(
+        s.contains("notes.md changed on disk by another program while you edit"),
+        "{s}"
+    );
+    assert!(!s.contains("changed by editor"), "{s}");
+    run(&mut a, vec![ch('b')]);
+    let text = a.documents.editor.as_ref().unwrap().text();
+    assert_eq!(
+        text,
+        "<<<<<<< yours\nMy line. # Plan\n=======\n# Plan\n>>>>>>> theirs (on disk)\n\
+         1. Parse a --shout flag.\n\n```sh\n\
+         <<<<<<< yours\nif [ \"$1\" = --shout ]; then shout=1; fi\n=======\n\
+         if [ \"$1\" = --shout ]; then shout=1; fi # on disk\n>>>>>>> theirs (on disk)\n\
+         ```\n"
+    );
+    assert!(
+        a.status
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("2 places differ")
+    );
+    // An agent's change names the agent.
+    let mut a = editing_with_conflict();
+    let s = screen(&mut a, 120, 40);
+    assert!(
+        s.contains("notes.md changed by coder while you edit"),
+        "{s}"
+    );
+}
+
+/// The app with notes.md reading `content`, in the editor.
+fn editing(content: &str) -> App {
+    let mut a = app();
+    a.update(Input::Reply(Ok(Reply::Document {
+        file: "notes.md".into(),
+        content: content.into(),
+    })));
+    run(&mut a, vec![ch('4'), ch('e')]);
+    assert!(a.documents.editor.is_some());
+    a
+}
+
+fn written(effects: &[Effect]) -> Option<&str> {
+    match effects {
+        [Effect::Command(Command::WriteDocument { content, .. })] => Some(content),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_editor_keeps_crlf_and_asks_before_dropping_control_bytes() {
+    // CRLF stays CRLF.
+    let mut a = editing("one\r\ntwo\r\n");
+    run(&mut a, typed("X"));
+    let effects = run(&mut a, vec![ctrl('s')]);
+    assert_eq!(written(&effects), Some("Xone\r\ntwo\r\n"));
+    // The engine's echo is the save, not someone else's change.
+    a.update(Input::Reply(Ok(Reply::Document {
+        file: "notes.md".into(),
+        content: "Xone\r\ntwo\r\n".into(),
+    })));
+    let e = a.documents.editor.as_ref().unwrap();
+    assert!(e.conflict.is_none() && !e.dirty(), "{e:?}");
+    // LF stays LF.
+    let mut a = editing("one\ntwo\n");
+    run(&mut a, typed("X"));
+    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("Xone\ntwo\n"));
+
+    // A bell the editor cannot show: saving asks first.
+    let mut a = editing("ring\x07 the bell\n");
+    run(&mut a, typed("X"));
+    assert!(run(&mut a, vec![ctrl('s')]).is_empty(), "nothing saved yet");
+    let question = &a.confirm.as_ref().expect("a question").question;
+    assert!(question.contains("control characters"), "{question}");
+    // No: nothing is saved, the edit goes on.
+    assert!(run(&mut a, vec![ch('n')]).is_empty());
+    assert!(a.confirm.is_none() && a.documents.editor.as_ref().unwrap().dirty());
+    // Yes: saved without them.
+    run(&mut a, vec![ctrl('s')]);
+    let effects = run(&mut a, vec![ch('y')]);
+    assert_eq!(written(&effects), Some("Xring the bell\n"));
+}
+
+#[test]
+fn the_bar_writes_multi_line_messages_and_grows() {
+    let mut a = app();
+    let mut inputs = vec![ch('i')];
+    inputs.extend(typed("@coder line one"));
+    inputs.push(Input::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)));
+    inputs.extend(typed("line two"));
+    inputs.push(ctrl('j'));
+    inputs.extend(typed("line three"));
+    run(&mut a, inputs);
+    let s = screen(&mut a, 80, 24);
+    let rows: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        rows[20..23],
+        ["› @coder line one", "  line two", "  line three"],
+        "{s}"
+    );
+    assert!(rows[19].starts_with('╰'), "the panes make room: {s}");
+    let effects = run(&mut a, vec![key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Post {
+            text: "@coder line one\nline two\nline three".into()
+        })]
+    );
+    assert_eq!(a.bar.height(80), 1, "empty again, one row");
+    // A paste keeps its line breaks (CRLF too).
+    run(&mut a, vec![Input::Paste("first\r\nsecond\nthird".into())]);
+    assert_eq!(a.bar.input, "first\nsecond\nthird");
+    // Beyond five rows the bar scrolls with the cursor.
+    run(&mut a, vec![Input::Paste("\n4\n5\n6\n7".into())]);
+    assert_eq!(a.bar.height(80), 5);
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("  7") && !s.contains("first"), "{s}");
+}
+
+#[test]
+fn a_message_longer_than_a_screen_is_folded_with_a_key_to_unfold_and_page() {
+    let mut a = app();
+    let long: String = (1..=1500)
+        .map(|n| format!("row {n} of the log\n"))
+        .collect();
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(11, "coder", &long, None),
+        annotations: Box::default(),
+    }));
+    let s = screen(&mut a, 120, 40);
+    // Folded: its first lines and the notice, then nothing of the rest.
+    assert!(s.contains("row 1 of the log"), "{s}");
+    assert!(
+        s.contains("more lines · e unfolds · o opens it in the pager"),
+        "{s}"
+    );
+    assert!(!s.contains("row 1500 of the log"), "{s}");
+    // The message fills at most a screen: the channel pane keeps its size.
+    let rows_of_it = s.lines().filter(|l| l.contains("of the log")).count();
+    assert!(rows_of_it < 40, "{rows_of_it}");
+    // e unfolds it (the view follows: its end is shown).
+    run(&mut a, vec![ch('2'), ch('G'), ch('k'), ch('j'), ch('e')]);
+    assert!(a.channel.selected_message().unwrap().expanded);
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("row 1500 of the log"), "{s}");
+    assert!(!s.contains("e unfolds"), "{s}");
+    // o opens the whole message in the pager.
+    let effects = run(&mut a, vec![ch('o')]);
+    assert_eq!(effects, vec![Effect::Pager(long)]);
+    // e folds it again.
+    run(&mut a, vec![ch('e')]);
+    assert!(screen(&mut a, 120, 40).contains("e unfolds"));
+}
 
 /// The command a key or a bar line sent, if exactly one.
 fn task_command(effects: &[Effect]) -> Option<&TaskCommand> {

@@ -92,7 +92,7 @@ fn open_demo(dir: &Path, name: &str) -> (Tmux, PathBuf) {
     let exit_file = dir.join("exit-code");
     let bin = env!("CARGO_BIN_EXE_awtui");
     let script = format!(
-        "cd '{}' && PAGER=cat XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{bin}' demo.yaml; echo $? > '{}'",
+        "cd '{}' && PAGER=cat AWTUI_DEMO_PAUSE=0 XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{bin}' demo.yaml; echo $? > '{}'",
         dir.display(),
         dir.join("config").display(),
         dir.join("state").display(),
@@ -317,6 +317,7 @@ fn awtui(dir: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .current_dir(dir)
         .env("AWTUI_STATE_DIR", dir.join("state"))
+        .env("AWTUI_DEMO_PAUSE", "0")
         .output()
         .unwrap()
 }

@@ -541,6 +541,9 @@ impl Driver {
                 let activity = match &event {
                     BackendEvent::Thinking => Some(TurnActivity::Thinking),
                     BackendEvent::Text { .. } => Some(TurnActivity::Text),
+                    BackendEvent::Stream { text } => {
+                        Some(TurnActivity::Stream { text: text.clone() })
+                    }
                     BackendEvent::ToolCall { name } => Some(TurnActivity::ToolCall {
                         name: short_tool_name(name).to_string(),
                     }),
@@ -1134,6 +1137,7 @@ impl Driver {
                 })
                 .collect(),
             total_messages: s.len(),
+            user_unread: s.inbox(USER).map_or(0, |i| i.len()),
             documents: s.list_documents().unwrap_or_default(),
             entry_document: s.entry_document().to_string(),
             cursors: recipients

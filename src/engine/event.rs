@@ -82,6 +82,10 @@ pub struct Snapshot {
     pub messages: Vec<MessageSnapshot>,
     /// How many messages the channel holds in all.
     pub total_messages: usize,
+    /// How many mentions of `user` are unread in the whole channel (the
+    /// messages above are only the newest).
+    #[serde(default)]
+    pub user_unread: usize,
     pub documents: Vec<String>,
     pub entry_document: String,
     /// Each recipient's cursor: with a message's mentions, the delivery marks.

@@ -984,6 +984,7 @@ mod tests {
             agents: vec![agent(AgentStatus::Idle)],
             messages: Vec::new(),
             total_messages: 0,
+            user_unread: 0,
             documents: Vec::new(),
             entry_document: "notes.md".into(),
             started: None,

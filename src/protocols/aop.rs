@@ -317,6 +317,14 @@ pub fn parse(text: &str, mode: Mode) -> Parsed {
     parser.finish()
 }
 
+/// Whether `line` opens (`Some(false)`) or closes (`Some(true)`) a STREAM
+/// block: lets a reader cut streamed chunks out of output as it arrives.
+pub fn stream_marker(line: &str) -> Option<bool> {
+    marker(line)
+        .filter(|m| m.type_name.eq_ignore_ascii_case("STREAM"))
+        .map(|m| m.end)
+}
+
 /// A marker line, split into its parts.
 struct Marker<'a> {
     end: bool,

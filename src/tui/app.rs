@@ -104,6 +104,8 @@ pub enum ConfirmAction {
     Delete(String),
     /// Leave the editor, dropping unsaved changes.
     DiscardEdit,
+    /// Save the edited document although what it cannot show is dropped.
+    SaveAnyway,
     /// Merge, revert or discard an agent's workspace.
     Workspace {
         /// Whose workspace.
@@ -326,7 +328,13 @@ impl App {
 
     /// Whether the spinner must keep turning (something is working).
     pub fn needs_tick(&self) -> bool {
-        self.agents.any_working() || self.channel.streaming() || self.stopping
+        self.agents.animating() || self.channel.streaming() || self.stopping
+    }
+
+    /// How long the screen may sleep before it must change by itself (see
+    /// [`wake_after`]); `since_tick` is the time since the last tick.
+    pub fn wake_after(&self, since_tick: Duration) -> Duration {
+        wake_after(self.needs_tick(), self.up_time(), since_tick)
     }
 
     fn info(&mut self, text: impl Into<String>) {
@@ -547,6 +555,8 @@ impl App {
         }
         self.documents.entry = s.entry_document.clone();
         self.cursors = s.cursors;
+        let loaded = inbox::unread(&self.channel, &self.cursors, USER).len();
+        self.channel.user_unread_not_loaded = s.user_unread.saturating_sub(loaded);
         self.paused = s.paused;
         if let Some(jump) = self.jump.take() {
             self.go_to(jump);
@@ -640,6 +650,9 @@ impl App {
                 self.docs(o)
             }
             EngineEvent::Cursor { agent, cursor } => {
+                if agent == USER {
+                    self.channel.user_acked(cursor.acked);
+                }
                 self.cursors.insert(agent, cursor);
                 Vec::new()
             }
@@ -735,6 +748,12 @@ impl App {
             self.focus = Pane::Documents;
             self.main = Pane::Documents;
             self.lower = Pane::Documents;
+        }
+        if let Some(question) = o.confirm {
+            self.confirm = Some(Confirm {
+                question,
+                on_yes: ConfirmAction::SaveAnyway,
+            });
         }
         o.commands.into_iter().map(Effect::Command).collect()
     }
@@ -1232,6 +1251,10 @@ impl App {
                     self.documents.editor = None;
                     Vec::new()
                 }
+                Some(ConfirmAction::SaveAnyway) => {
+                    let o = self.documents.save(true);
+                    self.docs(o)
+                }
                 Some(ConfirmAction::Workspace { agent, op }) => {
                     vec![Effect::Command(Command::Workspace { agent, op })]
                 }
@@ -1374,7 +1397,7 @@ impl App {
             }
             Action::Expand => {
                 if !self.channel.toggle_expand() {
-                    self.error("the selected message has no CONTEXT block");
+                    self.error("the selected message has no CONTEXT block and fits the screen");
                 }
                 Vec::new()
             }
@@ -1530,7 +1553,7 @@ impl App {
                 self.docs(o)
             }
             Action::Save => {
-                let o = self.documents.save();
+                let o = self.documents.save(false);
                 self.docs(o)
             }
             Action::Resolve(r) => {
@@ -1901,4 +1924,22 @@ impl App {
             .filter(|r| matches!(r.status, AgentStatus::Failed(_) | AgentStatus::Stalled))
             .collect()
     }
+}
+
+/// A spinner frame while something works.
+pub const TICK: Duration = Duration::from_millis(100);
+/// The header's up time when idle is shown in whole minutes.
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// How long the screen may sleep before it must change by itself: the
+/// rest of a spinner frame (`since_tick` after the last) while something
+/// `animating`, else until the up time `up` reaches its next whole minute,
+/// so an idle screen wakes once a minute, when the header's clock turns.
+/// Keys and events in between do not move the wake-up.
+pub fn wake_after(animating: bool, up: Duration, since_tick: Duration) -> Duration {
+    if animating {
+        return TICK.saturating_sub(since_tick);
+    }
+    let into_minute = up.as_millis() % MINUTE.as_millis();
+    MINUTE - Duration::from_millis(into_minute as u64)
 }

@@ -20,9 +20,10 @@
 //!   [`TuiOptions::history`] messages (10,000 by default); inboxes are
 //!   computed from the messages loaded, so a mention older than that is
 //!   only counted (in the agent's unread number), not listed.
-//! - The spinner ticks ten times a second only while an agent works or a
-//!   stream grows; otherwise the loop sleeps and wakes once a minute to
-//!   refresh the run time in the header (shown in minutes when idle).
+//! - The spinner ticks ten times a second only while an agent works (a
+//!   spinner is shown: a stalled or retrying agent has a still icon) or a
+//!   stream grows; otherwise the loop sleeps until the header's up time
+//!   turns to its next minute ([`app::wake_after`]): once a minute.
 //! - `q` on `awtui <file>` asks: stop the instance (y) or detach (d),
 //!   which hands it over to a background host; with a memory context
 //!   (nothing to resume from) it asks only while agents work, and
@@ -75,10 +76,6 @@ use crate::engine::{Command, EngineEvent, Link, Reply, RequestError};
 
 /// How long quitting waits for the engine to stop its agents.
 const STOP_WAIT: Duration = Duration::from_secs(20);
-/// Spinner period while something works.
-const TICK: Duration = Duration::from_millis(100);
-/// Wake-up period when idle (refreshes the run time).
-const IDLE_TICK: Duration = Duration::from_secs(60);
 
 /// What quitting the control room does to the instance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -212,7 +209,8 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
             app.now = chrono::Utc::now();
             terminal.draw(|f| ui::draw(&mut app, f))?;
         }
-        let tick = if app.needs_tick() { TICK } else { IDLE_TICK };
+        app.now = chrono::Utc::now();
+        let wake = tokio::time::Instant::now() + app.wake_after(last_tick.elapsed());
         let mut effects = tokio::select! {
             ev = events.recv() => match ev {
                 Ok(e) => app.update(Input::Engine(e)),
@@ -237,7 +235,7 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                     app.update(Input::Action(action::Action::Quit { force: true }))
                 }
             },
-            () = tokio::time::sleep_until(last_tick + tick) => {
+            () = tokio::time::sleep_until(wake) => {
                 last_tick = tokio::time::Instant::now();
                 app.update(Input::Tick(started.elapsed()))
             }

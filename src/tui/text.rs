@@ -38,6 +38,104 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// Cuts `s` to at most `max` columns by eliding its middle (`…`), keeping
+/// its start and, preferably, its end: names that differ only at the end
+/// (`review.md`, `review.md.theirs`) stay distinguishable.
+pub fn truncate_middle(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    if max < 3 {
+        return truncate(s, max);
+    }
+    let room = max - 1;
+    let tail_w = room - room / 3;
+    let mut tail: Vec<char> = Vec::new();
+    let mut w = 0;
+    for c in s.chars().rev() {
+        let cw = char_width(c);
+        if w + cw > tail_w {
+            break;
+        }
+        tail.push(c);
+        w += cw;
+    }
+    let head_w = room - w;
+    let mut out = String::new();
+    let mut hw = 0;
+    for c in s.chars() {
+        let cw = char_width(c);
+        if hw + cw > head_w {
+            break;
+        }
+        out.push(c);
+        hw += cw;
+    }
+    out.push('…');
+    out.extend(tail.into_iter().rev());
+    out
+}
+
+/// Cuts a styled line to at most `max` columns, ending with `…` (in the
+/// style of the span it cuts) when cut.
+pub fn truncate_line(line: Line<'static>, max: usize) -> Line<'static> {
+    if line_width(&line) <= max {
+        return line;
+    }
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for span in line.spans {
+        let w = width(&span.content);
+        if used + w < max {
+            used += w;
+            spans.push(span);
+            continue;
+        }
+        let cut = truncate(&format!("{}\u{2026}", span.content), max - used);
+        spans.push(Span::styled(cut, span.style));
+        break;
+    }
+    Line::from(spans)
+}
+
+/// Gives every occurrence of `query` in the line (ignoring case) the
+/// `mark` style on top of its own, so search hits stand out in the text.
+pub fn highlight_matches(line: &Line<'static>, query: &str, mark: Style) -> Line<'static> {
+    let fold = |c: char| c.to_lowercase().next().unwrap_or(c);
+    let needle: Vec<char> = query.chars().map(fold).collect();
+    if needle.is_empty() {
+        return line.clone();
+    }
+    let mut chars: Vec<(char, Style)> = line
+        .spans
+        .iter()
+        .flat_map(|s| s.content.chars().map(move |c| (c, s.style)))
+        .collect();
+    let mut i = 0;
+    let mut found = false;
+    while i + needle.len() <= chars.len() {
+        if chars[i..i + needle.len()]
+            .iter()
+            .zip(&needle)
+            .all(|((c, _), n)| fold(*c) == *n)
+        {
+            for (_, style) in &mut chars[i..i + needle.len()] {
+                *style = style.patch(mark);
+            }
+            found = true;
+            i += needle.len();
+        } else {
+            i += 1;
+        }
+    }
+    if !found {
+        return line.clone();
+    }
+    let mut out = to_line(&chars);
+    out.style = line.style;
+    out
+}
+
 /// Splits one line of text into styled runs, giving `@mentions` of known
 /// names the `mention` style.
 pub fn mention_runs(
@@ -179,6 +277,19 @@ mod tests {
         assert_eq!(texts(&wrap_runs(&[("x".into(), s)], 0)), ["x"]);
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+        assert_eq!(
+            truncate_middle("findings/review.md.theirs", 16),
+            "findi….md.theirs"
+        );
+        assert_eq!(truncate_middle("abc", 4), "abc");
+        let mark = Style::new().bold();
+        let hit = highlight_matches(&Line::from("Greet and GREET"), "greet", mark);
+        assert_eq!(texts(std::slice::from_ref(&hit)), ["Greet and GREET"]);
+        assert_eq!(hit.spans[0].style, mark);
+        assert_eq!(hit.spans[1].style, Style::new());
+        assert_eq!(hit.spans[2].style, mark);
+        let line = Line::from(vec![Span::raw("ab"), Span::raw("cdef")]);
+        assert_eq!(texts(&[truncate_line(line, 4)]), ["abc…"]);
     }
 
     #[test]

@@ -197,6 +197,14 @@ impl Theme {
     pub fn dimmed(&self) -> Style {
         Style::new().fg(self.dim)
     }
+
+    /// Text a search found, so the eye lands on it.
+    pub fn search_hit(&self) -> Style {
+        Style::new()
+            .fg(Color::Black)
+            .bg(self.warning)
+            .add_modifier(Modifier::BOLD)
+    }
 }
 
 #[cfg(test)]

@@ -60,9 +60,14 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         y += 1;
     }
     let bottom = area.y + area.height;
-    let bar = Rect::new(area.x, bottom - 2, area.width, 1);
+    // The bar grows with a multi-line message, leaving the panes room.
+    let bar_h = app
+        .bar
+        .height(area.width)
+        .min(area.height.saturating_sub(8).max(1));
+    let bar = Rect::new(area.x, bottom - 1 - bar_h, area.width, bar_h);
     let hints = Rect::new(area.x, bottom - 1, area.width, 1);
-    let main = Rect::new(area.x, y, area.width, (bottom - 2).saturating_sub(y));
+    let main = Rect::new(area.x, y, area.width, bar.y.saturating_sub(y));
     let areas = layout(app, main);
     app.areas = Areas { bar, ..areas };
     app.narrow = areas.inbox.height == 0 || areas.channel.height == 0;
@@ -100,7 +105,8 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     if areas.inbox.height > 0 {
         let items = app.inbox_items();
         let agent = app.agents.selected().map(|r| r.name.clone());
-        let title = format!(" Inbox · {} unread ", items.len());
+        let unread = items.len() + app.channel.user_unread_not_loaded;
+        let title = format!(" Inbox · {unread} unread ");
         let inner = pane_block(app, Pane::Inbox, areas.inbox, buf, title, false);
         let focused = app.focus == Pane::Inbox;
         let offset = app.options.utc_offset;
@@ -130,10 +136,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         board.draw(inner, buf, &app.board_context(), focused);
         app.board = board;
     }
-    let cursor = app
-        .bar
-        .draw(bar, buf, &theme, app.focus == Pane::Bar)
-        .map(|x| (x, bar.y));
+    let cursor = app.bar.draw(bar, buf, &theme, app.focus == Pane::Bar);
     hints_line(app, hints, buf);
     if let Some(d) = &mut app.diff {
         d.draw(area, buf, &theme);
@@ -304,7 +307,7 @@ fn header(app: &App, area: Rect, buf: &mut Buffer) {
     let secs = app.up_time().as_secs();
     // Seconds only while the spinner ticks; idle, the clock wakes once a
     // minute.
-    let up = if app.agents.any_working() {
+    let up = if app.needs_tick() {
         format!("{}m{:02}s", secs / 60, secs % 60)
     } else if secs < 60 {
         "<1m".to_string()
@@ -529,16 +532,18 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let (section, commands) = pane_commands(app);
-    let mut spans = Vec::new();
-    let mut push = |key: String, what: &str| {
-        spans.push(Span::styled(key, Style::new().fg(t.mention)));
-        spans.push(Span::styled(format!(" {what}  "), t.dimmed()));
-    };
+    // (key, what, whether it is kept before any other when space is short)
+    let mut hints: Vec<(String, String, bool)> = Vec::new();
     if app.focus == Pane::Bar {
-        push("enter".into(), "send");
-        push("tab".into(), "complete @name");
-        push("↑↓".into(), "history");
-        push("esc".into(), "leave");
+        for (k, what) in [
+            ("enter", "send"),
+            ("alt-enter", "new line"),
+            ("tab", "complete @name"),
+            ("↑↓", "history"),
+            ("esc", "leave"),
+        ] {
+            hints.push((k.into(), what.into(), k == "enter" || k == "esc"));
+        }
     }
     for c in commands {
         if let Some(k) = app.keymap.key_for(section, c) {
@@ -547,7 +552,7 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
                 .trim_start_matches("prompt /")
                 .trim_start_matches("focus ")
                 .trim_start_matches("task ");
-            push(k.to_string(), what);
+            hints.push((k.to_string(), what.to_string(), false));
         }
     }
     // In the editor every other key types: no global hints there.
@@ -561,8 +566,50 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
         .filter(|_| !editing)
     {
         if let Some(k) = app.keymap.key_for(Section::Global, c) {
-            push(k.to_string(), c.trim_start_matches("focus "));
+            hints.push((
+                k.to_string(),
+                c.trim_start_matches("focus ").to_string(),
+                c != "focus next",
+            ));
+        }
+    }
+    let widths: Vec<usize> = hints
+        .iter()
+        .map(|(k, what, _)| width(k) + 1 + width(what) + 2)
+        .collect();
+    let shown = fit_hints(
+        &hints.iter().map(|h| h.2).collect::<Vec<_>>(),
+        &widths,
+        area.width as usize,
+    );
+    let mut spans = Vec::new();
+    for (i, (key, what, _)) in hints.into_iter().enumerate() {
+        if shown[i] {
+            spans.push(Span::styled(key, Style::new().fg(t.mention)));
+            spans.push(Span::styled(format!(" {what}  "), t.dimmed()));
         }
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// Which hints fit in `room` columns: whole hints only, never one cut in
+/// half. The `kept` ones (help, quit) go first; then the others in order
+/// while they fit, so the rightmost pane hints are the ones dropped.
+pub fn fit_hints(kept: &[bool], widths: &[usize], room: usize) -> Vec<bool> {
+    let mut shown = vec![false; widths.len()];
+    let mut used = 0;
+    for pass in [true, false] {
+        for (i, w) in widths.iter().enumerate() {
+            if kept[i] != pass {
+                continue;
+            }
+            // The two trailing spaces may fall off the edge.
+            if used + w.saturating_sub(2) > room {
+                break;
+            }
+            shown[i] = true;
+            used += w;
+        }
+    }
+    shown
 }

@@ -106,6 +106,8 @@ impl World {
         c.args(args)
             .current_dir(&self.dir)
             .env("AWTUI_STATE_DIR", &self.state)
+            // The demo agents' pauses (for people watching) off.
+            .env("AWTUI_DEMO_PAUSE", "0")
             .env_remove("XDG_RUNTIME_DIR")
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null());

@@ -41,6 +41,9 @@ pub enum BackendEvent {
     /// Usage reported so far for this turn; replaces earlier reports unless
     /// the backend reports per step (see [`UsageMode`]).
     Usage { usage: Usage },
+    /// A whole AOP STREAM block the agent printed (marker lines included),
+    /// to post at once so the stream grows live; not part of the answer.
+    Stream { text: String },
     /// The turn's final answer.
     Final { text: String },
     /// The agent reported that the turn failed.

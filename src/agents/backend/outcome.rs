@@ -77,7 +77,10 @@ impl OutcomeBuilder {
                 o.answer = Some(text);
             }
             BackendEvent::Error { message } => self.reported_error = Some(message.clone()),
-            BackendEvent::Thinking | BackendEvent::Text { .. } | BackendEvent::ToolDone { .. } => {}
+            BackendEvent::Thinking
+            | BackendEvent::Text { .. }
+            | BackendEvent::ToolDone { .. }
+            | BackendEvent::Stream { .. } => {}
         }
     }
 

@@ -169,6 +169,12 @@ pub enum TurnActivity {
         /// The session id.
         id: String,
     },
+    /// A STREAM block the agent printed, to post now (its output goes to
+    /// the channel as it comes, not only at the end of the turn).
+    Stream {
+        /// The block, marker lines included.
+        text: String,
+    },
 }
 
 /// How a turn ended.

@@ -86,6 +86,9 @@ use state::{Activity, AgentState, Phase, Turn};
 
 /// Final answers remembered per agent until seen back in the channel.
 const MAX_PENDING_ANSWERS: usize = 8;
+/// With streamed chunks (posted as they come, many a turn), the most
+/// remembered.
+const MAX_PENDING_STREAM: usize = 64;
 
 /// The agent runner of one instance. See the [module docs](self).
 #[derive(Clone, Debug)]
@@ -178,7 +181,9 @@ impl Runner {
                     t.stalled = false;
                 }
             }
-            Event::Backend { agent, turn, event } => self.on_backend(now, &agent, turn, event),
+            Event::Backend { agent, turn, event } => {
+                self.on_backend(now, &agent, turn, event, &mut fx)
+            }
             Event::TurnFinished {
                 agent,
                 turn,
@@ -451,7 +456,14 @@ impl Runner {
         self.pause = Some(reason);
     }
 
-    fn on_backend(&mut self, now: Millis, agent: &str, turn: TurnId, event: TurnActivity) {
+    fn on_backend(
+        &mut self,
+        now: Millis,
+        agent: &str,
+        turn: TurnId,
+        event: TurnActivity,
+        fx: &mut Vec<Effect>,
+    ) {
         let Some(a) = self.agent_mut(agent) else {
             return;
         };
@@ -476,6 +488,20 @@ impl Runner {
                 }
             }
             TurnActivity::SessionId { id } => a.session_id = Some(id),
+            TurnActivity::Stream { text } => {
+                // Posted like an answer and remembered like one, so seeing
+                // it back is not taken for a post of the agent's own (which
+                // would keep the rest of its answer from being posted).
+                t.activity = Activity::Thinking;
+                if a.pending_answers.len() >= MAX_PENDING_STREAM {
+                    a.pending_answers.remove(0);
+                }
+                a.pending_answers.push(text.clone());
+                fx.push(Effect::PostFinalAnswer {
+                    agent: a.name.clone(),
+                    text,
+                });
+            }
         }
     }
 

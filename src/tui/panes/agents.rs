@@ -64,7 +64,7 @@ impl AgentRow {
     pub fn apply_activity(&mut self, event: &BackendEvent) {
         self.activity = match event {
             BackendEvent::Thinking => Some("thinking".into()),
-            BackendEvent::Text { .. } => Some("writing".into()),
+            BackendEvent::Text { .. } | BackendEvent::Stream { .. } => Some("writing".into()),
             BackendEvent::ToolCall { name } => {
                 Some(format!("calling `{}`", for_terminal(short_tool_name(name))))
             }
@@ -201,6 +201,17 @@ impl Agents {
         self.rows.iter().any(AgentRow::working)
     }
 
+    /// Whether any agent shows a spinner (a stalled, retrying or queued
+    /// one shows a still icon: nothing to redraw for it).
+    pub fn animating(&self) -> bool {
+        self.rows.iter().any(|r| {
+            matches!(
+                r.status,
+                AgentStatus::Starting | AgentStatus::Thinking | AgentStatus::CallingTool(_)
+            )
+        })
+    }
+
     /// Moves the selection by `delta` rows.
     pub fn step(&mut self, delta: isize) {
         if self.rows.is_empty() {
@@ -240,6 +251,13 @@ impl Agents {
             0
         };
         self.drawn = (per, first);
+        let name_w = self.rows.iter().map(|r| width(&r.name)).max().unwrap_or(0);
+        let unread_w = self
+            .rows
+            .iter()
+            .map(|r| width(&unread_mark(r.metrics.unread)))
+            .max()
+            .unwrap_or(0);
         for (k, row) in self.rows.iter().enumerate().skip(first).take(visible) {
             let y = area.y + ((k - first) * per) as u16;
             let (icon, icon_style) = row.icon(spinner, theme);
@@ -252,12 +270,8 @@ impl Agents {
                     s
                 }
             };
-            let unread = if row.metrics.unread > 0 {
-                format!(" ✉{}", row.metrics.unread)
-            } else {
-                String::new()
-            };
-            let name = truncate(&row.name, 16);
+            let unread = unread_mark(row.metrics.unread);
+            let name = truncate(&row.name, NAME_MAX);
             let doing = row.doing();
             if two {
                 let head = Line::from(vec![
@@ -280,20 +294,16 @@ impl Agents {
                 );
             } else {
                 let counters = format!("{} {}", row.engine(), row.counters());
-                let fixed = 2 + 16 + 6 + 1;
-                let room = w.saturating_sub(fixed);
-                let (doing_w, counters_w) = if room > 40 {
-                    (
-                        room - width(&counters).min(room / 2) - 1,
-                        width(&counters).min(room / 2),
-                    )
-                } else {
-                    (room, 0)
-                };
+                let cols = columns(w, name_w, unread_w, width(&counters));
+                let (doing_w, counters_w) = (cols.doing, cols.counters);
+                let name = truncate(&row.name, cols.name);
                 let mut spans = vec![
                     Span::styled(format!("{icon} "), icon_style),
-                    Span::styled(format!("{name:<16}"), name_style),
-                    Span::styled(format!("{unread:<6}"), Style::new().fg(theme.mention)),
+                    Span::styled(format!("{name:<nw$}", nw = cols.name), name_style),
+                    Span::styled(
+                        format!("{unread:<uw$}", uw = cols.unread),
+                        Style::new().fg(theme.mention),
+                    ),
                     Span::raw(" "),
                     Span::styled(
                         format!("{:<doing_w$}", truncate(&doing, doing_w)),
@@ -316,5 +326,62 @@ impl Agents {
                 );
             }
         }
+    }
+}
+
+/// The widest a name column gets.
+const NAME_MAX: usize = 16;
+/// The unread column when there is room (` ✉123` and a space).
+const UNREAD_COL: usize = 6;
+/// The status keeps at least this many columns; names give way first.
+const DOING_MIN: usize = 16;
+
+fn unread_mark(unread: usize) -> String {
+    if unread > 0 {
+        format!(" ✉{unread}")
+    } else {
+        String::new()
+    }
+}
+
+/// Column widths of the one-line layout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Columns {
+    /// The name column.
+    pub name: usize,
+    /// The unread column.
+    pub unread: usize,
+    /// What the agent is doing.
+    pub doing: usize,
+    /// Backend and counters (0: not shown).
+    pub counters: usize,
+}
+
+/// Shares a row of `w` columns. With room, names get 16 columns and the
+/// unread mark 6 (aligned); when tight they shrink to the longest name and
+/// mark, then names are cut (down to 4 columns, with `…`) so the status
+/// keeps 16. The counters only get room left over.
+pub fn columns(w: usize, longest_name: usize, unread: usize, counters: usize) -> Columns {
+    let (mut name, mut unread_col) = (NAME_MAX, UNREAD_COL.max(unread));
+    // The icon and its space, and the space after the unread column.
+    let fixed = |u: usize| 2 + u + 1;
+    if fixed(unread_col) + name + DOING_MIN > w {
+        unread_col = unread;
+        name = longest_name.clamp(1, NAME_MAX);
+        let spare = w.saturating_sub(fixed(unread_col) + DOING_MIN);
+        name = name.min(spare.max(4));
+    }
+    let room = w.saturating_sub(fixed(unread_col) + name);
+    let (doing, counters) = if room > 40 {
+        let c = counters.min(room / 2);
+        (room - c - 1, c)
+    } else {
+        (room, 0)
+    };
+    Columns {
+        name,
+        unread: unread_col,
+        doing,
+        counters,
     }
 }

@@ -192,6 +192,9 @@ pub struct Channel {
     pub drawn: Drawn,
     /// Messages the engine holds that were not loaded (older history).
     pub not_loaded: usize,
+    /// The user's unread mentions among the messages not loaded: counted
+    /// (the engine says how many), not listed.
+    pub user_unread_not_loaded: usize,
     /// Each recipient's messages (indices), for inboxes.
     pub mentions: HashMap<String, Vec<usize>>,
     /// Agent Mail messages (indices, oldest first) by bead id in lower
@@ -213,6 +216,15 @@ impl Channel {
             self.ingest(entry, annotations);
         }
         self.rebuild();
+    }
+
+    /// The user acknowledged everything through `acked`: once that
+    /// reaches the loaded messages, the older unread ones are read too.
+    pub fn user_acked(&mut self, acked: u64) {
+        let first = self.messages.first().map_or(u64::MAX, |m| m.entry.id);
+        if acked.saturating_add(1) >= first {
+            self.user_unread_not_loaded = 0;
+        }
     }
 
     /// The Agent Mail messages about `bead` (any case), oldest first.
@@ -445,14 +457,19 @@ impl Channel {
             .map(|(i, _)| &self.messages[*i])
     }
 
-    /// Folds or unfolds the selected message's CONTEXT blocks; false when
-    /// it has none.
+    /// Folds or unfolds the selected message's CONTEXT blocks, or the
+    /// whole of a message longer than a screen; false when it has neither.
     pub fn toggle_expand(&mut self) -> bool {
         let Some(&(i, _)) = self.selected.and_then(|p| self.order.get(p)) else {
             return false;
         };
+        let height = self.drawn.height;
         let m = &mut self.messages[i];
-        if !m.has_context_block() {
+        let long = m
+            .cache
+            .as_ref()
+            .is_some_and(|(_, lines)| fold_at(lines.len(), false, height).is_some());
+        if !m.has_context_block() && !long {
             return false;
         }
         m.expanded = !m.expanded;
@@ -604,7 +621,11 @@ impl Channel {
     fn item_height(&mut self, pos: usize, width: usize, theme: &Theme, names: &[String]) -> usize {
         let (idx, depth) = self.order[pos];
         let w = width.saturating_sub(indent_width(depth));
-        1 + body(&mut self.messages[idx], w, theme, names, 0).len()
+        let height = self.drawn.height;
+        let m = &mut self.messages[idx];
+        let expanded = m.expanded;
+        let total = body(m, w, theme, names, 0).len();
+        1 + fold_at(total, expanded, height).map_or(total, |k| k + 1)
     }
 
     /// Draws the list into `area` (no border).
@@ -670,6 +691,7 @@ impl Channel {
             let selected = self.selected == Some(pos);
             let matched = self.search.is_some() && self.matches.binary_search(&pos).is_ok();
             let header = header_line(&self.messages[idx], ctx, w, matched);
+            let expanded = self.messages[idx].expanded;
             let lines = body(
                 &mut self.messages[idx],
                 w,
@@ -677,23 +699,39 @@ impl Channel {
                 ctx.names,
                 ctx.spinner,
             );
-            let total = 1 + lines.len();
+            // A message longer than a screen is folded after its first
+            // lines, with a notice (`e` unfolds, `o` pages it).
+            let fold = fold_at(lines.len(), expanded, height);
+            let notice = fold.map(|k| fold_notice(lines.len() - k, w, ctx.theme));
+            let lines = &lines[..fold.unwrap_or(lines.len())];
+            let total = 1 + lines.len() + usize::from(notice.is_some());
             for l in first_skip..total {
                 if y >= height {
                     break;
                 }
                 let row = area.y + y as u16;
-                let line = if l == 0 { &header } else { &lines[l - 1] };
-                if depth > 0 {
-                    buf.set_string(area.x, row, "  │ ", ctx.theme.dimmed());
-                }
-                buf.set_line(area.x + indent as u16, row, line, w as u16);
+                let hit;
+                let line = match (l, &self.search) {
+                    (0, _) => &header,
+                    (l, _) if l > lines.len() => notice.as_ref().expect("a folded message"),
+                    (_, Some(q)) if matched => {
+                        hit = text::highlight_matches(&lines[l - 1], q, ctx.theme.search_hit());
+                        &hit
+                    }
+                    _ => &lines[l - 1],
+                };
+                // The selection first: a search hit's own background
+                // stays visible on the selected message.
                 if selected {
                     buf.set_style(
                         Rect::new(area.x, row, area.width, 1),
                         Style::new().bg(ctx.theme.selection),
                     );
                 }
+                if depth > 0 {
+                    buf.set_string(area.x, row, "  │ ", ctx.theme.dimmed());
+                }
+                buf.set_line(area.x + indent as u16, row, line, w as u16);
                 self.drawn.rows.push(Some(pos));
                 y += 1;
             }
@@ -709,6 +747,24 @@ impl Channel {
             self.view = View::Follow;
         }
     }
+}
+
+/// Where a message body of `total` lines is folded in a pane `height`
+/// rows high: `None` when it fits a screen with its header (or was
+/// unfolded), else how many lines are shown before the notice.
+pub fn fold_at(total: usize, expanded: bool, height: usize) -> Option<usize> {
+    let shown = height.saturating_sub(2).max(3);
+    (!expanded && height > 0 && total + 1 > height.max(shown + 2)).then_some(shown)
+}
+
+fn fold_notice(hidden: usize, width: usize, theme: &Theme) -> Line<'static> {
+    Line::styled(
+        truncate(
+            &format!("▸ {hidden} more lines · e unfolds · o opens it in the pager"),
+            width,
+        ),
+        Style::new().fg(theme.accent),
+    )
 }
 
 fn scroll_n(m: Motion) -> usize {
@@ -849,10 +905,12 @@ fn header_line(m: &Message, ctx: &DrawContext, width: usize, matched: bool) -> L
             ),
         );
     }
+    // The id is always shown: the rest of the header gives way (`…`).
+    let id_w = text::width(&id);
+    let mut line = text::truncate_line(line, width.saturating_sub(id_w));
     let used = line_width(&line);
-    if used + text::width(&id) < width {
-        line.spans
-            .push(Span::raw(" ".repeat(width - used - text::width(&id))));
+    if used + id_w <= width {
+        line.spans.push(Span::raw(" ".repeat(width - used - id_w)));
         line.spans.push(Span::styled(id, theme.dimmed()));
     }
     line

@@ -1,9 +1,14 @@
-//! The command bar: one line of input. Plain text is posted to the channel
+//! The command bar: the input line. Plain text is posted to the channel
 //! as `user`; `/command` runs a command of the grammar. Tab completes
 //! `@names` (and command names after `/`), repeated Tab cycles through the
 //! candidates; Up/Down walk the history. Its editing keys are fixed (they
 //! type): Enter, Esc, Backspace, Delete, arrows, Home/End, Ctrl-A/E/U/W.
 //! Tab with nothing to complete moves the focus on, as everywhere.
+//!
+//! Multi-line messages: Alt-Enter or Ctrl-J (and Shift-Enter where the
+//! terminal reports it) put a line break in the message, and pasted line
+//! breaks are kept (bracketed paste); the bar grows to [`MAX_ROWS`] rows
+//! and scrolls with the cursor beyond that. A search stays on one line.
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -65,7 +70,7 @@ pub struct CommandBar {
 impl CommandBar {
     /// Sets the text and puts the cursor at its end.
     pub fn set(&mut self, text: &str) {
-        self.input = text.replace('\n', " ");
+        self.input = self.normalize(text);
         self.cursor = self.input.len();
         self.completion = None;
         self.history_pos = None;
@@ -86,9 +91,19 @@ impl CommandBar {
         line
     }
 
-    /// Inserts text at the cursor.
+    /// Line breaks as the bar keeps them: `\n` in a message (`\r\n` and
+    /// lone `\r` too), spaces in a search.
+    fn normalize(&self, text: &str) -> String {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        match self.mode {
+            BarMode::Command => text,
+            BarMode::Search => text.replace('\n', " "),
+        }
+    }
+
+    /// Inserts text at the cursor (line breaks kept in a message).
     pub fn insert(&mut self, text: &str) {
-        let text = text.replace(['\n', '\r'], " ");
+        let text = self.normalize(text);
         self.input.insert_str(self.cursor, &text);
         self.cursor += text.len();
         self.completion = None;
@@ -224,6 +239,17 @@ impl CommandBar {
     /// Handles a key while the bar has the focus.
     pub fn event(&mut self, key: &KeyEvent, names: &[String]) -> BarEvent {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let newline = match key.code {
+            KeyCode::Enter => key
+                .modifiers
+                .intersects(KeyModifiers::ALT | KeyModifiers::SHIFT),
+            KeyCode::Char('j') => ctrl,
+            _ => false,
+        };
+        if newline {
+            self.insert("\n");
+            return BarEvent::Consumed;
+        }
         match key.code {
             KeyCode::Enter => {
                 let mode = self.mode;
@@ -261,52 +287,108 @@ impl CommandBar {
         BarEvent::Consumed
     }
 
-    /// Draws the bar into one row; returns the cursor's screen column when
-    /// focused.
-    pub fn draw(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) -> Option<u16> {
+    /// The rows the text takes at `width` columns (wrapped, each line
+    /// break a new row), with the cursor's row and column.
+    fn rows_at(&self, columns: u16) -> (Vec<String>, (usize, usize)) {
+        let room = (columns as usize)
+            .saturating_sub(width(prompt_of(self.mode)) + 1)
+            .max(1);
+        let mut rows = vec![String::new()];
+        let mut w = 0;
+        let mut cursor = (0, 0);
+        for (i, c) in self.input.char_indices() {
+            if i == self.cursor {
+                cursor = (rows.len() - 1, w);
+            }
+            if c == '\n' {
+                rows.push(String::new());
+                w = 0;
+                continue;
+            }
+            let cw = char_width(c);
+            if w + cw > room {
+                rows.push(String::new());
+                w = 0;
+            }
+            rows.last_mut().expect("one row at least").push(c);
+            w += cw;
+        }
+        if self.cursor >= self.input.len() {
+            cursor = if w >= room {
+                rows.push(String::new());
+                (rows.len() - 1, 0)
+            } else {
+                (rows.len() - 1, w)
+            };
+        }
+        (rows, cursor)
+    }
+
+    /// How many rows the bar wants at `width` columns: one per line of
+    /// text, up to [`MAX_ROWS`].
+    pub fn height(&self, width: u16) -> u16 {
+        self.rows_at(width).0.len().clamp(1, MAX_ROWS) as u16
+    }
+
+    /// Draws the bar into `area` (as many rows as it has); returns the
+    /// cursor's screen position when focused.
+    pub fn draw(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        focused: bool,
+    ) -> Option<(u16, u16)> {
         if area.width == 0 || area.height == 0 {
             return None;
         }
-        let prompt = match self.mode {
-            BarMode::Command => "› ",
-            BarMode::Search => "search: ",
-        };
+        let prompt = prompt_of(self.mode);
         let prompt_style = if focused {
             Style::new().fg(theme.accent).add_modifier(Modifier::BOLD)
         } else {
             theme.dimmed()
         };
-        let room = (area.width as usize).saturating_sub(width(prompt) + 1);
-        // Scroll the text so the cursor stays visible.
-        let before_w = width(&self.input[..self.cursor]);
-        let mut skip_w = before_w.saturating_sub(room);
-        let mut shown = String::new();
-        let mut w = 0;
-        for c in self.input.chars() {
-            let cw = char_width(c);
-            if skip_w > 0 {
-                skip_w = skip_w.saturating_sub(cw);
-                continue;
-            }
-            if w + cw > room {
-                break;
-            }
-            shown.push(c);
-            w += cw;
-        }
-        let line = if self.input.is_empty() && !focused {
-            Line::from(vec![
+        if self.input.is_empty() && !focused {
+            let line = Line::from(vec![
                 Span::styled(prompt, prompt_style),
                 Span::styled(
                     "type to post to the channel, /command, ? for help",
                     theme.dimmed(),
                 ),
-            ])
-        } else {
-            Line::from(vec![Span::styled(prompt, prompt_style), Span::raw(shown)])
-        };
-        buf.set_line(area.x, area.y, &line, area.width);
-        focused.then(|| area.x + (width(prompt) + before_w.min(room)) as u16)
+            ]);
+            buf.set_line(area.x, area.y, &line, area.width);
+            return None;
+        }
+        let (rows, (crow, ccol)) = self.rows_at(area.width);
+        // Scroll so the cursor's row is shown.
+        let shown = area.height as usize;
+        let first = (crow + 1).saturating_sub(shown);
+        let indent = " ".repeat(width(prompt));
+        for (k, row) in rows.iter().enumerate().skip(first).take(shown) {
+            let lead = if k == 0 {
+                Span::styled(prompt, prompt_style)
+            } else {
+                Span::styled(indent.clone(), prompt_style)
+            };
+            let line = Line::from(vec![lead, Span::raw(row.clone())]);
+            buf.set_line(area.x, area.y + (k - first) as u16, &line, area.width);
+        }
+        focused.then(|| {
+            (
+                area.x + (width(prompt) + ccol) as u16,
+                area.y + (crow - first) as u16,
+            )
+        })
+    }
+}
+
+/// The most rows the bar grows to.
+pub const MAX_ROWS: usize = 5;
+
+fn prompt_of(mode: BarMode) -> &'static str {
+    match mode {
+        BarMode::Command => "› ",
+        BarMode::Search => "search: ",
     }
 }
 

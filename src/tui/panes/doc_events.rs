@@ -4,7 +4,9 @@
 //! The app only carries it out.
 
 use super::documents::{Conflict, Documents, Editor, Viewer};
+use crate::context::mentions::USER;
 use crate::engine::Command;
+use crate::engine::watch::EDITOR;
 use crate::mcp::DocumentChange;
 use crate::sanitize::for_terminal;
 use crate::tui::action::Resolution;
@@ -18,6 +20,8 @@ pub struct Outcome {
     pub note: Option<(String, bool)>,
     /// Whether the documents pane should take the focus.
     pub focus: bool,
+    /// A yes/no question to ask before going on (yes saves anyway).
+    pub confirm: Option<String>,
 }
 
 impl Outcome {
@@ -74,13 +78,13 @@ impl Documents {
                 if self.viewer.as_ref().is_some_and(|v| v.file == path) {
                     self.viewer = None;
                 }
-                let (name, by) = (Self::name(&path), for_terminal(&by));
+                let (name, by) = (Self::name(&path), by_whom(&by));
                 return if self.editor.as_ref().is_some_and(|e| e.file == path) {
                     Outcome::error(format!(
-                        "{name} was deleted by {by}; saving will create it again"
+                        "{name} was deleted {by}; saving will create it again"
                     ))
                 } else {
-                    Outcome::info(format!("{name} deleted by {by}"))
+                    Outcome::info(format!("{name} deleted {by}"))
                 };
             }
             DocumentChange::Written | DocumentChange::Appended => {}
@@ -133,7 +137,7 @@ impl Documents {
         let Some(e) = self.editor.as_mut().filter(|e| e.file == file) else {
             return Outcome::default();
         };
-        let (name, by) = (Self::name(&file), for_terminal(&by));
+        let name = Self::name(&file);
         let clean = for_terminal(&content);
         if e.saving.as_deref() == Some(clean.as_str()) {
             e.saving = None;
@@ -144,15 +148,14 @@ impl Documents {
             Outcome::default()
         } else if !e.dirty() {
             e.load(&content);
-            Outcome::info(format!("{name} changed by {by}; reloaded"))
+            Outcome::info(format!("{name} changed {}; reloaded", by_whom(&by)))
         } else {
-            e.conflict = Some(Conflict {
-                theirs: clean,
-                by: by.clone(),
-            });
-            Outcome::error(format!(
-                "{name} changed by {by}: m keep mine, t take theirs, b see both"
-            ))
+            let msg = format!(
+                "{name} changed {}: m keep mine, t take theirs, b see both",
+                by_whom(&by)
+            );
+            e.conflict = Some(Conflict { theirs: clean, by });
+            Outcome::error(msg)
         }
     }
 
@@ -215,7 +218,7 @@ impl Documents {
                 v.unreadable.as_deref().unwrap_or_default()
             )),
             Some(v) if self.pending.is_none() => {
-                self.editor = Some(Editor::new(v.file.clone(), &v.content));
+                self.editor = Some(Editor::new(v.file.clone(), &v.raw));
                 Outcome {
                     focus: true,
                     ..Outcome::info("editing: ctrl-s saves, esc leaves")
@@ -234,16 +237,28 @@ impl Documents {
         }
     }
 
-    /// Saves the editor's text through the engine.
-    pub fn save(&mut self) -> Outcome {
+    /// Saves the editor's text through the engine, with the document's
+    /// line endings. A document holding what the editor cannot show is
+    /// saved only once `confirmed` (the outcome asks first).
+    pub fn save(&mut self, confirmed: bool) -> Outcome {
         let Some(e) = &mut self.editor else {
             return Outcome::error("save: nothing is being edited (e edits)");
         };
         if e.conflict.is_some() {
             return Outcome::error("resolve the conflict first: m, t or b");
         }
-        let content = e.text();
-        e.saving = Some(content.clone());
+        if e.unshown && !confirmed {
+            return Outcome {
+                confirm: Some(format!(
+                    "{} holds control characters the editor cannot show; saving drops them. Save? (y/n)",
+                    Self::name(&e.file)
+                )),
+                ..Outcome::default()
+            };
+        }
+        e.unshown = false;
+        let content = e.to_save();
+        e.saving = Some(e.text());
         let file = e.file.clone();
         Outcome {
             note: Some((format!("saving {}…", Self::name(&file)), false)),
@@ -309,15 +324,77 @@ impl Documents {
             }
             Resolution::Both => {
                 let mine = e.text();
-                let merged = format!(
-                    "<<<<<<< yours\n{mine}\n=======\n{}\n>>>>>>> {}\n",
-                    c.theirs.trim_end_matches('\n'),
-                    c.by
-                );
+                let (merged, hunks) = mark_differences(&mine, &c.theirs, &theirs_label(&c.by));
                 e.set_text(&merged);
                 e.base = c.theirs;
-                Outcome::info("both versions are in the editor between markers; edit, then ctrl-s")
+                Outcome::info(format!(
+                    "{hunks} place{} differ{}, between markers in the editor; edit, then ctrl-s",
+                    if hunks == 1 { "" } else { "s" },
+                    if hunks == 1 { "s" } else { "" },
+                ))
             }
         }
     }
+}
+
+/// Who made a change, as the banners say it: `by coder`, `on disk by
+/// another program` (the document watcher's [`EDITOR`]), `by you in
+/// another window` (another front end of the user), `elsewhere` when
+/// unknown.
+pub fn by_whom(by: &str) -> String {
+    match by {
+        EDITOR => "on disk by another program".to_string(),
+        USER => "by you in another window".to_string(),
+        "" | "someone" => "elsewhere".to_string(),
+        agent => format!("by {}", for_terminal(agent)),
+    }
+}
+
+/// The label of their side in conflict markers.
+fn theirs_label(by: &str) -> String {
+    match by {
+        EDITOR => "theirs (on disk)".to_string(),
+        "" | "someone" => "theirs".to_string(),
+        other => format!("theirs ({})", for_terminal(other)),
+    }
+}
+
+/// Both versions in one text: the lines they share once, and conflict
+/// markers (`<<<<<<< yours`, `=======`, `>>>>>>> <label>`) around each
+/// place where they differ. Returns the text and how many places differ.
+pub fn mark_differences(mine: &str, theirs: &str, label: &str) -> (String, usize) {
+    use similar::{ChangeTag, TextDiff};
+    fn line(out: &mut String, l: &str) {
+        out.push_str(l);
+        if !l.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    let diff = TextDiff::from_lines(mine, theirs);
+    let mut out = String::new();
+    let (mut yours, mut their) = (Vec::new(), Vec::new());
+    let mut hunks = 0;
+    let mut flush = |out: &mut String, yours: &mut Vec<&str>, their: &mut Vec<&str>| {
+        if yours.is_empty() && their.is_empty() {
+            return;
+        }
+        hunks += 1;
+        out.push_str("<<<<<<< yours\n");
+        yours.drain(..).for_each(|l| line(out, l));
+        out.push_str("=======\n");
+        their.drain(..).for_each(|l| line(out, l));
+        out.push_str(&format!(">>>>>>> {label}\n"));
+    };
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Equal => {
+                flush(&mut out, &mut yours, &mut their);
+                out.push_str(change.value());
+            }
+            ChangeTag::Delete => yours.push(change.value()),
+            ChangeTag::Insert => their.push(change.value()),
+        }
+    }
+    flush(&mut out, &mut yours, &mut their);
+    (out, hunks)
 }

@@ -11,7 +11,9 @@
 //! `<file>.mine`), or see both (the editor gets conflict markers). Nothing
 //! is lost either way. Without unsaved changes the editor simply reloads.
 //! Text shown or edited is sanitised: control characters in a document are
-//! not shown and are dropped if the user saves it from the editor.
+//! not shown; saving such a document from the editor asks first (they
+//! would be dropped). The editor keeps the document's line endings: a CRLF
+//! file is saved with CRLF.
 
 use std::sync::LazyLock;
 
@@ -26,7 +28,7 @@ use syntect::highlighting::{FontStyle, ThemeSet};
 use syntect::parsing::SyntaxSet;
 
 use crate::sanitize::for_terminal;
-use crate::tui::text::truncate;
+use crate::tui::text::{truncate, truncate_middle};
 use crate::tui::theme::Theme;
 
 pub(crate) static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
@@ -117,6 +119,8 @@ pub struct Viewer {
     pub file: String,
     /// Its content (sanitised).
     pub content: String,
+    /// Its content as read (line endings, control bytes), for the editor.
+    pub raw: String,
     /// Highlighted lines.
     pub lines: Vec<Line<'static>>,
     /// First (wrapped) line shown.
@@ -156,8 +160,10 @@ impl Viewer {
 
     /// A viewer over `content`.
     pub fn new(file: String, content: &str) -> Viewer {
+        let raw = content.to_string();
         let content = for_terminal(content);
         Viewer {
+            raw,
             lines: highlight(&file, &content),
             file,
             content,
@@ -188,6 +194,13 @@ pub struct Editor {
     pub saving: Option<String>,
     /// Their version, while a conflict waits for an answer.
     pub conflict: Option<Conflict>,
+    /// The document's line ending (`\r\n` when most of its lines end so),
+    /// restored on save.
+    pub line_ending: &'static str,
+    /// It holds characters the editor cannot show (control bytes, escape
+    /// sequences, lone carriage returns): saving asks first, since they
+    /// would be dropped.
+    pub unshown: bool,
 }
 
 /// A change made elsewhere while the editor had unsaved changes.
@@ -218,16 +231,36 @@ impl Editor {
             base: String::new(),
             saving: None,
             conflict: None,
+            line_ending: "\n",
+            unshown: false,
         };
         e.load(content);
         e
     }
 
-    /// Replaces the text (and the base).
+    /// Replaces the text (and the base), noting the content's line ending
+    /// and whether it holds what the editor cannot show.
     pub fn load(&mut self, content: &str) {
         let clean = for_terminal(content);
+        let crlf = content.matches("\r\n").count();
+        self.line_ending = if crlf > 0 && crlf * 2 >= content.matches('\n').count() {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        self.unshown = content.replace("\r\n", "\n") != clean;
         self.set_text(&clean);
         self.base = clean;
+    }
+
+    /// The text to save: the editor's, with the document's line endings.
+    pub fn to_save(&self) -> String {
+        let text = self.text();
+        if self.line_ending == "\n" {
+            text
+        } else {
+            text.replace('\n', self.line_ending)
+        }
     }
 
     /// Replaces the text, keeping the base.
@@ -319,7 +352,10 @@ impl Documents {
                     list.y + k as u16,
                     format!(
                         "{:<w$}",
-                        truncate(&format!("{mark}{}", for_terminal(f)), list_w as usize),
+                        format!(
+                            "{mark}{}",
+                            truncate_middle(&for_terminal(f), list_w as usize - 2)
+                        ),
                         w = list_w as usize
                     ),
                     style,
@@ -337,9 +373,9 @@ impl Documents {
                     Line::styled(
                         truncate(
                             &format!(
-                                "⚠ {} changed by {} while you edit",
+                                "⚠ {} changed {} while you edit",
                                 for_terminal(&editor.file),
-                                for_terminal(&c.by)
+                                super::doc_events::by_whom(&c.by)
                             ),
                             view.width as usize,
                         ),

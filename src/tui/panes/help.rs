@@ -48,6 +48,9 @@ pub fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
         "  text        posts to the channel as user (//text posts /text)",
     ));
     out.push(Line::raw("  tab         completes @names and /commands"));
+    out.push(Line::raw(
+        "  alt-enter   a new line in the message (also ctrl-j); pasted lines are kept",
+    ));
     out.push(Line::raw("  up/down     history; esc leaves the bar"));
     out.push(Line::default());
     out.push(Line::styled(

@@ -128,13 +128,28 @@ impl Inbox {
                 .filter(|(_, it)| it.recipient == recipient)
                 .map(|(k, _)| k)
                 .collect();
+            // Unread mentions older than the loaded messages are counted.
+            let older = if recipient == USER {
+                channel.user_unread_not_loaded
+            } else {
+                0
+            };
             lines.push((
                 Line::styled(
-                    truncate(&format!("{title} · {} unread", mine.len()), w),
+                    truncate(&format!("{title} · {} unread", mine.len() + older), w),
                     Style::new().fg(theme.accent).add_modifier(Modifier::BOLD),
                 ),
                 None,
             ));
+            if older > 0 {
+                lines.push((
+                    Line::styled(
+                        truncate(&format!("  + {older} older, not loaded"), w),
+                        theme.dimmed(),
+                    ),
+                    None,
+                ));
+            }
             let put_off: Vec<&crate::engine::ops::Deferred> =
                 deferred.iter().filter(|d| d.agent == recipient).collect();
             if mine.is_empty() && put_off.is_empty() {
