@@ -227,6 +227,7 @@ fn attention_enter_jumps_to_the_help_request() {
 fn snapshot() -> Snapshot {
     Snapshot {
         approvals: Default::default(),
+        user_unread: 0,
         workflow: "review".into(),
         instance: "api-refactor".into(),
         agents: vec![
