@@ -42,6 +42,9 @@ pub enum AttentionKind {
     Stalled,
     /// The instance is paused (with the reason).
     Paused(String),
+    /// An agent's CLI waits for the person to allow or deny a tool call
+    /// (`permissions: ask`); opening the instance shows its card.
+    Approval,
 }
 
 impl AttentionKind {
@@ -53,6 +56,7 @@ impl AttentionKind {
             AttentionKind::Failed(_) => "failed",
             AttentionKind::Stalled => "stalled",
             AttentionKind::Paused(_) => "paused",
+            AttentionKind::Approval => "approval",
         }
     }
 }
@@ -173,6 +177,11 @@ pub fn collect(polled: &[Polled], seen: &mut FirstSeen, now: DateTime<Utc>) -> V
                 AgentStatus::Stalled => (
                     AttentionKind::Stalled,
                     "its backend has been silent too long".to_string(),
+                ),
+                AgentStatus::WaitingForApproval => (
+                    AttentionKind::Approval,
+                    "waits for your approval of a tool call (y/n on its card, or awtui approve)"
+                        .to_string(),
                 ),
                 _ => continue,
             };
@@ -308,7 +317,10 @@ mod tests {
         let b = polled(
             "b",
             vec![inbox_item(9, 30, "coder", HELP)],
-            vec![agent("coder", AgentStatus::Stalled)],
+            vec![
+                agent("coder", AgentStatus::Stalled),
+                agent("cc", AgentStatus::WaitingForApproval),
+            ],
         );
         let items = collect(&[a, b], &mut FirstSeen::default(), now);
         let kinds: Vec<(&str, &str)> = items
@@ -322,6 +334,7 @@ mod tests {
             vec![
                 ("a", "failed"),
                 ("a", "paused"),
+                ("b", "approval"),
                 ("b", "stalled"),
                 ("b", "HELP_REQUEST"),
                 ("a", "mention"),
@@ -329,8 +342,10 @@ mod tests {
         );
         assert_eq!(items[0].jump, Jump::Agent("tester".into()));
         assert_eq!(items[1].jump, Jump::Instance);
-        assert_eq!(items[3].jump, Jump::Message(9));
-        assert_eq!(items[4].summary, "@user please look here", "sanitized");
+        // An approval opens the instance at the agent, where its card shows.
+        assert_eq!(items[2].jump, Jump::Agent("cc".into()));
+        assert_eq!(items[4].jump, Jump::Message(9));
+        assert_eq!(items[5].summary, "@user please look here", "sanitized");
         assert_eq!(
             first_line(
                 "=== AOP-FINAL | agent=r ===\n\nAll done.\n=== END-AOP-FINAL ===",
