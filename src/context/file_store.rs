@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use super::documents::{Docs, FileDocs};
 use super::index::ChannelIndex;
-use super::store::{CursorState, Journal, Store, SyncTarget};
+use super::store::{CursorState, Journal, Pending, Store, SyncTarget};
+use super::writer::LatestWriter;
 use super::{ChannelEntry, ContextError, Cursor, Handover, Result, StoreLayout};
 use crate::fsutil::atomic_write;
 
@@ -43,7 +44,8 @@ pub struct FileJournal {
     /// Rollbacks so far: a sync target from before one covers nothing.
     epoch: u64,
     mirror: MirrorWriter,
-    state_path: PathBuf,
+    /// Writes `state.json` (cursors) on a thread of its own.
+    state: LatestWriter,
     warnings: Vec<String>,
 }
 
@@ -245,7 +247,7 @@ impl FileStore {
                 durable_len: recovered.len,
                 epoch: 0,
                 mirror: MirrorWriter::start(mirror_path),
-                state_path,
+                state: LatestWriter::start(state_path),
                 warnings,
             },
         ))
@@ -380,7 +382,7 @@ impl Journal for FileJournal {
         self.mirror.push(entries.iter().map(mirror_text).collect());
     }
 
-    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<()> {
+    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<Pending> {
         let state = StateFile {
             version: 1,
             cursors: state.cursors.clone(),
@@ -388,7 +390,7 @@ impl Journal for FileJournal {
             handovers: state.handovers.clone(),
         };
         let bytes = serde_json::to_vec_pretty(&state).unwrap_or_default();
-        atomic_write(&self.state_path, &bytes).map_err(io_err(&self.state_path))
+        Ok(self.state.submit(bytes))
     }
 }
 

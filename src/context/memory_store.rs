@@ -3,7 +3,7 @@
 
 use super::documents::{Docs, MemoryDocs};
 use super::index::ChannelIndex;
-use super::store::{CursorState, Journal, Store, SyncTarget};
+use super::store::{CursorState, Journal, Pending, Store, SyncTarget};
 use super::{ChannelEntry, Result, StoreLayout};
 
 /// A journal that keeps nothing: memory-only contexts.
@@ -19,8 +19,8 @@ impl Journal for NoJournal {
     }
     fn durable(&mut self, _target: &SyncTarget) {}
     fn rollback(&mut self) {}
-    fn save_cursors(&mut self, _state: CursorState<'_>) -> Result<()> {
-        Ok(())
+    fn save_cursors(&mut self, _state: CursorState<'_>) -> Result<Pending> {
+        Ok(Pending::none())
     }
 }
 

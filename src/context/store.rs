@@ -10,6 +10,7 @@ use std::sync::Arc;
 use chrono::Utc;
 
 use super::documents::Docs;
+pub use super::writer::Pending;
 use super::index::ChannelIndex;
 use super::{
     ChannelEntry, ContextStore, Cursor, DeliveryState, Handover, InboxItem, Page, PageOf, Result,
@@ -37,8 +38,9 @@ pub trait Journal: Send {
     /// Entries that became durable and visible, oldest first (for derived
     /// files such as the markdown mirror, written behind).
     fn published(&mut self, _entries: &[ChannelEntry]) {}
-    /// Persists all cursors and hidden ids atomically.
-    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<()>;
+    /// Persists all cursors and hidden ids atomically, possibly behind (on
+    /// a writer thread): the returned [`Pending`] says when it is durable.
+    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<Pending>;
 }
 
 /// What a flush syncs: the channel file (`fdatasync`). A trait so a
@@ -141,6 +143,11 @@ pub struct Store<D, J> {
     pub(super) staged: VecDeque<Staged>,
     /// The last [`Staged::seq`] handed out.
     pub(super) seq: u64,
+    /// Cursor changes return before they are durable; the caller waits on
+    /// [`ContextStore::pending_sync`] (without holding the store).
+    pub(super) deferred: bool,
+    /// The newest cursor change handed to the journal.
+    pub(super) pending: Pending,
 }
 
 impl<D: Docs + Send, J: Journal> Store<D, J> {
@@ -152,6 +159,8 @@ impl<D: Docs + Send, J: Journal> Store<D, J> {
             journal,
             staged: VecDeque::new(),
             seq: 0,
+            deferred: false,
+            pending: Pending::none(),
         }
     }
 
@@ -180,11 +189,15 @@ impl<D: Docs + Send, J: Journal> Store<D, J> {
 
     fn persist_cursor_change(&mut self, changed: bool) -> Result<()> {
         if changed {
-            self.journal.save_cursors(CursorState {
+            let pending = self.journal.save_cursors(CursorState {
                 cursors: self.index.cursors(),
                 hidden: self.index.hidden(),
                 handovers: self.index.handovers(),
             })?;
+            if !self.deferred {
+                pending.wait()?;
+            }
+            self.pending = pending;
         }
         Ok(())
     }
@@ -249,6 +262,12 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     fn discard_staged(&mut self) -> Vec<Staged> {
         self.journal.rollback();
         self.staged.drain(..).collect()
+    }
+    fn defer_durability(&mut self) {
+        self.deferred = true;
+    }
+    fn pending_sync(&self) -> Pending {
+        self.pending.clone()
     }
     fn is_staged(&self, seq: u64) -> bool {
         self.staged.front().is_some_and(|s| s.seq <= seq)
