@@ -2,6 +2,7 @@
 //! documents. One trait, [`ContextStore`], with a file and a memory
 //! implementation that behave identically (the same test suite runs on both).
 
+pub mod doc_journal;
 pub mod documents;
 pub mod file_store;
 pub mod index;
