@@ -141,7 +141,12 @@ fn kill_9_mid_document_write_leaves_the_old_or_the_new_document_never_a_mix() {
     let dir = tempfile::tempdir().unwrap();
     for round in 0..4 {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "doc_crash_child", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "doc_crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(DOC_CHILD_DIR, dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -165,7 +170,10 @@ fn kill_9_mid_document_write_leaves_the_old_or_the_new_document_never_a_mix() {
                 returned.push(i.parse::<u64>().unwrap());
             }
         }
-        assert!(returned.len() >= wanted, "child stopped early: {returned:?}");
+        assert!(
+            returned.len() >= wanted,
+            "child stopped early: {returned:?}"
+        );
         let last = *returned.last().unwrap();
 
         let store = FileStore::open(dir.path(), &layout()).unwrap();

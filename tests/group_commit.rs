@@ -86,9 +86,12 @@ impl Fsync for Gate {
 struct GateJournal(Arc<Shared>);
 
 impl Journal for GateJournal {
-    fn write(&mut self, _entry: &ChannelEntry) -> awtui::context::Result<()> {
+    fn write(
+        &mut self,
+        _entry: &ChannelEntry,
+    ) -> awtui::context::Result<Option<awtui::context::index::Loc>> {
         self.0.with(|s| s.writes += 1);
-        Ok(())
+        Ok(None)
     }
     fn sync_target(&self) -> Option<SyncTarget> {
         Some(SyncTarget {

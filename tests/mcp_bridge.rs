@@ -456,7 +456,10 @@ async fn measure_idle_bridge_wakeups() {
     // thread name.
     let switches = |pid: &str| -> std::collections::BTreeMap<String, u64> {
         let mut by_name = std::collections::BTreeMap::new();
-        for t in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .flatten()
+        {
             let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
             let field = |name: &str| {
                 status

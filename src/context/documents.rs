@@ -293,7 +293,10 @@ impl FileDocs {
         for (rel, content) in newest {
             // Validated when logged; checked again, a record is only data.
             if paths::validate(&rel, &own).ok().as_deref() != Some(rel.as_str()) {
-                tracing::warn!("{}: skipped a record for '{rel}'", self.journal.path().display());
+                tracing::warn!(
+                    "{}: skipped a record for '{rel}'",
+                    self.journal.path().display()
+                );
                 continue;
             }
             let resolved = self
@@ -301,17 +304,20 @@ impl FileDocs {
                 .ok_or_else(|| self.io(&rel, Errno::NOENT))?;
             let dir = resolved.dir(&self.root);
             self.check_target(&rel, dir, resolved.name)?;
-            fsutil::replace_at(dir, resolved.name, &content, false).map_err(|e| self.io(&rel, e))?;
+            fsutil::replace_at(dir, resolved.name, &content, false)
+                .map_err(|e| self.io(&rel, e))?;
             tracing::info!("restored document '{rel}' from the document journal");
         }
         self.confirm_replay()
     }
 
     fn confirm_replay(&self) -> Result<()> {
-        self.journal.checkpoint().map_err(|source| ContextError::Io {
-            path: self.journal.path().to_path_buf(),
-            source,
-        })
+        self.journal
+            .checkpoint()
+            .map_err(|source| ContextError::Io {
+                path: self.journal.path().to_path_buf(),
+                source,
+            })
     }
 
     fn io(&self, rel: &str, source: impl Into<io::Error>) -> ContextError {

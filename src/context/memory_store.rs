@@ -2,7 +2,7 @@
 //! on disk. For tests and throwaway runs.
 
 use super::documents::{Docs, MemoryDocs};
-use super::index::ChannelIndex;
+use super::index::{ChannelIndex, Loc};
 use super::store::{CursorState, Journal, Pending, Store, SyncTarget};
 use super::{ChannelEntry, Result, StoreLayout};
 
@@ -11,8 +11,8 @@ use super::{ChannelEntry, Result, StoreLayout};
 pub struct NoJournal;
 
 impl Journal for NoJournal {
-    fn write(&mut self, _entry: &ChannelEntry) -> Result<()> {
-        Ok(())
+    fn write(&mut self, _entry: &ChannelEntry) -> Result<Option<Loc>> {
+        Ok(None)
     }
     fn sync_target(&self) -> Option<SyncTarget> {
         None

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use chrono::Utc;
 
 use super::documents::Docs;
+use super::index::{ChannelIndex, Loc};
 pub use super::writer::Pending;
-use super::index::ChannelIndex;
 use super::{
     ChannelEntry, ContextStore, Cursor, DeliveryState, Handover, InboxItem, Page, PageOf, Result,
     Since,
@@ -23,8 +23,9 @@ use super::{
 /// batches (a [`Flusher`] built from [`Journal::sync_target`]), so
 /// concurrent senders share one `fdatasync` (group commit).
 pub trait Journal: Send {
-    /// Writes a new entry (one `write`, no sync).
-    fn write(&mut self, entry: &ChannelEntry) -> Result<()>;
+    /// Writes a new entry (one `write`, no sync); where its line is, for
+    /// a journal the index reads texts back from.
+    fn write(&mut self, entry: &ChannelEntry) -> Result<Option<Loc>>;
     /// The file to sync to make everything written so far durable, and how
     /// far that reaches; `None` when written entries need nothing more.
     fn sync_target(&self) -> Option<SyncTarget>;
@@ -123,6 +124,8 @@ pub struct Staged {
     /// Its place among staged messages: unique, increasing, never reused
     /// (not even after a failed flush discarded it).
     pub seq: u64,
+    /// Where the journal wrote it.
+    pub loc: Option<Loc>,
 }
 
 /// Everything about cursors a journal persists, in one atomic write.
@@ -218,17 +221,18 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn stage(&mut self, from: &str, message: &str, reply_to: Option<u64>) -> Result<Staged> {
         if let Some(to) = reply_to
-            && self.index.entry(to).is_none()
+            && !self.index.contains(to)
         {
             let last = self.index.last_id();
             return Err(super::ContextError::UnknownId { id: to, last });
         }
         let entry = self.next_entry(from, message, reply_to);
-        self.journal.write(&entry)?;
+        let loc = self.journal.write(&entry)?;
         self.seq += 1;
         let staged = Staged {
             entry,
             seq: self.seq,
+            loc,
         };
         self.staged.push_back(staged.clone());
         Ok(staged)
@@ -251,7 +255,7 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
             }
             // Staged ids follow the indexed ones, so `push` cannot refuse
             // them.
-            let _ = self.index.push(s.entry.clone());
+            let _ = self.index.push(s.entry.clone(), s.loc);
             published.push(s.entry);
         }
         if !published.is_empty() {
@@ -280,7 +284,7 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
         self.index.page(page, limit)
     }
     fn entry(&self, id: u64) -> Option<ChannelEntry> {
-        self.index.entry(id).cloned()
+        self.index.entry(id)
     }
     fn last_id(&self) -> u64 {
         self.index.last_id()
@@ -290,6 +294,9 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>> {
         self.index.inbox(agent)
+    }
+    fn inbox_ids(&self, agent: &str) -> Result<Vec<u64>> {
+        self.index.inbox_ids(agent)
     }
     fn oldest_unread(&self, agent: &str) -> Result<Option<u64>> {
         self.index.oldest_unread(agent)

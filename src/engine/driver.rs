@@ -191,14 +191,16 @@ impl Driver {
         let agents = self.cx.workflow.agent_names();
         self.settle_answered(&agents);
         let (last, backlog) = self.cx.context.read(|store| {
+            // Ids only: no message is read back for this, however long
+            // the history.
             let backlog: Vec<(String, u64)> = agents
                 .iter()
                 .flat_map(|a| {
                     store
-                        .inbox(a)
+                        .inbox_ids(a)
                         .unwrap_or_default()
                         .into_iter()
-                        .map(move |i| (a.clone(), i.entry.id))
+                        .map(move |id| (a.clone(), id))
                 })
                 .collect();
             (store.last_id(), backlog)
@@ -482,10 +484,9 @@ impl Driver {
         // delivered by this turn.
         let delivered = self.cx.context.read(|s| {
             let cursor = s.cursor(&agent).unwrap_or_default();
-            s.inbox(&agent)
+            s.inbox_ids(&agent)
                 .unwrap_or_default()
                 .into_iter()
-                .map(|i| i.entry.id)
                 .filter(|id| *id <= cursor.delivered)
                 .collect::<Vec<u64>>()
         });

@@ -409,9 +409,7 @@ async fn relay_message(
         "error": {"code": -32603, "message": format!("awtui mcp could not relay this request: {e}")}
     });
     match write_line(&out, error.to_string().as_bytes()).await {
-        Err(Fail::Stdout(e)) => Some(BridgeError::Failed(format!(
-            "cannot write to stdout: {e}"
-        ))),
+        Err(Fail::Stdout(e)) => Some(BridgeError::Failed(format!("cannot write to stdout: {e}"))),
         _ => None,
     }
 }
@@ -424,9 +422,7 @@ async fn relay_server_stream(up: Arc<Upstream>, out: Out) -> Option<BridgeError>
         return None;
     }
     match copy_answer(&mut answer, &out).await {
-        Err(Fail::Stdout(e)) => Some(BridgeError::Failed(format!(
-            "cannot write to stdout: {e}"
-        ))),
+        Err(Fail::Stdout(e)) => Some(BridgeError::Failed(format!("cannot write to stdout: {e}"))),
         // It ends with the instance; the watch tells.
         _ => None,
     }
@@ -524,7 +520,11 @@ async fn relay(
         }
     };
     // Let the server close the session; do not wait long for a dead one.
-    let _ = tokio::time::timeout(Duration::from_secs(2), up.send(Method::DELETE, Bytes::new())).await;
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        up.send(Method::DELETE, Bytes::new()),
+    )
+    .await;
     result
 }
 

@@ -355,7 +355,10 @@ mod tests {
                        data:{\"b\":\r\ndata: 2}\r\n\r\nretry: 5\n\ndata: {\"c\":\"x y\"}\n\n";
         for piece in [1, 2, 3, 7, 1000] {
             let (text, n) = lines(stream, piece);
-            assert_eq!(text, "{\"a\":1}\n{\"b\": 2}\n{\"c\":\"x y\"}\n", "piece {piece}");
+            assert_eq!(
+                text, "{\"a\":1}\n{\"b\": 2}\n{\"c\":\"x y\"}\n",
+                "piece {piece}"
+            );
             assert_eq!(n, 3);
         }
     }

@@ -233,9 +233,7 @@ impl SharedContext {
                 cursors_changed: false,
             };
             let result = f(&mut recorder);
-            let pending = recorder
-                .cursors_changed
-                .then(|| guard.store.pending_sync());
+            let pending = recorder.cursors_changed.then(|| guard.store.pending_sync());
             drop(guard);
             // An inline flush may have published messages others wait for.
             self.store.1.notify_all();

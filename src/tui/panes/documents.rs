@@ -240,7 +240,10 @@ impl Viewer {
             starts.push(at);
             self.rows = Some((width, starts));
         }
-        self.rows.as_ref().map(|(_, s)| s.as_slice()).unwrap_or(&[0])
+        self.rows
+            .as_ref()
+            .map(|(_, s)| s.as_slice())
+            .unwrap_or(&[0])
     }
 
     /// The wrapped rows to show in a `width` × `height` view, scrolled by
@@ -548,9 +551,16 @@ mod tests {
         let (width, height) = (80, 40);
         let top = v.visible(width, height);
         assert_eq!(top.len(), height);
-        assert!(top[0].spans.len() > 1 || top[0].spans[0].style != Style::new(), "coloured");
+        assert!(
+            top[0].spans.len() > 1 || top[0].spans[0].style != Style::new(),
+            "coloured"
+        );
         let bound = height + CONTEXT_LINES;
-        assert!(v.highlighted <= bound, "{} lines highlighted", v.highlighted);
+        assert!(
+            v.highlighted <= bound,
+            "{} lines highlighted",
+            v.highlighted
+        );
         for scroll in [30_000, usize::MAX] {
             let before = v.highlighted;
             v.scroll = scroll;
