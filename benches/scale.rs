@@ -42,7 +42,12 @@ fn status_kb(field: &str) -> u64 {
 /// User + system CPU time of this process so far.
 fn cpu() -> Duration {
     let text = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = text.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let fields: Vec<&str> = text
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
     // utime and stime are fields 14 and 15 (1-based), here 11 and 12.
     let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
     Duration::from_millis(ticks * 10)

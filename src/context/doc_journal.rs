@@ -53,9 +53,9 @@ struct State {
     file: File,
     /// Length of the records written so far.
     len: u64,
-    /// Documents replaced since the last checkpoint: the new file and its
-    /// folder, both to sync.
-    settled: Vec<(File, OwnedFd)>,
+    /// Documents replaced since the last checkpoint: the new file, its
+    /// folder and its name there, to sync.
+    settled: Vec<Settled>,
     /// The thread is syncing a batch outside the lock.
     busy: bool,
     /// The journal holds the last run's records, not yet applied again.
@@ -89,11 +89,45 @@ pub struct DocJournal {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Syncs each written file and its folder.
-fn sync_all(batch: &[(File, OwnedFd)]) -> io::Result<()> {
-    for (file, dir) in batch {
-        file.sync_data()?;
-        rustix::fs::fsync(dir)?;
+/// A document replaced after its record was logged.
+#[derive(Debug)]
+struct Settled {
+    file: File,
+    dir: OwnedFd,
+    name: String,
+}
+
+/// How long the checkpoint thread gathers writes before syncing them, so
+/// a burst of writes costs one sync per document and folder, not one per
+/// write (and its syncs compete less with the writes' own).
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Syncs each written file (the newest per name: an older one was
+/// replaced) and each folder once.
+fn sync_all(batch: &[Settled]) -> io::Result<()> {
+    let mut dirs: Vec<(u64, u64)> = Vec::new();
+    let mut files: Vec<((u64, u64), &str)> = Vec::new();
+    for s in batch.iter().rev() {
+        let st = rustix::fs::fstat(&s.dir)?;
+        let dir = (st.st_dev as u64, st.st_ino as u64);
+        if files.contains(&(dir, s.name.as_str())) {
+            continue;
+        }
+        files.push((dir, s.name.as_str()));
+        s.file.sync_data()?;
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    // Folders after their files, so a rename is durable only with its data.
+    let mut synced: Vec<(u64, u64)> = Vec::new();
+    for s in batch.iter().rev() {
+        let st = rustix::fs::fstat(&s.dir)?;
+        let dir = (st.st_dev as u64, st.st_ino as u64);
+        if !synced.contains(&dir) {
+            rustix::fs::fsync(&s.dir)?;
+            synced.push(dir);
+        }
     }
     Ok(())
 }
@@ -224,10 +258,15 @@ impl DocJournal {
     }
 
     /// The document replaced after its record was logged: `file` holds the
-    /// new content, `dir` is its folder; both get synced behind.
-    pub fn settle(&self, file: File, dir: OwnedFd) {
+    /// new content, `dir` is its folder and `name` its name there; both get
+    /// synced behind.
+    pub fn settle(&self, file: File, dir: OwnedFd, name: &str) {
         let mut state = self.shared.lock();
-        state.settled.push((file, dir));
+        state.settled.push(Settled {
+            file,
+            dir,
+            name: name.to_string(),
+        });
         if self.thread.is_none() {
             // No thread: settle inline (a failure keeps the record).
             if let Err(e) = self.checkpoint_locked(state).map(drop) {
@@ -292,6 +331,18 @@ fn checkpoint_loop(shared: &Shared) {
         }
         if state.settled.is_empty() {
             return;
+        }
+        // Gather the rest of a burst (closing does not wait).
+        let deadline = std::time::Instant::now() + BATCH_WAIT;
+        while !state.closed {
+            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+                break;
+            };
+            state = shared
+                .work
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
         let batch = std::mem::take(&mut state.settled);
         let mark = state.len;

@@ -541,7 +541,7 @@ impl Docs for FileDocs {
             .and_then(|file| Ok((file, rustix::io::fcntl_dupfd_cloexec(dir, 0)?)));
         match written {
             Ok((file, dir)) => {
-                self.journal.settle(file, dir);
+                self.journal.settle(file, dir, resolved.name);
                 Ok(())
             }
             Err(e) => {
