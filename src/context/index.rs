@@ -44,8 +44,6 @@ struct Meta {
     millis: i64,
     /// The sender, as an index into `ChannelIndex::names`.
     from: u32,
-    /// High priority in inboxes (decided once, from the text).
-    high: bool,
     /// Where its line is (file-backed indexes).
     loc: Loc,
 }
@@ -80,6 +78,8 @@ pub struct ChannelIndex {
     bodies: Bodies,
     /// Sender names, interned.
     names: Vec<String>,
+    /// Each sender name's index in `names`.
+    name_ids: std::collections::HashMap<String, u32>,
     /// Positions in `meta` of the messages mentioning each recipient.
     mentioned: BTreeMap<String, Vec<u32>>,
     cursors: BTreeMap<String, Cursor>,
@@ -119,17 +119,17 @@ impl ChannelIndex {
     }
 
     fn intern(&mut self, name: &str) -> u32 {
-        match self.names.iter().position(|n| n == name) {
-            Some(i) => i as u32,
-            None => {
-                self.names.push(name.to_string());
-                (self.names.len() - 1) as u32
-            }
+        if let Some(id) = self.name_ids.get(name) {
+            return *id;
         }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.name_ids.insert(name.to_string(), id);
+        id
     }
 
     fn name_id(&self, name: &str) -> Option<u32> {
-        self.names.iter().position(|n| n == name).map(|i| i as u32)
+        self.name_ids.get(name).copied()
     }
 
     /// The entry at position `pos`, whole: from memory, or read back from
@@ -250,7 +250,6 @@ impl ChannelIndex {
             id: entry.id,
             millis: entry.timestamp.timestamp_millis(),
             from,
-            high: mentions::priority(&entry.message, &entry.mentions) == Priority::High,
             loc: loc.unwrap_or(Loc { offset: 0, len: 0 }),
         });
         match &mut self.bodies {
@@ -439,30 +438,34 @@ impl ChannelIndex {
             .find(|id| !self.hidden.contains(id)))
     }
 
-    /// Positions of `recipient`'s unread mentions in inbox order (high
-    /// priority first, then by id), without reading any text.
-    fn unread(&self, recipient: &str) -> Result<Vec<usize>> {
+    /// `recipient`'s unread mentions, read back, in inbox order (high
+    /// priority first, then by id). Priority depends on the text, so only
+    /// unread messages are read, never the history.
+    fn unread(&self, recipient: &str) -> Result<Vec<(Priority, ChannelEntry)>> {
         let cursor = self.cursor(recipient)?;
         let Some(positions) = self.mentioned.get(recipient) else {
             return Ok(Vec::new());
         };
         let first_unread = positions.partition_point(|&p| self.meta[p as usize].id <= cursor.acked);
-        let mut unread: Vec<usize> = positions[first_unread..]
+        let mut unread: Vec<(Priority, ChannelEntry)> = positions[first_unread..]
             .iter()
             .map(|&p| p as usize)
             .filter(|&p| !self.hidden.contains(&self.meta[p].id))
+            .map(|p| {
+                let entry = self.load(p);
+                (mentions::priority(&entry.message, &entry.mentions), entry)
+            })
             .collect();
-        unread.sort_by_key(|&p| (!self.meta[p].high, self.meta[p].id));
+        unread.sort_by_key(|(priority, e)| (*priority, e.id));
         Ok(unread)
     }
 
-    /// Ids of `recipient`'s unread mentions in inbox order, without
-    /// reading any message.
+    /// Ids of `recipient`'s unread mentions in inbox order.
     pub fn inbox_ids(&self, recipient: &str) -> Result<Vec<u64>> {
         Ok(self
             .unread(recipient)?
             .into_iter()
-            .map(|p| self.meta[p].id)
+            .map(|(_, e)| e.id)
             .collect())
     }
 
@@ -472,17 +475,10 @@ impl ChannelIndex {
         Ok(self
             .unread(recipient)?
             .into_iter()
-            .map(|p| {
-                let meta = self.meta[p];
-                InboxItem {
-                    priority: if meta.high {
-                        Priority::High
-                    } else {
-                        Priority::Normal
-                    },
-                    state: state_for(meta.id, cursor),
-                    entry: self.load(p),
-                }
+            .map(|(priority, entry)| InboxItem {
+                priority,
+                state: state_for(entry.id, cursor),
+                entry,
             })
             .collect())
     }

@@ -276,8 +276,9 @@ pub trait ContextStore: Send {
     /// `agent`'s unread mentions, high priority first, then oldest first.
     /// Changes nothing.
     fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>>;
-    /// The ids of `agent`'s unread mentions in inbox order, without reading
-    /// any message (cheap however long the history).
+    /// The ids of `agent`'s unread mentions in inbox order, without
+    /// building the inbox (only unread messages are read, for their
+    /// priority; cheap however long the history).
     fn inbox_ids(&self, agent: &str) -> Result<Vec<u64>>;
     /// The id of `agent`'s oldest unread mention, without building the inbox.
     fn oldest_unread(&self, agent: &str) -> Result<Option<u64>>;

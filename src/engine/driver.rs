@@ -191,8 +191,8 @@ impl Driver {
         let agents = self.cx.workflow.agent_names();
         self.settle_answered(&agents);
         let (last, backlog) = self.cx.context.read(|store| {
-            // Ids only: no message is read back for this, however long
-            // the history.
+            // Ids only: only unread mentions are read, however long the
+            // history.
             let backlog: Vec<(String, u64)> = agents
                 .iter()
                 .flat_map(|a| {
