@@ -59,7 +59,7 @@ fn mib(kb: u64) -> String {
 
 /// Writes `messages` messages (agent `i % 100` mentions `(i * 7) % 100`)
 /// and cursors: everyone has read everything except `agent0`, who has read
-/// nothing but the first half (10,000 unread at 1,000,000 messages).
+/// nothing (10,000 unread at 1,000,000 messages).
 fn build(dir: &std::path::Path, messages: u64) {
     let start = Instant::now();
     let mut out = std::io::BufWriter::with_capacity(
@@ -89,7 +89,7 @@ fn build(dir: &std::path::Path, messages: u64) {
     drop(out);
     let mut cursors = serde_json::Map::new();
     for i in 0..AGENTS {
-        let through = if i == 0 { messages / 2 } else { messages };
+        let through = if i == 0 { 0 } else { messages };
         cursors.insert(
             format!("agent{i}"),
             serde_json::json!({"acked": through, "delivered": through}),
