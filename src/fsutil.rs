@@ -222,6 +222,24 @@ pub fn read_text_capped(path: &Path, cap: u64) -> Result<String, ReadError> {
 /// the temp file is made 0600 with `fchmod` before anything is written, so
 /// whatever mode an existing file had does not matter.
 pub fn replace_at(dir: BorrowedFd<'_>, name: &str, data: &[u8], private: bool) -> io::Result<()> {
+    replace_with(dir, name, data, private, true).map(drop)
+}
+
+/// Like [`replace_at`] but without any `fsync`: atomic for readers (a
+/// rename), durable only once the caller syncs the returned file (the new
+/// content) and the folder. For writes made durable otherwise, such as the
+/// document journal ([`crate::context::doc_journal`]).
+pub fn replace_at_unsynced(dir: BorrowedFd<'_>, name: &str, data: &[u8]) -> io::Result<File> {
+    replace_with(dir, name, data, false, false)
+}
+
+fn replace_with(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    data: &[u8],
+    private: bool,
+    sync: bool,
+) -> io::Result<File> {
     let tmp = format!(
         ".{name}.tmp-{}-{}",
         std::process::id(),
@@ -240,11 +258,14 @@ pub fn replace_at(dir: BorrowedFd<'_>, name: &str, data: &[u8], private: bool) -
         }
         let mut file = File::from(fd);
         file.write_all(data)?;
-        file.sync_data()?;
-        drop(file);
+        if sync {
+            file.sync_data()?;
+        }
         rustix::fs::renameat(dir, tmp.as_str(), dir, name)?;
-        rustix::fs::fsync(dir)?;
-        Ok(())
+        if sync {
+            rustix::fs::fsync(dir)?;
+        }
+        Ok(file)
     })();
     if result.is_err() {
         let _ = rustix::fs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
@@ -408,10 +429,14 @@ pub fn private_dir(path: &Path) -> Result<PathBuf, PrivateDirError> {
 /// the same across builds and platforms (unlike the std hasher), for file
 /// names and stable ids. Not for secrets.
 pub fn stable_hash(bytes: &[u8]) -> String {
-    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+    format!("{:016x}", stable_hash_u64(bytes))
+}
+
+/// [`stable_hash`] as a number (FNV-1a, 64 bits), for checksums on disk.
+pub fn stable_hash_u64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{h:016x}")
+    })
 }
 
 #[cfg(test)]

@@ -105,3 +105,95 @@ fn kill_9_loses_no_returned_append_and_tears_nothing() {
         }
     }
 }
+
+const DOC_CHILD_DIR: &str = "AWTUI_DOC_CRASH_CHILD_DIR";
+
+/// The content of the `i`th write: one letter, long enough that a kill
+/// often lands mid-write.
+fn doc_content(i: u64) -> String {
+    let letter = char::from(b'a' + (i % 26) as u8);
+    letter.to_string().repeat(200 * 1024)
+}
+
+/// In the child: rewrite one document forever, printing each write's
+/// number once it returned.
+#[test]
+fn doc_crash_child() {
+    let Ok(dir) = std::env::var(DOC_CHILD_DIR) else {
+        return;
+    };
+    let mut store = FileStore::open(std::path::Path::new(&dir), &layout()).unwrap();
+    let start: u64 = store
+        .read_document(Some("big.md"))
+        .ok()
+        .and_then(|t| t.bytes().next())
+        .map_or(0, |b| u64::from(b - b'a') + 1);
+    for i in start.. {
+        store
+            .write_document(Some("big.md"), &doc_content(i))
+            .unwrap();
+        println!("WROTE {i}");
+    }
+}
+
+#[test]
+fn kill_9_mid_document_write_leaves_the_old_or_the_new_document_never_a_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..4 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "doc_crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(DOC_CHILD_DIR, dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let mut returned = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let wanted = 5 + round * 7;
+        while returned.len() < wanted && Instant::now() < deadline {
+            let Some(Ok(line)) = lines.next() else { break };
+            if let Some(i) = line.strip_prefix("WROTE ") {
+                returned.push(i.parse::<u64>().unwrap());
+            }
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        for line in lines.map_while(Result::ok) {
+            if let Some(i) = line.strip_prefix("WROTE ") {
+                returned.push(i.parse::<u64>().unwrap());
+            }
+        }
+        assert!(
+            returned.len() >= wanted,
+            "child stopped early: {returned:?}"
+        );
+        let last = *returned.last().unwrap();
+
+        let store = FileStore::open(dir.path(), &layout()).unwrap();
+        let text = store.read_document(Some("big.md")).unwrap();
+        let last_text = doc_content(last);
+        let in_flight = doc_content(last + 1);
+        assert!(
+            text == last_text || text == in_flight,
+            "round {round}: the document is neither write #{last} nor #{} whole ({} bytes, starts {:?})",
+            last + 1,
+            text.len(),
+            &text[..text.len().min(8)]
+        );
+        // Nothing is left for the next open to replay over it.
+        assert_eq!(
+            std::fs::metadata(dir.path().join(".documents.journal"))
+                .unwrap()
+                .len(),
+            0
+        );
+        drop(store);
+    }
+}

@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use awtui::context::store::{CursorState, Fsync, Journal, Store, SyncTarget};
+use awtui::context::store::{CursorState, Fsync, Journal, Pending, Store, SyncTarget};
 use awtui::context::{ChannelEntry, ContextError, ContextStore, FileStore, StoreLayout};
 use awtui::mcp::{ContextEvent, SharedContext};
 
@@ -86,9 +86,12 @@ impl Fsync for Gate {
 struct GateJournal(Arc<Shared>);
 
 impl Journal for GateJournal {
-    fn write(&mut self, _entry: &ChannelEntry) -> awtui::context::Result<()> {
+    fn write(
+        &mut self,
+        _entry: &ChannelEntry,
+    ) -> awtui::context::Result<Option<awtui::context::index::Loc>> {
         self.0.with(|s| s.writes += 1);
-        Ok(())
+        Ok(None)
     }
     fn sync_target(&self) -> Option<SyncTarget> {
         Some(SyncTarget {
@@ -102,8 +105,8 @@ impl Journal for GateJournal {
     fn rollback(&mut self) {
         self.0.with(|s| s.rollbacks += 1);
     }
-    fn save_cursors(&mut self, _state: CursorState<'_>) -> awtui::context::Result<()> {
-        Ok(())
+    fn save_cursors(&mut self, _state: CursorState<'_>) -> awtui::context::Result<Pending> {
+        Ok(Pending::none())
     }
 }
 
@@ -267,4 +270,54 @@ fn a_mirror_missing_its_tail_is_rebuilt_on_open() {
 
     drop(FileStore::open(dir.path(), &layout()).unwrap());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), full);
+}
+
+/// A send waiting for its `fdatasync` must not stall the async runtime:
+/// with one worker thread, another task still runs meanwhile (the engine
+/// sends from its async driver).
+#[test]
+fn a_held_flush_never_stalls_the_async_runtime() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (ctx, shared) = gated();
+    shared.with(|s| s.hold = true);
+    let sender = {
+        let ctx = ctx.clone();
+        runtime.spawn(async move { ctx.append("coder", "@reviewer held") })
+    };
+    shared.wait_for("the held flush", |s| s.flushes == 1);
+    // The only worker was running the sender: another task (with a timer)
+    // must still get to run while the flush is held.
+    let (tx, rx) = std::sync::mpsc::channel();
+    runtime.spawn(async move {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let _ = tx.send(());
+    });
+    let ran = rx.recv_timeout(PATIENCE).is_ok();
+    // Released either way, so a failure ends instead of hanging.
+    shared.with(|s| s.hold = false);
+    assert!(ran, "the runtime stalled while a flush was held");
+    let entry = runtime.block_on(sender).unwrap().unwrap();
+    assert_eq!(entry.id, 1);
+}
+
+/// Cursor changes are written behind the store's lock, yet an
+/// acknowledgement through the shared context is durable when it returns.
+#[test]
+fn an_acknowledgement_is_on_disk_when_it_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::open(dir.path(), &layout()).unwrap();
+    let ctx = SharedContext::new(Box::new(store));
+    for i in 0..3 {
+        ctx.append("user", &format!("@coder {i}")).unwrap();
+    }
+    ctx.mark_delivered("coder", 3).unwrap();
+    ctx.ack("coder", awtui::context::Since::Id(2)).unwrap();
+    let state = std::fs::read_to_string(dir.path().join("state.json")).unwrap();
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert_eq!(state["cursors"]["coder"]["acked"], 2, "{state}");
+    assert_eq!(state["cursors"]["coder"]["delivered"], 3, "{state}");
 }

@@ -357,3 +357,145 @@ async fn bridge_exits_when_the_instance_stops() {
     assert!(text.contains("instance 'default'"), "{text}");
     assert!(started.elapsed() < PATIENCE);
 }
+
+/// A field of `/proc/<pid>/status`, in kB (`VmRSS`, `VmHWM`) or a count.
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// Handshake of a raw client through the bridge.
+async fn raw_handshake(raw: &mut Raw) {
+    raw.send(json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    }))
+    .await;
+    assert_eq!(raw.recv().await["id"], 0);
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+}
+
+/// A 5,000-item inbox (several MB of JSON) streams through the bridge: its
+/// peak memory stays within 8 MiB of what it held idle, however often.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_5000_item_inbox_streams_through_a_bridge_that_stays_small() {
+    let inst = Instance::start().await;
+    let body = "x".repeat(300);
+    inst.handle
+        .context()
+        .transact(|tx| {
+            for i in 0..5_000 {
+                tx.append("reviewer", &format!("@coder item {i} {body}"))?;
+            }
+            Ok::<_, awtui::context::ContextError>(())
+        })
+        .unwrap();
+    let mut child = spawn_for(inst.root(), "coder", None);
+    let pid = child.id().unwrap();
+    let mut raw = Raw {
+        stdin: child.stdin.take().unwrap(),
+        stdout: BufReader::new(child.stdout.take().unwrap()).lines(),
+    };
+    raw_handshake(&mut raw).await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .await;
+    assert_eq!(raw.recv().await["id"], 1);
+    let idle = proc_status(pid, "VmRSS");
+    for round in 0..3 {
+        let id = 10 + round;
+        raw.send(json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "inbox_peek", "arguments": {}}
+        }))
+        .await;
+        let line = tokio::time::timeout(PATIENCE, raw.stdout.next_line())
+            .await
+            .expect("the inbox in time")
+            .unwrap()
+            .unwrap();
+        assert!(line.len() > 1_500_000, "{} bytes", line.len());
+        let reply: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(reply["id"], id);
+        assert_eq!(raw_payload(&reply["result"])["count"], 5_000);
+    }
+    let peak = proc_status(pid, "VmHWM");
+    eprintln!("bridge RSS idle {idle} kB, peak over 3 inboxes of 5,000 {peak} kB");
+    assert!(
+        peak <= idle + 8 * 1024,
+        "the bridge grew from {idle} kB to {peak} kB relaying a 5,000-item inbox"
+    );
+    drop(raw);
+    let _ = child.wait().await;
+    inst.handle.stop().await;
+}
+
+/// Measures wakeups (voluntary context switches) of an idle bridge and of
+/// the instance serving it, over 5 s after the handshake
+/// (`AWTUI_MEASURE_SECS` to change). A measurement,
+/// not a test: `cargo test --test mcp_bridge -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "measurement (takes 5 s of wall time); run with --ignored"]
+async fn measure_idle_bridge_wakeups() {
+    let inst = Instance::start().await;
+    let mut child = spawn_for(inst.root(), "coder", None);
+    let pid = child.id().unwrap();
+    let mut raw = Raw {
+        stdin: child.stdin.take().unwrap(),
+        stdout: BufReader::new(child.stdout.take().unwrap()).lines(),
+    };
+    raw_handshake(&mut raw).await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .await;
+    assert_eq!(raw.recv().await["id"], 1);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // Every thread of the bridge, and of this process (the instance), by
+    // thread name.
+    let switches = |pid: &str| -> std::collections::BTreeMap<String, u64> {
+        let mut by_name = std::collections::BTreeMap::new();
+        for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .flatten()
+        {
+            let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+            let field = |name: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.trim().to_string())
+                    .unwrap_or_default()
+            };
+            let n: u64 = field("voluntary_ctxt_switches:").parse().unwrap_or(0);
+            *by_name.entry(field("Name:")).or_default() += n;
+        }
+        by_name
+    };
+    let delta = |a: &std::collections::BTreeMap<String, u64>,
+                 b: &std::collections::BTreeMap<String, u64>| {
+        b.iter()
+            .map(|(k, v)| (k.clone(), v.saturating_sub(a.get(k).copied().unwrap_or(0))))
+            .filter(|(_, d)| *d > 0)
+            .collect::<Vec<_>>()
+    };
+    let me = std::process::id().to_string();
+    let (b0, i0) = (switches(&pid.to_string()), switches(&me));
+    let secs = std::env::var("AWTUI_MEASURE_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    std::thread::sleep(std::time::Duration::from_secs(secs));
+    let (b1, i1) = (switches(&pid.to_string()), switches(&me));
+    let (bd, id) = (delta(&b0, &b1), delta(&i0, &i1));
+    let rate = |d: &[(String, u64)]| d.iter().map(|(_, n)| n).sum::<u64>() as f64 / secs as f64;
+    println!(
+        "idle bridge over {secs} s: {:.2} wakeups/s in the bridge {bd:?}; {:.2}/s in the instance process {id:?} (this test's own sleeping thread included)",
+        rate(&bd),
+        rate(&id)
+    );
+    drop(raw);
+    let _ = child.wait().await;
+    inst.handle.stop().await;
+}

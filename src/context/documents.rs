@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::doc_journal::DocJournal;
 use super::{ContextError, Result, paths};
 use crate::fsutil::{self, Capped};
 
@@ -39,13 +40,15 @@ pub struct MemoryDocs {
 
 /// Documents kept as files in the instance folder (the file provider),
 /// reached only through the folder handle opened at start (see the module
-/// doc).
+/// doc). Writes are made durable through the document journal
+/// ([`super::doc_journal`]): one `fdatasync` per write.
 #[derive(Debug)]
 pub struct FileDocs {
     root: OwnedFd,
     root_path: PathBuf,
     entry: String,
     own_files: Vec<String>,
+    journal: DocJournal,
 }
 
 /// The operations both document stores offer, used by the context stores.
@@ -260,12 +263,61 @@ impl FileDocs {
             path: root.to_path_buf(),
             source: e.into(),
         })?;
-        Ok(FileDocs {
+        let (journal, records) =
+            DocJournal::open(fd.as_fd(), root).map_err(|source| ContextError::Io {
+                path: root.join(super::doc_journal::JOURNAL_FILE),
+                source,
+            })?;
+        let docs = FileDocs {
             root: fd,
             root_path: root.to_path_buf(),
             entry: entry.to_string(),
             own_files,
-        })
+            journal,
+        };
+        docs.replay(records)?;
+        Ok(docs)
+    }
+
+    /// Applies again, durably, the writes a crash may have left only in the
+    /// journal (the newest per document), then empties it.
+    fn replay(&self, records: Vec<super::doc_journal::Record>) -> Result<()> {
+        if records.is_empty() {
+            return self.confirm_replay();
+        }
+        let mut newest: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        for r in records {
+            newest.insert(r.path, r.content);
+        }
+        let own: Vec<&str> = self.own_files.iter().map(String::as_str).collect();
+        for (rel, content) in newest {
+            // Validated when logged; checked again, a record is only data.
+            if paths::validate(&rel, &own).ok().as_deref() != Some(rel.as_str()) {
+                tracing::warn!(
+                    "{}: skipped a record for '{rel}'",
+                    self.journal.path().display()
+                );
+                continue;
+            }
+            let resolved = self
+                .resolve_dirs(&rel, true)?
+                .ok_or_else(|| self.io(&rel, Errno::NOENT))?;
+            let dir = resolved.dir(&self.root);
+            self.check_target(&rel, dir, resolved.name)?;
+            fsutil::replace_at(dir, resolved.name, &content, false)
+                .map_err(|e| self.io(&rel, e))?;
+            tracing::info!("restored document '{rel}' from the document journal");
+        }
+        self.confirm_replay()
+    }
+
+    fn confirm_replay(&self) -> Result<()> {
+        self.journal
+            .checkpoint()
+            .map_err(|source| ContextError::Io {
+                path: self.journal.path().to_path_buf(),
+                source,
+            })
     }
 
     fn io(&self, rel: &str, source: impl Into<io::Error>) -> ContextError {
@@ -476,18 +528,36 @@ impl Docs for FileDocs {
             .ok_or_else(|| self.io(rel, Errno::NOENT))?;
         let dir = resolved.dir(&self.root);
         self.check_target(rel, dir, resolved.name)?;
-        fsutil::replace_at(dir, resolved.name, content.as_bytes(), false).map_err(|e| {
-            if e.kind() == io::ErrorKind::NotFound {
-                // The folder resolved was deleted meanwhile (the write went
-                // nowhere, and never elsewhere).
-                refused(
-                    rel,
-                    "its folder was removed while it was written; try again",
-                )
-            } else {
-                self.io(rel, e)
+        let journal_error = |source| ContextError::Io {
+            path: self.journal.path().to_path_buf(),
+            source,
+        };
+        // Durable once logged; the document itself is synced behind.
+        let at = self
+            .journal
+            .log(rel, content.as_bytes())
+            .map_err(journal_error)?;
+        let written = fsutil::replace_at_unsynced(dir, resolved.name, content.as_bytes())
+            .and_then(|file| Ok((file, rustix::io::fcntl_dupfd_cloexec(dir, 0)?)));
+        match written {
+            Ok((file, dir)) => {
+                self.journal.settle(file, dir, resolved.name);
+                Ok(())
             }
-        })
+            Err(e) => {
+                self.journal.cut(at);
+                Err(if e.kind() == io::ErrorKind::NotFound {
+                    // The folder resolved was deleted meanwhile (the write
+                    // went nowhere, and never elsewhere).
+                    refused(
+                        rel,
+                        "its folder was removed while it was written; try again",
+                    )
+                } else {
+                    self.io(rel, e)
+                })
+            }
+        }
     }
     fn remove(&mut self, rel: &str) -> Result<()> {
         let Some(resolved) = self.resolve_dirs(rel, false)? else {
@@ -497,6 +567,8 @@ impl Docs for FileDocs {
         if !self.check_target(rel, dir, resolved.name)? {
             return Err(ContextError::DocumentNotFound { path: rel.into() });
         }
+        // Nothing journaled may bring it back after a crash.
+        self.confirm_replay()?;
         rustix::fs::unlinkat(dir, resolved.name, AtFlags::empty()).map_err(|e| self.io(rel, e))?;
         // Drop folders the deletion left empty, up to the root.
         let mut dirs = resolved.dirs;

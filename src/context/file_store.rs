@@ -22,10 +22,10 @@ use std::thread::JoinHandle;
 use serde::{Deserialize, Serialize};
 
 use super::documents::{Docs, FileDocs};
-use super::index::ChannelIndex;
-use super::store::{CursorState, Journal, Store, SyncTarget};
+use super::index::{ChannelIndex, Loc};
+use super::store::{CursorState, Journal, Pending, Store, SyncTarget};
+use super::writer::LatestWriter;
 use super::{ChannelEntry, ContextError, Cursor, Handover, Result, StoreLayout};
-use crate::fsutil::atomic_write;
 
 /// Name of the cursor file in the instance folder.
 pub const STATE_FILE: &str = "state.json";
@@ -43,7 +43,8 @@ pub struct FileJournal {
     /// Rollbacks so far: a sync target from before one covers nothing.
     epoch: u64,
     mirror: MirrorWriter,
-    state_path: PathBuf,
+    /// Writes `state.json` (cursors) on a thread of its own.
+    state: LatestWriter,
     warnings: Vec<String>,
 }
 
@@ -194,18 +195,21 @@ impl FileStore {
         let mirror_path = dir.join(&config.channel);
         let state_path = dir.join(STATE_FILE);
 
-        let mut jsonl = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&jsonl_path)
-            .map_err(io_err(&jsonl_path))?;
-        let mut bytes = Vec::new();
-        jsonl.read_to_end(&mut bytes).map_err(io_err(&jsonl_path))?;
-
-        let mut index = ChannelIndex::new(config.agents.clone());
+        let jsonl = Arc::new(
+            OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .open(&jsonl_path)
+                .map_err(io_err(&jsonl_path))?,
+        );
+        let mut index = ChannelIndex::over_file(
+            config.agents.clone(),
+            Arc::clone(&jsonl),
+            jsonl_path.clone(),
+        );
         let mut warnings = Vec::new();
-        let recovered = load_lines(&bytes, &jsonl_path, &mut index, &mut warnings);
+        let recovered = load_lines(&jsonl, &jsonl_path, &mut index, &mut warnings)?;
         if recovered.torn {
             jsonl.set_len(recovered.len).map_err(io_err(&jsonl_path))?;
             jsonl.sync_all().map_err(io_err(&jsonl_path))?;
@@ -222,10 +226,9 @@ impl FileStore {
             }
         }
 
-        if recovered.torn || !mirror_is_current(&mirror_path, index.entries().last()) {
-            let text: String = index.entries().iter().map(mirror_text).collect();
+        if recovered.torn || !mirror_is_current(&mirror_path, index.last().as_ref()) {
             // The mirror is for people; failing to rebuild it loses nothing.
-            if let Err(e) = atomic_write(&mirror_path, text.as_bytes()) {
+            if let Err(e) = rebuild_mirror(&mirror_path, &index) {
                 warnings.push(format!("cannot rebuild {}: {e}", mirror_path.display()));
             }
         }
@@ -239,13 +242,13 @@ impl FileStore {
             index,
             docs,
             FileJournal {
-                jsonl: Arc::new(jsonl),
+                jsonl,
                 jsonl_path,
                 len: recovered.len,
                 durable_len: recovered.len,
                 epoch: 0,
                 mirror: MirrorWriter::start(mirror_path),
-                state_path,
+                state: LatestWriter::start(state_path),
                 warnings,
             },
         ))
@@ -269,35 +272,81 @@ struct Recovered {
     torn: bool,
 }
 
+/// Writes the whole mirror again from the channel, streaming (never the
+/// whole text in memory), then renames it into place.
+fn rebuild_mirror(path: &Path, index: &ChannelIndex) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.rebuild-{}", std::process::id()));
+    let written = (|| {
+        let mut out = std::io::BufWriter::new(File::create(&tmp)?);
+        let mut failed = None;
+        index.for_each(|e| {
+            if failed.is_none()
+                && let Err(err) = out.write_all(mirror_text(e).as_bytes())
+            {
+                failed = Some(err);
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        out.flush()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Reads the channel file line by line (never whole) into `index`, each
+/// entry with where its line is.
 fn load_lines(
-    bytes: &[u8],
+    file: &File,
     path: &Path,
     index: &mut ChannelIndex,
     warnings: &mut Vec<String>,
-) -> Recovered {
-    let mut offset = 0usize;
+) -> Result<Recovered> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    reader.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+    let mut offset = 0u64;
     let mut line_no = 0;
-    while offset < bytes.len() {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).map_err(io_err(path))?;
+        if n == 0 {
+            break;
+        }
         line_no += 1;
-        let Some(nl) = bytes[offset..].iter().position(|&b| b == b'\n') else {
+        if line.last() != Some(&b'\n') {
             warnings.push(format!(
                 "{}: dropped an incomplete last line ({} bytes) left by an interrupted write",
                 path.display(),
-                bytes.len() - offset
+                n
             ));
-            return Recovered {
-                len: offset as u64,
+            return Ok(Recovered {
+                len: offset,
                 torn: true,
-            };
-        };
-        let line = &bytes[offset..offset + nl];
-        offset += nl + 1;
-        if line.iter().all(u8::is_ascii_whitespace) {
+            });
+        }
+        let at = offset;
+        offset += n as u64;
+        let text = &line[..n - 1];
+        if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<ChannelEntry>(line) {
+        match serde_json::from_slice::<ChannelEntry>(text) {
             Ok(entry) => {
-                if let Err(entry) = index.push(entry) {
+                let loc = Loc {
+                    offset: at,
+                    len: text.len() as u32,
+                };
+                if let Err(entry) = index.push(entry, Some(loc)) {
                     warnings.push(format!(
                         "{}:{line_no}: skipped message #{} because its id is not above #{}",
                         path.display(),
@@ -312,10 +361,10 @@ fn load_lines(
             )),
         }
     }
-    Recovered {
-        len: offset as u64,
+    Ok(Recovered {
+        len: offset,
         torn: false,
-    }
+    })
 }
 
 fn read_state(path: &Path) -> Result<Option<StateFile>> {
@@ -334,7 +383,7 @@ fn read_state(path: &Path) -> Result<Option<StateFile>> {
 }
 
 impl Journal for FileJournal {
-    fn write(&mut self, entry: &ChannelEntry) -> Result<()> {
+    fn write(&mut self, entry: &ChannelEntry) -> Result<Option<Loc>> {
         let mut line = serde_json::to_vec(entry).map_err(|e| ContextError::Corrupt {
             path: self.jsonl_path.clone(),
             reason: e.to_string(),
@@ -346,8 +395,12 @@ impl Journal for FileJournal {
             let _ = self.jsonl.set_len(self.len);
             return Err(io_err(&self.jsonl_path)(e));
         }
+        let loc = Loc {
+            offset: self.len,
+            len: (line.len() - 1) as u32,
+        };
         self.len += line.len() as u64;
-        Ok(())
+        Ok(Some(loc))
     }
 
     fn sync_target(&self) -> Option<SyncTarget> {
@@ -380,7 +433,7 @@ impl Journal for FileJournal {
         self.mirror.push(entries.iter().map(mirror_text).collect());
     }
 
-    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<()> {
+    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<Pending> {
         let state = StateFile {
             version: 1,
             cursors: state.cursors.clone(),
@@ -388,7 +441,7 @@ impl Journal for FileJournal {
             handovers: state.handovers.clone(),
         };
         let bytes = serde_json::to_vec_pretty(&state).unwrap_or_default();
-        atomic_write(&self.state_path, &bytes).map_err(io_err(&self.state_path))
+        Ok(self.state.submit(bytes))
     }
 }
 
@@ -428,5 +481,70 @@ mod journal_tests {
             std::fs::read(dir.path().join("channel.jsonl")).unwrap(),
             b""
         );
+    }
+
+    /// A channel longer than what is kept whole reads back the same from
+    /// the file by offset, before and after reopening, as from memory.
+    #[test]
+    fn a_long_channel_reads_back_from_the_file_by_offset() {
+        use crate::context::{Page, Since};
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = FileStore::open(dir.path(), &layout()).unwrap();
+        let mut mem = MemoryStore::new(&layout()).unwrap();
+        let n = super::super::index::RECENT as u64 + 1500;
+        for store in [&mut file as &mut dyn ContextStore, &mut mem] {
+            for i in 1..=n {
+                let text = if i % 3 == 0 {
+                    format!("@coder urgent {i} \u{e9}")
+                } else {
+                    format!("note {i}")
+                };
+                store.stage("user", &text, None).unwrap();
+            }
+            let flusher = store.flusher();
+            flusher.flush().unwrap();
+            assert_eq!(store.publish_staged(&flusher).len() as u64, n);
+            store.ack("coder", Since::Id(30)).unwrap();
+        }
+        assert!(file.index.resident() <= super::super::index::RECENT);
+        // Timestamps differ between the two stores; the rest must not.
+        let key = |e: &ChannelEntry| (e.id, e.from.clone(), e.message.clone(), e.mentions.clone());
+        let keys = |v: &[ChannelEntry]| v.iter().map(key).collect::<Vec<_>>();
+        let check = |file: &dyn ContextStore| {
+            for id in [1, 2, n / 2, n] {
+                assert_eq!(
+                    file.entry(id).map(|e| key(&e)),
+                    mem.entry(id).map(|e| key(&e))
+                );
+            }
+            for page in [
+                Page::After(Since::Id(0)),
+                Page::Before(1200),
+                Page::Newest(None),
+            ] {
+                let (a, b) = (file.page(page, 700), mem.page(page, 700));
+                assert_eq!(
+                    (keys(&a.entries), a.more),
+                    (keys(&b.entries), b.more),
+                    "{page:?}"
+                );
+            }
+            let inbox = |s: &dyn ContextStore| {
+                s.inbox("coder")
+                    .unwrap()
+                    .iter()
+                    .map(|i| (i.priority, i.state, key(&i.entry)))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(inbox(file), inbox(&mem));
+            assert_eq!(file.inbox_ids("coder").unwrap().len() as u64, n / 3 - 10);
+            assert_eq!(file.delivery(3, "coder"), mem.delivery(3, "coder"));
+            assert_eq!(file.delivery(4, "coder"), None);
+        };
+        check(&file);
+        drop(file);
+        let reopened = FileStore::open(dir.path(), &layout()).unwrap();
+        assert!(reopened.index.resident() <= super::super::index::RECENT);
+        check(&reopened);
     }
 }

@@ -1,10 +1,18 @@
-//! The in-memory channel index both stores share: entries in id order, a
+//! The in-memory channel index both stores share: what each entry is
+//! (id, time, sender, priority, where its text lies) in id order, a
 //! per-recipient list of the entries that mention them, and cursors.
 //!
 //! Reads, inbox checks and delivery lookups cost O(log n + result), never a
-//! scan of the history.
+//! scan of the history. The index does not hold the messages themselves
+//! for a file store: their text is read back from the channel file by
+//! offset ([`Bodies`]), and only the newest [`RECENT`] entries are kept
+//! whole, so memory grows by a few dozen bytes per message, not by its size.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -14,13 +22,66 @@ use super::{
     Since,
 };
 
+/// How many of the newest entries a file-backed index keeps whole (what
+/// reads of the latest messages and prompts mostly ask for).
+pub const RECENT: usize = 2048;
+
+/// Where an entry's line lies in the channel file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    /// Byte offset of the line.
+    pub offset: u64,
+    /// Its length without the newline.
+    pub len: u32,
+}
+
+/// What the index keeps of one entry: everything its lookups need, not
+/// its text.
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    id: u64,
+    /// The timestamp, in milliseconds.
+    millis: i64,
+    /// The sender, as an index into `ChannelIndex::names`.
+    from: u32,
+    /// Where its line is (file-backed indexes).
+    loc: Loc,
+}
+
+/// Where the entries' texts are.
+#[derive(Debug)]
+pub enum Bodies {
+    /// All in memory (the memory store).
+    Memory(Vec<ChannelEntry>),
+    /// In the channel file, read by offset; the newest kept whole.
+    File {
+        /// The channel file (shared with the journal that appends to it).
+        file: Arc<File>,
+        /// Its path, for messages.
+        path: PathBuf,
+        /// The newest entries, whole: `(position, entry)`.
+        recent: VecDeque<(usize, ChannelEntry)>,
+    },
+}
+
+impl Default for Bodies {
+    fn default() -> Self {
+        Bodies::Memory(Vec::new())
+    }
+}
+
 /// Channel entries plus the derived inbox index and cursors.
 #[derive(Debug, Default)]
 pub struct ChannelIndex {
     agents: Vec<String>,
-    entries: Vec<ChannelEntry>,
-    /// Positions in `entries` of the messages mentioning each recipient.
-    mentioned: BTreeMap<String, Vec<usize>>,
+    meta: Vec<Meta>,
+    bodies: Bodies,
+    /// Sender names, interned.
+    names: Vec<String>,
+    /// Each sender name's index in `names`.
+    name_ids: std::collections::HashMap<String, u32>,
+    /// Positions in `meta` of the messages mentioning each recipient.
+    mentioned: BTreeMap<String, Vec<u32>>,
     cursors: BTreeMap<String, Cursor>,
     /// Messages hidden from every inbox.
     hidden: BTreeSet<u64>,
@@ -34,11 +95,114 @@ pub struct ChannelIndex {
 const MAX_HANDOVERS: usize = 64;
 
 impl ChannelIndex {
-    /// An empty index for these agents (`user` always has an inbox too).
+    /// An empty index for these agents (`user` always has an inbox too),
+    /// entries kept in memory.
     pub fn new(agents: Vec<String>) -> Self {
         ChannelIndex {
             agents,
             ..Default::default()
+        }
+    }
+
+    /// An empty index whose entries' texts stay in `file` (at `path`),
+    /// pushed with their [`Loc`].
+    pub fn over_file(agents: Vec<String>, file: Arc<File>, path: PathBuf) -> Self {
+        ChannelIndex {
+            agents,
+            bodies: Bodies::File {
+                file,
+                path,
+                recent: VecDeque::new(),
+            },
+            ..Default::default()
+        }
+    }
+
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.name_ids.get(name) {
+            return *id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.name_ids.insert(name.to_string(), id);
+        id
+    }
+
+    fn name_id(&self, name: &str) -> Option<u32> {
+        self.name_ids.get(name).copied()
+    }
+
+    /// The entry at position `pos`, whole: from memory, or read back from
+    /// the channel file (a line that cannot be read any more becomes an
+    /// entry saying so, naming the file).
+    fn load(&self, pos: usize) -> ChannelEntry {
+        let meta = self.meta[pos];
+        match &self.bodies {
+            Bodies::Memory(all) => all[pos].clone(),
+            Bodies::File { file, path, recent } => {
+                if let Some(first) = recent.front()
+                    && pos >= first.0
+                {
+                    return recent[pos - first.0].1.clone();
+                }
+                let mut line = vec![0u8; meta.loc.len as usize];
+                let read = file
+                    .read_exact_at(&mut line, meta.loc.offset)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| {
+                        serde_json::from_slice::<ChannelEntry>(&line).map_err(|e| e.to_string())
+                    });
+                match read {
+                    Ok(entry) if entry.id == meta.id => entry,
+                    Ok(other) => self.unreadable(meta, path, &format!("found #{}", other.id)),
+                    Err(e) => self.unreadable(meta, path, &e),
+                }
+            }
+        }
+    }
+
+    fn unreadable(&self, meta: Meta, path: &std::path::Path, why: &str) -> ChannelEntry {
+        tracing::warn!(
+            "cannot read message #{} from {}: {why}",
+            meta.id,
+            path.display()
+        );
+        ChannelEntry {
+            id: meta.id,
+            timestamp: DateTime::from_timestamp_millis(meta.millis).unwrap_or_default(),
+            from: self.names[meta.from as usize].clone(),
+            message: format!(
+                "(message #{} cannot be read from {}: {why})",
+                meta.id,
+                path.display()
+            ),
+            mentions: Vec::new(),
+            reply_to: None,
+        }
+    }
+
+    fn load_range(&self, range: std::ops::Range<usize>) -> Vec<ChannelEntry> {
+        range.map(|p| self.load(p)).collect()
+    }
+
+    /// How many entries are held whole in memory (all of them for a memory
+    /// index, at most [`RECENT`] for a file-backed one).
+    pub fn resident(&self) -> usize {
+        match &self.bodies {
+            Bodies::Memory(all) => all.len(),
+            Bodies::File { recent, .. } => recent.len(),
+        }
+    }
+
+    /// The newest entry.
+    pub fn last(&self) -> Option<ChannelEntry> {
+        (!self.meta.is_empty()).then(|| self.load(self.meta.len() - 1))
+    }
+
+    /// Calls `f` with every entry, oldest first (reading each back).
+    pub fn for_each(&self, mut f: impl FnMut(&ChannelEntry)) {
+        for pos in 0..self.meta.len() {
+            f(&self.load(pos));
         }
     }
 
@@ -51,8 +215,10 @@ impl ChannelIndex {
     /// adding it, so a store can persist it first.
     pub fn prepare(&self, from: &str, message: &str, now: DateTime<Utc>) -> ChannelEntry {
         let now = truncate_to_millis(now);
-        let timestamp = match self.entries.last() {
-            Some(last) if last.timestamp > now => last.timestamp,
+        let timestamp = match self.meta.last() {
+            Some(last) if last.millis > now.timestamp_millis() => {
+                DateTime::from_timestamp_millis(last.millis).unwrap_or(now)
+            }
             _ => now,
         };
         ChannelEntry {
@@ -65,17 +231,36 @@ impl ChannelIndex {
         }
     }
 
-    /// Adds an entry whose id is greater than every id so far; an entry that
+    /// Adds an entry whose id is greater than every id so far, its line
+    /// at `loc` in the channel file (file-backed indexes); an entry that
     /// breaks the order is refused.
-    pub fn push(&mut self, entry: ChannelEntry) -> Result<(), ChannelEntry> {
+    pub fn push(&mut self, entry: ChannelEntry, loc: Option<Loc>) -> Result<(), ChannelEntry> {
         if entry.id <= self.last_id() {
             return Err(entry);
         }
-        let at = self.entries.len();
+        let at = self.meta.len();
         for name in &entry.mentions {
-            self.mentioned.entry(name.clone()).or_default().push(at);
+            self.mentioned
+                .entry(name.clone())
+                .or_default()
+                .push(at as u32);
         }
-        self.entries.push(entry);
+        let from = self.intern(&entry.from);
+        self.meta.push(Meta {
+            id: entry.id,
+            millis: entry.timestamp.timestamp_millis(),
+            from,
+            loc: loc.unwrap_or(Loc { offset: 0, len: 0 }),
+        });
+        match &mut self.bodies {
+            Bodies::Memory(all) => all.push(entry),
+            Bodies::File { recent, .. } => {
+                if recent.len() == RECENT {
+                    recent.pop_front();
+                }
+                recent.push_back((at, entry));
+            }
+        }
         Ok(())
     }
 
@@ -125,11 +310,14 @@ impl ChannelIndex {
             return Ok(None);
         };
         let start = self.start_after(Since::Id(first.at));
-        let Some(post) = self.entries[start..]
+        let Some(sender) = self.name_id(recipient) else {
+            return Ok(None);
+        };
+        let Some(post) = self.meta[start..]
             .iter()
             .rev()
-            .find(|e| e.from == recipient)
-            .map(|e| e.id)
+            .find(|m| m.from == sender)
+            .map(|m| m.id)
         else {
             return Ok(None);
         };
@@ -148,37 +336,41 @@ impl ChannelIndex {
 
     /// Id of the newest entry, 0 when empty.
     pub fn last_id(&self) -> u64 {
-        self.entries.last().map_or(0, |e| e.id)
+        self.meta.last().map_or(0, |e| e.id)
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.meta.len()
     }
 
     /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.meta.is_empty()
     }
 
-    /// Every entry, oldest first.
-    pub fn entries(&self) -> &[ChannelEntry] {
-        &self.entries
+    fn position(&self, id: u64) -> Option<usize> {
+        self.meta.binary_search_by_key(&id, |e| e.id).ok()
+    }
+
+    /// Whether an entry with `id` exists.
+    pub fn contains(&self, id: u64) -> bool {
+        self.position(id).is_some()
     }
 
     /// The entry with `id`.
-    pub fn entry(&self, id: u64) -> Option<&ChannelEntry> {
-        self.entries
-            .binary_search_by_key(&id, |e| e.id)
-            .ok()
-            .map(|i| &self.entries[i])
+    pub fn entry(&self, id: u64) -> Option<ChannelEntry> {
+        self.position(id).map(|p| self.load(p))
     }
 
     /// Index of the first entry after `since`.
     fn start_after(&self, since: Since) -> usize {
         match since {
-            Since::Id(id) => self.entries.partition_point(|e| e.id <= id),
-            Since::Time(t) => self.entries.partition_point(|e| e.timestamp <= t),
+            Since::Id(id) => self.meta.partition_point(|e| e.id <= id),
+            Since::Time(t) => {
+                let t = t.timestamp_millis();
+                self.meta.partition_point(|e| e.millis <= t)
+            }
         }
     }
 
@@ -188,23 +380,23 @@ impl ChannelIndex {
         let (start, end, more) = match page {
             Page::Newest(since) => {
                 let floor = since.map_or(0, |s| self.start_after(s));
-                let end = self.entries.len();
+                let end = self.meta.len();
                 let start = floor.max(end.saturating_sub(limit));
                 (start, end, start > floor)
             }
             Page::After(after) => {
                 let start = self.start_after(after);
-                let end = self.entries.len().min(start.saturating_add(limit));
-                (start, end, end < self.entries.len())
+                let end = self.meta.len().min(start.saturating_add(limit));
+                (start, end, end < self.meta.len())
             }
             Page::Before(id) => {
-                let end = self.entries.partition_point(|e| e.id < id);
+                let end = self.meta.partition_point(|e| e.id < id);
                 let start = end.saturating_sub(limit);
                 (start, end, start > 0)
             }
         };
         PageOf {
-            entries: self.entries[start..end].to_vec(),
+            entries: self.load_range(start..end),
             more,
         }
     }
@@ -213,10 +405,10 @@ impl ChannelIndex {
     pub fn read(&self, since: Option<Since>, limit: Option<usize>) -> Vec<ChannelEntry> {
         let start = since.map_or(0, |s| self.start_after(s));
         let start = match limit {
-            Some(n) => start.max(self.entries.len().saturating_sub(n)),
+            Some(n) => start.max(self.meta.len().saturating_sub(n)),
             None => start,
         };
-        self.entries[start..].to_vec()
+        self.load_range(start..self.meta.len())
     }
 
     fn check_recipient(&self, name: &str) -> Result<()> {
@@ -239,34 +431,56 @@ impl ChannelIndex {
         let Some(positions) = self.mentioned.get(recipient) else {
             return Ok(None);
         };
-        let first_unread = positions.partition_point(|&p| self.entries[p].id <= cursor.acked);
+        let first_unread = positions.partition_point(|&p| self.meta[p as usize].id <= cursor.acked);
         Ok(positions[first_unread..]
             .iter()
-            .map(|&p| self.entries[p].id)
+            .map(|&p| self.meta[p as usize].id)
             .find(|id| !self.hidden.contains(id)))
+    }
+
+    /// `recipient`'s unread mentions, read back, in inbox order (high
+    /// priority first, then by id). Priority depends on the text, so only
+    /// unread messages are read, never the history.
+    fn unread(&self, recipient: &str) -> Result<Vec<(Priority, ChannelEntry)>> {
+        let cursor = self.cursor(recipient)?;
+        let Some(positions) = self.mentioned.get(recipient) else {
+            return Ok(Vec::new());
+        };
+        let first_unread = positions.partition_point(|&p| self.meta[p as usize].id <= cursor.acked);
+        let mut unread: Vec<(Priority, ChannelEntry)> = positions[first_unread..]
+            .iter()
+            .map(|&p| p as usize)
+            .filter(|&p| !self.hidden.contains(&self.meta[p].id))
+            .map(|p| {
+                let entry = self.load(p);
+                (mentions::priority(&entry.message, &entry.mentions), entry)
+            })
+            .collect();
+        unread.sort_by_key(|(priority, e)| (*priority, e.id));
+        Ok(unread)
+    }
+
+    /// Ids of `recipient`'s unread mentions in inbox order.
+    pub fn inbox_ids(&self, recipient: &str) -> Result<Vec<u64>> {
+        Ok(self
+            .unread(recipient)?
+            .into_iter()
+            .map(|(_, e)| e.id)
+            .collect())
     }
 
     /// Unread mentions of `recipient`, high priority first, then by id.
     pub fn inbox(&self, recipient: &str) -> Result<Vec<InboxItem>> {
         let cursor = self.cursor(recipient)?;
-        let Some(positions) = self.mentioned.get(recipient) else {
-            return Ok(Vec::new());
-        };
-        let first_unread = positions.partition_point(|&p| self.entries[p].id <= cursor.acked);
-        let mut items: Vec<InboxItem> = positions[first_unread..]
-            .iter()
-            .filter(|&&p| !self.hidden.contains(&self.entries[p].id))
-            .map(|&p| {
-                let entry = &self.entries[p];
-                InboxItem {
-                    priority: mentions::priority(&entry.message, &entry.mentions),
-                    state: state_for(entry.id, cursor),
-                    entry: entry.clone(),
-                }
+        Ok(self
+            .unread(recipient)?
+            .into_iter()
+            .map(|(priority, entry)| InboxItem {
+                priority,
+                state: state_for(entry.id, cursor),
+                entry,
             })
-            .collect();
-        items.sort_by_key(|i| (i.priority, i.entry.id));
-        Ok(items)
+            .collect())
     }
 
     /// The id `since` stands for when acknowledging: an id must exist; a time
@@ -280,11 +494,7 @@ impl ChannelIndex {
             }),
             Since::Time(_) => {
                 let end = self.start_after(since);
-                Ok(if end == 0 {
-                    0
-                } else {
-                    self.entries[end - 1].id
-                })
+                Ok(if end == 0 { 0 } else { self.meta[end - 1].id })
             }
         }
     }
@@ -334,8 +544,8 @@ impl ChannelIndex {
 
     /// Where message `id` stands for `recipient`.
     pub fn delivery(&self, id: u64, recipient: &str) -> Option<DeliveryState> {
-        let entry = self.entry(id)?;
-        if !entry.mentions.iter().any(|m| m == recipient) {
+        let pos = self.position(id)? as u32;
+        if self.mentioned.get(recipient)?.binary_search(&pos).is_err() {
             return None;
         }
         let cursor = self.cursors.get(recipient).copied().unwrap_or_default();

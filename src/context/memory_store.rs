@@ -2,8 +2,8 @@
 //! on disk. For tests and throwaway runs.
 
 use super::documents::{Docs, MemoryDocs};
-use super::index::ChannelIndex;
-use super::store::{CursorState, Journal, Store, SyncTarget};
+use super::index::{ChannelIndex, Loc};
+use super::store::{CursorState, Journal, Pending, Store, SyncTarget};
 use super::{ChannelEntry, Result, StoreLayout};
 
 /// A journal that keeps nothing: memory-only contexts.
@@ -11,16 +11,16 @@ use super::{ChannelEntry, Result, StoreLayout};
 pub struct NoJournal;
 
 impl Journal for NoJournal {
-    fn write(&mut self, _entry: &ChannelEntry) -> Result<()> {
-        Ok(())
+    fn write(&mut self, _entry: &ChannelEntry) -> Result<Option<Loc>> {
+        Ok(None)
     }
     fn sync_target(&self) -> Option<SyncTarget> {
         None
     }
     fn durable(&mut self, _target: &SyncTarget) {}
     fn rollback(&mut self) {}
-    fn save_cursors(&mut self, _state: CursorState<'_>) -> Result<()> {
-        Ok(())
+    fn save_cursors(&mut self, _state: CursorState<'_>) -> Result<Pending> {
+        Ok(Pending::none())
     }
 }
 

@@ -2,6 +2,7 @@
 //! documents. One trait, [`ContextStore`], with a file and a memory
 //! implementation that behave identically (the same test suite runs on both).
 
+pub mod doc_journal;
 pub mod documents;
 pub mod file_store;
 pub mod index;
@@ -9,6 +10,7 @@ pub mod memory_store;
 pub mod mentions;
 pub mod paths;
 pub mod store;
+pub mod writer;
 
 use std::path::PathBuf;
 
@@ -245,6 +247,15 @@ pub trait ContextStore: Send {
     /// After a failed flush: cuts every staged message off the journal and
     /// returns them (their senders get the flush's error).
     fn discard_staged(&mut self) -> Vec<store::Staged>;
+    /// From now on, cursor changes ([`ContextStore::mark_delivered`],
+    /// [`ContextStore::ack`], [`ContextStore::hide`]) return before they
+    /// are durable, so a shared store need not hold its lock across the
+    /// `fsync`s; the caller then waits on [`ContextStore::pending_sync`]
+    /// after releasing it. Without this call they are durable on return.
+    fn defer_durability(&mut self);
+    /// What makes every cursor change made so far durable (waitable
+    /// without holding the store).
+    fn pending_sync(&self) -> store::Pending;
     /// Whether the staged message `seq` still waits for a flush.
     fn is_staged(&self, seq: u64) -> bool;
     /// The last `limit` entries after `since` (all of them without a limit).
@@ -265,11 +276,16 @@ pub trait ContextStore: Send {
     /// `agent`'s unread mentions, high priority first, then oldest first.
     /// Changes nothing.
     fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>>;
+    /// The ids of `agent`'s unread mentions in inbox order, without
+    /// building the inbox (only unread messages are read, for their
+    /// priority; cheap however long the history).
+    fn inbox_ids(&self, agent: &str) -> Result<Vec<u64>>;
     /// The id of `agent`'s oldest unread mention, without building the inbox.
     fn oldest_unread(&self, agent: &str) -> Result<Option<u64>>;
     /// Records that `agent` was handed everything up to `through`.
     fn mark_delivered(&mut self, agent: &str, through: u64) -> Result<Cursor>;
-    /// Moves `agent`'s cursor forward to `until` (never back).
+    /// Moves `agent`'s cursor forward to `until` (never back); durable on
+    /// return unless [`ContextStore::defer_durability`] was called.
     fn ack(&mut self, agent: &str, until: Since) -> Result<Cursor>;
     /// `agent`'s cursor.
     fn cursor(&self, agent: &str) -> Result<Cursor>;

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use chrono::Utc;
 
 use super::documents::Docs;
-use super::index::ChannelIndex;
+use super::index::{ChannelIndex, Loc};
+pub use super::writer::Pending;
 use super::{
     ChannelEntry, ContextStore, Cursor, DeliveryState, Handover, InboxItem, Page, PageOf, Result,
     Since,
@@ -22,8 +23,9 @@ use super::{
 /// batches (a [`Flusher`] built from [`Journal::sync_target`]), so
 /// concurrent senders share one `fdatasync` (group commit).
 pub trait Journal: Send {
-    /// Writes a new entry (one `write`, no sync).
-    fn write(&mut self, entry: &ChannelEntry) -> Result<()>;
+    /// Writes a new entry (one `write`, no sync); where its line is, for
+    /// a journal the index reads texts back from.
+    fn write(&mut self, entry: &ChannelEntry) -> Result<Option<Loc>>;
     /// The file to sync to make everything written so far durable, and how
     /// far that reaches; `None` when written entries need nothing more.
     fn sync_target(&self) -> Option<SyncTarget>;
@@ -37,8 +39,9 @@ pub trait Journal: Send {
     /// Entries that became durable and visible, oldest first (for derived
     /// files such as the markdown mirror, written behind).
     fn published(&mut self, _entries: &[ChannelEntry]) {}
-    /// Persists all cursors and hidden ids atomically.
-    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<()>;
+    /// Persists all cursors and hidden ids atomically, possibly behind (on
+    /// a writer thread): the returned [`Pending`] says when it is durable.
+    fn save_cursors(&mut self, state: CursorState<'_>) -> Result<Pending>;
 }
 
 /// What a flush syncs: the channel file (`fdatasync`). A trait so a
@@ -121,6 +124,8 @@ pub struct Staged {
     /// Its place among staged messages: unique, increasing, never reused
     /// (not even after a failed flush discarded it).
     pub seq: u64,
+    /// Where the journal wrote it.
+    pub loc: Option<Loc>,
 }
 
 /// Everything about cursors a journal persists, in one atomic write.
@@ -141,6 +146,11 @@ pub struct Store<D, J> {
     pub(super) staged: VecDeque<Staged>,
     /// The last [`Staged::seq`] handed out.
     pub(super) seq: u64,
+    /// Cursor changes return before they are durable; the caller waits on
+    /// [`ContextStore::pending_sync`] (without holding the store).
+    pub(super) deferred: bool,
+    /// The newest cursor change handed to the journal.
+    pub(super) pending: Pending,
 }
 
 impl<D: Docs + Send, J: Journal> Store<D, J> {
@@ -152,6 +162,8 @@ impl<D: Docs + Send, J: Journal> Store<D, J> {
             journal,
             staged: VecDeque::new(),
             seq: 0,
+            deferred: false,
+            pending: Pending::none(),
         }
     }
 
@@ -180,11 +192,15 @@ impl<D: Docs + Send, J: Journal> Store<D, J> {
 
     fn persist_cursor_change(&mut self, changed: bool) -> Result<()> {
         if changed {
-            self.journal.save_cursors(CursorState {
+            let pending = self.journal.save_cursors(CursorState {
                 cursors: self.index.cursors(),
                 hidden: self.index.hidden(),
                 handovers: self.index.handovers(),
             })?;
+            if !self.deferred {
+                pending.wait()?;
+            }
+            self.pending = pending;
         }
         Ok(())
     }
@@ -205,17 +221,18 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn stage(&mut self, from: &str, message: &str, reply_to: Option<u64>) -> Result<Staged> {
         if let Some(to) = reply_to
-            && self.index.entry(to).is_none()
+            && !self.index.contains(to)
         {
             let last = self.index.last_id();
             return Err(super::ContextError::UnknownId { id: to, last });
         }
         let entry = self.next_entry(from, message, reply_to);
-        self.journal.write(&entry)?;
+        let loc = self.journal.write(&entry)?;
         self.seq += 1;
         let staged = Staged {
             entry,
             seq: self.seq,
+            loc,
         };
         self.staged.push_back(staged.clone());
         Ok(staged)
@@ -238,7 +255,7 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
             }
             // Staged ids follow the indexed ones, so `push` cannot refuse
             // them.
-            let _ = self.index.push(s.entry.clone());
+            let _ = self.index.push(s.entry.clone(), s.loc);
             published.push(s.entry);
         }
         if !published.is_empty() {
@@ -249,6 +266,12 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     fn discard_staged(&mut self) -> Vec<Staged> {
         self.journal.rollback();
         self.staged.drain(..).collect()
+    }
+    fn defer_durability(&mut self) {
+        self.deferred = true;
+    }
+    fn pending_sync(&self) -> Pending {
+        self.pending.clone()
     }
     fn is_staged(&self, seq: u64) -> bool {
         self.staged.front().is_some_and(|s| s.seq <= seq)
@@ -261,7 +284,7 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
         self.index.page(page, limit)
     }
     fn entry(&self, id: u64) -> Option<ChannelEntry> {
-        self.index.entry(id).cloned()
+        self.index.entry(id)
     }
     fn last_id(&self) -> u64 {
         self.index.last_id()
@@ -271,6 +294,9 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>> {
         self.index.inbox(agent)
+    }
+    fn inbox_ids(&self, agent: &str) -> Result<Vec<u64>> {
+        self.index.inbox_ids(agent)
     }
     fn oldest_unread(&self, agent: &str) -> Result<Option<u64>> {
         self.index.oldest_unread(agent)

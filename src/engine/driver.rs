@@ -21,6 +21,7 @@ use crate::agents::runner::{
 };
 use crate::context::Since;
 use crate::context::mentions::{SYSTEM, USER};
+use crate::mcp::shared::blocking;
 use crate::mcp::{ContextEvent, McpHandle};
 use crate::protocols::agent_ops::parse_ops;
 use crate::workflow::BackendKind;
@@ -205,14 +206,16 @@ impl Driver {
         let agents = self.cx.workflow.agent_names();
         self.settle_answered(&agents);
         let (last, backlog) = self.cx.context.read(|store| {
+            // Ids only: only unread mentions are read, however long the
+            // history.
             let backlog: Vec<(String, u64)> = agents
                 .iter()
                 .flat_map(|a| {
                     store
-                        .inbox(a)
+                        .inbox_ids(a)
                         .unwrap_or_default()
                         .into_iter()
-                        .map(move |i| (a.clone(), i.entry.id))
+                        .map(move |id| (a.clone(), id))
                 })
                 .collect();
             (store.last_id(), backlog)
@@ -550,7 +553,8 @@ impl Driver {
                     BackendEvent::Session { id } => {
                         // Kept at once, so a crash mid-turn still resumes
                         // the agent's own session.
-                        if let Err(e) = sessions::save(&self.cx.state_root, &agent, id) {
+                        let root = &self.cx.state_root;
+                        if let Err(e) = blocking(|| sessions::save(root, &agent, id)) {
                             self.notice(format!("cannot save {agent}'s session id: {e}"));
                         }
                         Some(TurnActivity::SessionId { id: id.clone() })
@@ -589,7 +593,7 @@ impl Driver {
         }
         .unwrap_or_default();
         if let Some(id) = &outcome.session_id
-            && let Err(e) = sessions::save(&self.cx.state_root, &agent, id)
+            && let Err(e) = blocking(|| sessions::save(&self.cx.state_root, &agent, id))
         {
             self.notice(format!("cannot save {agent}'s session id: {e}"));
         }
@@ -597,10 +601,9 @@ impl Driver {
         // delivered by this turn.
         let delivered = self.cx.context.read(|s| {
             let cursor = s.cursor(&agent).unwrap_or_default();
-            s.inbox(&agent)
+            s.inbox_ids(&agent)
                 .unwrap_or_default()
                 .into_iter()
-                .map(|i| i.entry.id)
                 .filter(|id| *id <= cursor.delivered)
                 .collect::<Vec<u64>>()
         });
@@ -765,7 +768,8 @@ impl Driver {
         cut: ops::Cut<'_>,
     ) -> String {
         let now = chrono::Utc::now();
-        let (output, problem) = self.ops_files.keep_output(agent, turn.0, output, cut, now);
+        let (output, problem) =
+            blocking(|| self.ops_files.keep_output(agent, turn.0, output, cut, now));
         if let Some(problem) = problem {
             self.notice(problem);
         }
@@ -812,7 +816,7 @@ impl Driver {
     }
 
     fn save_ops(&self) {
-        if let Err(e) = self.ops.save(&self.cx.state_root) {
+        if let Err(e) = blocking(|| self.ops.save(&self.cx.state_root)) {
             self.notice(format!("cannot save {}: {e}", ops::STATE_FILE));
         }
         self.emit(EngineEvent::Deferred {
@@ -1095,7 +1099,7 @@ impl Driver {
         if self.kept_metrics.get(agent) == Some(&lasting) {
             return;
         }
-        match super::metrics::save(&self.cx.state_root, agent, &lasting) {
+        match blocking(|| super::metrics::save(&self.cx.state_root, agent, &lasting)) {
             Ok(()) => {
                 self.kept_metrics.insert(agent.to_string(), lasting);
             }
@@ -1250,7 +1254,7 @@ impl Driver {
             match tokio::time::timeout_at(deadline, self.turn_rx.recv()).await {
                 Ok(Some((agent, turn, TurnUpdate::Done(o)))) => {
                     if let Some(id) = &o.session_id {
-                        let _ = sessions::save(&self.cx.state_root, &agent, id);
+                        let _ = blocking(|| sessions::save(&self.cx.state_root, &agent, id));
                     }
                     if self.running.get(&agent).is_some_and(|r| r.turn == turn) {
                         self.running.remove(&agent);

@@ -1,7 +1,10 @@
 //! `awtui mcp`: a stdio MCP server for clients that only start stdio
 //! servers. It relays JSON-RPC between its stdin/stdout and the running
 //! instance's endpoint (the unix socket when there is one, else loopback
-//! HTTP), authenticated with the agent's token. It never serves a context of
+//! HTTP), authenticated with the agent's token, as bytes: results stream
+//! through without being held whole ([`super::relay`]), and an idle bridge
+//! wakes nobody (it learns that the instance stopped from a connection the
+//! kernel closes, not from polling). It never serves a context of
 //! its own: when the instance is not running it says so and exits with
 //! [`EXIT_NOT_RUNNING`].
 
@@ -9,17 +12,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use rmcp::ErrorData;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ServerJsonRpcMessage};
-use rmcp::service::{RoleClient, RoleServer};
-use rmcp::transport::async_rw::TransportAdapterAsyncRW;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, Transport};
+use std::sync::Arc;
+
+use hyper::body::Bytes;
+use hyper::{Method, StatusCode};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::task::JoinSet;
 
 use super::endpoint::Endpoint;
 use super::identity::{self, TOKEN_ENV};
-use super::transport::MCP_PATH;
+use super::relay::{Addr, Answer, SESSION_HEADER, SseLines, Upstream};
 use crate::context::mentions;
 use crate::workflow;
 
@@ -30,10 +32,6 @@ pub const EXIT_NOT_RUNNING: u8 = 3;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for other failures while relaying.
 pub const EXIT_FAILED: u8 = 1;
-
-/// How often the bridge checks that the instance still answers, so it
-/// exits soon after the instance stops even when idle.
-const LIVENESS_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The command-line arguments of `awtui mcp`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -244,91 +242,289 @@ async fn startup_failure(target: &Target, instance: &str, agent: &str, error: &s
     ))
 }
 
-fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
-    matches!(message, ClientJsonRpcMessage::Request(r)
-        if matches!(r.request, ClientRequest::InitializeRequest(_)))
+/// The few fields of a client message the bridge looks at (the rest is
+/// skipped, not stored).
+#[derive(Debug, Default, serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    #[serde(default)]
+    method: Option<String>,
 }
 
-/// Relays between stdio and `up` until stdin closes (success) or the
-/// instance goes away.
-async fn relay<T>(
-    mut up: T,
+/// Stdout, one message at a time.
+type Out = Arc<tokio::sync::Mutex<tokio::io::Stdout>>;
+
+/// Why relaying one message failed.
+#[derive(Debug)]
+enum Fail {
+    /// The instance could not be reached, or the answer broke off.
+    Up(std::io::Error),
+    /// The instance refused the token.
+    Refused,
+    /// An HTTP error whose body is not a JSON-RPC message.
+    Status(StatusCode, String),
+    /// Stdout is gone.
+    Stdout(std::io::Error),
+}
+
+impl std::fmt::Display for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fail::Up(e) => write!(f, "{e}"),
+            Fail::Refused => write!(f, "401 Unauthorized"),
+            Fail::Status(s, text) => write!(f, "HTTP {s}: {text}"),
+            Fail::Stdout(e) => write!(f, "cannot write to stdout: {e}"),
+        }
+    }
+}
+
+/// Largest error or handshake body the bridge reads whole.
+const SMALL_BODY: usize = 1024 * 1024;
+
+/// Copies an answer's messages to stdout as they arrive, one line each,
+/// holding stdout only while a message is being written.
+async fn copy_answer(answer: &mut Answer, out: &Out) -> Result<(), Fail> {
+    let sse = answer.is_sse();
+    let mut lines = SseLines::default();
+    let mut guard = None;
+    let mut buf = Vec::new();
+    while let Some(chunk) = answer.chunk().await {
+        let chunk = chunk.map_err(Fail::Up)?;
+        buf.clear();
+        let finished = if sse {
+            lines.feed(&chunk, &mut buf)
+        } else {
+            buf.extend_from_slice(&chunk);
+            0
+        };
+        if !buf.is_empty() {
+            if guard.is_none() {
+                guard = Some(out.lock().await);
+            }
+            if let Some(g) = guard.as_mut() {
+                g.write_all(&buf).await.map_err(Fail::Stdout)?;
+            }
+        }
+        if finished > 0
+            && !lines.in_message()
+            && let Some(mut g) = guard.take()
+        {
+            g.flush().await.map_err(Fail::Stdout)?;
+        }
+    }
+    if let Some(mut g) = guard.take() {
+        if !sse {
+            g.write_all(b"\n").await.map_err(Fail::Stdout)?;
+        }
+        g.flush().await.map_err(Fail::Stdout)?;
+    }
+    Ok(())
+}
+
+/// Writes one whole message line.
+async fn write_line(out: &Out, line: &[u8]) -> Result<(), Fail> {
+    let mut g = out.lock().await;
+    g.write_all(line).await.map_err(Fail::Stdout)?;
+    g.write_all(b"\n").await.map_err(Fail::Stdout)?;
+    g.flush().await.map_err(Fail::Stdout)
+}
+
+/// The handshake's answer: kept whole (it is small) to learn the session
+/// and protocol version, then relayed.
+async fn relay_handshake(up: &Upstream, answer: &mut Answer, out: &Out) -> Result<(), Fail> {
+    let session = answer.response.headers().get(SESSION_HEADER).cloned();
+    let body = answer.text(SMALL_BODY).await.map_err(Fail::Up)?;
+    let mut text = Vec::new();
+    if answer.is_sse() {
+        SseLines::default().feed(&body, &mut text);
+    } else {
+        text = body;
+        text.push(b'\n');
+    }
+    let version = text
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+        .find_map(|v| v["result"]["protocolVersion"].as_str().map(str::to_string));
+    up.set_session(session, version.as_deref());
+    let mut g = out.lock().await;
+    g.write_all(&text).await.map_err(Fail::Stdout)?;
+    g.flush().await.map_err(Fail::Stdout)
+}
+
+/// POSTs one client message and relays what comes back.
+async fn exchange(up: &Upstream, out: &Out, body: Bytes, initialize: bool) -> Result<(), Fail> {
+    let mut answer = up.send(Method::POST, body).await.map_err(Fail::Up)?;
+    let status = answer.status();
+    if status == StatusCode::UNAUTHORIZED {
+        return Err(Fail::Refused);
+    }
+    if !status.is_success() {
+        let text = answer.text(SMALL_BODY).await.map_err(Fail::Up)?;
+        let text = String::from_utf8_lossy(&text).trim().to_string();
+        // A JSON-RPC error from the server is the client's answer.
+        let rpc = serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|v| v.get("jsonrpc").is_some());
+        if rpc {
+            write_line(out, text.as_bytes()).await?;
+            up.release(answer);
+            return Ok(());
+        }
+        return Err(Fail::Status(status, text));
+    }
+    if initialize {
+        relay_handshake(up, &mut answer, out).await?;
+    } else {
+        copy_answer(&mut answer, out).await?;
+    }
+    up.release(answer);
+    Ok(())
+}
+
+/// Relays one message after the handshake; a fatal problem (stdout gone,
+/// instance gone) is returned, anything else answers the request with an
+/// error so the client does not wait forever.
+async fn relay_message(
+    up: Arc<Upstream>,
+    out: Out,
+    body: Bytes,
+    id: Option<serde_json::Value>,
+    instance: String,
+) -> Option<BridgeError> {
+    let e = match exchange(&up, &out, body, false).await {
+        Ok(()) => return None,
+        Err(Fail::Stdout(e)) => {
+            return Some(BridgeError::Failed(format!("cannot write to stdout: {e}")));
+        }
+        Err(e) => e,
+    };
+    if let Err(gone) = up.connect().await {
+        return Some(not_running(&instance, &up, &gone));
+    }
+    crate::errln!("awtui mcp: a message could not be relayed: {e}");
+    let id = id?;
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32603, "message": format!("awtui mcp could not relay this request: {e}")}
+    });
+    match write_line(&out, error.to_string().as_bytes()).await {
+        Err(Fail::Stdout(e)) => Some(BridgeError::Failed(format!("cannot write to stdout: {e}"))),
+        _ => None,
+    }
+}
+
+/// Relays the server's own stream (notifications such as resource
+/// updates) for as long as it lasts.
+async fn relay_server_stream(up: Arc<Upstream>, out: Out) -> Option<BridgeError> {
+    let mut answer = up.send(Method::GET, Bytes::new()).await.ok()?;
+    if !answer.status().is_success() || !answer.is_sse() {
+        return None;
+    }
+    match copy_answer(&mut answer, &out).await {
+        Err(Fail::Stdout(e)) => Some(BridgeError::Failed(format!("cannot write to stdout: {e}"))),
+        // It ends with the instance; the watch tells.
+        _ => None,
+    }
+}
+
+fn not_running(instance: &str, up: &Upstream, e: &std::io::Error) -> BridgeError {
+    BridgeError::NotRunning(format!(
+        "instance '{instance}' is not running: nothing answers on {} ({e})",
+        up.addr()
+    ))
+}
+
+/// Returns once the instance is gone (its idle watch connection closed and
+/// a new one is refused). Wakes only when a connection closes.
+async fn gone(up: &Upstream) -> std::io::Error {
+    loop {
+        let started = tokio::time::Instant::now();
+        if let Err(e) = up.watch().await {
+            return e;
+        }
+        // Closed while the instance still answers (not expected): look
+        // again, at most once a second.
+        tokio::time::sleep_until(started + Duration::from_secs(1)).await;
+    }
+}
+
+/// Relays between stdio and the instance until stdin closes (success) or
+/// the instance goes away.
+async fn relay(
+    up: Arc<Upstream>,
     target: &Target,
     agent: &str,
     instance: &str,
-) -> Result<(), BridgeError>
-where
-    T: Transport<RoleClient>,
-{
-    let mut down =
-        IntoTransport::<RoleServer, std::io::Error, TransportAdapterAsyncRW>::into_transport(
-            rmcp::transport::stdio_pipes(),
-        );
+) -> Result<(), BridgeError> {
+    let out: Out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
+    let mut stdin = BufReader::new(tokio::io::stdin());
     // The handshake (initialize, then notifications/initialized; or the
     // first request of a session-less client) must reach the server in
     // order and be accepted before anything else is sent.
     let mut in_order = 1;
-    let mut sends = JoinSet::new();
-    // Notice an instance that stopped while nothing was being relayed.
-    let mut watch = tokio::time::interval(LIVENESS_INTERVAL);
-    watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut tasks: JoinSet<Option<BridgeError>> = JoinSet::new();
+    let watch = gone(&up);
+    tokio::pin!(watch);
     let result = loop {
+        let mut line = Vec::new();
         tokio::select! {
-            message = down.receive() => {
-                let Some(message) = message else { break Ok(()) };
-                if is_initialize(&message) {
+            read = stdin.read_until(b'\n', &mut line) => {
+                if !matches!(read, Ok(n) if n > 0) {
+                    break Ok(());
+                }
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let head: Head = serde_json::from_slice(&line).unwrap_or_default();
+                let initialize = head.method.as_deref() == Some("initialize");
+                if initialize {
                     in_order = 2;
                 }
-                let request_id = match &message {
-                    ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
-                    _ => None,
-                };
-                let send = up.send(message);
+                let body = Bytes::from(line);
                 if in_order > 0 {
                     in_order -= 1;
-                    if let Err(e) = send.await {
-                        break Err(startup_failure(target, instance, agent, &e.to_string()).await);
+                    match exchange(&up, &out, body, initialize).await {
+                        Ok(()) => {}
+                        Err(Fail::Stdout(e)) => {
+                            break Err(BridgeError::Failed(format!("cannot write to stdout: {e}")));
+                        }
+                        Err(Fail::Refused) => {
+                            break Err(BridgeError::Usage(format!(
+                                "instance '{instance}' refused the token of agent '{agent}'"
+                            )));
+                        }
+                        Err(e) => {
+                            break Err(startup_failure(target, instance, agent, &e.to_string()).await);
+                        }
+                    }
+                    if in_order == 0 {
+                        tasks.spawn(relay_server_stream(Arc::clone(&up), Arc::clone(&out)));
                     }
                 } else {
-                    sends.spawn(async move { (request_id, send.await) });
+                    tasks.spawn(relay_message(
+                        Arc::clone(&up),
+                        Arc::clone(&out),
+                        body,
+                        head.id,
+                        instance.to_string(),
+                    ));
                 }
             }
-            message = up.receive() => {
-                let Some(message) = message else {
-                    break Err(BridgeError::NotRunning(format!(
-                        "instance '{instance}' closed the connection: it stopped"
-                    )));
-                };
-                if let Err(e) = down.send(message).await {
-                    break Err(BridgeError::Failed(format!("cannot write to stdout: {e}")));
+            Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Ok(Some(fatal)) = joined {
+                    break Err(fatal);
                 }
             }
-            Some(joined) = sends.join_next(), if !sends.is_empty() => {
-                let Ok((request_id, Err(e))) = joined else { continue };
-                if let Err(gone) = probe(target, instance).await {
-                    break Err(gone);
-                }
-                crate::errln!("awtui mcp: a message could not be relayed: {e}");
-                // Answer the request so the client does not wait forever.
-                if let Some(id) = request_id {
-                    let error = ErrorData::internal_error(
-                        format!("awtui mcp could not relay this request: {e}"),
-                        None,
-                    );
-                    if let Err(e) = down.send(ServerJsonRpcMessage::error(error, Some(id))).await {
-                        break Err(BridgeError::Failed(format!("cannot write to stdout: {e}")));
-                    }
-                }
-            }
-            _ = watch.tick() => {
-                if let Err(gone) = probe(target, instance).await {
-                    break Err(gone);
-                }
-            }
+            e = &mut watch => break Err(not_running(instance, &up, &e)),
         }
     };
     // Let the server close the session; do not wait long for a dead one.
-    let _ = tokio::time::timeout(Duration::from_secs(2), up.close()).await;
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        up.send(Method::DELETE, Bytes::new()),
+    )
+    .await;
     result
 }
 
@@ -338,25 +534,17 @@ pub async fn run(args: &BridgeArgs) -> Result<(), BridgeError> {
     let target = locate(args)?;
     let instance = instance_name(&target.instance_dir);
     probe(&target, &instance).await?;
-    let config = |uri: String| {
-        StreamableHttpClientTransportConfig::with_uri(uri).auth_header(target.token.clone())
+    let addr = match &target.endpoint.socket {
+        Some(socket) => Addr::Unix(socket.clone()),
+        None => Addr::Tcp(target.endpoint.authority().unwrap_or_default().to_string()),
     };
-    match &target.endpoint.socket {
-        Some(socket) => {
-            // The URI only gives the Host header and path on a socket.
-            let config = config(format!("http://localhost{MCP_PATH}"));
-            let up = StreamableHttpClientTransport::from_unix_socket_with_config(
-                &socket.to_string_lossy(),
-                config,
-            );
-            relay(up, &target, &args.agent, &instance).await
-        }
-        None => {
-            let up =
-                StreamableHttpClientTransport::from_config(config(target.endpoint.url.clone()));
-            relay(up, &target, &args.agent, &instance).await
-        }
-    }
+    let up = Upstream::new(addr, &target.token).map_err(|e| {
+        BridgeError::Usage(format!(
+            "the token of agent '{}' cannot be sent: {e}",
+            args.agent
+        ))
+    })?;
+    relay(Arc::new(up), &target, &args.agent, &instance).await
 }
 
 /// `awtui mcp`: runs the bridge on its own runtime and turns the outcome

@@ -28,6 +28,7 @@ pub mod bridge;
 pub mod endpoint;
 pub mod identity;
 pub mod notify;
+pub mod relay;
 pub mod resources;
 pub mod server;
 pub mod shared;

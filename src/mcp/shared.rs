@@ -12,6 +12,13 @@
 //! written so far, then publishes the batch; the others wait for that flush
 //! (or lead the next one). A message is visible to nobody, and its sender
 //! gets no answer, before it is durable.
+//!
+//! Nothing here blocks an async worker: the store's lock is held only for
+//! memory work and `write`s (cursor files are made durable by a writer
+//! thread, waited for after the lock is released), and every call that may
+//! wait (for the lock, a flush or a cursor write) runs through
+//! [`blocking`], which hands the worker's other tasks to another thread
+//! first when called on a multi-thread runtime's worker.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -66,6 +73,18 @@ pub enum DocumentChange {
     Created,
     /// It was deleted.
     Deleted,
+}
+
+/// Runs `f`, which may block (an `fsync`, a contended lock), without
+/// stalling the async runtime: on a multi-thread runtime's worker it goes
+/// through [`tokio::task::block_in_place`] (the worker's other tasks move
+/// to another thread meanwhile); elsewhere (a blocking-pool thread, plain
+/// threads, a current-thread runtime) it simply runs.
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
 }
 
 /// How many failed flushes are remembered for the senders still waiting
@@ -145,7 +164,9 @@ impl SharedContext {
 
     /// Shares `store` and the task board `tasks` (a file context keeps
     /// its tasks on disk next to its channel).
-    pub fn with_tasks(store: Box<dyn ContextStore>, tasks: TaskBoard) -> Self {
+    pub fn with_tasks(mut store: Box<dyn ContextStore>, tasks: TaskBoard) -> Self {
+        // Cursor writes become durable behind the lock (see `transact`).
+        store.defer_durability();
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let locked = Locked {
             store,
@@ -213,7 +234,14 @@ impl SharedContext {
     fn lock(&self) -> MutexGuard<'_, Locked> {
         // A panic inside a store call is a bug; the store's state is still
         // the best there is, so keep serving it.
-        self.store.0.lock().unwrap_or_else(|e| e.into_inner())
+        match self.store.0.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            // Someone holds it: wait off the async workers.
+            Err(std::sync::TryLockError::WouldBlock) => {
+                blocking(|| self.store.0.lock().unwrap_or_else(|e| e.into_inner()))
+            }
+        }
     }
 
     /// Runs `f` with read access to the store.
@@ -224,23 +252,40 @@ impl SharedContext {
 
     /// Runs `f` with the store locked; every change `f` makes through the
     /// [`Recorder`] is announced, in order, before the lock is released.
-    pub fn transact<T>(&self, f: impl FnOnce(&mut Recorder<'_>) -> T) -> T {
-        let mut guard = self.lock();
-        let mut recorder = Recorder {
-            locked: &mut guard,
-            events: &self.events,
-        };
-        let result = f(&mut recorder);
-        drop(guard);
-        // An inline flush may have published messages others wait for.
-        self.store.1.notify_all();
-        result
+    /// Returns once the changes are durable: cursor changes are waited for
+    /// after the lock is released, and a failure to write them is the
+    /// result when `f` succeeded.
+    pub fn transact<T, E: From<crate::context::ContextError>>(
+        &self,
+        f: impl FnOnce(&mut Recorder<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        blocking(|| {
+            let mut guard = self.lock();
+            let mut recorder = Recorder {
+                locked: &mut guard,
+                events: &self.events,
+                cursors_changed: false,
+            };
+            let result = f(&mut recorder);
+            let pending = recorder.cursors_changed.then(|| guard.store.pending_sync());
+            drop(guard);
+            // An inline flush may have published messages others wait for.
+            self.store.1.notify_all();
+            match (result, pending.map(|p| p.wait())) {
+                (Ok(_), Some(Err(e))) => Err(e.into()),
+                (result, _) => result,
+            }
+        })
     }
 
     /// Appends a message from `from`; it is durable when this returns, and
     /// announced once it is. Concurrent callers share one `fdatasync`
     /// (group commit). Blocks: call it off the async workers.
     pub fn append(&self, from: &str, message: &str) -> Result<ChannelEntry> {
+        blocking(|| self.append_blocking(from, message))
+    }
+
+    fn append_blocking(&self, from: &str, message: &str) -> Result<ChannelEntry> {
         let (locked, wake) = &*self.store;
         let mut guard = self.lock();
         let staged = guard.store.stage(from, message, None)?;
@@ -287,6 +332,8 @@ impl SharedContext {
 pub struct Recorder<'a> {
     locked: &'a mut Locked,
     events: &'a broadcast::Sender<ContextEvent>,
+    /// A cursor change was handed to the store: wait for it to be durable.
+    cursors_changed: bool,
 }
 
 impl Recorder<'_> {
@@ -335,6 +382,7 @@ impl Recorder<'_> {
     /// Hides messages from every inbox (nothing to announce: cursors are
     /// unchanged; front ends learn it from the thread state).
     pub fn hide(&mut self, ids: &[u64]) -> Result<()> {
+        self.cursors_changed = true;
         self.store_mut().hide(ids)
     }
 
@@ -350,6 +398,7 @@ impl Recorder<'_> {
     /// Marks delivery up to `through`; announces the cursor if it moved.
     pub fn mark_delivered(&mut self, agent: &str, through: u64) -> Result<Cursor> {
         let before = self.store().cursor(agent)?;
+        self.cursors_changed = true;
         let after = self.store_mut().mark_delivered(agent, through)?;
         self.cursor_change(agent, before, after);
         Ok(after)
@@ -358,6 +407,7 @@ impl Recorder<'_> {
     /// Acknowledges up to `until`; announces the cursor if it moved.
     pub fn ack(&mut self, agent: &str, until: Since) -> Result<Cursor> {
         let before = self.store().cursor(agent)?;
+        self.cursors_changed = true;
         let after = self.store_mut().ack(agent, until)?;
         self.cursor_change(agent, before, after);
         Ok(after)

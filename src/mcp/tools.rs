@@ -615,7 +615,7 @@ impl ToolBox {
     fn inbox_ack(&self, caller: &str, until: Since) -> Result<Value, ToolError> {
         self.ctx.transact(|tx| {
             let cursor = tx.ack(caller, until)?;
-            let unread = tx.store().inbox(caller)?.len();
+            let unread = tx.store().inbox_ids(caller)?.len();
             Ok(json!({"acked_until": cursor.acked, "unread": unread}))
         })
     }

@@ -22,6 +22,12 @@ use super::server::ContextServer;
 /// The HTTP path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
 
+/// How often an idle event stream gets a keep-alive comment: rarely, so
+/// idle agents wake nobody (rmcp's default is every 15 s), yet under the
+/// 300 s that Node's fetch (undici) waits for body data before it drops a
+/// stream (Claude Code, Gemini CLI and opencode run on Node).
+pub const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(240);
+
 /// The HTTP application: `/mcp` served by rmcp, every request
 /// authenticated first.
 ///
@@ -32,6 +38,7 @@ pub const MCP_PATH: &str = "/mcp";
 pub fn router(server: ContextServer, tokens: Arc<Tokens>, stop: CancellationToken) -> Router {
     let config = StreamableHttpServerConfig::default()
         .with_sse_retry(None)
+        .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
         .with_cancellation_token(stop);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.sse_retry = None;

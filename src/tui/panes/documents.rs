@@ -34,25 +34,36 @@ use crate::tui::theme::Theme;
 pub(crate) static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 pub(crate) static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
 
+/// Documents up to this many lines are highlighted whole, exactly; longer
+/// ones only around the lines shown ([`Viewer::visible`]).
+pub const WHOLE_LINES: usize = 2_000;
+/// Lines highlighted above the first one shown in a long document, to let
+/// the highlighter settle (a construct opened further up may be missed).
+pub const CONTEXT_LINES: usize = 100;
+
 /// Highlights `content` by the file's extension (plain text when unknown).
 /// In markdown, fenced code blocks (```` ```lang ````) are highlighted as
-/// their language. Lines longer than 2,000 characters or files over 20,000
-/// lines are shown plain, so a huge file cannot stall the screen.
+/// their language. Lines longer than 2,000 characters are shown plain.
 pub fn highlight(file: &str, content: &str) -> Vec<Line<'static>> {
+    highlight_lines(file, content.split_inclusive('\n'))
+}
+
+/// Highlights consecutive lines (each with its `\n`), starting from a
+/// fresh highlighter state.
+fn highlight_lines<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> Vec<Line<'static>> {
     let ext = file.rsplit('.').next().unwrap_or("");
     let syntax = SYNTAXES
         .find_syntax_by_extension(ext)
         .unwrap_or_else(|| SYNTAXES.find_syntax_plain_text());
     let markdown = syntax.name == "Markdown";
-    let too_big = content.lines().count() > 20_000;
     let theme = &THEMES.themes["base16-ocean.dark"];
     let mut outer = HighlightLines::new(syntax, theme);
     // The highlighter of the fenced block we are in, with its fence.
     let mut fence: Option<(HighlightLines, String)> = None;
     let mut out = Vec::new();
-    for line in content.split_inclusive('\n') {
-        let plain = || Line::raw(line.trim_end_matches('\n').replace('\t', "    "));
-        if too_big || line.len() > 2000 {
+    for line in lines {
+        let plain = || plain_line(line);
+        if line.len() > 2000 {
             out.push(plain());
             continue;
         }
@@ -89,6 +100,11 @@ pub fn highlight(file: &str, content: &str) -> Vec<Line<'static>> {
     out
 }
 
+/// A line as shown without highlighting.
+fn plain_line(line: &str) -> Line<'static> {
+    Line::raw(line.trim_end_matches('\n').replace('\t', "    "))
+}
+
 pub(crate) fn styled(h: &mut HighlightLines, line: &str) -> Option<Line<'static>> {
     let ranges = h.highlight_line(line, &SYNTAXES).ok()?;
     Some(Line::from(
@@ -112,7 +128,10 @@ pub(crate) fn styled(h: &mut HighlightLines, line: &str) -> Option<Line<'static>
     ))
 }
 
-/// A document open in the viewer.
+/// A document open in the viewer. Opening one costs no highlighting:
+/// lines are highlighted when first drawn, only those shown (plus some
+/// context above them in a long document), so a huge document never holds
+/// up input.
 #[derive(Clone, Debug)]
 pub struct Viewer {
     /// Its path.
@@ -121,12 +140,17 @@ pub struct Viewer {
     pub content: String,
     /// Its content as read (line endings, control bytes), for the editor.
     pub raw: String,
-    /// Highlighted lines.
-    pub lines: Vec<Line<'static>>,
+    /// Where each line starts in `content` (and where the last ends).
+    bounds: Vec<usize>,
+    /// Highlighted lines, filled in as they are drawn.
+    styled: Vec<Option<Line<'static>>>,
     /// First (wrapped) line shown.
     pub scroll: usize,
-    /// The lines wrapped to the last width drawn.
-    wrapped: Option<(usize, Vec<Line<'static>>)>,
+    /// For the last width drawn: the first wrapped row of each line, and
+    /// the total.
+    rows: Option<(usize, Vec<usize>)>,
+    /// Lines highlighted so far (what opening and drawing cost).
+    pub highlighted: usize,
     /// Who changed it last, when known.
     pub changed_by: Option<String>,
     /// Why it could not be read (not UTF-8, too large…), shown in its place
@@ -135,40 +159,25 @@ pub struct Viewer {
 }
 
 impl Viewer {
-    /// The lines soft-wrapped to `width` (cached per width).
-    pub fn wrapped(&mut self, width: usize) -> &[Line<'static>] {
-        if !matches!(&self.wrapped, Some((w, _)) if *w == width) {
-            let lines = self
-                .lines
-                .iter()
-                .flat_map(|l| {
-                    let runs: Vec<(String, Style)> = l
-                        .spans
-                        .iter()
-                        .map(|s| (s.content.to_string(), s.style))
-                        .collect();
-                    crate::tui::text::wrap_runs(&runs, width)
-                })
-                .collect();
-            self.wrapped = Some((width, lines));
-        }
-        self.wrapped
-            .as_ref()
-            .map(|(_, l)| l.as_slice())
-            .unwrap_or(&[])
-    }
-
     /// A viewer over `content`.
     pub fn new(file: String, content: &str) -> Viewer {
         let raw = content.to_string();
         let content = for_terminal(content);
+        let mut bounds = vec![0];
+        bounds.extend(content.match_indices('\n').map(|(i, _)| i + 1));
+        if bounds.last() != Some(&content.len()) {
+            bounds.push(content.len());
+        }
+        let n = bounds.len() - 1;
         Viewer {
             raw,
-            lines: highlight(&file, &content),
             file,
             content,
+            bounds,
+            styled: vec![None; n],
             scroll: 0,
-            wrapped: None,
+            rows: None,
+            highlighted: 0,
             changed_by: None,
             unreadable: None,
         }
@@ -179,6 +188,103 @@ impl Viewer {
         let mut v = Viewer::new(file, "");
         v.unreadable = Some(for_terminal(reason));
         v
+    }
+
+    /// Number of lines.
+    pub fn len(&self) -> usize {
+        self.styled.len()
+    }
+
+    /// Whether the document is empty.
+    pub fn is_empty(&self) -> bool {
+        self.styled.is_empty()
+    }
+
+    fn line(&self, i: usize) -> &str {
+        &self.content[self.bounds[i]..self.bounds[i + 1]]
+    }
+
+    /// Highlights the lines `range` unless they already are: a short
+    /// document whole, a long one from [`CONTEXT_LINES`] above.
+    fn ensure_styled(&mut self, range: std::ops::Range<usize>) {
+        if self.styled[range.clone()].iter().all(Option::is_some) {
+            return;
+        }
+        let from = if self.len() <= WHOLE_LINES {
+            0
+        } else {
+            range.start.saturating_sub(CONTEXT_LINES)
+        };
+        let to = if self.len() <= WHOLE_LINES {
+            self.len()
+        } else {
+            range.end
+        };
+        let lines = highlight_lines(&self.file, (from..to).map(|i| self.line(i)));
+        self.highlighted += lines.len();
+        for (i, l) in (from..to).zip(lines) {
+            // Lines drawn before keep their (better settled) colours.
+            if range.contains(&i) || self.styled[i].is_none() {
+                self.styled[i] = Some(l);
+            }
+        }
+    }
+
+    /// The rows of lines wrapped to `width` (plain text: colours do not
+    /// change widths), cached per width.
+    fn row_starts(&mut self, width: usize) -> &[usize] {
+        if !matches!(&self.rows, Some((w, _)) if *w == width) {
+            let mut starts = Vec::with_capacity(self.len() + 1);
+            let mut at = 0;
+            for i in 0..self.len() {
+                starts.push(at);
+                let text = self.line(i).trim_end_matches('\n').to_string();
+                at += crate::tui::text::wrap_runs(&[(text, Style::new())], width)
+                    .len()
+                    .max(1);
+            }
+            starts.push(at);
+            self.rows = Some((width, starts));
+        }
+        self.rows
+            .as_ref()
+            .map(|(_, s)| s.as_slice())
+            .unwrap_or(&[0])
+    }
+
+    /// The wrapped rows to show in a `width` × `height` view, scrolled by
+    /// [`Viewer::scroll`] (clamped to the end); highlights only the lines
+    /// they come from.
+    pub fn visible(&mut self, width: usize, height: usize) -> Vec<Line<'static>> {
+        if self.is_empty() {
+            return Vec::new();
+        }
+        let wanted = self.scroll;
+        let n = self.len();
+        let starts = self.row_starts(width);
+        let total = *starts.last().unwrap_or(&0);
+        let scroll = wanted.min(total.saturating_sub(height.max(1)));
+        let first = starts.partition_point(|&s| s <= scroll).saturating_sub(1);
+        let skip = scroll - starts[first];
+        let end = starts.partition_point(|&s| s < scroll + height).min(n);
+        self.scroll = scroll;
+        self.ensure_styled(first..end.max(first + 1));
+        (first..end.max(first + 1))
+            .flat_map(|i| {
+                let runs: Vec<(String, Style)> = self.styled[i]
+                    .as_ref()
+                    .map(|l| {
+                        l.spans
+                            .iter()
+                            .map(|s| (s.content.to_string(), s.style))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                crate::tui::text::wrap_runs(&runs, width)
+            })
+            .skip(skip)
+            .take(height)
+            .collect()
     }
 }
 
@@ -422,18 +528,14 @@ impl Documents {
                             Style::new().fg(theme.error),
                         );
                     }
-                    None if v.lines.is_empty() => {
+                    None if v.is_empty() => {
                         buf.set_string(view.x, view.y, "(empty)", theme.dimmed());
                     }
                     None => {}
                 }
-                let mut scroll = v.scroll;
-                let lines = v.wrapped(view.width as usize);
-                scroll = scroll.min(lines.len().saturating_sub(h.max(1)));
-                for (k, l) in lines.iter().skip(scroll).take(h).enumerate() {
+                for (k, l) in v.visible(view.width as usize, h).iter().enumerate() {
                     buf.set_line(view.x, view.y + k as u16, l, view.width);
                 }
-                v.scroll = scroll;
             }
             None => {
                 let text = match &self.pending {
@@ -469,6 +571,64 @@ mod tests {
                 .collect::<String>(),
             "a    b"
         );
+    }
+
+    /// Opening a 20,000-line document highlights nothing; drawing it
+    /// highlights what is shown (and some context), wherever it is
+    /// scrolled, never the whole document.
+    #[test]
+    fn highlighting_is_bounded_by_the_visible_range() {
+        let content: String = (0..20_000)
+            .map(|i| format!("## Heading {i}\n\nSome *text* with `code` {i}.\n"))
+            .collect();
+        let mut v = Viewer::new("big.md".into(), &content);
+        assert_eq!(v.len(), 60_000);
+        assert_eq!(v.highlighted, 0, "opening highlights nothing");
+        let (width, height) = (80, 40);
+        let top = v.visible(width, height);
+        assert_eq!(top.len(), height);
+        assert!(
+            top[0].spans.len() > 1 || top[0].spans[0].style != Style::new(),
+            "coloured"
+        );
+        let bound = height + CONTEXT_LINES;
+        assert!(
+            v.highlighted <= bound,
+            "{} lines highlighted",
+            v.highlighted
+        );
+        for scroll in [30_000, usize::MAX] {
+            let before = v.highlighted;
+            v.scroll = scroll;
+            let shown = v.visible(width, height);
+            assert_eq!(shown.len(), height);
+            assert!(
+                v.highlighted - before <= bound,
+                "{} lines highlighted to show {height}",
+                v.highlighted - before
+            );
+        }
+        // The end is reached: the last line is the last shown.
+        let last: String = v.visible(width, height)[height - 1]
+            .spans
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(last, "Some *text* with `code` 19999.");
+        // Drawing again highlights nothing more.
+        let before = v.highlighted;
+        v.visible(width, height);
+        assert_eq!(v.highlighted, before);
+    }
+
+    #[test]
+    fn a_short_document_is_highlighted_whole_once() {
+        let mut v = Viewer::new("n.md".into(), "```rust\nfn main() {}\n```\ntext\n");
+        v.scroll = 1;
+        let shown = v.visible(40, 2);
+        assert_eq!(v.highlighted, 4);
+        // The fence opened above the view still colours the code.
+        assert!(shown[0].spans.len() > 1, "{:?}", shown[0]);
     }
 
     #[test]

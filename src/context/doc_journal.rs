@@ -1,0 +1,413 @@
+//! The document journal: what makes a document write durable with one
+//! `fdatasync` instead of three.
+//!
+//! A write appends one record (path, content, checksum) to
+//! `.documents.journal` in the document folder and `fdatasync`s it; then
+//! the document is replaced atomically (temp file + rename, no sync), so
+//! readers see the old or the new content, never a mix. A thread of its own
+//! later syncs the written files and their folders and empties the journal
+//! when nothing newer was logged meanwhile. On open, the records still in
+//! the journal are applied again, durably, so after a crash (or power loss)
+//! every acknowledged write is there and whole; a torn last record was
+//! never acknowledged and is dropped.
+//!
+//! Deleting a document first makes everything journaled durable and
+//! empties the journal, so a replay can never bring a deleted document
+//! back. The journal stays bounded ([`LIMIT`]): past it, a write first
+//! waits for that same checkpoint.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use rustix::fs::{Mode, OFlags};
+
+use crate::fsutil::{MIB, stable_hash_u64};
+
+/// The journal's name in the document folder (hidden, so never a document).
+pub const JOURNAL_FILE: &str = ".documents.journal";
+
+/// Largest the journal grows before a write waits for a checkpoint.
+pub const LIMIT: u64 = 8 * MIB;
+
+/// Marks the start of each record.
+const MAGIC: &[u8; 4] = b"AWD1";
+/// Magic, path length (u32), content length (u64), checksum (u64).
+const HEADER: usize = 4 + 4 + 8 + 8;
+
+/// A write found in the journal on open, to apply again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The document's path relative to the folder, as validated then.
+    pub path: String,
+    /// Its content.
+    pub content: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct State {
+    file: File,
+    /// Length of the records written so far.
+    len: u64,
+    /// Documents replaced since the last checkpoint: the new file, its
+    /// folder and its name there, to sync.
+    settled: Vec<Settled>,
+    /// The thread is syncing a batch outside the lock.
+    busy: bool,
+    /// The journal holds the last run's records, not yet applied again.
+    replaying: bool,
+    /// Syncing a batch behind failed: those writes are durable only in the
+    /// journal until a checkpoint syncs the whole file system.
+    failed: bool,
+    closed: bool,
+}
+
+#[derive(Debug)]
+struct Shared {
+    path: PathBuf,
+    state: Mutex<State>,
+    /// Wakes the thread.
+    work: Condvar,
+    /// Wakes whoever waits for the thread to finish a batch.
+    idle: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The journal of one document folder, with its checkpoint thread.
+#[derive(Debug)]
+pub struct DocJournal {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A document replaced after its record was logged.
+#[derive(Debug)]
+struct Settled {
+    file: File,
+    dir: OwnedFd,
+    name: String,
+}
+
+/// How long the checkpoint thread gathers writes before syncing them, so
+/// a burst of writes costs one sync per document and folder, not one per
+/// write (and its syncs compete less with the writes' own).
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Syncs each written file (the newest per name: an older one was
+/// replaced) and each folder once.
+fn sync_all(batch: &[Settled]) -> io::Result<()> {
+    let mut dirs: Vec<(u64, u64)> = Vec::new();
+    let mut files: Vec<((u64, u64), &str)> = Vec::new();
+    for s in batch.iter().rev() {
+        let st = rustix::fs::fstat(&s.dir)?;
+        let dir = (st.st_dev as u64, st.st_ino as u64);
+        if files.contains(&(dir, s.name.as_str())) {
+            continue;
+        }
+        files.push((dir, s.name.as_str()));
+        s.file.sync_data()?;
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    // Folders after their files, so a rename is durable only with its data.
+    let mut synced: Vec<(u64, u64)> = Vec::new();
+    for s in batch.iter().rev() {
+        let st = rustix::fs::fstat(&s.dir)?;
+        let dir = (st.st_dev as u64, st.st_ino as u64);
+        if !synced.contains(&dir) {
+            rustix::fs::fsync(&s.dir)?;
+            synced.push(dir);
+        }
+    }
+    Ok(())
+}
+
+/// The records in `bytes`, up to the first incomplete or damaged one.
+pub fn parse(bytes: &[u8]) -> Vec<Record> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while bytes.len() - at >= HEADER && &bytes[at..at + 4] == MAGIC {
+        let num = |from: usize, n: usize| {
+            let mut b = [0u8; 8];
+            b[..n].copy_from_slice(&bytes[at + from..at + from + n]);
+            u64::from_le_bytes(b)
+        };
+        let (path_len, content_len, sum) = (num(4, 4), num(8, 8), num(16, 8));
+        let body = at + HEADER;
+        let Some(end) = usize::try_from(path_len.saturating_add(content_len))
+            .ok()
+            .and_then(|n| body.checked_add(n))
+            .filter(|end| *end <= bytes.len())
+        else {
+            break;
+        };
+        if stable_hash_u64(&bytes[body..end]) != sum {
+            break;
+        }
+        let split = body + path_len as usize;
+        let Ok(path) = String::from_utf8(bytes[body..split].to_vec()) else {
+            break;
+        };
+        out.push(Record {
+            path,
+            content: bytes[split..end].to_vec(),
+        });
+        at = end;
+    }
+    out
+}
+
+/// One record's bytes.
+fn encode(path: &str, content: &[u8]) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(HEADER + path.len() + content.len());
+    buf.extend_from_slice(MAGIC);
+    buf.extend_from_slice(&(path.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&(content.len() as u64).to_le_bytes());
+    buf.extend_from_slice(&[0; 8]);
+    buf.extend_from_slice(path.as_bytes());
+    buf.extend_from_slice(content);
+    let sum = stable_hash_u64(&buf[HEADER..]);
+    buf[16..24].copy_from_slice(&sum.to_le_bytes());
+    buf
+}
+
+impl DocJournal {
+    /// Opens (or creates) the journal in folder `dir` (at `dir_path`, for
+    /// messages) and returns it with the records left by the last run,
+    /// which the caller applies again and then confirms with
+    /// [`DocJournal::checkpoint`].
+    pub fn open(dir: BorrowedFd<'_>, dir_path: &Path) -> io::Result<(DocJournal, Vec<Record>)> {
+        let path = dir_path.join(JOURNAL_FILE);
+        let fd = rustix::fs::openat(
+            dir,
+            JOURNAL_FILE,
+            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )?;
+        let file = File::from(fd);
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut &file, &mut bytes)?;
+        let records = parse(&bytes);
+        let shared = Arc::new(Shared {
+            path,
+            state: Mutex::new(State {
+                file,
+                len: bytes.len() as u64,
+                settled: Vec::new(),
+                busy: false,
+                replaying: !bytes.is_empty(),
+                failed: false,
+                closed: false,
+            }),
+            work: Condvar::new(),
+            idle: Condvar::new(),
+        });
+        let worker = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("awtui-docs".into())
+            .spawn(move || checkpoint_loop(&worker))
+            .map_err(|e| {
+                tracing::warn!("cannot start the document checkpoint thread: {e}");
+            })
+            .ok();
+        Ok((DocJournal { shared, thread }, records))
+    }
+
+    /// The journal file, for error messages.
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    /// Appends a record of `content` for `path` and makes it durable.
+    /// Returns where it starts, for [`DocJournal::cut`].
+    pub fn log(&self, path: &str, content: &[u8]) -> io::Result<u64> {
+        let record = encode(path, content);
+        let mut state = self.shared.lock();
+        if state.len + record.len() as u64 > LIMIT && state.len > 0 {
+            state = self.checkpoint_locked(state)?;
+        }
+        let at = state.len;
+        let written = state
+            .file
+            .write_all_at(&record, at)
+            .and_then(|()| state.file.sync_data());
+        if let Err(e) = written {
+            let _ = state.file.set_len(at);
+            return Err(e);
+        }
+        state.len = at + record.len() as u64;
+        Ok(at)
+    }
+
+    /// Takes back the record logged at `at` (its write never happened).
+    pub fn cut(&self, at: u64) {
+        let mut state = self.shared.lock();
+        if state.file.set_len(at).is_ok() {
+            state.len = at;
+        }
+    }
+
+    /// The document replaced after its record was logged: `file` holds the
+    /// new content, `dir` is its folder and `name` its name there; both get
+    /// synced behind.
+    pub fn settle(&self, file: File, dir: OwnedFd, name: &str) {
+        let mut state = self.shared.lock();
+        state.settled.push(Settled {
+            file,
+            dir,
+            name: name.to_string(),
+        });
+        if self.thread.is_none() {
+            // No thread: settle inline (a failure keeps the record).
+            if let Err(e) = self.checkpoint_locked(state).map(drop) {
+                tracing::warn!("cannot sync a written document: {e}");
+            }
+        } else {
+            drop(state);
+            self.shared.work.notify_one();
+        }
+    }
+
+    /// Makes every write so far durable in its own file and empties the
+    /// journal (durably), so nothing in it is replayed any more.
+    pub fn checkpoint(&self) -> io::Result<()> {
+        let state = self.shared.lock();
+        self.checkpoint_locked(state).map(drop)
+    }
+
+    fn checkpoint_locked<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+    ) -> io::Result<MutexGuard<'a, State>> {
+        while state.busy {
+            state = self
+                .shared
+                .idle
+                .wait(state)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        let batch = std::mem::take(&mut state.settled);
+        sync_all(&batch)?;
+        if state.failed {
+            // Their handles are gone: sync everything on that file system.
+            rustix::fs::syncfs(&state.file)?;
+            state.failed = false;
+        }
+        state.file.set_len(0)?;
+        state.file.sync_data()?;
+        state.len = 0;
+        state.replaying = false;
+        Ok(state)
+    }
+}
+
+impl Drop for DocJournal {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.work.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Syncs written documents behind, and empties the journal when nothing
+/// newer was logged meanwhile.
+fn checkpoint_loop(shared: &Shared) {
+    loop {
+        let mut state = shared.lock();
+        while state.settled.is_empty() && !state.closed {
+            state = shared.work.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        if state.settled.is_empty() {
+            return;
+        }
+        // Gather the rest of a burst (closing does not wait).
+        let deadline = std::time::Instant::now() + BATCH_WAIT;
+        while !state.closed {
+            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+                break;
+            };
+            state = shared
+                .work
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        let batch = std::mem::take(&mut state.settled);
+        let mark = state.len;
+        state.busy = true;
+        drop(state);
+        let synced = sync_all(&batch);
+        let mut state = shared.lock();
+        state.busy = false;
+        match synced {
+            Ok(())
+                if !state.replaying
+                    && !state.failed
+                    && state.len == mark
+                    && state.settled.is_empty() =>
+            {
+                // Not synced: a crash before this reaches the disk only
+                // replays writes that are already whole on disk.
+                if state.file.set_len(0).is_ok() {
+                    state.len = 0;
+                }
+            }
+            Ok(()) => {}
+            Err(e) => {
+                tracing::warn!(
+                    "cannot sync documents written behind ({e}); {} keeps them until a checkpoint",
+                    shared.path.display()
+                );
+                state.failed = true;
+            }
+        }
+        drop(state);
+        shared.idle.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_a_torn_or_damaged_tail_is_dropped() {
+        let mut bytes = encode("a.md", b"first");
+        bytes.extend(encode("dir/b.md", "second \u{e9}".as_bytes()));
+        let whole = parse(&bytes);
+        assert_eq!(
+            whole,
+            vec![
+                Record {
+                    path: "a.md".into(),
+                    content: b"first".to_vec()
+                },
+                Record {
+                    path: "dir/b.md".into(),
+                    content: "second \u{e9}".as_bytes().to_vec()
+                }
+            ]
+        );
+        // Torn anywhere in the second record: only the first is kept.
+        for cut in 1..bytes.len() - whole[0].content.len() - HEADER - 4 {
+            let torn = &bytes[..bytes.len() - cut];
+            assert_eq!(parse(torn).len(), 1, "cut {cut}");
+        }
+        // A flipped byte in the content fails the checksum.
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        assert_eq!(parse(&bytes).len(), 1);
+    }
+}
