@@ -188,6 +188,9 @@ struct Raw {
     writer: OwnedWriteHalf,
     /// Replies read while waiting for another.
     replies: Vec<serde_json::Value>,
+    /// Other lines (events) read while waiting for a reply: an event may
+    /// arrive before the reply to the command that caused it.
+    events: std::collections::VecDeque<String>,
 }
 
 impl Raw {
@@ -198,6 +201,7 @@ impl Raw {
             lines: BufReader::new(r).lines(),
             writer,
             replies: Vec::new(),
+            events: Default::default(),
         };
         let token = std::fs::read_to_string(&info.token_file).unwrap();
         raw.send(&serde_json::json!({ "token": token.trim() }))
@@ -232,6 +236,8 @@ impl Raw {
             let value: serde_json::Value = serde_json::from_str(&line).unwrap();
             if value.get("reply").is_some() {
                 self.replies.push(value);
+            } else {
+                self.events.push_back(line);
             }
         }
     }
@@ -240,7 +246,10 @@ impl Raw {
     async fn until_post(&mut self, text: &str) -> Vec<String> {
         let mut seen = Vec::new();
         loop {
-            let line = self.line().await;
+            let line = match self.events.pop_front() {
+                Some(kept) => kept,
+                None => self.line().await,
+            };
             let value: serde_json::Value = serde_json::from_str(&line).unwrap();
             seen.push(line);
             if value["event"] == "message" && value["entry"]["message"] == text {
