@@ -90,6 +90,14 @@ fn field<'n>(fields: &[(&Key, &'n Node)], k: &str) -> Option<&'n Node> {
         .map(|(_, n)| *n)
 }
 
+/// Whether `name` can be an environment variable (`[A-Za-z_][A-Za-z0-9_]*`).
+fn is_env_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// The most workers one `spawn:` template may make.
 pub const MAX_SPAWN_SLOTS: u32 = 20;
 
@@ -1580,15 +1588,7 @@ impl Walker<'_> {
         };
         let mut out = Vec::new();
         for (key, value) in entries {
-            let var_name = key
-                .name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && key
-                    .name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let var_name = is_env_name(&key.name);
             if vars && !var_name {
                 self.diags.error(
                     key.pos,
@@ -1609,15 +1609,7 @@ impl Walker<'_> {
         };
         let mut out = Vec::new();
         for (key, value) in entries {
-            let valid = key
-                .name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && key
-                    .name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let valid = is_env_name(&key.name);
             if !valid {
                 self.diags.error(
                     key.pos,
