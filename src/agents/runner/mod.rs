@@ -493,14 +493,7 @@ impl Runner {
                 // it back is not taken for a post of the agent's own (which
                 // would keep the rest of its answer from being posted).
                 t.activity = Activity::Thinking;
-                if a.pending_answers.len() >= MAX_PENDING_STREAM {
-                    a.pending_answers.remove(0);
-                }
-                a.pending_answers.push(text.clone());
-                fx.push(Effect::PostFinalAnswer {
-                    agent: a.name.clone(),
-                    text,
-                });
+                fx.push(a.post_for_it(text, MAX_PENDING_STREAM));
             }
         }
     }
@@ -551,14 +544,7 @@ impl Runner {
                 let text = final_text.unwrap_or_default();
                 let already_said = posted || t.posted;
                 if !already_said && !text.trim().is_empty() {
-                    if a.pending_answers.len() >= MAX_PENDING_ANSWERS {
-                        a.pending_answers.remove(0);
-                    }
-                    a.pending_answers.push(text.clone());
-                    fx.push(Effect::PostFinalAnswer {
-                        agent: a.name.clone(),
-                        text,
-                    });
+                    fx.push(a.post_for_it(text, MAX_PENDING_ANSWERS));
                 }
                 if let Some(through) = through {
                     a.ack(through);

@@ -164,6 +164,20 @@ pub(crate) struct AgentState {
 }
 
 impl AgentState {
+    /// The effect posting `text` as this agent, remembered (at most `keep`
+    /// texts) so that seeing it back in the channel is not taken for a
+    /// post the agent made itself.
+    pub fn post_for_it(&mut self, text: String, keep: usize) -> super::Effect {
+        if self.pending_answers.len() >= keep {
+            self.pending_answers.remove(0);
+        }
+        self.pending_answers.push(text.clone());
+        super::Effect::PostFinalAnswer {
+            agent: self.name.clone(),
+            text,
+        }
+    }
+
     pub fn new(name: String, max_turns: u32, turn_timeout: Option<Duration>) -> Self {
         AgentState {
             name,
