@@ -20,15 +20,16 @@ use ratatui::crossterm::event::{
 use ratatui::layout::{Position, Rect};
 
 use super::QuitAction;
-use super::action::{AckTarget, Action, FocusTarget, Motion, Pane, TaskAction};
+use super::action::{AckTarget, Action, FocusTarget, Pane, TaskAction};
+use super::component::{Component, Handle, Mouse, Outcome, Visit};
 use super::config::Config;
 use super::keymap::{Key, Keymap, Section};
-use super::panes::agents::{AgentRow, Agents};
-use super::panes::channel::Channel;
+use super::panes::agents::{AgentRow, Agents, AgentsContext};
+use super::panes::channel::{Channel, DrawContext};
 use super::panes::command_bar::{BarEvent, BarMode, CommandBar};
 use super::panes::documents::Documents;
-use super::panes::inbox::{self, Inbox};
-use super::panes::tasks::{self, BoardContext, Detail, Tasks};
+use super::panes::inbox::{self, Inbox, InboxContext};
+use super::panes::tasks::{self, BoardContext, Tasks};
 use super::theme::Theme;
 use crate::agents::runner::{AgentStatus, PauseReason};
 use crate::context::mentions::{ALL, USER};
@@ -477,7 +478,7 @@ impl App {
             }
             Ok(Reply::Document { file, content }) => {
                 let o = self.documents.content(file, content);
-                self.docs(o)
+                self.apply(Pane::Documents, o)
             }
             // Raw output may hold escape sequences: never to the terminal.
             Ok(Reply::AgentLogs { text, .. }) => vec![Effect::Pager(for_terminal(&text))],
@@ -647,7 +648,7 @@ impl App {
             }
             EngineEvent::Document { path, change, by } => {
                 let o = self.documents.changed(path, change, by);
-                self.docs(o)
+                self.apply(Pane::Documents, o)
             }
             EngineEvent::Cursor { agent, cursor } => {
                 if agent == USER {
@@ -737,25 +738,99 @@ impl App {
         }
     }
 
-    /// Carries out what a documents operation asks.
-    fn docs(&mut self, o: super::panes::doc_events::Outcome) -> Vec<Effect> {
+    /// Carries out what `pane`'s component asks.
+    fn apply(&mut self, pane: Pane, o: Outcome) -> Vec<Effect> {
         match o.note {
             Some((t, true)) => self.error(t),
             Some((t, false)) => self.info(t),
             None => {}
         }
         if o.focus {
-            self.focus = Pane::Documents;
-            self.main = Pane::Documents;
-            self.lower = Pane::Documents;
+            self.focus = pane;
+            self.main = pane;
+            if matches!(pane, Pane::Documents | Pane::Tasks) {
+                self.lower = pane;
+            }
         }
-        if let Some(question) = o.confirm {
-            self.confirm = Some(Confirm {
-                question,
-                on_yes: ConfirmAction::SaveAnyway,
-            });
+        if let Some(c) = o.confirm {
+            self.confirm = Some(c);
         }
-        o.commands.into_iter().map(Effect::Command).collect()
+        let mut effects: Vec<Effect> = o.commands.into_iter().map(Effect::Command).collect();
+        if let Some(a) = o.then {
+            effects.extend(self.act(a));
+        }
+        effects
+    }
+
+    /// Does `v` to `pane`'s component with that pane's context; `None`
+    /// for the bar (not a component).
+    pub fn visit<V: Visit>(&mut self, pane: Pane, v: V) -> Option<V::Out> {
+        Some(match pane {
+            Pane::Agents => {
+                let cx = AgentsContext {
+                    theme: &self.theme,
+                    spinner: self.spinner,
+                };
+                v.visit(&mut self.agents, &cx)
+            }
+            Pane::Channel => {
+                let names = self.names();
+                let cx = DrawContext {
+                    theme: &self.theme,
+                    names: &names,
+                    cursors: &self.cursors,
+                    spinner: self.spinner,
+                    utc_offset: self.options.utc_offset,
+                };
+                v.visit(&mut self.channel, &cx)
+            }
+            Pane::Inbox => {
+                let items = self.inbox_items();
+                let cx = InboxContext {
+                    theme: &self.theme,
+                    channel: &self.channel,
+                    items: &items,
+                    deferred: &self.deferred,
+                    agent: self.agents.selected().map(|r| r.name.as_str()),
+                    utc_offset: self.options.utc_offset,
+                };
+                v.visit(&mut self.inbox, &cx)
+            }
+            Pane::Documents => v.visit(&mut self.documents, &self.theme),
+            Pane::Tasks => {
+                let cx = BoardContext::new(
+                    &self.tasks,
+                    &self.channel,
+                    &self.theme,
+                    self.now,
+                    self.options.utc_offset,
+                );
+                v.visit(&mut self.board, &cx)
+            }
+            Pane::Bar => return None,
+        })
+    }
+
+    /// Hands an action or mouse event to `pane` and carries out what it
+    /// asks.
+    fn handle(&mut self, pane: Pane, h: Handle<'_>) -> Vec<Effect> {
+        match self.visit(pane, h) {
+            Some(o) => self.apply(pane, o),
+            None => Vec::new(),
+        }
+    }
+
+    /// The keymap section the focused pane's keys are in and the commands
+    /// it offers (the hint line).
+    pub fn commands(&self) -> (Section, &'static [&'static str]) {
+        match self.focus {
+            Pane::Agents => self.agents.commands(),
+            Pane::Channel => self.channel.commands(),
+            Pane::Inbox => self.inbox.commands(),
+            Pane::Documents => self.documents.commands(),
+            Pane::Tasks => self.board.commands(),
+            Pane::Bar => (Section::Global, &[]),
+        }
     }
 
     // ----- keys and mouse -------------------------------------------------
@@ -995,12 +1070,7 @@ impl App {
                     self.focus = Pane::Bar;
                     return Vec::new();
                 }
-                if self.focus == Pane::Documents
-                    && pane != Pane::Documents
-                    && self.documents.editor.is_some()
-                {
-                    // Leaving the editor by clicking elsewhere keeps it open.
-                }
+                // Leaving the editor by clicking elsewhere keeps it open.
                 self.focus = pane;
                 self.main = if pane == Pane::Agents {
                     self.main
@@ -1010,85 +1080,16 @@ impl App {
                 if matches!(pane, Pane::Documents | Pane::Tasks) {
                     self.lower = pane;
                 }
-                match pane {
-                    Pane::Agents => {
-                        if let Some(i) = self.agents.row_at(row) {
-                            self.agents.selected = i;
-                        }
-                    }
-                    Pane::Channel => {
-                        if let Some(Some(pos)) = self.channel.drawn.rows.get(row) {
-                            let pos = *pos;
-                            self.channel.select(pos);
-                        }
-                    }
-                    Pane::Inbox => {
-                        if let Some(Some(k)) = self.inbox.rows.get(row) {
-                            self.inbox.selected = *k;
-                        }
-                    }
-                    Pane::Tasks => {
-                        if let Some(Some(id)) = self.board.rows.get(row) {
-                            self.board.selected = Some(id.clone());
-                        }
-                    }
-                    Pane::Documents => {
-                        let list = self.documents.list_area;
-                        if list.contains(Position::new(m.column, m.row))
-                            && self.documents.editor.is_none()
-                        {
-                            let i = (m.row - list.y) as usize;
-                            if i < self.documents.files.len() {
-                                self.documents.selected = i;
-                                return self.act(Action::Open);
-                            }
-                        }
-                    }
-                    Pane::Bar => {}
-                }
-                Vec::new()
+                let click = Mouse::Click {
+                    row,
+                    x: m.column,
+                    y: m.row,
+                };
+                self.handle(pane, Handle::Mouse(click))
             }
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let up = m.kind == MouseEventKind::ScrollUp;
-                match pane {
-                    Pane::Channel => {
-                        let names = self.names();
-                        if up {
-                            self.channel.scroll_up(3, &self.theme, &names);
-                        } else {
-                            self.channel.scroll_down(3, &self.theme, &names);
-                        }
-                    }
-                    Pane::Documents => {
-                        if let Some(e) = &mut self.documents.editor {
-                            e.area.scroll((if up { -3 } else { 3 }, 0));
-                        } else if let Some(v) = &mut self.documents.viewer {
-                            v.scroll = if up {
-                                v.scroll.saturating_sub(3)
-                            } else {
-                                v.scroll.saturating_add(3)
-                            };
-                        }
-                    }
-                    Pane::Agents => self.agents.step(if up { -1 } else { 1 }),
-                    Pane::Inbox => {
-                        self.inbox.selected = if up {
-                            self.inbox.selected.saturating_sub(1)
-                        } else {
-                            self.inbox.selected + 1
-                        }
-                    }
-                    Pane::Tasks => self.board.motion(
-                        if up {
-                            Motion::ScrollUp(1)
-                        } else {
-                            Motion::ScrollDown(1)
-                        },
-                        &self.tasks,
-                    ),
-                    Pane::Bar => {}
-                }
-                Vec::new()
+                self.handle(pane, Handle::Mouse(Mouse::Scroll { up }))
             }
             _ => {
                 self.dirty = false;
@@ -1253,7 +1254,7 @@ impl App {
                 }
                 Some(ConfirmAction::SaveAnyway) => {
                     let o = self.documents.save(true);
-                    self.docs(o)
+                    self.apply(Pane::Documents, o)
                 }
                 Some(ConfirmAction::Workspace { agent, op }) => {
                     vec![Effect::Command(Command::Workspace { agent, op })]
@@ -1332,29 +1333,8 @@ impl App {
                 self.bar.set(&text);
                 Vec::new()
             }
-            Action::Move(m) => {
-                self.motion(m);
-                Vec::new()
-            }
-            Action::Open => match self.focus {
-                Pane::Agents => self.act(Action::Focus(FocusTarget::Pane(Pane::Inbox))),
-                Pane::Channel => {
-                    if !self.channel.toggle_expand() {
-                        return self.act(Action::Pager);
-                    }
-                    Vec::new()
-                }
-                Pane::Inbox => self.act(Action::Pager),
-                Pane::Tasks => self.open_task(),
-                Pane::Documents => match self.documents.selected_file() {
-                    Some(f) => {
-                        let f = f.to_string();
-                        self.open_document(f)
-                    }
-                    None => Vec::new(),
-                },
-                Pane::Bar => Vec::new(),
-            },
+            Action::Move(_) => self.handle(self.focus, Handle::Act(&action)),
+            Action::Open => self.handle(self.focus, Handle::Act(&action)),
             Action::Back => {
                 if self.help.take().is_some() {
                     return Vec::new();
@@ -1363,33 +1343,7 @@ impl App {
                     self.focus = self.before_bar;
                     return Vec::new();
                 }
-                if self.focus == Pane::Tasks && self.board.back() {
-                    return Vec::new();
-                }
-                if self.focus == Pane::Documents
-                    && let Some(e) = &self.documents.editor
-                {
-                    if e.dirty() {
-                        self.confirm = Some(Confirm {
-                            question: format!(
-                                "Leave the editor and drop your changes to {}? (y/n)",
-                                e.file
-                            ),
-                            on_yes: ConfirmAction::DiscardEdit,
-                        });
-                    } else {
-                        self.documents.editor = None;
-                    }
-                    return Vec::new();
-                }
-                if self.focus == Pane::Channel {
-                    if self.channel.search.is_some() {
-                        self.channel.set_search(None);
-                    } else {
-                        self.channel.newest();
-                    }
-                }
-                Vec::new()
+                self.handle(self.focus, Handle::Act(&action))
             }
             Action::Help => {
                 self.help = if self.help.is_some() { None } else { Some(0) };
@@ -1533,7 +1487,7 @@ impl App {
             }
             Action::New(file) => {
                 let o = self.documents.create(file);
-                self.docs(o)
+                self.apply(Pane::Documents, o)
             }
             Action::Delete(file) => {
                 let file = file.or_else(|| self.documents.selected_file().map(str::to_string));
@@ -1550,15 +1504,15 @@ impl App {
             }
             Action::Edit => {
                 let o = self.documents.edit();
-                self.docs(o)
+                self.apply(Pane::Documents, o)
             }
             Action::Save => {
                 let o = self.documents.save(false);
-                self.docs(o)
+                self.apply(Pane::Documents, o)
             }
             Action::Resolve(r) => {
                 let o = self.documents.resolve(r);
-                self.docs(o)
+                self.apply(Pane::Documents, o)
             }
             Action::Search(None) => {
                 if self.focus != Pane::Bar {
@@ -1610,77 +1564,6 @@ impl App {
                 Vec::new()
             }
         }
-    }
-
-    fn motion(&mut self, m: Motion) {
-        match self.focus {
-            Pane::Agents => match m {
-                Motion::Up(n) | Motion::ScrollUp(n) => self.agents.step(-(n as isize)),
-                Motion::Down(n) | Motion::ScrollDown(n) => self.agents.step(n as isize),
-                Motion::PageUp | Motion::Top => self.agents.step(-10_000),
-                Motion::PageDown | Motion::Bottom => self.agents.step(10_000),
-            },
-            Pane::Channel => {
-                let names = self.names();
-                self.channel.motion(m, &self.theme, &names);
-            }
-            Pane::Inbox => {
-                let n = self.inbox_items().len();
-                let s = &mut self.inbox.selected;
-                *s = match m {
-                    Motion::Up(k) | Motion::ScrollUp(k) => s.saturating_sub(k),
-                    Motion::Down(k) | Motion::ScrollDown(k) => s.saturating_add(k),
-                    Motion::PageUp | Motion::Top => 0,
-                    Motion::PageDown | Motion::Bottom => n,
-                }
-                .min(n.saturating_sub(1));
-            }
-            Pane::Tasks => self.board.motion(m, &self.tasks),
-            Pane::Documents => {
-                let page = self.documents.view_height.saturating_sub(1).max(1);
-                let docs = &mut self.documents;
-                match m {
-                    Motion::Up(k) => docs.selected = docs.selected.saturating_sub(k),
-                    Motion::Down(k) => {
-                        docs.selected = docs
-                            .selected
-                            .saturating_add(k)
-                            .min(docs.files.len().saturating_sub(1))
-                    }
-                    // g/G/Home/End move in the list, like j/k (the viewer
-                    // scrolls with the page and scroll motions).
-                    Motion::Top => docs.selected = 0,
-                    Motion::Bottom => docs.selected = docs.files.len().saturating_sub(1),
-                    _ => {
-                        if let Some(v) = &mut docs.viewer {
-                            v.scroll = match m {
-                                Motion::PageUp => v.scroll.saturating_sub(page),
-                                Motion::PageDown => v.scroll.saturating_add(page),
-                                Motion::ScrollUp(k) => v.scroll.saturating_sub(k),
-                                Motion::ScrollDown(k) => v.scroll.saturating_add(k),
-                                _ => v.scroll,
-                            };
-                        }
-                    }
-                }
-            }
-            Pane::Bar => {}
-        }
-    }
-
-    /// Shows the current task's details and asks the engine for all of
-    /// its checkpoints.
-    fn open_task(&mut self) -> Vec<Effect> {
-        let Some(task) = self.board.current(&self.tasks).map(|t| t.id.clone()) else {
-            self.error("open: the board has no task selected");
-            return Vec::new();
-        };
-        self.board.detail = Some(Detail {
-            task: task.clone(),
-            scroll: 0,
-            checkpoints: None,
-        });
-        vec![Effect::Command(Command::ReadTask { task })]
     }
 
     /// What the board draws with.
@@ -1860,7 +1743,7 @@ impl App {
 
     fn open_document(&mut self, file: String) -> Vec<Effect> {
         let o = self.documents.open(file);
-        self.docs(o)
+        self.apply(Pane::Documents, o)
     }
 
     fn ack(&mut self, agent: Option<String>, until: AckTarget) -> Vec<Effect> {

@@ -1079,6 +1079,70 @@ fn block_lines(
     out.push(Line::styled(format!("╰{}╯", "─".repeat(width - 2)), frame));
 }
 
+impl crate::tui::component::Component for Channel {
+    type Context<'a> = DrawContext<'a>;
+
+    fn act(
+        &mut self,
+        action: &crate::tui::action::Action,
+        cx: &DrawContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::tui::action::Action;
+        use crate::tui::component::Outcome;
+        match action {
+            Action::Open if !self.toggle_expand() => return Outcome::then(Action::Pager),
+            Action::Back => {
+                if self.search.is_some() {
+                    self.set_search(None);
+                } else {
+                    self.newest();
+                }
+            }
+            Action::Move(m) => self.motion(*m, cx.theme, cx.names),
+            _ => {}
+        }
+        Outcome::default()
+    }
+
+    fn mouse(
+        &mut self,
+        mouse: crate::tui::component::Mouse,
+        cx: &DrawContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::tui::component::Mouse;
+        match mouse {
+            Mouse::Click { row, .. } => {
+                if let Some(Some(pos)) = self.drawn.rows.get(row) {
+                    let pos = *pos;
+                    self.select(pos);
+                }
+            }
+            Mouse::Scroll { up: true } => self.scroll_up(3, cx.theme, cx.names),
+            Mouse::Scroll { up: false } => self.scroll_down(3, cx.theme, cx.names),
+        }
+        Default::default()
+    }
+
+    fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
+        use crate::tui::action::Pane;
+        (
+            crate::tui::keymap::Section::Pane(Pane::Channel),
+            &[
+                "search",
+                "prompt /filter ",
+                "expand",
+                "copy",
+                "pager",
+                "newest",
+            ],
+        )
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &DrawContext<'_>, _focused: bool) {
+        Channel::draw(self, area, buf, cx);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -897,6 +897,89 @@ impl Tasks {
     }
 }
 
+impl crate::tui::component::Component for Tasks {
+    type Context<'a> = BoardContext<'a>;
+
+    fn act(
+        &mut self,
+        action: &crate::tui::action::Action,
+        cx: &BoardContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::engine::Command;
+        use crate::tui::action::Action;
+        use crate::tui::component::Outcome;
+        match action {
+            // Shows the current task's details and asks the engine for all
+            // of its checkpoints.
+            Action::Open => {
+                let Some(task) = self.current(cx.board).map(|t| t.id.clone()) else {
+                    return Outcome::error("open: the board has no task selected");
+                };
+                self.detail = Some(Detail {
+                    task: task.clone(),
+                    scroll: 0,
+                    checkpoints: None,
+                });
+                Outcome::command(Command::ReadTask { task })
+            }
+            Action::Back => {
+                self.back();
+                Outcome::default()
+            }
+            Action::Move(m) => {
+                self.motion(*m, cx.board);
+                Outcome::default()
+            }
+            _ => Outcome::default(),
+        }
+    }
+
+    fn mouse(
+        &mut self,
+        mouse: crate::tui::component::Mouse,
+        cx: &BoardContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::tui::component::Mouse;
+        match mouse {
+            Mouse::Click { row, .. } => {
+                if let Some(Some(id)) = self.rows.get(row) {
+                    self.selected = Some(id.clone());
+                }
+            }
+            Mouse::Scroll { up: true } => self.motion(Motion::ScrollUp(1), cx.board),
+            Mouse::Scroll { up: false } => self.motion(Motion::ScrollDown(1), cx.board),
+        }
+        Default::default()
+    }
+
+    fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
+        use crate::tui::action::Pane;
+        let section = crate::tui::keymap::Section::Pane(Pane::Tasks);
+        if self.detail.is_some() {
+            (
+                section,
+                &["back", "task done", "task fail", "task release", "pager"],
+            )
+        } else {
+            (
+                section,
+                &[
+                    "open",
+                    "prompt /task add ",
+                    "task release",
+                    "task done",
+                    "task fail",
+                    "prompt /task filter ",
+                ],
+            )
+        }
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &BoardContext<'_>, focused: bool) {
+        Tasks::draw(self, area, buf, cx, focused);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

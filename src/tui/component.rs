@@ -1,0 +1,161 @@
+//! Panes as components. Each pane handles the actions and mouse events
+//! that concern it alone and answers with an [`Outcome`] (commands for the
+//! engine, a status line, a question, a follow-up action); it names the
+//! commands it offers for the hint line; and it draws itself. The app
+//! keeps only what crosses panes (focus, the bar, questions, overlays) and
+//! carries out outcomes in one place ([`crate::tui::app::App`]).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::action::Action;
+use super::app::Confirm;
+use super::keymap::Section;
+use crate::engine::Command;
+
+/// What a component asks of the app after handling something.
+#[derive(Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// Commands for the engine.
+    pub commands: Vec<Command>,
+    /// A status line: the text and whether it reports a problem.
+    pub note: Option<(String, bool)>,
+    /// Whether the component should take the focus.
+    pub focus: bool,
+    /// A yes/no question to ask before going on.
+    pub confirm: Option<Confirm>,
+    /// An action the app carries out next (one that crosses panes, such
+    /// as the pager or moving the focus).
+    pub then: Option<Action>,
+}
+
+impl Outcome {
+    /// Sends one command.
+    pub fn command(c: Command) -> Outcome {
+        Outcome {
+            commands: vec![c],
+            ..Outcome::default()
+        }
+    }
+
+    /// Shows a line in the status bar.
+    pub fn info(text: impl Into<String>) -> Outcome {
+        Outcome {
+            note: Some((text.into(), false)),
+            ..Outcome::default()
+        }
+    }
+
+    /// Reports a problem in the status bar.
+    pub fn error(text: impl Into<String>) -> Outcome {
+        Outcome {
+            note: Some((text.into(), true)),
+            ..Outcome::default()
+        }
+    }
+
+    /// Asks the app to carry out `action` next.
+    pub fn then(action: Action) -> Outcome {
+        Outcome {
+            then: Some(action),
+            ..Outcome::default()
+        }
+    }
+
+    /// Asks `confirm` before going on.
+    pub fn ask(confirm: Confirm) -> Outcome {
+        Outcome {
+            confirm: Some(confirm),
+            ..Outcome::default()
+        }
+    }
+}
+
+/// A mouse event inside a component's area.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mouse {
+    /// A left click: `row` inside the border, and the screen position.
+    Click {
+        /// The row under the pointer, counted from the first inside the
+        /// border.
+        row: usize,
+        /// The screen column.
+        x: u16,
+        /// The screen row.
+        y: u16,
+    },
+    /// The wheel turned (`up` or down).
+    Scroll {
+        /// Whether it turned up.
+        up: bool,
+    },
+}
+
+/// A pane of the control room.
+pub trait Component {
+    /// What the component reads from the rest of the app (other panes,
+    /// the theme, the task board) to handle input and draw.
+    type Context<'a>;
+
+    /// Handles an action that concerns this pane alone (open, back, a
+    /// motion); the default outcome when it has nothing to do.
+    fn act(&mut self, action: &Action, cx: &Self::Context<'_>) -> Outcome;
+
+    /// Handles a mouse event inside the pane.
+    fn mouse(&mut self, mouse: Mouse, cx: &Self::Context<'_>) -> Outcome;
+
+    /// The keymap section the pane's keys are in and the commands it
+    /// offers, in order (the hint line shows their keys).
+    fn commands(&self) -> (Section, &'static [&'static str]);
+
+    /// Draws the pane into `area` (inside its border).
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &Self::Context<'_>, focused: bool);
+}
+
+/// Something done to whichever component a pane is, with that pane's
+/// context (see [`crate::tui::app::App::visit`]): the one place that knows
+/// what each pane reads serves handling input and drawing alike.
+pub trait Visit {
+    /// What the visit gives back.
+    type Out;
+
+    /// Does it to `component`.
+    fn visit<C: Component>(self, component: &mut C, cx: &C::Context<'_>) -> Self::Out;
+}
+
+/// Hands an action or a mouse event to a component.
+pub enum Handle<'a> {
+    /// An action (open, back, a motion).
+    Act(&'a Action),
+    /// A mouse event inside the pane.
+    Mouse(Mouse),
+}
+
+impl Visit for Handle<'_> {
+    type Out = Outcome;
+
+    fn visit<C: Component>(self, component: &mut C, cx: &C::Context<'_>) -> Outcome {
+        match self {
+            Handle::Act(action) => component.act(action, cx),
+            Handle::Mouse(mouse) => component.mouse(mouse, cx),
+        }
+    }
+}
+
+/// Draws a component into `area` (inside its border).
+pub struct Draw<'b> {
+    /// Where.
+    pub area: Rect,
+    /// Into what.
+    pub buf: &'b mut Buffer,
+    /// Whether the pane has the focus.
+    pub focused: bool,
+}
+
+impl Visit for Draw<'_> {
+    type Out = ();
+
+    fn visit<C: Component>(self, component: &mut C, cx: &C::Context<'_>) {
+        component.draw(self.area, self.buf, cx, self.focused);
+    }
+}
