@@ -1,12 +1,9 @@
 //! Carrying out actions (from the keymap, the command bar or a test):
 //! the ones that cross panes stay here, the rest go to the focused pane.
 
-use crate::workspace::view::DiffTarget;
+use crate::vocab::DiffTarget;
 
-use crate::context::Since;
-use crate::context::mentions::USER;
 use crate::engine::Command;
-use crate::engine::tasks::TaskCommand;
 use crate::sanitize::for_terminal;
 use crate::tui::QuitAction;
 use crate::tui::action::{AckTarget, Action, FocusTarget, Pane, TaskAction};
@@ -14,6 +11,9 @@ use crate::tui::component::Handle;
 use crate::tui::panes::command_bar::BarMode;
 use crate::tui::panes::inbox;
 use crate::tui::panes::tasks;
+use crate::vocab::Since;
+use crate::vocab::TaskCommand;
+use crate::vocab::mentions::USER;
 
 use super::*;
 
@@ -211,7 +211,7 @@ impl App {
                     self.error("no approval request waits");
                     return Vec::new();
                 };
-                use crate::approvals::{Answer, Verdict};
+                use crate::vocab::{Answer, Verdict};
                 let verdict = if allow { Verdict::Allow } else { Verdict::Deny };
                 vec![Effect::Command(Command::Approve {
                     request,
@@ -489,7 +489,7 @@ impl App {
         &mut self,
         reference: Option<&str>,
         what: &str,
-    ) -> Option<crate::tasks::Task> {
+    ) -> Option<crate::vocab::Task> {
         let found = match reference {
             Some(r) => tasks::resolve(&self.tasks, r).cloned(),
             None => self

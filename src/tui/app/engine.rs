@@ -1,14 +1,14 @@
 //! The engine's side of the control room: its events, its replies to this
 //! app's commands, and snapshots (the whole state, from scratch).
 
-use crate::workspace::view::DiffTarget;
+use crate::vocab::DiffTarget;
 
-use crate::context::mentions::USER;
 use crate::engine::{Command, CommandFailed, EngineEvent, Reply};
 use crate::sanitize::for_terminal;
 use crate::tui::action::Pane;
 use crate::tui::panes::agents::AgentRow;
 use crate::tui::panes::inbox;
+use crate::vocab::mentions::USER;
 
 use super::*;
 
@@ -251,7 +251,7 @@ impl App {
                 vec![Effect::Quit]
             }
             EngineEvent::Task { change } => {
-                if let crate::tasks::TaskEvent::CheckpointAdded(c) = change.as_ref() {
+                if let crate::vocab::TaskEvent::CheckpointAdded(c) = change.as_ref() {
                     self.board.checkpoint_added(c);
                 }
                 self.tasks.apply(*change);
@@ -266,7 +266,7 @@ impl App {
                 Vec::new()
             }
             EngineEvent::Thread { id, state } => {
-                use crate::engine::ops::ThreadState;
+                use crate::vocab::ThreadState;
                 let text = match &state {
                     ThreadState::Done { by } => format!("thread #{id} marked done by {by}"),
                     ThreadState::Failed { by, reason } => {
@@ -283,7 +283,7 @@ impl App {
 
     /// The approval request the card shows: the oldest waiting, unless the
     /// person put the card away (Esc) and nothing newer came.
-    pub fn card(&self) -> Option<&crate::approvals::Request> {
+    pub fn card(&self) -> Option<&crate::vocab::Request> {
         let newest = self.approvals.pending.iter().map(|r| r.id).max()?;
         if self.card_hidden.is_some_and(|h| h >= newest) {
             return None;
@@ -292,8 +292,8 @@ impl App {
     }
 
     /// Keeps the approvals up to date.
-    pub(super) fn approval(&mut self, event: crate::approvals::ApprovalEvent) {
-        use crate::approvals::ApprovalEvent;
+    pub(super) fn approval(&mut self, event: crate::vocab::ApprovalEvent) {
+        use crate::vocab::ApprovalEvent;
         match event {
             ApprovalEvent::Requested { request } => {
                 if !self.approvals.pending.iter().any(|r| r.id == request.id) {

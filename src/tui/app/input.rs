@@ -1,7 +1,7 @@
 //! Keys, the mouse, pasted text and the command bar: which component
 //! takes each input (see the parent module), turned into actions.
 
-use crate::workspace::view::DiffTarget;
+use crate::vocab::DiffTarget;
 
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
@@ -55,9 +55,9 @@ impl App {
     pub(super) fn ask_workspace(
         &mut self,
         agent: String,
-        op: crate::workspace::view::WorkspaceOp,
+        op: crate::vocab::WorkspaceOp,
     ) -> Vec<Effect> {
-        use crate::workspace::view::WorkspaceOp;
+        use crate::vocab::WorkspaceOp;
         let what = match op {
             WorkspaceOp::Merge => format!("Merge {agent}'s branch into its base branch?"),
             WorkspaceOp::Revert { turn } => {

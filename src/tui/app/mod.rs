@@ -7,8 +7,9 @@
 //!
 //! A key goes to the first component that takes it (gitui's consumed / not
 //! consumed): an open question (y/n), the help overlay, the command bar
-//! ([`BarEvent`]), the editor (its `[keys.editor]` bindings, then the text
-//! area), and finally the keymap: the focused pane's section, then global.
+//! ([`BarEvent`](super::panes::command_bar::BarEvent)), the editor (its
+//! `[keys.editor]` bindings, then the text area), and finally the keymap:
+//! the focused pane's section, then global.
 //!
 //! This module holds the state and what crosses panes (handing input to a
 //! pane's [`Component`] and carrying out its [`Outcome`]); `input` turns
@@ -37,12 +38,12 @@ use super::panes::documents::Documents;
 use super::panes::inbox::{self, Inbox, InboxContext};
 use super::panes::tasks::{BoardContext, Tasks};
 use super::theme::Theme;
-use crate::agents::runner::{AgentStatus, PauseReason};
-use crate::context::Cursor;
-use crate::context::mentions::{ALL, USER};
 use crate::engine::link::Resync;
 use crate::engine::{Command, CommandFailed, EngineEvent, Reply, RequestError};
 use crate::sanitize::for_terminal;
+use crate::vocab::Cursor;
+use crate::vocab::mentions::{ALL, USER};
+use crate::vocab::{AgentStatus, PauseReason};
 
 /// Something that happened, for [`App::update`].
 #[derive(Debug)]
@@ -117,7 +118,7 @@ pub enum ConfirmAction {
         /// Whose workspace.
         agent: String,
         /// What to do.
-        op: crate::workspace::view::WorkspaceOp,
+        op: crate::vocab::WorkspaceOp,
     },
 }
 
@@ -198,13 +199,13 @@ pub struct App {
     /// Why the instance is paused, if it is.
     pub paused: Option<PauseReason>,
     /// Thread states set by agent operations (done, fail, delete), by root id.
-    pub threads: std::collections::BTreeMap<u64, crate::engine::ops::ThreadState>,
+    pub threads: std::collections::BTreeMap<u64, crate::vocab::ThreadState>,
     /// Messages agents deferred, shown in their inbox until they come back.
-    pub deferred: Vec<crate::engine::ops::Deferred>,
+    pub deferred: Vec<crate::vocab::Deferred>,
     /// The task board, kept up to date by task events.
-    pub tasks: crate::engine::tasks::TaskSnapshot,
+    pub tasks: crate::vocab::TaskSnapshot,
     /// Tool approvals: requests waiting, rules (kept up to date by events).
-    pub approvals: crate::approvals::ApprovalsSnapshot,
+    pub approvals: crate::vocab::ApprovalsSnapshot,
     /// The approval request whose card was put away (Esc) until a newer
     /// one comes.
     pub card_hidden: Option<u64>,

@@ -9,13 +9,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::channel::SPINNER;
-use crate::agents::backend::BackendEvent;
 use crate::agents::backend::event::short_tool_name;
-use crate::agents::runner::{AgentMetrics, AgentStatus};
 use crate::engine::event::AgentSnapshot;
 use crate::sanitize::for_terminal;
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
+use crate::vocab::BackendEvent;
+use crate::vocab::{AgentMetrics, AgentStatus};
 
 /// One agent as shown.
 #[derive(Clone, Debug, PartialEq)]

@@ -19,7 +19,7 @@ use crate::sanitize::for_terminal;
 use crate::tui::keymap::{Key, KeyCodeKey as C};
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
-use crate::workspace::view::{DiffTarget, DiffView, WorkspaceOp};
+use crate::vocab::{DiffTarget, DiffView, WorkspaceOp};
 
 /// Beyond this many diff lines the rest is shown without syntax colours, so
 /// a huge diff cannot stall the screen.
@@ -362,7 +362,7 @@ pub fn body(view: &DiffView) -> Vec<Line<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::view::StepLine;
+    use crate::vocab::StepLine;
 
     fn view(turn: Option<u32>, patch: &str) -> DiffView {
         DiffView {

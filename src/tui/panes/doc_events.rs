@@ -4,14 +4,14 @@
 //! The app only carries it out.
 
 use super::documents::{Conflict, Documents, Editor, Viewer};
-use crate::context::mentions::USER;
 use crate::engine::Command;
 use crate::engine::watch::EDITOR;
-use crate::mcp::DocumentChange;
 use crate::sanitize::for_terminal;
 use crate::tui::action::Resolution;
 use crate::tui::app::{Confirm, ConfirmAction};
 pub use crate::tui::component::Outcome;
+use crate::vocab::DocumentChange;
+use crate::vocab::mentions::USER;
 
 impl Documents {
     fn name(path: &str) -> String {

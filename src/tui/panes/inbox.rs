@@ -15,11 +15,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::channel::{Channel, clock, mark};
-use crate::context::mentions::{Priority, USER};
-use crate::context::{Cursor, DeliveryState};
 use crate::sanitize::for_terminal;
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
+use crate::vocab::mentions::{Priority, USER};
+use crate::vocab::{Cursor, DeliveryState};
 
 /// One unread mention.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,7 +107,7 @@ impl Inbox {
         theme: &Theme,
         channel: &Channel,
         items: &[Item],
-        deferred: &[crate::engine::ops::Deferred],
+        deferred: &[crate::vocab::Deferred],
         agent: Option<&str>,
         focused: bool,
         utc_offset: i32,
@@ -150,7 +150,7 @@ impl Inbox {
                     None,
                 ));
             }
-            let put_off: Vec<&crate::engine::ops::Deferred> =
+            let put_off: Vec<&crate::vocab::Deferred> =
                 deferred.iter().filter(|d| d.agent == recipient).collect();
             if mine.is_empty() && put_off.is_empty() {
                 lines.push((Line::styled("  nothing unread", theme.dimmed()), None));
@@ -248,7 +248,7 @@ pub struct InboxContext<'a> {
     /// The items as shown now ([`items`]).
     pub items: &'a [Item],
     /// Messages agents deferred.
-    pub deferred: &'a [crate::engine::ops::Deferred],
+    pub deferred: &'a [crate::vocab::Deferred],
     /// The selected agent, whose inbox is shown.
     pub agent: Option<&'a str>,
     /// Offset from UTC for timestamps, in seconds.

@@ -26,13 +26,13 @@ use ratatui::text::{Line, Span};
 
 use super::channel::{Channel, Message};
 use crate::duration::age;
-use crate::engine::tasks::TaskSnapshot;
 use crate::protocols::agent_mail::MailContent;
 use crate::sanitize::for_terminal;
-use crate::tasks::{Checkpoint, Task, TaskStatus};
 use crate::tui::action::{Filter, Motion};
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
+use crate::vocab::TaskSnapshot;
+use crate::vocab::{Checkpoint, Task, TaskStatus};
 
 /// The details of one task, shown in place of the list.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,7 +107,7 @@ fn first_line(text: &str) -> &str {
 
 /// A task's workspace in a few words: its branch and status (`active`,
 /// `merged` with its commit, `abandoned`).
-pub fn workspace_summary(ws: &crate::tasks::PlanWorkspace) -> String {
+pub fn workspace_summary(ws: &crate::vocab::PlanWorkspace) -> String {
     let mut s = format!(
         "⎇ {} ({}",
         for_terminal(&ws.branch),

@@ -22,11 +22,11 @@ use std::collections::HashMap;
 
 use ratatui::text::Line;
 
-use crate::context::mentions::Priority;
-use crate::context::{ChannelEntry, Cursor};
-use crate::protocols::Annotations;
 use crate::tui::action::Filter;
 use crate::tui::theme::Theme;
+use crate::vocab::Annotations;
+use crate::vocab::mentions::Priority;
+use crate::vocab::{ChannelEntry, Cursor};
 
 mod model;
 mod render;
@@ -140,7 +140,7 @@ pub struct DrawContext<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::mentions;
+    use crate::vocab::mentions;
     use chrono::TimeZone;
 
     fn entry(id: u64, from: &str, text: &str, reply_to: Option<u64>) -> ChannelEntry {

@@ -4,12 +4,12 @@
 
 use std::collections::HashMap;
 
-use crate::context::ChannelEntry;
-use crate::context::mentions::{self};
-use crate::protocols::Annotations;
 use crate::protocols::aop::{Block, BlockType, Segment};
 use crate::sanitize::for_terminal;
 use crate::tui::action::Filter;
+use crate::vocab::Annotations;
+use crate::vocab::ChannelEntry;
+use crate::vocab::mentions::{self};
 
 use super::*;
 

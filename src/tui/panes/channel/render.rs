@@ -6,12 +6,12 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::context::mentions::{self, Priority, SYSTEM, USER};
-use crate::context::{ChannelEntry, DeliveryState};
 use crate::protocols::aop::{Block, BlockType, Segment};
 use crate::sanitize::for_terminal;
 use crate::tui::text::{self, line_width, mention_runs, truncate, wrap_plain, wrap_runs};
 use crate::tui::theme::Theme;
+use crate::vocab::mentions::{self, Priority, SYSTEM, USER};
+use crate::vocab::{ChannelEntry, DeliveryState};
 
 use super::*;
 
