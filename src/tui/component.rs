@@ -6,11 +6,12 @@
 //! carries out outcomes in one place ([`crate::tui::app::App`]).
 
 use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 
 use super::action::Action;
 use super::app::Confirm;
-use super::keymap::Section;
+use super::keymap::{Key, Keymap, Section};
 use crate::engine::Command;
 
 /// What a component asks of the app after handling something.
@@ -27,6 +28,8 @@ pub struct Outcome {
     /// An action the app carries out next (one that crosses panes, such
     /// as the pager or moving the focus).
     pub then: Option<Action>,
+    /// Whether the component (an overlay) asks to be closed.
+    pub close: bool,
 }
 
 impl Outcome {
@@ -58,6 +61,14 @@ impl Outcome {
     pub fn then(action: Action) -> Outcome {
         Outcome {
             then: Some(action),
+            ..Outcome::default()
+        }
+    }
+
+    /// Asks to be closed (an overlay).
+    pub fn close() -> Outcome {
+        Outcome {
+            close: true,
             ..Outcome::default()
         }
     }
@@ -100,6 +111,14 @@ pub trait Component {
     /// Handles an action that concerns this pane alone (open, back, a
     /// motion); the default outcome when it has nothing to do.
     fn act(&mut self, action: &Action, cx: &Self::Context<'_>) -> Outcome;
+
+    /// Offers a key before the keymap: `None` when the component does not
+    /// take it (the keymap then looks it up), else what it asks. Panes
+    /// whose keys are all in the keymap keep the default.
+    fn key(&mut self, key: &KeyEvent, k: &Key, keymap: &Keymap) -> Option<Outcome> {
+        let _ = (key, k, keymap);
+        None
+    }
 
     /// Handles a mouse event inside the pane.
     fn mouse(&mut self, mouse: Mouse, cx: &Self::Context<'_>) -> Outcome;

@@ -16,7 +16,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::action::Pane;
 use super::app::{App, Areas};
-use super::component::Draw;
+use super::component::{Component, Draw};
 use super::keymap::Section;
 use super::panes::help;
 use super::text::{truncate, width};
@@ -103,7 +103,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     let cursor = app.bar.draw(bar, buf, &theme, app.focus == Pane::Bar);
     hints_line(app, hints, buf);
     if let Some(d) = &mut app.diff {
-        d.draw(area, buf, &theme);
+        Component::draw(d, area, buf, &theme, true);
     }
     if let Some(request) = app.card() {
         super::panes::approvals::draw_card(

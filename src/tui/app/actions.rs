@@ -9,6 +9,7 @@ use crate::tui::QuitAction;
 use crate::tui::action::{AckTarget, Action, FocusTarget, Pane, TaskAction};
 use crate::tui::component::Handle;
 use crate::tui::panes::command_bar::BarMode;
+use crate::tui::panes::diff::ask_workspace;
 use crate::tui::panes::inbox;
 use crate::tui::panes::tasks;
 use crate::vocab::Since;
@@ -163,7 +164,7 @@ impl App {
                 }
                 Some(ConfirmAction::SaveAnyway) => {
                     let o = self.documents.save(true);
-                    self.apply(Pane::Documents, o)
+                    self.apply(Some(Pane::Documents), o)
                 }
                 Some(ConfirmAction::Workspace { agent, op }) => {
                     vec![Effect::Command(Command::Workspace { agent, op })]
@@ -356,7 +357,10 @@ impl App {
                     _ => None,
                 });
                 match self.target_agent(agent, op.name()) {
-                    Some(agent) => self.ask_workspace(agent, op),
+                    Some(agent) => {
+                        self.confirm = Some(ask_workspace(agent, op));
+                        Vec::new()
+                    }
                     None => Vec::new(),
                 }
             }
@@ -396,7 +400,7 @@ impl App {
             }
             Action::New(file) => {
                 let o = self.documents.create(file);
-                self.apply(Pane::Documents, o)
+                self.apply(Some(Pane::Documents), o)
             }
             Action::Delete(file) => {
                 let file = file.or_else(|| self.documents.selected_file().map(str::to_string));
@@ -413,15 +417,15 @@ impl App {
             }
             Action::Edit => {
                 let o = self.documents.edit();
-                self.apply(Pane::Documents, o)
+                self.apply(Some(Pane::Documents), o)
             }
             Action::Save => {
                 let o = self.documents.save(false);
-                self.apply(Pane::Documents, o)
+                self.apply(Some(Pane::Documents), o)
             }
             Action::Resolve(r) => {
                 let o = self.documents.resolve(r);
-                self.apply(Pane::Documents, o)
+                self.apply(Some(Pane::Documents), o)
             }
             Action::Search(None) => {
                 if self.focus != Pane::Bar {
@@ -645,7 +649,7 @@ impl App {
 
     pub(super) fn open_document(&mut self, file: String) -> Vec<Effect> {
         let o = self.documents.open(file);
-        self.apply(Pane::Documents, o)
+        self.apply(Some(Pane::Documents), o)
     }
 
     pub(super) fn ack(&mut self, agent: Option<String>, until: AckTarget) -> Vec<Effect> {

@@ -47,7 +47,7 @@ impl App {
             }
             Ok(Reply::Document { file, content }) => {
                 let o = self.documents.content(file, content);
-                self.apply(Pane::Documents, o)
+                self.apply(Some(Pane::Documents), o)
             }
             // Raw output may hold escape sequences: never to the terminal.
             Ok(Reply::AgentLogs { text, .. }) => vec![Effect::Pager(for_terminal(&text))],
@@ -217,7 +217,7 @@ impl App {
             }
             EngineEvent::Document { path, change, by } => {
                 let o = self.documents.changed(path, change, by);
-                self.apply(Pane::Documents, o)
+                self.apply(Some(Pane::Documents), o)
             }
             EngineEvent::Cursor { agent, cursor } => {
                 if agent == USER {

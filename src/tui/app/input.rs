@@ -1,79 +1,21 @@
 //! Keys, the mouse, pasted text and the command bar: which component
 //! takes each input (see the parent module), turned into actions.
 
-use crate::vocab::DiffTarget;
-
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::Position;
 
-use crate::engine::Command;
 use crate::sanitize::for_terminal;
 use crate::tui::QuitAction;
 use crate::tui::action::{Action, FocusTarget, Pane};
-use crate::tui::component::{Handle, Mouse};
+use crate::tui::component::{Component, Handle, Mouse};
 use crate::tui::keymap::{Key, Section};
 use crate::tui::panes::command_bar::{BarEvent, BarMode};
 
 use super::*;
 
 impl App {
-    /// A key while the diff view is open: it takes every key.
-    pub(super) fn diff_key(&mut self, k: &Key) -> Vec<Effect> {
-        use crate::tui::panes::diff::DiffKey;
-        let Some(d) = &mut self.diff else {
-            return Vec::new();
-        };
-        match d.key(k) {
-            DiffKey::Nothing => Vec::new(),
-            DiffKey::Close => {
-                self.diff = None;
-                Vec::new()
-            }
-            DiffKey::Read(turn) => {
-                d.loading = true;
-                vec![Effect::Command(Command::ReadDiff {
-                    target: d.view.target.clone(),
-                    turn,
-                })]
-            }
-            DiffKey::Ask(op) => match d.view.target.clone() {
-                DiffTarget::Agent(agent) => self.ask_workspace(agent, op),
-                DiffTarget::Task(_) => {
-                    self.error(format!(
-                        "{}: a task's workspace is merged or dropped with workspace_update",
-                        op.name()
-                    ));
-                    Vec::new()
-                }
-            },
-        }
-    }
-
-    /// Asks before merging, reverting or discarding `agent`'s work.
-    pub(super) fn ask_workspace(
-        &mut self,
-        agent: String,
-        op: crate::vocab::WorkspaceOp,
-    ) -> Vec<Effect> {
-        use crate::vocab::WorkspaceOp;
-        let what = match op {
-            WorkspaceOp::Merge => format!("Merge {agent}'s branch into its base branch?"),
-            WorkspaceOp::Revert { turn } => {
-                format!("Revert turn {turn} of {agent} (a new commit on its branch)?")
-            }
-            WorkspaceOp::Discard => format!(
-                "Discard {agent}'s work (`awtui stop --clean` then removes its unmerged branch)?"
-            ),
-        };
-        self.confirm = Some(Confirm {
-            question: format!("{what} (y/n)"),
-            on_yes: ConfirmAction::Workspace { agent, op },
-        });
-        Vec::new()
-    }
-
     pub(super) fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
         if key.kind == KeyEventKind::Release {
             self.dirty = false;
@@ -106,8 +48,13 @@ impl App {
                 _ => Vec::new(),
             };
         }
-        if self.diff.is_some() {
-            return self.diff_key(&k);
+        if let Some(d) = &mut self.diff {
+            // The diff view takes every key.
+            let o = Component::key(d, &key, &k, &self.keymap).unwrap_or_default();
+            if o.close {
+                self.diff = None;
+            }
+            return self.apply(None, o);
         }
         if let Some(scroll) = &mut self.rules_view {
             use crate::tui::keymap::KeyCodeKey as C;
@@ -168,23 +115,10 @@ impl App {
         if self.focus == Pane::Bar {
             return self.bar_key(key, k);
         }
-        if self.focus == Pane::Documents && self.documents.editor.is_some() {
-            if self
-                .documents
-                .editor
-                .as_ref()
-                .is_some_and(|e| e.conflict.is_some())
-                && let Some(a) = self.keymap.get(Section::Conflict, &k).cloned()
-            {
-                return self.act(a);
-            }
-            if let Some(a) = self.keymap.get(Section::Editor, &k).cloned() {
-                return self.act(a);
-            }
-            if let Some(e) = &mut self.documents.editor {
-                e.area.input(key);
-            }
-            return Vec::new();
+        if self.focus == Pane::Documents
+            && let Some(o) = Component::key(&mut self.documents, &key, &k, &self.keymap)
+        {
+            return self.apply(Some(Pane::Documents), o);
         }
         match self.keymap.lookup(self.focus, &k).cloned() {
             Some(a) => self.act(a),

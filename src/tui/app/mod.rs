@@ -393,14 +393,17 @@ impl App {
         }
     }
 
-    /// Carries out what `pane`'s component asks.
-    fn apply(&mut self, pane: Pane, o: Outcome) -> Vec<Effect> {
+    /// Carries out what a component asks: `pane`'s, or an overlay's
+    /// (`None`).
+    fn apply(&mut self, pane: Option<Pane>, o: Outcome) -> Vec<Effect> {
         match o.note {
             Some((t, true)) => self.error(t),
             Some((t, false)) => self.info(t),
             None => {}
         }
-        if o.focus {
+        if o.focus
+            && let Some(pane) = pane
+        {
             self.focus = pane;
             self.main = pane;
             if matches!(pane, Pane::Documents | Pane::Tasks) {
@@ -470,7 +473,7 @@ impl App {
     /// asks.
     fn handle(&mut self, pane: Pane, h: Handle<'_>) -> Vec<Effect> {
         match self.visit(pane, h) {
-            Some(o) => self.apply(pane, o),
+            Some(o) => self.apply(Some(pane), o),
             None => Vec::new(),
         }
     }

@@ -424,6 +424,28 @@ impl crate::tui::component::Component for Documents {
         }
     }
 
+    /// The editor takes every key: its conflict and editor bindings, else
+    /// typing.
+    fn key(
+        &mut self,
+        key: &ratatui::crossterm::event::KeyEvent,
+        k: &crate::tui::keymap::Key,
+        keymap: &crate::tui::keymap::Keymap,
+    ) -> Option<Outcome> {
+        use crate::tui::keymap::Section;
+        let e = self.editor.as_mut()?;
+        if e.conflict.is_some()
+            && let Some(a) = keymap.get(Section::Conflict, k)
+        {
+            return Some(Outcome::then(a.clone()));
+        }
+        if let Some(a) = keymap.get(Section::Editor, k) {
+            return Some(Outcome::then(a.clone()));
+        }
+        e.area.input(*key);
+        Some(Outcome::default())
+    }
+
     fn mouse(&mut self, mouse: crate::tui::component::Mouse, theme: &Self::Context<'_>) -> Outcome {
         use crate::tui::component::Mouse;
         match mouse {
