@@ -178,3 +178,62 @@ impl Visit for Draw<'_> {
         component.draw(self.area, self.buf, cx, self.focused);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::action::{FocusTarget, Motion, Pane};
+    use crate::tui::panes::agents::{Agents, AgentsContext};
+    use crate::tui::panes::channel::Channel;
+    use crate::tui::panes::tasks::{BoardContext, Tasks};
+    use crate::tui::theme::Theme;
+    use crate::vocab::TaskSnapshot;
+
+    #[test]
+    fn open_on_an_agent_moves_the_focus_to_its_inbox() {
+        let theme = Theme::default();
+        let cx = AgentsContext {
+            theme: &theme,
+            spinner: 0,
+        };
+        let o = Agents::default().act(&Action::Open, &cx);
+        assert_eq!(o.then, Some(Action::Focus(FocusTarget::Pane(Pane::Inbox))));
+        assert!(o.commands.is_empty() && o.note.is_none());
+    }
+
+    #[test]
+    fn open_on_an_empty_board_says_so_and_asks_nothing_of_the_engine() {
+        let (theme, board, channel) = (
+            Theme::default(),
+            TaskSnapshot::default(),
+            Channel::default(),
+        );
+        let cx = BoardContext::new(&board, &channel, &theme, chrono::Utc::now(), 0);
+        let mut tasks = Tasks::default();
+        let o = tasks.act(&Action::Open, &cx);
+        assert_eq!(
+            o.note,
+            Some(("open: the board has no task selected".to_string(), true))
+        );
+        assert!(o.commands.is_empty() && tasks.detail.is_none());
+        // Motions on an empty board change nothing and ask nothing.
+        assert_eq!(
+            tasks.act(&Action::Move(Motion::Down(3)), &cx),
+            Outcome::default()
+        );
+    }
+
+    #[test]
+    fn the_board_offers_other_commands_once_a_task_is_open() {
+        let mut tasks = Tasks::default();
+        let (_, list) = tasks.commands();
+        assert!(list.contains(&"open"));
+        tasks.detail = Some(crate::tui::panes::tasks::Detail {
+            task: "T1".into(),
+            scroll: 0,
+            checkpoints: None,
+        });
+        let (_, detail) = tasks.commands();
+        assert!(detail.contains(&"back") && !detail.contains(&"open"));
+    }
+}
