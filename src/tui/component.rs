@@ -82,6 +82,20 @@ impl Outcome {
     }
 }
 
+/// What copy and the pager take from a pane.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Selection {
+    /// This text, named in the status line ("task T1", "#12").
+    Text {
+        /// How the status line names it.
+        name: String,
+        /// The text copied or shown.
+        text: String,
+    },
+    /// Nothing is selected: the status line says this instead.
+    Nothing(String),
+}
+
 /// A mouse event inside a component's area.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mouse {
@@ -123,6 +137,13 @@ pub trait Component {
     /// Handles a mouse event inside the pane.
     fn mouse(&mut self, mouse: Mouse, cx: &Self::Context<'_>) -> Outcome;
 
+    /// What copy and the pager (`verb`) take from the pane; `None` when it
+    /// has no selection of its own (the app then takes the channel's).
+    fn selection(&self, verb: &str, cx: &Self::Context<'_>) -> Option<Selection> {
+        let _ = (verb, cx);
+        None
+    }
+
     /// The keymap section the pane's keys are in and the commands it
     /// offers, in order (the hint line shows their keys).
     fn commands(&self) -> (Section, &'static [&'static str]);
@@ -158,6 +179,17 @@ impl Visit for Handle<'_> {
             Handle::Act(action) => component.act(action, cx),
             Handle::Mouse(mouse) => component.mouse(mouse, cx),
         }
+    }
+}
+
+/// Asks a component what copy or the pager (the verb) takes.
+pub struct Selected<'v>(pub &'v str);
+
+impl Visit for Selected<'_> {
+    type Out = Option<Selection>;
+
+    fn visit<C: Component>(self, component: &mut C, cx: &C::Context<'_>) -> Option<Selection> {
+        component.selection(self.0, cx)
     }
 }
 
@@ -235,5 +267,68 @@ mod tests {
         });
         let (_, detail) = tasks.commands();
         assert!(detail.contains(&"back") && !detail.contains(&"open"));
+    }
+
+    fn app() -> crate::tui::app::App {
+        crate::tui::app::App::new(
+            crate::tui::config::Config::defaults(),
+            crate::tui::app::AppOptions {
+                on_quit: crate::tui::QuitAction::Shutdown,
+                utc_offset: 0,
+            },
+        )
+    }
+
+    fn status(a: &crate::tui::app::App) -> (String, bool) {
+        let s = a.status.as_ref().expect("a status line");
+        (s.text.clone(), s.error)
+    }
+
+    #[test]
+    fn copy_and_pager_say_what_is_missing_in_the_focused_pane() {
+        let mut a = app();
+        a.focus = Pane::Tasks;
+        assert!(a.act(Action::Copy).is_empty());
+        assert_eq!(status(&a), ("no task selected".into(), true));
+        a.focus = Pane::Inbox;
+        assert!(a.act(Action::Copy).is_empty());
+        assert_eq!(
+            status(&a),
+            ("copy: select a message first (j/k)".into(), true)
+        );
+        // Panes without a selection of their own take the channel's.
+        a.focus = Pane::Documents;
+        assert!(a.act(Action::Pager).is_empty());
+        assert_eq!(
+            status(&a),
+            ("pager: select a message first (j/k)".into(), true)
+        );
+    }
+
+    #[test]
+    fn copy_from_the_agents_pane_takes_the_selected_channel_message() {
+        use crate::tui::app::Effect;
+        let mut a = app();
+        let entry = crate::vocab::ChannelEntry {
+            id: 7,
+            timestamp: chrono::Utc::now(),
+            from: "coder".into(),
+            message: "the build is green".into(),
+            mentions: Vec::new(),
+            reply_to: None,
+        };
+        let annotations = crate::protocols::annotate(&entry.message);
+        a.channel.push(entry, annotations);
+        a.channel.select(0);
+        a.focus = Pane::Agents;
+        assert_eq!(
+            a.act(Action::Copy),
+            vec![Effect::Copy("the build is green".into())]
+        );
+        assert_eq!(status(&a), ("copied #7 to the clipboard".into(), false));
+        assert_eq!(
+            a.act(Action::Pager),
+            vec![Effect::Pager("the build is green".into())]
+        );
     }
 }

@@ -7,7 +7,7 @@ use crate::engine::Command;
 use crate::sanitize::for_terminal;
 use crate::tui::QuitAction;
 use crate::tui::action::{AckTarget, Action, FocusTarget, Pane, TaskAction};
-use crate::tui::component::Handle;
+use crate::tui::component::{Handle, Selected, Selection};
 use crate::tui::panes::command_bar::BarMode;
 use crate::tui::panes::diff::ask_workspace;
 use crate::tui::panes::inbox;
@@ -19,17 +19,6 @@ use crate::vocab::mentions::USER;
 use super::*;
 
 impl App {
-    pub(super) fn selected_text(&self) -> Option<(u64, String)> {
-        let m = match self.focus {
-            Pane::Inbox => self
-                .inbox_items()
-                .get(self.inbox.selected)
-                .map(|it| &self.channel.messages[it.index]),
-            _ => self.channel.selected_message(),
-        }?;
-        Some((m.entry.id, m.clean.clone()))
-    }
-
     pub(super) fn agent_known(&self, name: &str) -> bool {
         self.agents.rows.iter().any(|r| r.name == name)
     }
@@ -265,34 +254,30 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::Copy | Action::Pager if self.focus == Pane::Tasks => match self.task_text() {
-                Some((id, text)) if action == Action::Copy => {
-                    self.info(format!("copied task {id} to the clipboard"));
-                    vec![Effect::Copy(text)]
+            Action::Copy | Action::Pager => {
+                let verb = if action == Action::Copy {
+                    "copy"
+                } else {
+                    "pager"
+                };
+                // Panes without a selection of their own copy the channel's.
+                let selection = self
+                    .visit(self.focus, Selected(verb))
+                    .flatten()
+                    .or_else(|| self.visit(Pane::Channel, Selected(verb)).flatten());
+                match selection {
+                    Some(Selection::Text { name, text }) if action == Action::Copy => {
+                        self.info(format!("copied {name} to the clipboard"));
+                        vec![Effect::Copy(text)]
+                    }
+                    Some(Selection::Text { text, .. }) => vec![Effect::Pager(text)],
+                    Some(Selection::Nothing(e)) => {
+                        self.error(e);
+                        Vec::new()
+                    }
+                    None => Vec::new(),
                 }
-                Some((_, text)) => vec![Effect::Pager(text)],
-                None => {
-                    self.error("no task selected");
-                    Vec::new()
-                }
-            },
-            Action::Copy => match self.selected_text() {
-                Some((id, text)) => {
-                    self.info(format!("copied #{id} to the clipboard"));
-                    vec![Effect::Copy(text)]
-                }
-                None => {
-                    self.error("copy: select a message first (j/k)");
-                    Vec::new()
-                }
-            },
-            Action::Pager => match self.selected_text() {
-                Some((_, text)) => vec![Effect::Pager(text)],
-                None => {
-                    self.error("pager: select a message first (j/k)");
-                    Vec::new()
-                }
-            },
+            }
             Action::Newest => {
                 self.channel.newest();
                 Vec::new()
@@ -477,14 +462,6 @@ impl App {
                 Vec::new()
             }
         }
-    }
-
-    /// The current task's id and details as text (pager, clipboard).
-    pub(super) fn task_text(&self) -> Option<(String, String)> {
-        let task = self.board.current(&self.tasks)?;
-        let detail = self.board.detail.as_ref().filter(|d| d.task == task.id);
-        let lines = self.board_context().detail_lines(task, detail);
-        Some((task.id.clone(), tasks::plain(&lines)))
     }
 
     /// The task a `/task` command names (`None`: the current one), or an

@@ -301,6 +301,18 @@ impl crate::tui::component::Component for Inbox {
         Default::default()
     }
 
+    fn selection(
+        &self,
+        verb: &str,
+        cx: &InboxContext<'_>,
+    ) -> Option<crate::tui::component::Selection> {
+        let m = cx
+            .items
+            .get(self.selected)
+            .map(|it| &cx.channel.messages[it.index]);
+        Some(super::channel::message_selection(m, verb))
+    }
+
     fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
         use crate::tui::action::Pane;
         (

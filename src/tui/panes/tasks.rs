@@ -952,6 +952,23 @@ impl crate::tui::component::Component for Tasks {
         Default::default()
     }
 
+    /// The current task's id and details as text.
+    fn selection(
+        &self,
+        _verb: &str,
+        cx: &BoardContext<'_>,
+    ) -> Option<crate::tui::component::Selection> {
+        use crate::tui::component::Selection;
+        let Some(task) = self.current(cx.board) else {
+            return Some(Selection::Nothing("no task selected".into()));
+        };
+        let detail = self.detail.as_ref().filter(|d| d.task == task.id);
+        Some(Selection::Text {
+            name: format!("task {}", task.id),
+            text: plain(&cx.detail_lines(task, detail)),
+        })
+    }
+
     fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
         use crate::tui::action::Pane;
         let section = crate::tui::keymap::Section::Pane(Pane::Tasks);

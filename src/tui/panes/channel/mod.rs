@@ -33,6 +33,7 @@ mod render;
 mod view;
 
 pub use render::{clock, fold_at, mark};
+pub use view::message_selection;
 
 /// Spinner frames, shared by every pane.
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];

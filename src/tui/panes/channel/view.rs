@@ -240,6 +240,14 @@ impl crate::tui::component::Component for Channel {
         Default::default()
     }
 
+    fn selection(
+        &self,
+        verb: &str,
+        _cx: &DrawContext<'_>,
+    ) -> Option<crate::tui::component::Selection> {
+        Some(message_selection(self.selected_message(), verb))
+    }
+
     fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
         use crate::tui::action::Pane;
         (
@@ -257,5 +265,17 @@ impl crate::tui::component::Component for Channel {
 
     fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &DrawContext<'_>, _focused: bool) {
         Channel::draw(self, area, buf, cx);
+    }
+}
+
+/// A message as copy and the pager (`verb`) take it, or what to do first.
+pub fn message_selection(m: Option<&Message>, verb: &str) -> crate::tui::component::Selection {
+    use crate::tui::component::Selection;
+    match m {
+        Some(m) => Selection::Text {
+            name: format!("#{}", m.entry.id),
+            text: m.clean.clone(),
+        },
+        None => Selection::Nothing(format!("{verb}: select a message first (j/k)")),
     }
 }
