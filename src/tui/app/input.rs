@@ -214,7 +214,7 @@ impl App {
     pub(super) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
         if self.help.is_some() || self.confirm.is_some() {
             if let (Some(s), MouseEventKind::ScrollDown) = (&mut self.help, m.kind) {
-                *s += 3;
+                *s = s.saturating_add(3);
             } else if let (Some(s), MouseEventKind::ScrollUp) = (&mut self.help, m.kind) {
                 *s = s.saturating_sub(3);
             }
