@@ -17,5 +17,6 @@ pub mod sanitize;
 pub mod tasks;
 #[warn(missing_docs)]
 pub mod tui;
+pub mod vocab;
 pub mod workflow;
 pub mod workspace;

@@ -291,7 +291,7 @@ pub enum Action {
     /// everything.
     Diff {
         /// Whose work.
-        target: Option<crate::workspace::view::DiffTarget>,
+        target: Option<crate::vocab::DiffTarget>,
         /// One step, or everything.
         turn: Option<u32>,
     },
@@ -301,7 +301,7 @@ pub enum Action {
         /// Whose workspace.
         agent: Option<String>,
         /// What to do.
-        op: crate::workspace::view::WorkspaceOp,
+        op: crate::vocab::WorkspaceOp,
     },
     /// Stop an agent (the selected one without a name); `@instance` stops
     /// the whole instance.
@@ -543,7 +543,7 @@ fn count(command: &str, arg: Option<&str>) -> Result<usize, ParseError> {
 
 fn agent_name(command: &str, arg: &str) -> Result<String, ParseError> {
     let name = arg.strip_prefix('@').unwrap_or(arg);
-    if crate::context::mentions::is_valid_name(name) {
+    if crate::vocab::mentions::is_valid_name(name) {
         Ok(name.to_string())
     } else {
         Err(usage(command, format!("'{arg}' is not an agent name")))
@@ -731,7 +731,7 @@ impl Action {
                     .map(Action::Logs)
             }
             "diff" | "merge" | "revert" | "discard" => {
-                use crate::workspace::view::WorkspaceOp;
+                use crate::vocab::WorkspaceOp;
                 if args.len() > 2 {
                     return Err(usage(head, "too many arguments"));
                 }
@@ -743,7 +743,7 @@ impl Action {
                         .get(1)
                         .ok_or_else(|| usage(head, "which task? (/diff task <id>)"))?;
                     return Ok(Action::Diff {
-                        target: Some(crate::workspace::view::DiffTarget::Task(id.to_string())),
+                        target: Some(crate::vocab::DiffTarget::Task(id.to_string())),
                         turn: None,
                     });
                 }
@@ -762,7 +762,7 @@ impl Action {
                 let op = match head {
                     "diff" => {
                         return Ok(Action::Diff {
-                            target: agent.map(crate::workspace::view::DiffTarget::Agent),
+                            target: agent.map(crate::vocab::DiffTarget::Agent),
                             turn,
                         });
                     }
@@ -890,8 +890,8 @@ impl Action {
             "revoke" => match rest.split_once(char::is_whitespace) {
                 Some((agent, rule)) if !rule.trim().is_empty() => {
                     let agent = agent_name(head, agent)?;
-                    let rule = crate::approvals::Rule::parse(rule)
-                        .map_err(|e| usage(head, e.to_string()))?;
+                    let rule =
+                        crate::vocab::Rule::parse(rule).map_err(|e| usage(head, e.to_string()))?;
                     Ok(Action::Revoke {
                         agent,
                         rule: rule.to_string(),
@@ -1082,10 +1082,10 @@ mod tests {
 
     #[test]
     fn workspace_commands_take_an_agent_and_a_turn() {
-        use crate::workspace::view::WorkspaceOp;
+        use crate::vocab::WorkspaceOp;
         let ok = |s: &str| Action::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         let err = |s: &str| Action::parse(s).unwrap_err().to_string();
-        use crate::workspace::view::DiffTarget;
+        use crate::vocab::DiffTarget;
         assert_eq!(
             ok("diff coder 2"),
             Action::Diff {

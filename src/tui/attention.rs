@@ -12,11 +12,11 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
-use crate::agents::runner::AgentStatus;
 use crate::instance::query::{InstanceStatus, PeekItem};
 use crate::instance::registry::InstanceInfo;
 use crate::protocols::agent_mail::{MailContent, MessageType};
 use crate::sanitize::for_terminal;
+use crate::vocab::AgentStatus;
 
 /// One running instance as the home screen last saw it.
 #[derive(Clone, Debug, PartialEq)]
@@ -228,9 +228,9 @@ pub fn collect(polled: &[Polled], seen: &mut FirstSeen, now: DateTime<Utc>) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::runner::{AgentMetrics, PauseReason};
-    use crate::context::ChannelEntry;
     use crate::engine::event::AgentSnapshot;
+    use crate::vocab::ChannelEntry;
+    use crate::vocab::{AgentMetrics, PauseReason};
     use chrono::TimeZone;
 
     pub(crate) fn info(name: &str) -> InstanceInfo {
@@ -311,7 +311,7 @@ mod tests {
             ],
         );
         a.status.as_mut().unwrap().paused =
-            Some(PauseReason::Budget(crate::agents::runner::Budget::Turns {
+            Some(PauseReason::Budget(crate::vocab::Budget::Turns {
                 limit: 10,
             }));
         let b = polled(

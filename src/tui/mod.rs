@@ -50,6 +50,7 @@
 pub mod action;
 pub mod app;
 pub mod attention;
+pub mod component;
 pub mod config;
 pub mod home;
 pub mod keymap;

@@ -146,7 +146,7 @@ pub fn mention_runs(
 ) -> Vec<(String, Style)> {
     let mut runs = Vec::new();
     let mut last = 0;
-    for (at, name) in crate::context::mentions::scan(line) {
+    for (at, name) in crate::vocab::mentions::scan(line) {
         if !names(name) {
             continue;
         }

@@ -16,8 +16,8 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use super::action::Pane;
 use super::app::{App, Areas};
+use super::component::{Component, Draw};
 use super::keymap::Section;
-use super::panes::channel::DrawContext;
 use super::panes::help;
 use super::text::{truncate, width};
 
@@ -25,6 +25,10 @@ use super::text::{truncate, width};
 pub const MIN_WIDTH: u16 = 40;
 /// The smallest screen height that gets the full layout.
 pub const MIN_HEIGHT: u16 = 10;
+
+/// A pane to draw: which, where, its title, and whether it shares its
+/// place with another (tabs).
+type PaneSlot = (Pane, Rect, fn(&App) -> String, bool);
 
 /// Draws the whole screen.
 pub fn draw(app: &mut App, frame: &mut Frame) {
@@ -74,72 +78,32 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     let shared = areas.documents.height == 0 || areas.tasks.height == 0;
 
     let theme = app.theme.clone();
-    let spinner = app.spinner;
-    if areas.agents.height > 0 {
-        let inner = pane_block(
-            app,
-            Pane::Agents,
-            areas.agents,
-            buf,
-            agents_title(app),
-            false,
-        );
-        let focused = app.focus == Pane::Agents;
-        app.agents.draw(inner, buf, &theme, spinner, focused);
-    }
-    if areas.channel.height > 0 {
-        let title = channel_title(app);
-        let inner = pane_block(app, Pane::Channel, areas.channel, buf, title, false);
-        let names = app.names();
-        let cursors = std::mem::take(&mut app.cursors);
-        let ctx = DrawContext {
-            theme: &theme,
-            names: &names,
-            cursors: &cursors,
-            spinner,
-            utc_offset: app.options.utc_offset,
-        };
-        app.channel.draw(inner, buf, &ctx);
-        app.cursors = cursors;
-    }
-    if areas.inbox.height > 0 {
-        let items = app.inbox_items();
-        let agent = app.agents.selected().map(|r| r.name.clone());
-        let unread = items.len() + app.channel.user_unread_not_loaded;
-        let title = format!(" Inbox · {unread} unread ");
-        let inner = pane_block(app, Pane::Inbox, areas.inbox, buf, title, false);
-        let focused = app.focus == Pane::Inbox;
-        let offset = app.options.utc_offset;
-        app.inbox.draw(
-            inner,
-            buf,
-            &theme,
-            &app.channel,
-            &items,
-            &app.deferred,
-            agent.as_deref(),
-            focused,
-            offset,
-        );
-    }
-    if areas.documents.height > 0 {
-        let title = documents_title(app);
-        let inner = pane_block(app, Pane::Documents, areas.documents, buf, title, shared);
-        let focused = app.focus == Pane::Documents;
-        app.documents.draw(inner, buf, &theme, focused);
-    }
-    if areas.tasks.height > 0 {
-        let title = tasks_title(app);
-        let inner = pane_block(app, Pane::Tasks, areas.tasks, buf, title, shared);
-        let focused = app.focus == Pane::Tasks;
-        let mut board = std::mem::take(&mut app.board);
-        board.draw(inner, buf, &app.board_context(), focused);
-        app.board = board;
+    let panes: [PaneSlot; 5] = [
+        (Pane::Agents, areas.agents, agents_title, false),
+        (Pane::Channel, areas.channel, channel_title, false),
+        (Pane::Inbox, areas.inbox, inbox_title, false),
+        (Pane::Documents, areas.documents, documents_title, shared),
+        (Pane::Tasks, areas.tasks, tasks_title, shared),
+    ];
+    for (pane, r, title, shared) in panes {
+        if r.height > 0 {
+            let title = title(app);
+            let area = pane_block(app, pane, r, buf, title, shared);
+            let focused = app.focus == pane;
+            app.visit(
+                pane,
+                Draw {
+                    area,
+                    buf: &mut *buf,
+                    focused,
+                },
+            );
+        }
     }
     let cursor = app.bar.draw(bar, buf, &theme, app.focus == Pane::Bar);
     hints_line(app, hints, buf);
     if let Some(d) = &mut app.diff {
-        d.draw(area, buf, &theme);
+        Component::draw(d, area, buf, &theme, true);
     }
     if let Some(request) = app.card() {
         super::panes::approvals::draw_card(
@@ -386,6 +350,11 @@ fn agents_title(app: &App) -> String {
     format!(" Agents · {} ", app.agents.rows.len())
 }
 
+fn inbox_title(app: &App) -> String {
+    let unread = app.inbox_items().len() + app.channel.user_unread_not_loaded;
+    format!(" Inbox · {unread} unread ")
+}
+
 fn channel_title(app: &App) -> String {
     let c = &app.channel;
     let mut t = format!(" Channel · {}", c.order.len());
@@ -455,66 +424,6 @@ fn documents_title_raw(app: &App) -> String {
     }
 }
 
-/// The commands each pane offers in the hint line, in order.
-pub fn pane_commands(app: &App) -> (Section, &'static [&'static str]) {
-    match app.focus {
-        Pane::Agents => (
-            Section::Pane(Pane::Agents),
-            &["stop", "restart", "ack", "focus inbox", "resume"],
-        ),
-        Pane::Channel => (
-            Section::Pane(Pane::Channel),
-            &[
-                "search",
-                "prompt /filter ",
-                "expand",
-                "copy",
-                "pager",
-                "newest",
-            ],
-        ),
-        Pane::Inbox => (
-            Section::Pane(Pane::Inbox),
-            &["ack", "ack all", "pager", "copy"],
-        ),
-        Pane::Documents
-            if app
-                .documents
-                .editor
-                .as_ref()
-                .is_some_and(|e| e.conflict.is_some()) =>
-        {
-            (
-                Section::Conflict,
-                &["resolve mine", "resolve theirs", "resolve both"],
-            )
-        }
-        Pane::Documents if app.documents.editor.is_some() => {
-            (Section::Editor, &["save", "back", "quit"])
-        }
-        Pane::Documents => (
-            Section::Pane(Pane::Documents),
-            &["open", "edit", "prompt /new ", "delete"],
-        ),
-        Pane::Tasks if app.board.detail.is_some() => (
-            Section::Pane(Pane::Tasks),
-            &["back", "task done", "task fail", "task release", "pager"],
-        ),
-        Pane::Tasks => (
-            Section::Pane(Pane::Tasks),
-            &[
-                "open",
-                "prompt /task add ",
-                "task release",
-                "task done",
-                "task fail",
-                "prompt /task filter ",
-            ],
-        ),
-        Pane::Bar => (Section::Global, &[]),
-    }
-}
-
 fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     if let Some(s) = &app.status {
@@ -531,7 +440,7 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
         );
         return;
     }
-    let (section, commands) = pane_commands(app);
+    let (section, commands) = app.commands();
     // (key, what, whether it is kept before any other when space is short)
     let mut hints: Vec<(String, String, bool)> = Vec::new();
     if app.focus == Pane::Bar {

@@ -21,9 +21,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::attention::{self, AttentionItem, FirstSeen, Jump, Polled};
 use super::notify::Looking;
-use crate::agents::runner::AgentStatus;
 use crate::instance::registry::InstanceInfo;
 use crate::sanitize::for_terminal;
+use crate::vocab::AgentStatus;
 
 /// One instance as a row of the list.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,8 +1,8 @@
 use super::*;
-use crate::agents::runner::AgentMetrics;
-use crate::context::ChannelEntry;
 use crate::engine::event::AgentSnapshot;
 use crate::instance::query::{InstanceStatus, PeekItem};
+use crate::vocab::AgentMetrics;
+use crate::vocab::ChannelEntry;
 use chrono::TimeZone;
 
 fn info(name: &str) -> InstanceInfo {

@@ -9,13 +9,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::channel::SPINNER;
-use crate::agents::backend::BackendEvent;
 use crate::agents::backend::event::short_tool_name;
-use crate::agents::runner::{AgentMetrics, AgentStatus};
 use crate::engine::event::AgentSnapshot;
 use crate::sanitize::for_terminal;
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
+use crate::vocab::BackendEvent;
+use crate::vocab::{AgentMetrics, AgentStatus};
 
 /// One agent as shown.
 #[derive(Clone, Debug, PartialEq)]
@@ -383,5 +383,68 @@ pub fn columns(w: usize, longest_name: usize, unread: usize, counters: usize) ->
         unread: unread_col,
         doing,
         counters,
+    }
+}
+
+/// What the agents pane draws with.
+pub struct AgentsContext<'a> {
+    /// Colours.
+    pub theme: &'a Theme,
+    /// Spinner frame.
+    pub spinner: usize,
+}
+
+impl crate::tui::component::Component for Agents {
+    type Context<'a> = AgentsContext<'a>;
+
+    fn act(
+        &mut self,
+        action: &crate::tui::action::Action,
+        _cx: &AgentsContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::tui::action::{Action, FocusTarget, Motion, Pane};
+        use crate::tui::component::Outcome;
+        match action {
+            Action::Open => Outcome::then(Action::Focus(FocusTarget::Pane(Pane::Inbox))),
+            Action::Move(m) => {
+                match *m {
+                    Motion::Up(n) | Motion::ScrollUp(n) => self.step(-(n as isize)),
+                    Motion::Down(n) | Motion::ScrollDown(n) => self.step(n as isize),
+                    Motion::PageUp | Motion::Top => self.step(-10_000),
+                    Motion::PageDown | Motion::Bottom => self.step(10_000),
+                }
+                Outcome::default()
+            }
+            _ => Outcome::default(),
+        }
+    }
+
+    fn mouse(
+        &mut self,
+        mouse: crate::tui::component::Mouse,
+        _cx: &AgentsContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::tui::component::Mouse;
+        match mouse {
+            Mouse::Click { row, .. } => {
+                if let Some(i) = self.row_at(row) {
+                    self.selected = i;
+                }
+            }
+            Mouse::Scroll { up } => self.step(if up { -1 } else { 1 }),
+        }
+        Default::default()
+    }
+
+    fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
+        use crate::tui::action::Pane;
+        (
+            crate::tui::keymap::Section::Pane(Pane::Agents),
+            &["stop", "restart", "ack", "focus inbox", "resume"],
+        )
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &AgentsContext<'_>, focused: bool) {
+        Agents::draw(self, area, buf, cx.theme, cx.spinner, focused);
     }
 }

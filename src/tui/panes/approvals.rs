@@ -2,7 +2,7 @@
 //! (agent, tool, the command or the diff of the file change, the agent's
 //! last message, the keys) and the rules overlay (each asking agent's
 //! workflow rules and the "always" decisions, with how to revoke them).
-//! Drawing only; the state is [`crate::approvals::ApprovalsSnapshot`].
+//! Drawing only; the state is [`crate::vocab::ApprovalsSnapshot`].
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -11,10 +11,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use crate::approvals::view::{LineKind, describe};
-use crate::approvals::{ApprovalsSnapshot, Request, Verdict};
 use crate::sanitize::for_terminal;
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
+use crate::vocab::{ApprovalsSnapshot, Request, Verdict};
 
 /// The keys the card takes, as its last line says.
 pub const CARD_KEYS: &str =

@@ -15,11 +15,16 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 use syntect::easy::HighlightLines;
 
 use super::documents::{SYNTAXES, THEMES, styled};
+use crate::engine::Command;
 use crate::sanitize::for_terminal;
-use crate::tui::keymap::{Key, KeyCodeKey as C};
+use crate::tui::action::Action;
+use crate::tui::app::{Confirm, ConfirmAction};
+use crate::tui::component::{Component, Mouse, Outcome};
+use crate::tui::keymap::{Key, KeyCodeKey as C, Keymap, Section};
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
-use crate::workspace::view::{DiffTarget, DiffView, WorkspaceOp};
+use crate::vocab::{DiffTarget, DiffView, WorkspaceOp};
+use ratatui::crossterm::event::KeyEvent;
 
 /// Beyond this many diff lines the rest is shown without syntax colours, so
 /// a huge diff cannot stall the screen.
@@ -359,10 +364,74 @@ pub fn body(view: &DiffView) -> Vec<Line<'static>> {
     out
 }
 
+/// The question asked before merging, reverting or discarding `agent`'s
+/// work (from the diff view or `/merge`, `/revert`, `/discard`).
+pub fn ask_workspace(agent: String, op: WorkspaceOp) -> Confirm {
+    let what = match op {
+        WorkspaceOp::Merge => format!("Merge {agent}'s branch into its base branch?"),
+        WorkspaceOp::Revert { turn } => {
+            format!("Revert turn {turn} of {agent} (a new commit on its branch)?")
+        }
+        WorkspaceOp::Discard => {
+            format!(
+                "Discard {agent}'s work (`awtui stop --clean` then removes its unmerged branch)?"
+            )
+        }
+    };
+    Confirm {
+        question: format!("{what} (y/n)"),
+        on_yes: ConfirmAction::Workspace { agent, op },
+    }
+}
+
+/// The diff view is an overlay: it takes every key while open, and is
+/// drawn over the whole screen.
+impl Component for DiffPane {
+    type Context<'a> = Theme;
+
+    fn act(&mut self, _action: &Action, _theme: &Theme) -> Outcome {
+        Outcome::default()
+    }
+
+    fn key(&mut self, _key: &KeyEvent, k: &Key, _keymap: &Keymap) -> Option<Outcome> {
+        Some(match DiffPane::key(self, k) {
+            DiffKey::Nothing => Outcome::default(),
+            DiffKey::Close => Outcome::close(),
+            DiffKey::Read(turn) => {
+                self.loading = true;
+                Outcome::command(Command::ReadDiff {
+                    target: self.view.target.clone(),
+                    turn,
+                })
+            }
+            DiffKey::Ask(op) => match self.view.target.clone() {
+                DiffTarget::Agent(agent) => Outcome::ask(ask_workspace(agent, op)),
+                DiffTarget::Task(_) => Outcome::error(format!(
+                    "{}: a task's workspace is merged or dropped with workspace_update",
+                    op.name()
+                )),
+            },
+        })
+    }
+
+    fn mouse(&mut self, _mouse: Mouse, _theme: &Theme) -> Outcome {
+        Outcome::default()
+    }
+
+    /// Its keys are fixed (drawn in its own footer), not in the keymap.
+    fn commands(&self) -> (Section, &'static [&'static str]) {
+        (Section::Global, &[])
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, _focused: bool) {
+        DiffPane::draw(self, area, buf, theme);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace::view::StepLine;
+    use crate::vocab::StepLine;
 
     fn view(turn: Option<u32>, patch: &str) -> DiffView {
         DiffView {

@@ -4,48 +4,14 @@
 //! The app only carries it out.
 
 use super::documents::{Conflict, Documents, Editor, Viewer};
-use crate::context::mentions::USER;
 use crate::engine::Command;
 use crate::engine::watch::EDITOR;
-use crate::mcp::DocumentChange;
 use crate::sanitize::for_terminal;
 use crate::tui::action::Resolution;
-
-/// What a documents operation asks of the app.
-#[derive(Debug, Default, PartialEq)]
-pub struct Outcome {
-    /// Commands for the engine.
-    pub commands: Vec<Command>,
-    /// A status line: the text and whether it reports a problem.
-    pub note: Option<(String, bool)>,
-    /// Whether the documents pane should take the focus.
-    pub focus: bool,
-    /// A yes/no question to ask before going on (yes saves anyway).
-    pub confirm: Option<String>,
-}
-
-impl Outcome {
-    fn command(c: Command) -> Outcome {
-        Outcome {
-            commands: vec![c],
-            ..Outcome::default()
-        }
-    }
-
-    fn info(text: impl Into<String>) -> Outcome {
-        Outcome {
-            note: Some((text.into(), false)),
-            ..Outcome::default()
-        }
-    }
-
-    fn error(text: impl Into<String>) -> Outcome {
-        Outcome {
-            note: Some((text.into(), true)),
-            ..Outcome::default()
-        }
-    }
-}
+use crate::tui::app::{Confirm, ConfirmAction};
+pub use crate::tui::component::Outcome;
+use crate::vocab::DocumentChange;
+use crate::vocab::mentions::USER;
 
 impl Documents {
     fn name(path: &str) -> String {
@@ -248,13 +214,13 @@ impl Documents {
             return Outcome::error("resolve the conflict first: m, t or b");
         }
         if e.unshown && !confirmed {
-            return Outcome {
-                confirm: Some(format!(
+            return Outcome::ask(Confirm {
+                question: format!(
                     "{} holds control characters the editor cannot show; saving drops them. Save? (y/n)",
                     Self::name(&e.file)
-                )),
-                ..Outcome::default()
-            };
+                ),
+                on_yes: ConfirmAction::SaveAnyway,
+            });
         }
         e.unshown = false;
         let content = e.to_save();
@@ -397,4 +363,140 @@ pub fn mark_differences(mine: &str, theirs: &str, label: &str) -> (String, usize
     }
     flush(&mut out, &mut yours, &mut their);
     (out, hunks)
+}
+
+impl crate::tui::component::Component for Documents {
+    type Context<'a> = crate::tui::theme::Theme;
+
+    fn act(&mut self, action: &crate::tui::action::Action, _theme: &Self::Context<'_>) -> Outcome {
+        use crate::tui::action::{Action, Motion};
+        match action {
+            Action::Open => match self.selected_file() {
+                Some(f) => {
+                    let f = f.to_string();
+                    self.open(f)
+                }
+                None => Outcome::default(),
+            },
+            Action::Back => match &self.editor {
+                Some(e) if e.dirty() => Outcome::ask(Confirm {
+                    question: format!(
+                        "Leave the editor and drop your changes to {}? (y/n)",
+                        e.file
+                    ),
+                    on_yes: ConfirmAction::DiscardEdit,
+                }),
+                Some(_) => {
+                    self.editor = None;
+                    Outcome::default()
+                }
+                None => Outcome::default(),
+            },
+            Action::Move(m) => {
+                let page = self.view_height.saturating_sub(1).max(1);
+                match *m {
+                    Motion::Up(k) => self.selected = self.selected.saturating_sub(k),
+                    Motion::Down(k) => {
+                        self.selected = self
+                            .selected
+                            .saturating_add(k)
+                            .min(self.files.len().saturating_sub(1))
+                    }
+                    // g/G/Home/End move in the list, like j/k (the viewer
+                    // scrolls with the page and scroll motions).
+                    Motion::Top => self.selected = 0,
+                    Motion::Bottom => self.selected = self.files.len().saturating_sub(1),
+                    m => {
+                        if let Some(v) = &mut self.viewer {
+                            v.scroll = match m {
+                                Motion::PageUp => v.scroll.saturating_sub(page),
+                                Motion::PageDown => v.scroll.saturating_add(page),
+                                Motion::ScrollUp(k) => v.scroll.saturating_sub(k),
+                                Motion::ScrollDown(k) => v.scroll.saturating_add(k),
+                                _ => v.scroll,
+                            };
+                        }
+                    }
+                }
+                Outcome::default()
+            }
+            _ => Outcome::default(),
+        }
+    }
+
+    /// The editor takes every key: its conflict and editor bindings, else
+    /// typing.
+    fn key(
+        &mut self,
+        key: &ratatui::crossterm::event::KeyEvent,
+        k: &crate::tui::keymap::Key,
+        keymap: &crate::tui::keymap::Keymap,
+    ) -> Option<Outcome> {
+        use crate::tui::keymap::Section;
+        let e = self.editor.as_mut()?;
+        if e.conflict.is_some()
+            && let Some(a) = keymap.get(Section::Conflict, k)
+        {
+            return Some(Outcome::then(a.clone()));
+        }
+        if let Some(a) = keymap.get(Section::Editor, k) {
+            return Some(Outcome::then(a.clone()));
+        }
+        e.area.input(*key);
+        Some(Outcome::default())
+    }
+
+    fn mouse(&mut self, mouse: crate::tui::component::Mouse, theme: &Self::Context<'_>) -> Outcome {
+        use crate::tui::component::Mouse;
+        match mouse {
+            Mouse::Click { x, y, .. } => {
+                let list = self.list_area;
+                if list.contains(ratatui::layout::Position::new(x, y)) && self.editor.is_none() {
+                    let i = (y - list.y) as usize;
+                    if i < self.files.len() {
+                        self.selected = i;
+                        return self.act(&crate::tui::action::Action::Open, theme);
+                    }
+                }
+            }
+            Mouse::Scroll { up } => {
+                if let Some(e) = &mut self.editor {
+                    e.area.scroll((if up { -3 } else { 3 }, 0));
+                } else if let Some(v) = &mut self.viewer {
+                    v.scroll = if up {
+                        v.scroll.saturating_sub(3)
+                    } else {
+                        v.scroll.saturating_add(3)
+                    };
+                }
+            }
+        }
+        Outcome::default()
+    }
+
+    fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
+        use crate::tui::action::Pane;
+        use crate::tui::keymap::Section;
+        match &self.editor {
+            Some(e) if e.conflict.is_some() => (
+                Section::Conflict,
+                &["resolve mine", "resolve theirs", "resolve both"],
+            ),
+            Some(_) => (Section::Editor, &["save", "back", "quit"]),
+            None => (
+                Section::Pane(Pane::Documents),
+                &["open", "edit", "prompt /new ", "delete"],
+            ),
+        }
+    }
+
+    fn draw(
+        &mut self,
+        area: ratatui::layout::Rect,
+        buf: &mut ratatui::buffer::Buffer,
+        theme: &Self::Context<'_>,
+        focused: bool,
+    ) {
+        Documents::draw(self, area, buf, theme, focused);
+    }
 }

@@ -15,11 +15,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::channel::{Channel, clock, mark};
-use crate::context::mentions::{Priority, USER};
-use crate::context::{Cursor, DeliveryState};
 use crate::sanitize::for_terminal;
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
+use crate::vocab::mentions::{Priority, USER};
+use crate::vocab::{Cursor, DeliveryState};
 
 /// One unread mention.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,7 +107,7 @@ impl Inbox {
         theme: &Theme,
         channel: &Channel,
         items: &[Item],
-        deferred: &[crate::engine::ops::Deferred],
+        deferred: &[crate::vocab::Deferred],
         agent: Option<&str>,
         focused: bool,
         utc_offset: i32,
@@ -150,7 +150,7 @@ impl Inbox {
                     None,
                 ));
             }
-            let put_off: Vec<&crate::engine::ops::Deferred> =
+            let put_off: Vec<&crate::vocab::Deferred> =
                 deferred.iter().filter(|d| d.agent == recipient).collect();
             if mine.is_empty() && put_off.is_empty() {
                 lines.push((Line::styled("  nothing unread", theme.dimmed()), None));
@@ -236,5 +236,103 @@ impl Inbox {
             }
             self.rows.push(*k);
         }
+    }
+}
+
+/// What the inbox reads from the rest of the app.
+pub struct InboxContext<'a> {
+    /// Colours.
+    pub theme: &'a Theme,
+    /// The channel the items point into.
+    pub channel: &'a Channel,
+    /// The items as shown now ([`items`]).
+    pub items: &'a [Item],
+    /// Messages agents deferred.
+    pub deferred: &'a [crate::vocab::Deferred],
+    /// The selected agent, whose inbox is shown.
+    pub agent: Option<&'a str>,
+    /// Offset from UTC for timestamps, in seconds.
+    pub utc_offset: i32,
+}
+
+impl crate::tui::component::Component for Inbox {
+    type Context<'a> = InboxContext<'a>;
+
+    fn act(
+        &mut self,
+        action: &crate::tui::action::Action,
+        cx: &InboxContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::tui::action::{Action, Motion};
+        use crate::tui::component::Outcome;
+        match action {
+            Action::Open => Outcome::then(Action::Pager),
+            Action::Move(m) => {
+                let n = cx.items.len();
+                let s = &mut self.selected;
+                *s = match *m {
+                    Motion::Up(k) | Motion::ScrollUp(k) => s.saturating_sub(k),
+                    Motion::Down(k) | Motion::ScrollDown(k) => s.saturating_add(k),
+                    Motion::PageUp | Motion::Top => 0,
+                    Motion::PageDown | Motion::Bottom => n,
+                }
+                .min(n.saturating_sub(1));
+                Outcome::default()
+            }
+            _ => Outcome::default(),
+        }
+    }
+
+    fn mouse(
+        &mut self,
+        mouse: crate::tui::component::Mouse,
+        _cx: &InboxContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::tui::component::Mouse;
+        match mouse {
+            Mouse::Click { row, .. } => {
+                if let Some(Some(k)) = self.rows.get(row) {
+                    self.selected = *k;
+                }
+            }
+            Mouse::Scroll { up: true } => self.selected = self.selected.saturating_sub(1),
+            Mouse::Scroll { up: false } => self.selected += 1,
+        }
+        Default::default()
+    }
+
+    fn selection(
+        &self,
+        verb: &str,
+        cx: &InboxContext<'_>,
+    ) -> Option<crate::tui::component::Selection> {
+        let m = cx
+            .items
+            .get(self.selected)
+            .map(|it| &cx.channel.messages[it.index]);
+        Some(super::channel::message_selection(m, verb))
+    }
+
+    fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
+        use crate::tui::action::Pane;
+        (
+            crate::tui::keymap::Section::Pane(Pane::Inbox),
+            &["ack", "ack all", "pager", "copy"],
+        )
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &InboxContext<'_>, focused: bool) {
+        Inbox::draw(
+            self,
+            area,
+            buf,
+            cx.theme,
+            cx.channel,
+            cx.items,
+            cx.deferred,
+            cx.agent,
+            focused,
+            cx.utc_offset,
+        );
     }
 }

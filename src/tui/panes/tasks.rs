@@ -26,13 +26,13 @@ use ratatui::text::{Line, Span};
 
 use super::channel::{Channel, Message};
 use crate::duration::age;
-use crate::engine::tasks::TaskSnapshot;
 use crate::protocols::agent_mail::MailContent;
 use crate::sanitize::for_terminal;
-use crate::tasks::{Checkpoint, Task, TaskStatus};
 use crate::tui::action::{Filter, Motion};
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
+use crate::vocab::TaskSnapshot;
+use crate::vocab::{Checkpoint, Task, TaskStatus};
 
 /// The details of one task, shown in place of the list.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,7 +107,7 @@ fn first_line(text: &str) -> &str {
 
 /// A task's workspace in a few words: its branch and status (`active`,
 /// `merged` with its commit, `abandoned`).
-pub fn workspace_summary(ws: &crate::tasks::PlanWorkspace) -> String {
+pub fn workspace_summary(ws: &crate::vocab::PlanWorkspace) -> String {
     let mut s = format!(
         "⎇ {} ({}",
         for_terminal(&ws.branch),
@@ -894,6 +894,106 @@ impl Tasks {
             }
             self.rows.push(k.map(|i| list[i].id.clone()));
         }
+    }
+}
+
+impl crate::tui::component::Component for Tasks {
+    type Context<'a> = BoardContext<'a>;
+
+    fn act(
+        &mut self,
+        action: &crate::tui::action::Action,
+        cx: &BoardContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::engine::Command;
+        use crate::tui::action::Action;
+        use crate::tui::component::Outcome;
+        match action {
+            // Shows the current task's details and asks the engine for all
+            // of its checkpoints.
+            Action::Open => {
+                let Some(task) = self.current(cx.board).map(|t| t.id.clone()) else {
+                    return Outcome::error("open: the board has no task selected");
+                };
+                self.detail = Some(Detail {
+                    task: task.clone(),
+                    scroll: 0,
+                    checkpoints: None,
+                });
+                Outcome::command(Command::ReadTask { task })
+            }
+            Action::Back => {
+                self.back();
+                Outcome::default()
+            }
+            Action::Move(m) => {
+                self.motion(*m, cx.board);
+                Outcome::default()
+            }
+            _ => Outcome::default(),
+        }
+    }
+
+    fn mouse(
+        &mut self,
+        mouse: crate::tui::component::Mouse,
+        cx: &BoardContext<'_>,
+    ) -> crate::tui::component::Outcome {
+        use crate::tui::component::Mouse;
+        match mouse {
+            Mouse::Click { row, .. } => {
+                if let Some(Some(id)) = self.rows.get(row) {
+                    self.selected = Some(id.clone());
+                }
+            }
+            Mouse::Scroll { up: true } => self.motion(Motion::ScrollUp(1), cx.board),
+            Mouse::Scroll { up: false } => self.motion(Motion::ScrollDown(1), cx.board),
+        }
+        Default::default()
+    }
+
+    /// The current task's id and details as text.
+    fn selection(
+        &self,
+        _verb: &str,
+        cx: &BoardContext<'_>,
+    ) -> Option<crate::tui::component::Selection> {
+        use crate::tui::component::Selection;
+        let Some(task) = self.current(cx.board) else {
+            return Some(Selection::Nothing("no task selected".into()));
+        };
+        let detail = self.detail.as_ref().filter(|d| d.task == task.id);
+        Some(Selection::Text {
+            name: format!("task {}", task.id),
+            text: plain(&cx.detail_lines(task, detail)),
+        })
+    }
+
+    fn commands(&self) -> (crate::tui::keymap::Section, &'static [&'static str]) {
+        use crate::tui::action::Pane;
+        let section = crate::tui::keymap::Section::Pane(Pane::Tasks);
+        if self.detail.is_some() {
+            (
+                section,
+                &["back", "task done", "task fail", "task release", "pager"],
+            )
+        } else {
+            (
+                section,
+                &[
+                    "open",
+                    "prompt /task add ",
+                    "task release",
+                    "task done",
+                    "task fail",
+                    "prompt /task filter ",
+                ],
+            )
+        }
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &BoardContext<'_>, focused: bool) {
+        Tasks::draw(self, area, buf, cx, focused);
     }
 }
 

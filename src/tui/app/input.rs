@@ -1,0 +1,272 @@
+//! Keys, the mouse, pasted text and the command bar: which component
+//! takes each input (see the parent module), turned into actions.
+
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::Position;
+
+use crate::sanitize::for_terminal;
+use crate::tui::QuitAction;
+use crate::tui::action::{Action, FocusTarget, Pane};
+use crate::tui::component::{Component, Handle, Mouse};
+use crate::tui::keymap::{Key, Section};
+use crate::tui::panes::command_bar::{BarEvent, BarMode};
+
+use super::*;
+
+impl App {
+    pub(super) fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            self.dirty = false;
+            return Vec::new();
+        }
+        let Some(k) = Key::from_event(&key) else {
+            return Vec::new();
+        };
+        if let Some(c) = self.confirm.clone() {
+            return match k.code {
+                crate::tui::keymap::KeyCodeKey::Char('y' | 'Y')
+                | crate::tui::keymap::KeyCodeKey::Enter => self.act(Action::Yes),
+                crate::tui::keymap::KeyCodeKey::Char('n' | 'N' | 'q')
+                | crate::tui::keymap::KeyCodeKey::Esc => self.act(Action::No),
+                crate::tui::keymap::KeyCodeKey::Char('d' | 'D')
+                    if c.on_yes == ConfirmAction::Quit
+                        && self.options.on_quit == QuitAction::Ask =>
+                {
+                    self.confirm = None;
+                    self.act(Action::Detach)
+                }
+                _ if k.ctrl && k.code == crate::tui::keymap::KeyCodeKey::Char('c') => {
+                    // A second Ctrl-C while asked to quit means it.
+                    if c.on_yes == ConfirmAction::Quit {
+                        self.act(Action::Yes)
+                    } else {
+                        self.act(Action::No)
+                    }
+                }
+                _ => Vec::new(),
+            };
+        }
+        if let Some(d) = &mut self.diff {
+            // The diff view takes every key.
+            let o = Component::key(d, &key, &k, &self.keymap).unwrap_or_default();
+            if o.close {
+                self.diff = None;
+            }
+            return self.apply(None, o);
+        }
+        if let Some(scroll) = &mut self.rules_view {
+            use crate::tui::keymap::KeyCodeKey as C;
+            match k.code {
+                C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
+                C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
+                C::Esc | C::Char('q') | C::Enter => self.rules_view = None,
+                C::Char('c') if k.ctrl => self.rules_view = None,
+                _ => {}
+            }
+            return Vec::new();
+        }
+        if self.focus != Pane::Bar
+            && self.documents.editor.is_none()
+            && let Some(request) = self.card().map(|r| r.id)
+        {
+            use crate::tui::keymap::KeyCodeKey as C;
+            let decide = |allow, always| Action::Decide {
+                request: Some(request),
+                allow,
+                always,
+                reason: None,
+            };
+            match k.code {
+                C::Char('y') if !k.ctrl && !k.alt => return self.act(decide(true, false)),
+                C::Char('a') if !k.ctrl && !k.alt => return self.act(decide(true, true)),
+                C::Char('d') if !k.ctrl && !k.alt => return self.act(decide(false, true)),
+                // The reason is typed in the bar; Enter without one denies.
+                C::Char('n') if !k.ctrl && !k.alt => {
+                    return self.act(Action::Prompt(format!("/deny {request} ")));
+                }
+                C::Esc => {
+                    self.card_hidden = Some(request);
+                    return Vec::new();
+                }
+                _ => {}
+            }
+        }
+        if let Some(scroll) = &mut self.help {
+            use crate::tui::keymap::KeyCodeKey as C;
+            match k.code {
+                C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
+                C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
+                C::Char('d') if k.ctrl => *scroll = scroll.saturating_add(10),
+                C::Char('u') if k.ctrl => *scroll = scroll.saturating_sub(10),
+                C::PageDown | C::Char(' ') => *scroll = scroll.saturating_add(10),
+                C::PageUp => *scroll = scroll.saturating_sub(10),
+                C::Char('g') | C::Home => *scroll = 0,
+                // Drawing clamps it to the last page.
+                C::Char('G') | C::End => *scroll = usize::MAX,
+                C::Esc | C::Char('?' | 'q') | C::Enter | C::F(1) => self.help = None,
+                C::Char('c') if k.ctrl => self.help = None,
+                _ => {}
+            }
+            return Vec::new();
+        }
+        self.status = None;
+        if self.focus == Pane::Bar {
+            return self.bar_key(key, k);
+        }
+        if self.focus == Pane::Documents
+            && let Some(o) = Component::key(&mut self.documents, &key, &k, &self.keymap)
+        {
+            return self.apply(Some(Pane::Documents), o);
+        }
+        match self.keymap.lookup(self.focus, &k).cloned() {
+            Some(a) => self.act(a),
+            None => {
+                self.dirty = false;
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn bar_key(&mut self, key: KeyEvent, k: Key) -> Vec<Effect> {
+        // `@` completes agents, then every running instance.
+        let mut names = self.names();
+        for i in &self.instances {
+            if !names.contains(i) {
+                names.push(i.clone());
+            }
+        }
+        match self.bar.event(&key, &names) {
+            BarEvent::Consumed => Vec::new(),
+            BarEvent::Leave => {
+                self.focus = self.before_bar;
+                Vec::new()
+            }
+            BarEvent::Submit(line, BarMode::Search) => {
+                self.focus = Pane::Channel;
+                self.act(Action::Search(Some(line)))
+            }
+            BarEvent::Submit(line, BarMode::Command) => match Action::from_bar(&line) {
+                None => Vec::new(),
+                Some(Ok(a)) => {
+                    let focus_was = self.focus;
+                    let effects = self.act(a);
+                    // A refused command keeps its line to fix.
+                    if self.focus == focus_was && self.status.as_ref().is_some_and(|s| s.error) {
+                        self.bar.set(&line);
+                    }
+                    effects
+                }
+                Some(Err(e)) => {
+                    self.bar.set(&line);
+                    self.error(e.to_string());
+                    Vec::new()
+                }
+            },
+            // Keys the bar does not use: Tab with nothing to complete and
+            // Shift-Tab move the focus; global bindings with Ctrl work.
+            BarEvent::NotConsumed => match key.code {
+                KeyCode::Tab => self.act(Action::Focus(FocusTarget::Next)),
+                KeyCode::BackTab => self.act(Action::Focus(FocusTarget::Prev)),
+                _ if k.ctrl || k.alt || matches!(k.code, crate::tui::keymap::KeyCodeKey::F(_)) => {
+                    match self.keymap.get(Section::Global, &k).cloned() {
+                        Some(a) => self.act(a),
+                        None => Vec::new(),
+                    }
+                }
+                _ => Vec::new(),
+            },
+        }
+    }
+
+    pub(super) fn paste(&mut self, text: &str) {
+        let text = for_terminal(text);
+        if self.focus == Pane::Documents
+            && let Some(e) = &mut self.documents.editor
+        {
+            e.area.insert_str(text);
+            return;
+        }
+        if self.focus != Pane::Bar {
+            self.before_bar = self.focus;
+            self.focus = Pane::Bar;
+        }
+        self.bar.insert(&text);
+    }
+
+    pub(super) fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
+        let p = Position::new(x, y);
+        let a = &self.areas;
+        [
+            (a.agents, Pane::Agents),
+            (a.channel, Pane::Channel),
+            (a.inbox, Pane::Inbox),
+            (a.documents, Pane::Documents),
+            (a.tasks, Pane::Tasks),
+            (a.bar, Pane::Bar),
+        ]
+        .into_iter()
+        .find(|(r, _)| r.contains(p))
+        .map(|(_, pane)| pane)
+    }
+
+    pub(super) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        if self.help.is_some() || self.confirm.is_some() {
+            if let (Some(s), MouseEventKind::ScrollDown) = (&mut self.help, m.kind) {
+                *s = s.saturating_add(3);
+            } else if let (Some(s), MouseEventKind::ScrollUp) = (&mut self.help, m.kind) {
+                *s = s.saturating_sub(3);
+            }
+            return Vec::new();
+        }
+        let Some(pane) = self.pane_at(m.column, m.row) else {
+            self.dirty = false;
+            return Vec::new();
+        };
+        let area = match pane {
+            Pane::Agents => self.areas.agents,
+            Pane::Channel => self.areas.channel,
+            Pane::Inbox => self.areas.inbox,
+            Pane::Documents => self.areas.documents,
+            Pane::Tasks => self.areas.tasks,
+            Pane::Bar => self.areas.bar,
+        };
+        let row = m.row.saturating_sub(area.y + 1) as usize;
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if pane == Pane::Bar {
+                    if self.focus != Pane::Bar {
+                        self.before_bar = self.focus;
+                    }
+                    self.focus = Pane::Bar;
+                    return Vec::new();
+                }
+                // Leaving the editor by clicking elsewhere keeps it open.
+                self.focus = pane;
+                self.main = if pane == Pane::Agents {
+                    self.main
+                } else {
+                    pane
+                };
+                if matches!(pane, Pane::Documents | Pane::Tasks) {
+                    self.lower = pane;
+                }
+                let click = Mouse::Click {
+                    row,
+                    x: m.column,
+                    y: m.row,
+                };
+                self.handle(pane, Handle::Mouse(click))
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = m.kind == MouseEventKind::ScrollUp;
+                self.handle(pane, Handle::Mouse(Mouse::Scroll { up }))
+            }
+            _ => {
+                self.dirty = false;
+                Vec::new()
+            }
+        }
+    }
+}
