@@ -2240,6 +2240,12 @@ fn agent_mail_shows_context_usage_and_which_messages_await_an_ack() {
         entry: entry(12, "coder", progress, None),
         annotations: Box::new(awtui::protocols::annotate(progress)),
     }));
+    // A SPAWN_REQUEST addressed to nobody (awtui answers it) waits for no ack.
+    let spawn = "[ol-9] SPAWN_REQUEST\nIssue: ol-9\nResume: false\nOrchestrator: coder\n";
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(13, "coder", spawn, None),
+        annotations: Box::new(awtui::protocols::annotate(spawn)),
+    }));
     a.update(Input::Engine(EngineEvent::Metrics {
         agent: "coder".into(),
         metrics: AgentMetrics {
@@ -2258,14 +2264,16 @@ fn agent_mail_shows_context_usage_and_which_messages_await_an_ack() {
     assert!(line("coder  OFFERING_READY").contains("awaits ack"), "{s}");
     assert!(line("#12").contains("ctx 85%"), "{s}");
     assert!(!line("#12").contains("awaits ack"), "{s}");
+    assert!(line("coder  SPAWN_REQUEST").contains("#13"), "{s}");
+    assert!(!line("coder  SPAWN_REQUEST").contains("ack"), "{s}");
     // The agent's row carries its context usage too.
     assert!(line("t0 0 tok $0.00 ctx").contains("ctx 85%"), "{s}");
     // Once the person acknowledges it, it says so.
     a.update(Input::Engine(EngineEvent::Cursor {
         agent: "user".into(),
         cursor: Cursor {
-            acked: 12,
-            delivered: 12,
+            acked: 13,
+            delivered: 13,
         },
     }));
     let s = screen(&mut a, 200, 60);

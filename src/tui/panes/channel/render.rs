@@ -215,17 +215,19 @@ pub(super) fn header_line(
             ));
         }
         // A message the protocol wants acknowledged, until every addressee
-        // has acked it.
-        if m.annotations.mail.as_ref().is_some_and(|r| r.ack_required) {
-            let acked = !m.entry.mentions.is_empty()
-                && m.entry.mentions.iter().all(|r| {
-                    ctx.cursors
-                        .get(r)
-                        .copied()
-                        .unwrap_or_default()
-                        .state_of(m.entry.id)
-                        == DeliveryState::Acked
-                });
+        // has acked it (one addressed to nobody, like a SPAWN_REQUEST that
+        // awtui answers itself, has nobody to wait for).
+        if m.annotations.mail.as_ref().is_some_and(|r| r.ack_required)
+            && !m.entry.mentions.is_empty()
+        {
+            let acked = m.entry.mentions.iter().all(|r| {
+                ctx.cursors
+                    .get(r)
+                    .copied()
+                    .unwrap_or_default()
+                    .state_of(m.entry.id)
+                    == DeliveryState::Acked
+            });
             spans.push(if acked {
                 Span::styled(" acked", Style::new().fg(theme.ok))
             } else {
