@@ -158,8 +158,16 @@ impl ServerHandler for ContextServer {
         let result = if name == super::approval_tools::NAME {
             // Waits for a decision: async, never on a blocking thread.
             super::approval_tools::call(tools.context(), &caller, args).await
+        } else if matches!(
+            tokio::runtime::Handle::current().runtime_flavor(),
+            tokio::runtime::RuntimeFlavor::MultiThread
+        ) {
+            // Store calls may fsync: this worker becomes a blocking thread
+            // for the call (its other tasks move to another worker), which
+            // spares the hand-over to the blocking pool and back.
+            tokio::task::block_in_place(move || tools.call(&caller, &name, args))
         } else {
-            // Store calls may fsync: keep them off the async workers.
+            // A single-threaded runtime: keep its one thread free.
             tokio::task::spawn_blocking(move || tools.call(&caller, &name, args))
                 .await
                 .map_err(internal)?
