@@ -109,22 +109,24 @@ pub fn draw_card(
     }
 }
 
-fn draw_line(buf: &mut Buffer, inner: Rect, row: usize, line: &Line) {
-    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-    if crate::tui::text::line_width(line) > inner.width as usize {
-        let style = line
-            .spans
-            .first()
-            .map_or(line.style, |s| line.style.patch(s.style));
-        buf.set_string(
-            inner.x,
-            inner.y + row as u16,
-            truncate(&text, inner.width as usize),
-            style,
-        );
+fn draw_line(buf: &mut Buffer, inner: Rect, row: usize, line: &Line<'static>) {
+    let width = inner.width as usize;
+    let y = inner.y + row as u16;
+    if crate::tui::text::line_width(line) > width {
+        buf.set_line(inner.x, y, &cut_line(line, width), inner.width);
     } else {
-        buf.set_line(inner.x, inner.y + row as u16, line, inner.width);
+        buf.set_line(inner.x, y, line, inner.width);
     }
+}
+
+/// A line cut to `width`, all in the style of its first span.
+fn cut_line(line: &Line<'static>, width: usize) -> Line<'static> {
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    let style = line
+        .spans
+        .first()
+        .map_or(line.style, |s| line.style.patch(s.style));
+    Line::from(Span::styled(truncate(&text, width), style))
 }
 
 /// The rules overlay's lines.
@@ -203,28 +205,9 @@ pub fn draw_rules(
     theme: &Theme,
     scroll: &mut usize,
 ) {
-    let w = area.width.saturating_sub(4).min(100);
-    let h = area.height.saturating_sub(2);
-    if w < 20 || h < 3 {
-        return;
-    }
-    let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
-    Clear.render(rect, buf);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::new().fg(theme.accent))
-        .title(" approval rules · j/k scroll · esc closes ");
-    let inner = block.inner(rect);
-    block.render(rect, buf);
-    let all = rules_lines(s, theme);
-    *scroll = (*scroll).min(all.len().saturating_sub(inner.height as usize));
-    for (i, line) in all
-        .iter()
-        .skip(*scroll)
-        .take(inner.height as usize)
-        .enumerate()
-    {
-        draw_line(buf, inner, i, line);
-    }
+    let frame = super::overlay::Overlay {
+        title: " approval rules · j/k scroll · esc closes ",
+        min_width: 20,
+    };
+    frame.draw(area, buf, theme, &rules_lines(s, theme), scroll, cut_line);
 }

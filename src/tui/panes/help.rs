@@ -5,7 +5,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use crate::tui::action::COMMANDS;
 use crate::tui::keymap::{Keymap, Section};
@@ -81,33 +80,19 @@ pub fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
 
 /// Draws the overlay over `area`, scrolled by `scroll` lines.
 pub fn draw(area: Rect, buf: &mut Buffer, keymap: &Keymap, theme: &Theme, scroll: &mut usize) {
-    let w = area.width.saturating_sub(4).min(100);
-    let h = area.height.saturating_sub(2);
-    if w < 10 || h < 3 {
-        return;
-    }
-    let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
-    Clear.render(rect, buf);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::new().fg(theme.accent))
-        .title(" help · j/k scroll · esc closes ");
-    let inner = block.inner(rect);
-    block.render(rect, buf);
-    let all = lines(keymap, theme);
-    *scroll = (*scroll).min(all.len().saturating_sub(inner.height as usize));
-    for (k, l) in all
-        .iter()
-        .skip(*scroll)
-        .take(inner.height as usize)
-        .enumerate()
-    {
-        let mut l = l.clone();
-        if crate::tui::text::line_width(&l) > inner.width as usize {
+    let frame = super::overlay::Overlay {
+        title: " help · j/k scroll · esc closes ",
+        min_width: 10,
+    };
+    frame.draw(
+        area,
+        buf,
+        theme,
+        &lines(keymap, theme),
+        scroll,
+        |l, width| {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-            l = Line::raw(truncate(&text, inner.width as usize));
-        }
-        buf.set_line(inner.x, inner.y + k as u16, &l, inner.width);
-    }
+            Line::raw(truncate(&text, width))
+        },
+    );
 }

@@ -9,4 +9,5 @@ pub mod doc_events;
 pub mod documents;
 pub mod help;
 pub mod inbox;
+pub mod overlay;
 pub mod tasks;
