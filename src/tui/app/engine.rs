@@ -17,11 +17,8 @@ impl App {
     pub(super) fn refresh_diff(&mut self) -> Vec<Effect> {
         match &mut self.diff {
             Some(d) => {
-                d.loading = true;
-                vec![Effect::Command(Command::ReadDiff {
-                    target: d.view.target.clone(),
-                    turn: d.view.turn,
-                })]
+                let turn = d.view.turn;
+                vec![Effect::Command(d.read(turn))]
             }
             None => Vec::new(),
         }

@@ -21,7 +21,7 @@ use crate::tui::action::Action;
 use crate::tui::app::{Confirm, ConfirmAction};
 use crate::tui::component::{Component, Mouse, Outcome};
 use crate::tui::keymap::{Key, KeyCodeKey as C, Keymap, Section};
-use crate::tui::text::truncate;
+use crate::tui::text::{truncate, truncate_line};
 use crate::tui::theme::Theme;
 use crate::vocab::{DiffTarget, DiffView, WorkspaceOp};
 use ratatui::crossterm::event::KeyEvent;
@@ -78,6 +78,16 @@ impl DiffPane {
         self.lines = body(&view);
         self.view = view;
         self.loading = false;
+    }
+
+    /// The command reading step `turn` (everything when `None`) of the
+    /// same agent or task; the title says so until the answer comes.
+    pub fn read(&mut self, turn: Option<u32>) -> Command {
+        self.loading = true;
+        Command::ReadDiff {
+            target: self.view.target.clone(),
+            turn,
+        }
     }
 
     /// The step before or after the one shown (`None` for the total); the
@@ -162,20 +172,25 @@ impl DiffPane {
         let width = inner.width as usize;
         let mut y = inner.y;
         let bottom = inner.y + inner.height;
-        buf.set_line(inner.x, y, &fit(self.steps_line(theme), width), inner.width);
+        buf.set_line(
+            inner.x,
+            y,
+            &truncate_line(self.steps_line(theme), width),
+            inner.width,
+        );
         y += 1;
         for l in self.uncommitted_lines(theme) {
             if y + 2 >= bottom {
                 break;
             }
-            buf.set_line(inner.x, y, &fit(l, width), inner.width);
+            buf.set_line(inner.x, y, &truncate_line(l, width), inner.width);
             y += 1;
         }
         // The last row holds the keys.
         let rows = bottom.saturating_sub(y + 1) as usize;
         self.scroll = self.scroll.min(self.lines.len().saturating_sub(rows));
         for l in self.lines.iter().skip(self.scroll).take(rows) {
-            buf.set_line(inner.x, y, &fit(l.clone(), width), inner.width);
+            buf.set_line(inner.x, y, &truncate_line(l.clone(), width), inner.width);
             y += 1;
         }
         let keys = if matches!(self.view.target, DiffTarget::Task(_)) {
@@ -244,29 +259,6 @@ impl DiffPane {
         }
         out
     }
-}
-
-fn fit(line: Line<'static>, width: usize) -> Line<'static> {
-    if crate::tui::text::line_width(&line) <= width {
-        return line;
-    }
-    // Cut span by span, keeping their styles.
-    let mut left = width;
-    let mut spans = Vec::new();
-    for s in line.spans {
-        if left == 0 {
-            break;
-        }
-        let w = crate::tui::text::width(&s.content);
-        if w <= left {
-            left -= w;
-            spans.push(s);
-        } else {
-            spans.push(Span::styled(truncate(&s.content, left), s.style));
-            left = 0;
-        }
-    }
-    Line::from(spans)
 }
 
 /// The file a `diff --git a/x b/y` header names (its new path).
@@ -397,13 +389,7 @@ impl Component for DiffPane {
         Some(match DiffPane::key(self, k) {
             DiffKey::Nothing => Outcome::default(),
             DiffKey::Close => Outcome::close(),
-            DiffKey::Read(turn) => {
-                self.loading = true;
-                Outcome::command(Command::ReadDiff {
-                    target: self.view.target.clone(),
-                    turn,
-                })
-            }
+            DiffKey::Read(turn) => Outcome::command(self.read(turn)),
             DiffKey::Ask(op) => match self.view.target.clone() {
                 DiffTarget::Agent(agent) => Outcome::ask(ask_workspace(agent, op)),
                 DiffTarget::Task(_) => Outcome::error(format!(
