@@ -25,6 +25,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 
+mod support;
+use support::process_cpu;
+
 type Client = RunningService<RoleClient, ()>;
 
 const AGENTS: [&str; 4] = ["sender", "reader", "checker", "other"];
@@ -125,7 +128,10 @@ async fn client(handle: &McpHandle, agent: &str, unix: bool) -> Client {
         );
         ().serve(transport).await.unwrap()
     } else {
-        let transport = StreamableHttpClientTransport::from_config(
+        // Keep-alive, as the real clients do (Node's fetch pools its
+        // connections); rmcp's default client opens a connection per request.
+        let transport = StreamableHttpClientTransport::with_client(
+            reqwest::Client::builder().build().unwrap(),
             StreamableHttpClientTransportConfig::with_uri(handle.url().to_string())
                 .auth_header(token),
         );
@@ -218,6 +224,19 @@ async fn bench(history: u64, unix: bool, samples: usize) {
             sends.push(start.elapsed());
         }
     }
+    // The same send without MCP (the tool itself, on this thread).
+    let tools = ToolBox::new(
+        handle.context().clone(),
+        AGENTS.iter().map(|a| a.to_string()).collect(),
+    );
+    let mut inside = Vec::new();
+    for _ in 0..samples {
+        let start = Instant::now();
+        let arguments = Some(args(json!({"message": "@reader interleaved status"})));
+        tools.call("sender", "channel_send", arguments).unwrap();
+        inside.push(start.elapsed());
+    }
+    inside.sort();
     for v in [&mut pings, &mut appends, &mut sends] {
         v.sort();
     }
@@ -228,6 +247,7 @@ async fn bench(history: u64, unix: bool, samples: usize) {
     let target = ping + append + Duration::from_micros(150);
     let send50 = percentile(&sends, 0.5);
     report(&label, "send (interleaved)", &sends, ping);
+    report(&label, "send tool only", &inside, Duration::ZERO);
     println!(
         "{label}  send p50 {} vs target ping + append + 0.15 ms = {}: {}",
         ms(send50),
@@ -257,18 +277,27 @@ async fn bench(history: u64, unix: bool, samples: usize) {
 
 /// `inbox_check` with 5,000 unread, a 20 KiB `document_write`, and 20
 /// concurrent clients sending 500 messages each, over loopback HTTP.
-async fn bench_heavy(samples: usize) {
+async fn bench_heavy(samples: usize, only_concurrent: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("inst");
     let handle = server(&dir, 50_000, 5_000).await;
-    let checker = client(&handle, "checker", false).await;
     let label = format!("{:<13}  history {:>6}", "loopback HTTP", 50_000);
+    if !only_concurrent {
+        inbox_and_document(&handle, &label, samples).await;
+    }
+    concurrent_sends(&handle, &label).await;
+    handle.stop().await;
+}
+
+/// `inbox_check` with 5,000 unread and a 20 KiB `document_write`.
+async fn inbox_and_document(handle: &McpHandle, label: &str, samples: usize) {
+    let checker = client(handle, "checker", false).await;
     let pings = time_pings(&checker, samples, samples / 10).await;
     let ping = percentile(&pings, 0.5);
-    report(&label, "ping", &pings, ping);
+    report(label, "ping", &pings, ping);
 
     let inbox = time_calls(&checker, "inbox_check", json!({}), samples / 20 + 10).await;
-    report(&label, "inbox 5,000", &inbox, ping);
+    report(label, "inbox 5,000", &inbox, ping);
     // The same call without MCP: what the server itself spends.
     let tools = ToolBox::new(
         handle.context().clone(),
@@ -282,7 +311,7 @@ async fn bench_heavy(samples: usize) {
         inside.push(start.elapsed());
     }
     inside.sort();
-    report(&label, "inbox 5,000 tool", &inside, Duration::ZERO);
+    report(label, "inbox 5,000 tool", &inside, Duration::ZERO);
     let doc = "0123456789abcdef".repeat(20 * 1024 / 16);
     let writes = time_calls(
         &checker,
@@ -291,15 +320,18 @@ async fn bench_heavy(samples: usize) {
         samples,
     )
     .await;
-    report(&label, "doc write 20KiB", &writes, ping);
+    report(label, "doc write 20KiB", &writes, ping);
     let _ = checker.cancel().await;
+}
 
+/// 20 clients sending 500 messages each at once: the group commit.
+async fn concurrent_sends(handle: &McpHandle, label: &str) {
     let (senders, each) = (20, 500);
     let mut clients = Vec::new();
     for _ in 0..senders {
-        clients.push(client(&handle, "sender", false).await);
+        clients.push(client(handle, "sender", false).await);
     }
-    let start = Instant::now();
+    let (start, cpu0) = (Instant::now(), process_cpu());
     let mut tasks = Vec::new();
     for c in clients {
         tasks.push(tokio::spawn(async move {
@@ -316,22 +348,26 @@ async fn bench_heavy(samples: usize) {
     for t in tasks {
         t.await.unwrap();
     }
-    let elapsed = start.elapsed();
+    let (elapsed, cpu) = (start.elapsed(), process_cpu() - cpu0);
     println!(
-        "{label}  {:<16}  {senders} clients × {each} sends in {:.2} s = {:.0} msg/s (target ≥ 5,000)",
+        "{label}  {:<16}  {senders} clients × {each} sends in {:.2} s = {:.0} msg/s (target ≥ 5,000); CPU {:.0} µs a send, clients included",
         "concurrent send",
         elapsed.as_secs_f64(),
-        (senders * each) as f64 / elapsed.as_secs_f64()
+        (senders * each) as f64 / elapsed.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / (senders * each) as f64,
     );
-    handle.stop().await;
 }
 
 fn main() {
     let mut samples = 2000;
+    // `--only heavy|single|concurrent` runs one part (for profiling).
+    let mut only = String::new();
     let mut argv = std::env::args().skip(1);
     while let Some(a) = argv.next() {
-        if a == "--samples" {
-            samples = argv.next().and_then(|n| n.parse().ok()).unwrap_or(samples);
+        match a.as_str() {
+            "--samples" => samples = argv.next().and_then(|n| n.parse().ok()).unwrap_or(samples),
+            "--only" => only = argv.next().unwrap_or_default(),
+            _ => {}
         }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -340,7 +376,12 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        bench_heavy(samples).await;
+        if only != "single" {
+            bench_heavy(samples, only == "concurrent").await;
+        }
+        if only == "heavy" || only == "concurrent" {
+            return;
+        }
         for unix in [false, true] {
             for history in [100, 50_000] {
                 bench(history, unix, samples).await;

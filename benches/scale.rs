@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 use awtui::context::{ChannelEntry, ContextStore, FileStore, Page, Since, StoreLayout};
 
+mod support;
+use support::{process_cpu as cpu, status_kb};
+
 const AGENTS: usize = 100;
 
 fn layout() -> StoreLayout {
@@ -28,29 +31,6 @@ fn layout() -> StoreLayout {
         documents: vec![],
         agents: (0..AGENTS).map(|i| format!("agent{i}")).collect(),
     }
-}
-
-/// A field of `/proc/self/status`, in kB.
-fn status_kb(field: &str) -> u64 {
-    let text = std::fs::read_to_string("/proc/self/status").unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-/// User + system CPU time of this process so far.
-fn cpu() -> Duration {
-    let text = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = text
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    // utime and stime are fields 14 and 15 (1-based), here 11 and 12.
-    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    Duration::from_millis(ticks * 10)
 }
 
 fn mib(kb: u64) -> String {
@@ -184,6 +164,19 @@ fn main() {
         p50(inbox),
         mib(rss0),
         mib(status_kb("VmRSS"))
+    );
+    // What attaching the control room costs the engine: the newest 10,000
+    // messages (the app's history) with their protocol annotations.
+    println!(
+        "  control-room snapshot (newest 10,000, annotated) p50 {}",
+        p50(timed(20, || {
+            store
+                .read(None, Some(10_000))
+                .unwrap()
+                .into_iter()
+                .map(|e| awtui::protocols::annotate(&e.message))
+                .collect::<Vec<_>>()
+        }))
     );
     println!(
         "  read after cursor     p50 {}",

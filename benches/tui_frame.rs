@@ -1,9 +1,17 @@
 //! Drawing one full control-room frame at 200×60 into ratatui's TestBackend
-//! with 100,000 channel messages, 20 agents and 500 tasks (each linked to
-//! Agent Mail messages by its bead id). Prints medians of: a frame with
-//! nothing new, a frame after a new message arrives (following), a frame
-//! while scrolled back in the middle of the history, and a frame with the
-//! task board focused while its tasks change.
+//! with 500 tasks (each linked to Agent Mail messages by its bead id), at
+//! two sizes:
+//!
+//! - 20 agents and 100,000 messages, all loaded into the app (ten times
+//!   what the control room loads: a stress test of the channel pane);
+//! - issue 15's scale: 100 agents and 1,000,000 messages in the instance,
+//!   of which the app holds what the engine sends it (the newest 10,000,
+//!   `TuiOptions::history`), the rest counted as older history.
+//!
+//! Prints medians of: a frame with nothing new, a frame after a new
+//! message arrives (following), a frame while scrolled back in the middle
+//! of the history, and a frame with the task board focused while its tasks
+//! change. Target (issue 15): ≤ 2 ms a frame at 1,000,000 messages.
 //!
 //!   cargo bench --bench tui_frame
 
@@ -21,13 +29,25 @@ use chrono::TimeZone;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-const MESSAGES: u64 = 100_000;
-const AGENTS: usize = 20;
 const TASKS: usize = 500;
+
+/// One size of instance.
+#[derive(Clone, Copy)]
+struct Size {
+    /// Messages in the instance.
+    total: u64,
+    /// The newest of them, loaded into the app.
+    loaded: u64,
+    agents: usize,
+}
+
+fn agent_names(size: Size) -> Vec<String> {
+    (0..size.agents).map(|i| format!("agent{i:02}")).collect()
+}
 
 /// A board of `TASKS` tasks in every status, named after the beads of the
 /// PROGRESS messages (`ol-3`, `ol-13`, …).
-fn board() -> awtui::engine::tasks::TaskSnapshot {
+fn board(agents: usize) -> awtui::engine::tasks::TaskSnapshot {
     use awtui::tasks::{PlanWorkflow, Task, TaskStatus};
     let t0 = chrono::Utc.with_ymd_and_hms(2026, 1, 15, 8, 0, 0).unwrap();
     let tasks = (0..TASKS)
@@ -41,7 +61,7 @@ fn board() -> awtui::engine::tasks::TaskSnapshot {
                 .then(|| format!("tk_{:012x}", k - 1))
                 .into_iter()
                 .collect(),
-            assignee: Some(format!("agent{:02}", k % AGENTS)),
+            assignee: Some(format!("agent{:02}", k % agents)),
             role: None,
             status: TaskStatus::ALL[k % TaskStatus::ALL.len()],
             claimed_by: None,
@@ -93,12 +113,12 @@ fn text(i: u64, agents: &[String]) -> String {
     }
 }
 
-fn app() -> App {
-    let agents: Vec<String> = (0..AGENTS).map(|i| format!("agent{i:02}")).collect();
+fn app(size: Size) -> App {
+    let agents = agent_names(size);
     let base = chrono::Utc.with_ymd_and_hms(2026, 1, 15, 8, 0, 0).unwrap();
-    let messages: Vec<MessageSnapshot> = (1..=MESSAGES)
+    let messages: Vec<MessageSnapshot> = (size.total - size.loaded + 1..=size.total)
         .map(|id| {
-            let from = agents[(id as usize) % AGENTS].clone();
+            let from = agents[(id as usize) % size.agents].clone();
             let message = text(id, &agents);
             let entry = ChannelEntry {
                 id,
@@ -116,7 +136,7 @@ fn app() -> App {
         .collect();
     let mut cursors = BTreeMap::new();
     for (k, a) in agents.iter().enumerate() {
-        let acked = MESSAGES - 40 + k as u64;
+        let acked = size.total - 45 + k as u64 % 40;
         cursors.insert(
             a.clone(),
             Cursor {
@@ -149,7 +169,7 @@ fn app() -> App {
             })
             .collect(),
         messages,
-        total_messages: MESSAGES as usize,
+        total_messages: size.total as usize,
         user_unread: 0,
         documents: vec!["notes.md".into()],
         entry_document: "notes.md".into(),
@@ -158,7 +178,7 @@ fn app() -> App {
         cursors,
         paused: None,
         ops: Default::default(),
-        tasks: board(),
+        tasks: board(size.agents),
     };
     let mut app = App::new(
         Config::defaults(),
@@ -198,9 +218,9 @@ fn frames(
     median(times)
 }
 
-fn main() {
+fn run(size: Size) {
     let t = Instant::now();
-    let mut app = app();
+    let mut app = app(size);
     let load = t.elapsed();
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let t = Instant::now();
@@ -210,12 +230,12 @@ fn main() {
     let steady = frames(&mut terminal, &mut app, 300, |app, i| {
         app.update(Input::Tick(Duration::from_millis(100 * i as u64)));
     });
-    let mut next = MESSAGES;
-    let agents: Vec<String> = (0..AGENTS).map(|i| format!("agent{i:02}")).collect();
+    let mut next = size.total;
+    let agents = agent_names(size);
     let live = frames(&mut terminal, &mut app, 300, |app, _| {
         next += 1;
         let message = text(next, &agents);
-        let from = agents[next as usize % AGENTS].clone();
+        let from = agents[next as usize % size.agents].clone();
         let entry = ChannelEntry {
             id: next,
             timestamp: chrono::Utc::now(),
@@ -252,7 +272,8 @@ fn main() {
         app.update(Input::Action(Action::Move(Motion::Down(1))));
     });
     println!(
-        "tui_frame: {MESSAGES} messages, {AGENTS} agents, {TASKS} tasks, 200x60 (TestBackend)"
+        "tui_frame: {} messages ({} loaded), {} agents, {TASKS} tasks, 200x60 (TestBackend)",
+        size.total, size.loaded, size.agents
     );
     println!("  load snapshot into the app: {load:?}");
     println!("  first frame (lays out the visible messages): {first:?}");
@@ -260,4 +281,17 @@ fn main() {
     println!("  median frame, one new message each frame: {live:?}");
     println!("  median frame, scrolling back through history: {scrolled:?}");
     println!("  median frame, task board focused, one task changing each frame: {board:?}");
+}
+
+fn main() {
+    run(Size {
+        total: 100_000,
+        loaded: 100_000,
+        agents: 20,
+    });
+    run(Size {
+        total: 1_000_000,
+        loaded: 10_000,
+        agents: 100,
+    });
 }

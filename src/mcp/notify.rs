@@ -16,7 +16,10 @@ use std::time::Duration;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::broadcast::{
+    self,
+    error::{RecvError, TryRecvError},
+};
 use tokio_util::sync::CancellationToken;
 
 use super::resources::{CHANNEL_URI, document_uri, inbox_uri};
@@ -59,7 +62,7 @@ impl std::fmt::Debug for Hub {
 }
 
 /// What to tell a client.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Notice {
     Updated(String),
     ListChanged,
@@ -281,6 +284,12 @@ impl Hub {
 }
 
 /// Follows the context's events and notifies listeners until `stop`.
+///
+/// Notifications are hints ("look again"), so they give way: after an
+/// event the task first lets the reply of the call that caused it go out,
+/// then takes every event that arrived meanwhile and sends each target
+/// each URI once. A burst of 100 sends mentioning one agent costs that
+/// agent a handful of `resources/updated`, not 100.
 pub async fn run(
     hub: Arc<Hub>,
     mut events: broadcast::Receiver<ContextEvent>,
@@ -291,19 +300,72 @@ pub async fn run(
             _ = stop.cancelled() => return,
             event = events.recv() => event,
         };
-        match event {
-            Ok(event) => {
-                let plan = hub.plan(&event);
-                hub.dispatch(plan);
-            }
-            Err(RecvError::Lagged(missed)) => {
-                tracing::warn!(
-                    "resource notifications fell {missed} changes behind; refreshing all"
-                );
-                let plan = hub.plan_everything();
-                hub.dispatch(plan);
-            }
+        let mut plan = match event {
+            Ok(event) => hub.plan(&event),
+            Err(RecvError::Lagged(missed)) => lagged(&hub, missed),
             Err(RecvError::Closed) => return,
+        };
+        tokio::task::yield_now().await;
+        let mut closed = false;
+        loop {
+            match events.try_recv() {
+                Ok(event) => plan.extend(hub.plan(&event)),
+                Err(TryRecvError::Lagged(missed)) => plan = lagged(&hub, missed),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => {
+                    closed = true;
+                    break;
+                }
+            }
         }
+        hub.dispatch(once_each(plan));
+        if closed {
+            return;
+        }
+    }
+}
+
+fn lagged(hub: &Hub, missed: u64) -> Vec<(Target, Notice)> {
+    tracing::warn!("resource notifications fell {missed} changes behind; refreshing all");
+    hub.plan_everything()
+}
+
+/// `plan` without repeats of a notice to the same target, in order.
+fn once_each(plan: Vec<(Target, Notice)>) -> Vec<(Target, Notice)> {
+    first_of_each(plan, |(target, notice)| match target {
+        Target::Session(id, _) => (Some(id.clone()), 0, notice.clone()),
+        Target::Listener(id, _) => (None, *id, notice.clone()),
+    })
+}
+
+/// The first item of each key, in their order.
+fn first_of_each<T, K: std::hash::Hash + Eq>(items: Vec<T>, key: impl Fn(&T) -> K) -> Vec<T> {
+    let mut seen = HashSet::new();
+    items.into_iter().filter(|i| seen.insert(key(i))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_keeps_the_first_of_each_target_and_uri_in_order() {
+        let burst = vec![
+            ("s1", "inbox/a"),
+            ("s1", "channel"),
+            ("s2", "inbox/a"),
+            ("s1", "inbox/a"),
+            ("s1", "channel"),
+            ("s2", "channel"),
+        ];
+        assert_eq!(
+            first_of_each(burst, |p| *p),
+            vec![
+                ("s1", "inbox/a"),
+                ("s1", "channel"),
+                ("s2", "inbox/a"),
+                ("s2", "channel"),
+            ]
+        );
     }
 }
