@@ -1,5 +1,7 @@
 //! Round trips of the context MCP server over loopback HTTP with the rmcp
-//! client (and, for comparison, over the unix socket): `channel_send`,
+//! client on a keep-alive connection, as the agents' CLIs hold theirs (and,
+//! for comparison, over the unix socket with rmcp's client, which opens a
+//! connection per request, for the ping too): `channel_send`,
 //! `channel_read {limit: 50}` and `inbox_check`, with 100 and 50,000
 //! messages already in the channel. Every figure stands next to an MCP
 //! `ping` and an fdatasync'd append in the same folder, measured in the same
@@ -10,6 +12,11 @@
 //!
 //! Targets (issue 15): send p50 ≤ ping + append + 0.15 ms; 20 × 500 sends
 //! ≥ 5,000 msg/s; 20 KiB write p50 ≤ ping + 1 ms.
+//!
+//! The server runs on a runtime of its own (two workers, as in `awtui`),
+//! the clients on another, like separate processes; `--one-runtime` puts
+//! both on one. `--only single|heavy|concurrent` runs one part. The CPU
+//! time per concurrent send counts clients and server together.
 //!
 //! Run: `cargo bench --bench mcp_roundtrip` (optionally `-- --samples N`).
 
@@ -186,15 +193,41 @@ fn report(label: &str, what: &str, times: &[Duration], base: Duration) {
     );
 }
 
+/// The runtime the server runs on: its own (two workers, as in `awtui`),
+/// so the clients, like the agents' processes, have threads of their own;
+/// with `--one-runtime` the clients' runtime (both share two workers).
+static SERVER_RUNTIME: std::sync::OnceLock<Option<tokio::runtime::Runtime>> =
+    std::sync::OnceLock::new();
+
+fn server_runtime() -> tokio::runtime::Handle {
+    match SERVER_RUNTIME.get().and_then(Option::as_ref) {
+        Some(rt) => rt.handle().clone(),
+        None => tokio::runtime::Handle::current(),
+    }
+}
+
 async fn server(dir: &std::path::Path, history: u64, unread: u64) -> McpHandle {
     let store = prefilled(dir, history, unread);
-    McpServer::start(McpConfig {
-        context: SharedContext::new(Box::new(store)),
-        agents: AGENTS.iter().map(|a| a.to_string()).collect(),
-        instance_dir: Some(dir.to_path_buf()),
-    })
-    .await
-    .unwrap()
+    let dir = dir.to_path_buf();
+    server_runtime()
+        .spawn(async move {
+            McpServer::start(McpConfig {
+                context: SharedContext::new(Box::new(store)),
+                agents: AGENTS.iter().map(|a| a.to_string()).collect(),
+                instance_dir: Some(dir),
+            })
+            .await
+            .unwrap()
+        })
+        .await
+        .unwrap()
+}
+
+async fn stop(handle: McpHandle) {
+    server_runtime()
+        .spawn(async move { handle.stop().await })
+        .await
+        .unwrap();
 }
 
 async fn bench(history: u64, unix: bool, samples: usize) {
@@ -272,7 +305,7 @@ async fn bench(history: u64, unix: bool, samples: usize) {
     for c in [sender, reader, checker] {
         let _ = c.cancel().await;
     }
-    handle.stop().await;
+    stop(handle).await;
 }
 
 /// `inbox_check` with 5,000 unread, a 20 KiB `document_write`, and 20
@@ -286,7 +319,7 @@ async fn bench_heavy(samples: usize, only_concurrent: bool) {
         inbox_and_document(&handle, &label, samples).await;
     }
     concurrent_sends(&handle, &label).await;
-    handle.stop().await;
+    stop(handle).await;
 }
 
 /// `inbox_check` with 5,000 unread and a 20 KiB `document_write`.
@@ -362,20 +395,33 @@ fn main() {
     let mut samples = 2000;
     // `--only heavy|single|concurrent` runs one part (for profiling).
     let mut only = String::new();
+    let mut one_runtime = false;
     let mut argv = std::env::args().skip(1);
     while let Some(a) = argv.next() {
         match a.as_str() {
             "--samples" => samples = argv.next().and_then(|n| n.parse().ok()).unwrap_or(samples),
             "--only" => only = argv.next().unwrap_or_default(),
+            "--one-runtime" => one_runtime = true,
             _ => {}
         }
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    let two_workers = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    SERVER_RUNTIME.get_or_init(|| (!one_runtime).then(two_workers));
+    println!(
+        "server and clients: {}",
+        if one_runtime {
+            "one runtime of 2 workers"
+        } else {
+            "a runtime of 2 workers each"
+        }
+    );
+    two_workers().block_on(async {
         if only != "single" {
             bench_heavy(samples, only == "concurrent").await;
         }

@@ -276,7 +276,9 @@ fn run(size: Size) {
         size.total, size.loaded, size.agents
     );
     println!("  load snapshot into the app: {load:?}");
-    println!("  first frame (lays out the visible messages): {first:?}");
+    println!(
+        "  first frame (lays out the visible messages; highlights the open document for the first time): {first:?}"
+    );
     println!("  median frame, nothing new (spinner tick): {steady:?}");
     println!("  median frame, one new message each frame: {live:?}");
     println!("  median frame, scrolling back through history: {scrolled:?}");
