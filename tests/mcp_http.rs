@@ -516,3 +516,58 @@ async fn permission_request_waits_for_the_decision_and_answers_as_claude_code_ex
     );
     inst.handle.stop().await;
 }
+
+/// A reply that comes after the server stopped holding the event stream
+/// back (`HOLD_FOR_REPLY`: the head goes out first, the reply when the
+/// person decides) still reaches the client, and a quick call meanwhile
+/// on another session is not held up by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_slower_than_the_hold_still_streams_to_the_client() {
+    use awtui::approvals::{Answer, RuleSet, Verdict};
+    let inst = Instance::start().await;
+    let approvals = inst.handle.context().approvals().clone();
+    approvals.set_rules([("coder".to_string(), RuleSet::default())].into());
+    let (coder, _) = http_client(inst.handle.url(), &inst.token("coder")).await;
+    let (reviewer, _) = http_client(inst.handle.url(), &inst.token("reviewer")).await;
+    let asking = tokio::spawn(async move {
+        call(
+            &coder,
+            "permission_request",
+            json!({"tool_name": "Bash", "input": {"command": "make"}}),
+        )
+        .await
+    });
+    let mut pending = Vec::new();
+    for _ in 0..400 {
+        pending = approvals.pending();
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(pending.len(), 1, "the request never arrived");
+    let sent = call(&reviewer, "channel_send", json!({"message": "meanwhile"})).await;
+    assert!(sent["id"].as_u64().is_some(), "{sent}");
+    tokio::time::sleep(
+        awtui::mcp::transport::HOLD_FOR_REPLY + std::time::Duration::from_millis(300),
+    )
+    .await;
+    assert!(!asking.is_finished(), "answered before the decision");
+    approvals
+        .decide(
+            pending[0].id,
+            Answer {
+                verdict: Some(Verdict::Deny),
+                reason: Some("not now".into()),
+                ..Answer::default()
+            },
+            "user",
+        )
+        .unwrap();
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(30), asking)
+        .await
+        .expect("the reply never came")
+        .unwrap();
+    assert_eq!(answer["behavior"], "deny", "{answer}");
+    inst.handle.stop().await;
+}

@@ -91,11 +91,17 @@ impl Drop for MirrorWriter {
     }
 }
 
+/// How long the mirror writer gathers text after the first of a burst
+/// before it appends: while it gathers, senders queue their text without
+/// waking it, so a burst of sends costs one wake-up and one append.
+const MIRROR_GATHER: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// Writes whatever is queued in one append per wake-up. A failure is
 /// logged once until a write succeeds again (the log stays small).
 fn mirror_loop(path: &Path, rx: &mpsc::Receiver<String>) {
     let mut failing = false;
     while let Ok(mut text) = rx.recv() {
+        std::thread::sleep(MIRROR_GATHER);
         while let Ok(more) = rx.try_recv() {
             text.push_str(&more);
         }

@@ -25,6 +25,11 @@ use tokio_util::sync::CancellationToken;
 use super::resources::{CHANNEL_URI, document_uri, inbox_uri};
 use super::shared::{ContextEvent, DocumentChange};
 
+/// How long the notifier gathers events after the first of a burst, so the
+/// reply of the call that caused them goes out first and a burst costs one
+/// notice per target and URI.
+const GATHER: Duration = Duration::from_millis(2);
+
 /// How long one notification may take before it is given up.
 const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -305,7 +310,7 @@ pub async fn run(
             Err(RecvError::Lagged(missed)) => lagged(&hub, missed),
             Err(RecvError::Closed) => return,
         };
-        tokio::task::yield_now().await;
+        tokio::time::sleep(GATHER).await;
         let mut closed = false;
         loop {
             match events.try_recv() {

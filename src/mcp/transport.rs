@@ -46,6 +46,7 @@ pub fn router(server: ContextServer, tokens: Arc<Tokens>, stop: CancellationToke
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     Router::new()
         .route_service(MCP_PATH, service)
+        .layer(middleware::from_fn(whole_reply))
         .layer(middleware::from_fn(limit_body))
         .layer(middleware::from_fn_with_state(tokens, authenticate))
 }
@@ -77,6 +78,67 @@ async fn limit_body(req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
     let limited = axum::body::Body::new(http_body_util::Limited::new(body, super::MAX_BODY));
     next.run(Request::from_parts(parts, limited)).await
+}
+
+/// How long a POST's event stream is held back to go out whole.
+pub const HOLD_FOR_REPLY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Sends the event stream answering a POST in one piece when it ends
+/// within [`HOLD_FOR_REPLY`] (a tool call's stream ends right after its
+/// reply), with a `Content-Length`: rmcp sends the head as soon as the
+/// request is taken and the reply and the stream's end as they come, so
+/// the client wakes for the head, sleeps while a send waits for the disk,
+/// and wakes again for the reply and once more for the end. One write,
+/// one wake-up. A stream still open after the hold (the reply to
+/// `approval_wait` waits for a decision) goes out with what it has so far
+/// and the rest as it comes, well within any client's header timeout.
+async fn whole_reply(req: Request, next: Next) -> Response {
+    let post = req.method() == axum::http::Method::POST;
+    let response = next.run(req).await;
+    let event_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !post || !event_stream {
+        return response;
+    }
+    use http_body_util::BodyExt;
+    let (parts, mut body) = response.into_parts();
+    let deadline = tokio::time::Instant::now() + HOLD_FOR_REPLY;
+    let mut whole = Vec::new();
+    // A frame taken that is not data (trailers) or the body's error.
+    let mut other = None;
+    let ended = loop {
+        // Waiting for a frame takes nothing from the body until one is
+        // ready, so giving up the wait loses nothing.
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(None) => break true,
+            Ok(Some(Ok(frame))) => match frame.into_data() {
+                Ok(data) => whole.extend_from_slice(&data),
+                Err(frame) => {
+                    other = Some(Ok(frame));
+                    break false;
+                }
+            },
+            Ok(Some(Err(e))) => {
+                other = Some(Err(e));
+                break false;
+            }
+            Err(_) => break false,
+        }
+    };
+    if ended {
+        return Response::from_parts(parts, axum::body::Body::from(whole));
+    }
+    use futures_util::StreamExt;
+    let taken = (!whole.is_empty()).then(|| Ok(hyper::body::Frame::data(whole.into())));
+    let frames = futures_util::stream::iter(taken.into_iter().chain(other))
+        .chain(http_body_util::BodyStream::new(body));
+    Response::from_parts(
+        parts,
+        axum::body::Body::new(http_body_util::StreamBody::new(frames)),
+    )
 }
 
 fn refuse(reason: &str) -> Response {
