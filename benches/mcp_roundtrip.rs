@@ -15,7 +15,8 @@
 //!
 //! The server runs on a runtime of its own (two workers, as in `awtui`),
 //! the clients on another, like separate processes; `--one-runtime` puts
-//! both on one. `--only single|heavy|concurrent` runs one part. The CPU
+//! both on one. `--only single|heavy|concurrent` runs one part;
+//! `--history N` sets the channel's size for the heavy part. The CPU
 //! time per concurrent send counts clients and server together.
 //!
 //! Run: `cargo bench --bench mcp_roundtrip` (optionally `-- --samples N`).
@@ -310,11 +311,11 @@ async fn bench(history: u64, unix: bool, samples: usize) {
 
 /// `inbox_check` with 5,000 unread, a 20 KiB `document_write`, and 20
 /// concurrent clients sending 500 messages each, over loopback HTTP.
-async fn bench_heavy(samples: usize, only_concurrent: bool) {
+async fn bench_heavy(samples: usize, history: u64, only_concurrent: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("inst");
-    let handle = server(&dir, 50_000, 5_000).await;
-    let label = format!("{:<13}  history {:>6}", "loopback HTTP", 50_000);
+    let handle = server(&dir, history, 5_000).await;
+    let label = format!("{:<13}  history {history:>6}", "loopback HTTP");
     if !only_concurrent {
         inbox_and_document(&handle, &label, samples).await;
     }
@@ -396,12 +397,20 @@ fn main() {
     // `--only heavy|single|concurrent` runs one part (for profiling).
     let mut only = String::new();
     let mut one_runtime = false;
+    let mut heavy_history = 50_000;
     let mut argv = std::env::args().skip(1);
     while let Some(a) = argv.next() {
         match a.as_str() {
             "--samples" => samples = argv.next().and_then(|n| n.parse().ok()).unwrap_or(samples),
             "--only" => only = argv.next().unwrap_or_default(),
             "--one-runtime" => one_runtime = true,
+            // The channel's size for the heavy part (50,000 by default).
+            "--history" => {
+                heavy_history = argv
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(heavy_history)
+            }
             _ => {}
         }
     }
@@ -423,7 +432,7 @@ fn main() {
     );
     two_workers().block_on(async {
         if only != "single" {
-            bench_heavy(samples, only == "concurrent").await;
+            bench_heavy(samples, heavy_history, only == "concurrent").await;
         }
         if only == "heavy" || only == "concurrent" {
             return;

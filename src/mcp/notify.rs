@@ -291,10 +291,10 @@ impl Hub {
 /// Follows the context's events and notifies listeners until `stop`.
 ///
 /// Notifications are hints ("look again"), so they give way: after an
-/// event the task first lets the reply of the call that caused it go out,
-/// then takes every event that arrived meanwhile and sends each target
-/// each URI once. A burst of 100 sends mentioning one agent costs that
-/// agent a handful of `resources/updated`, not 100.
+/// event the task waits [`GATHER`] (the reply of the call that caused it
+/// goes out first), then takes every event that arrived meanwhile and
+/// sends each target each URI once. A burst of 100 sends mentioning one
+/// agent costs that agent a handful of `resources/updated`, not 100.
 pub async fn run(
     hub: Arc<Hub>,
     mut events: broadcast::Receiver<ContextEvent>,
