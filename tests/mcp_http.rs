@@ -457,6 +457,20 @@ async fn event_streams_carry_only_json_messages() {
     handle.stop().await;
 }
 
+/// The one request waiting for a decision, once it has arrived.
+async fn asked(approvals: &awtui::approvals::Approvals) -> Vec<awtui::approvals::Request> {
+    let mut pending = Vec::new();
+    for _ in 0..400 {
+        pending = approvals.pending();
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(pending.len(), 1, "the request never arrived");
+    pending
+}
+
 /// `permission_request` over real MCP: offered only to agents whose CLI
 /// asks (`permissions: ask`), refused to others; its answer is one text
 /// block of Claude Code's JSON, sent once the person decides.
@@ -489,15 +503,7 @@ async fn permission_request_waits_for_the_decision_and_answers_as_claude_code_ex
         )
         .await
     });
-    let mut pending = Vec::new();
-    for _ in 0..400 {
-        pending = approvals.pending();
-        if !pending.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(pending.len(), 1, "the request never arrived");
+    let pending = asked(&approvals).await;
     assert_eq!(pending[0].agent, "coder");
     assert_eq!(pending[0].tool_use_id.as_deref(), Some("toolu_9"));
     approvals
@@ -537,15 +543,7 @@ async fn a_reply_slower_than_the_hold_still_streams_to_the_client() {
         )
         .await
     });
-    let mut pending = Vec::new();
-    for _ in 0..400 {
-        pending = approvals.pending();
-        if !pending.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(pending.len(), 1, "the request never arrived");
+    let pending = asked(&approvals).await;
     let sent = call(&reviewer, "channel_send", json!({"message": "meanwhile"})).await;
     assert!(sent["id"].as_u64().is_some(), "{sent}");
     tokio::time::sleep(
