@@ -90,7 +90,7 @@ pub const HOLD_FOR_REPLY: std::time::Duration = std::time::Duration::from_secs(1
 /// the client wakes for the head, sleeps while a send waits for the disk,
 /// and wakes again for the reply and once more for the end. One write,
 /// one wake-up. A stream still open after the hold (the reply to
-/// `approval_wait` waits for a decision) goes out with what it has so far
+/// `permission_request` waits for a decision) goes out with what it has so far
 /// and the rest as it comes, well within any client's header timeout.
 async fn whole_reply(req: Request, next: Next) -> Response {
     let post = req.method() == axum::http::Method::POST;
