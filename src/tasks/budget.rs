@@ -91,7 +91,77 @@ fn outcome_of(task: &Task) -> Value {
     })
 }
 
-/// Loads `task`'s context within `max_tokens`.
+/// Marks a text cut to fit the budget.
+const SHORTENED: &str = "… [shortened to fit max_tokens]";
+/// Stands for a structured value left out to fit the budget.
+const LEFT_OUT: &str = "[left out to fit max_tokens]";
+
+/// The task's fields that may be cut, least needed first.
+const TASK_SHORTENABLE: &[&str] = &["description", "context", "plan", "outcome", "error", "name"];
+/// The workflow's fields that may be cut, least needed first.
+const WORKFLOW_SHORTENABLE: &[&str] = &["source_content", "summary", "name"];
+
+/// What [`fit`] did.
+struct Fit {
+    /// The fields it cut or left out, in the order it did.
+    shortened: Vec<&'static str>,
+}
+
+/// Cuts `fields` of `value`, in order, until the whole value costs at most
+/// `limit` tokens: a text keeps its longest prefix that fits (found by
+/// bisection, so the work is O(log n) serialisations of the value however
+/// small the budget), anything else is replaced by [`LEFT_OUT`]. Stops at
+/// the first field after which the value fits; the caller checks whether
+/// it fits at all.
+fn fit(value: &mut Value, fields: &[&'static str], limit: usize) -> Fit {
+    let mut shortened = Vec::new();
+    for &field in fields {
+        if tokens(value) <= limit {
+            break;
+        }
+        let Some(current) = value.get(field) else {
+            continue;
+        };
+        match current {
+            Value::Null => continue,
+            Value::String(text) if text.is_empty() => continue,
+            Value::String(text) => {
+                let chars: Vec<char> = text.chars().collect();
+                let with = |keep: usize| -> Value {
+                    json!(format!(
+                        "{}{SHORTENED}",
+                        chars[..keep].iter().collect::<String>()
+                    ))
+                };
+                // The longest prefix that fits, or none.
+                let (mut lo, mut hi) = (0usize, chars.len());
+                value[field] = with(0);
+                if tokens(value) > limit {
+                    value[field] = json!("");
+                } else {
+                    while lo < hi {
+                        let mid = lo + (hi - lo).div_ceil(2);
+                        value[field] = with(mid);
+                        if tokens(value) <= limit {
+                            lo = mid;
+                        } else {
+                            hi = mid - 1;
+                        }
+                    }
+                    value[field] = with(lo);
+                }
+            }
+            _ => value[field] = json!(LEFT_OUT),
+        }
+        shortened.push(field);
+    }
+    Fit { shortened }
+}
+
+/// Loads `task`'s context within `max_tokens`. The result's items cost at
+/// most `max_tokens` (the wrapper's own few fields aside), except when the
+/// task alone, with every text of it cut, does not fit: then it is kept
+/// whole-but-cut and `over_budget` is true.
 pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize) -> Value {
     let mut budget = Budget { left: max_tokens };
     let mut omitted = serde_json::Map::new();
@@ -101,30 +171,22 @@ pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize
         }
     };
 
-    // 1. The task itself, its description shortened until it fits.
+    // 1. The task itself, its longest parts shortened until it fits.
+    let all = store.checkpoints(&task.id);
     let mut current = task_core(task);
-    let mut truncated_description = false;
-    while !budget.take(&current) {
-        let desc = current["description"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if desc.is_empty() {
-            // Even without a description it does not fit: keep it anyway,
-            // it is the one thing the agent cannot work without.
-            budget.left = 0;
-            break;
-        }
-        let keep = desc.chars().count() / 2;
-        current["description"] = json!(format!(
-            "{}… [shortened to fit max_tokens]",
-            desc.chars().take(keep).collect::<String>()
-        ));
-        truncated_description = true;
+    // Their room in the task's object is counted with the task.
+    current["checkpoints"] = json!([]);
+    current["checkpoints_total"] = json!(all.len());
+    let core_fit = fit(&mut current, TASK_SHORTENABLE, budget.left);
+    let truncated_description = core_fit.shortened.contains(&"description");
+    let over_budget = !budget.take(&current);
+    if over_budget {
+        // Even cut to the bone it does not fit: keep it anyway, it is the
+        // one thing the agent cannot work without, and say so.
+        budget.left = 0;
     }
 
     // 2. Checkpoints, newest first, shown oldest first.
-    let all = store.checkpoints(&task.id);
     let wanted = if include.all_checkpoints {
         all.len()
     } else {
@@ -141,7 +203,6 @@ pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize
     note("checkpoints", all.len() - checkpoints.len());
     checkpoints.reverse();
     current["checkpoints"] = json!(checkpoints);
-    current["checkpoints_total"] = json!(all.len());
 
     // 3. Direct dependencies' outcomes.
     let mut dependency_outcomes = Vec::new();
@@ -174,7 +235,12 @@ pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize
             "source_content": w.source_content,
         });
         if !budget.take(&v) {
-            v["source_content"] = json!("[left out to fit max_tokens]");
+            fit(&mut v, WORKFLOW_SHORTENABLE, budget.left);
+            if !budget.take(&v) {
+                // The plan lines below still need their own room.
+                budget.left = 0;
+                note("workflow", 1);
+            }
         }
         if include.workflow_plan {
             let tasks = store.tasks_of(&w.id);
@@ -221,6 +287,8 @@ pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize
         "token_estimate": max_tokens - budget.left,
         "tokens_counted_as": "characters of compact JSON / 4",
         "description_shortened": truncated_description,
+        "shortened": core_fit.shortened,
+        "over_budget": over_budget,
         "omitted": omitted,
     })
 }
@@ -333,5 +401,76 @@ mod tests {
             28,
             "30 done, 2 are dependencies"
         );
+    }
+
+    /// A task whose every text is `len` characters long.
+    fn long_task(len: usize) -> (TaskStore, String) {
+        let mut s = TaskStore::in_memory();
+        let now = Utc::now();
+        let w = s
+            .create_workflow(
+                "a",
+                &format!("w{}", "w".repeat(len)),
+                "prompt",
+                &"s".repeat(len),
+                None,
+                1,
+                now,
+            )
+            .unwrap();
+        let planned = vec![PlannedTask {
+            name: format!("n{}", "n".repeat(len)),
+            description: "d".repeat(len),
+            ..Default::default()
+        }];
+        let tasks = s
+            .set_plan(&w.id, &"plan ".repeat(len / 5 + 1), &planned, now)
+            .unwrap();
+        (s, tasks[0].id.clone())
+    }
+
+    /// The budget loop once spun forever for `max_tokens` below the cost of
+    /// its own "shortened" marker, holding the board lock.
+    #[test]
+    fn tiny_budgets_and_long_names_terminate_within_the_budget_or_say_so() {
+        let (s, id) = long_task(20_000);
+        let task = s.task(&id).unwrap();
+        for max in [0, 1, 5, 10, 20, 50, 100, 1000, 8000] {
+            let v = load(&s, task, &Include::default(), max);
+            let core = tokens(&v["current_task"]);
+            if v["over_budget"] == json!(true) {
+                // Every text was cut to nothing: only the fixed fields remain.
+                assert!(core < 200, "{max}: {core} tokens over budget");
+            } else {
+                assert!(core <= max, "{max}: {core} tokens");
+            }
+            assert!(
+                tokens(&v["current_task"]) + tokens(&v["workflow"]) <= max.max(core) + 40,
+                "{max}: {v}"
+            );
+        }
+        // A budget the name fits in: only the description is cut.
+        let (s, id) = long_task(4000);
+        let v = load(&s, s.task(&id).unwrap(), &Include::default(), 1500);
+        assert_eq!(v["current_task"]["name"].as_str().unwrap().len(), 4001);
+        assert_eq!(v["over_budget"], json!(false));
+        assert_eq!(v["description_shortened"], json!(true));
+        let desc = v["current_task"]["description"].as_str().unwrap();
+        assert!(desc.ends_with(SHORTENED) && desc.len() > 500, "{desc:.80}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_budget_terminates_and_fits_unless_it_says_so(
+            len in 0usize..5000,
+            max in 0usize..3000,
+        ) {
+            let (s, id) = long_task(len);
+            let task = s.task(&id).unwrap();
+            let v = load(&s, task, &Include::default(), max);
+            let core = tokens(&v["current_task"]);
+            proptest::prop_assert!(v["over_budget"] == json!(true) || core <= max);
+        }
     }
 }
