@@ -216,6 +216,7 @@ async fn server(dir: &std::path::Path, history: u64, unread: u64) -> McpHandle {
                 context: SharedContext::new(Box::new(store)),
                 agents: AGENTS.iter().map(|a| a.to_string()).collect(),
                 instance_dir: Some(dir),
+                tool_timeout: None,
             })
             .await
             .unwrap()

@@ -216,6 +216,60 @@ pub fn read_text_capped(path: &Path, cap: u64) -> Result<String, ReadError> {
     })
 }
 
+/// Largest record awtui keeps about itself and reads back (registry
+/// entries, endpoints, tokens, pids, session ids, saved state): far above
+/// any real one, far below what a link to `/dev/zero` would cost.
+pub const MAX_RECORD_BYTES: u64 = 4 * MIB;
+
+/// Reads one of awtui's own records with [`read_regular_capped`] under
+/// [`MAX_RECORD_BYTES`], as an `io::Result` so callers keep treating
+/// `NotFound` as "none"; any other error names the file and what is wrong.
+pub fn read_record(path: &Path) -> io::Result<Vec<u8>> {
+    read_regular_capped(path, MAX_RECORD_BYTES).map_err(ReadError::into_io)
+}
+
+/// [`read_record`] for text records.
+pub fn read_record_text(path: &Path) -> io::Result<String> {
+    read_text_capped(path, MAX_RECORD_BYTES).map_err(ReadError::into_io)
+}
+
+/// The last `max` bytes of a regular file from `offset` on (a log, an
+/// agent's output), never blocking on a special file: what a tail shows
+/// without reading a file that keeps growing, or `/dev/zero`, whole.
+pub fn read_tail(path: &Path, offset: u64, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::{Seek, SeekFrom};
+    let fd = rustix::fs::open(path, READ_FLAGS, Mode::empty())?;
+    let stat = rustix::fs::fstat(&fd)?;
+    let file_type = FileType::from_raw_mode(stat.st_mode);
+    if file_type != FileType::RegularFile {
+        return Err(ReadError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_name(file_type),
+        }
+        .into_io());
+    }
+    let size = u64::try_from(stat.st_size).unwrap_or(0);
+    let start = offset.max(size.saturating_sub(max));
+    let mut file = File::from(fd);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+impl ReadError {
+    /// As an `io::Error` of the same kind (`NotFound` stays `NotFound`)
+    /// whose message names the file.
+    pub fn into_io(self) -> io::Error {
+        let kind = match &self {
+            ReadError::Io { source, .. } => source.kind(),
+            ReadError::NotText { .. } => io::ErrorKind::InvalidData,
+            _ => io::ErrorKind::InvalidInput,
+        };
+        io::Error::new(kind, self.to_string())
+    }
+}
+
 /// Replaces `name` inside the open folder `dir` with `data`: a hidden temp
 /// file is created in `dir` (never through a link), written, fsynced,
 /// renamed over `name` within `dir`, then `dir` is fsynced. With `private`,

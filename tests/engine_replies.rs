@@ -178,6 +178,7 @@ fn info(dir: &Path, engine: &Engine) -> InstanceInfo {
         mcp_url: engine.mcp_url().to_string(),
         mcp_socket: None,
         log: None,
+        state_dir: None,
         started: chrono::Utc::now(),
     }
 }

@@ -34,6 +34,7 @@ async fn twenty_clients_times_five_hundred_messages() {
         context: SharedContext::new(Box::new(store)),
         agents: agents.clone(),
         instance_dir: Some(dir.clone()),
+        tool_timeout: None,
     })
     .await
     .unwrap();

@@ -259,6 +259,7 @@ async fn a_second_server_on_a_running_instance_is_refused_and_leaves_it_alone() 
         context: SharedContext::new(Box::new(MemoryStore::new(&layout()).unwrap())),
         agents: agents(),
         instance_dir: Some(inst.dir.clone()),
+        tool_timeout: None,
     })
     .await;
     match second {
@@ -301,6 +302,7 @@ async fn files_left_by_a_crashed_instance_are_replaced() {
         context: awtui::mcp::SharedContext::new(Box::new(store)),
         agents: agents(),
         instance_dir: Some(dir.clone()),
+        tool_timeout: None,
     })
     .await
     .unwrap();

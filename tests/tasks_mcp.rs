@@ -38,6 +38,7 @@ async fn start_at(tmp: tempfile::TempDir, agents: Vec<String>) -> Inst {
         context: SharedContext::with_tasks(Box::new(store), board),
         agents,
         instance_dir: Some(dir.clone()),
+        tool_timeout: None,
     })
     .await
     .unwrap();

@@ -43,6 +43,7 @@ fn info(name: &str, folder: &str, started: chrono::DateTime<Utc>) -> InstanceInf
         mcp_url: "http://127.0.0.1:1/mcp".into(),
         mcp_socket: None,
         log: None,
+        state_dir: None,
         started,
     }
 }

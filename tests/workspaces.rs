@@ -429,6 +429,7 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
         context: SharedContext::with_tasks(Box::new(store), board),
         agents: agents.clone(),
         instance_dir: Some(dir.clone()),
+        tool_timeout: None,
     })
     .await
     .unwrap();

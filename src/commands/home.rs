@@ -339,6 +339,7 @@ mod tests {
             mcp_url: "http://127.0.0.1:1/mcp".into(),
             mcp_socket: None,
             log: None,
+            state_dir: None,
             started: chrono::Utc::now(),
         }
     }

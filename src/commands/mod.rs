@@ -39,16 +39,41 @@ pub mod exit {
     pub const ALREADY_RUNNING: u8 = 4;
 }
 
+/// How long a command's end waits for work still running on the runtime's
+/// threads (a tool call stuck in a git filter, a write to a stalled disk)
+/// before the process exits anyway: such work cannot be interrupted, and
+/// the instance must end within seconds of `stop` or SIGTERM.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A command's tokio runtime: on drop it waits at most [`SHUTDOWN_GRACE`]
+/// for blocking work, where a plain runtime would wait for it forever.
+pub struct CommandRuntime(Option<tokio::runtime::Runtime>);
+
+impl std::ops::Deref for CommandRuntime {
+    type Target = tokio::runtime::Runtime;
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref().expect("the runtime lives until dropped")
+    }
+}
+
+impl Drop for CommandRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_timeout(SHUTDOWN_GRACE);
+        }
+    }
+}
+
 /// A tokio runtime for a command (`multi`: several worker threads, for
 /// commands that run an engine). Prints why it could not start.
-pub fn runtime(multi: bool) -> Option<tokio::runtime::Runtime> {
+pub fn runtime(multi: bool) -> Option<CommandRuntime> {
     let mut builder = if multi {
         tokio::runtime::Builder::new_multi_thread()
     } else {
         tokio::runtime::Builder::new_current_thread()
     };
     match builder.enable_all().build() {
-        Ok(rt) => Some(rt),
+        Ok(rt) => Some(CommandRuntime(Some(rt))),
         Err(e) => {
             crate::errln!("cannot start: {e}");
             None

@@ -15,7 +15,7 @@ use crate::instance::target::{self, Resolved, Target, TargetError};
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A small runtime for one client command.
-pub fn runtime() -> Option<tokio::runtime::Runtime> {
+pub fn runtime() -> Option<super::CommandRuntime> {
     super::runtime(false)
 }
 

@@ -374,7 +374,7 @@ fn load_lines(
 }
 
 fn read_state(path: &Path) -> Result<Option<StateFile>> {
-    match fs::read(path) {
+    match crate::fsutil::read_record(path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map(Some)
             .map_err(|e| ContextError::Corrupt {

@@ -1039,7 +1039,7 @@ impl Driver {
                     .recent_outputs(&agent, LOG_TURNS, LOG_CAP)
                     .map_err(|e| format!("cannot read logs/output/: {e}"))?;
                 let stderr_path = self.cx.agent_dir(&agent).join("stderr.log");
-                let stderr = match std::fs::read(&stderr_path) {
+                let stderr = match crate::fsutil::read_tail(&stderr_path, 0, LOG_CAP as u64 + 4) {
                     Ok(b) => Some(super::ops::tail_text(&b, LOG_CAP)),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                     Err(e) => return Err(format!("cannot read {}: {e}", stderr_path.display())),

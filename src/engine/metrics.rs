@@ -55,7 +55,7 @@ pub fn path(state_root: &Path, agent: &str) -> PathBuf {
 /// cannot be read is logged and counted as none (the counters only inform).
 pub fn load(state_root: &Path, agent: &str) -> Option<Lasting> {
     let p = path(state_root, agent);
-    let bytes = match std::fs::read(&p) {
+    let bytes = match crate::fsutil::read_record(&p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {

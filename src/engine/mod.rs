@@ -250,6 +250,7 @@ impl Engine {
                     context: context.clone(),
                     agents: agents.clone(),
                     instance_dir: prepared.context_dir.clone(),
+                    tool_timeout: workflow.limits.tool_timeout,
                 })
                 .await?,
             )

@@ -58,7 +58,7 @@ pub const SURFACED_FILE: &str = "surfaced.md";
 impl OpsState {
     /// Loads the state kept in `dir` (empty when there is none).
     pub fn load(dir: &Path) -> OpsState {
-        std::fs::read(dir.join(STATE_FILE))
+        crate::fsutil::read_record(&dir.join(STATE_FILE))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default()
@@ -386,7 +386,7 @@ impl OpsFiles {
             .into_iter()
             .skip(skip)
             .map(|n| {
-                let bytes = std::fs::read(dir.join(&n))?;
+                let bytes = crate::fsutil::read_tail(&dir.join(&n), 0, cap as u64 + 4)?;
                 Ok((n, tail_text(&bytes, cap)))
             })
             .collect()

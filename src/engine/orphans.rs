@@ -42,7 +42,7 @@ pub fn reap(state_root: &Path, agents: &[String]) -> Vec<String> {
     let mut notices = Vec::new();
     for agent in agents {
         let dir = agent_dir(state_root, agent);
-        let group = std::fs::read_to_string(dir.join(FILE))
+        let group = crate::fsutil::read_record_text(&dir.join(FILE))
             .ok()
             .and_then(|t| t.trim().parse::<u32>().ok());
         clear(state_root, agent);

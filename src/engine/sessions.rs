@@ -14,7 +14,8 @@ pub fn load(state_root: &Path, agents: &[String]) -> BTreeMap<String, String> {
     agents
         .iter()
         .filter_map(|a| {
-            let text = std::fs::read_to_string(agent_dir(state_root, a).join(FILE)).ok()?;
+            let text =
+                crate::fsutil::read_record_text(&agent_dir(state_root, a).join(FILE)).ok()?;
             let id = text.trim();
             (!id.is_empty()).then(|| (a.clone(), id.to_string()))
         })

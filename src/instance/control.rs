@@ -651,7 +651,7 @@ impl Client {
             instance: instance.clone(),
             reason,
         };
-        let token = std::fs::read_to_string(&info.token_file).map_err(|e| {
+        let token = crate::fsutil::read_record_text(&info.token_file).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 not_running(format!("{} does not exist", info.token_file.display()))
             } else {

@@ -8,7 +8,6 @@
 
 use std::ffi::OsString;
 use std::fs::OpenOptions;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -123,13 +122,10 @@ pub fn spawn(args: &[OsString], home: &Path, wait: Duration) -> Result<Detached,
 }
 
 fn read_from(path: &Path, offset: u64) -> String {
-    let mut text = String::new();
-    if let Ok(mut f) = std::fs::File::open(path)
-        && f.seek(SeekFrom::Start(offset)).is_ok()
-    {
-        let _ = f.read_to_string(&mut text);
-    }
-    text
+    // A log of a lifetime is not read whole: its last mebibyte says why.
+    crate::fsutil::read_tail(path, offset, crate::fsutil::MIB)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
 }
 
 /// In the child: leaves the parent's session and terminal, so hang-ups and

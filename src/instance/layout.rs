@@ -13,6 +13,14 @@
 //!   in the data dir: `$AWTUI_STATE_DIR` again, else `$XDG_STATE_HOME/awtui`
 //!   or `~/.local/state/awtui` (not the runtime dir, which is wiped at
 //!   logout).
+//! - Finding instances needs none of those variables: MCP clients and cron
+//!   start awtui with little more than HOME, PATH and USER. Readers look in
+//!   every state dir awtui may have used ([`state_dirs`]: the runtime dir
+//!   named by `$XDG_RUNTIME_DIR` or `/run/user/<uid>`, `$XDG_STATE_HOME`,
+//!   `~/.local/state`), and an instance whose state dir is elsewhere
+//!   (`$AWTUI_STATE_DIR`) also leaves its registry record, which holds no
+//!   secret, in `~/.local/state/awtui/instances` ([`pointer_registry_dir`]).
+//!   Only a reader that sets `$AWTUI_STATE_DIR` itself looks there alone.
 
 use std::path::{Path, PathBuf};
 
@@ -70,6 +78,65 @@ pub fn state_dir() -> Result<PathBuf, LayoutError> {
         .or_else(|| env_dir("XDG_RUNTIME_DIR").map(|d| d.join("awtui")))
         .or_else(local_state)
         .ok_or(LayoutError::NoStateDir)
+}
+
+/// The state dir a reader finds with nothing but `$HOME`.
+fn home_state() -> Option<PathBuf> {
+    env_dir("HOME").map(|h| h.join(".local").join("state").join("awtui"))
+}
+
+/// Every state dir an instance of this user may have used, the one this
+/// process would use first, without duplicates (see the module doc).
+pub fn state_dirs() -> Vec<PathBuf> {
+    if let Some(dir) = env_dir(STATE_DIR_ENV) {
+        return vec![dir];
+    }
+    let uid = rustix::process::getuid().as_raw();
+    let candidates = [
+        state_dir().ok(),
+        env_dir("XDG_RUNTIME_DIR").map(|d| d.join("awtui")),
+        Some(PathBuf::from(format!("/run/user/{uid}/awtui"))),
+        local_state(),
+        home_state(),
+    ];
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for dir in candidates.into_iter().flatten() {
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+/// Where an instance whose state dir a reader with only `$HOME` would not
+/// look in also records itself; `None` when [`state_dir`] is that place.
+pub fn pointer_registry_dir() -> Option<PathBuf> {
+    let home = home_state()?;
+    let own = state_dir().ok()?;
+    let readers_look = state_dirs_without_override();
+    (own != home && !readers_look.contains(&own))
+        .then(|| fsutil::private_location(&home.join("instances")))
+}
+
+/// The dirs a reader without `$AWTUI_STATE_DIR` looks in, whatever this
+/// process's own variables say, except the ones only it can know.
+fn state_dirs_without_override() -> Vec<PathBuf> {
+    let uid = rustix::process::getuid().as_raw();
+    [
+        Some(PathBuf::from(format!("/run/user/{uid}/awtui"))),
+        home_state(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Every registry folder [`state_dirs`] holds.
+pub fn registry_dirs() -> Vec<PathBuf> {
+    state_dirs()
+        .iter()
+        .map(|d| fsutil::private_location(&d.join("instances")))
+        .collect()
 }
 
 /// The per-user folder of lasting things: standalone agents.

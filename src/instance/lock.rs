@@ -65,15 +65,25 @@ impl InstanceLock {
                 .open(&path)
                 .map_err(io_err)?
         };
-        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => {}
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-                return Err(LockError::Held {
-                    pid: read_pid(&mut file),
-                    home: home.to_path_buf(),
-                });
+        // A holder killed a moment ago still holds the lock while the
+        // kernel tears it down: wait for it (bounded), never for a live one.
+        let deadline = std::time::Instant::now() + DEAD_OWNER_GRACE;
+        loop {
+            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => break,
+                Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                    let pid = read_pid(&mut file);
+                    let dying = pid.is_some_and(|p| !super::registry::process_alive(p));
+                    if !dying || std::time::Instant::now() >= deadline {
+                        return Err(LockError::Held {
+                            pid,
+                            home: home.to_path_buf(),
+                        });
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => return Err(io_err(e.into())),
             }
-            Err(e) => return Err(io_err(e.into())),
         }
         file.set_len(0).map_err(io_err)?;
         file.rewind().map_err(io_err)?;

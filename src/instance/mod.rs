@@ -166,6 +166,7 @@ pub async fn serve(engine: &Engine, claim: Claim, mode: RunMode) -> Result<Serve
         mcp_url: engine.mcp_url().to_string(),
         mcp_socket,
         log: claim.log,
+        state_dir: layout::state_dir().ok(),
         started: chrono::Utc::now(),
         home,
     };

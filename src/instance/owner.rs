@@ -112,7 +112,9 @@ fn legacy_fits(home: &Path, workflow: &Workflow) -> bool {
     match read(home) {
         Some(record) => same_file(&record.workflow, &workflow.file),
         None => {
-            let Ok(bytes) = std::fs::read(home.join(crate::context::file_store::STATE_FILE)) else {
+            let Ok(bytes) =
+                crate::fsutil::read_record(&home.join(crate::context::file_store::STATE_FILE))
+            else {
                 return false;
             };
             let Ok(state) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
@@ -129,7 +131,7 @@ fn legacy_fits(home: &Path, workflow: &Workflow) -> bool {
 }
 
 fn read(home: &Path) -> Option<OwnerRecord> {
-    let bytes = std::fs::read(home.join(OWNER_FILE)).ok()?;
+    let bytes = crate::fsutil::read_record(&home.join(OWNER_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

@@ -55,6 +55,10 @@ pub struct InstanceInfo {
     /// Where a background instance writes its output.
     #[serde(default)]
     pub log: Option<PathBuf>,
+    /// The per-user state dir the instance uses (where its agents' tokens
+    /// are), so a reader with another environment finds them.
+    #[serde(default)]
+    pub state_dir: Option<PathBuf>,
     /// When the engine started.
     pub started: DateTime<Utc>,
 }
@@ -108,6 +112,18 @@ pub enum RegistryError {
 /// every command can find the instance.
 pub fn register(info: &InstanceInfo) -> Result<(), RegistryError> {
     let text = serde_json::to_vec_pretty(info).unwrap_or_default();
+    // The pointer for readers with less environment first: a missing one
+    // only costs them the instance, so it may fail with a warning.
+    if let Some(pointers) = layout::pointer_registry_dir() {
+        let written = layout::private_dir(&pointers)
+            .map_err(|e| e.to_string())
+            .and_then(|d| {
+                atomic_write(&d.join(info.registry_name()), &text).map_err(|e| e.to_string())
+            });
+        if let Err(e) = written {
+            tracing::warn!("cannot record the instance in {}: {e}", pointers.display());
+        }
+    }
     let dir = layout::private_dir(&layout::registry_dir()?)?;
     for path in [
         dir.join(info.registry_name()),
@@ -120,7 +136,11 @@ pub fn register(info: &InstanceInfo) -> Result<(), RegistryError> {
 
 /// Removes the records of an instance that stops.
 pub fn unregister(info: &InstanceInfo) {
-    if let Ok(dir) = layout::registry_dir() {
+    for dir in layout::registry_dir()
+        .ok()
+        .into_iter()
+        .chain(layout::pointer_registry_dir())
+    {
         let _ = std::fs::remove_file(dir.join(info.registry_name()));
     }
     let _ = std::fs::remove_file(info.home.join(INSTANCE_FILE));
@@ -128,7 +148,7 @@ pub fn unregister(info: &InstanceInfo) {
 
 /// The record in an instance folder, if any (running or not).
 pub fn read_home(home: &Path) -> Option<InstanceInfo> {
-    let bytes = std::fs::read(home.join(INSTANCE_FILE)).ok()?;
+    let bytes = crate::fsutil::read_record(&home.join(INSTANCE_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
@@ -143,14 +163,46 @@ pub fn process_alive(pid: u32) -> bool {
     if rustix::process::test_kill_process(p).is_err() {
         return false;
     }
-    // A zombie (killed, not yet reaped) still answers kill(0).
+    // A zombie (killed, not yet reaped) still answers kill(0), and so does
+    // a process the kernel is tearing down after SIGKILL: it may hold its
+    // locks a moment longer, but it is not alive.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_none_or(|state| state != "Z" && state != "X"),
+        Ok(stat) => !stat_says_dying(&stat) && !kill_pending(pid),
         Err(_) => true,
     }
+}
+
+/// The kernel's flag on a task that has begun to exit (`PF_EXITING`).
+const PF_EXITING: u64 = 0x4;
+
+/// Whether a `/proc/<pid>/stat` line shows a zombie, a dead task, or one
+/// that has begun to exit.
+fn stat_says_dying(stat: &str) -> bool {
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return false;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first().copied().unwrap_or("");
+    // Field 9 of the line, the 7th after the command's parenthesis.
+    let flags = fields
+        .get(6)
+        .and_then(|f| f.parse::<u64>().ok())
+        .unwrap_or(0);
+    state == "Z" || state == "X" || flags & PF_EXITING != 0
+}
+
+/// Whether SIGKILL is pending for the process (delivered, not yet acted on).
+fn kill_pending(pid: u32) -> bool {
+    const SIGKILL_BIT: u64 = 1 << (9 - 1);
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status.lines().any(|line| {
+        line.strip_prefix("ShdPnd:")
+            .or_else(|| line.strip_prefix("SigPnd:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & SIGKILL_BIT != 0)
+    })
 }
 
 /// Whether the recorded instance is running (see the module doc).
@@ -164,36 +216,49 @@ pub fn is_running(info: &InstanceInfo) -> bool {
     lock::is_held(&info.home) && read_home(&info.home).is_some_and(|i| i.pid == info.pid)
 }
 
-/// Every running instance on this machine (for this user), oldest first.
-/// Stale records are removed on the way.
+/// Every running instance on this machine (for this user), oldest first,
+/// from every registry an instance may have used ([`layout::registry_dirs`]).
+/// Stale records are removed on the way; anything in a registry that is not
+/// a regular file under [`crate::fsutil::MAX_RECORD_BYTES`] (a FIFO, a link
+/// to a device) is skipped with a warning naming it, never read or removed.
 pub fn running() -> Result<Vec<InstanceInfo>, RegistryError> {
-    let dir = layout::registry_dir()?;
-    let mut found = Vec::new();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(_) => return Ok(found),
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "json") {
+    let mut found: Vec<InstanceInfo> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for dir in layout::registry_dirs() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
-        }
-        let info: Option<InstanceInfo> = std::fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        match info {
-            Some(info) if is_running(&info) => found.push(info),
-            Some(info) => {
-                let _ = std::fs::remove_file(&path);
-                // The folder's record too, unless a newer instance wrote it.
-                if read_home(&info.home).is_some_and(|i| i.pid == info.pid) {
-                    let _ = std::fs::remove_file(info.home.join(INSTANCE_FILE));
-                }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
             }
-            None => {
-                // A half-written record is never left by atomic writes;
-                // anything unreadable here is not ours to keep.
-                let _ = std::fs::remove_file(&path);
+            let info = match crate::fsutil::read_record(&path) {
+                Ok(bytes) => serde_json::from_slice::<InstanceInfo>(&bytes).ok(),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    tracing::warn!("registry: skipped: {e}");
+                    continue;
+                }
+            };
+            match info {
+                Some(info) if is_running(&info) => {
+                    if seen.insert((info.home.clone(), info.pid)) {
+                        found.push(info);
+                    }
+                }
+                Some(info) => {
+                    let _ = std::fs::remove_file(&path);
+                    // The folder's record too, unless a newer instance wrote it.
+                    if read_home(&info.home).is_some_and(|i| i.pid == info.pid) {
+                        let _ = std::fs::remove_file(info.home.join(INSTANCE_FILE));
+                    }
+                }
+                None => {
+                    // A half-written record is never left by atomic writes;
+                    // a regular file here that is no record is not ours to keep.
+                    let _ = std::fs::remove_file(&path);
+                }
             }
         }
     }
@@ -215,6 +280,17 @@ mod tests {
     }
 
     #[test]
+    fn zombies_and_exiting_tasks_are_dying() {
+        let line = |state: &str, flags: u64| {
+            format!("12 (a (weird) name) {state} 1 12 12 0 -1 {flags} 0 0 0 0 0 0")
+        };
+        assert!(!stat_says_dying(&line("S", 0x400100)));
+        assert!(stat_says_dying(&line("Z", 0)));
+        assert!(stat_says_dying(&line("X", 0)));
+        assert!(stat_says_dying(&line("R", 0x400104)));
+    }
+
+    #[test]
     fn sources_and_addresses() {
         let mut info = InstanceInfo {
             instance: "pr-1".into(),
@@ -231,6 +307,7 @@ mod tests {
             mcp_url: "http://127.0.0.1:1/mcp".into(),
             mcp_socket: None,
             log: None,
+            state_dir: None,
             started: Utc::now(),
         };
         assert_eq!(info.source(), "review.yaml");

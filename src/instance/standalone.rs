@@ -175,7 +175,7 @@ pub fn apply_workdir(workflow: &mut Workflow) {
     let Some(dir) = workflow.file.parent() else {
         return;
     };
-    let sidecar: Option<Sidecar> = std::fs::read(dir.join(SIDECAR_FILE))
+    let sidecar: Option<Sidecar> = crate::fsutil::read_record(&dir.join(SIDECAR_FILE))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     if let Some(s) = sidecar

@@ -216,6 +216,7 @@ mod tests {
             mcp_url: String::new(),
             mcp_socket: None,
             log: None,
+            state_dir: None,
             started: chrono::Utc::now(),
         }
     }

@@ -36,7 +36,7 @@ impl Endpoint {
 
     /// The endpoint recorded in `instance_dir`; `None` when there is none.
     pub fn read(instance_dir: &Path) -> io::Result<Option<Endpoint>> {
-        match std::fs::read(instance_dir.join(ENDPOINT_FILE)) {
+        match crate::fsutil::read_record(&instance_dir.join(ENDPOINT_FILE)) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),

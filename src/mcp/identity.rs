@@ -156,15 +156,38 @@ impl Tokens {
     }
 }
 
-/// Reads `agent`'s token from an instance folder.
+/// Reads `agent`'s token from an instance folder. The tokens are where
+/// this process's environment says; when they are not, in the state dir
+/// the instance recorded for itself (`instance.json`, no secret), then in
+/// every state dir awtui may have used: an MCP client that starts
+/// `awtui mcp` with only HOME and PATH still finds them.
 pub fn read_token_file(instance_dir: &Path, agent: &str) -> Result<String, IdentityError> {
     if !mentions::is_valid_name(agent) {
         return Err(IdentityError::BadName(agent.to_string()));
     }
+    let key = instance_key(instance_dir);
+    let recorded = crate::instance::registry::read_home(instance_dir).and_then(|i| i.state_dir);
+    let elsewhere = recorded
+        .into_iter()
+        .chain(crate::instance::layout::state_dirs())
+        .map(|d| fsutil::private_location(&d.join(TOKENS_DIR)).join(&key));
     let path = tokens_dir(instance_dir).join(agent);
-    fs::read_to_string(&path)
-        .map(|t| t.trim().to_string())
-        .map_err(|source| IdentityError::Io { path, source })
+    let first = fsutil::read_record_text(&path);
+    let first_err = match first {
+        Ok(t) => return Ok(t.trim().to_string()),
+        Err(e) => e,
+    };
+    if first_err.kind() == std::io::ErrorKind::NotFound {
+        for dir in elsewhere {
+            if let Ok(t) = fsutil::read_record_text(&dir.join(agent)) {
+                return Ok(t.trim().to_string());
+            }
+        }
+    }
+    Err(IdentityError::Io {
+        path,
+        source: first_err,
+    })
 }
 
 /// `<state dir>/tokens`, when there is a per-user state dir.

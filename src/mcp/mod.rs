@@ -114,7 +114,15 @@ pub struct McpConfig {
     /// (outside `<dir>`: [`identity::tokens_dir`]); without one (memory contexts) it serves HTTP only and keeps tokens in
     /// memory.
     pub instance_dir: Option<PathBuf>,
+    /// How long one tool call may run before it is answered with
+    /// `DEADLINE_EXCEEDED` (None: [`DEFAULT_TOOL_TIMEOUT`]).
+    pub tool_timeout: Option<std::time::Duration>,
 }
+
+/// How long a tool call may run by default. Every tool does bounded work;
+/// this answers the caller when one does not (a git filter that waits on
+/// the network, a disk that stalls), so no client waits forever.
+pub const DEFAULT_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Entry point of the context MCP server.
 #[derive(Debug)]
@@ -162,7 +170,11 @@ impl McpServer {
         let hub = Arc::new(notify::Hub::default());
         let toolbox = ToolBox::new(config.context.clone(), config.agents.clone());
         let app = transport::router(
-            server::ContextServer::new(toolbox, hub.clone()),
+            server::ContextServer::new(
+                toolbox,
+                hub.clone(),
+                config.tool_timeout.unwrap_or(DEFAULT_TOOL_TIMEOUT),
+            ),
             Arc::new(tokens.clone()),
             stop.child_token(),
         );

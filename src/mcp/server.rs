@@ -37,6 +37,8 @@ pub struct ContextServer {
     tools: ToolBox,
     hub: Arc<Hub>,
     tool_list: Arc<Vec<Tool>>,
+    /// How long a tool call may run before its caller is answered.
+    tool_timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for ContextServer {
@@ -83,12 +85,13 @@ fn session_of(extensions: &Extensions) -> Option<String> {
 
 impl ContextServer {
     /// A server for `tools`, announcing changes through `hub`.
-    pub fn new(tools: ToolBox, hub: Arc<Hub>) -> Self {
+    pub fn new(tools: ToolBox, hub: Arc<Hub>, tool_timeout: std::time::Duration) -> Self {
         let tool_list = tools::specs().into_iter().map(to_tool).collect();
         ContextServer {
             tools,
             hub,
             tool_list: Arc::new(tool_list),
+            tool_timeout,
         }
     }
 
@@ -156,21 +159,42 @@ impl ServerHandler for ContextServer {
         let name = request.name.into_owned();
         let args = request.arguments;
         let result = if name == super::approval_tools::NAME {
-            // Waits for a decision: async, never on a blocking thread.
+            // Waits for a decision: async, never on a blocking thread, and
+            // bounded by the approval timeout.
             super::approval_tools::call(tools.context(), &caller, args).await
-        } else if matches!(
-            tokio::runtime::Handle::current().runtime_flavor(),
-            tokio::runtime::RuntimeFlavor::MultiThread
-        ) {
-            // Store calls may fsync: this worker becomes a blocking thread
-            // for the call (its other tasks move to another worker), which
-            // spares the hand-over to the blocking pool and back.
-            tokio::task::block_in_place(move || tools.call(&caller, &name, args))
         } else {
-            // A single-threaded runtime: keep its one thread free.
-            tokio::task::spawn_blocking(move || tools.call(&caller, &name, args))
-                .await
-                .map_err(internal)?
+            let timeout = self.tool_timeout;
+            let tool = name.clone();
+            let call = move || tools.call(&caller, &tool, args);
+            let running = if matches!(
+                tokio::runtime::Handle::current().runtime_flavor(),
+                tokio::runtime::RuntimeFlavor::MultiThread
+            ) {
+                // Store calls may fsync: the task's worker becomes a
+                // blocking thread for the call (its other tasks move to
+                // another worker), which spares the hand-over to the
+                // blocking pool and back.
+                tokio::spawn(async move { tokio::task::block_in_place(call) })
+            } else {
+                // A single-threaded runtime: keep its one thread free.
+                tokio::task::spawn_blocking(call)
+            };
+            match tokio::time::timeout(timeout, running).await {
+                Ok(joined) => joined.map_err(internal)?,
+                // The call goes on (a thread cannot be stopped), but its
+                // caller is answered and every other call is served.
+                Err(_) => {
+                    tracing::warn!("tool {name} did not finish within {timeout:?}");
+                    Err(ToolError::Coded {
+                        code: "DEADLINE_EXCEEDED",
+                        message: format!(
+                            "{name} did not finish within {} s (limits.tool_timeout); \
+                             it may still complete: check its effect before calling it again",
+                            timeout.as_secs_f64()
+                        ),
+                    })
+                }
+            }
         };
         match result {
             Ok(value) => Ok(one_payload(&value, false)),

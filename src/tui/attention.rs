@@ -249,6 +249,7 @@ mod tests {
             mcp_url: "http://127.0.0.1:1/mcp".into(),
             mcp_socket: None,
             log: None,
+            state_dir: None,
             started: Utc.with_ymd_and_hms(2026, 1, 1, 9, 0, 0).unwrap(),
         }
     }

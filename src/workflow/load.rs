@@ -109,7 +109,7 @@ const TASK_KEYS: [&str; 6] = [
     "assignee",
     "role",
 ];
-const LIMIT_KEYS: [&str; 10] = [
+const LIMIT_KEYS: [&str; 11] = [
     "max_turns",
     "agent_max_turns",
     "wall_clock",
@@ -120,6 +120,7 @@ const LIMIT_KEYS: [&str; 10] = [
     "loop_repeats",
     "release_after_missed_heartbeats",
     "approval_timeout",
+    "tool_timeout",
 ];
 const AGENT_KEYS: [&str; 17] = [
     "workspace",
@@ -539,6 +540,7 @@ impl Walker<'_> {
                 "retry_backoff" => limits.retry_backoff = self.duration(value, &what),
                 "stall_after" => limits.stall_after = self.duration(value, &what),
                 "approval_timeout" => limits.approval_timeout = self.duration(value, &what),
+                "tool_timeout" => limits.tool_timeout = self.duration(value, &what),
                 _ => {
                     limits.cost_usd = match value.value {
                         Value::Int(i) if i > 0 => Some(i as f64),

@@ -75,6 +75,10 @@ pub struct Limits {
     /// How long a tool call waits for a person's approval before it is
     /// denied (default [`crate::approvals::DEFAULT_TIMEOUT`]).
     pub approval_timeout: Option<Duration>,
+    /// How long one MCP tool call may run before its caller gets a
+    /// `DEADLINE_EXCEEDED` error (default [`crate::mcp::DEFAULT_TOOL_TIMEOUT`];
+    /// `permission_request` keeps `approval_timeout`).
+    pub tool_timeout: Option<Duration>,
 }
 
 impl Workflow {

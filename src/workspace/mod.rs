@@ -349,7 +349,7 @@ impl Repo {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let old = match std::fs::read_to_string(&path) {
+        let old = match crate::fsutil::read_record_text(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(io(e)),

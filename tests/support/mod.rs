@@ -50,6 +50,7 @@ impl Instance {
             context: SharedContext::new(Box::new(store)),
             agents: agents(),
             instance_dir: Some(dir.clone()),
+            tool_timeout: None,
         })
         .await
         .unwrap();
@@ -71,6 +72,7 @@ pub async fn start_memory() -> McpHandle {
         context: SharedContext::new(Box::new(MemoryStore::new(&layout()).unwrap())),
         agents: agents(),
         instance_dir: None,
+        tool_timeout: None,
     })
     .await
     .unwrap()

@@ -1,0 +1,241 @@
+//! awtui's own files under hostile or unlucky conditions: registry records
+//! that are FIFOs or links to endless devices, a start right after
+//! `kill -9`, and instances found from the reduced environment MCP clients
+//! and cron give their children.
+
+mod cli_support;
+
+use cli_support::{World, wait_for};
+
+const IDLE: &str = "name: idle\nagents:\n  a:\n    command: ./agent.sh\n";
+
+fn idle_world() -> World {
+    let w = World::new();
+    w.script("agent.sh", "#!/bin/sh\ncat >/dev/null\n");
+    std::fs::write(w.dir.join("idle.yaml"), IDLE).unwrap();
+    w
+}
+
+fn kill9(pid: u32) {
+    let p = rustix::process::Pid::from_raw(pid as i32).unwrap();
+    rustix::process::kill_process(p, rustix::process::Signal::KILL).unwrap();
+}
+
+#[test]
+fn a_start_right_after_kill_9_is_never_refused() {
+    let mut w = idle_world();
+    let mut pid = w.start_background("idle.yaml", "k");
+    for round in 0..30 {
+        // No waiting for the killed process: the next start must cope
+        // with a predecessor the kernel is still tearing down.
+        kill9(pid);
+        let r = w.run(&[
+            "start",
+            "idle.yaml",
+            "--instance",
+            "k",
+            "--background",
+            "--json",
+        ]);
+        assert_eq!(
+            r.code, 0,
+            "round {round}: start after kill -9 of {pid} refused:\n{}{}",
+            r.stdout, r.stderr
+        );
+        pid = r.json()["pid"].as_u64().unwrap() as u32;
+        w.adopt(pid);
+    }
+}
+
+/// `list`, `send` and `stop --all` end (with the bad record named or
+/// skipped) when a registry record is a FIFO or a link to an endless
+/// device; a running instance is still listed.
+#[test]
+fn registry_records_that_are_fifos_or_devices_do_not_hang_or_bloat_commands() {
+    let mut w = idle_world();
+    w.start_background("idle.yaml", "r");
+    let registry = w.state.join("instances");
+    assert!(registry.is_dir(), "the registry is where the test expects");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        registry.join("fifo.0123456789abcdef.json"),
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/dev/zero", registry.join("zero.0123456789abcdef.json")).unwrap();
+    std::fs::write(
+        registry.join("big.0123456789abcdef.json"),
+        vec![b' '; 8 * 1024 * 1024],
+    )
+    .unwrap();
+
+    let run = |args: &[&str]| {
+        let mut child = w
+            .cmd(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for(&format!("awtui {args:?} to end"), || {
+            child.try_wait().unwrap().map(|_| ())
+        });
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, listed) = run(&["list", "--json"]);
+    assert_eq!(code, 0);
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["instance"].as_str())
+        .collect();
+    assert_eq!(names, ["r"], "{listed}");
+    let (code, _) = run(&["send", "hello", "--to", "a@r"]);
+    assert_eq!(code, 0);
+    let (code, _) = run(&["stop", "--all"]);
+    assert_eq!(code, 0);
+    // The special files are left alone (not ours to delete), the command
+    // just does not read them.
+    assert!(registry.join("fifo.0123456789abcdef.json").exists());
+}
+
+/// `awtui <args>` in `w`'s folder with only HOME, PATH and USER (as MCP
+/// clients and cron run it), plus `extra`.
+fn bare(
+    w: &World,
+    home: &std::path::Path,
+    extra: &[(&str, &std::path::Path)],
+    args: &[&str],
+) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_awtui"));
+    c.args(args)
+        .current_dir(&w.dir)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("USER", "tester")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    c
+}
+
+/// One request and its answer through `awtui mcp`, the way an MCP client
+/// with a reduced environment runs it.
+fn bridge_answers(w: &World, home: &std::path::Path, instance: &str) -> String {
+    use std::io::Write;
+    let mut child = bare(
+        w,
+        home,
+        &[],
+        &["mcp", "--instance", instance, "--agent", "a"],
+    )
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    writeln!(stdin, "{init}").unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"channel_send","arguments":{{"message":"found you"}}}}}}"#
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let answer = loop {
+        match rx.recv_timeout(cli_support::PATIENCE) {
+            Ok(line) if line.contains(r#""id":2"#) => break line,
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                drop(stdin);
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "no answer from awtui mcp; saw {seen:?}; stderr: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    answer
+}
+
+/// An instance started with `AWTUI_STATE_DIR`, with a private
+/// `XDG_RUNTIME_DIR`, or with neither, is found by `list`, `awtui mcp`,
+/// `send` and `stop` run with only HOME, PATH and USER.
+#[test]
+fn instances_are_found_from_a_reduced_environment() {
+    let w = idle_world();
+    let home = w.tmp.path().join("home");
+    let runtime = w.tmp.path().join("runtime");
+    let state = w.tmp.path().join("custom-state");
+    for dir in [&home, &runtime, &state] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let variants: [(&str, Vec<(&str, &std::path::Path)>); 3] = [
+        ("viastate", vec![("AWTUI_STATE_DIR", state.as_path())]),
+        ("viaruntime", vec![("XDG_RUNTIME_DIR", runtime.as_path())]),
+        ("plain", vec![]),
+    ];
+    for (name, env) in &variants {
+        let started = bare(
+            &w,
+            &home,
+            env,
+            &[
+                "start",
+                "idle.yaml",
+                "--instance",
+                name,
+                "--background",
+                "--json",
+            ],
+        )
+        .output()
+        .unwrap();
+        assert!(started.status.success(), "{name}: {started:?}");
+        let listed = bare(&w, &home, &[], &["list", "--json"]).output().unwrap();
+        let text = String::from_utf8_lossy(&listed.stdout);
+        assert!(
+            text.contains(&format!("\"instance\": \"{name}\""))
+                || text.contains(&format!("\"instance\":\"{name}\"")),
+            "{name}: not listed: {text}"
+        );
+        let answer = bridge_answers(&w, &home, name);
+        assert!(answer.contains("\"result\""), "{name}: {answer}");
+        let sent = bare(&w, &home, &[], &["send", "hello", "--to", &format!("a@{name}")])
+            .output()
+            .unwrap();
+        assert!(sent.status.success(), "{name}: {sent:?}");
+        let stopped = bare(&w, &home, &[], &["stop", &format!("@{name}")])
+            .output()
+            .unwrap();
+        assert!(stopped.status.success(), "{name}: {stopped:?}");
+    }
+}

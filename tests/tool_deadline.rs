@@ -1,0 +1,166 @@
+//! A tool call that never finishes (here: `workspace_create` checking out a
+//! repository whose smudge filter waits, as git-lfs does on a dead network)
+//! must not hang its caller, the other agents, or `awtui stop`.
+
+mod cli_support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cli_support::{World, wait_for};
+use serde_json::Value;
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git is installed");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `awtui ctx --json call TOOL ARGS` as the agent whose MCP env `env` holds.
+fn ctx(w: &World, env: &(String, String), tool: &str, args: Value) -> Command {
+    let mut c = w.cmd(&["ctx", "--json", "call", tool, &args.to_string()]);
+    c.env("AWTUI_MCP_URL", &env.0).env("AWTUI_TOKEN", &env.1);
+    c
+}
+
+/// The MCP URL and token an agent's turn saw (its script saved them).
+fn agent_env(w: &World, agent: &str) -> (String, String) {
+    let path = w.dir.join(format!("{agent}.env"));
+    let text = wait_for(&format!("{agent}'s first turn"), || {
+        std::fs::read_to_string(&path)
+            .ok()
+            .filter(|t| t.lines().count() >= 2)
+    });
+    let mut lines = text.lines();
+    (
+        lines.next().unwrap().to_string(),
+        lines.next().unwrap().to_string(),
+    )
+}
+
+#[test]
+fn a_stuck_tool_call_is_answered_at_its_deadline_and_does_not_hold_up_others_or_stop() {
+    let mut w = World::new();
+    let release = w.dir.join("RELEASE");
+    // The user's repository: every file goes through a filter that waits
+    // until the test releases it.
+    git(&w.dir, &["init", "-q", "-b", "main"]);
+    git(&w.dir, &["config", "user.email", "t@example.com"]);
+    git(&w.dir, &["config", "user.name", "t"]);
+    git(
+        &w.dir,
+        &[
+            "config",
+            "filter.slow.smudge",
+            &format!(
+                "sh -c 'while [ ! -e {} ]; do sleep 0.05; done; cat'",
+                release.display()
+            ),
+        ],
+    );
+    git(&w.dir, &["config", "filter.slow.clean", "cat"]);
+    std::fs::write(w.dir.join(".gitattributes"), "*.txt filter=slow\n").unwrap();
+    std::fs::write(w.dir.join("big.txt"), "content\n").unwrap();
+    std::fs::write(w.dir.join(".gitignore"), "*.env\nagent.sh\n.workflow/\n").unwrap();
+    git(&w.dir, &["add", "-A"]);
+    git(&w.dir, &["commit", "-q", "-m", "init"]);
+
+    w.script(
+        "agent.sh",
+        "#!/bin/sh\ncat >/dev/null\nprintf '%s\\n%s\\n' \"$AWTUI_MCP_URL\" \"$AWTUI_TOKEN\" > \"$AWTUI_AGENT.env\"\n",
+    );
+    std::fs::write(
+        w.dir.join("stuck.yaml"),
+        "name: stuck\nagents:\n  a:\n    command: ./agent.sh\n  b:\n    command: ./agent.sh\n\
+         limits:\n  tool_timeout: 2s\nkickoff: \"@a @b hello\"\n",
+    )
+    .unwrap();
+    let pid = w.start_background("stuck.yaml", "s");
+    let (a, b) = (agent_env(&w, "a"), agent_env(&w, "b"));
+
+    let made = ctx(
+        &w,
+        &a,
+        "workflow_create",
+        serde_json::json!({"name": "w", "source_type": "prompt", "source_content": "x"}),
+    )
+    .output()
+    .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let workflow: Value = serde_json::from_slice(&made.stdout).unwrap();
+    let workflow_id = workflow["id"]
+        .as_str()
+        .or_else(|| workflow["workflow"]["id"].as_str())
+        .unwrap_or_else(|| panic!("no id in {workflow}"))
+        .to_string();
+
+    // The stuck call, in the background.
+    let stuck = ctx(
+        &w,
+        &a,
+        "workspace_create",
+        serde_json::json!({
+            "workflow_id": workflow_id,
+            "branch": "slow",
+            "create_worktree": true,
+            "repo_path": w.dir.display().to_string(),
+        }),
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+
+    // Another agent is served meanwhile.
+    let sent = ctx(
+        &w,
+        &b,
+        "channel_send",
+        serde_json::json!({"message": "still here"}),
+    )
+    .output()
+    .unwrap();
+    assert!(sent.status.success(), "{sent:?}");
+
+    // The stuck caller gets a structured error at the deadline, not never.
+    let out = stuck.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("DEADLINE_EXCEEDED"), "{text}");
+    assert!(text.contains("tool_timeout"), "{text}");
+
+    // The instance still answers, and stops within seconds although the
+    // call's thread is still waiting on git.
+    let again = ctx(
+        &w,
+        &b,
+        "channel_send",
+        serde_json::json!({"message": "and again"}),
+    )
+    .output()
+    .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let asked = Instant::now();
+    let stopped = w.run(&["stop", "@s"]);
+    assert_eq!(stopped.code, 0, "{stopped:?}");
+    wait_for("the instance's process to end", || {
+        (!cli_support::alive(pid)).then_some(())
+    });
+    let took = asked.elapsed();
+    std::fs::write(&release, "").unwrap();
+    assert!(took < Duration::from_secs(15), "stop took {took:?}");
+    let log = std::fs::read_to_string(w.dir.join(".workflow/s/awtui.log")).unwrap_or_default();
+    assert!(!log.contains("panicked"), "{log}");
+}
