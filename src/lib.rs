@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod output;
 pub mod protocols;
 pub mod sanitize;
+pub mod secrets;
 pub mod tasks;
 #[warn(missing_docs)]
 pub mod tui;

@@ -350,10 +350,12 @@ pub fn err(text: impl Into<String>) {
     global().line(Stream::Err, Form::Text, text.into());
 }
 
-/// Prints a line of JSON on standard output, as it is (serde escapes
-/// control characters, so JSON stays faithful and safe).
+/// Prints a line of JSON on standard output: faithful (the same value)
+/// and safe to read in a terminal: serde escapes C0 controls, and C1
+/// controls and bidirectional marks are escaped too
+/// ([`crate::sanitize::escape_json_invisibles`]).
 pub fn json(text: impl Into<String>) {
-    let mut text = text.into();
+    let mut text = crate::sanitize::escape_json_invisibles(text.into());
     text.push('\n');
     global().line(Stream::Out, Form::Verbatim, text);
 }

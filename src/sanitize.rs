@@ -28,6 +28,37 @@ pub fn for_terminal(text: &str) -> String {
     out
 }
 
+/// Characters that are invisible or reorder text on a screen: C1 controls,
+/// bidirectional marks, embeddings, overrides and isolates, line and
+/// paragraph separators.
+pub fn is_hidden_in_json(c: char) -> bool {
+    matches!(c,
+        '\u{80}'..='\u{9f}'
+        | '\u{61c}'
+        | '\u{200e}' | '\u{200f}'
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}')
+}
+
+/// JSON text (as serde writes it) with every [`is_hidden_in_json`]
+/// character written as a `\uXXXX` escape: the same JSON value, but a
+/// person reading it in a terminal or a pager sees what is there. serde
+/// writes non-ASCII only inside strings, where an escape means the same.
+pub fn escape_json_invisibles(json: String) -> String {
+    if !json.chars().any(is_hidden_in_json) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_hidden_in_json(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
 
 fn skip_escape(chars: &mut Chars) {
@@ -87,6 +118,12 @@ mod tests {
         assert_eq!(for_terminal("tab\there ünïcode ✓"), "tab\there ünïcode ✓");
         assert_eq!(for_terminal("\u{9b}2Jcleared"), "cleared");
         assert_eq!(for_terminal("evil\u{202e}txt"), "eviltxt");
+        let json = serde_json::to_string(&serde_json::json!({"m": "a\u{9b}31m\u{202e}b\u{2067}c"}))
+            .unwrap();
+        let escaped = escape_json_invisibles(json);
+        assert_eq!(escaped, r#"{"m":"a\u009b31m\u202eb\u2067c"}"#);
+        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back["m"], "a\u{9b}31m\u{202e}b\u{2067}c");
     }
 
     proptest! {

@@ -229,9 +229,14 @@ fn instances_are_found_from_a_reduced_environment() {
         );
         let answer = bridge_answers(&w, &home, name);
         assert!(answer.contains("\"result\""), "{name}: {answer}");
-        let sent = bare(&w, &home, &[], &["send", "hello", "--to", &format!("a@{name}")])
-            .output()
-            .unwrap();
+        let sent = bare(
+            &w,
+            &home,
+            &[],
+            &["send", "hello", "--to", &format!("a@{name}")],
+        )
+        .output()
+        .unwrap();
         assert!(sent.status.success(), "{name}: {sent:?}");
         let stopped = bare(&w, &home, &[], &["stop", &format!("@{name}")])
             .output()

@@ -15,13 +15,15 @@ use std::sync::{Mutex, Once};
 
 use crate::sanitize::for_terminal;
 
-/// A log file whose lines carry no escape sequences or control characters.
+/// A log file whose lines carry no escape sequences, control characters or
+/// tokens ([`crate::secrets`]).
 struct SanitizedFile(File);
 
 impl Write for SanitizedFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let line = crate::secrets::redact_bytes(buf);
         self.0
-            .write_all(for_terminal(&String::from_utf8_lossy(buf)).as_bytes())?;
+            .write_all(for_terminal(&String::from_utf8_lossy(&line)).as_bytes())?;
         Ok(buf.len())
     }
 

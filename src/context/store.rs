@@ -226,7 +226,9 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
             let last = self.index.last_id();
             return Err(super::ContextError::UnknownId { id: to, last });
         }
-        let entry = self.next_entry(from, message, reply_to);
+        // A token an agent printed or posted never reaches the channel.
+        let message = crate::secrets::redact(message);
+        let entry = self.next_entry(from, &message, reply_to);
         let loc = self.journal.write(&entry)?;
         self.seq += 1;
         let staged = Staged {

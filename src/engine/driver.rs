@@ -151,7 +151,8 @@ impl Driver {
     }
 
     fn notice(&self, text: impl Into<String>) {
-        let text = text.into();
+        let mut text = text.into();
+        crate::secrets::redact_in_place(&mut text);
         tracing::warn!("{text}");
         self.emit(EngineEvent::Notice { text });
     }
@@ -518,7 +519,7 @@ impl Driver {
                 let name = agent.clone();
                 tokio::spawn(async move {
                     while let Some(update) = updates.recv().await {
-                        if tx.send((name.clone(), turn, update)).is_err() {
+                        if tx.send((name.clone(), turn, update.redacted())).is_err() {
                             break;
                         }
                     }
@@ -1045,7 +1046,12 @@ impl Driver {
                     Err(e) => return Err(format!("cannot read {}: {e}", stderr_path.display())),
                 };
                 return Ok(Reply::AgentLogs {
-                    text: super::ops::agent_logs_text(&agent, &outputs, stderr.as_deref()),
+                    text: crate::secrets::redact(&super::ops::agent_logs_text(
+                        &agent,
+                        &outputs,
+                        stderr.as_deref(),
+                    ))
+                    .into_owned(),
                     agent,
                 });
             }

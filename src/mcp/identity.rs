@@ -67,11 +67,14 @@ impl std::fmt::Debug for Tokens {
     }
 }
 
-/// 32 bytes from the operating system's CSPRNG, as 64 hex digits.
+/// 32 bytes from the operating system's CSPRNG, as 64 hex digits;
+/// registered with [`crate::secrets`] so awtui never repeats it.
 pub fn new_token() -> Result<String, IdentityError> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| IdentityError::Random(e.to_string()))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    crate::secrets::register(&token);
+    Ok(token)
 }
 
 /// Compares without stopping at the first difference, so response times

@@ -13,6 +13,33 @@ pub enum TurnUpdate {
     Done(TurnOutcome),
 }
 
+impl TurnUpdate {
+    /// The update with every token awtui made taken out of its texts (an
+    /// agent that prints its environment, a CLI that echoes its config in
+    /// an error), before anything shows, posts or logs it.
+    pub fn redacted(mut self) -> Self {
+        use crate::secrets::redact_in_place as clean;
+        match &mut self {
+            TurnUpdate::Event(
+                BackendEvent::Text { text }
+                | BackendEvent::Stream { text }
+                | BackendEvent::Final { text },
+            ) => clean(text),
+            TurnUpdate::Event(BackendEvent::Error { message }) => clean(message),
+            TurnUpdate::Event(_) => {}
+            TurnUpdate::Done(outcome) => {
+                for text in [&mut outcome.answer, &mut outcome.error]
+                    .into_iter()
+                    .flatten()
+                {
+                    clean(text);
+                }
+            }
+        }
+        self
+    }
+}
+
 /// A turn in progress.
 #[derive(Debug)]
 pub struct RunningTurn {
