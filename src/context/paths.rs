@@ -65,6 +65,14 @@ pub fn validate(path: &str, own_files: &[&str]) -> Result<String, ContextError> 
     Ok(trimmed.to_string())
 }
 
+/// Whether `path` can name a document by its letters alone: it passes
+/// [`validate`] as it is (no hidden, `..` or reserved component, nothing to
+/// normalise). Cheap enough for every path a file-system notification names.
+pub fn may_be_document(path: &str, own_files: &[String]) -> bool {
+    let own: Vec<&str> = own_files.iter().map(String::as_str).collect();
+    validate(path, &own).is_ok_and(|v| v == path)
+}
+
 /// Whether one path component names a file or folder awtui keeps for itself.
 fn is_own_name(part: &str, own_files: &[&str]) -> bool {
     RESERVED_FILES.contains(&part)

@@ -272,7 +272,11 @@ impl Engine {
         let watch = if temporary || !options.watch_documents {
             None
         } else {
-            watch::spawn(&state_root, context.clone(), events.clone())
+            let (context, events) = (context.clone(), events.clone());
+            tokio::task::spawn_blocking(move || watch::spawn(context, events))
+                .await
+                .ok()
+                .flatten()
         };
         let (commands, command_rx) = mpsc::unbounded_channel();
         let cx = launch::LaunchContext {
