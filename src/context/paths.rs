@@ -9,8 +9,14 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 16] = [
+///
+/// `worktrees` and `workspaces` held git worktrees in instances made before
+/// worktrees moved out of the instance folder; they stay reserved so a
+/// resumed old instance's worktrees are no documents.
+pub const RESERVED_FILES: [&str; 18] = [
     "agents",
+    "worktrees",
+    "workspaces",
     "workflow.json",
     "tasks.jsonl",
     "approvals.jsonl",
@@ -114,6 +120,8 @@ mod tests {
             "tokens/coder",
             "instance.lock",
             "control.token",
+            "worktrees/a/notes.txt",
+            "workspaces/ws_1/app.txt",
             "sub/state.json",
             "a/tokens/user",
             "old/channel.jsonl",

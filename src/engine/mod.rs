@@ -189,8 +189,9 @@ impl Engine {
                     source,
                 })?;
             notices.extend(replay.warnings.iter().cloned());
-            TaskBoard::new(TaskStore::open(Box::new(journal), replay))
-                .with_worktree_root(state_root.clone())
+            TaskBoard::new(TaskStore::open(Box::new(journal), replay)).with_worktree_root(
+                crate::workspace::worktrees_root(&workflow.base_dir, &prepared.instance),
+            )
         };
         let workspaces = {
             let (wf, instance, root) = (
