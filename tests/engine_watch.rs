@@ -39,7 +39,7 @@ async fn outside_edits_are_reported_own_writes_are_not() {
     let store = FileStore::open(dir.path(), &layout()).unwrap();
     let context = SharedContext::new(Box::new(store));
     let (events, mut rx) = broadcast::channel(64);
-    let _watch = watch::spawn(dir.path(), context.clone(), events).expect("watcher starts");
+    let _watch = watch::spawn(context.clone(), events).expect("watcher starts");
     tokio::time::sleep(Duration::from_millis(100)).await;
 
     // The engine's own writes are not reported as outside edits, nor are
@@ -79,4 +79,63 @@ async fn outside_edits_are_reported_own_writes_are_not() {
         }
         other => panic!("expected a deletion, got {other:?}"),
     }
+}
+
+/// A burst of files written straight into the document folder (a hostile
+/// agent, or a build pointed at the wrong folder) costs bounded work: far
+/// fewer reports than files, never more than the watcher follows, and
+/// edits to the real documents are still seen after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_files_is_bounded_work_and_later_edits_are_still_seen() {
+    const FILES: usize = 5_000;
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::open(dir.path(), &layout()).unwrap();
+    let context = SharedContext::new(Box::new(store));
+    let (events, mut rx) = broadcast::channel(4 * FILES);
+    let _watch = watch::spawn(context.clone(), events).expect("watcher starts");
+    // Followed from the start (the initial scan sees it).
+    std::fs::write(dir.path().join("notes.md"), "before\n").unwrap();
+    match next_document(&mut rx).await {
+        Some(EngineEvent::Document { path, .. }) => assert_eq!(path, "notes.md"),
+        other => panic!("expected notes.md, got {other:?}"),
+    }
+
+    let junk = dir.path().join("junk");
+    std::fs::create_dir(&junk).unwrap();
+    for i in 0..FILES {
+        std::fs::write(junk.join(format!("f{i}.md")), "x").unwrap();
+    }
+    // Not documents: not reported, whatever their number.
+    let git = dir.path().join(".git");
+    std::fs::create_dir(&git).unwrap();
+    for i in 0..FILES {
+        std::fs::write(git.join(format!("o{i}")), "x").unwrap();
+    }
+    std::fs::write(dir.path().join("notes.md"), "after the burst\n").unwrap();
+
+    let (mut reported, mut notices) = (0, 0);
+    let seen_edit = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            match rx.recv().await {
+                Ok(EngineEvent::Document { path, change, .. }) if path == "notes.md" => {
+                    assert_eq!(change, DocumentChange::Written);
+                    return;
+                }
+                Ok(EngineEvent::Document { path, .. }) => {
+                    assert!(path.starts_with("junk/"), "{path}");
+                    reported += 1;
+                }
+                Ok(EngineEvent::Notice { .. }) => notices += 1,
+                Ok(_) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+    })
+    .await;
+    assert!(seen_edit.is_ok(), "the edit after the burst was not seen");
+    println!("{FILES} files: {reported} reported one by one, {notices} notices");
+    assert!(
+        reported <= watch::MAX_TRACKED,
+        "{reported} reports for {FILES} files"
+    );
 }

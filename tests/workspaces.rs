@@ -19,46 +19,9 @@ use awtui::tasks::journal::FileJournal;
 use awtui::tasks::{TaskBoard, TaskStore};
 use awtui::workspace::commit::{commit_turn, parse_turn};
 use awtui::workspace::{Repo, WorkspaceError};
-use cli_support::{World, wait_for};
+use cli_support::{World, git, init_repo, wait_for};
 use serde_json::{Value, json};
 use support::{call, http_client, payload, try_call};
-
-/// `git args…` in `dir`; panics with git's stderr when it fails (or when
-/// git is not installed: these tests need it).
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .expect("the git program is needed by these tests");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A repository in `dir` with a local identity and one commit of `files`.
-fn init_repo(dir: &Path, files: &[(&str, &str)]) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["config", "user.name", "Test User"]);
-    git(dir, &["config", "user.email", "test@example.invalid"]);
-    for (name, text) in files {
-        let p = dir.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
-        if name.ends_with(".sh") {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-    }
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", "start"]);
-}
 
 const AGENT: &str = "#!/bin/sh
 # Records where it runs, appends its name to the shared file.
@@ -114,7 +77,7 @@ fn two_agents_work_in_their_own_worktrees_and_each_turn_is_a_commit() {
     // Each on its own branch, in its own worktree under the instance folder.
     let listed = git(&w.dir, &["worktree", "list", "--porcelain"]);
     for agent in ["a", "b"] {
-        let root = canon(&w.dir.join(".workflow/i/worktrees").join(agent));
+        let root = canon(&w.dir.join(".workflow/.worktrees/i").join(agent));
         assert!(
             listed.contains(&format!("worktree {}\n", root.display())),
             "{listed}"
@@ -252,6 +215,42 @@ fn steps_commit_what_is_left_mark_the_agents_own_commits_and_skip_idle_turns() {
         std::fs::read_to_string(back.root.join("f.txt")).unwrap(),
         "three\n"
     );
+    assert_eq!(git(&repo_dir, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn an_instance_made_with_worktrees_in_its_folder_continues_there() {
+    use awtui::workspace::{legacy_worktree_dir, worktree_dir, worktrees_root};
+    let tmp = tempfile::tempdir().unwrap();
+    let repo_dir = tmp.path().join("r");
+    std::fs::create_dir_all(&repo_dir).unwrap();
+    init_repo(
+        &repo_dir,
+        &[("f.txt", "one\n"), (".gitignore", ".workflow/\n")],
+    );
+    let repo = Repo::find(&repo_dir).unwrap();
+    let state = repo_dir.join(".workflow/x");
+    // Where awtui made it before worktrees moved out of the instance folder.
+    let old = legacy_worktree_dir(&state, "coder");
+    let base = git(&repo_dir, &["rev-parse", "HEAD"]).trim().to_string();
+    repo.add_worktree("awtui/x/coder", &old, &base).unwrap();
+
+    let ws = repo.ensure(&repo_dir, &state, "x", "coder", None).unwrap();
+    assert_eq!(canon(&ws.root), canon(&old));
+    assert_eq!(ws.base, base);
+    assert!(!worktrees_root(&repo_dir, "x").exists());
+
+    // Removed there, it is checked out again in the new place.
+    git(
+        &repo_dir,
+        &["worktree", "remove", "--force", old.to_str().unwrap()],
+    );
+    let back = repo.ensure(&repo_dir, &state, "x", "coder", None).unwrap();
+    assert_eq!(
+        back.root,
+        worktree_dir(&worktrees_root(&repo_dir, "x"), "coder")
+    );
+    assert_eq!(back.base, base);
     assert_eq!(git(&repo_dir, &["status", "--porcelain"]), "");
 }
 
@@ -414,8 +413,10 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     let agents = support::agents();
     let store = FileStore::open(&dir, &support::layout()).unwrap();
     let (journal, replay) = FileJournal::open(&dir).unwrap();
-    let board =
-        TaskBoard::new(TaskStore::open(Box::new(journal), replay)).with_worktree_root(dir.clone());
+    // Its worktrees beside it, outside its document folder.
+    let worktrees = awtui::workspace::worktrees_root(&repo, "t");
+    let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay))
+        .with_worktree_root(worktrees.clone());
     // A front end's copy of the board, kept up to date by events alone.
     let front = board.clone();
     let mut events = front.subscribe();
@@ -458,7 +459,7 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     assert!(id.starts_with("ws_"), "{ws}");
     assert_eq!(ws["status"], "active");
     let path = PathBuf::from(ws["worktree_path"].as_str().unwrap());
-    assert_eq!(path, dir.join("workspaces").join(&id));
+    assert_eq!(path, worktrees.join(".workspaces").join(&id));
     assert_eq!(
         std::fs::read_to_string(path.join("app.txt")).unwrap(),
         "v1\n"
@@ -785,8 +786,8 @@ fn stop_clean_removes_only_merged_or_discarded_work_unless_forced() {
         c.stderr
     );
     assert_eq!(branches(&w.dir), "awtui/i/b\nmain\n");
-    assert!(!w.dir.join(".workflow/i/worktrees/a").exists());
-    assert!(w.dir.join(".workflow/i/worktrees/b/shared.txt").exists());
+    assert!(!w.dir.join(".workflow/.worktrees/i/a").exists());
+    assert!(w.dir.join(".workflow/.worktrees/i/b/shared.txt").exists());
 
     // Discarded: removed although unmerged.
     let d = w.run(&["discard", "b@i"]);
@@ -797,11 +798,14 @@ fn stop_clean_removes_only_merged_or_discarded_work_unless_forced() {
     assert_eq!(branches(&w.dir), "main\n");
     let listed = git(&w.dir, &["worktree", "list", "--porcelain"]);
     assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+    // The folders awtui made for them go too, once empty.
+    assert!(!w.dir.join(".workflow/.worktrees").exists());
+    assert!(w.dir.join(".workflow/i").exists());
 
     // Unmerged work and uncommitted changes go only with --force.
     let r = w.run(&["run", "team.yaml", "--instance", "j"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    std::fs::write(w.dir.join(".workflow/j/worktrees/a/wip.txt"), "x").unwrap();
+    std::fs::write(w.dir.join(".workflow/.worktrees/j/a/wip.txt"), "x").unwrap();
     let kept = w.run(&["stop", "@j", "--clean"]);
     assert_eq!(kept.code, 1);
     assert_eq!(branches(&w.dir), "awtui/j/a\nawtui/j/b\nmain\n");
@@ -874,7 +878,7 @@ fn kill_9_mid_turn_leaves_git_consistent_and_the_turn_continues_in_the_same_work
             ("slow.sh", SLOW_AGENT),
         ],
     );
-    let worktree = w.dir.join(".workflow/i/worktrees/a");
+    let worktree = w.dir.join(".workflow/.worktrees/i/a");
     // awtui's record: the agent's branch (with its recorded base) checked
     // out in its folder under the instance, and the user's checkout.
     let expected = |w: &World| {

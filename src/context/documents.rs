@@ -38,16 +38,61 @@ pub struct MemoryDocs {
     files: BTreeMap<String, String>,
 }
 
+/// A document folder held open: every path is resolved from its handle,
+/// one component at a time, never through a link (see the module doc).
+/// [`FileDocs`] reads and writes through one; the document watcher reads
+/// through its own copy ([`DocFolder::try_clone`]), so looking at files
+/// never needs the store's lock.
+#[derive(Debug)]
+pub struct DocFolder {
+    root: OwnedFd,
+    root_path: PathBuf,
+    own_files: Vec<String>,
+}
+
+/// What a document on disk is at one moment: which file and its size and
+/// change times. A write through the engine (a new file renamed into
+/// place) or by an editor changes it; reading does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DocStamp {
+    dev: u64,
+    ino: u64,
+    size: i64,
+    mtime: (i64, u64),
+    ctime: (i64, u64),
+}
+
+impl DocStamp {
+    // The field types differ between targets; the casts only widen.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(stat: &rustix::fs::Stat) -> Self {
+        DocStamp {
+            dev: stat.st_dev as u64,
+            ino: stat.st_ino as u64,
+            size: stat.st_size as i64,
+            mtime: (stat.st_mtime as i64, stat.st_mtime_nsec as u64),
+            ctime: (stat.st_ctime as i64, stat.st_ctime_nsec as u64),
+        }
+    }
+}
+
+/// How much of a folder a bounded listing ([`DocFolder::stamps`]) saw.
+#[derive(Debug, Default)]
+pub struct Stamps {
+    /// The documents found, with their stamps, in the order met.
+    pub found: Vec<(String, DocStamp)>,
+    /// Whether the listing stopped at its bound before the end.
+    pub truncated: bool,
+}
+
 /// Documents kept as files in the instance folder (the file provider),
 /// reached only through the folder handle opened at start (see the module
 /// doc). Writes are made durable through the document journal
 /// ([`super::doc_journal`]): one `fdatasync` per write.
 #[derive(Debug)]
 pub struct FileDocs {
-    root: OwnedFd,
-    root_path: PathBuf,
+    folder: DocFolder,
     entry: String,
-    own_files: Vec<String>,
     journal: DocJournal,
 }
 
@@ -65,6 +110,10 @@ pub trait Docs {
     fn remove(&mut self, path: &str) -> Result<()>;
     /// All documents, sorted.
     fn list(&self) -> Result<Vec<String>>;
+    /// The folder on disk the documents are in, if any.
+    fn folder(&self) -> Option<&DocFolder> {
+        None
+    }
 
     /// Validates `file` (the entry point when `None`).
     fn resolve(&self, file: Option<&str>) -> Result<String> {
@@ -249,30 +298,26 @@ fn file_type(stat: &rustix::fs::Stat) -> FileType {
     FileType::from_raw_mode(stat.st_mode)
 }
 
+/// Whether what a `stat` describes can be a document: a regular file with
+/// no other hard links.
+fn is_document(stat: &rustix::fs::Stat) -> bool {
+    file_type(stat) == FileType::RegularFile && stat.st_nlink == 1
+}
+
 impl FileDocs {
     /// Documents in `root`, which must exist; the folder is opened once
     /// (following a link there: the user configured it) and every later
     /// operation starts from that handle.
     pub fn new(root: &Path, entry: &str, own_files: Vec<String>) -> Result<Self> {
-        let fd = rustix::fs::open(
-            root,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| ContextError::Io {
-            path: root.to_path_buf(),
-            source: e.into(),
-        })?;
+        let folder = DocFolder::open(root, own_files)?;
         let (journal, records) =
-            DocJournal::open(fd.as_fd(), root).map_err(|source| ContextError::Io {
+            DocJournal::open(folder.root.as_fd(), root).map_err(|source| ContextError::Io {
                 path: root.join(super::doc_journal::JOURNAL_FILE),
                 source,
             })?;
         let docs = FileDocs {
-            root: fd,
-            root_path: root.to_path_buf(),
+            folder,
             entry: entry.to_string(),
-            own_files,
             journal,
         };
         docs.replay(records)?;
@@ -289,7 +334,8 @@ impl FileDocs {
         for r in records {
             newest.insert(r.path, r.content);
         }
-        let own: Vec<&str> = self.own_files.iter().map(String::as_str).collect();
+        let folder = &self.folder;
+        let own: Vec<&str> = folder.own_files.iter().map(String::as_str).collect();
         for (rel, content) in newest {
             // Validated when logged; checked again, a record is only data.
             if paths::validate(&rel, &own).ok().as_deref() != Some(rel.as_str()) {
@@ -299,13 +345,13 @@ impl FileDocs {
                 );
                 continue;
             }
-            let resolved = self
+            let resolved = folder
                 .resolve_dirs(&rel, true)?
-                .ok_or_else(|| self.io(&rel, Errno::NOENT))?;
-            let dir = resolved.dir(&self.root);
-            self.check_target(&rel, dir, resolved.name)?;
+                .ok_or_else(|| folder.io(&rel, Errno::NOENT))?;
+            let dir = resolved.dir(&folder.root);
+            folder.check_target(&rel, dir, resolved.name)?;
             fsutil::replace_at(dir, resolved.name, &content, false)
-                .map_err(|e| self.io(&rel, e))?;
+                .map_err(|e| folder.io(&rel, e))?;
             tracing::info!("restored document '{rel}' from the document journal");
         }
         self.confirm_replay()
@@ -318,6 +364,124 @@ impl FileDocs {
                 path: self.journal.path().to_path_buf(),
                 source,
             })
+    }
+}
+
+impl DocFolder {
+    /// Opens the folder `root` (following a link there: the user
+    /// configured it); `own_files` are names that are never documents.
+    pub fn open(root: &Path, own_files: Vec<String>) -> Result<Self> {
+        let fd = rustix::fs::open(
+            root,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| ContextError::Io {
+            path: root.to_path_buf(),
+            source: e.into(),
+        })?;
+        Ok(DocFolder {
+            root: fd,
+            root_path: root.to_path_buf(),
+            own_files,
+        })
+    }
+
+    /// Another handle on the same folder (the same open directory, not the
+    /// path opened again).
+    pub fn try_clone(&self) -> io::Result<DocFolder> {
+        Ok(DocFolder {
+            root: rustix::io::fcntl_dupfd_cloexec(&self.root, 0)?,
+            root_path: self.root_path.clone(),
+            own_files: self.own_files.clone(),
+        })
+    }
+
+    /// The path the folder was opened at.
+    pub fn path(&self) -> &Path {
+        &self.root_path
+    }
+
+    /// Names that are never documents (besides [`paths::RESERVED_FILES`]).
+    pub fn own_files(&self) -> &[String] {
+        &self.own_files
+    }
+
+    /// The stamp of document `rel`; `None` when nothing, or something that
+    /// is not a document (a folder, a link, a special file, a file with
+    /// other hard links), is there.
+    pub fn stamp(&self, rel: &str) -> Result<Option<DocStamp>> {
+        if !paths::may_be_document(rel, &self.own_files) {
+            return Ok(None);
+        }
+        let resolved = match self.resolve_dirs(rel, false) {
+            Ok(Some(r)) => r,
+            Ok(None) | Err(ContextError::PathRefused { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let dir = resolved.dir(&self.root);
+        match kind_at(dir, resolved.name).map_err(|e| self.io(rel, e))? {
+            Some(stat) if is_document(&stat) => Ok(Some(DocStamp::of(&stat))),
+            _ => Ok(None),
+        }
+    }
+
+    /// The documents, with their stamps, looking at no more than `entries`
+    /// folder entries: the bounded listing for watching a folder anyone
+    /// may fill with files.
+    pub fn stamps(&self, entries: usize) -> Result<Stamps> {
+        let mut out = Stamps::default();
+        let mut budget = entries;
+        self.walk(self.root.as_fd(), "", 0, &mut budget, &mut |rel, stat| {
+            out.found.push((rel, DocStamp::of(stat)));
+        })?;
+        out.truncated = budget == 0;
+        Ok(out)
+    }
+
+    /// Reads document `rel` (validated); `None` when it does not exist.
+    fn get(&self, rel: &str) -> Result<Option<String>> {
+        let Some(resolved) = self.resolve_dirs(rel, false)? else {
+            return Ok(None);
+        };
+        let dir = resolved.dir(&self.root);
+        let flags = fsutil::READ_FLAGS | OFlags::NOFOLLOW;
+        let fd = match rustix::fs::openat(dir, resolved.name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(e) => {
+                self.check_target(rel, dir, resolved.name)?;
+                return Err(self.io(rel, e));
+            }
+        };
+        let stat = rustix::fs::fstat(&fd).map_err(|e| self.io(rel, e))?;
+        if file_type(&stat) == FileType::Directory {
+            return Err(is_folder(rel));
+        }
+        if stat.st_nlink > 1 {
+            return Err(refused(
+                rel,
+                "it has other hard links, so it may be a file outside the document folder",
+            ));
+        }
+        match fsutil::read_open_capped(fd, MAX_DOCUMENT_BYTES).map_err(|e| self.io(rel, e))? {
+            Capped::Bytes(bytes) => String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| ContextError::NotText { path: rel.into() }),
+            Capped::NotRegular(kind) => Err(refused(rel, format!("it is {kind}, not a document"))),
+            Capped::TooLarge => Err(too_large(rel)),
+        }
+    }
+
+    /// Every document, sorted.
+    fn list(&self) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let mut unbounded = usize::MAX;
+        self.walk(self.root.as_fd(), "", 0, &mut unbounded, &mut |rel, _| {
+            out.push(rel)
+        })?;
+        out.sort();
+        Ok(out)
     }
 
     fn io(&self, rel: &str, source: impl Into<io::Error>) -> ContextError {
@@ -438,16 +602,23 @@ impl FileDocs {
         }
     }
 
+    /// Calls `visit` with each document under `dir` (at `prefix`), looking
+    /// at no more than `budget` entries (what is left is written back).
     fn walk(
         &self,
         dir: BorrowedFd<'_>,
         prefix: &str,
         depth: usize,
-        out: &mut Vec<String>,
+        budget: &mut usize,
+        visit: &mut dyn FnMut(String, &rustix::fs::Stat),
     ) -> Result<()> {
         let entries = rustix::fs::Dir::read_from(dir).map_err(|e| self.io(prefix, e))?;
         let own: Vec<&str> = self.own_files.iter().map(String::as_str).collect();
         for entry in entries {
+            if *budget == 0 {
+                return Ok(());
+            }
+            *budget -= 1;
             let entry = entry.map_err(|e| self.io(prefix, e))?;
             let Ok(name) = entry.file_name().to_str() else {
                 continue;
@@ -471,10 +642,10 @@ impl FileDocs {
                     // Opened without following: a folder swapped for a link
                     // since it was listed is skipped.
                     if let Ok(sub) = rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty()) {
-                        self.walk(sub.as_fd(), &rel, depth + 1, out)?;
+                        self.walk(sub.as_fd(), &rel, depth + 1, budget, visit)?;
                     }
                 }
-                FileType::RegularFile if stat.st_nlink == 1 => out.push(rel),
+                _ if is_document(&stat) => visit(rel, &stat),
                 _ => {}
             }
         }
@@ -487,47 +658,19 @@ impl Docs for FileDocs {
         &self.entry
     }
     fn own_files(&self) -> &[String] {
-        &self.own_files
+        &self.folder.own_files
     }
     fn get(&self, rel: &str) -> Result<Option<String>> {
-        let Some(resolved) = self.resolve_dirs(rel, false)? else {
-            return Ok(None);
-        };
-        let dir = resolved.dir(&self.root);
-        let flags = fsutil::READ_FLAGS | OFlags::NOFOLLOW;
-        let fd = match rustix::fs::openat(dir, resolved.name, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) => return Ok(None),
-            Err(e) => {
-                self.check_target(rel, dir, resolved.name)?;
-                return Err(self.io(rel, e));
-            }
-        };
-        let stat = rustix::fs::fstat(&fd).map_err(|e| self.io(rel, e))?;
-        if file_type(&stat) == FileType::Directory {
-            return Err(is_folder(rel));
-        }
-        if stat.st_nlink > 1 {
-            return Err(refused(
-                rel,
-                "it has other hard links, so it may be a file outside the document folder",
-            ));
-        }
-        match fsutil::read_open_capped(fd, MAX_DOCUMENT_BYTES).map_err(|e| self.io(rel, e))? {
-            Capped::Bytes(bytes) => String::from_utf8(bytes)
-                .map(Some)
-                .map_err(|_| ContextError::NotText { path: rel.into() }),
-            Capped::NotRegular(kind) => Err(refused(rel, format!("it is {kind}, not a document"))),
-            Capped::TooLarge => Err(too_large(rel)),
-        }
+        self.folder.get(rel)
     }
     fn put(&mut self, rel: &str, content: &str) -> Result<()> {
         check_size(rel, content)?;
-        let resolved = self
+        let folder = &self.folder;
+        let resolved = folder
             .resolve_dirs(rel, true)?
-            .ok_or_else(|| self.io(rel, Errno::NOENT))?;
-        let dir = resolved.dir(&self.root);
-        self.check_target(rel, dir, resolved.name)?;
+            .ok_or_else(|| folder.io(rel, Errno::NOENT))?;
+        let dir = resolved.dir(&folder.root);
+        folder.check_target(rel, dir, resolved.name)?;
         let journal_error = |source| ContextError::Io {
             path: self.journal.path().to_path_buf(),
             source,
@@ -554,26 +697,30 @@ impl Docs for FileDocs {
                         "its folder was removed while it was written; try again",
                     )
                 } else {
-                    self.io(rel, e)
+                    folder.io(rel, e)
                 })
             }
         }
     }
     fn remove(&mut self, rel: &str) -> Result<()> {
-        let Some(resolved) = self.resolve_dirs(rel, false)? else {
+        let folder = &self.folder;
+        let Some(resolved) = folder.resolve_dirs(rel, false)? else {
             return Err(ContextError::DocumentNotFound { path: rel.into() });
         };
-        let dir = resolved.dir(&self.root);
-        if !self.check_target(rel, dir, resolved.name)? {
+        let dir = resolved.dir(&folder.root);
+        if !folder.check_target(rel, dir, resolved.name)? {
             return Err(ContextError::DocumentNotFound { path: rel.into() });
         }
         // Nothing journaled may bring it back after a crash.
         self.confirm_replay()?;
-        rustix::fs::unlinkat(dir, resolved.name, AtFlags::empty()).map_err(|e| self.io(rel, e))?;
+        rustix::fs::unlinkat(dir, resolved.name, AtFlags::empty())
+            .map_err(|e| folder.io(rel, e))?;
         // Drop folders the deletion left empty, up to the root.
         let mut dirs = resolved.dirs;
         while let Some((_, name)) = dirs.pop() {
-            let parent = dirs.last().map_or(self.root.as_fd(), |(fd, _)| fd.as_fd());
+            let parent = dirs
+                .last()
+                .map_or(folder.root.as_fd(), |(fd, _)| fd.as_fd());
             if rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR).is_err() {
                 break;
             }
@@ -581,9 +728,9 @@ impl Docs for FileDocs {
         Ok(())
     }
     fn list(&self) -> Result<Vec<String>> {
-        let mut out = Vec::new();
-        self.walk(self.root.as_fd(), "", 0, &mut out)?;
-        out.sort();
-        Ok(out)
+        self.folder.list()
+    }
+    fn folder(&self) -> Option<&DocFolder> {
+        Some(&self.folder)
     }
 }

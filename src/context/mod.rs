@@ -312,4 +312,10 @@ pub trait ContextStore: Send {
     fn create_document(&mut self, file: &str, content: &str) -> Result<()>;
     /// Deletes a document.
     fn delete_document(&mut self, file: &str) -> Result<()>;
+    /// A handle of its own on the folder the documents are in (`None`
+    /// when they are kept in memory), for looking at files without the
+    /// store: the document watcher.
+    fn document_folder(&self) -> Result<Option<documents::DocFolder>> {
+        Ok(None)
+    }
 }

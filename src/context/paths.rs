@@ -9,8 +9,14 @@
 use super::ContextError;
 
 /// Files and folders of an instance that belong to awtui, never to documents.
-pub const RESERVED_FILES: [&str; 16] = [
+///
+/// `worktrees` and `workspaces` held git worktrees in instances made before
+/// worktrees moved out of the instance folder; they stay reserved so a
+/// resumed old instance's worktrees are no documents.
+pub const RESERVED_FILES: [&str; 18] = [
     "agents",
+    "worktrees",
+    "workspaces",
     "workflow.json",
     "tasks.jsonl",
     "approvals.jsonl",
@@ -65,6 +71,14 @@ pub fn validate(path: &str, own_files: &[&str]) -> Result<String, ContextError> 
     Ok(trimmed.to_string())
 }
 
+/// Whether `path` can name a document by its letters alone: it passes
+/// [`validate`] as it is (no hidden, `..` or reserved component, nothing to
+/// normalise). Cheap enough for every path a file-system notification names.
+pub fn may_be_document(path: &str, own_files: &[String]) -> bool {
+    let own: Vec<&str> = own_files.iter().map(String::as_str).collect();
+    validate(path, &own).is_ok_and(|v| v == path)
+}
+
 /// Whether one path component names a file or folder awtui keeps for itself.
 fn is_own_name(part: &str, own_files: &[&str]) -> bool {
     RESERVED_FILES.contains(&part)
@@ -106,6 +120,8 @@ mod tests {
             "tokens/coder",
             "instance.lock",
             "control.token",
+            "worktrees/a/notes.txt",
+            "workspaces/ws_1/app.txt",
             "sub/state.json",
             "a/tokens/user",
             "old/channel.jsonl",

@@ -344,4 +344,16 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     fn delete_document(&mut self, file: &str) -> Result<()> {
         self.docs.delete(file)
     }
+    fn document_folder(&self) -> Result<Option<super::documents::DocFolder>> {
+        let Some(folder) = self.docs.folder() else {
+            return Ok(None);
+        };
+        folder
+            .try_clone()
+            .map(Some)
+            .map_err(|source| super::ContextError::Io {
+                path: folder.path().to_path_buf(),
+                source,
+            })
+    }
 }

@@ -634,12 +634,16 @@ impl Driver {
             truncated: outcome.truncated,
             full: outcome.full_output.as_deref(),
         };
+        // Committing a turn that left many files (a build's output) is
+        // git's work: off the async workers.
         if outcome.success
-            && let Some(n) = crate::workspace::commit::after_turn(
-                &self.cx.workspaces,
-                &agent,
-                &delivered_at_start,
-            )
+            && let Some(n) = blocking(|| {
+                crate::workspace::commit::after_turn(
+                    &self.cx.workspaces,
+                    &agent,
+                    &delivered_at_start,
+                )
+            })
         {
             self.notice(n);
         }

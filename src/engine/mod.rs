@@ -189,8 +189,9 @@ impl Engine {
                     source,
                 })?;
             notices.extend(replay.warnings.iter().cloned());
-            TaskBoard::new(TaskStore::open(Box::new(journal), replay))
-                .with_worktree_root(state_root.clone())
+            TaskBoard::new(TaskStore::open(Box::new(journal), replay)).with_worktree_root(
+                crate::workspace::worktrees_root(&workflow.base_dir, &prepared.instance),
+            )
         };
         let workspaces = {
             let (wf, instance, root) = (
@@ -273,7 +274,11 @@ impl Engine {
         let watch = if temporary || !options.watch_documents {
             None
         } else {
-            watch::spawn(&state_root, context.clone(), events.clone())
+            let (context, events) = (context.clone(), events.clone());
+            tokio::task::spawn_blocking(move || watch::spawn(context, events))
+                .await
+                .ok()
+                .flatten()
         };
         let (commands, command_rx) = mpsc::unbounded_channel();
         let cx = launch::LaunchContext {

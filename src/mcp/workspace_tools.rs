@@ -3,7 +3,10 @@
 //! tasks of a workflow, recorded on the task board (durable in its
 //! journal), and removed again once merged or abandoned.
 //!
-//! Worktrees go in the instance folder's `workspaces/<id>`; the git work is
+//! Worktrees go in the instance's worktrees folder, outside its document
+//! folder, as `.workspaces/<id>` ([`crate::workspace::task_worktree_dir`]);
+//! a workspace keeps the path it was made at, so one made in the instance
+//! folder before is cleaned up there. The git work is
 //! [`crate::workspace`]'s. Unmerged work is never removed unless the
 //! workspace is marked `abandoned`.
 
@@ -89,14 +92,14 @@ pub fn create(
                     .into(),
             )
         })?;
-        let instance = board.worktree_root().ok_or_else(|| ToolError::Coded {
+        let root = board.worktree_root().ok_or_else(|| ToolError::Coded {
             code: "INVALID_STATE",
             message: "this instance keeps nothing on disk (context: memory or false), so it has no place for worktrees".into(),
         })?;
         let repo = Repo::find(Path::new(repo_dir))?;
         let base = repo.base_commit(a.base_branch.as_deref())?;
-        let path: PathBuf = instance.join("workspaces").join(&id);
-        repo.exclude(instance)?;
+        let path: PathBuf = crate::workspace::task_worktree_dir(root, &id);
+        repo.make_room(root)?;
         repo.add_worktree(&a.branch, &path, &base)?;
         base_commit = Some(base);
         worktree_path = Some(path.display().to_string());

@@ -178,8 +178,9 @@ pub const TASK_EVENT_CAPACITY: usize = 4096;
 pub struct TaskBoard {
     store: Arc<Mutex<TaskStore>>,
     events: broadcast::Sender<TaskEvent>,
-    /// The instance folder: `workspace_create` puts worktrees in its
-    /// `workspaces/`; `None` when the instance keeps nothing on disk.
+    /// The instance's worktrees folder
+    /// ([`crate::workspace::worktrees_root`]), where `workspace_create`
+    /// puts worktrees; `None` when the instance keeps nothing on disk.
     worktree_root: Option<std::path::PathBuf>,
 }
 
@@ -206,14 +207,14 @@ impl TaskBoard {
         }
     }
 
-    /// The same board, with workspace worktrees made under the instance
-    /// folder `dir`.
+    /// The same board, with workspace worktrees made in the instance's
+    /// worktrees folder `dir`.
     pub fn with_worktree_root(mut self, dir: std::path::PathBuf) -> Self {
         self.worktree_root = Some(dir);
         self
     }
 
-    /// The instance folder workspace worktrees go under, if any.
+    /// The folder workspace worktrees go in, if any.
     pub fn worktree_root(&self) -> Option<&std::path::Path> {
         self.worktree_root.as_deref()
     }

@@ -244,7 +244,10 @@ impl Walker<'_> {
             {
                 self.diags.error(
                     a.pos,
-                    format!("agent '{}': workspace: worktree needs the file context (its worktree lives in the instance folder, .workflow/<instance>/worktrees/)", a.name),
+                    format!(
+                        "agent '{}': workspace: worktree needs the file context",
+                        a.name
+                    ),
                 );
             }
         }

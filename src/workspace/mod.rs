@@ -2,13 +2,23 @@
 //! editing the same files do not overwrite each other, and every turn's
 //! change is a commit the user can see, revert and merge.
 //!
-//! Layout: the worktree of `agent` lives in the instance folder,
-//! `<instance folder>/worktrees/<agent>`, on the branch
-//! `awtui/<instance>/<agent>`. The base commit it started from is kept in
-//! the repository's config as `branch.<branch>.awtuibase` (removed by git
-//! together with the branch). The instance folder is added to the
-//! repository's local `info/exclude` when it lies inside the checkout, so
-//! `git status` there stays clean.
+//! Layout: the worktree of `agent` lives next to the instance folders, not
+//! in one: `<workflow dir>/.workflow/.worktrees/<instance>/<agent>`
+//! ([`worktrees_root`]), on the branch `awtui/<instance>/<agent>`. Outside
+//! the instance's document folder, no document tool reaches into an
+//! agent's worktree and no build output of an agent reaches the document
+//! watcher; under `.workflow/`, it is on the checkout's file system and
+//! ignored by git with the rest of `.workflow/` (its `.gitignore`, or the
+//! repository's local `info/exclude` when that does not cover it, so
+//! `git status` stays clean). Instance names never start with a dot, so
+//! `.worktrees` is no instance's folder. An instance made when worktrees
+//! lived in its folder (`<instance folder>/worktrees/<agent>`) continues in
+//! the worktree git has checked out there ([`place`]): moving it would
+//! change the folder the agent's CLI resumes its session in.
+//!
+//! The base commit a branch started from is kept in the repository's
+//! config as `branch.<branch>.awtuibase` (removed by git together with the
+//! branch).
 
 pub mod commit;
 pub mod diff;
@@ -129,9 +139,64 @@ pub fn branch_name(instance: &str, agent: &str) -> String {
     format!("awtui/{instance}/{agent}")
 }
 
-/// The worktree folder of `agent` under the instance folder `state_root`.
-pub fn worktree_dir(state_root: &Path, agent: &str) -> PathBuf {
+/// The folder of `.workflow/` holding every instance's worktrees.
+pub const WORKTREES_FOLDER: &str = ".worktrees";
+
+/// The folder holding `instance`'s worktrees, for the workflow in
+/// `workflow_dir`: `<workflow dir>/.workflow/.worktrees/<instance>`.
+pub fn worktrees_root(workflow_dir: &Path, instance: &str) -> PathBuf {
+    workflow_dir
+        .join(crate::fsutil::WORKFLOW_FOLDER)
+        .join(WORKTREES_FOLDER)
+        .join(instance)
+}
+
+/// The worktree folder of `agent` in an instance's worktrees folder
+/// `root` ([`worktrees_root`]).
+pub fn worktree_dir(root: &Path, agent: &str) -> PathBuf {
+    root.join(agent)
+}
+
+/// Where a task workspace (`workspace_create`) goes in an instance's
+/// worktrees folder `root`: under `.workspaces`, a name no agent can have.
+pub fn task_worktree_dir(root: &Path, id: &str) -> PathBuf {
+    root.join(".workspaces").join(id)
+}
+
+/// Where instances made before worktrees moved out of the instance folder
+/// (`state_root`) kept `agent`'s worktree.
+pub fn legacy_worktree_dir(state_root: &Path, agent: &str) -> PathBuf {
     state_root.join("worktrees").join(agent)
+}
+
+/// Where `agent`'s worktree is: the old place in the instance folder when
+/// git has the branch checked out there (an old instance continues where
+/// its agents' sessions are), else the new one.
+pub fn place(seen: &Observed, new: PathBuf, legacy: PathBuf) -> PathBuf {
+    match &seen.checked_out_at {
+        Some(at) if same_path(at, &legacy) => legacy,
+        _ => new,
+    }
+}
+
+/// Removes the folders awtui made above a worktree at `path` that it just
+/// removed, as far as they are empty (`.workspaces`, `.worktrees/<instance>`,
+/// `.worktrees`); nothing above `.worktrees`, nothing for a worktree
+/// elsewhere.
+fn remove_empty_parents(path: &Path) {
+    // `.worktrees/<instance>/<agent>` or `.worktrees/<instance>/.workspaces/<id>`.
+    let Some(top) = path
+        .ancestors()
+        .take(4)
+        .position(|a| a.file_name() == Some(WORKTREES_FOLDER.as_ref()))
+    else {
+        return;
+    };
+    for dir in path.ancestors().skip(1).take(top) {
+        if std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
 }
 
 /// The config key holding the commit a workspace branch started from.
@@ -359,8 +424,19 @@ impl Repo {
         } else {
             "\n"
         };
-        let text = format!("{old}{sep}# awtui instance folder (agents' worktrees)\n/{rel}/\n");
+        let text = format!("{old}{sep}# awtui worktrees\n/{rel}/\n");
         std::fs::write(&path, text).map_err(io)
+    }
+
+    /// Makes the worktrees folder `folder` when missing (a new `.workflow/`
+    /// gets its ignore-everything `.gitignore`) and keeps it out of
+    /// `git status` ([`Repo::exclude`]).
+    pub fn make_room(&self, folder: &Path) -> Result<(), WorkspaceError> {
+        crate::fsutil::create_dir_if_missing(folder).map_err(|source| WorkspaceError::Io {
+            path: folder.to_path_buf(),
+            source,
+        })?;
+        self.exclude(folder)
     }
 
     /// A new branch `branch` at commit `base`, checked out at `path`, with
@@ -418,6 +494,7 @@ impl Repo {
         if let Some(p) = path.filter(|p| p.exists()) {
             self.git
                 .run(&["worktree", "remove", "--force", &p.display().to_string()])?;
+            remove_empty_parents(p);
         }
         self.git.run(&["worktree", "prune"])?;
         if exists {
@@ -426,8 +503,34 @@ impl Repo {
         Ok(())
     }
 
-    /// Makes (or finds again) `agent`'s worktree for `instance` under the
-    /// instance folder `state_root`, starting a new branch at `base`.
+    /// `agent`'s branch in `instance`, what git says about it, and where
+    /// its worktree is or goes ([`place`]); `state_root` is the instance
+    /// folder, where old instances kept their worktrees.
+    fn locate(
+        &self,
+        workflow_dir: &Path,
+        state_root: &Path,
+        instance: &str,
+        agent: &str,
+    ) -> Result<(String, Observed, PathBuf), WorkspaceError> {
+        let branch = branch_name(instance, agent);
+        if !self
+            .git
+            .check(&["check-ref-format", &format!("refs/heads/{branch}")])?
+        {
+            return Err(WorkspaceError::BadBranch(branch));
+        }
+        let seen = self.observe(&branch)?;
+        let root = place(
+            &seen,
+            worktree_dir(&worktrees_root(workflow_dir, instance), agent),
+            legacy_worktree_dir(state_root, agent),
+        );
+        Ok((branch, seen, root))
+    }
+
+    /// Makes (or finds again) `agent`'s worktree for `instance` (whose
+    /// instance folder is `state_root`), starting a new branch at `base`.
     pub fn ensure(
         &self,
         workflow_dir: &Path,
@@ -436,21 +539,11 @@ impl Repo {
         agent: &str,
         base: Option<&str>,
     ) -> Result<AgentWorkspace, WorkspaceError> {
-        let branch = branch_name(instance, agent);
-        if !self
-            .git
-            .check(&["check-ref-format", &format!("refs/heads/{branch}")])?
-        {
-            return Err(WorkspaceError::BadBranch(branch));
-        }
-        let root = worktree_dir(state_root, agent);
-        let seen = self.observe(&branch)?;
+        let (branch, seen, root) = self.locate(workflow_dir, state_root, instance, agent)?;
         let action = decide(&branch, &root, &seen, || self.base_commit(base))?;
-        std::fs::create_dir_all(state_root).map_err(|source| WorkspaceError::Io {
-            path: state_root.to_path_buf(),
-            source,
-        })?;
-        self.exclude(state_root)?;
+        if let Some(folder) = root.parent() {
+            self.make_room(folder)?;
+        }
         let root_s = root.display().to_string();
         let base = match action {
             Action::Reuse => seen.recorded_base.unwrap_or_default(),
@@ -543,12 +636,11 @@ pub fn preflight(workflow: &Workflow, instance: &str, state_root: Option<&Path>)
     agents
         .into_iter()
         .filter_map(|(agent, base)| {
-            let branch = branch_name(instance, agent);
-            let check = repo.observe(&branch).and_then(|seen| {
-                decide(&branch, &worktree_dir(state_root, agent), &seen, || {
-                    repo.base_commit(base)
-                })
-            });
+            let check = repo
+                .locate(&workflow.base_dir, state_root, instance, agent)
+                .and_then(|(branch, seen, root)| {
+                    decide(&branch, &root, &seen, || repo.base_commit(base))
+                });
             check.err().map(|e| format!("agent '{agent}': {e}"))
         })
         .collect()
@@ -560,18 +652,64 @@ mod tests {
 
     #[test]
     fn worktree_list_is_parsed_with_branches() {
-        let text = "worktree /r\nHEAD 1\nbranch refs/heads/main\n\nworktree /r/.workflow/i/worktrees/a\nHEAD 2\nbranch refs/heads/awtui/i/a\n\nworktree /d\nHEAD 3\ndetached\n";
+        let text = "worktree /r\nHEAD 1\nbranch refs/heads/main\n\nworktree /r/.workflow/.worktrees/i/a\nHEAD 2\nbranch refs/heads/awtui/i/a\n\nworktree /d\nHEAD 3\ndetached\n";
         assert_eq!(
             parse_worktree_list(text),
             vec![
                 (PathBuf::from("/r"), Some("main".into())),
                 (
-                    PathBuf::from("/r/.workflow/i/worktrees/a"),
+                    PathBuf::from("/r/.workflow/.worktrees/i/a"),
                     Some("awtui/i/a".into())
                 ),
                 (PathBuf::from("/d"), None),
             ]
         );
+    }
+
+    #[test]
+    fn worktrees_live_beside_the_instance_folders_old_ones_stay_where_they_are() {
+        let root = worktrees_root(Path::new("/r"), "i");
+        assert_eq!(root, Path::new("/r/.workflow/.worktrees/i"));
+        assert_eq!(
+            worktree_dir(&root, "a"),
+            Path::new("/r/.workflow/.worktrees/i/a")
+        );
+        assert_eq!(
+            task_worktree_dir(&root, "ws_1"),
+            Path::new("/r/.workflow/.worktrees/i/.workspaces/ws_1")
+        );
+        let (new, old) = (
+            worktree_dir(&root, "a"),
+            legacy_worktree_dir(Path::new("/r/.workflow/i"), "a"),
+        );
+        assert_eq!(old, Path::new("/r/.workflow/i/worktrees/a"));
+        let at = |p: Option<&PathBuf>| Observed {
+            branch_exists: true,
+            recorded_base: Some("c".into()),
+            checked_out_at: p.cloned(),
+        };
+        assert_eq!(place(&at(Some(&old)), new.clone(), old.clone()), old);
+        assert_eq!(place(&at(Some(&new)), new.clone(), old.clone()), new);
+        assert_eq!(place(&at(None), new.clone(), old.clone()), new);
+        assert_eq!(place(&Observed::default(), new.clone(), old), new);
+    }
+
+    #[test]
+    fn only_empty_folders_awtui_made_are_removed_after_a_worktree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = worktrees_root(tmp.path(), "i");
+        let (a, b) = (worktree_dir(&root, "a"), task_worktree_dir(&root, "ws_1"));
+        std::fs::create_dir_all(&b).unwrap();
+        remove_empty_parents(&a);
+        assert!(b.exists(), "a folder holding another worktree stays");
+        std::fs::remove_dir(&b).unwrap();
+        remove_empty_parents(&b);
+        assert!(!tmp.path().join(".workflow/.worktrees").exists());
+        assert!(tmp.path().join(".workflow").exists(), "nothing above");
+        let elsewhere = tmp.path().join("x/worktrees/a");
+        std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+        remove_empty_parents(&elsewhere);
+        assert!(tmp.path().join("x/worktrees").exists());
     }
 
     #[test]

@@ -307,3 +307,40 @@ pub fn type_line(stdin: &mut std::process::ChildStdin, line: &str) {
     writeln!(stdin, "{line}").unwrap();
     stdin.flush().unwrap();
 }
+
+/// `git args…` in `dir`; panics with git's stderr when it fails (or when
+/// git is not installed: these tests need it).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .expect("the git program is needed by these tests");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository in `dir` with a local identity and one commit of `files`.
+pub fn init_repo(dir: &Path, files: &[(&str, &str)]) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.name", "Test User"]);
+    git(dir, &["config", "user.email", "test@example.invalid"]);
+    for (name, text) in files {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        if name.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "start"]);
+}
