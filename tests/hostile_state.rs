@@ -244,3 +244,31 @@ fn instances_are_found_from_a_reduced_environment() {
         assert!(stopped.status.success(), "{name}: {stopped:?}");
     }
 }
+
+/// A FIFO where the instance's lock belongs is refused by name, at once.
+#[test]
+fn a_fifo_in_place_of_the_lock_is_named_not_waited_on() {
+    let w = idle_world();
+    let home = w.dir.join(".workflow").join("f");
+    std::fs::create_dir_all(&home).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        home.join("instance.lock"),
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    let mut child = w
+        .cmd(&["start", "idle.yaml", "--instance", "f", "--background"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("start to give up", || child.try_wait().unwrap().map(|_| ()));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("instance.lock") && stderr.contains("FIFO"),
+        "{stderr}"
+    );
+}

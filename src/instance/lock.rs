@@ -62,9 +62,27 @@ impl InstanceLock {
                 .create(true)
                 .truncate(false)
                 .mode(0o600)
+                // Never through a link, never blocking on a FIFO.
+                .custom_flags(
+                    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+                )
                 .open(&path)
                 .map_err(io_err)?
         };
+        let kind = rustix::fs::FileType::from_raw_mode(
+            rustix::fs::fstat(&file)
+                .map_err(|e| io_err(e.into()))?
+                .st_mode,
+        );
+        if kind != rustix::fs::FileType::RegularFile {
+            return Err(io_err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "it is {}, not a regular file; remove it",
+                    crate::fsutil::kind_name(kind)
+                ),
+            )));
+        }
         // A holder killed a moment ago still holds the lock while the
         // kernel tears it down: wait for it (bounded), never for a live one.
         let deadline = std::time::Instant::now() + DEAD_OWNER_GRACE;
@@ -107,9 +125,15 @@ fn read_pid(file: &mut File) -> Option<u32> {
 /// Whether some process holds the lock of the instance in `home` (without
 /// keeping it: a free lock is released at once).
 pub fn is_held(home: &Path) -> bool {
-    let Ok(file) = File::open(home.join(LOCK_FILE)) else {
+    // Never blocks: a FIFO put where the lock belongs opens at once.
+    let Ok(fd) = rustix::fs::open(
+        home.join(LOCK_FILE),
+        crate::fsutil::READ_FLAGS,
+        rustix::fs::Mode::empty(),
+    ) else {
         return false;
     };
+    let file = File::from(fd);
     match flock(&file, FlockOperation::NonBlockingLockShared) {
         Ok(()) => {
             let _ = flock(&file, FlockOperation::Unlock);
