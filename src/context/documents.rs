@@ -29,6 +29,10 @@ pub const MAX_DOCUMENT_BYTES: u64 = crate::mcp::MAX_BODY as u64;
 
 /// How deep [`FileDocs`] lists folders; deeper ones are left out.
 const MAX_LIST_DEPTH: usize = 32;
+/// Folder entries a listing looks at, at most: a folder an agent filled
+/// with build output costs a bounded walk (under the store's lock), not
+/// one that grows with it.
+pub const MAX_LIST_ENTRIES: usize = 20_000;
 
 /// Documents kept in memory (the memory provider).
 #[derive(Debug, Default)]
@@ -476,8 +480,8 @@ impl DocFolder {
     /// Every document, sorted.
     fn list(&self) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        let mut unbounded = usize::MAX;
-        self.walk(self.root.as_fd(), "", 0, &mut unbounded, &mut |rel, _| {
+        let mut budget = MAX_LIST_ENTRIES;
+        self.walk(self.root.as_fd(), "", 0, &mut budget, &mut |rel, _| {
             out.push(rel)
         })?;
         out.sort();

@@ -231,7 +231,8 @@ pub fn specs() -> Vec<ToolSpec> {
         ToolSpec {
             name: "document_list",
             description: "Every shared document, as paths relative to the document folder, and \
-                which one is the entry point.",
+                which one is the entry point (a folder of more than 20,000 entries is listed \
+                as far as its first 20,000).",
             input_schema: empty(),
             read_only: true,
             destructive: false,
