@@ -787,7 +787,8 @@ async fn a_1_mb_request_arrives_whole_while_others_are_in_flight() {
     flow.expect(&last).await;
 }
 
-/// A line that is not JSON gets a parse error (-32700, id null); a line
+/// A line that is not JSON gets a parse error (-32700, id null), JSON
+/// that is not one message an invalid request error (-32600); a line
 /// over the 4 MiB cap gets an error naming the cap (with its id when the
 /// id comes before the bulk, else null), is never relayed, and is not
 /// held whole; the bridge goes on with the next line.
@@ -813,6 +814,16 @@ async fn bad_and_over_cap_lines_are_answered_and_the_bridge_goes_on() {
     flow.write_cut(b"{\"jsonrpc\":\"2.0\",\"id\":5,\n", &[9])
         .await;
     parse_error(&flow.next().await);
+    // JSON, but not one message: invalid requests.
+    for line in [
+        &b"42\n"[..],
+        b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n",
+    ] {
+        flow.write(line).await;
+        let answer = flow.next().await;
+        assert_eq!(answer["id"], Value::Null, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    }
 
     let pid = flow.child.id().unwrap();
     let idle = proc_status(pid, "VmRSS");

@@ -11,8 +11,9 @@
 //! Stdin is cut into lines by a task of its own ([`read_lines`]), however
 //! the client's writes are split, and never more than the instance takes
 //! in one request ([`super::MAX_BODY`]) is held. A line that is not JSON,
-//! or longer than that, is answered by the bridge with a JSON-RPC error
-//! (-32700; -32600 naming the limit), never relayed or dropped silently.
+//! not one message (a batch), or longer than that, is answered by the
+//! bridge with a JSON-RPC error (-32700; -32600, naming the limit for a
+//! long one), never relayed or dropped silently.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -413,12 +414,13 @@ enum Verdict {
     /// Blank: nothing to do.
     Skip,
     /// Answered by the bridge itself, with this line: over the instance's
-    /// limit, or not JSON.
+    /// limit, not JSON, or not one message.
     Answer(String),
 }
 
-/// Judges one line. A JSON value that is not a message object (a batch)
-/// is relayed for the server to judge.
+/// Judges one line. A JSON object is relayed for the server to judge;
+/// any other JSON (a batch, which the server does not take, or a number)
+/// is answered as an invalid request.
 fn judge(input: Input) -> Verdict {
     let line = match input {
         Input::TooLong { bytes, id } => {
@@ -431,12 +433,18 @@ fn judge(input: Input) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Skip;
     }
+    let object = line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     match serde_json::from_slice::<Head>(&line) {
-        Ok(head) => Verdict::Relay(head, line),
-        Err(e) if e.is_data() => Verdict::Relay(Head::default(), line),
-        Err(e) => {
+        Ok(head) if object => Verdict::Relay(head, line),
+        Err(e) if e.is_syntax() || e.is_eof() => {
             let message = format!("Parse error: the line is not JSON ({e})");
             Verdict::Answer(rpc_error(None, PARSE_ERROR, &message))
+        }
+        _ => {
+            let id = if object { id_of(&line) } else { None };
+            let message = "Invalid Request: one JSON-RPC message, a JSON object, per line \
+                           (batches are not supported)";
+            Verdict::Answer(rpc_error(id, INVALID_REQUEST, message))
         }
     }
 }
@@ -871,10 +879,23 @@ mod tests {
             text.contains("5000000 bytes") && text.contains("4 MiB"),
             "{text}"
         );
-        // A batch is the server's to judge.
+        // JSON that is not one message: an invalid request, with the id
+        // when there is one.
+        for (line, id) in [
+            (&br#"[{"id":1,"method":"ping"}]"#[..], Value::Null),
+            (b" 42", Value::Null),
+            (br#"{"id":3,"method":5}"#, json!(3)),
+        ] {
+            let a = answer(Input::Line(line.to_vec()));
+            assert_eq!(
+                (&a["id"], &a["error"]["code"]),
+                (&id, &json!(-32600)),
+                "{a}"
+            );
+        }
         assert!(matches!(
-            judge(Input::Line(br#"[{"id":1}]"#.to_vec())),
-            Verdict::Relay(..)
+            judge(Input::Line(br#" {"id":1,"method":"ping"}"#.to_vec())),
+            Verdict::Relay(Head { id: Some(_), .. }, _)
         ));
     }
 }
