@@ -499,3 +499,372 @@ async fn measure_idle_bridge_wakeups() {
     let _ = child.wait().await;
     inst.handle.stop().await;
 }
+
+/// How long a test waits between the pieces of a request it writes, so
+/// they reach the bridge in reads of their own (any pause would do: the
+/// assertions hold however the pieces are grouped).
+const PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// A raw client of the bridge whose answers are read by a task of their
+/// own (so the bridge never waits on a full pipe while the test writes),
+/// counting the answers to each request id.
+struct Flow {
+    stdin: ChildStdin,
+    lines: tokio::sync::mpsc::UnboundedReceiver<Value>,
+    /// Answers by request id (its JSON text): the first one, and how many.
+    /// (Answers with a null id, to lines without one, are not counted.)
+    answers: std::collections::HashMap<String, (Value, usize)>,
+    /// Notifications seen.
+    notifications: usize,
+    child: Child,
+}
+
+impl Flow {
+    /// A bridge for `agent`, past the handshake.
+    async fn start(inst: &Instance, agent: &str) -> Flow {
+        let mut child = spawn_for(inst.root(), agent, None);
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let (tx, lines) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = stdout.next_line().await {
+                let value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("the bridge wrote a line that is not JSON ({e}): {line}")
+                });
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut flow = Flow {
+            stdin,
+            lines,
+            answers: Default::default(),
+            notifications: 0,
+            child,
+        };
+        flow.write(
+            format!(
+                "{}\n",
+                json!({
+                    "jsonrpc": "2.0", "id": "init", "method": "initialize",
+                    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+                })
+            )
+            .as_bytes(),
+        )
+        .await;
+        flow.expect(&[json!("init")]).await;
+        flow.write(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await;
+        flow
+    }
+
+    async fn write(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Writes `bytes` cut at `cuts` (byte offsets), each piece flushed and
+    /// followed by a pause.
+    async fn write_cut(&mut self, bytes: &[u8], cuts: &[usize]) {
+        let mut start = 0;
+        for &end in cuts.iter().chain(std::iter::once(&bytes.len())) {
+            self.write(&bytes[start..end]).await;
+            tokio::time::sleep(PAUSE).await;
+            start = end;
+        }
+    }
+
+    /// Writes a few whole pings (ids `<prefix>-0`…), so their answers flow
+    /// while what follows is read; returns their ids.
+    async fn pings(&mut self, prefix: &str) -> Vec<Value> {
+        let ids: Vec<Value> = (0..3).map(|i| json!(format!("{prefix}-{i}"))).collect();
+        let lines: String = ids
+            .iter()
+            .map(|id| {
+                format!(
+                    "{}\n",
+                    json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+                )
+            })
+            .collect();
+        self.write(lines.as_bytes()).await;
+        ids
+    }
+
+    /// Reads the next line the bridge wrote, counting it.
+    async fn next(&mut self) -> Value {
+        let value = tokio::time::timeout(PATIENCE, self.lines.recv())
+            .await
+            .expect("an answer in time")
+            .expect("the bridge is still running");
+        if value.get("method").is_some() {
+            self.notifications += 1;
+        } else if !value["id"].is_null() {
+            let entry = self
+                .answers
+                .entry(value["id"].to_string())
+                .or_insert((value.clone(), 0));
+            entry.1 += 1;
+            assert_eq!(entry.1, 1, "a second answer to one request: {value}");
+        }
+        value
+    }
+
+    /// Reads until each of `ids` has been answered (once); returns their
+    /// answers in the order of `ids`.
+    async fn expect(&mut self, ids: &[Value]) -> Vec<Value> {
+        let missing = |flow: &Flow| -> Vec<String> {
+            ids.iter()
+                .map(Value::to_string)
+                .filter(|id| !flow.answers.contains_key(id))
+                .collect()
+        };
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        while !missing(self).is_empty() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no answer in time to {:?}",
+                missing(self)
+            );
+            self.next().await;
+        }
+        ids.iter()
+            .map(|id| self.answers[&id.to_string()].0.clone())
+            .collect()
+    }
+}
+
+/// A `tools/call` line (with its newline).
+fn tool_line(id: &str, tool: &str, arguments: Value) -> String {
+    let call = json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}
+    });
+    format!("{call}\n")
+}
+
+/// Where `needle` starts in `line`, plus `into` bytes.
+fn at(line: &str, needle: &str, into: usize) -> usize {
+    line.find(needle)
+        .unwrap_or_else(|| panic!("{needle} not in {line}"))
+        + into
+}
+
+/// Requests cut at every kind of boundary (every byte; inside a key, a
+/// string and an escape; inside a multi-byte character; before the
+/// newline; two requests in one write with the second cut) each reach the
+/// bridge in reads of their own while earlier requests' answers and inbox
+/// notifications flow: every request is answered, once, with its result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_cut_anywhere_are_framed_by_newline_while_answers_flow() {
+    let inst = Instance::start().await;
+    let mut flow = Flow::start(&inst, "coder").await;
+    // The reviewer keeps mentioning coder meanwhile: notifications flow
+    // through the bridge's server stream while requests are being read.
+    let (reviewer, _) = http_client(inst.handle.url(), &inst.token("reviewer")).await;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let noise = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            let mut i = 0;
+            while !stop.is_cancelled() {
+                call(
+                    &reviewer,
+                    "channel_send",
+                    json!({"message": format!("@coder note {i}")}),
+                )
+                .await;
+                i += 1;
+                tokio::time::sleep(PAUSE).await;
+            }
+            reviewer.cancel().await.unwrap();
+        }
+    });
+
+    let text = "@reviewer héllo 日本語 🦀 \"quoted\" end";
+    let send = |id: &str| tool_line(id, "channel_send", json!({"message": text}));
+    let mut cases: Vec<(String, Vec<usize>)> = Vec::new();
+    let line = send("bytes");
+    let cuts = (1..line.len()).collect();
+    cases.push((line, cuts));
+    let line = send("key");
+    let cuts = vec![at(&line, "\"method\"", 4), at(&line, "\"arguments\"", 1)];
+    cases.push((line, cuts));
+    let line = send("string");
+    let cuts = vec![at(&line, "llo", 1), at(&line, "\\\"quoted", 1)];
+    cases.push((line, cuts));
+    let line = send("utf8");
+    let cuts = vec![
+        at(&line, "é", 1),
+        at(&line, "日", 1),
+        at(&line, "日", 2),
+        at(&line, "🦀", 1),
+        at(&line, "🦀", 2),
+        at(&line, "🦀", 3),
+    ];
+    cases.push((line, cuts));
+    let line = send("newline");
+    let cuts = vec![line.len() - 1];
+    cases.push((line, cuts));
+    let first = send("pair-1");
+    let line = format!("{first}{}", send("pair-2"));
+    let cuts = vec![first.len() + 10];
+    cases.push((line, cuts));
+
+    let mut ids = Vec::new();
+    for (line, cuts) in &cases {
+        let case: Value = serde_json::from_str(line.lines().last().unwrap()).unwrap();
+        ids.extend(flow.pings(case["id"].as_str().unwrap()).await);
+        flow.write_cut(line.as_bytes(), cuts).await;
+        for l in line.lines() {
+            ids.push(serde_json::from_str::<Value>(l).unwrap()["id"].clone());
+        }
+    }
+    for answer in flow.expect(&ids).await {
+        assert!(answer.get("result").is_some(), "{answer}");
+    }
+    let sent: Vec<String> = inst.handle.context().read(|s| {
+        (1..=s.len() as u64)
+            .filter_map(|id| s.entry(id))
+            .filter(|e| e.from == "coder")
+            .map(|e| e.message)
+            .collect()
+    });
+    assert_eq!(sent, vec![text.to_string(); 7]);
+    stop.cancel();
+    noise.await.unwrap();
+    // Nothing answered twice, and the notifications came through.
+    let last = flow.pings("last").await;
+    flow.expect(&last).await;
+    while flow.notifications == 0 {
+        flow.next().await;
+    }
+}
+
+/// A 1 MB request (well under the 4 MiB cap, many reads long) reaches the
+/// instance whole while other requests are in flight, and the request
+/// written right after it is answered too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_1_mb_request_arrives_whole_while_others_are_in_flight() {
+    let inst = Instance::start().await;
+    let mut flow = Flow::start(&inst, "coder").await;
+    let content = "ünïcödé line of a big document\n".repeat(30_000);
+    assert!(content.len() > 1_000_000);
+    let line = tool_line(
+        "big",
+        "document_write",
+        json!({"file": "big.md", "content": content}),
+    );
+    let next = tool_line(
+        "next",
+        "channel_send",
+        json!({"message": "after the big one"}),
+    );
+    let both = format!("{line}{next}");
+    // Pieces of an odd size (cutting characters too), the last one
+    // holding the end of the big request and the start of the next.
+    let cuts: Vec<usize> = (1..)
+        .map(|i| i * 65_537)
+        .take_while(|&c| c < line.len() + 20)
+        .collect();
+    let mut ids = flow.pings("before").await;
+    flow.write_cut(both.as_bytes(), &cuts).await;
+    ids.extend([json!("big"), json!("next")]);
+    for answer in flow.expect(&ids).await {
+        assert!(answer.get("result").is_some(), "{answer}");
+        assert_ne!(answer["result"]["isError"], true, "{answer}");
+    }
+    let (reviewer, _) = http_client(inst.handle.url(), &inst.token("reviewer")).await;
+    let read = call(&reviewer, "document_read", json!({"file": "big.md"})).await;
+    assert!(
+        read["content"] == content,
+        "the document differs from what was sent"
+    );
+    reviewer.cancel().await.unwrap();
+    let last = flow.pings("last").await;
+    flow.expect(&last).await;
+}
+
+/// A line that is not JSON gets a parse error (-32700, id null), JSON
+/// that is not one message an invalid request error (-32600); a line
+/// over the 4 MiB cap gets an error naming the cap (with its id when the
+/// id comes before the bulk, else null), is never relayed, and is not
+/// held whole; the bridge goes on with the next line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_and_over_cap_lines_are_answered_and_the_bridge_goes_on() {
+    let inst = Instance::start().await;
+    let mut flow = Flow::start(&inst, "coder").await;
+    let error = |answer: &Value| {
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let parse_error = |answer: &Value| {
+        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+        assert_eq!(answer["id"], Value::Null, "{answer}");
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    };
+
+    flow.write(b"this is not json\n").await;
+    parse_error(&flow.next().await);
+    // Cut off mid-object, and cut in pieces.
+    flow.write_cut(b"{\"jsonrpc\":\"2.0\",\"id\":5,\n", &[9])
+        .await;
+    parse_error(&flow.next().await);
+    // JSON, but not one message: invalid requests.
+    for line in [
+        &b"42\n"[..],
+        b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n",
+    ] {
+        flow.write(line).await;
+        let answer = flow.next().await;
+        assert_eq!(answer["id"], Value::Null, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    }
+
+    let pid = flow.child.id().unwrap();
+    let idle = proc_status(pid, "VmRSS");
+    let bulk = "x".repeat(awtui::mcp::MAX_BODY);
+    let early = tool_line("early-id", "channel_send", json!({"message": bulk}));
+    flow.write(early.as_bytes()).await;
+    let answer = flow.next().await;
+    assert_eq!(answer["id"], "early-id", "{answer}");
+    assert!(error(&answer).contains("4 MiB"), "{answer}");
+    assert!(
+        error(&answer).contains(&(early.len() - 1).to_string()),
+        "{answer}"
+    );
+
+    let late = format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{{\"name\":\"channel_send\",\"arguments\":{{\"message\":\"{bulk}\"}}}},\"id\":\"late-id\"}}\n"
+    );
+    flow.write_cut(late.as_bytes(), &[1_000_000, 3_000_000])
+        .await;
+    let answer = flow.next().await;
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    assert!(error(&answer).contains("4 MiB"), "{answer}");
+
+    // Not JSON and ten times over the cap: the same, and the bridge held
+    // no more of it than the cap.
+    let mut junk = vec![b'#'; 10 * awtui::mcp::MAX_BODY];
+    junk.push(b'\n');
+    flow.write(&junk).await;
+    let answer = flow.next().await;
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    assert!(error(&answer).contains("41943040 bytes"), "{answer}");
+    let peak = proc_status(pid, "VmHWM");
+    eprintln!("bridge RSS idle {idle} kB, peak after over-long lines {peak} kB");
+    assert!(
+        peak <= idle + 16 * 1024,
+        "the bridge grew from {idle} kB to {peak} kB dropping over-long lines"
+    );
+
+    let after = tool_line("after", "channel_send", json!({"message": "still here"}));
+    flow.write(after.as_bytes()).await;
+    let answer = flow.expect(&[json!("after")]).await.remove(0);
+    assert_eq!(raw_payload(&answer["result"])["id"], 1, "{answer}");
+    assert_eq!(inst.handle.context().read(|s| s.len()), 1);
+}

@@ -322,8 +322,9 @@ async fn raw_json_rpc_string_ids_and_unknown_methods() {
     handle.stop().await;
 }
 
-/// A request body over the 4 MiB MCP limit is refused before the server
-/// reads it (announced length: 413; chunked: cut off), and nothing lands.
+/// A request body over the 4 MiB MCP limit is refused with 413 naming the
+/// limit (announced length: before the server reads it; chunked: once it
+/// goes past), and nothing lands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_over_4_mib_are_refused_and_nothing_is_written() {
     let inst = Instance::start().await;
@@ -336,37 +337,16 @@ async fn bodies_over_4_mib_are_refused_and_nothing_is_written() {
     })
     .to_string();
     // An announced length over the limit is refused before any body is
-    // read (a raw request, so the client is not still writing when the
-    // answer comes and the connection closes).
-    let addr = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
-    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
-        inst.token("coder"),
-        send.len()
-    );
-    tcp.write_all(head.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    let read = async {
-        let mut buf = [0u8; 4096];
-        while !String::from_utf8_lossy(&answer).contains("MiB") {
-            match tcp.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => answer.extend_from_slice(&buf[..n]),
-            }
-        }
-    };
-    let _ = tokio::time::timeout(PATIENCE, read).await;
-    let answer = String::from_utf8_lossy(&answer);
+    // read (a raw request that announces the body and sends none).
+    let addr = host_port(&url);
+    let token = inst.token("coder");
+    let len = send.len();
+    let (answer, _) = tokio::task::spawn_blocking(move || raw_post(&addr, &token, "", len, false))
+        .await
+        .unwrap();
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     assert!(answer.contains("4 MiB"), "{answer}");
-    // Without a length (a stream), the body is cut off at the limit.
+    // Without a length (a stream), the body is read up to the limit.
     let chunks: Vec<Result<Vec<u8>, std::io::Error>> = send
         .as_bytes()
         .chunks(1 << 20)
@@ -382,13 +362,125 @@ async fn bodies_over_4_mib_are_refused_and_nothing_is_written() {
         )))
         .send()
         .await;
-    // Refused with an error status, or the connection is closed on the
-    // client mid-write: either way nothing is posted.
-    if let Ok(resp) = resp {
-        assert!(!resp.status().is_success(), "{}", resp.status());
-    }
+    // Refused with 413 naming the limit too, once the body passes it.
+    let resp = resp.expect("an answer, not a connection closed mid-write");
+    assert_eq!(resp.status(), 413);
+    let text = resp.text().await.unwrap();
+    assert!(text.contains("4 MiB"), "{text}");
     assert_eq!(inst.handle.context().read(|s| s.len()), 0);
     inst.handle.stop().await;
+}
+
+/// `host:port` of an `http://host:port/path` URL.
+fn host_port(url: &str) -> String {
+    let rest = url.trim_start_matches("http://");
+    rest.split('/').next().unwrap().to_string()
+}
+
+/// A raw POST of `len` bytes of `x` to `addr`, with `headers` added; the
+/// body is written (from a thread of its own) only when `upload`, in full
+/// before the answer is read, as most clients do. Returns the answer as
+/// far as the error message naming the limit, and how the upload went.
+fn raw_post(
+    addr: &str,
+    token: &str,
+    headers: &str,
+    len: usize,
+    upload: bool,
+) -> (String, std::io::Result<()>) {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut writer = tcp.try_clone().unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {len}\r\n\r\n"
+    );
+    let wrote = std::thread::spawn(move || {
+        writer.write_all(head.as_bytes())?;
+        if upload {
+            writer.write_all(&vec![b'x'; len])?;
+        }
+        Ok(())
+    })
+    .join()
+    .unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&answer).contains("MiB") {
+        match tcp.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+        }
+    }
+    (String::from_utf8_lossy(&answer).into_owned(), wrote)
+}
+
+/// A raw client that announces 10 MB, writes it all and only then reads,
+/// as most clients do, gets a 413 naming the 4 MiB limit: the server
+/// answers at once and lets the upload run out (bounded) instead of
+/// closing on it, which fails the client's write with EPIPE. A client
+/// that waits for `100 Continue` gets the 413 instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_10_mb_post_is_answered_413_naming_the_limit() {
+    let handle = start_memory().await;
+    let addr = host_port(handle.url());
+    let token = handle.token("coder").unwrap().to_string();
+    let (answer, wrote, waited) = tokio::task::spawn_blocking(move || {
+        let (answer, wrote) = raw_post(&addr, &token, "", 10_000_000, true);
+        let expect = "Expect: 100-continue\r\n";
+        let (waited, _) = raw_post(&addr, &token, expect, 10_000_000, false);
+        (answer, wrote, waited)
+    })
+    .await
+    .unwrap();
+    // The server read the upload to its end: no reset, no EPIPE.
+    assert!(wrote.is_ok(), "the upload failed: {wrote:?}");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("10000000 bytes"), "{answer}");
+    assert!(answer.contains("4 MiB"), "{answer}");
+    assert!(waited.starts_with("HTTP/1.1 413"), "{waited}");
+    assert!(waited.contains("4 MiB"), "{waited}");
+    assert_eq!(handle.context().read(|s| s.len()), 0);
+    handle.stop().await;
+}
+
+/// `awtui ctx send` with a message over the 4 MiB request limit says so
+/// (its size and the limit) instead of a bare transport error, and posts
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_over_limit_ctx_send_names_its_size_and_the_limit() {
+    let handle = start_memory().await;
+    let message = "x".repeat(4_300_000);
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_awtui"))
+        .args(["ctx", "send"])
+        .env("AWTUI_MCP_URL", handle.url())
+        .env("AWTUI_TOKEN", handle.token("coder").unwrap())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        // The command may refuse before reading everything.
+        let _ = stdin.write_all(message.as_bytes()).await;
+    });
+    let out = tokio::time::timeout(PATIENCE, child.wait_with_output())
+        .await
+        .expect("awtui ctx send exits")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("4 MiB"), "{stderr}");
+    assert!(stderr.contains("4300"), "the size: {stderr}");
+    assert!(
+        !stderr.contains("Transport"),
+        "refused before sending: {stderr}"
+    );
+    assert_eq!(handle.context().read(|s| s.len()), 0);
+    handle.stop().await;
 }
 
 /// Every event of an SSE response carries a JSON-RPC message: no empty

@@ -33,10 +33,32 @@ pub fn run(command: CtxCommand, json: bool) -> u8 {
             return exit::INVALID;
         }
     };
+    let args = arguments(args);
+    if let Err(e) = fits(&tool, &args) {
+        errln!("{tool}: {e}; nothing was sent");
+        return exit::INVALID;
+    }
     let Some(runtime) = super::runtime(false) else {
         return exit::FAILED;
     };
     runtime.block_on(call(&url, &token, tool, args, json))
+}
+
+/// Checks a call against the instance's limit on one request before
+/// connecting, so an over-long message is refused with its size and the
+/// limit, not sent whole only to come back as a transport error.
+fn fits(tool: &str, args: &Map<String, Value>) -> Result<(), crate::mcp::TooLarge> {
+    let request = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "tools/call",
+        "params": {"name": tool, "arguments": args}
+    });
+    let bytes = serde_json::to_vec(&request).map_or(0, |r| r.len());
+    if bytes > crate::mcp::MAX_BODY {
+        return Err(crate::mcp::TooLarge {
+            bytes: Some(bytes as u64),
+        });
+    }
+    Ok(())
 }
 
 /// The tool and arguments for a command.
@@ -106,7 +128,7 @@ fn arguments(args: Value) -> Map<String, Value> {
     }
 }
 
-async fn call(url: &str, token: &str, tool: String, args: Value, json: bool) -> u8 {
+async fn call(url: &str, token: &str, tool: String, args: Map<String, Value>, json: bool) -> u8 {
     let tool = tool.as_str();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.to_string())
@@ -120,7 +142,7 @@ async fn call(url: &str, token: &str, tool: String, args: Value, json: bool) -> 
         }
     };
     let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments(args)))
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
         .await;
     let _ = client.cancel().await;
     let result = match result {

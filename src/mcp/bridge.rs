@@ -7,6 +7,13 @@
 //! kernel closes, not from polling). It never serves a context of
 //! its own: when the instance is not running it says so and exits with
 //! [`EXIT_NOT_RUNNING`].
+//!
+//! Stdin is cut into lines by a task of its own ([`read_lines`]), however
+//! the client's writes are split, and never more than the instance takes
+//! in one request ([`super::MAX_BODY`]) is held. A line that is not JSON,
+//! not one message (a batch), or longer than that, is answered by the
+//! bridge with a JSON-RPC error (-32700; -32600, naming the limit for a
+//! long one), never relayed or dropped silently.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,7 +23,9 @@ use std::sync::Arc;
 
 use hyper::body::Bytes;
 use hyper::{Method, StatusCode};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::endpoint::Endpoint;
@@ -247,9 +256,197 @@ async fn startup_failure(target: &Target, instance: &str, agent: &str, error: &s
 #[derive(Debug, Default, serde::Deserialize)]
 struct Head {
     #[serde(default)]
-    id: Option<serde_json::Value>,
+    id: Option<Value>,
     #[serde(default)]
     method: Option<String>,
+}
+
+/// What the reader hands the relay loop: stdin cut at newlines.
+#[derive(Debug, PartialEq)]
+enum Input {
+    /// One line, without its newline, at most [`super::MAX_BODY`] bytes
+    /// (the most the instance takes in one request).
+    Line(Vec<u8>),
+    /// A longer line, thrown away as it was read: its length, and its id
+    /// when its start has one.
+    TooLong { bytes: u64, id: Option<Value> },
+}
+
+/// Cuts a byte stream into [`Input`]s holding at most `cap` bytes: a line
+/// that grows past the cap is thrown away up to its newline, so a client
+/// cannot make the bridge buffer without bound.
+#[derive(Debug)]
+struct Framer {
+    cap: usize,
+    line: Vec<u8>,
+    /// The length so far and the id of a line being thrown away.
+    dropped: Option<(u64, Option<Value>)>,
+}
+
+impl Framer {
+    fn new(cap: usize) -> Framer {
+        Framer {
+            cap,
+            line: Vec::new(),
+            dropped: None,
+        }
+    }
+
+    /// Takes `buf` up to and including its first newline; returns how many
+    /// bytes it took and the line that ended there, if one did.
+    fn feed(&mut self, buf: &[u8]) -> (usize, Option<Input>) {
+        let end = buf.iter().position(|b| *b == b'\n');
+        let piece = &buf[..end.unwrap_or(buf.len())];
+        if let Some((bytes, _)) = &mut self.dropped {
+            *bytes += piece.len() as u64;
+        } else if self.line.len() + piece.len() > self.cap {
+            let bytes = (self.line.len() + piece.len()) as u64;
+            let room = self.cap - self.line.len();
+            self.line.reserve_exact(room);
+            self.line.extend_from_slice(&piece[..room]);
+            let id = id_of(&self.line);
+            self.line = Vec::new();
+            self.dropped = Some((bytes, id));
+        } else {
+            self.line.extend_from_slice(piece);
+        }
+        match end {
+            Some(i) => (i + 1, Some(self.finish())),
+            None => (buf.len(), None),
+        }
+    }
+
+    /// Ends the line in progress (at its newline, or at the end of input).
+    fn finish(&mut self) -> Input {
+        match self.dropped.take() {
+            Some((bytes, id)) => Input::TooLong { bytes, id },
+            None => Input::Line(std::mem::take(&mut self.line)),
+        }
+    }
+
+    /// Whether nothing of a line has been read since the last one ended.
+    fn is_empty(&self) -> bool {
+        self.line.is_empty() && self.dropped.is_none()
+    }
+}
+
+/// The id of a JSON-RPC message from the start of its text (cut
+/// anywhere), when `"id"` and the next member's name come before the cut
+/// (so a number cut short is not taken for the id): members are read in
+/// order and skipped, not stored, until the id.
+fn id_of(start: &[u8]) -> Option<Value> {
+    use serde::Deserializer as _;
+    use serde::de::{IgnoredAny, MapAccess, Visitor};
+    struct Find<'a>(&'a mut Option<Value>);
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON-RPC message")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "id" {
+                    let id = map.next_value()?;
+                    map.next_key::<IgnoredAny>()?;
+                    *self.0 = Some(id);
+                    return Ok(());
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let mut id = None;
+    // The cut (or what follows the id) is an error after the id is found.
+    let _ = serde_json::Deserializer::from_slice(start).deserialize_map(Find(&mut id));
+    id
+}
+
+/// Reads stdin into lines for the relay loop, in a task of its own: the
+/// loop also waits for answers, and a read into a buffer that it dropped
+/// for them would lose the part of a line read so far. Ends with stdin
+/// (a last line without a newline still counts) or with the loop.
+async fn read_lines(stdin: impl AsyncRead + Unpin, lines: mpsc::Sender<Input>) {
+    let mut stdin = BufReader::with_capacity(64 * 1024, stdin);
+    let mut framer = Framer::new(super::MAX_BODY);
+    loop {
+        let buf = match stdin.fill_buf().await {
+            Ok(buf) if !buf.is_empty() => buf,
+            _ => {
+                if !framer.is_empty() {
+                    let _ = lines.send(framer.finish()).await;
+                }
+                return;
+            }
+        };
+        let (taken, line) = framer.feed(buf);
+        stdin.consume(taken);
+        if let Some(line) = line
+            && lines.send(line).await.is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// A JSON-RPC error answer, for a message the bridge answers itself.
+fn rpc_error(id: Option<Value>, code: i64, message: &str) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message}
+    })
+    .to_string()
+}
+
+/// JSON-RPC's code for a message that is not JSON.
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's code for a message that is not a valid request.
+const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for an error of the server (here: of relaying).
+const INTERNAL_ERROR: i64 = -32603;
+
+/// What becomes of one line read from stdin.
+#[derive(Debug)]
+enum Verdict {
+    /// Relayed to the instance, as read.
+    Relay(Head, Vec<u8>),
+    /// Blank: nothing to do.
+    Skip,
+    /// Answered by the bridge itself, with this line: over the instance's
+    /// limit, not JSON, or not one message.
+    Answer(String),
+}
+
+/// Judges one line. A JSON object is relayed for the server to judge;
+/// any other JSON (a batch, which the server does not take, or a number)
+/// is answered as an invalid request.
+fn judge(input: Input) -> Verdict {
+    let line = match input {
+        Input::TooLong { bytes, id } => {
+            let why = super::TooLarge { bytes: Some(bytes) };
+            let message = format!("{why}; awtui mcp did not relay it");
+            return Verdict::Answer(rpc_error(id, INVALID_REQUEST, &message));
+        }
+        Input::Line(line) => line,
+    };
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Skip;
+    }
+    let object = line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    match serde_json::from_slice::<Head>(&line) {
+        Ok(head) if object => Verdict::Relay(head, line),
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            let message = format!("Parse error: the line is not JSON ({e})");
+            Verdict::Answer(rpc_error(None, PARSE_ERROR, &message))
+        }
+        _ => {
+            let id = if object { id_of(&line) } else { None };
+            let message = "Invalid Request: one JSON-RPC message, a JSON object, per line \
+                           (batches are not supported)";
+            Verdict::Answer(rpc_error(id, INVALID_REQUEST, message))
+        }
+    }
 }
 
 /// Stdout, one message at a time.
@@ -388,7 +585,7 @@ async fn relay_message(
     up: Arc<Upstream>,
     out: Out,
     body: Bytes,
-    id: Option<serde_json::Value>,
+    id: Option<Value>,
     instance: String,
 ) -> Option<BridgeError> {
     let e = match exchange(&up, &out, body, false).await {
@@ -403,12 +600,12 @@ async fn relay_message(
     }
     crate::errln!("awtui mcp: a message could not be relayed: {e}");
     let id = id?;
-    let error = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": -32603, "message": format!("awtui mcp could not relay this request: {e}")}
-    });
-    match write_line(&out, error.to_string().as_bytes()).await {
+    let error = rpc_error(
+        Some(id),
+        INTERNAL_ERROR,
+        &format!("awtui mcp could not relay this request: {e}"),
+    );
+    match write_line(&out, error.as_bytes()).await {
         Err(Fail::Stdout(e)) => Some(BridgeError::Failed(format!("cannot write to stdout: {e}"))),
         _ => None,
     }
@@ -458,7 +655,8 @@ async fn relay(
     instance: &str,
 ) -> Result<(), BridgeError> {
     let out: Out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
-    let mut stdin = BufReader::new(tokio::io::stdin());
+    let (lines_in, mut lines) = mpsc::channel(1);
+    let reader = tokio::spawn(read_lines(tokio::io::stdin(), lines_in));
     // The handshake (initialize, then notifications/initialized; or the
     // first request of a session-less client) must reach the server in
     // order and be accepted before anything else is sent.
@@ -467,16 +665,21 @@ async fn relay(
     let watch = gone(&up);
     tokio::pin!(watch);
     let result = loop {
-        let mut line = Vec::new();
         tokio::select! {
-            read = stdin.read_until(b'\n', &mut line) => {
-                if !matches!(read, Ok(n) if n > 0) {
+            input = lines.recv() => {
+                let Some(input) = input else {
                     break Ok(());
-                }
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                let head: Head = serde_json::from_slice(&line).unwrap_or_default();
+                };
+                let (head, line) = match judge(input) {
+                    Verdict::Relay(head, line) => (head, line),
+                    Verdict::Skip => continue,
+                    Verdict::Answer(answer) => {
+                        if let Err(e) = write_line(&out, answer.as_bytes()).await {
+                            break Err(BridgeError::Failed(e.to_string()));
+                        }
+                        continue;
+                    }
+                };
                 let initialize = head.method.as_deref() == Some("initialize");
                 if initialize {
                     in_order = 2;
@@ -519,6 +722,7 @@ async fn relay(
             e = &mut watch => break Err(not_running(instance, &up, &e)),
         }
     };
+    reader.abort();
     // Let the server close the session; do not wait long for a dead one.
     let _ = tokio::time::timeout(
         Duration::from_secs(2),
@@ -569,5 +773,129 @@ pub fn main(args: BridgeArgs) -> ExitCode {
             crate::errln!("awtui mcp: {e}");
             ExitCode::from(e.exit_code())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Feeds `stream` in pieces of `size` bytes; returns what came out.
+    fn frame(stream: &[u8], size: usize, cap: usize) -> Vec<Input> {
+        let mut framer = Framer::new(cap);
+        let mut out = Vec::new();
+        for piece in stream.chunks(size) {
+            let mut piece = piece;
+            while !piece.is_empty() {
+                let (taken, line) = framer.feed(piece);
+                out.extend(line);
+                piece = &piece[taken..];
+            }
+        }
+        if !framer.is_empty() {
+            out.push(framer.finish());
+        }
+        out
+    }
+
+    #[test]
+    fn lines_are_the_same_however_the_stream_is_cut() {
+        let stream = "{\"id\":1,\"m\":\"h\u{e9}llo \u{1f980}\"}\n\n{\"id\":2}\nlast".as_bytes();
+        let expected = vec![
+            Input::Line("{\"id\":1,\"m\":\"h\u{e9}llo \u{1f980}\"}".into()),
+            Input::Line(Vec::new()),
+            Input::Line(b"{\"id\":2}".to_vec()),
+            Input::Line(b"last".to_vec()),
+        ];
+        for size in 1..=stream.len() {
+            assert_eq!(frame(stream, size, 64), expected, "pieces of {size}");
+        }
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_dropped_with_its_size_and_id_and_the_next_is_whole() {
+        let long = "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"params\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}";
+        let stream =
+            format!("{long}\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nok\n");
+        for size in 1..=stream.len() {
+            assert_eq!(
+                frame(stream.as_bytes(), size, 40),
+                vec![
+                    Input::TooLong {
+                        bytes: long.len() as u64,
+                        id: Some(json!("a"))
+                    },
+                    Input::TooLong {
+                        bytes: 62,
+                        id: None
+                    },
+                    Input::Line(b"ok".to_vec()),
+                ],
+                "pieces of {size}"
+            );
+        }
+        // Exactly the cap is a line.
+        assert_eq!(frame(b"1234\n", 2, 4), vec![Input::Line(b"1234".to_vec())]);
+    }
+
+    #[test]
+    fn the_id_is_read_from_a_start_cut_anywhere_after_it() {
+        let text = r#"{"jsonrpc":"2.0","id":{"n":[1,2]},"method":"tools/call","params":{}}"#;
+        let after = text.find(r#":"tools/call"#).unwrap();
+        for cut in after..=text.len() {
+            assert_eq!(id_of(&text.as_bytes()[..cut]), Some(json!({"n": [1, 2]})));
+        }
+        for cut in 0..after {
+            assert_eq!(id_of(&text.as_bytes()[..cut]), None, "cut at {cut}");
+        }
+        // A number cut short is not an id; one that ends the message is.
+        assert_eq!(id_of(br#"{"id":12"#), None);
+        assert_eq!(id_of(br#"{"id":12}"#), Some(json!(12)));
+        assert_eq!(id_of(br#"{"params":{"x":"yyyy"#), None);
+        assert_eq!(id_of(b"not json"), None);
+        assert_eq!(id_of(br#"[{"id":1}]"#), None);
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_bad_ones_answered() {
+        let answer = |input: Input| match judge(input) {
+            Verdict::Answer(a) => serde_json::from_str::<Value>(&a).unwrap(),
+            other => panic!("not answered: {other:?}"),
+        };
+        assert!(matches!(judge(Input::Line(b" \r".to_vec())), Verdict::Skip));
+        let a = answer(Input::Line(b"{\"id\":1,".to_vec()));
+        assert_eq!(
+            (a["id"].clone(), a["error"]["code"].clone()),
+            (Value::Null, json!(-32700))
+        );
+        let a = answer(Input::TooLong {
+            bytes: 5_000_000,
+            id: Some(json!(9)),
+        });
+        assert_eq!(a["id"], 9);
+        let text = a["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains("5000000 bytes") && text.contains("4 MiB"),
+            "{text}"
+        );
+        // JSON that is not one message: an invalid request, with the id
+        // when there is one.
+        for (line, id) in [
+            (&br#"[{"id":1,"method":"ping"}]"#[..], Value::Null),
+            (b" 42", Value::Null),
+            (br#"{"id":3,"method":5}"#, json!(3)),
+        ] {
+            let a = answer(Input::Line(line.to_vec()));
+            assert_eq!(
+                (&a["id"], &a["error"]["code"]),
+                (&id, &json!(-32600)),
+                "{a}"
+            );
+        }
+        assert!(matches!(
+            judge(Input::Line(br#" {"id":1,"method":"ping"}"#.to_vec())),
+            Verdict::Relay(Head { id: Some(_), .. }, _)
+        ));
     }
 }

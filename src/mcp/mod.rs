@@ -59,6 +59,29 @@ use crate::context::mentions;
 /// `agents::backend::capped`).
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
 
+/// A request over [`MAX_BODY`]: one wording wherever one is refused (the
+/// server's 413, the stdio bridge, `awtui ctx`), so every refusal names
+/// the limit and the size instead of a bare transport error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct TooLarge {
+    /// Its size, when known (a stream cut off at the limit has none).
+    pub bytes: Option<u64>,
+}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.bytes {
+            Some(n) => write!(f, "the request is {n} bytes, over ")?,
+            None => write!(f, "the request is over ")?,
+        }
+        write!(
+            f,
+            "the {} MiB limit on one MCP request ({MAX_BODY} bytes)",
+            MAX_BODY / (1024 * 1024)
+        )
+    }
+}
+
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {

@@ -39,7 +39,7 @@ pub fn router(server: ContextServer, tokens: Arc<Tokens>, stop: CancellationToke
     let config = StreamableHttpServerConfig::default()
         .with_sse_retry(None)
         .with_sse_keep_alive(Some(SSE_KEEP_ALIVE))
-        .with_cancellation_token(stop);
+        .with_cancellation_token(stop.clone());
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.sse_retry = None;
     let service =
@@ -47,37 +47,108 @@ pub fn router(server: ContextServer, tokens: Arc<Tokens>, stop: CancellationToke
     Router::new()
         .route_service(MCP_PATH, service)
         .layer(middleware::from_fn(whole_reply))
-        .layer(middleware::from_fn(limit_body))
+        .layer(middleware::from_fn_with_state(stop, limit_body))
         .layer(middleware::from_fn_with_state(tokens, authenticate))
 }
 
-/// Refuses request bodies over [`super::MAX_BODY`] (413 when the length is
-/// announced; a longer chunked body is cut off with an error), so no
-/// client can make the server buffer more than that.
-async fn limit_body(req: Request, next: Next) -> Response {
-    let announced = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if announced.is_some_and(|n| n > super::MAX_BODY as u64) {
-        let body = serde_json::json!({
-            "error": format!("request body too large: the limit is {} bytes (4 MiB)", super::MAX_BODY)
-        })
-        .to_string();
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            body,
-        )
-            .into_response();
+/// How much of a refused body the server still reads, and throws away,
+/// after answering 413. Most clients write their whole request before
+/// they read; closing on unread bytes would reset the connection, fail
+/// their write (EPIPE) and lose the answer. Past this (or
+/// [`DRAIN_TIME`]) the connection is closed anyway.
+const DRAIN_LIMIT: u64 = 16 * super::MAX_BODY as u64;
+/// How long the server keeps reading a refused body.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Refuses request bodies over [`super::MAX_BODY`] with 413 and a body
+/// naming the limit ([`super::TooLarge`]), so no client can make the
+/// server buffer more than that: a length known up front (announced, or
+/// none) is checked before anything is read; a body of unannounced length
+/// (chunked) is read whole up to the limit and refused when it goes past.
+async fn limit_body(State(stop): State<CancellationToken>, req: Request, next: Next) -> Response {
+    // hyper's own length, which its decoder holds the body to.
+    let known = axum::body::HttpBody::size_hint(req.body()).exact();
+    if let Some(n) = known.filter(|n| *n > super::MAX_BODY as u64) {
+        return too_large(req, Some(n), stop);
     }
-    let (parts, body) = req.into_parts();
-    let limited = axum::body::Body::new(http_body_util::Limited::new(body, super::MAX_BODY));
-    next.run(Request::from_parts(parts, limited)).await
+    if known.is_some() {
+        return next.run(req).await;
+    }
+    let (parts, mut body) = req.into_parts();
+    match read_capped(&mut body).await {
+        Ok(Some(whole)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(whole)))
+                .await
+        }
+        Ok(None) => too_large(Request::from_parts(parts, body), None, stop),
+        Err(e) => json_error(
+            StatusCode::BAD_REQUEST,
+            &format!("cannot read the request body: {e}"),
+        ),
+    }
+}
+
+/// Reads a body whole, up to [`super::MAX_BODY`]; `None` as soon as it
+/// goes past that (the rest stays in `body`).
+async fn read_capped(body: &mut axum::body::Body) -> Result<Option<Vec<u8>>, axum::Error> {
+    use http_body_util::BodyExt;
+    let mut whole = Vec::new();
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            if whole.len() + data.len() > super::MAX_BODY {
+                return Ok(None);
+            }
+            whole.extend_from_slice(&data);
+        }
+    }
+    Ok(Some(whole))
+}
+
+/// Answers 413 naming the limit. The rest of the body is read and thrown
+/// away in the background (within [`DRAIN_LIMIT`] and [`DRAIN_TIME`], and
+/// not past `stop`), so a client still writing it finishes and reads the
+/// answer; hyper sends the answer meanwhile. A client waiting for
+/// `100 Continue` gets the answer instead and sends no body, so there is
+/// nothing to drain.
+fn too_large(req: Request, bytes: Option<u64>, stop: CancellationToken) -> Response {
+    let waits_to_send = req
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if !waits_to_send && bytes.is_none_or(|n| n <= DRAIN_LIMIT) {
+        let mut body = req.into_body();
+        tokio::spawn(async move {
+            use http_body_util::BodyExt;
+            let drain = async {
+                let mut read = 0;
+                while let Some(Ok(frame)) = body.frame().await {
+                    read += frame.data_ref().map_or(0, |d| d.len() as u64);
+                    if read > DRAIN_LIMIT {
+                        break;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(DRAIN_TIME, stop.run_until_cancelled(drain)).await;
+        });
+    }
+    json_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &super::TooLarge { bytes }.to_string(),
+    )
+}
+
+/// An HTTP error with a JSON body `{"error": …}`.
+fn json_error(status: StatusCode, reason: &str) -> Response {
+    let body = serde_json::json!({ "error": reason }).to_string();
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 /// How long a POST's event stream is held back to go out whole.
@@ -142,22 +213,12 @@ async fn whole_reply(req: Request, next: Next) -> Response {
 }
 
 fn refuse(reason: &str) -> Response {
-    let body = serde_json::json!({ "error": reason }).to_string();
-    (
-        StatusCode::UNAUTHORIZED,
-        [
-            (
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"awtui\""),
-            ),
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-        ],
-        body,
-    )
-        .into_response()
+    let mut response = json_error(StatusCode::UNAUTHORIZED, reason);
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"awtui\""),
+    );
+    response
 }
 
 /// Maps `Authorization: Bearer <token>` to the participant it belongs to;
