@@ -272,3 +272,32 @@ fn a_fifo_in_place_of_the_lock_is_named_not_waited_on() {
         "{stderr}"
     );
 }
+
+/// `awtui send` keeps the limit an agent's post has, and says so.
+#[test]
+fn an_over_limit_send_names_the_limit_and_posts_nothing() {
+    use std::io::Write;
+    let mut w = idle_world();
+    w.start_background("idle.yaml", "big");
+    let mut child = w
+        .cmd(&["send", "-", "--to", "a@big"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // The command may stop reading at the limit.
+        let _ = stdin.write_all(&vec![b'x'; 4_300_000]);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("4 MiB") && stderr.contains("nothing was sent"),
+        "{stderr}"
+    );
+    assert!(w.channel("big").iter().all(|m| m["from"] != "user"));
+}

@@ -56,10 +56,24 @@ pub fn run(args: SendArgs<'_>) -> u8 {
     let mut message = args.message.to_string();
     if message == "-" {
         message.clear();
-        if let Err(e) = std::io::stdin().read_to_string(&mut message) {
+        // One byte past the limit is enough to know it is over.
+        let limit = crate::mcp::MAX_BODY as u64;
+        if let Err(e) = std::io::stdin()
+            .take(limit + 1)
+            .read_to_string(&mut message)
+        {
             errln!("cannot read the message from standard input: {e}");
             return exit::FAILED;
         }
+    }
+    // The same limit as an agent's post: a message every agent can be sent.
+    if message.len() > crate::mcp::MAX_BODY {
+        errln!(
+            "the message is over the {} MiB limit on one channel message ({} bytes); nothing was sent",
+            crate::mcp::MAX_BODY / (1024 * 1024),
+            crate::mcp::MAX_BODY
+        );
+        return exit::INVALID;
     }
     if message.trim().is_empty() {
         errln!("the message is empty");
