@@ -7,23 +7,8 @@ mod cli_support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cli_support::{World, wait_for};
+use cli_support::{World, git, init_repo, wait_for};
 use serde_json::Value;
-
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git is installed");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// `awtui ctx --json call TOOL ARGS` as the agent whose MCP env `env` holds.
 fn ctx(w: &World, env: &(String, String), tool: &str, args: Value) -> Command {
@@ -53,9 +38,14 @@ fn a_stuck_tool_call_is_answered_at_its_deadline_and_does_not_hold_up_others_or_
     let release = w.dir.join("RELEASE");
     // The user's repository: every file goes through a filter that waits
     // until the test releases it.
-    git(&w.dir, &["init", "-q", "-b", "main"]);
-    git(&w.dir, &["config", "user.email", "t@example.com"]);
-    git(&w.dir, &["config", "user.name", "t"]);
+    init_repo(
+        &w.dir,
+        &[
+            (".gitattributes", "*.txt filter=slow\n"),
+            ("big.txt", "content\n"),
+            (".gitignore", "*.env\nagent.sh\n.workflow/\n"),
+        ],
+    );
     git(
         &w.dir,
         &[
@@ -68,11 +58,6 @@ fn a_stuck_tool_call_is_answered_at_its_deadline_and_does_not_hold_up_others_or_
         ],
     );
     git(&w.dir, &["config", "filter.slow.clean", "cat"]);
-    std::fs::write(w.dir.join(".gitattributes"), "*.txt filter=slow\n").unwrap();
-    std::fs::write(w.dir.join("big.txt"), "content\n").unwrap();
-    std::fs::write(w.dir.join(".gitignore"), "*.env\nagent.sh\n.workflow/\n").unwrap();
-    git(&w.dir, &["add", "-A"]);
-    git(&w.dir, &["commit", "-q", "-m", "init"]);
 
     w.script(
         "agent.sh",
