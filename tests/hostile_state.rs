@@ -301,3 +301,40 @@ fn an_over_limit_send_names_the_limit_and_posts_nothing() {
     );
     assert!(w.channel("big").iter().all(|m| m["from"] != "user"));
 }
+
+/// A registry record that names another instance's control socket (forged
+/// by anything running as the user, or left stale) cannot steer that
+/// other instance.
+#[test]
+fn a_forged_registry_record_cannot_stop_another_instance() {
+    let mut w = idle_world();
+    let victim = w.start_background("idle.yaml", "victim");
+    let registry = w.state.join("instances");
+    let record = std::fs::read_dir(&registry)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("victim."))
+        .expect("the victim's record")
+        .path();
+    let mut forged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    forged["instance"] = "decoy".into();
+    forged["home"] = w.dir.join(".workflow/decoy").display().to_string().into();
+    std::fs::write(
+        registry.join("decoy.0123456789abcdef.json"),
+        serde_json::to_vec(&forged).unwrap(),
+    )
+    .unwrap();
+    let stopped = w.run(&["stop", "@decoy"]);
+    assert_ne!(stopped.code, 0, "{stopped:?}");
+    assert!(
+        stopped.stderr.contains("not the one its record"),
+        "{stopped:?}"
+    );
+    assert!(cli_support::alive(victim), "the victim still runs");
+    let listed = w.list();
+    assert!(
+        listed.iter().any(|i| i["instance"] == "victim"),
+        "{listed:?}"
+    );
+}

@@ -683,6 +683,27 @@ impl Client {
             .map_err(|e| not_running(e.to_string()))?
             .ok_or_else(|| not_running("it closed the connection".into()))?;
         match serde_json::from_str::<Greeting>(&line) {
+            // A record names the instance it serves: one that names
+            // another instance's socket (a forged or stale record) must not
+            // steer that other instance.
+            Ok(Greeting::Welcome {
+                instance: served, ..
+            }) if served.instance != info.instance
+                || served.home != info.home
+                || served.pid != info.pid =>
+            {
+                Err(ControlError::Refused {
+                    instance,
+                    reason: format!(
+                        "{} is served by instance '{}' in {} (pid {}), not the one its record \
+                         names; the record is stale or forged and was not used",
+                        info.control.display(),
+                        served.instance,
+                        served.home.display(),
+                        served.pid
+                    ),
+                })
+            }
             Ok(Greeting::Welcome { instance, .. }) => Ok(Client {
                 lines,
                 writer,
