@@ -338,3 +338,29 @@ fn a_forged_registry_record_cannot_stop_another_instance() {
         "{listed:?}"
     );
 }
+
+/// The admin token that decides approvals is nowhere in the workflow's
+/// folder (where agents work), and commands still find it.
+#[test]
+fn the_control_token_lives_outside_the_workspace() {
+    let mut w = idle_world();
+    w.start_background("idle.yaml", "t");
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(w.dir.join(".workflow/t/instance.json")).unwrap())
+            .unwrap();
+    let token_file = record["token_file"].as_str().unwrap().to_string();
+    assert!(
+        !std::path::Path::new(&token_file).starts_with(&w.dir),
+        "{token_file} is inside the workspace"
+    );
+    fn find(dir: &std::path::Path, name: &str) -> bool {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.file_name() == name || (e.path().is_dir() && find(&e.path(), name)))
+    }
+    assert!(!find(&w.dir, "control.token"));
+    let sent = w.run(&["send", "hi", "--to", "a@t"]);
+    assert_eq!(sent.code, 0, "{sent:?}");
+}

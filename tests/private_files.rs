@@ -48,12 +48,15 @@ fn a_world_writable_context_folder_keeps_its_mode_and_secrets_go_private() {
     assert_eq!(mode(&shared), 0o777, "an existing folder is never chmod'ed");
     let private = shared.join(".awtui-private");
     assert_eq!(mode(&private), 0o700);
-    let token = private.join("control.token");
-    assert_eq!(mode(&token), 0o600);
+    // The admin token is beside the agents' tokens, out of the workspace.
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(shared.join("instance.json")).unwrap()).unwrap();
-    assert_eq!(record["token_file"], token.to_str().unwrap(), "{list:?}");
+    let token = std::path::PathBuf::from(record["token_file"].as_str().unwrap());
+    assert!(token.starts_with(w.state.join("control")), "{list:?}");
+    assert_eq!(mode(&token), 0o600);
+    assert_eq!(mode(token.parent().unwrap()), 0o700);
     assert!(!shared.join("control.token").exists());
+    assert!(!private.join("control.token").exists());
     // Agent tokens live outside the workspace, in the per-user state dir
     // (0700 folders, 0600 files); the stale 0644 file an older version
     // left in the workspace is gone.
@@ -89,7 +92,8 @@ fn a_new_instance_folder_is_made_private() {
         home.join("instance.json").exists().then_some(())
     });
     assert_eq!(mode(&home), 0o700);
-    assert_eq!(mode(&home.join("control.token")), 0o600);
+    assert!(!home.join("control.token").exists());
+    assert_eq!(mode(&w.state.join("control")), 0o700);
     assert!(!home.join(".awtui-private").exists());
     // Agent tokens are not in the instance folder (the workspace).
     assert!(!home.join("tokens").exists());

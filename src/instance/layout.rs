@@ -184,6 +184,25 @@ pub fn private_dir(path: &Path) -> Result<PathBuf, LayoutError> {
     Ok(fsutil::private_dir(path)?)
 }
 
+/// Where the control endpoint's admin token goes: in the per-user state
+/// dir beside the agents' tokens (`<state dir>/control/<hash of the
+/// instance folder>.token`), never in the instance folder, which sits in
+/// the workspace agents work in; the token decides approvals, so no
+/// agent's file tools may come across it. A token an older awtui left in
+/// the instance folder is removed. Without a state dir (no `$HOME`) it
+/// stays in the instance's private folder.
+pub fn control_token(home: &Path, private: &Path) -> Result<PathBuf, LayoutError> {
+    let legacy = private.join(CONTROL_TOKEN);
+    if std::fs::symlink_metadata(&legacy).is_ok_and(|m| m.is_file()) {
+        let _ = std::fs::remove_file(&legacy);
+    }
+    let Ok(state) = state_dir() else {
+        return Ok(legacy);
+    };
+    let dir = private_dir(&state.join("control"))?;
+    Ok(dir.join(format!("{}.token", path_hash(home))))
+}
+
 /// Where the control socket goes: in the instance folder, or under the
 /// state dir when that path is too long for a unix socket.
 pub fn control_socket(home: &Path) -> Result<PathBuf, LayoutError> {

@@ -154,7 +154,7 @@ pub async fn serve(engine: &Engine, claim: Claim, mode: RunMode) -> Result<Serve
         workflow: claim.workflow_file,
         workdir: claim.workdir,
         control: layout::control_socket(&claim.private)?,
-        token_file: claim.private.join(layout::CONTROL_TOKEN),
+        token_file: layout::control_token(&home, &claim.private)?,
         pid: std::process::id(),
         mode: match mode {
             RunMode::Run => "run",
