@@ -4,7 +4,8 @@
 //!
 //! Protocol (one JSON object per line, both ways):
 //! 1. The client's first line is [`Hello`]: `{"token": "…"}`, the admin
-//!    token from `<home>/control.token` (0600, only the owner can read it).
+//!    token from the file its record names (`<state dir>/control/<hash>.token`,
+//!    0600, outside the workspace; see [`super::layout::control_token`]).
 //! 2. The server answers with a [`Greeting`]: `{"hello":"welcome",…}` with
 //!    the instance's record, or `{"hello":"refused","error":…}` and closes.
 //! 3. From then on the client sends engine [`Command`]s (`{"command":…}`,

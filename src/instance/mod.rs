@@ -76,7 +76,8 @@ pub enum InstanceError {
 pub struct Claim {
     lock: lock::InstanceLock,
     home: PathBuf,
-    /// Where the control token and socket go: `home`, or its private
+    /// Where the control socket goes (and the control token when there is
+    /// no state dir): `home`, or its private
     /// subfolder when others can write to `home`.
     private: PathBuf,
     instance: String,
