@@ -645,7 +645,10 @@ impl Driver {
                 )
             })
         {
-            self.notice(n);
+            // In the channel, where the person sees why the turn is not a
+            // step (it mentions nobody, so it wakes nobody).
+            tracing::warn!("{n}");
+            self.post(SYSTEM, &n);
         }
         let mut aop_answer = None;
         let result = if outcome.success {

@@ -73,6 +73,10 @@ pub fn steps(git: &Git, base: &str, rev: &str) -> Result<Vec<Step>, WorkspaceErr
 /// nothing.
 pub fn commit_turn(ws: &AgentWorkspace, messages: &[u64]) -> Result<Option<Step>, WorkspaceError> {
     let git = Git::new(&ws.root);
+    // Before anything is staged: `git add --all` in a folder that is no
+    // longer the agent's worktree would stage (and commit) in whatever
+    // repository git finds above it — the user's own checkout.
+    check_own(ws, &git)?;
     git.run(&["add", "--all"])?;
     let staged = !git.check(&["diff", "--cached", "--quiet"])?;
     let head = git.run(&["rev-parse", "HEAD"])?.trim().to_string();
@@ -110,6 +114,46 @@ pub fn commit_turn(ws: &AgentWorkspace, messages: &[u64]) -> Result<Option<Step>
     )?;
     let commit = git.run(&["rev-parse", "HEAD"])?.trim().to_string();
     Ok(Some(Step { turn, commit }))
+}
+
+/// Checks that `ws.root` is still the agent's own worktree, on the branch
+/// awtui made for it: a `.git` link file (not a folder, not missing), git
+/// seeing the folder itself as the top of its checkout, and `HEAD` on the
+/// agent's branch. An agent that removed `.git`, checked out another
+/// branch (`git checkout --ignore-other-worktrees main`, `git switch -c
+/// side`) or replaced the folder gets its turn left uncommitted, with the
+/// reason, and the user's checkout is never touched.
+pub fn check_own(ws: &AgentWorkspace, git: &Git) -> Result<(), WorkspaceError> {
+    let refuse = |reason: String| WorkspaceError::NotOwnWorktree {
+        agent: ws.agent.clone(),
+        root: ws.root.clone(),
+        reason,
+    };
+    match std::fs::symlink_metadata(ws.root.join(".git")) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(refuse("its .git is not a worktree link any more".into())),
+        Err(_) => return Err(refuse("its .git link is gone".into())),
+    }
+    let canonical =
+        |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let top = git.run(&["rev-parse", "--show-toplevel"])?;
+    let top = std::path::Path::new(top.trim());
+    if canonical(top) != canonical(&ws.root) {
+        return Err(refuse(format!("git sees it as part of {}", top.display())));
+    }
+    let head = git.run(&["symbolic-ref", "-q", "HEAD"]).unwrap_or_default();
+    let head = head.trim();
+    let own = format!("refs/heads/{}", ws.branch);
+    if head != own {
+        let on = head
+            .strip_prefix("refs/heads/")
+            .unwrap_or("a detached HEAD");
+        return Err(refuse(format!(
+            "it is on {on}, not on its branch {}; switch it back (git switch {}) or keep the work yourself",
+            ws.branch, ws.branch
+        )));
+    }
+    Ok(())
 }
 
 /// The driver's call at the end of a successful turn of `agent`: commits

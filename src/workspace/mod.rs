@@ -57,6 +57,12 @@ pub enum WorkspaceError {
         at: PathBuf,
         expected: PathBuf,
     },
+    #[error("{agent}'s turn was not committed: {} is not its awtui worktree any more ({reason}); nothing was staged or committed anywhere", root.display())]
+    NotOwnWorktree {
+        agent: String,
+        root: PathBuf,
+        reason: String,
+    },
     #[error("no awtui workspace branch for '{0}' in this repository (awtui/<instance>/<agent>)")]
     NoWorkspace(String),
     #[error(
@@ -127,7 +133,9 @@ impl WorkspaceError {
             | WorkspaceError::NoTurn { .. }
             | WorkspaceError::NoBase(_) => "WORKSPACE_NOT_FOUND",
             WorkspaceError::NoTarget(_) => "INVALID_ARGUMENT",
-            WorkspaceError::CheckoutDirty { .. } | WorkspaceError::Busy { .. } => "INVALID_STATE",
+            WorkspaceError::CheckoutDirty { .. }
+            | WorkspaceError::Busy { .. }
+            | WorkspaceError::NotOwnWorktree { .. } => "INVALID_STATE",
             WorkspaceError::Conflict { .. } => "MERGE_CONFLICT",
             WorkspaceError::Git { .. } | WorkspaceError::Io { .. } => "GIT_ERROR",
         }
