@@ -1,11 +1,30 @@
 //! Running the `git` program. awtui shells out to the real `git` rather than
 //! a library: worktrees, `worktree list --porcelain` and the user's own
-//! config (hooks excepted) behave exactly as in the user's shell.
+//! config behave exactly as in the user's shell, except for what runs code
+//! on its own.
+//!
+//! Agents must not get awtui to run their commands: every git awtui runs
+//! ignores the system config and runs no hooks, no fsmonitor, no `ext::`
+//! transport and only plain `ssh` ([`HARDENING`]). Filters (git-lfs) and
+//! the user's global and repository config are kept: the user's real
+//! repository needs them, and a repository an agent built (whose config
+//! names the command) is never one git runs in, since the agents' tools
+//! accept only the workflow's own repository
+//! ([`super::Repo::workflow_own`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use super::WorkspaceError;
+
+/// The `-c` settings before every git command: nothing in a config file
+/// starts a program git would not run anyway (see the module doc).
+pub const HARDENING: [&str; 4] = [
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.sshCommand=ssh",
+    "protocol.ext.allow=never",
+];
 
 /// `git -C <dir>` with a stable, non-interactive environment.
 #[derive(Clone, Debug)]
@@ -26,13 +45,19 @@ impl Git {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new("git");
-        cmd.arg("-C").arg(&self.dir).args(args);
+        cmd.arg("-C").arg(&self.dir);
+        for setting in HARDENING {
+            cmd.arg("-c").arg(setting);
+        }
+        cmd.args(args);
         // An inherited GIT_DIR (awtui started from a hook) would point every
         // command at another repository.
         for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"] {
             cmd.env_remove(var);
         }
-        cmd.env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C");
+        cmd.env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("LC_ALL", "C");
         cmd.stdin(std::process::Stdio::null());
         cmd
     }

@@ -95,6 +95,8 @@ pub enum WorkspaceError {
     },
     #[error("the worktree {} has uncommitted changes ({files}): the agent's turn is running or left them; nothing was changed: wait for the turn's commit, then try again", path.display())]
     Busy { path: PathBuf, files: String },
+    #[error("{} is not this workflow's repository ({}); awtui runs git only in the repository holding the workflow file: leave repo_path out, or name that folder", path.display(), repo.display())]
+    RepoNotAllowed { path: PathBuf, repo: PathBuf },
     #[error("git {args} failed in {}: {message}", dir.display())]
     Git {
         dir: PathBuf,
@@ -114,6 +116,7 @@ impl WorkspaceError {
         match self {
             WorkspaceError::GitMissing => "GIT_MISSING",
             WorkspaceError::NotARepo(_) => "NOT_A_REPOSITORY",
+            WorkspaceError::RepoNotAllowed { .. } => "REPO_NOT_ALLOWED",
             WorkspaceError::Detached(_) => "DETACHED_BASE",
             WorkspaceError::Dirty { .. } => "DIRTY_BASE",
             WorkspaceError::UnknownBase { .. } => "UNKNOWN_BASE",
@@ -149,6 +152,19 @@ pub fn worktrees_root(workflow_dir: &Path, instance: &str) -> PathBuf {
         .join(crate::fsutil::WORKFLOW_FOLDER)
         .join(WORKTREES_FOLDER)
         .join(instance)
+}
+
+/// The workflow folder whose instance worktrees folder is `root`: the
+/// inverse of [`worktrees_root`], so a task board that knows where its
+/// worktrees go also knows its workflow's repository (`None` when `root`
+/// was not made by [`worktrees_root`]).
+pub fn workflow_dir_of(root: &Path) -> Option<&Path> {
+    let worktrees = root.parent()?;
+    let workflow = worktrees.parent()?;
+    (worktrees.file_name() == Some(WORKTREES_FOLDER.as_ref())
+        && workflow.file_name() == Some(crate::fsutil::WORKFLOW_FOLDER.as_ref()))
+    .then(|| workflow.parent())
+    .flatten()
 }
 
 /// The worktree folder of `agent` in an instance's worktrees folder
@@ -312,14 +328,51 @@ impl Repo {
         }
     }
 
-    /// What git reports about `branch`.
-    pub fn observe(&self, branch: &str) -> Result<Observed, WorkspaceError> {
-        let branch_exists = self.git.check(&[
+    /// The repository of the workflow in `workflow_dir`, the only one
+    /// awtui's git runs in for the agents' tools: `named` (a folder an
+    /// agent gave) must be that repository's top folder or `workflow_dir`,
+    /// compared after resolving links and `..` on the file system alone,
+    /// so git never runs in a repository an agent names or wrote (whose
+    /// config could run any command).
+    pub fn workflow_own(workflow_dir: &Path, named: Option<&Path>) -> Result<Repo, WorkspaceError> {
+        let repo = Repo::find(workflow_dir)?;
+        let top = std::fs::canonicalize(&repo.toplevel).map_err(|source| WorkspaceError::Io {
+            path: repo.toplevel.clone(),
+            source,
+        })?;
+        if let Some(named) = named {
+            let allowed = [top.as_path(), workflow_dir];
+            let same = std::fs::canonicalize(named).is_ok_and(|n| {
+                allowed
+                    .iter()
+                    .any(|a| std::fs::canonicalize(a).is_ok_and(|a| a == n))
+            });
+            if !same {
+                return Err(WorkspaceError::RepoNotAllowed {
+                    path: named.to_path_buf(),
+                    repo: top,
+                });
+            }
+        }
+        Ok(Repo {
+            git: Git::new(&top),
+            toplevel: top,
+        })
+    }
+
+    /// Whether local branch `branch` exists.
+    pub fn has_branch(&self, branch: &str) -> Result<bool, WorkspaceError> {
+        self.git.check(&[
             "show-ref",
             "--verify",
             "--quiet",
             &format!("refs/heads/{branch}"),
-        ])?;
+        ])
+    }
+
+    /// What git reports about `branch`.
+    pub fn observe(&self, branch: &str) -> Result<Observed, WorkspaceError> {
+        let branch_exists = self.has_branch(branch)?;
         let recorded_base = self.recorded_base(branch)?;
         let list = self.git.run(&["worktree", "list", "--porcelain"])?;
         let checked_out_at = parse_worktree_list(&list)
@@ -450,7 +503,7 @@ impl Repo {
         if !self.git.check(&["check-ref-format", "--branch", branch])? {
             return Err(WorkspaceError::BadBranch(branch.to_string()));
         }
-        if self.observe(branch)?.branch_exists {
+        if self.has_branch(branch)? {
             return Err(WorkspaceError::BranchExists(branch.to_string()));
         }
         self.git.run(&["worktree", "prune"])?;
@@ -468,7 +521,9 @@ impl Repo {
 
     /// Removes a workspace's worktree at `path` (when given) and its
     /// branch. `discard` allows throwing work away; otherwise the branch
-    /// must be merged into `into` and the worktree clean.
+    /// must be merged into `into` and the worktree clean. Only a branch
+    /// awtui made (its base recorded) is ever deleted: any other is the
+    /// user's and stays.
     pub fn remove_workspace(
         &self,
         branch: &str,
@@ -476,9 +531,10 @@ impl Repo {
         into: &str,
         discard: bool,
     ) -> Result<(), WorkspaceError> {
-        let exists = self.observe(branch)?.branch_exists;
+        let seen = self.observe(branch)?;
+        let ours = seen.branch_exists && seen.recorded_base.is_some();
         if !discard {
-            if exists && !self.is_merged(branch, into)? {
+            if ours && !self.is_merged(branch, into)? {
                 return Err(WorkspaceError::Unmerged {
                     branch: branch.to_string(),
                     into: into.to_string(),
@@ -497,7 +553,7 @@ impl Repo {
             remove_empty_parents(p);
         }
         self.git.run(&["worktree", "prune"])?;
-        if exists {
+        if ours {
             self.git.run(&["branch", "-D", branch])?;
         }
         Ok(())
