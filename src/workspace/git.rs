@@ -129,3 +129,39 @@ impl Git {
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_naming_hooks_or_fsmonitor_runs_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = Git::new(tmp.path());
+        let marker = tmp.path().join("ran");
+        let run = format!("touch '{}'", marker.display());
+        git.run(&["init", "-q"]).unwrap();
+        std::fs::create_dir_all(tmp.path().join("hooks")).unwrap();
+        let hook = tmp.path().join("hooks/post-checkout");
+        std::fs::write(&hook, format!("#!/bin/sh\n{run}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for (key, value) in [
+            ("core.fsmonitor", run.as_str()),
+            (
+                "core.hooksPath",
+                &tmp.path().join("hooks").display().to_string(),
+            ),
+            ("user.name", "t"),
+            ("user.email", "t@t.invalid"),
+        ] {
+            git.run(&["config", key, value]).unwrap();
+        }
+        std::fs::write(tmp.path().join("f.txt"), "x\n").unwrap();
+        git.run(&["add", "f.txt"]).unwrap();
+        git.run(&["commit", "-qm", "one"]).unwrap();
+        git.run(&["status", "--porcelain"]).unwrap();
+        git.run(&["checkout", "-q", "-b", "other"]).unwrap();
+        assert!(!marker.exists(), "a configured command ran");
+    }
+}

@@ -751,6 +751,15 @@ mod tests {
     }
 
     #[test]
+    fn the_workflow_folder_is_found_back_from_its_worktrees_folder() {
+        let root = worktrees_root(Path::new("/r/app"), "i");
+        assert_eq!(workflow_dir_of(&root), Some(Path::new("/r/app")));
+        for other in ["/r/app/.workflow/i", "/r/.worktrees/i", "/i", "/"] {
+            assert_eq!(workflow_dir_of(Path::new(other)), None, "{other}");
+        }
+    }
+
+    #[test]
     fn only_empty_folders_awtui_made_are_removed_after_a_worktree() {
         let tmp = tempfile::tempdir().unwrap();
         let root = worktrees_root(tmp.path(), "i");
