@@ -299,6 +299,7 @@ fn board() -> TaskSnapshot {
             base_branch: Some("main".into()),
             base_commit: None,
             repo_path: None,
+            branch_created: true,
             worktree_path: Some("/repo/.workflow/demo/worktrees/ws_0a1b2c3d4e5f".into()),
             task_ids: vec!["ol-3".into()],
             status: "active".into(),

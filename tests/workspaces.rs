@@ -402,23 +402,81 @@ async fn coded(client: &support::Client, tool: &str, args: Value) -> (String, St
     )
 }
 
+/// An in-process instance `t` of the workflow in the repository `repo`
+/// (its folder `<repo>/.workflow/t`, worktrees beside it, outside its
+/// document folder), with a task board and an MCP server.
+struct Served {
+    dir: PathBuf,
+    worktrees: PathBuf,
+    /// A front end's copy of the board.
+    board: TaskBoard,
+    handle: awtui::mcp::McpHandle,
+}
+
+impl Served {
+    async fn start(repo: &Path) -> Served {
+        let dir = repo.join(".workflow").join("t");
+        let store = FileStore::open(&dir, &support::layout()).unwrap();
+        let (journal, replay) = FileJournal::open(&dir).unwrap();
+        let worktrees = awtui::workspace::worktrees_root(repo, "t");
+        let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay))
+            .with_worktree_root(worktrees.clone());
+        let handle = McpServer::start(McpConfig {
+            context: SharedContext::with_tasks(Box::new(store), board.clone()),
+            agents: support::agents(),
+            instance_dir: Some(dir.clone()),
+            tool_timeout: None,
+        })
+        .await
+        .unwrap();
+        Served {
+            dir,
+            worktrees,
+            board,
+            handle,
+        }
+    }
+
+    /// A client with `agent`'s token.
+    async fn client(&self, agent: &str) -> support::Client {
+        http_client(self.handle.url(), self.handle.token(agent).unwrap())
+            .await
+            .0
+    }
+}
+
+/// A new workflow with one task per name: its id and the task ids.
+async fn plan(c: &support::Client, names: &[&str]) -> (String, Vec<String>) {
+    let wf = call(c, "workflow_create", json!({"name": "oauth"})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tasks: Vec<Value> = names.iter().map(|n| json!({"name": n})).collect();
+    let plan = call(
+        c,
+        "workflow_set_plan",
+        json!({"id": wf, "plan": {"tasks": tasks}}),
+    )
+    .await;
+    let ids = plan["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    (wf, ids)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_abandoned_work() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     init_repo(&repo, &[("app.txt", "v1\n")]);
-    // The instance folder inside the checkout, as .workflow/<instance>.
-    let dir = repo.join(".workflow").join("t");
-    let agents = support::agents();
-    let store = FileStore::open(&dir, &support::layout()).unwrap();
-    let (journal, replay) = FileJournal::open(&dir).unwrap();
-    // Its worktrees beside it, outside its document folder.
-    let worktrees = awtui::workspace::worktrees_root(&repo, "t");
-    let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay))
-        .with_worktree_root(worktrees.clone());
+    let served = Served::start(&repo).await;
+    let (dir, worktrees) = (served.dir.clone(), served.worktrees.clone());
     // A front end's copy of the board, kept up to date by events alone.
-    let front = board.clone();
+    let front = served.board.clone();
     let mut events = front.subscribe();
     let mut seen = TaskSnapshot::default();
     let mut catch_up = |seen: &mut TaskSnapshot| {
@@ -426,28 +484,9 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
             seen.apply(e);
         }
     };
-    let handle = McpServer::start(McpConfig {
-        context: SharedContext::with_tasks(Box::new(store), board),
-        agents: agents.clone(),
-        instance_dir: Some(dir.clone()),
-        tool_timeout: None,
-    })
-    .await
-    .unwrap();
-    let c = http_client(handle.url(), handle.token(&agents[0]).unwrap())
-        .await
-        .0;
-    let wf = call(&c, "workflow_create", json!({"name": "oauth"})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let plan = call(
-        &c,
-        "workflow_set_plan",
-        json!({"id": wf, "plan": {"tasks": [{"name": "google"}, {"name": "github"}]}}),
-    )
-    .await;
-    let task = |i: usize| plan["tasks"][i]["id"].as_str().unwrap().to_string();
+    let c = served.client("coder").await;
+    let (wf, tasks) = plan(&c, &["google", "github"]).await;
+    let task = |i: usize| tasks[i].clone();
     let repo_s = repo.display().to_string();
     let create = |branch: &str, t: String| {
         json!({"workflow_id": wf, "branch": branch, "base_branch": "main",
@@ -484,7 +523,7 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     let mut elsewhere = create("feature/x", task(0));
     elsewhere["repo_path"] = json!(tmp.path().display().to_string());
     let (code, msg) = coded(&c, "workspace_create", elsewhere).await;
-    assert_eq!(code, "NOT_A_REPOSITORY", "{msg}");
+    assert_eq!(code, "REPO_NOT_ALLOWED", "{msg}");
     let (code, _) = coded(
         &c,
         "workspace_create",
@@ -552,7 +591,7 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
         "{board_text}"
     );
     drop(c);
-    handle.stop().await;
+    served.handle.stop().await;
 
     // The records survive a reopen, linked to their tasks.
     let (_, replay) = FileJournal::open(&dir).unwrap();
@@ -1053,4 +1092,259 @@ async fn the_engine_reads_an_agents_diff_and_merges_it_for_the_control_room() {
         "start\na was here\n"
     );
     engine.request(Cmd::Shutdown).await.unwrap();
+}
+
+/// The calls' reply codes, in order.
+async fn codes(c: &support::Client, tool: &str, calls: Vec<Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    for args in calls {
+        out.push(coded(c, tool, args).await.0);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_directory_an_agent_wrote_as_documents_is_never_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    init_repo(&repo, &[("app.txt", "v1\n")]);
+    let served = Served::start(&repo).await;
+    let c = served.client("coder").await;
+    let (wf, _) = plan(&c, &["google"]).await;
+    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+
+    // A git directory without dot names, whose config runs a command on
+    // checkout (and on any index read), with the user's objects borrowed.
+    let marker = tmp.path().join("ran");
+    let run = format!("touch {}", marker.display());
+    let objects = canon(&repo.join(".git/objects"));
+    let config = format!(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = {}\n\
+         \tfsmonitor = {run}\n\thooksPath = {}\n[filter \"x\"]\n\tsmudge = {run}; cat\n",
+        served.dir.join("evil").display(),
+        served.dir.join("evil/hooks").display(),
+    );
+    for (file, content) in [
+        ("evil/HEAD", "ref: refs/heads/main\n".to_string()),
+        ("evil/config", config),
+        (
+            "evil/objects/info/alternates",
+            format!("{}\n", objects.display()),
+        ),
+        ("evil/refs/heads/main", format!("{head}\n")),
+        ("evil/info/attributes", "* filter=x\n".to_string()),
+        ("evil/hooks/post-checkout", format!("#!/bin/sh\n{run}\n")),
+    ] {
+        call(
+            &c,
+            "document_write",
+            json!({"file": file, "content": content}),
+        )
+        .await;
+    }
+    let evil = served.dir.join("evil");
+    assert!(
+        evil.join("config").is_file(),
+        "the documents are where git looks"
+    );
+
+    let attack = |worktree: bool, path: &Path| {
+        json!({"workflow_id": wf, "branch": "x", "base_branch": head,
+               "create_worktree": worktree, "repo_path": path.display().to_string()})
+    };
+    for args in [
+        attack(true, &evil),
+        attack(false, &evil),
+        attack(true, &evil.join("objects")),
+        attack(true, &served.dir),
+    ] {
+        let (code, msg) = coded(&c, "workspace_create", args.clone()).await;
+        assert_eq!(code, "REPO_NOT_ALLOWED", "{args}: {msg}");
+        let named = args["repo_path"].as_str().unwrap();
+        assert!(msg.contains(named), "{msg}");
+    }
+    assert!(!marker.exists(), "awtui's git ran the agent's command");
+    assert!(!served.worktrees.join(".workspaces").exists());
+    assert_eq!(git(&repo, &["branch", "--list", "x"]), "");
+    assert!(served.board.read(|s| s.workspaces().count()) == 0);
+    drop(c);
+    served.handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_workflows_own_repository_is_used_and_it_is_the_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let other = tmp.path().join("other");
+    for (dir, file) in [(&repo, "app.txt"), (&other, "secret.txt")] {
+        std::fs::create_dir_all(dir).unwrap();
+        init_repo(dir, &[(file, "v1\n")]);
+    }
+    let served = Served::start(&repo).await;
+    let c = served.client("coder").await;
+    let (wf, _) = plan(&c, &["google"]).await;
+    let before = |d: &Path| {
+        [
+            git(d, &["for-each-ref"]),
+            std::fs::read_to_string(d.join(".git/config")).unwrap(),
+            git(d, &["worktree", "list", "--porcelain"]),
+        ]
+    };
+    let untouched = before(&other);
+
+    let create = |path: Option<&Path>, worktree: bool| {
+        let mut a = json!({"workflow_id": wf, "branch": "feature/a", "create_worktree": worktree});
+        if let Some(p) = path {
+            a["repo_path"] = json!(p.display().to_string());
+        }
+        a
+    };
+    let refused = codes(
+        &c,
+        "workspace_create",
+        vec![
+            create(Some(&other), true),
+            create(Some(&other), false),
+            create(Some(&tmp.path().join("nowhere")), false),
+        ],
+    )
+    .await;
+    assert_eq!(refused, ["REPO_NOT_ALLOWED"; 3]);
+    assert_eq!(
+        before(&other),
+        untouched,
+        "nothing made in another repository"
+    );
+
+    // Named by any spelling of its folder, or not at all: the workflow's own.
+    let ws = call(&c, "workspace_create", create(None, true)).await;
+    assert_eq!(
+        Path::new(ws["repo_path"].as_str().unwrap()),
+        canon(&repo),
+        "{ws}"
+    );
+    let path = PathBuf::from(ws["worktree_path"].as_str().unwrap());
+    assert_eq!(
+        git(&path, &["branch", "--show-current"]).trim(),
+        "feature/a"
+    );
+    let mut dotted = create(Some(&repo.join("../repo/.")), true);
+    dotted["branch"] = json!("feature/b");
+    call(&c, "workspace_create", dotted).await;
+    assert_eq!(before(&other), untouched);
+    drop(c);
+    served.handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_awtui_did_not_make_is_never_recorded_or_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    init_repo(&repo, &[("app.txt", "v1\n")]);
+    git(&repo, &["branch", "userbranch"]);
+    let served = Served::start(&repo).await;
+    let c = served.client("coder").await;
+    let (wf, _) = plan(&c, &["google"]).await;
+    let create = |branch: &str, worktree: bool| json!({"workflow_id": wf, "branch": branch, "create_worktree": worktree});
+
+    let refused = codes(
+        &c,
+        "workspace_create",
+        vec![create("userbranch", false), create("userbranch", true)],
+    )
+    .await;
+    assert_eq!(refused, ["BRANCH_EXISTS"; 2]);
+
+    // A record-only workspace whose branch the user makes afterwards: its
+    // cleanup leaves the branch alone.
+    let ws = call(&c, "workspace_create", create("later", false)).await;
+    assert_eq!(ws["branch_created"], false, "{ws}");
+    git(&repo, &["branch", "later"]);
+    call(
+        &c,
+        "workspace_update",
+        json!({"id": ws["id"], "status": "abandoned", "cleanup_worktree": true}),
+    )
+    .await;
+    for b in ["userbranch", "later"] {
+        assert_eq!(git(&repo, &["branch", "--list", b]).trim(), b);
+    }
+
+    // The branch awtui made is awtui's to delete.
+    let made = call(&c, "workspace_create", create("made", true)).await;
+    assert_eq!(made["branch_created"], true, "{made}");
+    call(
+        &c,
+        "workspace_update",
+        json!({"id": made["id"], "status": "abandoned", "cleanup_worktree": true}),
+    )
+    .await;
+    assert_eq!(git(&repo, &["branch", "--list", "made"]), "");
+    drop(c);
+    served.handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_its_creator_or_a_holder_of_its_task_changes_a_workspace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    init_repo(&repo, &[("app.txt", "v1\n")]);
+    let served = Served::start(&repo).await;
+    let coder = served.client("coder").await;
+    let reviewer = served.client("reviewer").await;
+    let qa = served.client("qa").await;
+    let (wf, tasks) = plan(&coder, &["google"]).await;
+    let ws = call(
+        &coder,
+        "workspace_create",
+        json!({"workflow_id": wf, "branch": "feature/a", "create_worktree": true,
+               "task_ids": [tasks[0]]}),
+    )
+    .await;
+    assert_eq!(ws["created_by"], "coder");
+    let id = ws["id"].clone();
+    let path = PathBuf::from(ws["worktree_path"].as_str().unwrap());
+
+    let others = [
+        json!({"id": id, "status": "merged"}),
+        json!({"id": id, "status": "abandoned", "cleanup_worktree": true}),
+    ];
+    for c in [&reviewer, &qa] {
+        for args in &others {
+            let (code, msg) = coded(c, "workspace_update", args.clone()).await;
+            assert_eq!(code, "NOT_OWNER", "{msg}");
+            assert!(msg.contains("coder"), "{msg}");
+        }
+    }
+    assert!(path.is_dir());
+    git(&repo, &["show-ref", "--verify", "refs/heads/feature/a"]);
+    let saved = served
+        .board
+        .read(|s| s.workspace(id.as_str().unwrap()).cloned());
+    assert_eq!(saved.unwrap().status, "active");
+
+    // Holding its task makes it the reviewer's to finish.
+    let agent = call(
+        &reviewer,
+        "agent_register",
+        json!({"name": "rev", "runtime": "custom"}),
+    )
+    .await["id"]
+        .clone();
+    call(
+        &reviewer,
+        "task_claim",
+        json!({"task_id": tasks[0], "agent_id": agent}),
+    )
+    .await;
+    let done = call(&reviewer, "workspace_update", others[1].clone()).await;
+    assert_eq!(done["workspace"]["status"], "abandoned");
+    assert!(!path.exists());
+    for c in [coder, reviewer, qa] {
+        drop(c);
+    }
+    served.handle.stop().await;
 }

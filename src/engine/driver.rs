@@ -944,6 +944,7 @@ impl Driver {
             workspaces: &self.cx.workspaces,
             is_agent: &is_agent,
             task_workspace: &task_workspace,
+            workflow_dir: &self.cx.workflow.base_dir,
         };
         if let Some(job) = super::workspace_cmd::job(&known, &command) {
             // Git work: off the loop, answered when done.

@@ -12,9 +12,23 @@ use crate::workspace::{Repo, Workspaces};
 /// branch found, nothing of the driver borrowed.
 pub struct Job {
     target: DiffTarget,
-    repo_dir: std::path::PathBuf,
+    repo: RepoAt,
     at: Located,
     what: What,
+}
+
+/// Where a job's git runs.
+#[derive(Debug, PartialEq)]
+enum RepoAt {
+    /// The repository of an agent's worktree (awtui made it).
+    Worktree(std::path::PathBuf),
+    /// The workflow's own repository, which a task workspace's record
+    /// names (checked before git runs: an old record may name any folder,
+    /// even one an agent wrote).
+    Workflow {
+        dir: std::path::PathBuf,
+        named: Option<std::path::PathBuf>,
+    },
 }
 
 enum What {
@@ -30,6 +44,9 @@ pub struct Known<'a> {
     pub is_agent: &'a dyn Fn(&str) -> bool,
     /// The newest workspace linked to a task id.
     pub task_workspace: &'a dyn Fn(&str) -> Option<PlanWorkspace>,
+    /// The workflow file's folder, in the only repository a task
+    /// workspace's git runs in.
+    pub workflow_dir: &'a std::path::Path,
 }
 
 /// The job for `command` when it is a workspace command (`None` for every
@@ -56,7 +73,7 @@ fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, String> 
                 ));
             };
             Ok(Job {
-                repo_dir: ws.root.clone(),
+                repo: RepoAt::Worktree(ws.root.clone()),
                 at: Located {
                     branch: ws.branch.clone(),
                     base: ws.base.clone(),
@@ -75,17 +92,15 @@ fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, String> 
                 .or_else(|| ws.base_branch.clone())
                 .ok_or_else(|| format!("the workspace of task '{task}' records no base"))?;
             let worktree = ws.worktree_path.as_ref().map(std::path::PathBuf::from);
-            let repo_dir = ws
-                .repo_path
-                .as_ref()
-                .map(std::path::PathBuf::from)
-                .or_else(|| worktree.clone())
-                .ok_or_else(|| format!("the workspace of task '{task}' records no repository"))?;
+            let repo = RepoAt::Workflow {
+                dir: known.workflow_dir.to_path_buf(),
+                named: ws.repo_path.as_ref().map(std::path::PathBuf::from),
+            };
             if matches!(what, What::Apply(_)) {
                 return Err("merge a task's workspace with workspace_update or git".into());
             }
             Ok(Job {
-                repo_dir,
+                repo,
                 at: Located {
                     branch: ws.branch.clone(),
                     base,
@@ -101,7 +116,11 @@ fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, String> 
 impl Job {
     /// Runs the git work (blocking).
     pub fn run(self) -> Result<Reply, String> {
-        let repo = Repo::find(&self.repo_dir).map_err(|e| e.to_string())?;
+        let repo = match &self.repo {
+            RepoAt::Worktree(dir) => Repo::find(dir),
+            RepoAt::Workflow { dir, named } => Repo::workflow_own(dir, named.as_deref()),
+        }
+        .map_err(|e| e.to_string())?;
         match self.what {
             What::Read(turn) => view::read(&repo, &self.target, &self.at, turn)
                 .map(|v| Reply::Diff { view: Box::new(v) })
@@ -142,6 +161,7 @@ mod tests {
             workspaces: &workspaces,
             is_agent: &is_agent,
             task_workspace: &task_workspace,
+            workflow_dir: std::path::Path::new("/wf"),
         })
     }
 
@@ -156,9 +176,43 @@ mod tests {
             .unwrap();
         assert_eq!(job.at.branch, "feature/parser");
         assert_eq!(job.at.base, "abc123");
-        assert_eq!(job.repo_dir, std::path::PathBuf::from("/repo"));
+        assert_eq!(
+            job.repo,
+            RepoAt::Workflow {
+                dir: "/wf".into(),
+                named: Some("/repo".into())
+            }
+        );
         // A worktree already cleaned up is not looked at.
         assert_eq!(job.at.worktree, None);
+    }
+
+    #[test]
+    fn a_task_diff_runs_no_git_in_a_repository_other_than_the_workflows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (own, other) = (tmp.path().join("own"), tmp.path().join("other"));
+        for dir in [&own, &other] {
+            std::fs::create_dir_all(dir).unwrap();
+            crate::workspace::Git::new(dir)
+                .run(&["init", "-q"])
+                .unwrap();
+        }
+        let job = Job {
+            target: DiffTarget::Task("tk_1".into()),
+            repo: RepoAt::Workflow {
+                dir: own,
+                named: Some(other.clone()),
+            },
+            at: Located {
+                branch: "feature/parser".into(),
+                base: "abc123".into(),
+                worktree: None,
+            },
+            what: What::Read(None),
+        };
+        let err = job.run().err().unwrap();
+        assert!(err.contains("is not this workflow's repository"), "{err}");
+        assert!(err.contains(&other.display().to_string()), "{err}");
     }
 
     #[test]

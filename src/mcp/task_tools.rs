@@ -295,7 +295,7 @@ pub fn specs() -> Vec<ToolSpec> {
                     "branch": s("The new branch, e.g. feature/google-oauth."),
                     "base_branch": s("Branch or commit to start from (default: the repository's current branch)."),
                     "create_worktree": {"type": "boolean", "description": "Make a git worktree for it (default false: record only)."},
-                    "repo_path": s("The repository's folder (needed with create_worktree)."),
+                    "repo_path": s("The workflow's repository folder (the default; no other repository is accepted)."),
                     "task_ids": strings("Tasks worked on there."),
                 }),
                 &["workflow_id", "branch"],
@@ -539,7 +539,7 @@ pub fn call(
     let now = Utc::now();
     match name {
         "workspace_create" => super::workspace_tools::create(board, caller, args),
-        "workspace_update" => super::workspace_tools::update(board, args),
+        "workspace_update" => super::workspace_tools::update(board, caller, args),
         "agent_register" => {
             let a: RegisterArgs = parse(name, args)?;
             let agent = board.change(|s| {

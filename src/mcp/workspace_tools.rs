@@ -9,6 +9,12 @@
 //! folder before is cleaned up there. The git work is
 //! [`crate::workspace`]'s. Unmerged work is never removed unless the
 //! workspace is marked `abandoned`.
+//!
+//! An agent reaches only what is its own: git runs in the workflow's own
+//! repository alone ([`Repo::workflow_own`]; `repo_path` may only name it),
+//! a branch that exists already is never taken over (`BRANCH_EXISTS`), so
+//! cleanup deletes only branches awtui made, and only the agent that made
+//! a workspace (or holds one of its tasks, or the user) changes it.
 
 use std::path::{Path, PathBuf};
 
@@ -60,6 +66,45 @@ fn invalid(message: String) -> ToolError {
     }
 }
 
+/// The workflow's own repository, checked against the `repo_path` an agent
+/// named; an instance keeping nothing on disk has none.
+fn own_repo(board: &TaskBoard, named: Option<&str>) -> Result<Repo, ToolError> {
+    let dir = board
+        .worktree_root()
+        .and_then(crate::workspace::workflow_dir_of)
+        .ok_or_else(|| ToolError::Coded {
+            code: "INVALID_STATE",
+            message: "this instance keeps nothing on disk (context: memory or false), so it has no repository or place for worktrees".into(),
+        })?;
+    Ok(Repo::workflow_own(dir, named.map(Path::new))?)
+}
+
+/// Refuses `caller` changing `ws` unless it made it, holds one of its
+/// tasks (claimed by an agent it registered), or is the user.
+fn check_owner(board: &TaskBoard, caller: &str, ws: &PlanWorkspace) -> Result<(), ToolError> {
+    let holds_task = || {
+        board.read(|s| {
+            ws.task_ids.iter().any(|t| {
+                s.task(t)
+                    .and_then(|t| t.claimed_by.as_deref())
+                    .and_then(|a| s.agent(a))
+                    .is_some_and(|a| a.owner == caller)
+            })
+        })
+    };
+    if caller == ws.created_by || caller == crate::context::mentions::USER || holds_task() {
+        return Ok(());
+    }
+    Err(ToolError::Coded {
+        code: "NOT_OWNER",
+        message: format!(
+            "workspace '{}' was made by {} and none of its tasks is yours; only its maker, \
+             an agent holding one of its tasks, or the user changes it",
+            ws.id, ws.created_by
+        ),
+    })
+}
+
 /// Records `ws` and tells front ends (the task board shows it on its tasks).
 fn save(board: &TaskBoard, ws: &PlanWorkspace) -> Result<(), crate::tasks::TaskError> {
     board.change(|s| match s.save_workspace(ws.clone()) {
@@ -84,19 +129,20 @@ pub fn create(
         s.check_workspace_links(&a.workflow_id, &a.task_ids)
             .map(|()| s.new_workspace_id())
     })?;
+    // Git is needed to make a worktree or for a named repository; else it
+    // only checks the branch is new, when the workflow is in a repository.
+    let repo = if a.create_worktree || a.repo_path.is_some() {
+        Some(own_repo(board, a.repo_path.as_deref())?)
+    } else {
+        own_repo(board, None).ok()
+    };
+    if let Some(repo) = &repo
+        && repo.has_branch(&a.branch)?
+    {
+        return Err(WorkspaceError::BranchExists(a.branch).into());
+    }
     let (mut base_commit, mut worktree_path) = (None, None);
-    if a.create_worktree {
-        let repo_dir = a.repo_path.as_deref().ok_or_else(|| {
-            invalid(
-                "workspace_create: create_worktree needs repo_path (the repository's folder)"
-                    .into(),
-            )
-        })?;
-        let root = board.worktree_root().ok_or_else(|| ToolError::Coded {
-            code: "INVALID_STATE",
-            message: "this instance keeps nothing on disk (context: memory or false), so it has no place for worktrees".into(),
-        })?;
-        let repo = Repo::find(Path::new(repo_dir))?;
+    if let (true, Some(repo), Some(root)) = (a.create_worktree, &repo, board.worktree_root()) {
         let base = repo.base_commit(a.base_branch.as_deref())?;
         let path: PathBuf = crate::workspace::task_worktree_dir(root, &id);
         repo.make_room(root)?;
@@ -111,7 +157,8 @@ pub fn create(
         branch: a.branch,
         base_branch: a.base_branch,
         base_commit,
-        repo_path: a.repo_path,
+        repo_path: repo.map(|r| r.toplevel.display().to_string()),
+        branch_created: worktree_path.is_some(),
         worktree_path,
         task_ids: a.task_ids,
         status: "active".into(),
@@ -125,9 +172,13 @@ pub fn create(
 }
 
 /// `workspace_update`: a new status (and merge commit); with
-/// `cleanup_worktree`, removes the worktree and branch of a merged or
-/// abandoned workspace.
-pub fn update(board: &TaskBoard, args: Option<Map<String, Value>>) -> Result<Value, ToolError> {
+/// `cleanup_worktree`, removes the worktree (and the branch awtui made) of
+/// a merged or abandoned workspace. Only for its owner ([`check_owner`]).
+pub fn update(
+    board: &TaskBoard,
+    caller: &str,
+    args: Option<Map<String, Value>>,
+) -> Result<Value, ToolError> {
     let a: UpdateArgs = super::task_tools::parse("workspace_update", args)?;
     let mut ws = board
         .read(|s| s.workspace(&a.id).cloned())
@@ -135,6 +186,7 @@ pub fn update(board: &TaskBoard, args: Option<Map<String, Value>>) -> Result<Val
             code: "WORKSPACE_NOT_FOUND",
             message: format!("there is no workspace '{}'", a.id),
         })?;
+    check_owner(board, caller, &ws)?;
     if let Some(status) = &a.status {
         if !WORKSPACE_STATUSES.contains(&status.as_str()) {
             return Err(invalid(format!(
@@ -161,8 +213,12 @@ pub fn update(board: &TaskBoard, args: Option<Map<String, Value>>) -> Result<Val
                 });
             }
         };
-        if let Some(repo_dir) = &ws.repo_path {
-            let repo = Repo::find(Path::new(repo_dir))?;
+        // Only what awtui made: a record-only workspace has nothing (and
+        // the branch goes only when awtui recorded making it).
+        let made = ws.branch_created || ws.worktree_path.is_some();
+        if let (Some(repo_dir), true) = (&ws.repo_path, made) {
+            // Checked again: a record from before may name any folder.
+            let repo = own_repo(board, Some(repo_dir))?;
             // Merged into the merge commit when one is named, else into
             // the base branch (or the current branch).
             let into = ws

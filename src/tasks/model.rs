@@ -241,8 +241,14 @@ pub struct PlanWorkspace {
     /// The commit the branch started from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_commit: Option<String>,
+    /// The workflow's own repository (the only one its git runs in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo_path: Option<String>,
+    /// Whether awtui made `branch` for it (`create_worktree`): cleanup only
+    /// ever deletes such a branch, never one the user (or anyone) made.
+    /// Records from before default to `false`.
+    #[serde(default)]
+    pub branch_created: bool,
     /// The worktree awtui made for it (until cleaned up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree_path: Option<String>,
@@ -252,6 +258,8 @@ pub struct PlanWorkspace {
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge_commit: Option<String>,
+    /// The agent that made it: only it, a holder of one of its tasks, or
+    /// the user may change it.
     pub created_by: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

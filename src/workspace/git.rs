@@ -1,11 +1,30 @@
 //! Running the `git` program. awtui shells out to the real `git` rather than
 //! a library: worktrees, `worktree list --porcelain` and the user's own
-//! config (hooks excepted) behave exactly as in the user's shell.
+//! config behave exactly as in the user's shell, except for what runs code
+//! on its own.
+//!
+//! Agents must not get awtui to run their commands: every git awtui runs
+//! ignores the system config and runs no hooks, no fsmonitor, no `ext::`
+//! transport and only plain `ssh` ([`HARDENING`]). Filters (git-lfs) and
+//! the user's global and repository config are kept: the user's real
+//! repository needs them, and a repository an agent built (whose config
+//! names the command) is never one git runs in, since the agents' tools
+//! accept only the workflow's own repository
+//! ([`super::Repo::workflow_own`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use super::WorkspaceError;
+
+/// The `-c` settings before every git command: nothing in a config file
+/// starts a program git would not run anyway (see the module doc).
+pub const HARDENING: [&str; 4] = [
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.sshCommand=ssh",
+    "protocol.ext.allow=never",
+];
 
 /// `git -C <dir>` with a stable, non-interactive environment.
 #[derive(Clone, Debug)]
@@ -26,13 +45,19 @@ impl Git {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new("git");
-        cmd.arg("-C").arg(&self.dir).args(args);
+        cmd.arg("-C").arg(&self.dir);
+        for setting in HARDENING {
+            cmd.arg("-c").arg(setting);
+        }
+        cmd.args(args);
         // An inherited GIT_DIR (awtui started from a hook) would point every
         // command at another repository.
         for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"] {
             cmd.env_remove(var);
         }
-        cmd.env("GIT_TERMINAL_PROMPT", "0").env("LC_ALL", "C");
+        cmd.env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("LC_ALL", "C");
         cmd.stdin(std::process::Stdio::null());
         cmd
     }
@@ -102,5 +127,41 @@ impl Git {
             .status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_naming_hooks_or_fsmonitor_runs_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = Git::new(tmp.path());
+        let marker = tmp.path().join("ran");
+        let run = format!("touch '{}'", marker.display());
+        git.run(&["init", "-q"]).unwrap();
+        std::fs::create_dir_all(tmp.path().join("hooks")).unwrap();
+        let hook = tmp.path().join("hooks/post-checkout");
+        std::fs::write(&hook, format!("#!/bin/sh\n{run}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for (key, value) in [
+            ("core.fsmonitor", run.as_str()),
+            (
+                "core.hooksPath",
+                &tmp.path().join("hooks").display().to_string(),
+            ),
+            ("user.name", "t"),
+            ("user.email", "t@t.invalid"),
+        ] {
+            git.run(&["config", key, value]).unwrap();
+        }
+        std::fs::write(tmp.path().join("f.txt"), "x\n").unwrap();
+        git.run(&["add", "f.txt"]).unwrap();
+        git.run(&["commit", "-qm", "one"]).unwrap();
+        git.run(&["status", "--porcelain"]).unwrap();
+        git.run(&["checkout", "-q", "-b", "other"]).unwrap();
+        assert!(!marker.exists(), "a configured command ran");
     }
 }

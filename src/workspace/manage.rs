@@ -224,14 +224,8 @@ fn advance(
                     files: dirty.join(", "),
                 });
             }
-            Git::new(&dir).run(&[
-                "-c",
-                "core.hooksPath=/dev/null",
-                "merge",
-                "--ff-only",
-                "--quiet",
-                new,
-            ])?;
+            // No hooks: every git awtui runs has them off (`Git`).
+            Git::new(&dir).run(&["merge", "--ff-only", "--quiet", new])?;
             Ok(Some(dir))
         }
         None => {

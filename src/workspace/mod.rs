@@ -101,6 +101,8 @@ pub enum WorkspaceError {
     },
     #[error("the worktree {} has uncommitted changes ({files}): the agent's turn is running or left them; nothing was changed: wait for the turn's commit, then try again", path.display())]
     Busy { path: PathBuf, files: String },
+    #[error("{} is not this workflow's repository ({}); awtui runs git only in the repository holding the workflow file: leave repo_path out, or name that folder", path.display(), repo.display())]
+    RepoNotAllowed { path: PathBuf, repo: PathBuf },
     #[error("git {args} failed in {}: {message}", dir.display())]
     Git {
         dir: PathBuf,
@@ -120,6 +122,7 @@ impl WorkspaceError {
         match self {
             WorkspaceError::GitMissing => "GIT_MISSING",
             WorkspaceError::NotARepo(_) => "NOT_A_REPOSITORY",
+            WorkspaceError::RepoNotAllowed { .. } => "REPO_NOT_ALLOWED",
             WorkspaceError::Detached(_) => "DETACHED_BASE",
             WorkspaceError::Dirty { .. } => "DIRTY_BASE",
             WorkspaceError::UnknownBase { .. } => "UNKNOWN_BASE",
@@ -157,6 +160,19 @@ pub fn worktrees_root(workflow_dir: &Path, instance: &str) -> PathBuf {
         .join(crate::fsutil::WORKFLOW_FOLDER)
         .join(WORKTREES_FOLDER)
         .join(instance)
+}
+
+/// The workflow folder whose instance worktrees folder is `root`: the
+/// inverse of [`worktrees_root`], so a task board that knows where its
+/// worktrees go also knows its workflow's repository (`None` when `root`
+/// was not made by [`worktrees_root`]).
+pub fn workflow_dir_of(root: &Path) -> Option<&Path> {
+    let worktrees = root.parent()?;
+    let workflow = worktrees.parent()?;
+    (worktrees.file_name() == Some(WORKTREES_FOLDER.as_ref())
+        && workflow.file_name() == Some(crate::fsutil::WORKFLOW_FOLDER.as_ref()))
+    .then(|| workflow.parent())
+    .flatten()
 }
 
 /// The worktree folder of `agent` in an instance's worktrees folder
@@ -320,14 +336,51 @@ impl Repo {
         }
     }
 
-    /// What git reports about `branch`.
-    pub fn observe(&self, branch: &str) -> Result<Observed, WorkspaceError> {
-        let branch_exists = self.git.check(&[
+    /// The repository of the workflow in `workflow_dir`, the only one
+    /// awtui's git runs in for the agents' tools: `named` (a folder an
+    /// agent gave) must be that repository's top folder or `workflow_dir`,
+    /// compared after resolving links and `..` on the file system alone,
+    /// so git never runs in a repository an agent names or wrote (whose
+    /// config could run any command).
+    pub fn workflow_own(workflow_dir: &Path, named: Option<&Path>) -> Result<Repo, WorkspaceError> {
+        let repo = Repo::find(workflow_dir)?;
+        let top = std::fs::canonicalize(&repo.toplevel).map_err(|source| WorkspaceError::Io {
+            path: repo.toplevel.clone(),
+            source,
+        })?;
+        if let Some(named) = named {
+            let allowed = [top.as_path(), workflow_dir];
+            let same = std::fs::canonicalize(named).is_ok_and(|n| {
+                allowed
+                    .iter()
+                    .any(|a| std::fs::canonicalize(a).is_ok_and(|a| a == n))
+            });
+            if !same {
+                return Err(WorkspaceError::RepoNotAllowed {
+                    path: named.to_path_buf(),
+                    repo: top,
+                });
+            }
+        }
+        Ok(Repo {
+            git: Git::new(&top),
+            toplevel: top,
+        })
+    }
+
+    /// Whether local branch `branch` exists.
+    pub fn has_branch(&self, branch: &str) -> Result<bool, WorkspaceError> {
+        self.git.check(&[
             "show-ref",
             "--verify",
             "--quiet",
             &format!("refs/heads/{branch}"),
-        ])?;
+        ])
+    }
+
+    /// What git reports about `branch`.
+    pub fn observe(&self, branch: &str) -> Result<Observed, WorkspaceError> {
+        let branch_exists = self.has_branch(branch)?;
         let recorded_base = self.recorded_base(branch)?;
         let list = self.git.run(&["worktree", "list", "--porcelain"])?;
         let checked_out_at = parse_worktree_list(&list)
@@ -458,7 +511,7 @@ impl Repo {
         if !self.git.check(&["check-ref-format", "--branch", branch])? {
             return Err(WorkspaceError::BadBranch(branch.to_string()));
         }
-        if self.observe(branch)?.branch_exists {
+        if self.has_branch(branch)? {
             return Err(WorkspaceError::BranchExists(branch.to_string()));
         }
         self.git.run(&["worktree", "prune"])?;
@@ -476,7 +529,9 @@ impl Repo {
 
     /// Removes a workspace's worktree at `path` (when given) and its
     /// branch. `discard` allows throwing work away; otherwise the branch
-    /// must be merged into `into` and the worktree clean.
+    /// must be merged into `into` and the worktree clean. Only a branch
+    /// awtui made (its base recorded) is ever deleted: any other is the
+    /// user's and stays.
     pub fn remove_workspace(
         &self,
         branch: &str,
@@ -484,9 +539,10 @@ impl Repo {
         into: &str,
         discard: bool,
     ) -> Result<(), WorkspaceError> {
-        let exists = self.observe(branch)?.branch_exists;
+        let seen = self.observe(branch)?;
+        let ours = seen.branch_exists && seen.recorded_base.is_some();
         if !discard {
-            if exists && !self.is_merged(branch, into)? {
+            if ours && !self.is_merged(branch, into)? {
                 return Err(WorkspaceError::Unmerged {
                     branch: branch.to_string(),
                     into: into.to_string(),
@@ -505,7 +561,7 @@ impl Repo {
             remove_empty_parents(p);
         }
         self.git.run(&["worktree", "prune"])?;
-        if exists {
+        if ours {
             self.git.run(&["branch", "-D", branch])?;
         }
         Ok(())
@@ -700,6 +756,15 @@ mod tests {
         assert_eq!(place(&at(Some(&new)), new.clone(), old.clone()), new);
         assert_eq!(place(&at(None), new.clone(), old.clone()), new);
         assert_eq!(place(&Observed::default(), new.clone(), old), new);
+    }
+
+    #[test]
+    fn the_workflow_folder_is_found_back_from_its_worktrees_folder() {
+        let root = worktrees_root(Path::new("/r/app"), "i");
+        assert_eq!(workflow_dir_of(&root), Some(Path::new("/r/app")));
+        for other in ["/r/app/.workflow/i", "/r/.worktrees/i", "/i", "/"] {
+            assert_eq!(workflow_dir_of(Path::new(other)), None, "{other}");
+        }
     }
 
     #[test]
