@@ -120,7 +120,9 @@ impl Rule {
         }
         Ok(Rule {
             tool: tool.to_string(),
-            pattern: pattern.filter(|p| !p.is_empty() && p != "*"),
+            // `Tool()` is kept as the empty subject, not "anything": an
+            // "always" answer on an empty command must read back as itself.
+            pattern: pattern.filter(|p| p != "*"),
         })
     }
 
@@ -441,6 +443,7 @@ mod tests {
         assert_eq!(rule("Bash(git status*)").to_string(), "Bash(git status*)");
         assert_eq!(rule(" Write ").to_string(), "Write");
         assert_eq!(rule("Bash(*)").pattern, None);
+        assert_eq!(rule("Bash()").pattern.as_deref(), Some(""));
         assert_eq!(rule("mcp__*").tool, "mcp__*");
         assert_eq!(Rule::parse(""), Err(RuleError::Empty));
         assert!(matches!(
@@ -716,8 +719,13 @@ mod tests {
         let denied = [always(Verdict::Deny)];
         assert_eq!(verdict(&denied, "ls *.txt"), Verdict::Deny);
         assert_eq!(verdict(&denied, "ls secret.key"), Verdict::Ask);
-        // The stored rule reads back the same from the journal's text.
+        // The stored rule reads back the same from the journal's text,
+        // even for an empty command (which must not become `Bash`).
         assert_eq!(Rule::parse(&r.to_string()).unwrap(), r);
+        let empty = Rule::for_call("Bash", &json!({"command": " "}));
+        let back = Rule::parse(&empty.to_string()).unwrap();
+        assert_eq!(back, empty);
+        assert!(!back.matches("Bash", &json!({"command": "rm -rf x"})));
         // A compound call answered "always" is allowed again as a whole.
         let both = Rule::for_call("Bash", &json!({"command": "make && make install"}));
         let standing = [Standing {
