@@ -15,6 +15,7 @@
 
 pub mod journal;
 pub mod rules;
+pub mod shell;
 pub mod view;
 
 use std::collections::{BTreeMap, HashMap};
