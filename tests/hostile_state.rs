@@ -364,3 +364,33 @@ fn the_control_token_lives_outside_the_workspace() {
     let sent = w.run(&["send", "hi", "--to", "a@t"]);
     assert_eq!(sent.code, 0, "{sent:?}");
 }
+
+/// A client without the token cannot make the instance hold an endless
+/// first line: past 64 KiB it is refused, naming the limit, and the
+/// instance goes on serving.
+#[test]
+fn an_endless_hello_on_the_control_socket_is_refused_by_its_limit() {
+    use std::io::{BufRead, Write};
+    let mut w = idle_world();
+    w.start_background("idle.yaml", "h");
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(w.dir.join(".workflow/h/instance.json")).unwrap())
+            .unwrap();
+    let socket = record["control"].as_str().unwrap().to_string();
+    let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    stream
+        .set_read_timeout(Some(cli_support::PATIENCE))
+        .unwrap();
+    // More than the limit, no newline; the server may stop reading.
+    let _ = stream.write_all(&vec![b'x'; 200 * 1024]);
+    let mut answer = String::new();
+    std::io::BufReader::new(&stream)
+        .read_line(&mut answer)
+        .unwrap();
+    assert!(
+        answer.contains("refused") && answer.contains("limit"),
+        "{answer}"
+    );
+    let sent = w.run(&["send", "still there", "--to", "a@h"]);
+    assert_eq!(sent.code, 0, "{sent:?}");
+}

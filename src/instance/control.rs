@@ -33,7 +33,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesOrdered, FuturesUnordered};
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{broadcast, mpsc};
@@ -495,15 +495,29 @@ async fn write_line<T: Serialize>(w: &mut OwnedWriteHalf, value: &T) -> std::io:
     w.write_all(&line).await
 }
 
+/// Longest first line a client may send (it carries only the token).
+const MAX_HELLO: u64 = 64 * 1024;
+
 /// One client: hello, then commands and requests in, events and replies out.
 async fn connection(stream: UnixStream, shared: Arc<Shared>) {
     let (r, mut w) = stream.into_split();
-    let mut lines = BufReader::new(r).lines();
-    let hello = match tokio::time::timeout(HELLO_TIMEOUT, lines.next_line()).await {
-        Ok(Ok(Some(line))) => line,
+    let mut reader = BufReader::new(r);
+    // The hello comes before the token is checked: it is read no further
+    // than [`MAX_HELLO`], so a client without the token cannot make the
+    // instance hold an endless line.
+    let mut hello = String::new();
+    let mut limited = (&mut reader).take(MAX_HELLO);
+    match tokio::time::timeout(HELLO_TIMEOUT, limited.read_line(&mut hello)).await {
+        Ok(Ok(n)) if n as u64 >= MAX_HELLO && !hello.ends_with('\n') => {
+            let error = format!("the first line is over the {MAX_HELLO}-byte limit of a hello");
+            let _ = write_line(&mut w, &Greeting::Refused { error }).await;
+            return;
+        }
+        Ok(Ok(n)) if n > 0 => {}
         // A liveness probe (connect, then close) or a silent client.
         _ => return,
-    };
+    }
+    let mut lines = reader.lines();
     match serde_json::from_str::<Hello>(&hello) {
         Ok(h) if same_token(h.token.trim(), &shared.token) => {}
         Ok(_) => {
