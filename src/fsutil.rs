@@ -257,6 +257,41 @@ pub fn read_tail(path: &Path, offset: u64, max: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Opens (or creates, 0600) a log of awtui's to append to: never through
+/// a link, never blocking on a FIFO put in its place (opening one for
+/// writing waits for a reader forever), and only a regular file; anything
+/// else is an error naming the file and what it is.
+pub fn open_log(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
+        .open(path)
+        .map_err(|e| {
+            // A FIFO without a reader (ENXIO) or a link (ELOOP): say what
+            // is there instead of the bare errno.
+            match fs::symlink_metadata(path) {
+                Ok(m) if !m.is_file() => ReadError::NotRegular {
+                    path: path.to_path_buf(),
+                    kind: kind_name(FileType::from_raw_mode(m.mode())),
+                }
+                .into_io(),
+                _ => io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display())),
+            }
+        })?;
+    let kind = FileType::from_raw_mode(rustix::fs::fstat(&file)?.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(ReadError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_name(kind),
+        }
+        .into_io());
+    }
+    Ok(file)
+}
+
 impl ReadError {
     /// As an `io::Error` of the same kind (`NotFound` stays `NotFound`)
     /// whose message names the file.

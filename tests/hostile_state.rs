@@ -16,6 +16,12 @@ fn idle_world() -> World {
     w
 }
 
+/// The record a running instance keeps in its folder.
+fn instance_record(w: &World, instance: &str) -> serde_json::Value {
+    let path = w.dir.join(".workflow").join(instance).join("instance.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 fn kill9(pid: u32) {
     let p = rustix::process::Pid::from_raw(pid as i32).unwrap();
     rustix::process::kill_process(p, rustix::process::Signal::KILL).unwrap();
@@ -345,9 +351,7 @@ fn a_forged_registry_record_cannot_stop_another_instance() {
 fn the_control_token_lives_outside_the_workspace() {
     let mut w = idle_world();
     w.start_background("idle.yaml", "t");
-    let record: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(w.dir.join(".workflow/t/instance.json")).unwrap())
-            .unwrap();
+    let record = instance_record(&w, "t");
     let token_file = record["token_file"].as_str().unwrap().to_string();
     assert!(
         !std::path::Path::new(&token_file).starts_with(&w.dir),
@@ -373,9 +377,7 @@ fn an_endless_hello_on_the_control_socket_is_refused_by_its_limit() {
     use std::io::{BufRead, Write};
     let mut w = idle_world();
     w.start_background("idle.yaml", "h");
-    let record: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(w.dir.join(".workflow/h/instance.json")).unwrap())
-            .unwrap();
+    let record = instance_record(&w, "h");
     let socket = record["control"].as_str().unwrap().to_string();
     let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
     stream
@@ -393,4 +395,33 @@ fn an_endless_hello_on_the_control_socket_is_refused_by_its_limit() {
     );
     let sent = w.run(&["send", "still there", "--to", "a@h"]);
     assert_eq!(sent.code, 0, "{sent:?}");
+}
+
+/// A FIFO where awtui's log belongs (opening one to write waits for a
+/// reader forever) is refused by name, at once.
+#[test]
+fn a_fifo_in_place_of_the_log_is_named_not_waited_on() {
+    let w = idle_world();
+    let home = w.dir.join(".workflow").join("l");
+    std::fs::create_dir_all(&home).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        home.join("awtui.log"),
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    let mut child = w
+        .cmd(&["start", "idle.yaml", "--instance", "l", "--background"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("start to give up", || child.try_wait().unwrap().map(|_| ()));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("awtui.log") && stderr.contains("FIFO"),
+        "{stderr}"
+    );
 }

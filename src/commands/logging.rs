@@ -41,15 +41,7 @@ pub fn to_file(path: &Path) -> io::Result<()> {
     if let Some(parent) = path.parent() {
         crate::fsutil::create_dir_if_missing(parent)?;
     }
-    let file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(path)?
-    };
+    let file = crate::fsutil::open_log(path)?;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::filter::Targets::new()

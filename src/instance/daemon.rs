@@ -7,7 +7,6 @@
 //! exits first, the parent shows what it wrote and exits with its code.
 
 use std::ffi::OsString;
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -73,15 +72,7 @@ fn output_suffix(output: &str) -> String {
 pub fn spawn(args: &[OsString], home: &Path, wait: Duration) -> Result<Detached, DaemonError> {
     layout::private_dir(home)?;
     let log_path = home.join(LOG_FILE);
-    let log = {
-        use std::os::unix::fs::OpenOptionsExt;
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&log_path)
-            .map_err(DaemonError::Spawn)?
-    };
+    let log = crate::fsutil::open_log(&log_path).map_err(DaemonError::Spawn)?;
     let offset = log.metadata().map(|m| m.len()).unwrap_or(0);
     let exe = std::env::current_exe().map_err(DaemonError::Spawn)?;
     let mut child = Command::new(exe)
