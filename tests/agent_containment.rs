@@ -112,6 +112,7 @@ fn request(dir: &Path) -> TurnRequest {
         user_config: None,
         user_config_dir: None,
         permissions: awtui::workflow::Permissions::WorkspaceWrite,
+        approval_timeout: std::time::Duration::from_secs(600),
         args: vec![],
         mcp_servers: vec![],
         keep_user_mcp: false,

@@ -39,6 +39,7 @@ fn request(kind: BackendKind, dir: &Path, env: &[(&str, &str)]) -> TurnRequest {
         user_config: None,
         user_config_dir: None,
         permissions: awtui::workflow::Permissions::WorkspaceWrite,
+        approval_timeout: std::time::Duration::from_secs(600),
         args: vec![],
         mcp_servers: vec![],
         keep_user_mcp: false,

@@ -1034,11 +1034,6 @@ fn claude_asks_and_the_person_answers_from_the_shell() {
             "no system line with {line:?}\n{why}"
         );
     }
-    let journal =
-        std::fs::read_to_string(w.dir.join(".workflow/t/approvals.jsonl")).unwrap_or_default();
-    let decided = journal
-        .lines()
-        .filter(|l| l.contains("\"record\":\"decided\""))
-        .count();
-    assert_eq!(decided, 5, "{journal}\n{why}");
+    let decided = cli_support::approval_decisions(&w.state);
+    assert_eq!(decided.len(), 5, "{decided:?}\n{why}");
 }

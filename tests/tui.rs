@@ -2427,6 +2427,7 @@ fn card_keys_allow_deny_with_a_reason_and_keep_always_rules() {
                     by: "user".into(),
                     rule: None,
                     reason: None,
+                    expired: false,
                     at: chrono::Utc::now(),
                 },
             }),

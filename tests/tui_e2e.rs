@@ -6,6 +6,8 @@
 //! Needs tmux: a missing tmux fails the test (CI installs it; `apt-get
 //! install tmux`), it never passes silently.
 
+mod cli_support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -689,23 +691,9 @@ fn a_new_help_request_rings_the_bell_unless_notify_is_off() {
     );
 }
 
-/// The decisions in the instance's approvals journal (any instance folder).
+/// The decisions in the approvals journals of the test's state dir.
 fn journal_decisions(dir: &Path) -> Vec<serde_json::Value> {
-    let mut out = Vec::new();
-    for inst in std::fs::read_dir(dir.join(".workflow"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let text = std::fs::read_to_string(inst.path().join("approvals.jsonl")).unwrap_or_default();
-        out.extend(
-            text.lines()
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                .filter(|v| v["record"] == "decided")
-                .map(|v| v["decision"].clone()),
-        );
-    }
-    out
+    cli_support::approval_decisions(&dir.join("state"))
 }
 
 /// The approval card in a real terminal: a (fake) Claude Code agent with

@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 use super::{Decision, Request, Standing};
 use crate::tasks::journal::{append_line, open_lines};
 
-/// The journal's file name in the instance folder (reserved: never a document).
+/// The journal's file name in the instance folder, where awtui kept it
+/// before it moved out of agents' reach (see
+/// [`crate::instance::layout::approvals_journal`]); still reserved: never
+/// a document.
 pub const APPROVALS_FILE: &str = "approvals.jsonl";
 
 /// One line of the journal.
@@ -56,11 +59,50 @@ pub struct Replay {
 }
 
 impl Journal {
-    /// Opens (or creates) `<dir>/approvals.jsonl` and reads it back.
-    pub fn open(dir: &Path) -> std::io::Result<(Journal, Replay)> {
-        let path = dir.join(APPROVALS_FILE);
-        let (file, records, warnings) = open_lines::<Record>(&path)?;
-        Ok((Journal { file, path }, Replay { records, warnings }))
+    /// Opens (or creates) the journal at `path` and reads it back.
+    ///
+    /// A journal an older awtui kept in the instance folder (`legacy`) is
+    /// carried over once and removed: its requests and decisions, never
+    /// its "always" rules, which anything that could write a file there
+    /// (an agent's document or file tools) might have put in. A warning
+    /// says how many rules were left behind.
+    pub fn open(path: &Path, legacy: Option<&Path>) -> std::io::Result<(Journal, Replay)> {
+        let (file, mut records, mut warnings) = open_lines::<Record>(path)?;
+        let mut journal = Journal {
+            file,
+            path: path.to_path_buf(),
+        };
+        if let Some(old) = legacy.filter(|old| *old != path)
+            && std::fs::symlink_metadata(old).is_ok_and(|m| m.is_file())
+        {
+            let (_, old_records, old_warnings) = open_lines::<Record>(old)?;
+            warnings.extend(old_warnings);
+            let mut dropped = 0;
+            for record in old_records {
+                match record {
+                    Record::Requested { .. } | Record::Decided { .. } => {
+                        journal.write(&record)?;
+                        records.push(record);
+                    }
+                    Record::Always { .. } | Record::Revoked { .. } => dropped += 1,
+                }
+            }
+            if dropped > 0 {
+                warnings.push(format!(
+                    "{}: {dropped} \"always\" approval record(s) were not carried over (that \
+                     file is in agents' reach, so a rule in it cannot be trusted); answer with \
+                     \"always\" again to keep a rule",
+                    old.display()
+                ));
+            }
+            std::fs::remove_file(old)?;
+        }
+        Ok((journal, Replay { records, warnings }))
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Appends `record`; once this returns it survives a crash.

@@ -42,6 +42,13 @@ pub const BY_TIMEOUT: &str = "timeout";
 pub const BY_RULE: &str = "rule";
 /// awtui itself (the agent stopped, the instance ended or restarted).
 pub const BY_AWTUI: &str = "awtui";
+/// How a request nobody waits for any more is shown everywhere: the CLI
+/// gave up (its own timeout, the turn ended, it crashed, the agent or the
+/// instance stopped), so an answer would reach nobody and nothing ran.
+pub const EXPIRED: &str = "expired: the agent stopped waiting";
+/// How many answered requests are remembered, so answering one again
+/// says how it ended instead of "no such request".
+const REMEMBERED: usize = 1000;
 
 /// A tool call an agent's CLI asks about.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -93,11 +100,29 @@ pub struct Decision {
     /// Why (the model sees it on a deny).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Nobody waited for the answer any more ([`EXPIRED`]): the request
+    /// was closed, not decided; `reason` says what ended the wait.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
     /// When.
     pub at: DateTime<Utc>,
 }
 
 impl Decision {
+    /// How it ended, for a person who tries to answer it again.
+    fn ended(&self) -> String {
+        if self.expired {
+            let why = self.reason.as_deref().unwrap_or("it ended");
+            return format!("{EXPIRED} ({why}); nothing ran, and an answer now would reach nobody");
+        }
+        let verb = if self.verdict == Verdict::Allow {
+            "allowed"
+        } else {
+            "denied"
+        };
+        format!("was already answered: {verb} by {}", self.by)
+    }
+
     /// The message the model receives with a deny.
     pub fn message(&self) -> String {
         let why = self
@@ -106,6 +131,7 @@ impl Decision {
             .map(str::trim)
             .filter(|r| !r.is_empty());
         match (self.by.as_str(), &self.rule, why) {
+            _ if self.expired => format!("Denied: {EXPIRED}."),
             (BY_RULE, Some(rule), _) => format!("Denied by the workflow rule {rule}."),
             (BY_TIMEOUT, _, Some(why)) | (BY_AWTUI, _, Some(why)) => format!("Denied: {why}."),
             (who, _, Some(why)) => format!("Denied by {who}: {why}"),
@@ -138,6 +164,13 @@ impl Decision {
             subject.push('…');
         }
         let subject = subject.replace('\n', " ");
+        if self.expired {
+            let why = self.reason.as_deref().unwrap_or("it ended");
+            return crate::context::mentions::inert(&format!(
+                "approval #{}: {EXPIRED} ({why}); {} {subject:?} for {} did not run",
+                self.id, self.tool, self.agent
+            ));
+        }
         let mut how = self.by.clone();
         match (&self.rule, self.by.as_str()) {
             (Some(rule), BY_RULE) => how = format!("rule {rule}"),
@@ -203,6 +236,15 @@ pub enum ApprovalError {
     /// No such request is waiting.
     #[error("no approval request #{0} is waiting (it was answered, timed out or never existed)")]
     NotPending(u64),
+    /// The request ended before this answer: it was answered, or it
+    /// expired ([`EXPIRED`]).
+    #[error("approval #{id} {how}")]
+    Closed {
+        /// The request.
+        id: u64,
+        /// How it ended.
+        how: String,
+    },
     /// `ask` is not an answer.
     #[error("answer a request with allow or deny")]
     NoVerdict,
@@ -235,6 +277,8 @@ struct State {
     rules: HashMap<String, RuleSet>,
     standing: Vec<Standing>,
     pending: BTreeMap<u64, Pending>,
+    /// The last [`REMEMBERED`] requests that ended, by id.
+    ended: BTreeMap<u64, Decision>,
     next_id: u64,
     timeout: Duration,
     journal: Option<Journal>,
@@ -260,7 +304,7 @@ impl std::fmt::Debug for Approvals {
 
 impl Default for Approvals {
     fn default() -> Self {
-        Approvals::with_journal(None, Vec::new(), 1)
+        Approvals::with_journal(None, Vec::new(), BTreeMap::new(), 1)
     }
 }
 
@@ -274,7 +318,12 @@ pub struct Reopened {
 }
 
 impl Approvals {
-    fn with_journal(journal: Option<Journal>, standing: Vec<Standing>, next_id: u64) -> Self {
+    fn with_journal(
+        journal: Option<Journal>,
+        standing: Vec<Standing>,
+        ended: BTreeMap<u64, Decision>,
+        next_id: u64,
+    ) -> Self {
         let (events, _) = broadcast::channel(1024);
         Approvals {
             inner: Arc::new(Inner {
@@ -283,6 +332,7 @@ impl Approvals {
                     rules: HashMap::new(),
                     standing,
                     pending: BTreeMap::new(),
+                    ended,
                     next_id,
                     timeout: DEFAULT_TIMEOUT,
                     journal,
@@ -292,13 +342,15 @@ impl Approvals {
         }
     }
 
-    /// Opens the approvals kept in instance folder `dir`
-    /// (`approvals.jsonl`): the "always" rules come back, and every request
-    /// the last run left open is recorded as denied.
-    pub fn open(dir: &Path) -> std::io::Result<(Approvals, Reopened)> {
-        let (mut journal, replay) = Journal::open(dir)?;
+    /// Opens the approvals kept in journal `path` (carrying over, once,
+    /// what an older awtui kept at `legacy`, see [`Journal::open`]): the
+    /// "always" rules come back, and every request the last run left open
+    /// is recorded as expired.
+    pub fn open(path: &Path, legacy: Option<&Path>) -> std::io::Result<(Approvals, Reopened)> {
+        let (mut journal, replay) = Journal::open(path, legacy)?;
         let mut standing: Vec<Standing> = Vec::new();
         let mut open: BTreeMap<u64, Request> = BTreeMap::new();
+        let mut ended: BTreeMap<u64, Decision> = BTreeMap::new();
         let mut next_id = 1;
         for record in replay.records {
             match record {
@@ -309,6 +361,7 @@ impl Approvals {
                 Record::Decided { decision } => {
                     next_id = next_id.max(decision.id + 1);
                     open.remove(&decision.id);
+                    remember(&mut ended, decision);
                 }
                 Record::Always { standing: s } => {
                     if !standing.contains(&s) {
@@ -329,15 +382,17 @@ impl Approvals {
                 by: BY_AWTUI.into(),
                 rule: None,
                 reason: Some("awtui ended while the request waited".into()),
+                expired: true,
                 at: Utc::now(),
             };
             journal.write(&Record::Decided {
                 decision: decision.clone(),
             })?;
+            remember(&mut ended, decision.clone());
             closed.push(decision);
         }
         Ok((
-            Approvals::with_journal(Some(journal), standing, next_id),
+            Approvals::with_journal(Some(journal), standing, ended, next_id),
             Reopened {
                 closed,
                 warnings: replay.warnings,
@@ -420,8 +475,9 @@ impl Approvals {
 
     /// Asks whether `agent` may run `tool` with `input`: a rule answers at
     /// once, otherwise the request waits for [`Approvals::decide`], at most
-    /// the approval timeout (then it is denied). Dropping the returned
-    /// future (the CLI hung up) denies the request too.
+    /// the approval timeout (then it is denied). When `gone` completes
+    /// (the CLI cancelled the call or its session ended) or the returned
+    /// future is dropped, the request expires at once ([`EXPIRED`]).
     pub async fn ask(
         &self,
         agent: &str,
@@ -429,6 +485,7 @@ impl Approvals {
         input: Value,
         tool_use_id: Option<String>,
         context: Option<String>,
+        gone: impl std::future::Future<Output = ()>,
     ) -> Decision {
         let (rx, id, timeout) = {
             let mut state = self.lock();
@@ -459,8 +516,10 @@ impl Approvals {
                     by: BY_RULE.into(),
                     rule,
                     reason: None,
+                    expired: false,
                     at: Utc::now(),
                 };
+                remember(&mut state.ended, decision.clone());
                 record(
                     &mut state,
                     &Record::Decided {
@@ -488,6 +547,7 @@ impl Approvals {
                     by: BY_AWTUI.into(),
                     rule: None,
                     reason: Some(format!("the request could not be recorded ({e})")),
+                    expired: false,
                     at: Utc::now(),
                 };
                 drop(state);
@@ -509,16 +569,25 @@ impl Approvals {
             self.emit(ApprovalEvent::Requested { request });
             (rx, id, timeout)
         };
-        // Denies the request if this future is dropped before an answer.
+        // Expires the request if this future is dropped before an answer.
         struct Abandon<'a>(&'a Approvals, u64);
         impl Drop for Abandon<'_> {
             fn drop(&mut self) {
-                self.0
-                    .close(self.1, "the agent stopped waiting for the answer");
+                self.0.expire(self.1, "the CLI hung up");
             }
         }
         let guard = Abandon(self, id);
-        let decision = match tokio::time::timeout(timeout, rx).await {
+        let answered = tokio::time::timeout(timeout, rx);
+        tokio::pin!(answered);
+        let waited = tokio::select! {
+            waited = &mut answered => waited,
+            () = gone => {
+                self.expire(id, "the CLI cancelled the call (its own timeout or its turn ended)");
+                // The decision the expiry made, if no answer won the race.
+                answered.await
+            }
+        };
+        let decision = match waited {
             Ok(Ok(decision)) => decision,
             Ok(Err(_)) => self.denied_by(id, BY_AWTUI, "the request was dropped"),
             Err(_) => {
@@ -546,6 +615,7 @@ impl Approvals {
             by: by.into(),
             rule: None,
             reason: Some(why.into()),
+            expired: false,
             at: Utc::now(),
         }
     }
@@ -563,14 +633,38 @@ impl Approvals {
                 by: by.to_string(),
                 reason: answer.reason,
                 always: answer.always.then_some(answer.rule),
+                expired: false,
             },
         )
+    }
+
+    /// The requests of `agent` from id `from` on that a person or a rule
+    /// denied (not the expired ones): what its CLI reports as refused.
+    pub fn denied_since(&self, agent: &str, from: u64) -> Vec<Decision> {
+        self.lock()
+            .ended
+            .range(from..)
+            .map(|(_, d)| d)
+            .filter(|d| d.agent == agent && d.verdict == Verdict::Deny && !d.expired)
+            .cloned()
+            .collect()
+    }
+
+    /// The id the next request will get (a mark for [`Approvals::denied_since`]).
+    pub fn next_id(&self) -> u64 {
+        self.lock().next_id
     }
 
     fn finish(&self, id: u64, how: Finish) -> Result<Decision, ApprovalError> {
         let mut state = self.lock();
         let Some(pending) = state.pending.remove(&id) else {
-            return Err(ApprovalError::NotPending(id));
+            return Err(match state.ended.get(&id) {
+                Some(ended) => ApprovalError::Closed {
+                    id,
+                    how: ended.ended(),
+                },
+                None => ApprovalError::NotPending(id),
+            });
         };
         let request = pending.request;
         let mut standing_changed = false;
@@ -605,8 +699,10 @@ impl Approvals {
             by: how.by,
             rule,
             reason: how.reason,
+            expired: how.expired,
             at: Utc::now(),
         };
+        remember(&mut state.ended, decision.clone());
         record(
             &mut state,
             &Record::Decided {
@@ -625,13 +721,20 @@ impl Approvals {
         Ok(decision)
     }
 
-    /// Denies request `id` as awtui, if it still waits.
-    fn close(&self, id: u64, why: &str) {
-        let _ = self.finish(id, deny(why, BY_AWTUI));
+    /// Closes request `id` as [`EXPIRED`] (`why`: what ended the wait), if
+    /// it still waits.
+    fn expire(&self, id: u64, why: &str) {
+        let _ = self.finish(
+            id,
+            Finish {
+                expired: true,
+                ..deny(why, BY_AWTUI)
+            },
+        );
     }
 
-    /// Denies every request of `agent` still waiting (its turn ended or it
-    /// was stopped); returns how many.
+    /// Expires every request of `agent` still waiting (its turn ended or
+    /// it was stopped); returns how many.
     pub fn close_agent(&self, agent: &str, why: &str) -> usize {
         let ids: Vec<u64> = self
             .lock()
@@ -641,16 +744,16 @@ impl Approvals {
             .map(|p| p.request.id)
             .collect();
         for id in &ids {
-            self.close(*id, why);
+            self.expire(*id, why);
         }
         ids.len()
     }
 
-    /// Denies every request still waiting (the instance ends).
+    /// Expires every request still waiting (the instance ends).
     pub fn close_all(&self, why: &str) {
         let ids: Vec<u64> = self.lock().pending.keys().copied().collect();
         for id in ids {
-            self.close(id, why);
+            self.expire(id, why);
         }
     }
 
@@ -699,6 +802,8 @@ struct Finish {
     reason: Option<String>,
     /// Keep as a rule: `Some(None)` the call's own, `Some(Some(r))` `r`.
     always: Option<Option<Rule>>,
+    /// Closed because nobody waits any more, not decided.
+    expired: bool,
 }
 
 fn deny(why: &str, by: &str) -> Finish {
@@ -707,6 +812,15 @@ fn deny(why: &str, by: &str) -> Finish {
         by: by.into(),
         reason: Some(why.into()),
         always: None,
+        expired: false,
+    }
+}
+
+/// Keeps `decision` among the last [`REMEMBERED`] that ended.
+fn remember(ended: &mut BTreeMap<u64, Decision>, decision: Decision) {
+    ended.insert(decision.id, decision);
+    while ended.len() > REMEMBERED {
+        ended.pop_first();
     }
 }
 
@@ -748,8 +862,15 @@ mod tests {
         let asking = {
             let a = a.clone();
             tokio::spawn(async move {
-                a.ask("coder", "Bash", json!({"command": "ls"}), None, None)
-                    .await
+                a.ask(
+                    "coder",
+                    "Bash",
+                    json!({"command": "ls"}),
+                    None,
+                    None,
+                    std::future::pending(),
+                )
+                .await
             })
         };
         let pending = until_pending(&a, 1).await;
@@ -789,8 +910,96 @@ mod tests {
                 },
                 "user"
             ),
-            Err(ApprovalError::NotPending(pending[0].id))
+            Err(ApprovalError::Closed {
+                id: pending[0].id,
+                how: "was already answered: allowed by user".into()
+            })
         );
+    }
+
+    /// The CLI cancels the call (its own timeout) while the person reads
+    /// it: the request expires at once, the waiting call returns, and an
+    /// answer afterwards fails saying the request expired.
+    #[tokio::test]
+    async fn a_request_the_cli_stopped_waiting_for_expires_and_refuses_answers() {
+        let a = Approvals::default();
+        let (cancel, cancelled) = oneshot::channel::<()>();
+        let asking = {
+            let a = a.clone();
+            tokio::spawn(async move {
+                a.ask(
+                    "coder",
+                    "Bash",
+                    json!({"command": "ls"}),
+                    None,
+                    None,
+                    async {
+                        let _ = cancelled.await;
+                    },
+                )
+                .await
+            })
+        };
+        let id = until_pending(&a, 1).await[0].id;
+        cancel.send(()).unwrap();
+        let got = asking.await.unwrap();
+        assert!(got.expired, "{got:?}");
+        assert!(a.pending().is_empty());
+        assert!(
+            got.summary().contains("expired: the agent stopped waiting"),
+            "{}",
+            got.summary()
+        );
+        let late = a
+            .decide(
+                id,
+                Answer {
+                    verdict: Some(Verdict::Allow),
+                    ..Answer::default()
+                },
+                "user",
+            )
+            .unwrap_err();
+        assert!(
+            late.to_string()
+                .starts_with(&format!("approval #{id} {EXPIRED}")),
+            "{late}"
+        );
+        assert!(
+            a.denied_since("coder", 0).is_empty(),
+            "an expiry is no denial"
+        );
+    }
+
+    /// What a person or a rule denied during a turn is told apart from
+    /// what the CLI refused on its own.
+    #[tokio::test]
+    async fn denials_since_a_mark_are_the_agents_own() {
+        let a = Approvals::default();
+        let mut rules = HashMap::new();
+        rules.insert(
+            "coder".to_string(),
+            RuleSet {
+                deny: vec![Rule::parse("Bash(rm *)").unwrap()],
+                ..RuleSet::default()
+            },
+        );
+        a.set_rules(rules);
+        let mark = a.next_id();
+        let d = a
+            .ask(
+                "coder",
+                "Bash",
+                json!({"command": "rm x"}),
+                None,
+                None,
+                std::future::pending(),
+            )
+            .await;
+        assert_eq!(d.verdict, Verdict::Deny);
+        assert_eq!(a.denied_since("coder", mark).len(), 1);
+        assert!(a.denied_since("coder", mark + 1).is_empty());
+        assert!(a.denied_since("other", mark).is_empty());
     }
 
     #[tokio::test]
@@ -799,8 +1008,15 @@ mod tests {
         let asking = {
             let a = a.clone();
             tokio::spawn(async move {
-                a.ask("coder", "Write", json!({"file_path": "x"}), None, None)
-                    .await
+                a.ask(
+                    "coder",
+                    "Write",
+                    json!({"file_path": "x"}),
+                    None,
+                    None,
+                    std::future::pending(),
+                )
+                .await
             })
         };
         let id = until_pending(&a, 1).await[0].id;
@@ -836,6 +1052,7 @@ mod tests {
             by: BY_RULE.into(),
             rule: Some(Rule::parse("Bash(echo *)").unwrap()),
             reason: Some("ask @user".into()),
+            expired: false,
             at: Utc::now(),
         };
         let line = d.summary();
@@ -853,8 +1070,15 @@ mod tests {
         let ask = |a: &Approvals| {
             let a = a.clone();
             tokio::spawn(async move {
-                a.ask("coder", "Bash", json!({"command": "make"}), None, None)
-                    .await
+                a.ask(
+                    "coder",
+                    "Bash",
+                    json!({"command": "make"}),
+                    None,
+                    None,
+                    std::future::pending(),
+                )
+                .await
             })
         };
         let first = ask(&a);
@@ -891,7 +1115,14 @@ mod tests {
         let a = Approvals::default();
         a.set_timeout(Duration::from_millis(100));
         let d = a
-            .ask("coder", "Bash", json!({"command": "ls"}), None, None)
+            .ask(
+                "coder",
+                "Bash",
+                json!({"command": "ls"}),
+                None,
+                None,
+                std::future::pending(),
+            )
             .await;
         assert_eq!(d.verdict, Verdict::Deny);
         assert_eq!(d.by, BY_TIMEOUT);
@@ -909,8 +1140,15 @@ mod tests {
         let asking = {
             let a = a.clone();
             tokio::spawn(async move {
-                a.ask("coder", "Bash", json!({"command": "ls"}), None, None)
-                    .await
+                a.ask(
+                    "coder",
+                    "Bash",
+                    json!({"command": "ls"}),
+                    None,
+                    None,
+                    std::future::pending(),
+                )
+                .await
             })
         };
         until_pending(&a, 1).await;
@@ -923,12 +1161,19 @@ mod tests {
     async fn reopening_denies_what_the_last_run_left_open_and_keeps_always_rules() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let (a, _) = Approvals::open(dir.path()).unwrap();
+            let (a, _) = Approvals::open(&dir.path().join("approvals.jsonl"), None).unwrap();
             let first = {
                 let a = a.clone();
                 tokio::spawn(async move {
-                    a.ask("coder", "Bash", json!({"command": "make"}), None, None)
-                        .await
+                    a.ask(
+                        "coder",
+                        "Bash",
+                        json!({"command": "make"}),
+                        None,
+                        None,
+                        std::future::pending(),
+                    )
+                    .await
                 })
             };
             let id = until_pending(&a, 1).await[0].id;
@@ -947,27 +1192,41 @@ mod tests {
             let left = {
                 let a = a.clone();
                 tokio::spawn(async move {
-                    a.ask("coder", "Write", json!({"file_path": "y"}), None, None)
-                        .await
+                    a.ask(
+                        "coder",
+                        "Write",
+                        json!({"file_path": "y"}),
+                        None,
+                        None,
+                        std::future::pending(),
+                    )
+                    .await
                 })
             };
             until_pending(&a, 1).await;
             std::mem::forget(left);
             std::mem::forget(a);
         }
-        let (a, reopened) = Approvals::open(dir.path()).unwrap();
+        let (a, reopened) = Approvals::open(&dir.path().join("approvals.jsonl"), None).unwrap();
         assert!(a.pending().is_empty());
         assert_eq!(reopened.closed.len(), 1);
         assert_eq!(reopened.closed[0].id, 2);
         assert_eq!(reopened.closed[0].verdict, Verdict::Deny);
         assert_eq!(a.standing().len(), 1);
         let d = a
-            .ask("coder", "Bash", json!({"command": "make"}), None, None)
+            .ask(
+                "coder",
+                "Bash",
+                json!({"command": "make"}),
+                None,
+                None,
+                std::future::pending(),
+            )
             .await;
         assert_eq!((d.verdict, d.id), (Verdict::Allow, 3));
         // A third opening finds nothing left open.
         drop(a);
-        let (_, again) = Approvals::open(dir.path()).unwrap();
+        let (_, again) = Approvals::open(&dir.path().join("approvals.jsonl"), None).unwrap();
         assert!(again.closed.is_empty());
     }
 }

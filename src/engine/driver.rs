@@ -38,6 +38,9 @@ struct Running {
     /// How often the agent had listed awtui's tools when the turn started,
     /// for CLIs that list them at start (`None`: no such signal).
     tool_lists_at_start: Option<u64>,
+    /// The first approval request id the turn could make, to tell the
+    /// calls a person or a rule denied from those the CLI refused itself.
+    approvals_from: u64,
 }
 
 /// The loop's state.
@@ -513,6 +516,7 @@ impl Driver {
                         stopper,
                         messages: messages.clone(),
                         tool_lists_at_start,
+                        approvals_from: self.cx.context.approvals().next_id(),
                     },
                 );
                 let tx = self.turn_tx.clone();
@@ -578,21 +582,22 @@ impl Driver {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
         self.sync_messages();
-        let (delivered_at_start, tool_lists_at_start) = match self.running.get(&agent) {
-            Some(r) if r.turn == turn => {
-                orphans::clear(&self.cx.state_root, &agent);
-                self.cx.context.tasks().set_in_turn(&agent, false);
-                self.cx
-                    .context
-                    .approvals()
-                    .close_agent(&agent, "the agent's turn ended while the request waited");
-                self.running
-                    .remove(&agent)
-                    .map(|r| (r.messages, r.tool_lists_at_start))
+        let (delivered_at_start, tool_lists_at_start, approvals_from) =
+            match self.running.get(&agent) {
+                Some(r) if r.turn == turn => {
+                    orphans::clear(&self.cx.state_root, &agent);
+                    self.cx.context.tasks().set_in_turn(&agent, false);
+                    self.cx
+                        .context
+                        .approvals()
+                        .close_agent(&agent, "the agent's turn ended while the request waited");
+                    self.running
+                        .remove(&agent)
+                        .map(|r| (r.messages, r.tool_lists_at_start, r.approvals_from))
+                }
+                _ => None,
             }
-            _ => None,
-        }
-        .unwrap_or_default();
+            .unwrap_or_default();
         if let Some(id) = &outcome.session_id
             && let Err(e) = blocking(|| sessions::save(&self.cx.state_root, &agent, id))
         {
@@ -619,7 +624,23 @@ impl Driver {
         if connected == Some(true) {
             self.with_tools.insert(agent.clone());
         }
-        let refused = outcome.refused.clone();
+        // A call a person or a rule denied is in the CLI's refusals too;
+        // its decision is already in the channel, and it is no matter of
+        // configuration.
+        let denied: Vec<String> = self
+            .cx
+            .context
+            .approvals()
+            .denied_since(&agent, approvals_from)
+            .into_iter()
+            .map(|d| d.tool)
+            .collect();
+        let refused: Vec<String> = outcome
+            .refused
+            .iter()
+            .filter(|tool| !denied.contains(tool))
+            .cloned()
+            .collect();
         let usage = outcome.usage;
         self.queue.push_back(Event::Backend {
             agent: agent.clone(),

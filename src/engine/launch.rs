@@ -250,6 +250,11 @@ pub fn start_turn(
         user_config: backend.user_config(&env),
         user_config_dir: backend.user_config_dir(&env),
         permissions: agent.permissions,
+        approval_timeout: cx
+            .workflow
+            .limits
+            .approval_timeout
+            .unwrap_or(crate::approvals::DEFAULT_TIMEOUT),
         args: agent.args.clone(),
         mcp_servers: agent.mcp.clone(),
         keep_user_mcp: agent.keep_user_mcp,

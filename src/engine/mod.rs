@@ -206,24 +206,27 @@ impl Engine {
             .map_err(|e| SetupError::InstanceName(format!("workspace setup panicked: {e}")))?
             .map_err(|(agent, source)| EngineError::Workspace { agent, source })?
         };
-        let approvals =
-            if temporary {
-                crate::approvals::Approvals::default()
-            } else {
-                let (approvals, reopened) = crate::approvals::Approvals::open(&state_root)
-                    .map_err(|source| EngineError::Approvals {
-                        path: state_root.join(crate::approvals::journal::APPROVALS_FILE),
-                        source,
-                    })?;
-                notices.extend(reopened.warnings);
-                notices.extend(
-                    reopened
-                        .closed
-                        .iter()
-                        .map(|d| format!("{} (left waiting by the last run)", d.summary())),
-                );
-                approvals
-            };
+        let approvals = if temporary {
+            crate::approvals::Approvals::default()
+        } else {
+            let legacy = state_root.join(crate::approvals::journal::APPROVALS_FILE);
+            let path = crate::instance::layout::approvals_journal(&state_root).map_err(|e| {
+                EngineError::Approvals {
+                    path: legacy.clone(),
+                    source: std::io::Error::other(e.to_string()),
+                }
+            })?;
+            let (approvals, reopened) = crate::approvals::Approvals::open(&path, Some(&legacy))
+                .map_err(|source| EngineError::Approvals { path, source })?;
+            notices.extend(reopened.warnings);
+            notices.extend(
+                reopened
+                    .closed
+                    .iter()
+                    .map(|d| format!("{} (left waiting by the last run)", d.summary())),
+            );
+            approvals
+        };
         approvals.set_rules(
             workflow
                 .agents

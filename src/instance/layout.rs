@@ -203,6 +203,23 @@ pub fn control_token(home: &Path, private: &Path) -> Result<PathBuf, LayoutError
     Ok(dir.join(format!("{}.token", path_hash(home))))
 }
 
+/// Where an instance's approvals journal goes: in the per-user data dir
+/// (`<data dir>/approvals/<hash of the instance folder>.jsonl`), which
+/// outlives a logout, never in the instance folder: the journal's
+/// "always" lines let calls through without asking, and the instance
+/// folder is in reach of every agent's file tools (awtui's documents
+/// included). Without a data dir (no `$HOME`) it stays in the instance
+/// folder.
+pub fn approvals_journal(home: &Path) -> Result<PathBuf, LayoutError> {
+    let in_home = home.join(crate::approvals::journal::APPROVALS_FILE);
+    let Ok(data) = data_dir() else {
+        return Ok(in_home);
+    };
+    let dir = private_dir(&data.join("approvals"))?;
+    let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    Ok(dir.join(format!("{}.jsonl", path_hash(&home))))
+}
+
 /// Where the control socket goes: in the instance folder, or under the
 /// state dir when that path is too long for a unix socket.
 pub fn control_socket(home: &Path) -> Result<PathBuf, LayoutError> {

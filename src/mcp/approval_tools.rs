@@ -46,11 +46,13 @@ struct Args {
 }
 
 /// Asks on behalf of `caller` and answers in Claude Code's format once
-/// decided.
+/// decided. `gone` completes when the CLI stops waiting (it cancelled the
+/// call, or its session ended): the request then expires at once.
 pub async fn call(
     context: &SharedContext,
     caller: &str,
     args: Option<Map<String, Value>>,
+    gone: impl std::future::Future<Output = ()>,
 ) -> Result<Value, ToolError> {
     let approvals = context.approvals().clone();
     if !approvals.asks(caller) {
@@ -76,6 +78,7 @@ pub async fn call(
             args.input.clone(),
             args.tool_use_id,
             last_message,
+            gone,
         )
         .await;
     Ok(decision.answer(&args.input))

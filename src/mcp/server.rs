@@ -161,7 +161,11 @@ impl ServerHandler for ContextServer {
         let result = if name == super::approval_tools::NAME {
             // Waits for a decision: async, never on a blocking thread, and
             // bounded by the approval timeout.
-            super::approval_tools::call(tools.context(), &caller, args).await
+            // rmcp cancels the call's token when the client sends
+            // `notifications/cancelled` (Claude Code does at its own
+            // timeout) or the session ends; the handler itself runs on.
+            super::approval_tools::call(tools.context(), &caller, args, context.ct.cancelled())
+                .await
         } else {
             let timeout = self.tool_timeout;
             let tool = name.clone();

@@ -344,3 +344,28 @@ pub fn init_repo(dir: &Path, files: &[(&str, &str)]) {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "start"]);
 }
+
+/// The decisions in the approvals journals of state dir `state` (every
+/// instance's: they live there, out of agents' reach, one file each).
+pub fn approval_decisions(state: &Path) -> Vec<Value> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(state.join("approvals"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .collect::<Vec<_>>()
+        })
+        .filter(|v| v["record"] == "decided")
+        .map(|v| v["decision"].clone())
+        .collect()
+}

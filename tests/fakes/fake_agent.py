@@ -56,9 +56,12 @@ def require(cond, msg):
         die(msg)
 
 
-def mcp_call(tool, arguments, timeout=30):
+def mcp_call(tool, arguments, timeout=30, on_timeout=None):
     """One MCP session over streamable HTTP: initialize, then `tool`
-    (tools/call), or tools/list when `tool` is None."""
+    (tools/call), or tools/list when `tool` is None. When the call takes
+    longer than `timeout` and `on_timeout` is given, it is called with a
+    function that posts a notification in the session, and its result is
+    returned (as Claude Code's SDK sends notifications/cancelled)."""
     url = os.environ["AWTUI_MCP_URL"]
     token = os.environ["AWTUI_TOKEN"]
     headers = {
@@ -87,8 +90,13 @@ def mcp_call(tool, arguments, timeout=30):
     if tool is None:
         _, result = post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, sid)
     else:
-        _, result = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                          "params": {"name": tool, "arguments": arguments}}, sid)
+        try:
+            _, result = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                              "params": {"name": tool, "arguments": arguments}}, sid)
+        except TimeoutError:
+            if on_timeout is None:
+                raise
+            return on_timeout(lambda body: post(body, sid))
     return result
 
 
@@ -170,12 +178,25 @@ def main():
             require(arg_after("--permission-prompt-tool") == tool, "--permission-prompt-tool missing")
             require(arg_after("--permission-mode") == "default", "permissions: ask needs mode default")
             ask = json.loads(os.environ["FAKE_ASK"])
+            # As Claude Code: wait MCP_TOOL_TIMEOUT ms (60 s unset), then
+            # cancel the call and go on without an answer.
+            wait = int(os.environ.get("MCP_TOOL_TIMEOUT", "60000")) / 1000
+
+            def give_up(notify):
+                notify({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 2, "reason": "Request timed out"}})
+                return None
             result = mcp_call("permission_request", {
                 "tool_name": ask["tool"], "input": ask["input"], "tool_use_id": "toolu_ask"},
-                timeout=600)
-            text = result["result"]["content"][0]["text"]
+                timeout=wait, on_timeout=give_up)
+            text = json.dumps({"timed_out": wait}) if result is None \
+                else result["result"]["content"][0]["text"]
             with open(os.environ["FAKE_ASK_LOG"], "a") as f:
                 f.write(text + "\n")
+            if result is None:
+                # The turn goes on after the CLI gave up (the model is
+                # told the call failed and carries on).
+                time.sleep(float(os.environ.get("FAKE_ASK_AFTER", "0")))
         if os.environ.get("FAKE_MCP"):
             emit({"type": "assistant", "message": {"content": [
                 {"type": "tool_use", "id": "t1", "name": "mcp__awtui__channel_send", "input": {}}]}})

@@ -7,6 +7,13 @@ use super::parse::{StreamJsonParser, StreamParser};
 use super::{Backend, TurnRequest};
 use crate::workflow::{BackendKind, Permissions};
 
+/// Claude Code's variable for how long it waits for an MCP tool call, in
+/// milliseconds (60 s when unset).
+pub const MCP_TOOL_TIMEOUT: &str = "MCP_TOOL_TIMEOUT";
+
+/// How much longer than the approval timeout an asking Claude Code waits.
+const ASK_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The Claude Code backend.
 pub struct Claude;
 
@@ -94,6 +101,12 @@ impl Backend for Claude {
                     crate::mcp::approval_tools::NAME
                 ),
             ]);
+            // Claude Code stops waiting for an MCP call after 60 s of its
+            // own: the person's answer would reach nobody. It waits as
+            // long as awtui does, and a little more, so awtui's timeout
+            // answers first (the agent's own `env:` still wins).
+            let wait = req.approval_timeout + ASK_MARGIN;
+            inv.default_env(req, MCP_TOOL_TIMEOUT, &wait.as_millis().to_string());
         }
         if !allowed.is_empty() {
             inv.args.push("--allowedTools".into());

@@ -245,6 +245,7 @@ mod tests {
             user_config: None,
             user_config_dir: None,
             permissions: Permissions::WorkspaceWrite,
+            approval_timeout: std::time::Duration::from_secs(600),
             args: vec!["--extra".into(), "x".into()],
             mcp_servers: vec![],
             keep_user_mcp: false,
@@ -387,6 +388,37 @@ mod tests {
         r.permissions = Permissions::WorkspaceWrite;
         let args = invocation(&r).unwrap().args;
         assert!(!args.contains(&"--permission-prompt-tool".to_string()));
+    }
+
+    /// Claude Code gives up on an MCP call after 60 s of its own; an
+    /// asking agent's CLI is told to wait as long as the approval timeout
+    /// (and a margin), unless the agent's `env:` says otherwise.
+    #[test]
+    fn an_asking_claude_waits_as_long_as_the_approval_timeout() {
+        let timeout_of = |r: &TurnRequest| {
+            let set: Vec<String> = invocation(r)
+                .unwrap()
+                .env
+                .into_iter()
+                .filter(|(k, _)| k == "MCP_TOOL_TIMEOUT")
+                .map(|(_, v)| v)
+                .collect();
+            assert!(set.len() <= 1, "set twice: {set:?}");
+            set.into_iter().next()
+        };
+        let mut r = req(BackendKind::Claude);
+        r.permissions = Permissions::Ask;
+        r.approval_timeout = std::time::Duration::from_secs(900);
+        assert_eq!(timeout_of(&r).as_deref(), Some("930000"));
+        r.env.push(("MCP_TOOL_TIMEOUT".into(), "5000".into()));
+        assert_eq!(
+            timeout_of(&r).as_deref(),
+            Some("5000"),
+            "the agent's own env: wins"
+        );
+        r.env.pop();
+        r.permissions = Permissions::WorkspaceWrite;
+        assert_eq!(timeout_of(&r), None, "only asking agents wait for a person");
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub struct TurnRequest {
     pub user_config_dir: Option<PathBuf>,
     /// What the CLI may do on its own (`permissions:`).
     pub permissions: crate::workflow::Permissions,
+    /// How long an approval request may wait for the person
+    /// (`limits.approval_timeout`): an asking CLI must wait as long.
+    pub approval_timeout: std::time::Duration,
     /// The agent's extra CLI arguments (`args:`), after awtui's own.
     pub args: Vec<String>,
     /// Extra MCP servers next to awtui's (`mcp:`).
