@@ -1034,6 +1034,106 @@ fn claude_asks_and_the_person_answers_from_the_shell() {
             "no system line with {line:?}\n{why}"
         );
     }
+    // A call the person or a rule denied is reported as that, not as a
+    // configuration problem.
+    assert!(
+        !system.iter().any(|m| m.contains("lack of permission")),
+        "a denial read as a permissions: problem\n{why}"
+    );
     let decided = cli_support::approval_decisions(&w.state);
     assert_eq!(decided.len(), 5, "{decided:?}\n{why}");
+}
+
+/// The real Claude Code stops waiting for `permission_request` after its
+/// own MCP timeout (60 s unset: awtui sets `MCP_TOOL_TIMEOUT` to the
+/// approval timeout for asking agents; the agent's `env:` sets 3 s here)
+/// and goes on. The request it gave up on expires at once, everywhere: it
+/// is no longer listed, a person who answers it now is told "expired: the
+/// agent stopped waiting" and the command fails, and nothing ran. A second
+/// agent (`b`, a command agent waiting for a file) keeps the instance open
+/// while the person tries.
+#[test]
+fn claude_stopping_to_wait_expires_its_request() {
+    if isolated("claude_stopping_to_wait_expires_its_request") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let release = w.dir.join("release");
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+         \x20   permissions: ask\n    env:\n      MCP_TOOL_TIMEOUT: \"3000\"\n\
+         \x20 b:\n    backend: command\n    command: [sh, -c, 'while [ ! -e {} ]; do sleep 0.1; done; echo ok']\n\
+         limits:\n  retries: 0\nkickoff: \"@a @b do the work\"\n",
+        CLAUDE.model,
+        release.display()
+    );
+    let steps = vec![(
+        "Bash".to_string(),
+        json!({"command": "echo late > late.txt"}),
+    )];
+    let server = rt.block_on(llm_server::start_steps(steps, "Work done."));
+    let mut seen: Option<u64> = None;
+    let mut late: Option<(i32, String)> = None;
+    let mut person = || {
+        if late.is_some() {
+            return;
+        }
+        let out = w
+            .cmd(&["approve", "--instance", "t", "--json"])
+            .output()
+            .unwrap();
+        let Ok(pending) = serde_json::from_slice::<Vec<Value>>(&out.stdout) else {
+            return;
+        };
+        match (seen, pending.first()) {
+            (None, Some(p)) => seen = p["id"].as_u64(),
+            // Claude gave up: the request is gone from the list; the
+            // person answers it anyway.
+            (Some(id), None) => {
+                let out = w
+                    .cmd(&["approve", &id.to_string(), "--instance", "t"])
+                    .output()
+                    .unwrap();
+                late = Some((
+                    out.status.code().unwrap_or(-1),
+                    String::from_utf8_lossy(&out.stderr).into_owned(),
+                ));
+                std::fs::write(&release, "").unwrap();
+            }
+            _ => {}
+        }
+    };
+    let r = run_with(&w, &workflow, vec![(&CLAUDE, server)], &mut person);
+    let why = format!("seen: {seen:?}, late: {late:?}\n{}", r.explain());
+    let (code, stderr) = late.clone().expect(&why);
+    assert_ne!(code, 0, "the late approval succeeded\n{why}");
+    assert!(
+        stderr.contains("expired: the agent stopped waiting") && stderr.contains("nothing ran"),
+        "{why}"
+    );
+    assert!(!w.dir.join("late.txt").exists(), "the command ran\n{why}");
+    let decided = cli_support::approval_decisions(&w.state);
+    assert_eq!(decided.len(), 1, "{decided:?}\n{why}");
+    assert_eq!(decided[0]["expired"], true, "{decided:?}\n{why}");
+    // Claude Code cancels the call (notifications/cancelled) when it
+    // stops waiting: the request ends then, not with the turn.
+    assert!(
+        decided[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("the CLI cancelled the call")),
+        "{decided:?}\n{why}"
+    );
+    let system = r.from("system");
+    assert!(
+        system
+            .iter()
+            .any(|m| m.contains("approval #1: expired: the agent stopped waiting")),
+        "{why}"
+    );
+    assert!(
+        !system.iter().any(|m| m.contains("allowed")),
+        "nothing may read as allowed\n{why}"
+    );
 }
