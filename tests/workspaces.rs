@@ -117,6 +117,38 @@ fn two_agents_work_in_their_own_worktrees_and_each_turn_is_a_commit() {
     assert_eq!(again.matches("worktree ").count(), 3, "{again}");
 }
 
+/// A worktree deleted by hand between two runs (it used to fail with
+/// "cannot start sh: No such file or directory"): reopening checks it out
+/// again from the agent's branch, with its committed turn, and says so in
+/// the channel.
+#[test]
+fn a_worktree_deleted_by_hand_is_checked_out_again_on_reopen() {
+    let w = team_world();
+    let r = w.run(&["run", "team.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let root = w.dir.join(".workflow/.worktrees/i/a");
+    std::fs::remove_dir_all(&root).unwrap();
+    let r = w.run(&["run", "team.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(root.join("shared.txt")).unwrap(),
+        "start\na was here\n",
+        "the committed turn is back"
+    );
+    assert_eq!(
+        git(&root, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/awtui/i/a"
+    );
+    let said = w
+        .channel("i")
+        .iter()
+        .filter(|m| m["from"] == "system")
+        .filter_map(|m| m["message"].as_str().map(str::to_string))
+        .find(|m| m.contains("was gone; checked out again from its branch awtui/i/a"));
+    assert!(said.is_some(), "{:?}", w.channel("i"));
+    assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
+}
+
 #[test]
 fn diff_shows_an_agents_work_in_total_per_turn_and_as_a_stat() {
     let w = team_world();
@@ -167,7 +199,10 @@ fn steps_commit_what_is_left_mark_the_agents_own_commits_and_skip_idle_turns() {
     init_repo(&repo_dir, &[("f.txt", "one\n")]);
     let repo = Repo::find(&repo_dir).unwrap();
     let state = repo_dir.join(".workflow/x");
-    let ws = repo.ensure(&repo_dir, &state, "x", "coder", None).unwrap();
+    let ws = repo
+        .ensure(&repo_dir, &state, "x", "coder", None)
+        .unwrap()
+        .0;
     assert_eq!(ws.base, git(&repo_dir, &["rev-parse", "HEAD"]).trim());
 
     // Turn 1: an uncommitted edit and a new file.
@@ -203,13 +238,19 @@ fn steps_commit_what_is_left_mark_the_agents_own_commits_and_skip_idle_turns() {
 
     // Reopening finds the same worktree and base; a removed worktree is
     // checked out again on the same branch.
-    let again = repo.ensure(&repo_dir, &state, "x", "coder", None).unwrap();
+    let again = repo
+        .ensure(&repo_dir, &state, "x", "coder", None)
+        .unwrap()
+        .0;
     assert_eq!(again, ws);
     git(
         &repo_dir,
         &["worktree", "remove", "--force", ws.root.to_str().unwrap()],
     );
-    let back = repo.ensure(&repo_dir, &state, "x", "coder", None).unwrap();
+    let back = repo
+        .ensure(&repo_dir, &state, "x", "coder", None)
+        .unwrap()
+        .0;
     assert_eq!(back.base, ws.base);
     assert_eq!(
         std::fs::read_to_string(back.root.join("f.txt")).unwrap(),
@@ -235,7 +276,10 @@ fn an_instance_made_with_worktrees_in_its_folder_continues_there() {
     let base = git(&repo_dir, &["rev-parse", "HEAD"]).trim().to_string();
     repo.add_worktree("awtui/x/coder", &old, &base).unwrap();
 
-    let ws = repo.ensure(&repo_dir, &state, "x", "coder", None).unwrap();
+    let ws = repo
+        .ensure(&repo_dir, &state, "x", "coder", None)
+        .unwrap()
+        .0;
     assert_eq!(canon(&ws.root), canon(&old));
     assert_eq!(ws.base, base);
     assert!(!worktrees_root(&repo_dir, "x").exists());
@@ -245,7 +289,10 @@ fn an_instance_made_with_worktrees_in_its_folder_continues_there() {
         &repo_dir,
         &["worktree", "remove", "--force", old.to_str().unwrap()],
     );
-    let back = repo.ensure(&repo_dir, &state, "x", "coder", None).unwrap();
+    let back = repo
+        .ensure(&repo_dir, &state, "x", "coder", None)
+        .unwrap()
+        .0;
     assert_eq!(
         back.root,
         worktree_dir(&worktrees_root(&repo_dir, "x"), "coder")
@@ -681,7 +728,8 @@ fn merge_fast_forwards_or_makes_a_merge_commit_and_a_conflict_changes_nothing() 
     let repo = Repo::find(&w.dir).unwrap();
     let ws = repo
         .ensure(&w.dir, &w.dir.join(".workflow/i"), "i", "c", Some(&start))
-        .unwrap();
+        .unwrap()
+        .0;
     std::fs::write(ws.root.join("c.txt"), "c\n").unwrap();
     commit_turn(&ws, &[1]).unwrap().expect("a step");
     std::fs::write(w.dir.join("shared.txt"), "mine\n").unwrap();
@@ -742,7 +790,8 @@ fn revert_undoes_one_turn_as_a_step_of_its_own_and_never_half_way() {
     let repo = Repo::find(&repo_dir).unwrap();
     let ws = repo
         .ensure(&repo_dir, &repo_dir.join(".workflow/x"), "x", "coder", None)
-        .unwrap();
+        .unwrap()
+        .0;
     std::fs::write(ws.root.join("f.txt"), "two\n").unwrap();
     commit_turn(&ws, &[1]).unwrap().expect("turn 1");
     std::fs::write(ws.root.join("g.txt"), "g\n").unwrap();

@@ -56,6 +56,9 @@ pub struct Driver {
     announcer: super::tasks::Announcer,
     pub commands: mpsc::UnboundedReceiver<Envelope>,
     pub notices: Vec<String>,
+    /// What repairing the agents' worktrees did at start (posted to the
+    /// channel as system lines).
+    pub repairs: Vec<String>,
     /// Whether the state root is a temporary folder to remove at the end.
     pub temporary_state: bool,
     turn_tx: mpsc::UnboundedSender<(String, TurnId, TurnUpdate)>,
@@ -126,6 +129,7 @@ impl Driver {
             ctx_events,
             commands,
             notices,
+            repairs: Vec::new(),
             temporary_state,
             turn_tx,
             turn_rx,
@@ -164,6 +168,10 @@ impl Driver {
     pub async fn run(mut self) -> RunOutcome {
         for n in std::mem::take(&mut self.notices) {
             self.notice(n);
+        }
+        for text in std::mem::take(&mut self.repairs) {
+            tracing::warn!("{text}");
+            self.post(SYSTEM, &crate::context::mentions::inert(&text));
         }
         self.begin();
         // Stale holders lose their claims only when the workflow says so.

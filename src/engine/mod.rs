@@ -206,6 +206,9 @@ impl Engine {
             .map_err(|e| SetupError::InstanceName(format!("workspace setup panicked: {e}")))?
             .map_err(|(agent, source)| EngineError::Workspace { agent, source })?
         };
+        // What repairing the worktrees did goes to the channel, where the
+        // person sees it with the turns it concerns.
+        let (workspaces, repairs) = workspaces;
         let approvals = if temporary {
             crate::approvals::Approvals::default()
         } else {
@@ -303,8 +306,8 @@ impl Engine {
             mcp_url: cx.mcp.as_ref().map(|m| m.url.clone()).unwrap_or_default(),
             instance: options.instance,
             _watch: watch,
-            task: tokio::spawn(
-                driver::Driver::new(
+            task: tokio::spawn({
+                let mut driver = driver::Driver::new(
                     Runner::new(config),
                     cx,
                     mcp,
@@ -313,9 +316,10 @@ impl Engine {
                     command_rx,
                     notices,
                     temporary,
-                )
-                .run(),
-            ),
+                );
+                driver.repairs = repairs;
+                driver.run()
+            }),
         };
         Ok((engine, first_receiver))
     }

@@ -162,6 +162,22 @@ pub fn check_own(ws: &AgentWorkspace, git: &Git) -> Result<(), WorkspaceError> {
 /// step).
 pub fn after_turn(workspaces: &super::Workspaces, agent: &str, messages: &[u64]) -> Option<String> {
     let ws = workspaces.get(agent)?;
+    let repo = super::Repo {
+        toplevel: ws.repo.clone(),
+        git: Git::new(&ws.repo),
+    };
+    let mut notes = match repo.heal_in_place(agent, &ws.root, &ws.branch) {
+        Ok(notes) => notes,
+        Err(e) => vec![format!("cannot check {agent}'s worktree: {e}")],
+    };
+    if let Some(n) = commit_notice(ws, agent, messages) {
+        notes.push(n);
+    }
+    (!notes.is_empty()).then(|| notes.join("\n"))
+}
+
+/// Commits the turn; a notice when that failed.
+fn commit_notice(ws: &AgentWorkspace, agent: &str, messages: &[u64]) -> Option<String> {
     match commit_turn(ws, messages) {
         Ok(Some(step)) => {
             tracing::info!(

@@ -23,6 +23,7 @@
 pub mod commit;
 pub mod diff;
 pub mod git;
+pub mod heal;
 pub mod manage;
 pub mod view;
 
@@ -233,6 +234,10 @@ fn base_key(branch: &str) -> String {
 pub struct AgentWorkspace {
     pub agent: String,
     pub branch: String,
+    /// The top folder of the repository's main checkout (where awtui's git
+    /// runs to repair the worktree; never found from the worktree itself,
+    /// whose `.git` an agent may have removed).
+    pub repo: PathBuf,
     /// The worktree's top folder.
     pub root: PathBuf,
     /// Where the agent's CLI runs: the worktree's copy of the workflow
@@ -290,7 +295,7 @@ pub fn decide(
     }
 }
 
-fn same_path(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     a == b || canon(a) == canon(b)
 }
@@ -593,8 +598,10 @@ impl Repo {
         Ok((branch, seen, root))
     }
 
-    /// Makes (or finds again) `agent`'s worktree for `instance` (whose
-    /// instance folder is `state_root`), starting a new branch at `base`.
+    /// Makes (or finds again, repairing it, see [`heal`]) `agent`'s
+    /// worktree for `instance` (whose instance folder is `state_root`),
+    /// starting a new branch at `base`; with what a repair did, for the
+    /// channel.
     pub fn ensure(
         &self,
         workflow_dir: &Path,
@@ -602,8 +609,23 @@ impl Repo {
         instance: &str,
         agent: &str,
         base: Option<&str>,
-    ) -> Result<AgentWorkspace, WorkspaceError> {
-        let (branch, seen, root) = self.locate(workflow_dir, state_root, instance, agent)?;
+    ) -> Result<(AgentWorkspace, Vec<String>), WorkspaceError> {
+        let (branch, mut seen, root) = self.locate(workflow_dir, state_root, instance, agent)?;
+        // A branch awtui made whose worktree an agent or a person broke:
+        // repaired first, so what follows sees the repository as it is.
+        let mut notes = Vec::new();
+        let mut root = root;
+        let here = seen
+            .checked_out_at
+            .as_deref()
+            .is_none_or(|at| same_path(at, &root));
+        if seen.recorded_base.is_some() && here && (seen.checked_out_at.is_some() || root.exists())
+        {
+            notes = self.heal_folder(agent, &root, &branch)?.notes;
+            if !notes.is_empty() {
+                (_, seen, root) = self.locate(workflow_dir, state_root, instance, agent)?;
+            }
+        }
         let action = decide(&branch, &root, &seen, || self.base_commit(base))?;
         if let Some(folder) = root.parent() {
             self.make_room(folder)?;
@@ -630,13 +652,17 @@ impl Repo {
             Ok(rel) => root.join(rel),
             Err(_) => root.clone(),
         };
-        Ok(AgentWorkspace {
-            agent: agent.to_string(),
-            branch,
-            root,
-            workdir,
-            base,
-        })
+        Ok((
+            AgentWorkspace {
+                agent: agent.to_string(),
+                branch,
+                repo: self.toplevel.clone(),
+                root,
+                workdir,
+                base,
+            },
+            notes,
+        ))
     }
 }
 
@@ -644,13 +670,15 @@ impl Repo {
 pub type Workspaces = std::collections::BTreeMap<String, AgentWorkspace>;
 
 /// Makes (or finds again) the worktree of every `workspace: worktree` agent
-/// of `workflow`; the first failure names its agent.
+/// of `workflow`, with what repairing them did (for the channel); the
+/// first failure names its agent.
 pub fn prepare_all(
     workflow: &Workflow,
     instance: &str,
     state_root: &Path,
-) -> Result<Workspaces, (String, WorkspaceError)> {
+) -> Result<(Workspaces, Vec<String>), (String, WorkspaceError)> {
     let mut out = Workspaces::new();
+    let mut notes = Vec::new();
     let mut repo: Option<Repo> = None;
     for a in &workflow.agents {
         let Workspace::Worktree { base } = &a.workspace else {
@@ -661,7 +689,7 @@ pub fn prepare_all(
             Some(r) => r,
             None => repo.insert(Repo::find(&workflow.base_dir).map_err(fail)?),
         };
-        let ws = r
+        let (ws, healed) = r
             .ensure(
                 &workflow.base_dir,
                 state_root,
@@ -670,9 +698,10 @@ pub fn prepare_all(
                 base.as_deref(),
             )
             .map_err(fail)?;
+        notes.extend(healed);
         out.insert(a.name.clone(), ws);
     }
-    Ok(out)
+    Ok((out, notes))
 }
 
 /// Checks, without changing anything, that every `workspace: worktree`
