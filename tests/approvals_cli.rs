@@ -301,3 +301,55 @@ fn a_forged_always_line_in_the_instance_folder_is_not_honoured() {
     );
     assert_eq!(w.run(&["stop", "@default"]).code, 0);
 }
+
+/// An agent's own process runs `"$AWTUI_BIN" approve 1 --always Bash`
+/// (it can find the instance like any program of the user's): the control
+/// endpoint sees the connection comes from an agent's process and refuses
+/// to decide, the request still waits, no rule is added; the person's
+/// answer from a shell works.
+#[test]
+fn an_agents_process_cannot_approve_its_own_request() {
+    let mut w = World::new();
+    let log = setup(&w, "");
+    let out = w.dir.join("sneak.out");
+    let script = w.dir.join("sneak.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\nfor i in $(seq 1 600); do\n  \
+             case \"$(\"$AWTUI_BIN\" approve --instance default --json 2>/dev/null)\" in *git*) break;; esac\n  \
+             sleep 0.1\ndone\n\
+             \"$AWTUI_BIN\" approve 1 --always Bash --instance default > '{out}.tmp' 2>&1\n\
+             echo \"exit=$?\" >> '{out}.tmp'\nmv '{out}.tmp' '{out}'\necho done\n",
+            out = out.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let yaml = std::fs::read_to_string(w.dir.join("cc.yaml")).unwrap();
+    let yaml = yaml
+        .replace(
+            "limits:\n",
+            &format!("  sneak:\n    command: {}\nlimits:\n", script.display()),
+        )
+        .replace(
+            "kickoff: \"@cc push it\"",
+            "kickoff: \"@cc push it, @sneak look\"",
+        );
+    std::fs::write(w.dir.join("cc.yaml"), yaml).unwrap();
+    w.start_background("cc.yaml", "default");
+    let said = wait_for("the agent's attempt", || std::fs::read_to_string(&out).ok());
+    assert!(said.contains("exit=1"), "{said}");
+    assert!(said.contains("only the person decides approvals"), "{said}");
+    let p = wait_pending(&w, 1);
+    assert_eq!(p[0]["id"], 1, "the request still waits: {p:?}");
+    assert!(decisions(&w).is_empty(), "{:?}", decisions(&w));
+    let r = w.run(&["approve", "1", "--instance", "default"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got = wait_for("the CLI's answer", || answers(&log).into_iter().next());
+    assert_eq!(got["behavior"], "allow");
+    assert_eq!(w.run(&["stop", "@default"]).code, 0);
+}

@@ -500,6 +500,14 @@ const MAX_HELLO: u64 = 64 * 1024;
 
 /// One client: hello, then commands and requests in, events and replies out.
 async fn connection(stream: UnixStream, shared: Arc<Shared>) {
+    // Who connects: an agent's process (or one it started) may steer the
+    // instance like any client, but never decide an approval.
+    let agent_pid = stream
+        .peer_cred()
+        .ok()
+        .and_then(|c| c.pid())
+        .and_then(|pid| u32::try_from(pid).ok())
+        .filter(|pid| crate::agents::backend::contain::started_by_an_agent(*pid));
     let (r, mut w) = stream.into_split();
     let mut reader = BufReader::new(r);
     // The hello comes before the token is checked: it is read no further
@@ -549,7 +557,7 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
                 if line.trim().is_empty() {
                     continue;
                 }
-                answers.push_back(handle_line(&shared, &line));
+                answers.push_back(handle_line(&shared, &line, agent_pid));
             }
             Some(answer) = answers.next(), if !answers.is_empty() => {
                 if write_line(&mut w, &ServerLine::Reply(answer)).await.is_err() {
@@ -587,7 +595,7 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
 
 /// Carries out one line; its answer, for this client alone (at once for
 /// requests and bad lines, when the engine answers for commands).
-fn handle_line(shared: &Shared, line: &str) -> BoxFuture<'static, Answer> {
+fn handle_line(shared: &Shared, line: &str, agent_pid: Option<u32>) -> BoxFuture<'static, Answer> {
     let now = |reply: Reply, reference: Option<u64>| -> BoxFuture<'static, Answer> {
         Box::pin(std::future::ready(Answer { reply, reference }))
     };
@@ -609,6 +617,15 @@ fn handle_line(shared: &Shared, line: &str) -> BoxFuture<'static, Answer> {
         }
     };
     let reply = match parsed {
+        ClientLine::Command(Command::Approve { .. } | Command::RevokeApproval { .. })
+            if agent_pid.is_some() =>
+        {
+            Reply::error(format!(
+                "only the person decides approvals: this connection comes from an agent's process \
+             (pid {}, or a process it started), which may not answer a request or change a rule",
+                agent_pid.unwrap_or_default()
+            ))
+        }
         ClientLine::Command(command) => {
             let name = command.name();
             let answer = shared.commands.request(command);

@@ -129,6 +129,35 @@ pub fn carries(pid: u32, var: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether `pid` is an agent's process or was started by one: it or one
+/// of its ancestors carries an agent turn's marker ([`super::process::TURN_VAR`])
+/// in its environment. The walk stops at this process (an awtui started by
+/// an agent does not make every client an agent). What escapes: a process
+/// that empties its environment and whose parents did too, or that left
+/// its parents (a double fork) and emptied its environment.
+pub fn started_by_an_agent(pid: u32) -> bool {
+    let me = std::process::id();
+    let prefix = format!("{}=", super::process::TURN_VAR);
+    let mut at = pid;
+    for _ in 0..64 {
+        if at <= 1 || at == me {
+            return false;
+        }
+        let marked = std::fs::read(format!("/proc/{at}/environ")).is_ok_and(|env| {
+            env.split(|b| *b == 0)
+                .any(|v| v.starts_with(prefix.as_bytes()))
+        });
+        if marked {
+            return true;
+        }
+        match read_stat(at) {
+            Some(stat) => at = stat.ppid,
+            None => return false,
+        }
+    }
+    false
+}
+
 /// Whether the process `p` described is still running (not the same pid
 /// reused by another process, not a zombie).
 fn running(p: &ProcStat) -> bool {
