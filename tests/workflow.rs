@@ -672,6 +672,32 @@ fn approve_rules_parse_and_mean_permissions_ask() {
     );
 }
 
+/// An asking agent's own `MCP_TOOL_TIMEOUT` shorter than the approval
+/// timeout makes its CLI stop waiting first: a warning at the entry.
+#[test]
+fn a_short_mcp_tool_timeout_on_an_asking_agent_is_warned_about() {
+    let warned = |yaml: &str| -> Vec<String> {
+        ok(yaml)
+            .warnings
+            .warnings()
+            .iter()
+            .map(|d| format!("{}:{} {}", d.pos.line, d.pos.col, d.message))
+            .collect()
+    };
+    let w = warned(
+        "agents:\n  a:\n    backend: claude\n    permissions: ask\n    env:\n      MCP_TOOL_TIMEOUT: \"60000\"\nlimits:\n  approval_timeout: 5m\n",
+    );
+    assert!(
+        w.iter().any(|m| m.starts_with("6:25 ")
+            && m.contains("MCP_TOOL_TIMEOUT 60000 ms is shorter than the approval timeout (5m)")),
+        "{w:?}"
+    );
+    let w = warned(
+        "agents:\n  a:\n    backend: claude\n    permissions: ask\n    env:\n      MCP_TOOL_TIMEOUT: \"900000\"\nlimits:\n  approval_timeout: 5m\n",
+    );
+    assert!(w.is_empty(), "{w:?}");
+}
+
 #[test]
 fn approve_rules_are_checked_where_they_are_written() {
     assert_error(

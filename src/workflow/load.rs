@@ -263,6 +263,7 @@ impl Walker<'_> {
             self.check_kickoff_mentions(k, &declared_agents(get("agents")));
         }
         let limits = get("limits").map(|n| self.limits(n)).unwrap_or_default();
+        self.check_ask_timeouts(&agents, &limits);
         let tasks = get("tasks").map(|n| self.tasks(n, &agents));
         Some(Workflow {
             name,
@@ -1680,6 +1681,40 @@ impl Walker<'_> {
                 t.pos,
                 format!("{what}: unknown variable '{name}' in ${{{{ {name} }}}}{hint}"),
             );
+        }
+    }
+
+    /// An asking agent whose `env:` sets Claude Code's `MCP_TOOL_TIMEOUT`
+    /// below the approval timeout: its CLI stops waiting first, and every
+    /// request still open then expires.
+    fn check_ask_timeouts(&mut self, agents: &[AgentDef], limits: &Limits) {
+        let approval = limits
+            .approval_timeout
+            .unwrap_or(crate::approvals::DEFAULT_TIMEOUT);
+        for a in agents.iter().filter(|a| a.permissions == Permissions::Ask) {
+            let Some((_, set)) = a.env.iter().find(|(k, _)| k == "MCP_TOOL_TIMEOUT") else {
+                continue;
+            };
+            let Ok(ms) = set.value.trim().parse::<u64>() else {
+                self.diags.warn(
+                    set.pos,
+                    format!(
+                        "agent '{}': MCP_TOOL_TIMEOUT is in milliseconds, and {:?} is no number",
+                        a.name, set.value
+                    ),
+                );
+                continue;
+            };
+            if std::time::Duration::from_millis(ms) < approval {
+                self.diags.warn(
+                    set.pos,
+                    format!(
+                        "agent '{}': MCP_TOOL_TIMEOUT {ms} ms is shorter than the approval timeout ({}): its CLI stops waiting first, and a request still open then expires; leave it unset (awtui sets it) or raise it",
+                        a.name,
+                        crate::duration::human(approval)
+                    ),
+                );
+            }
         }
     }
 
