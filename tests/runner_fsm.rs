@@ -1338,3 +1338,109 @@ fn a_session_kept_from_an_earlier_run_is_resumed_by_the_first_turn() {
     assert!(fx.iter().any(|e| matches!(e,
         Effect::StartTurn { session_id: Some(s), .. } if s == "sess-before-crash")));
 }
+
+/// Every (agent, id) handed over by these effects, in order.
+fn deliveries(fx: &[Effect]) -> Vec<(String, u64)> {
+    starts(fx)
+        .into_iter()
+        .flat_map(|(agent, _, ids)| ids.into_iter().map(move |id| (agent.clone(), id)))
+        .collect()
+}
+
+/// Issue 23: a workflow with `tasks:` posts the kickoff (#1) and then the
+/// task announcement (#2). However the announcement reaches the runner
+/// (backlog, `Mentioned`, reported first or out of order), the kickoff is
+/// not hidden by it: every mention is delivered exactly once, acks cover
+/// only what was handed over, and the runner's unread counts stay true.
+#[test]
+fn an_announcement_arriving_before_the_kickoff_does_not_hide_it() {
+    let kickoff = "@lead please split the work";
+    let news =
+        "Task ready to claim: schema “Database schema” (for worker). @worker: task_claim one";
+    // How the announcement (and the kickoff) reach the runner.
+    type Play = fn(&mut Sim, ChannelEntry, ChannelEntry) -> Vec<Effect>;
+    let orders: [(&str, Play); 4] = [
+        ("backlog, kickoff in Started", |sim, k, n| {
+            let mut fx = sim.send(Event::Started {
+                kickoff: Some(k.clone()),
+                backlog: vec![("worker".into(), n.id)],
+            });
+            fx.extend(sim.send(Event::MessagePosted(k)));
+            fx.extend(sim.send(Event::MessagePosted(n)));
+            fx
+        }),
+        ("backlog, kickoff reported later", |sim, k, n| {
+            let mut fx = sim.send(Event::Started {
+                kickoff: None,
+                backlog: vec![("worker".into(), n.id)],
+            });
+            fx.extend(sim.send(Event::MessagePosted(k)));
+            fx.extend(sim.send(Event::MessagePosted(n)));
+            fx
+        }),
+        ("announcement reported first", |sim, k, n| {
+            let mut fx = sim.send(Event::MessagePosted(n.clone()));
+            fx.extend(sim.send(Event::Started {
+                kickoff: Some(k.clone()),
+                backlog: vec![],
+            }));
+            fx.extend(sim.send(Event::MessagePosted(k)));
+            fx.extend(sim.send(Event::MessagePosted(n)));
+            fx
+        }),
+        ("mentioned, then out of order", |sim, k, n| {
+            let mut fx = sim.send(Event::Mentioned {
+                agent: "worker".into(),
+                id: n.id,
+            });
+            fx.extend(sim.send(Event::Started {
+                kickoff: None,
+                backlog: vec![],
+            }));
+            fx.extend(sim.send(Event::MessagePosted(n)));
+            fx.extend(sim.send(Event::MessagePosted(k)));
+            fx
+        }),
+    ];
+    for (how, play) in orders {
+        let mut sim = Sim::with(RunMode::Run, &["lead", "worker"]);
+        let k = sim.append("system", kickoff);
+        let n = sim.append("system", news);
+        let mut fx = play(&mut sim, k, n);
+        for agent in ["lead", "worker"] {
+            let view = sim.runner.agent(agent).unwrap();
+            assert_eq!(
+                view.metrics.unread,
+                sim.runner.unread(agent).len(),
+                "{how}: {agent}'s row and inbox agree"
+            );
+        }
+        // Finish every turn until nothing runs.
+        let mut pending = starts(&fx);
+        while let Some((agent, turn, _)) = pending.pop() {
+            let more = sim.succeed(&agent, turn, "");
+            pending.extend(starts(&more));
+            fx.extend(more);
+        }
+        let mut got = deliveries(&fx);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![("lead".to_string(), 1), ("worker".to_string(), 2)],
+            "{how}: each mention delivered exactly once"
+        );
+        let mut acked = acks(&fx);
+        acked.sort();
+        assert_eq!(
+            acked,
+            vec![("lead".to_string(), 1), ("worker".to_string(), 2)],
+            "{how}: acks cover what was handed over"
+        );
+        assert!(sim.runner.unread("lead").is_empty(), "{how}");
+        assert_eq!(
+            finish_outcome(&sim.log),
+            Some(RunOutcome::Completed),
+            "{how}"
+        );
+    }
+}

@@ -391,3 +391,75 @@ fn validate_reports_spawn_mistakes_with_their_positions() {
         r.stderr
     );
 }
+
+/// Issue 23: a workflow with `tasks:` and a kickoff. The task announcement
+/// (#2) used to reach the runner first and hide the kickoff (#1): the run
+/// ended at once, `lead` never ran and its inbox kept the kickoff unread.
+#[test]
+fn a_kickoff_is_delivered_when_the_workflow_declares_tasks() {
+    let w = World::new();
+    w.script(
+        "lead.sh",
+        "#!/bin/sh\ncat >/dev/null\necho \"$AWTUI_AGENT\" >> lead.log\necho split\n",
+    );
+    w.script("worker.py", WORKER);
+    let yaml = "agents:\n  lead:\n    command: ./lead.sh\n  worker:\n    command: ./worker.py\n\
+         tasks:\n  - id: schema\n    name: Database schema\n    assignee: worker\n\
+         kickoff: \"@lead please split the work\"\n";
+    std::fs::write(w.dir.join("k.yaml"), yaml).unwrap();
+    let r = w.run(&["run", "k.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let lead = std::fs::read_to_string(w.dir.join("lead.log")).unwrap_or_default();
+    assert_eq!(lead.lines().count(), 1, "lead ran once: {lead:?}");
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap();
+    assert_eq!(done.trim(), "worker Database schema");
+    let channel = w.channel("k");
+    assert!(
+        channel[0]["message"].as_str().unwrap().starts_with("@lead"),
+        "the kickoff is #1: {channel:?}"
+    );
+
+    // The same workflow in a control room: once lead has answered, its row
+    // (`list`) and its inbox (`peek`) agree that nothing waits for it.
+    let mut w = World::new();
+    w.script(
+        "lead.sh",
+        "#!/bin/sh\ncat >/dev/null\necho \"$AWTUI_AGENT\" >> lead.log\necho split\n",
+    );
+    w.script("worker.py", WORKER);
+    std::fs::write(w.dir.join("k.yaml"), yaml).unwrap();
+    w.start_background("k.yaml", "k");
+    wait_for("lead and worker to finish", || {
+        let lead = std::fs::read_to_string(w.dir.join("lead.log")).ok()?;
+        let done = std::fs::read_to_string(w.dir.join("done.log")).ok()?;
+        let idle = w.list().iter().any(|i| {
+            i["instance"] == "k"
+                && i["agents"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(|a| a["status"] == "idle"))
+        });
+        (idle && !lead.is_empty() && !done.is_empty()).then_some(())
+    });
+    for agent in ["lead", "worker"] {
+        let rows = w.list();
+        let row = rows
+            .iter()
+            .filter(|i| i["instance"] == "k")
+            .flat_map(|i| i["agents"].as_array().unwrap().clone())
+            .find(|a| a["name"] == agent)
+            .unwrap();
+        let r = w.run(&["peek", "--to", &format!("{agent}@k"), "--json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let inbox = r.json().as_array().unwrap().len();
+        assert_eq!(
+            row["unread"], inbox,
+            "{agent}: list {row} vs inbox {}",
+            r.stdout
+        );
+        assert_eq!(inbox, 0, "{agent}: {}", r.stdout);
+    }
+    let lead = std::fs::read_to_string(w.dir.join("lead.log")).unwrap();
+    assert_eq!(lead.lines().count(), 1, "{lead:?}");
+    let r = w.run(&["stop", "@k"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -97,8 +97,8 @@ pub struct Runner {
     agents: Vec<AgentState>,
     started: bool,
     finished: bool,
-    /// The newest channel id seen.
-    last_seen: u64,
+    /// The channel ids already reported (a duplicate is ignored).
+    seen: Seen,
     next_turn: u64,
     /// Whether any turn ever started.
     ever_ran: bool,
@@ -133,7 +133,7 @@ impl Runner {
             agents,
             started: false,
             finished: false,
-            last_seen: 0,
+            seen: Seen::default(),
             next_turn: 1,
             ever_ran: false,
             total_turns: 0,
@@ -150,7 +150,7 @@ impl Runner {
     /// history, not news, and a restart with nothing unread is not a
     /// workflow without a kickoff.
     pub fn set_history(&mut self, last_id: u64) {
-        self.last_seen = self.last_seen.max(last_id);
+        self.seen.history(last_id);
     }
 
     /// The configuration it runs with.
@@ -339,13 +339,16 @@ impl Runner {
         }
         self.started = true;
         self.budget_clock_base = now;
+        // Backlog ids are mentions, not reports of the messages: they mark
+        // nothing as seen, so a kickoff older than a backlog entry (the
+        // task news posted after it) is still news when it comes.
+        let backlog_news = !backlog.is_empty();
         for (agent, id) in backlog {
             if let Some(a) = self.agent_mut(&agent)
                 && id > a.acked_through
             {
                 a.unread.insert(id);
             }
-            self.last_seen = self.last_seen.max(id);
         }
         match kickoff {
             Some(entry) => {
@@ -361,7 +364,8 @@ impl Runner {
                 }
             }
             None if self.config.mode == RunMode::Run
-                && self.last_seen == 0
+                && self.seen.is_empty()
+                && !backlog_news
                 && self.agents.iter().all(|a| a.unread.is_empty()) =>
             {
                 fx.push(Effect::PostSystem {
@@ -379,10 +383,9 @@ impl Runner {
 
     /// Records a channel entry; false if it was a duplicate.
     fn on_message(&mut self, entry: &ChannelEntry, fx: &mut Vec<Effect>) -> bool {
-        if entry.id <= self.last_seen {
+        if !self.seen.insert(entry.id) {
             return false;
         }
-        self.last_seen = entry.id;
         let from = entry.from.as_str();
         let mut woken = Vec::new();
         for a in &mut self.agents {
@@ -773,6 +776,59 @@ impl Runner {
                 });
             }
         }
+    }
+}
+
+/// The channel ids the runner was told about: all up to `through`, and
+/// the few above it reported out of order. A message is news once, however
+/// its report is ordered against the others (a kickoff reported after the
+/// task news posted behind it is still news).
+#[derive(Clone, Debug, Default)]
+struct Seen {
+    through: u64,
+    above: std::collections::BTreeSet<u64>,
+}
+
+/// At most this many ids above a gap are remembered; beyond, the gap is
+/// taken as seen (ids that never come are not waited for forever).
+const MAX_SEEN_ABOVE: usize = 4096;
+
+impl Seen {
+    fn contains(&self, id: u64) -> bool {
+        id <= self.through || self.above.contains(&id)
+    }
+
+    /// Records `id`; false if it was seen before.
+    fn insert(&mut self, id: u64) -> bool {
+        if self.contains(id) {
+            return false;
+        }
+        self.above.insert(id);
+        self.compact();
+        if self.above.len() > MAX_SEEN_ABOVE
+            && let Some(first) = self.above.pop_first()
+        {
+            self.through = first;
+            self.compact();
+        }
+        true
+    }
+
+    /// Everything up to `last` is history.
+    fn history(&mut self, last: u64) {
+        self.through = self.through.max(last);
+        self.above = self.above.split_off(&(self.through.saturating_add(1)));
+        self.compact();
+    }
+
+    fn compact(&mut self) {
+        while self.above.remove(&(self.through.saturating_add(1))) {
+            self.through += 1;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.through == 0 && self.above.is_empty()
     }
 }
 
