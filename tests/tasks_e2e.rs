@@ -463,3 +463,65 @@ fn a_kickoff_is_delivered_when_the_workflow_declares_tasks() {
     let r = w.run(&["stop", "@k"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// Counts this agent's turns in `turns.<agent>`; returns the new count.
+const TURN_COUNTER: &str = r#"
+n = 1
+try:
+    n = int(open("turns." + me).read()) + 1
+except FileNotFoundError:
+    pass
+open("turns." + me, "w").write(str(n))
+"#;
+
+/// Issue 23: a task announced, claimed and given back (its holder
+/// unregisters) is free again, so it is announced again, and taken.
+#[test]
+fn a_task_given_back_is_announced_again_and_taken_by_another() {
+    let w = World::new();
+    let head = WORKER.split("agent = call(").next().unwrap();
+    // w1 takes the task on its first turn and leaves holding it; w2 does
+    // nothing the first time it is woken and takes whatever is free after.
+    let giver = format!(
+        "{head}{TURN_COUNTER}\nif n == 1:\n    agent = call(\"agent_register\", {{\"name\": me, \"runtime\": \"custom\"}})[\"id\"]\n    wf = call(\"workflow_list\", {{}})[\"workflows\"][0]\n    t = call(\"workflow_next_tasks\", {{\"workflow_id\": wf[\"id\"]}})[\"tasks\"][0]\n    assert call(\"task_claim\", {{\"task_id\": t[\"id\"], \"agent_id\": agent}}).get(\"success\")\n    call(\"agent_unregister\", {{\"id\": agent}})\nprint(\"turn\", n)\n"
+    );
+    let taker = WORKER.replace(
+        "agent = call(",
+        &format!(
+            "{TURN_COUNTER}\nif n == 1:\n    print('waiting')\n    sys.exit(0)\nagent = call("
+        ),
+    );
+    w.script("giver.py", &giver);
+    w.script("taker.py", &taker);
+    std::fs::write(
+        w.dir.join("g.yaml"),
+        "agents:\n  w1:\n    command: ./giver.py\n  w2:\n    command: ./taker.py\ntasks:\n  - id: one\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "g.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap_or_default();
+    let channel = w.channel("g");
+    let said: Vec<&str> = channel
+        .iter()
+        .filter_map(|m| m["message"].as_str())
+        .collect();
+    assert_eq!(
+        done, "w2 one\n",
+        "the freed task was taken by w2: {said:#?}"
+    );
+    let news: Vec<String> = channel
+        .iter()
+        .filter(|m| m["from"] == "system")
+        .filter_map(|m| m["message"].as_str())
+        .filter(|m| m.contains("ready to claim"))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        news.len(),
+        2,
+        "announced when planned and when freed: {news:?}"
+    );
+    let board = &r.json()["tasks"];
+    assert_eq!(board["tasks"][0]["status"], "completed", "{board}");
+}

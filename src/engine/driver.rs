@@ -883,6 +883,7 @@ impl Driver {
     fn task_event(&mut self, event: Result<crate::tasks::TaskEvent, broadcast::error::RecvError>) {
         let check = match event {
             Ok(event) => {
+                self.announcer.observe(&event);
                 let check = super::tasks::may_free_tasks(&event);
                 self.emit(EngineEvent::Task {
                     change: Box::new(event),

@@ -269,6 +269,19 @@ pub struct Announcer {
 }
 
 impl Announcer {
+    /// Takes note of one change on the board: a task that is no longer
+    /// free (claimed, in progress, done, failed) is forgotten, so the next
+    /// time it is free (its holder gave it back, unregistered, went stale,
+    /// the person released it) it is news again. Every change must be
+    /// observed, not only those that may free tasks ([`may_free_tasks`]).
+    pub fn observe(&mut self, event: &TaskEvent) {
+        if let TaskEvent::TaskChanged(t) = event
+            && (t.status != TaskStatus::Pending || t.claimed_by.is_some())
+        {
+            self.announced.remove(&t.id);
+        }
+    }
+
     /// The system message for tasks that became available since the last
     /// call, mentioning who may take them; `None` when nothing is new.
     /// `agents` are the workflow's agents.
@@ -436,5 +449,81 @@ mod tests {
             text.contains(&tasks[1].id) && text.contains("@coder @qa"),
             "{text}"
         );
+    }
+
+    /// Issue 23: the engine only asks for news on changes that may free
+    /// tasks; a claim seen in between is enough for the release to be news.
+    #[test]
+    fn a_task_claimed_then_released_is_news_again_once() {
+        let board = TaskBoard::default();
+        let mut events = board.subscribe();
+        let agents = vec!["coder".to_string(), "qa".to_string()];
+        let mut ann = Announcer::default();
+        let tasks = plan(&board);
+        let mut pump = |ann: &mut Announcer| {
+            let mut news = Vec::new();
+            while let Ok(e) = events.try_recv() {
+                ann.observe(&e);
+                if may_free_tasks(&e) {
+                    news.extend(ann.news(&board, &agents));
+                }
+            }
+            news
+        };
+        assert!(
+            ann.news(&board, &agents).is_some(),
+            "announced when planned"
+        );
+        let now = Utc::now();
+        let me = board.change(|s| {
+            let me = s
+                .register(
+                    "qa",
+                    "q",
+                    "custom",
+                    None,
+                    vec![],
+                    None,
+                    serde_json::Value::Null,
+                    now,
+                )
+                .unwrap();
+            let t = s.claim("qa", &tasks[0].id, &me.id, now).unwrap().unwrap();
+            (me, vec![TaskEvent::TaskChanged(t)])
+        });
+        assert_eq!(
+            pump(&mut ann),
+            Vec::<String>::new(),
+            "a claim frees nothing"
+        );
+        carry_out(
+            &board,
+            TaskCommand::Release {
+                task: tasks[0].id.clone(),
+            },
+            "wf",
+        )
+        .unwrap();
+        let news = pump(&mut ann);
+        assert_eq!(news.len(), 1, "the release is news: {news:?}");
+        assert!(news[0].contains(&tasks[0].id), "{news:?}");
+        assert_eq!(
+            pump(&mut ann),
+            Vec::<String>::new(),
+            "once per availability"
+        );
+        // Given back by unregistering: news once more.
+        board.change(|s| {
+            let t = s.claim("qa", &tasks[0].id, &me.id, now).unwrap().unwrap();
+            let mut events = vec![TaskEvent::TaskChanged(t)];
+            events.extend(
+                s.unregister("qa", &me.id, now)
+                    .unwrap()
+                    .into_iter()
+                    .map(TaskEvent::TaskChanged),
+            );
+            ((), events)
+        });
+        assert_eq!(pump(&mut ann).len(), 1, "given back by unregistering");
     }
 }
