@@ -1444,3 +1444,52 @@ fn an_announcement_arriving_before_the_kickoff_does_not_hide_it() {
         );
     }
 }
+
+/// Issue 23: the task news a lead's plan caused (posted by `system`) counts
+/// as the lead's message for the loop guard: plan → announce → report →
+/// plan is paused like any ring, with the banner, and resume goes on.
+#[test]
+fn news_caused_by_an_agents_call_counts_as_its_message_for_the_loop_guard() {
+    let mut sim = Sim::new(cycle_config(RunMode::Start, &["lead", "w1"], 3));
+    let mut pending = starts(&sim.start(Some("@lead plan")));
+    let mut turns = 0;
+    while let Some((agent, turn, _)) = pending.pop() {
+        turns += 1;
+        assert!(turns < 40, "the loop was never stopped");
+        let fx = if agent == "lead" {
+            // The lead's plan makes a task available: the engine posts the
+            // news, caused by the lead, then the lead's answer.
+            let id = sim.channel.len() as u64 + 1;
+            sim.send(Event::CausedBy {
+                agent: "lead".into(),
+                id,
+            });
+            let mut fx = sim.post(
+                "system",
+                "Task ready to claim: t “step”. @w1: task_claim one",
+            );
+            fx.extend(sim.succeed("lead", turn, "planned"));
+            fx
+        } else {
+            sim.succeed("w1", turn, "@lead did step")
+        };
+        pending.extend(starts(&fx));
+    }
+    assert_eq!(turns, 6, "three rounds of lead → w1 → lead");
+    match paused(&sim.log) {
+        Some(PauseReason::Cycle { agents, .. }) => assert_eq!(agents, ["lead", "w1"]),
+        other => panic!("{other:?}"),
+    }
+    let banner = system_texts(&sim.log).pop().unwrap();
+    assert!(
+        banner.starts_with("Paused: lead and w1 keep waking each other"),
+        "{banner}"
+    );
+    let fx = sim.send(Event::Resume);
+    assert!(fx.contains(&Effect::Resumed));
+    assert_eq!(
+        started(&fx, "lead").1.len(),
+        1,
+        "the queued report is delivered"
+    );
+}

@@ -525,3 +525,99 @@ fn a_task_given_back_is_announced_again_and_taken_by_another() {
     let board = &r.json()["tasks"];
     assert_eq!(board["tasks"][0]["status"], "completed", "{board}");
 }
+
+/// A lead that plans one task every time it is woken (the workflow
+/// `round <n>`), then answers `planned <n>`.
+const PLANNER: &str = r#"
+call("agent_register", {"name": me, "runtime": "custom"})
+w = call("workflow_create", {"name": "round %d" % n})
+r = call("workflow_set_plan", {"id": w["id"], "plan": {"summary": "one step",
+         "tasks": [{"name": "step %d" % n}]}})
+with open("lead.log", "a") as f:
+    f.write("planned %d\n" % n)
+print("planned %d" % n)
+"#;
+
+fn planner() -> String {
+    let head = WORKER.split("agent = call(").next().unwrap();
+    format!("{head}{TURN_COUNTER}{PLANNER}")
+}
+
+/// Issue 23: the news of the tasks an agent's own call made available
+/// mentions the agents allowed to take them, not that agent: a lead that
+/// plans when woken plans once, not in a loop.
+#[test]
+fn a_lead_is_not_woken_by_the_tasks_it_planned() {
+    let w = World::new();
+    w.script("lead.py", &planner());
+    w.script("worker.py", WORKER);
+    std::fs::write(
+        w.dir.join("l.yaml"),
+        "agents:\n  lead:\n    command: ./lead.py\n  w1:\n    command: ./worker.py\n  w2:\n    command: ./worker.py\n\
+         limits:\n  agent_max_turns: 4\nkickoff: \"@lead plan the work\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "l.yaml", "--json"]);
+    let lead = std::fs::read_to_string(w.dir.join("lead.log")).unwrap_or_default();
+    assert_eq!(lead, "planned 1\n", "the lead planned once");
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let news: Vec<String> = w
+        .channel("l")
+        .iter()
+        .filter_map(|m| m["message"].as_str())
+        .filter(|m| m.contains("ready to claim"))
+        .map(String::from)
+        .collect();
+    assert_eq!(news.len(), 1, "{news:?}");
+    assert!(
+        news[0].contains("@w1 @w2") && !news[0].contains("@lead"),
+        "{news:?}"
+    );
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap();
+    assert_eq!(done.lines().count(), 1, "{done}");
+}
+
+/// Issue 23: news an agent's call caused counts as that agent's message
+/// for the loop guard: a lead planning each time the worker reports back
+/// (plan → announce → report → plan) is paused like any ring.
+#[test]
+fn plan_announce_plan_cycles_are_paused_by_the_loop_guard() {
+    let w = World::new();
+    w.script("lead.py", &planner());
+    // The worker does what is free and reports to the lead.
+    w.script(
+        "worker.py",
+        &WORKER.replace(
+            "print(\"did \" + (\", \".join(did) if did else \"nothing new\"))",
+            "print(\"@lead did \" + \", \".join(did))",
+        ),
+    );
+    std::fs::write(
+        w.dir.join("c.yaml"),
+        "agents:\n  lead:\n    command: ./lead.py\n  w1:\n    command: ./worker.py\n\
+         limits:\n  max_turns: 40\nkickoff: \"@lead plan the work\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "c.yaml", "--json"]);
+    assert_ne!(r.code, 0, "a paused run is not a success");
+    let said: Vec<String> = w
+        .channel("c")
+        .iter()
+        .filter_map(|m| m["message"].as_str().map(String::from))
+        .collect();
+    let banner = said
+        .iter()
+        .find(|m| m.starts_with("Paused: "))
+        .unwrap_or_else(|| panic!("no loop banner: {said:#?}"));
+    assert!(
+        banner.contains("lead and w1 keep waking each other"),
+        "{banner}"
+    );
+    let outcome = &r.json()["outcome"];
+    assert!(outcome.to_string().contains("incomplete"), "{outcome}");
+    let lead = std::fs::read_to_string(w.dir.join("lead.log")).unwrap();
+    assert!(
+        lead.lines().count() <= 5,
+        "paused within a few rounds: {lead}"
+    );
+}

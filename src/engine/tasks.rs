@@ -284,8 +284,15 @@ impl Announcer {
 
     /// The system message for tasks that became available since the last
     /// call, mentioning who may take them; `None` when nothing is new.
-    /// `agents` are the workflow's agents.
-    pub fn news(&mut self, board: &TaskBoard, agents: &[String]) -> Option<String> {
+    /// `agents` are the workflow's agents; `by` is the agent whose tool call
+    /// made the tasks available, if one did: it is not mentioned (an agent
+    /// is never woken by what its own call caused).
+    pub fn news(
+        &mut self,
+        board: &TaskBoard,
+        agents: &[String],
+        by: Option<&str>,
+    ) -> Option<String> {
         let ready: Vec<Task> = board.read(|s| {
             s.workflows()
                 .into_iter()
@@ -307,7 +314,7 @@ impl Announcer {
         for t in &new {
             self.announced.insert(t.id.clone());
             for a in eligible(t, agents, board) {
-                if !who.contains(&a) {
+                if !who.contains(&a) && Some(a.as_str()) != by {
                     who.push(a);
                 }
             }
@@ -324,12 +331,16 @@ impl Announcer {
             })
             .collect();
         let mentions: Vec<String> = who.iter().map(|a| format!("@{a}")).collect();
+        let to = if mentions.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", mentions.join(" "))
+        };
         Some(format!(
-            "{} ready to claim: {}. {}: task_claim one (agent_register first), then \
+            "{} ready to claim: {}. {to}task_claim one (agent_register first), then \
              task_load_context, checkpoints, task_update_status.",
             if new.len() == 1 { "Task" } else { "Tasks" },
             list.join(", "),
-            mentions.join(" ")
         ))
     }
 }
@@ -403,16 +414,16 @@ mod tests {
         let board = TaskBoard::default();
         let agents = vec!["coder".to_string(), "qa".to_string()];
         let mut ann = Announcer::default();
-        assert_eq!(ann.news(&board, &agents), None);
+        assert_eq!(ann.news(&board, &agents, None), None);
         let tasks = plan(&board);
-        let text = ann.news(&board, &agents).unwrap();
+        let text = ann.news(&board, &agents, None).unwrap();
         assert!(
             text.contains(&tasks[0].id) && text.contains("@coder"),
             "{text}"
         );
         assert!(!text.contains("@qa"), "only the assignee: {text}");
         assert!(!text.contains(&tasks[1].id), "b is blocked: {text}");
-        assert_eq!(ann.news(&board, &agents), None, "not twice");
+        assert_eq!(ann.news(&board, &agents, None), None, "not twice");
 
         // a is done: b is news, for everyone.
         let now = Utc::now();
@@ -444,11 +455,35 @@ mod tests {
             .unwrap();
             ((), vec![])
         });
-        let text = ann.news(&board, &agents).unwrap();
+        let text = ann.news(&board, &agents, None).unwrap();
         assert!(
             text.contains(&tasks[1].id) && text.contains("@coder @qa"),
             "{text}"
         );
+    }
+
+    /// Issue 23: the agent whose call made tasks available is not woken by
+    /// their news; the others allowed to take them are.
+    #[test]
+    fn the_news_does_not_mention_the_agent_whose_call_caused_it() {
+        let board = TaskBoard::default();
+        let agents = vec!["lead".to_string(), "w1".to_string(), "w2".to_string()];
+        let mut ann = Announcer::default();
+        plan(&board);
+        // Task a is for coder (not an agent here: everyone may take it).
+        let text = ann.news(&board, &agents, Some("lead")).unwrap();
+        assert!(
+            text.contains("@w1 @w2:") && !text.contains("@lead"),
+            "{text}"
+        );
+        // The only agent allowed is the one who caused it: nobody is woken.
+        let board = TaskBoard::default();
+        let mut ann = Announcer::default();
+        plan(&board);
+        let coder = vec!["coder".to_string()];
+        let text = ann.news(&board, &coder, Some("coder")).unwrap();
+        assert!(!text.contains('@'), "{text}");
+        assert!(text.contains("ready to claim"), "{text}");
     }
 
     /// Issue 23: the engine only asks for news on changes that may free
@@ -465,13 +500,13 @@ mod tests {
             while let Ok(e) = events.try_recv() {
                 ann.observe(&e);
                 if may_free_tasks(&e) {
-                    news.extend(ann.news(&board, &agents));
+                    news.extend(ann.news(&board, &agents, None));
                 }
             }
             news
         };
         assert!(
-            ann.news(&board, &agents).is_some(),
+            ann.news(&board, &agents, None).is_some(),
             "announced when planned"
         );
         let now = Utc::now();

@@ -123,6 +123,17 @@ pub enum Event {
         /// The message.
         id: u64,
     },
+    /// Message `id`, posted by `system` and reported later as
+    /// [`Event::MessagePosted`], was caused by `agent`'s tool call (the
+    /// news of tasks its plan or its status change made available): the
+    /// loop guard counts it as `agent`'s message, so plan → announce →
+    /// plan cycles are paused like any ring.
+    CausedBy {
+        /// Whose call caused it.
+        agent: String,
+        /// The message.
+        id: u64,
+    },
     /// `agent`'s CLI began (`waiting: true`) or stopped waiting for a tool
     /// approval. While it waits, its turn's timeout and stall clocks stop.
     Approval {

@@ -47,7 +47,13 @@
 //!   grants the same budgets again; `Restart` renews one agent.
 //! - The cycle detector (see [`CycleConfig`]) pauses the instance. A message
 //!   from a person (anyone but the agents and `system`), a document change
-//!   or a resume starts it over.
+//!   or a resume starts it over. A `system` message an agent's tool call
+//!   caused ([`Event::CausedBy`], the news of tasks its plan made
+//!   available) counts as that agent's, so plan → announce → plan cycles
+//!   are paused like any ring.
+//! - A message is news once, whatever order it is reported in: backlog
+//!   ids (unread mentions) mark nothing as seen, so a kickoff reported
+//!   after the task news posted behind it still wakes its agents.
 //! - In `run` mode a paused instance counts as having no runnable agent, so
 //!   a headless run stuck in a loop ends ([`RunOutcome::Incomplete`])
 //!   instead of hanging.
@@ -109,7 +115,13 @@ pub struct Runner {
     budget_cost_base: f64,
     pause: Option<PauseReason>,
     cycles: Option<CycleDetector>,
+    /// System messages not yet seen that an agent's tool call caused
+    /// ([`Event::CausedBy`]): id → agent.
+    caused: std::collections::BTreeMap<u64, String>,
 }
+
+/// At most this many [`Event::CausedBy`] notes wait for their message.
+const MAX_CAUSED: usize = 256;
 
 impl Runner {
     /// A runner for `config`'s agents, all idle, before [`Event::Started`].
@@ -142,6 +154,7 @@ impl Runner {
             budget_cost_base: 0.0,
             pause: None,
             cycles,
+            caused: Default::default(),
         }
     }
 
@@ -213,6 +226,14 @@ impl Runner {
                     && id > a.acked_through
                 {
                     a.unread.insert(id);
+                }
+            }
+            Event::CausedBy { agent, id } => {
+                if !self.seen.contains(id) && self.is_agent(&agent) {
+                    self.caused.insert(id, agent);
+                    while self.caused.len() > MAX_CAUSED {
+                        self.caused.pop_first();
+                    }
                 }
             }
             Event::Resume => self.on_resume(now, &mut fx),
@@ -409,6 +430,9 @@ impl Runner {
                 woken.push(a.name.clone());
             }
         }
+        // A system message an agent's call caused counts as the agent's.
+        let cause = self.caused.remove(&entry.id).filter(|_| from == SYSTEM);
+        let from = cause.as_deref().unwrap_or(from);
         let sender_is_agent = self.is_agent(from);
         let Some(cycles) = &mut self.cycles else {
             return true;
