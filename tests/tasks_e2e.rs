@@ -621,3 +621,202 @@ fn plan_announce_plan_cycles_are_paused_by_the_loop_guard() {
         "paused within a few rounds: {lead}"
     );
 }
+
+/// The head of every script of the proof below: the tool caller, the ids
+/// this turn was handed (logged to `turns.log`), and a wait for a file.
+const TEAM_HEAD: &str = r###"#!/usr/bin/env python3
+import json, os, re, subprocess, sys, time
+prompt = sys.stdin.read()
+awtui = os.environ["AWTUI_BIN"]
+me = os.environ["AWTUI_AGENT"]
+
+def call(tool, args):
+    r = subprocess.run([awtui, "ctx", "--json", "call", tool, json.dumps(args)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": r.stderr}
+    return json.loads(r.stdout)
+
+def wait_file(name):
+    deadline = time.time() + 120
+    while not os.path.exists(name):
+        assert time.time() < deadline, "timed out waiting for " + name
+        time.sleep(0.02)
+
+m = re.search(r"## New messages for you \(([^)]*)\)", prompt)
+ids = [int(x) for x in re.findall(r"\d+", m.group(1))] if m else []
+with open("turns.log", "a") as f:
+    f.write(me + " " + " ".join(str(i) for i in ids) + "\n")
+turn = sum(1 for l in open("turns.log") if l.split(" ")[0] == me)
+
+def free_tasks():
+    out = []
+    for wf in call("workflow_list", {})["workflows"]:
+        out += call("workflow_next_tasks", {"workflow_id": wf["id"]})["tasks"]
+    return out
+
+def claim_one(agent):
+    for t in free_tasks():
+        if call("task_claim", {"task_id": t["id"], "agent_id": agent}).get("success"):
+            return t
+    return None
+
+def finish(t):
+    with open("done.log", "a") as f:
+        f.write(me + " " + t["name"] + "\n")
+    r = call("task_update_status", {"id": t["id"], "status": "completed",
+                                    "outcome": t["name"] + " by " + me})
+    assert r.get("success"), r
+"###;
+
+/// The lead plans on its first turn; the news of a freed task may wake
+/// it again (anyone may take it), and it leaves that to the workers.
+const TEAM_LEAD: &str = r#"
+if turn == 1:
+    w = call("workflow_create", {"name": "feature", "max_parallel_tasks": 3})
+    call("workflow_set_plan", {"id": w["id"], "plan": {"summary": "three parts",
+         "tasks": [{"name": "schema"}, {"name": "api"}, {"name": "ui"}]}})
+    print("planned")
+else:
+    print("noted")
+"#;
+
+/// w1 claims a task, waits until the others hold theirs, and leaves
+/// holding it.
+const TEAM_LEAVER: &str = r#"
+agent = call("agent_register", {"name": me, "runtime": "custom"})["id"]
+t = claim_one(agent)
+assert t is not None
+open("w1.claimed", "w").write(t["name"])
+wait_file("w2.claimed")
+wait_file("w3.claimed")
+call("agent_unregister", {"id": agent})
+print("leaving " + t["name"])
+"#;
+
+/// w2 and w3 take one task each once w1 holds one; woken again, they take
+/// whatever is free.
+const TEAM_WORKER: &str = r#"
+agent = call("agent_register", {"name": me, "runtime": "custom"})["id"]
+did = []
+if turn == 1:
+    wait_file("w1.claimed")
+    t = claim_one(agent)
+    assert t is not None
+    open(me + ".claimed", "w").write(t["name"])
+    finish(t)
+    did.append(t["name"])
+else:
+    while True:
+        t = claim_one(agent)
+        if t is None:
+            break
+        finish(t)
+        did.append(t["name"])
+print("did " + (", ".join(did) if did else "nothing"))
+"#;
+
+/// Issue 23's proof: a lead plans three tasks once; three workers claim;
+/// one unregisters holding its claim; the freed task is announced to the
+/// others and finished by one of them. Every task is completed exactly
+/// once, in one workflow, and every turn was caused by a new message for
+/// its agent (the lead may be told of the freed task too: anyone may take
+/// it).
+#[test]
+fn a_team_plans_claims_and_finishes_together() {
+    let w = World::new();
+    w.script("lead.py", &format!("{TEAM_HEAD}{TEAM_LEAD}"));
+    w.script("leaver.py", &format!("{TEAM_HEAD}{TEAM_LEAVER}"));
+    w.script("worker.py", &format!("{TEAM_HEAD}{TEAM_WORKER}"));
+    std::fs::write(
+        w.dir.join("team.yaml"),
+        "agents:\n  lead:\n    command: ./lead.py\n  w1:\n    command: ./leaver.py\n\
+         \x20 w2:\n    command: ./worker.py\n  w3:\n    command: ./worker.py\n\
+         kickoff: \"@lead please split the work\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "team.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let report = r.json();
+    let channel = w.channel("team");
+    let said: Vec<String> = channel
+        .iter()
+        .map(|m| format!("#{} {}: {}", m["id"], m["from"], m["message"]))
+        .collect();
+
+    // Every task completed exactly once, in one workflow.
+    let board = &report["tasks"];
+    assert_eq!(board["workflows"].as_array().unwrap().len(), 1, "{board}");
+    let tasks = board["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 3, "{board}");
+    assert!(tasks.iter().all(|t| t["status"] == "completed"), "{board}");
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap();
+    let mut names: Vec<&str> = done.lines().map(|l| l.split(' ').nth(1).unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["api", "schema", "ui"], "{done}");
+    let left = std::fs::read_to_string(w.dir.join("w1.claimed")).unwrap();
+    assert!(
+        !done.lines().any(|l| l.starts_with("w1 ")),
+        "w1 left: {done}"
+    );
+    assert!(
+        done.contains(&format!(" {left}")),
+        "{left} was finished: {done}"
+    );
+
+    // The news: once when planned (not to the lead), once when w1 left
+    // (not to w1).
+    let news: Vec<&String> = said
+        .iter()
+        .filter(|m| m.contains("ready to claim"))
+        .collect();
+    assert_eq!(news.len(), 2, "{said:#?}");
+    assert!(
+        news[0].contains("@w1 @w2 @w3") && !news[0].contains("@lead"),
+        "{news:?}"
+    );
+    assert!(
+        news[1].contains(left.as_str()) && news[1].contains("@w2 @w3") && !news[1].contains("@w1"),
+        "{news:?}"
+    );
+
+    // Every turn was handed at least one message, new for its agent and
+    // mentioning it; the lead and w1 ran once.
+    let turns = std::fs::read_to_string(w.dir.join("turns.log")).unwrap();
+    let mut handed: std::collections::BTreeSet<(String, u64)> = Default::default();
+    for line in turns.lines() {
+        let mut parts = line.split(' ');
+        let agent = parts.next().unwrap().to_string();
+        let ids: Vec<u64> = parts.filter_map(|p| p.parse().ok()).collect();
+        assert!(
+            !ids.is_empty(),
+            "a turn without a new message: {line}\n{said:#?}"
+        );
+        for id in ids {
+            assert!(
+                handed.insert((agent.clone(), id)),
+                "#{id} handed twice to {agent}"
+            );
+            let entry = channel.iter().find(|m| m["id"] == id).unwrap();
+            assert!(
+                entry["mentions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m == agent.as_str()),
+                "#{id} is not for {agent}: {entry}"
+            );
+        }
+    }
+    let count = |a: &str| {
+        turns
+            .lines()
+            .filter(|l| l.split(' ').next() == Some(a))
+            .count()
+    };
+    assert!(
+        count("lead") <= 2,
+        "planned, then at most told of the freed task: {turns}"
+    );
+    assert_eq!(count("w1"), 1, "{turns}");
+}
