@@ -1338,3 +1338,158 @@ fn a_session_kept_from_an_earlier_run_is_resumed_by_the_first_turn() {
     assert!(fx.iter().any(|e| matches!(e,
         Effect::StartTurn { session_id: Some(s), .. } if s == "sess-before-crash")));
 }
+
+/// Every (agent, id) handed over by these effects, in order.
+fn deliveries(fx: &[Effect]) -> Vec<(String, u64)> {
+    starts(fx)
+        .into_iter()
+        .flat_map(|(agent, _, ids)| ids.into_iter().map(move |id| (agent.clone(), id)))
+        .collect()
+}
+
+/// Issue 23: a workflow with `tasks:` posts the kickoff (#1) and then the
+/// task announcement (#2). However the announcement reaches the runner
+/// (backlog, `Mentioned`, reported first or out of order), the kickoff is
+/// not hidden by it: every mention is delivered exactly once, acks cover
+/// only what was handed over, and the runner's unread counts stay true.
+#[test]
+fn an_announcement_arriving_before_the_kickoff_does_not_hide_it() {
+    let kickoff = "@lead please split the work";
+    let news =
+        "Task ready to claim: schema “Database schema” (for worker). @worker: task_claim one";
+    // How the announcement (and the kickoff) reach the runner.
+    type Play = fn(&mut Sim, ChannelEntry, ChannelEntry) -> Vec<Effect>;
+    let orders: [(&str, Play); 4] = [
+        ("backlog, kickoff in Started", |sim, k, n| {
+            let mut fx = sim.send(Event::Started {
+                kickoff: Some(k.clone()),
+                backlog: vec![("worker".into(), n.id)],
+            });
+            fx.extend(sim.send(Event::MessagePosted(k)));
+            fx.extend(sim.send(Event::MessagePosted(n)));
+            fx
+        }),
+        ("backlog, kickoff reported later", |sim, k, n| {
+            let mut fx = sim.send(Event::Started {
+                kickoff: None,
+                backlog: vec![("worker".into(), n.id)],
+            });
+            fx.extend(sim.send(Event::MessagePosted(k)));
+            fx.extend(sim.send(Event::MessagePosted(n)));
+            fx
+        }),
+        ("announcement reported first", |sim, k, n| {
+            let mut fx = sim.send(Event::MessagePosted(n.clone()));
+            fx.extend(sim.send(Event::Started {
+                kickoff: Some(k.clone()),
+                backlog: vec![],
+            }));
+            fx.extend(sim.send(Event::MessagePosted(k)));
+            fx.extend(sim.send(Event::MessagePosted(n)));
+            fx
+        }),
+        ("mentioned, then out of order", |sim, k, n| {
+            let mut fx = sim.send(Event::Mentioned {
+                agent: "worker".into(),
+                id: n.id,
+            });
+            fx.extend(sim.send(Event::Started {
+                kickoff: None,
+                backlog: vec![],
+            }));
+            fx.extend(sim.send(Event::MessagePosted(n)));
+            fx.extend(sim.send(Event::MessagePosted(k)));
+            fx
+        }),
+    ];
+    for (how, play) in orders {
+        let mut sim = Sim::with(RunMode::Run, &["lead", "worker"]);
+        let k = sim.append("system", kickoff);
+        let n = sim.append("system", news);
+        let mut fx = play(&mut sim, k, n);
+        for agent in ["lead", "worker"] {
+            let view = sim.runner.agent(agent).unwrap();
+            assert_eq!(
+                view.metrics.unread,
+                sim.runner.unread(agent).len(),
+                "{how}: {agent}'s row and inbox agree"
+            );
+        }
+        // Finish every turn until nothing runs.
+        let mut pending = starts(&fx);
+        while let Some((agent, turn, _)) = pending.pop() {
+            let more = sim.succeed(&agent, turn, "");
+            pending.extend(starts(&more));
+            fx.extend(more);
+        }
+        let mut got = deliveries(&fx);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![("lead".to_string(), 1), ("worker".to_string(), 2)],
+            "{how}: each mention delivered exactly once"
+        );
+        let mut acked = acks(&fx);
+        acked.sort();
+        assert_eq!(
+            acked,
+            vec![("lead".to_string(), 1), ("worker".to_string(), 2)],
+            "{how}: acks cover what was handed over"
+        );
+        assert!(sim.runner.unread("lead").is_empty(), "{how}");
+        assert_eq!(
+            finish_outcome(&sim.log),
+            Some(RunOutcome::Completed),
+            "{how}"
+        );
+    }
+}
+
+/// Issue 23: the task news a lead's plan caused (posted by `system`) counts
+/// as the lead's message for the loop guard: plan → announce → report →
+/// plan is paused like any ring, with the banner, and resume goes on.
+#[test]
+fn news_caused_by_an_agents_call_counts_as_its_message_for_the_loop_guard() {
+    let mut sim = Sim::new(cycle_config(RunMode::Start, &["lead", "w1"], 3));
+    let mut pending = starts(&sim.start(Some("@lead plan")));
+    let mut turns = 0;
+    while let Some((agent, turn, _)) = pending.pop() {
+        turns += 1;
+        assert!(turns < 40, "the loop was never stopped");
+        let fx = if agent == "lead" {
+            // The lead's plan makes a task available: the engine posts the
+            // news, caused by the lead, then the lead's answer.
+            let id = sim.channel.len() as u64 + 1;
+            sim.send(Event::CausedBy {
+                agent: "lead".into(),
+                id,
+            });
+            let mut fx = sim.post(
+                "system",
+                "Task ready to claim: t “step”. @w1: task_claim one",
+            );
+            fx.extend(sim.succeed("lead", turn, "planned"));
+            fx
+        } else {
+            sim.succeed("w1", turn, "@lead did step")
+        };
+        pending.extend(starts(&fx));
+    }
+    assert_eq!(turns, 6, "three rounds of lead → w1 → lead");
+    match paused(&sim.log) {
+        Some(PauseReason::Cycle { agents, .. }) => assert_eq!(agents, ["lead", "w1"]),
+        other => panic!("{other:?}"),
+    }
+    let banner = system_texts(&sim.log).pop().unwrap();
+    assert!(
+        banner.starts_with("Paused: lead and w1 keep waking each other"),
+        "{banner}"
+    );
+    let fx = sim.send(Event::Resume);
+    assert!(fx.contains(&Effect::Resumed));
+    assert_eq!(
+        started(&fx, "lead").1.len(),
+        1,
+        "the queued report is delivered"
+    );
+}

@@ -391,3 +391,432 @@ fn validate_reports_spawn_mistakes_with_their_positions() {
         r.stderr
     );
 }
+
+/// Issue 23: a workflow with `tasks:` and a kickoff. The task announcement
+/// (#2) used to reach the runner first and hide the kickoff (#1): the run
+/// ended at once, `lead` never ran and its inbox kept the kickoff unread.
+#[test]
+fn a_kickoff_is_delivered_when_the_workflow_declares_tasks() {
+    let w = World::new();
+    w.script(
+        "lead.sh",
+        "#!/bin/sh\ncat >/dev/null\necho \"$AWTUI_AGENT\" >> lead.log\necho split\n",
+    );
+    w.script("worker.py", WORKER);
+    let yaml = "agents:\n  lead:\n    command: ./lead.sh\n  worker:\n    command: ./worker.py\n\
+         tasks:\n  - id: schema\n    name: Database schema\n    assignee: worker\n\
+         kickoff: \"@lead please split the work\"\n";
+    std::fs::write(w.dir.join("k.yaml"), yaml).unwrap();
+    let r = w.run(&["run", "k.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let lead = std::fs::read_to_string(w.dir.join("lead.log")).unwrap_or_default();
+    assert_eq!(lead.lines().count(), 1, "lead ran once: {lead:?}");
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap();
+    assert_eq!(done.trim(), "worker Database schema");
+    let channel = w.channel("k");
+    assert!(
+        channel[0]["message"].as_str().unwrap().starts_with("@lead"),
+        "the kickoff is #1: {channel:?}"
+    );
+
+    // The same workflow in a control room: once lead has answered, its row
+    // (`list`) and its inbox (`peek`) agree that nothing waits for it.
+    let mut w = World::new();
+    w.script(
+        "lead.sh",
+        "#!/bin/sh\ncat >/dev/null\necho \"$AWTUI_AGENT\" >> lead.log\necho split\n",
+    );
+    w.script("worker.py", WORKER);
+    std::fs::write(w.dir.join("k.yaml"), yaml).unwrap();
+    w.start_background("k.yaml", "k");
+    wait_for("lead and worker to finish", || {
+        let lead = std::fs::read_to_string(w.dir.join("lead.log")).ok()?;
+        let done = std::fs::read_to_string(w.dir.join("done.log")).ok()?;
+        let idle = w.list().iter().any(|i| {
+            i["instance"] == "k"
+                && i["agents"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(|a| a["status"] == "idle"))
+        });
+        (idle && !lead.is_empty() && !done.is_empty()).then_some(())
+    });
+    for agent in ["lead", "worker"] {
+        let rows = w.list();
+        let row = rows
+            .iter()
+            .filter(|i| i["instance"] == "k")
+            .flat_map(|i| i["agents"].as_array().unwrap().clone())
+            .find(|a| a["name"] == agent)
+            .unwrap();
+        let r = w.run(&["peek", "--to", &format!("{agent}@k"), "--json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let inbox = r.json().as_array().unwrap().len();
+        assert_eq!(
+            row["unread"], inbox,
+            "{agent}: list {row} vs inbox {}",
+            r.stdout
+        );
+        assert_eq!(inbox, 0, "{agent}: {}", r.stdout);
+    }
+    let lead = std::fs::read_to_string(w.dir.join("lead.log")).unwrap();
+    assert_eq!(lead.lines().count(), 1, "{lead:?}");
+    let r = w.run(&["stop", "@k"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// Counts this agent's turns in `turns.<agent>`; returns the new count.
+const TURN_COUNTER: &str = r#"
+n = 1
+try:
+    n = int(open("turns." + me).read()) + 1
+except FileNotFoundError:
+    pass
+open("turns." + me, "w").write(str(n))
+"#;
+
+/// Issue 23: a task announced, claimed and given back (its holder
+/// unregisters) is free again, so it is announced again, and taken.
+#[test]
+fn a_task_given_back_is_announced_again_and_taken_by_another() {
+    let w = World::new();
+    let head = WORKER.split("agent = call(").next().unwrap();
+    // w1 takes the task on its first turn and leaves holding it; w2 does
+    // nothing the first time it is woken and takes whatever is free after.
+    let giver = format!(
+        "{head}{TURN_COUNTER}\nif n == 1:\n    agent = call(\"agent_register\", {{\"name\": me, \"runtime\": \"custom\"}})[\"id\"]\n    wf = call(\"workflow_list\", {{}})[\"workflows\"][0]\n    t = call(\"workflow_next_tasks\", {{\"workflow_id\": wf[\"id\"]}})[\"tasks\"][0]\n    assert call(\"task_claim\", {{\"task_id\": t[\"id\"], \"agent_id\": agent}}).get(\"success\")\n    call(\"agent_unregister\", {{\"id\": agent}})\nprint(\"turn\", n)\n"
+    );
+    let taker = WORKER.replace(
+        "agent = call(",
+        &format!(
+            "{TURN_COUNTER}\nif n == 1:\n    print('waiting')\n    sys.exit(0)\nagent = call("
+        ),
+    );
+    w.script("giver.py", &giver);
+    w.script("taker.py", &taker);
+    std::fs::write(
+        w.dir.join("g.yaml"),
+        "agents:\n  w1:\n    command: ./giver.py\n  w2:\n    command: ./taker.py\ntasks:\n  - id: one\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "g.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap_or_default();
+    let channel = w.channel("g");
+    let said: Vec<&str> = channel
+        .iter()
+        .filter_map(|m| m["message"].as_str())
+        .collect();
+    assert_eq!(
+        done, "w2 one\n",
+        "the freed task was taken by w2: {said:#?}"
+    );
+    let news: Vec<String> = channel
+        .iter()
+        .filter(|m| m["from"] == "system")
+        .filter_map(|m| m["message"].as_str())
+        .filter(|m| m.contains("ready to claim"))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        news.len(),
+        2,
+        "announced when planned and when freed: {news:?}"
+    );
+    let board = &r.json()["tasks"];
+    assert_eq!(board["tasks"][0]["status"], "completed", "{board}");
+}
+
+/// A lead that plans one task every time it is woken (the workflow
+/// `round <n>`), then answers `planned <n>`.
+const PLANNER: &str = r#"
+call("agent_register", {"name": me, "runtime": "custom"})
+w = call("workflow_create", {"name": "round %d" % n})
+r = call("workflow_set_plan", {"id": w["id"], "plan": {"summary": "one step",
+         "tasks": [{"name": "step %d" % n}]}})
+with open("lead.log", "a") as f:
+    f.write("planned %d\n" % n)
+print("planned %d" % n)
+"#;
+
+fn planner() -> String {
+    let head = WORKER.split("agent = call(").next().unwrap();
+    format!("{head}{TURN_COUNTER}{PLANNER}")
+}
+
+/// Issue 23: the news of the tasks an agent's own call made available
+/// mentions the agents allowed to take them, not that agent: a lead that
+/// plans when woken plans once, not in a loop.
+#[test]
+fn a_lead_is_not_woken_by_the_tasks_it_planned() {
+    let w = World::new();
+    w.script("lead.py", &planner());
+    w.script("worker.py", WORKER);
+    std::fs::write(
+        w.dir.join("l.yaml"),
+        "agents:\n  lead:\n    command: ./lead.py\n  w1:\n    command: ./worker.py\n  w2:\n    command: ./worker.py\n\
+         limits:\n  agent_max_turns: 4\nkickoff: \"@lead plan the work\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "l.yaml", "--json"]);
+    let lead = std::fs::read_to_string(w.dir.join("lead.log")).unwrap_or_default();
+    assert_eq!(lead, "planned 1\n", "the lead planned once");
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let news: Vec<String> = w
+        .channel("l")
+        .iter()
+        .filter_map(|m| m["message"].as_str())
+        .filter(|m| m.contains("ready to claim"))
+        .map(String::from)
+        .collect();
+    assert_eq!(news.len(), 1, "{news:?}");
+    assert!(
+        news[0].contains("@w1 @w2") && !news[0].contains("@lead"),
+        "{news:?}"
+    );
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap();
+    assert_eq!(done.lines().count(), 1, "{done}");
+}
+
+/// Issue 23: news an agent's call caused counts as that agent's message
+/// for the loop guard: a lead planning each time the worker reports back
+/// (plan → announce → report → plan) is paused like any ring.
+#[test]
+fn plan_announce_plan_cycles_are_paused_by_the_loop_guard() {
+    let w = World::new();
+    w.script("lead.py", &planner());
+    // The worker does what is free and reports to the lead.
+    w.script(
+        "worker.py",
+        &WORKER.replace(
+            "print(\"did \" + (\", \".join(did) if did else \"nothing new\"))",
+            "print(\"@lead did \" + \", \".join(did))",
+        ),
+    );
+    std::fs::write(
+        w.dir.join("c.yaml"),
+        "agents:\n  lead:\n    command: ./lead.py\n  w1:\n    command: ./worker.py\n\
+         limits:\n  max_turns: 40\nkickoff: \"@lead plan the work\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "c.yaml", "--json"]);
+    assert_ne!(r.code, 0, "a paused run is not a success");
+    let said: Vec<String> = w
+        .channel("c")
+        .iter()
+        .filter_map(|m| m["message"].as_str().map(String::from))
+        .collect();
+    let banner = said
+        .iter()
+        .find(|m| m.starts_with("Paused: "))
+        .unwrap_or_else(|| panic!("no loop banner: {said:#?}"));
+    assert!(
+        banner.contains("lead and w1 keep waking each other"),
+        "{banner}"
+    );
+    let outcome = &r.json()["outcome"];
+    assert!(outcome.to_string().contains("incomplete"), "{outcome}");
+    let lead = std::fs::read_to_string(w.dir.join("lead.log")).unwrap();
+    assert!(
+        lead.lines().count() <= 5,
+        "paused within a few rounds: {lead}"
+    );
+}
+
+/// The head of every script of the proof below: the tool caller, the ids
+/// this turn was handed (logged to `turns.log`), and a wait for a file.
+const TEAM_HEAD: &str = r###"#!/usr/bin/env python3
+import json, os, re, subprocess, sys, time
+prompt = sys.stdin.read()
+awtui = os.environ["AWTUI_BIN"]
+me = os.environ["AWTUI_AGENT"]
+
+def call(tool, args):
+    r = subprocess.run([awtui, "ctx", "--json", "call", tool, json.dumps(args)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": r.stderr}
+    return json.loads(r.stdout)
+
+def wait_file(name):
+    deadline = time.time() + 120
+    while not os.path.exists(name):
+        assert time.time() < deadline, "timed out waiting for " + name
+        time.sleep(0.02)
+
+m = re.search(r"## New messages for you \(([^)]*)\)", prompt)
+ids = [int(x) for x in re.findall(r"\d+", m.group(1))] if m else []
+with open("turns.log", "a") as f:
+    f.write(me + " " + " ".join(str(i) for i in ids) + "\n")
+turn = sum(1 for l in open("turns.log") if l.split(" ")[0] == me)
+
+def free_tasks():
+    out = []
+    for wf in call("workflow_list", {})["workflows"]:
+        out += call("workflow_next_tasks", {"workflow_id": wf["id"]})["tasks"]
+    return out
+
+def claim_one(agent):
+    for t in free_tasks():
+        if call("task_claim", {"task_id": t["id"], "agent_id": agent}).get("success"):
+            return t
+    return None
+
+def finish(t):
+    with open("done.log", "a") as f:
+        f.write(me + " " + t["name"] + "\n")
+    r = call("task_update_status", {"id": t["id"], "status": "completed",
+                                    "outcome": t["name"] + " by " + me})
+    assert r.get("success"), r
+"###;
+
+/// The lead plans on its first turn; the news of a freed task may wake
+/// it again (anyone may take it), and it leaves that to the workers.
+const TEAM_LEAD: &str = r#"
+if turn == 1:
+    w = call("workflow_create", {"name": "feature", "max_parallel_tasks": 3})
+    call("workflow_set_plan", {"id": w["id"], "plan": {"summary": "three parts",
+         "tasks": [{"name": "schema"}, {"name": "api"}, {"name": "ui"}]}})
+    print("planned")
+else:
+    print("noted")
+"#;
+
+/// w1 claims a task, waits until the others hold theirs, and leaves
+/// holding it.
+const TEAM_LEAVER: &str = r#"
+agent = call("agent_register", {"name": me, "runtime": "custom"})["id"]
+t = claim_one(agent)
+assert t is not None
+open("w1.claimed", "w").write(t["name"])
+wait_file("w2.claimed")
+wait_file("w3.claimed")
+call("agent_unregister", {"id": agent})
+print("leaving " + t["name"])
+"#;
+
+/// w2 and w3 take one task each once w1 holds one; woken again, they take
+/// whatever is free.
+const TEAM_WORKER: &str = r#"
+agent = call("agent_register", {"name": me, "runtime": "custom"})["id"]
+did = []
+if turn == 1:
+    wait_file("w1.claimed")
+    t = claim_one(agent)
+    assert t is not None
+    open(me + ".claimed", "w").write(t["name"])
+    finish(t)
+    did.append(t["name"])
+else:
+    while True:
+        t = claim_one(agent)
+        if t is None:
+            break
+        finish(t)
+        did.append(t["name"])
+print("did " + (", ".join(did) if did else "nothing"))
+"#;
+
+/// Issue 23's proof: a lead plans three tasks once; three workers claim;
+/// one unregisters holding its claim; the freed task is announced to the
+/// others and finished by one of them. Every task is completed exactly
+/// once, in one workflow, and every turn was caused by a new message for
+/// its agent (the lead may be told of the freed task too: anyone may take
+/// it).
+#[test]
+fn a_team_plans_claims_and_finishes_together() {
+    let w = World::new();
+    w.script("lead.py", &format!("{TEAM_HEAD}{TEAM_LEAD}"));
+    w.script("leaver.py", &format!("{TEAM_HEAD}{TEAM_LEAVER}"));
+    w.script("worker.py", &format!("{TEAM_HEAD}{TEAM_WORKER}"));
+    std::fs::write(
+        w.dir.join("team.yaml"),
+        "agents:\n  lead:\n    command: ./lead.py\n  w1:\n    command: ./leaver.py\n\
+         \x20 w2:\n    command: ./worker.py\n  w3:\n    command: ./worker.py\n\
+         kickoff: \"@lead please split the work\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "team.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let report = r.json();
+    let channel = w.channel("team");
+    let said: Vec<String> = channel
+        .iter()
+        .map(|m| format!("#{} {}: {}", m["id"], m["from"], m["message"]))
+        .collect();
+
+    // Every task completed exactly once, in one workflow.
+    let board = &report["tasks"];
+    assert_eq!(board["workflows"].as_array().unwrap().len(), 1, "{board}");
+    let tasks = board["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 3, "{board}");
+    assert!(tasks.iter().all(|t| t["status"] == "completed"), "{board}");
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap();
+    let mut names: Vec<&str> = done.lines().map(|l| l.split(' ').nth(1).unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["api", "schema", "ui"], "{done}");
+    let left = std::fs::read_to_string(w.dir.join("w1.claimed")).unwrap();
+    assert!(
+        !done.lines().any(|l| l.starts_with("w1 ")),
+        "w1 left: {done}"
+    );
+    assert!(
+        done.contains(&format!(" {left}")),
+        "{left} was finished: {done}"
+    );
+
+    // The news: once when planned (not to the lead), once when w1 left
+    // (not to w1).
+    let news: Vec<&String> = said
+        .iter()
+        .filter(|m| m.contains("ready to claim"))
+        .collect();
+    assert_eq!(news.len(), 2, "{said:#?}");
+    assert!(
+        news[0].contains("@w1 @w2 @w3") && !news[0].contains("@lead"),
+        "{news:?}"
+    );
+    assert!(
+        news[1].contains(left.as_str()) && news[1].contains("@w2 @w3") && !news[1].contains("@w1"),
+        "{news:?}"
+    );
+
+    // Every turn was handed at least one message, new for its agent and
+    // mentioning it; the lead and w1 ran once.
+    let turns = std::fs::read_to_string(w.dir.join("turns.log")).unwrap();
+    let mut handed: std::collections::BTreeSet<(String, u64)> = Default::default();
+    for line in turns.lines() {
+        let mut parts = line.split(' ');
+        let agent = parts.next().unwrap().to_string();
+        let ids: Vec<u64> = parts.filter_map(|p| p.parse().ok()).collect();
+        assert!(
+            !ids.is_empty(),
+            "a turn without a new message: {line}\n{said:#?}"
+        );
+        for id in ids {
+            assert!(
+                handed.insert((agent.clone(), id)),
+                "#{id} handed twice to {agent}"
+            );
+            let entry = channel.iter().find(|m| m["id"] == id).unwrap();
+            assert!(
+                entry["mentions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m == agent.as_str()),
+                "#{id} is not for {agent}: {entry}"
+            );
+        }
+    }
+    let count = |a: &str| {
+        turns
+            .lines()
+            .filter(|l| l.split(' ').next() == Some(a))
+            .count()
+    };
+    assert!(
+        count("lead") <= 2,
+        "planned, then at most told of the freed task: {turns}"
+    );
+    assert_eq!(count("w1"), 1, "{turns}");
+}

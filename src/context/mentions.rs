@@ -24,10 +24,20 @@ pub fn is_valid_name(name: &str) -> bool {
 }
 
 /// `text` with every `@` that would start a mention made inert (a
-/// fullwidth `＠`, which reads the same): for system lines that quote
-/// what someone else wrote (an approval's command) and must wake nobody.
+/// fullwidth `＠`, which reads the same): for lines that quote what
+/// someone else wrote (an approval's command, a delegated thread) and must
+/// wake nobody. Any other `@` (an e-mail address, `agent@instance`) is
+/// kept as written.
 pub fn inert(text: &str) -> String {
-    text.replace('@', "\u{FF20}")
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (at, _) in scan(text) {
+        out.push_str(&text[from..at]);
+        out.push('\u{FF20}');
+        from = at + 1;
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 /// Every `@name` token in `message`, with the byte offset of its `@`.
@@ -176,6 +186,23 @@ mod tests {
         assert_eq!(priority(request, &m), Priority::High);
         let reply = "Re: [ol-3] HELP_REQUEST\nTry the other API.";
         assert!(extract(reply, &agents(), "coder").is_empty());
+    }
+
+    #[test]
+    fn inert_text_mentions_nobody_and_keeps_addresses() {
+        let all: Vec<String> = agents();
+        for text in [
+            "@coder @all @user look",
+            "mail bob@coder.com or @reviewer, (@qa-bot) @@coder x@@coder",
+            "@coder@reviewer @ @1 end@",
+        ] {
+            let quiet = inert(text);
+            assert!(extract(&quiet, &all, "x").is_empty(), "{quiet}");
+            assert!(scan(&quiet).is_empty(), "{quiet}");
+            assert_eq!(quiet.replace('\u{FF20}', "@"), text);
+            assert_eq!(inert(&quiet), quiet);
+        }
+        assert_eq!(inert("bob@coder.com"), "bob@coder.com");
     }
 
     #[test]

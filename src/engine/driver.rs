@@ -51,7 +51,7 @@ pub struct Driver {
     pub mcp: Option<McpHandle>,
     pub events: broadcast::Sender<EngineEvent>,
     pub ctx_events: broadcast::Receiver<ContextEvent>,
-    task_events: broadcast::Receiver<crate::tasks::TaskEvent>,
+    task_events: broadcast::Receiver<crate::tasks::CausedEvent>,
     approval_events: broadcast::Receiver<crate::approvals::ApprovalEvent>,
     announcer: super::tasks::Announcer,
     pub commands: mpsc::UnboundedReceiver<Envelope>,
@@ -116,7 +116,7 @@ impl Driver {
         }
         let ops = OpsState::load(&cx.state_root);
         let ops_files = OpsFiles::new(&cx.state_root);
-        let task_events = cx.context.tasks().subscribe();
+        let task_events = cx.context.tasks().subscribe_caused();
         let approval_events = cx.context.approvals().subscribe();
         Driver {
             runner,
@@ -265,13 +265,13 @@ impl Driver {
             // The file's plan starts with the instance: its first tasks
             // wake the agents allowed to take them, as a kickoff would.
             self.create_file_plan();
-            if let Some(entry) = self.announce_tasks() {
+            if let Some(entry) = self.announce_tasks(None) {
                 backlog.extend(entry.mentions.iter().map(|a| (a.clone(), entry.id)));
             }
         } else {
             // Already announced before the instance stopped.
             let agents = self.cx.workflow.agent_names();
-            let _ = self.announcer.news(self.cx.context.tasks(), &agents);
+            let _ = self.announcer.news(self.cx.context.tasks(), &agents, None);
         }
         self.handle(Event::Started { kickoff, backlog });
         self.sync_messages();
@@ -908,21 +908,27 @@ impl Driver {
     }
 
     /// A change on the task board: shown to front ends; tasks that became
-    /// available wake the agents allowed to take them (one system message).
-    fn task_event(&mut self, event: Result<crate::tasks::TaskEvent, broadcast::error::RecvError>) {
-        let check = match event {
-            Ok(event) => {
+    /// available wake the agents allowed to take them (one system message),
+    /// except the agent whose tool call made them available.
+    fn task_event(
+        &mut self,
+        event: Result<crate::tasks::CausedEvent, broadcast::error::RecvError>,
+    ) {
+        let (check, by) = match event {
+            Ok(crate::tasks::CausedEvent { by, event }) => {
+                self.announcer.observe(&event);
                 let check = super::tasks::may_free_tasks(&event);
                 self.emit(EngineEvent::Task {
                     change: Box::new(event),
                 });
-                check
+                (check, by)
             }
-            Err(broadcast::error::RecvError::Lagged(_)) => true,
-            Err(broadcast::error::RecvError::Closed) => false,
+            Err(broadcast::error::RecvError::Lagged(_)) => (true, None),
+            Err(broadcast::error::RecvError::Closed) => (false, None),
         };
         if check {
-            let _ = self.announce_tasks();
+            let _ = self.announce_tasks(by.as_deref());
+            self.drain();
         }
     }
 
@@ -943,12 +949,23 @@ impl Driver {
         }
     }
 
-    /// Posts the news of newly available tasks, if any.
-    fn announce_tasks(&mut self) -> Option<crate::context::ChannelEntry> {
+    /// Posts the news of newly available tasks, if any. When `by` (an agent
+    /// of the workflow) made them available, the runner is told the news
+    /// is its doing ([`Event::CausedBy`]): the loop guard counts it as a
+    /// message of `by`'s.
+    fn announce_tasks(&mut self, by: Option<&str>) -> Option<crate::context::ChannelEntry> {
         let agents = self.cx.workflow.agent_names();
-        let text = self.announcer.news(self.cx.context.tasks(), &agents)?;
+        let text = self.announcer.news(self.cx.context.tasks(), &agents, by)?;
         match self.cx.context.append(SYSTEM, &text) {
-            Ok(entry) => Some(entry),
+            Ok(entry) => {
+                if let Some(agent) = by.filter(|a| agents.iter().any(|n| n == a)) {
+                    self.queue.push_back(Event::CausedBy {
+                        agent: agent.to_string(),
+                        id: entry.id,
+                    });
+                }
+                Some(entry)
+            }
             Err(e) => {
                 self.notice(format!("cannot post the task news: {e}"));
                 None

@@ -243,10 +243,13 @@ fn run_op(
         }
         Op::Delegate { thread, peer } => {
             let r = root(*thread)?;
+            // The root is quoted as written, its mentions made inert: the
+            // delegate alone is woken (not the root's addressees again, not
+            // the delegator).
             let text = format!(
-                "@{peer} @{agent} hands thread #{} to you:\n{}",
+                "@{peer} {agent} hands thread #{} to you:\n{}",
                 r.id,
-                r.message.trim_end()
+                crate::context::mentions::inert(r.message.trim_end())
             );
             ctx.transact(|tx| tx.reply(agent, &text, r.id))
                 .map(|e| format!("delegated as #{}", e.id))
@@ -535,6 +538,46 @@ mod tests {
         (done, String::from_utf8(log).unwrap())
     }
 
+    /// Issue 23: the delegation quotes the thread's root as it was written,
+    /// but only the delegate is woken: not the root's mentions, not the
+    /// delegator.
+    #[test]
+    fn delegation_wakes_only_the_delegate() {
+        let ctx = SharedContext::in_memory(&["coder", "reviewer", "qa"]);
+        let text = "@coder @qa fix the login bug (@user: mail bob@example.com)";
+        let root = ctx.append("user", text).unwrap();
+        let mut state = OpsState::default();
+        let (done, _) = run(
+            &ctx,
+            &mut state,
+            &format!("---\nid: {0}\ndelegate: {0}|reviewer\n---\n", root.id),
+            root.id,
+        );
+        assert!(done.notices.is_empty(), "{:?}", done.notices);
+        let delegated = ctx.read(|s| s.entry(root.id + 1)).unwrap();
+        assert_eq!(delegated.from, "coder");
+        assert_eq!(
+            delegated.mentions,
+            vec!["reviewer"],
+            "{}",
+            delegated.message
+        );
+        let quoted = delegated.message.lines().last().unwrap();
+        assert_eq!(
+            quoted.replace('\u{FF20}', "@"),
+            text,
+            "the root reads as written"
+        );
+        assert!(
+            quoted.contains("bob@example.com"),
+            "an address is no mention: {quoted}"
+        );
+        for agent in ["qa", "user"] {
+            let inbox = ctx.read(|s| s.inbox_ids(agent).unwrap());
+            assert_eq!(inbox, vec![root.id], "{agent} is not woken again");
+        }
+    }
+
     #[test]
     fn fail_delegate_and_delete_act_on_whole_threads() {
         let ctx = context();
@@ -566,7 +609,7 @@ mod tests {
             Some(root.id),
             "delegation is posted in the thread"
         );
-        assert_eq!(delegated.mentions, vec!["reviewer", "coder"]);
+        assert_eq!(delegated.mentions, vec!["reviewer"]);
         assert!(
             delegated.message.contains("fix the login bug"),
             "it carries the thread's content"

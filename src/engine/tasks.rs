@@ -269,10 +269,30 @@ pub struct Announcer {
 }
 
 impl Announcer {
+    /// Takes note of one change on the board: a task that is no longer
+    /// free (claimed, in progress, done, failed) is forgotten, so the next
+    /// time it is free (its holder gave it back, unregistered, went stale,
+    /// the person released it) it is news again. Every change must be
+    /// observed, not only those that may free tasks ([`may_free_tasks`]).
+    pub fn observe(&mut self, event: &TaskEvent) {
+        if let TaskEvent::TaskChanged(t) = event
+            && (t.status != TaskStatus::Pending || t.claimed_by.is_some())
+        {
+            self.announced.remove(&t.id);
+        }
+    }
+
     /// The system message for tasks that became available since the last
     /// call, mentioning who may take them; `None` when nothing is new.
-    /// `agents` are the workflow's agents.
-    pub fn news(&mut self, board: &TaskBoard, agents: &[String]) -> Option<String> {
+    /// `agents` are the workflow's agents; `by` is the agent whose tool call
+    /// made the tasks available, if one did: it is not mentioned (an agent
+    /// is never woken by what its own call caused).
+    pub fn news(
+        &mut self,
+        board: &TaskBoard,
+        agents: &[String],
+        by: Option<&str>,
+    ) -> Option<String> {
         let ready: Vec<Task> = board.read(|s| {
             s.workflows()
                 .into_iter()
@@ -294,7 +314,7 @@ impl Announcer {
         for t in &new {
             self.announced.insert(t.id.clone());
             for a in eligible(t, agents, board) {
-                if !who.contains(&a) {
+                if !who.contains(&a) && Some(a.as_str()) != by {
                     who.push(a);
                 }
             }
@@ -311,12 +331,16 @@ impl Announcer {
             })
             .collect();
         let mentions: Vec<String> = who.iter().map(|a| format!("@{a}")).collect();
+        let to = if mentions.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", mentions.join(" "))
+        };
         Some(format!(
-            "{} ready to claim: {}. {}: task_claim one (agent_register first), then \
+            "{} ready to claim: {}. {to}task_claim one (agent_register first), then \
              task_load_context, checkpoints, task_update_status.",
             if new.len() == 1 { "Task" } else { "Tasks" },
             list.join(", "),
-            mentions.join(" ")
         ))
     }
 }
@@ -390,16 +414,16 @@ mod tests {
         let board = TaskBoard::default();
         let agents = vec!["coder".to_string(), "qa".to_string()];
         let mut ann = Announcer::default();
-        assert_eq!(ann.news(&board, &agents), None);
+        assert_eq!(ann.news(&board, &agents, None), None);
         let tasks = plan(&board);
-        let text = ann.news(&board, &agents).unwrap();
+        let text = ann.news(&board, &agents, None).unwrap();
         assert!(
             text.contains(&tasks[0].id) && text.contains("@coder"),
             "{text}"
         );
         assert!(!text.contains("@qa"), "only the assignee: {text}");
         assert!(!text.contains(&tasks[1].id), "b is blocked: {text}");
-        assert_eq!(ann.news(&board, &agents), None, "not twice");
+        assert_eq!(ann.news(&board, &agents, None), None, "not twice");
 
         // a is done: b is news, for everyone.
         let now = Utc::now();
@@ -431,10 +455,110 @@ mod tests {
             .unwrap();
             ((), vec![])
         });
-        let text = ann.news(&board, &agents).unwrap();
+        let text = ann.news(&board, &agents, None).unwrap();
         assert!(
             text.contains(&tasks[1].id) && text.contains("@coder @qa"),
             "{text}"
         );
+    }
+
+    /// Issue 23: the agent whose call made tasks available is not woken by
+    /// their news; the others allowed to take them are.
+    #[test]
+    fn the_news_does_not_mention_the_agent_whose_call_caused_it() {
+        let board = TaskBoard::default();
+        let agents = vec!["lead".to_string(), "w1".to_string(), "w2".to_string()];
+        let mut ann = Announcer::default();
+        plan(&board);
+        // Task a is for coder (not an agent here: everyone may take it).
+        let text = ann.news(&board, &agents, Some("lead")).unwrap();
+        assert!(
+            text.contains("@w1 @w2:") && !text.contains("@lead"),
+            "{text}"
+        );
+        // The only agent allowed is the one who caused it: nobody is woken.
+        let board = TaskBoard::default();
+        let mut ann = Announcer::default();
+        plan(&board);
+        let coder = vec!["coder".to_string()];
+        let text = ann.news(&board, &coder, Some("coder")).unwrap();
+        assert!(!text.contains('@'), "{text}");
+        assert!(text.contains("ready to claim"), "{text}");
+    }
+
+    /// Issue 23: the engine only asks for news on changes that may free
+    /// tasks; a claim seen in between is enough for the release to be news.
+    #[test]
+    fn a_task_claimed_then_released_is_news_again_once() {
+        let board = TaskBoard::default();
+        let mut events = board.subscribe();
+        let agents = vec!["coder".to_string(), "qa".to_string()];
+        let mut ann = Announcer::default();
+        let tasks = plan(&board);
+        let mut pump = |ann: &mut Announcer| {
+            let mut news = Vec::new();
+            while let Ok(e) = events.try_recv() {
+                ann.observe(&e);
+                if may_free_tasks(&e) {
+                    news.extend(ann.news(&board, &agents, None));
+                }
+            }
+            news
+        };
+        assert!(
+            ann.news(&board, &agents, None).is_some(),
+            "announced when planned"
+        );
+        let now = Utc::now();
+        let me = board.change(|s| {
+            let me = s
+                .register(
+                    "qa",
+                    "q",
+                    "custom",
+                    None,
+                    vec![],
+                    None,
+                    serde_json::Value::Null,
+                    now,
+                )
+                .unwrap();
+            let t = s.claim("qa", &tasks[0].id, &me.id, now).unwrap().unwrap();
+            (me, vec![TaskEvent::TaskChanged(t)])
+        });
+        assert_eq!(
+            pump(&mut ann),
+            Vec::<String>::new(),
+            "a claim frees nothing"
+        );
+        carry_out(
+            &board,
+            TaskCommand::Release {
+                task: tasks[0].id.clone(),
+            },
+            "wf",
+        )
+        .unwrap();
+        let news = pump(&mut ann);
+        assert_eq!(news.len(), 1, "the release is news: {news:?}");
+        assert!(news[0].contains(&tasks[0].id), "{news:?}");
+        assert_eq!(
+            pump(&mut ann),
+            Vec::<String>::new(),
+            "once per availability"
+        );
+        // Given back by unregistering: news once more.
+        board.change(|s| {
+            let t = s.claim("qa", &tasks[0].id, &me.id, now).unwrap().unwrap();
+            let mut events = vec![TaskEvent::TaskChanged(t)];
+            events.extend(
+                s.unregister("qa", &me.id, now)
+                    .unwrap()
+                    .into_iter()
+                    .map(TaskEvent::TaskChanged),
+            );
+            ((), events)
+        });
+        assert_eq!(pump(&mut ann).len(), 1, "given back by unregistering");
     }
 }

@@ -542,7 +542,7 @@ pub fn call(
         "workspace_update" => super::workspace_tools::update(board, caller, args),
         "agent_register" => {
             let a: RegisterArgs = parse(name, args)?;
-            let agent = board.change(|s| {
+            let agent = board.change_by(caller, |s| {
                 match s.register(
                     caller,
                     &a.name,
@@ -561,7 +561,7 @@ pub fn call(
         }
         "agent_heartbeat" => {
             let a: HeartbeatArgs = parse(name, args)?;
-            board.change(|s| {
+            board.change_by(caller, |s| {
                 let r = s.heartbeat(
                     caller,
                     &a.agent_id,
@@ -580,7 +580,7 @@ pub fn call(
         }
         "agent_unregister" => {
             let a: IdArgs = parse(name, args)?;
-            board.change(|s| match s.unregister(caller, &a.id, now) {
+            board.change_by(caller, |s| match s.unregister(caller, &a.id, now) {
                 Ok(released) => {
                     let mut events: Vec<TaskEvent> =
                         released.into_iter().map(TaskEvent::TaskChanged).collect();
@@ -595,7 +595,7 @@ pub fn call(
         }
         "workflow_create" => {
             let a: CreateArgs = parse(name, args)?;
-            let w = board.change(|s| {
+            let w = board.change_by(caller, |s| {
                 match s.create_workflow(
                     caller,
                     &a.name,
@@ -628,20 +628,19 @@ pub fn call(
                     role: t.role,
                 })
                 .collect();
-            let tasks =
-                board.change(
-                    |s| match s.set_plan(&a.id, &a.plan.summary, &planned, now) {
-                        Ok(tasks) => {
-                            let mut events: Vec<TaskEvent> =
-                                tasks.iter().cloned().map(TaskEvent::TaskChanged).collect();
-                            if let Some(w) = s.workflow(&a.id) {
-                                events.push(TaskEvent::WorkflowChanged(w.clone()));
-                            }
-                            (Ok(tasks), events)
+            let tasks = board.change_by(caller, |s| {
+                match s.set_plan(&a.id, &a.plan.summary, &planned, now) {
+                    Ok(tasks) => {
+                        let mut events: Vec<TaskEvent> =
+                            tasks.iter().cloned().map(TaskEvent::TaskChanged).collect();
+                        if let Some(w) = s.workflow(&a.id) {
+                            events.push(TaskEvent::WorkflowChanged(w.clone()));
                         }
-                        Err(e) => (Err(e), vec![]),
-                    },
-                )?;
+                        (Ok(tasks), events)
+                    }
+                    Err(e) => (Err(e), vec![]),
+                }
+            })?;
             Ok(json!({
                 "success": true,
                 "tasks": tasks.iter().map(|t| json!({"id": t.id, "name": t.name, "depends_on": t.depends_on})).collect::<Vec<_>>(),
@@ -695,10 +694,12 @@ pub fn call(
         }
         "task_claim" => {
             let a: ClaimArgs = parse(name, args)?;
-            let result = board.change(|s| match s.claim(caller, &a.task_id, &a.agent_id, now) {
-                Ok(Ok(task)) => (Ok(Ok(())), vec![TaskEvent::TaskChanged(task)]),
-                Ok(Err(holder)) => (Ok(Err(holder)), vec![]),
-                Err(e) => (Err(e), vec![]),
+            let result = board.change_by(caller, |s| {
+                match s.claim(caller, &a.task_id, &a.agent_id, now) {
+                    Ok(Ok(task)) => (Ok(Ok(())), vec![TaskEvent::TaskChanged(task)]),
+                    Ok(Err(holder)) => (Ok(Err(holder)), vec![]),
+                    Err(e) => (Err(e), vec![]),
+                }
             })?;
             Ok(match result {
                 Ok(()) => json!({"success": true}),
@@ -731,17 +732,17 @@ pub fn call(
                     "{name}: invalid arguments: plan must be an object with `approach` and `steps`"
                 )));
             }
-            board.change(
-                |s| match s.set_task_plan(caller, &a.id, a.plan, a.context, now) {
+            board.change_by(caller, |s| {
+                match s.set_task_plan(caller, &a.id, a.plan, a.context, now) {
                     Ok(t) => (Ok(()), TaskEvent::with_last_checkpoint(s, t)),
                     Err(e) => (Err(e), vec![]),
-                },
-            )?;
+                }
+            })?;
             Ok(json!({"success": true}))
         }
         "task_update_status" => {
             let a: StatusArgs = parse(name, args)?;
-            let task = board.change(|s| {
+            let task = board.change_by(caller, |s| {
                 match s.update_status(
                     caller,
                     &a.id,
@@ -770,7 +771,7 @@ pub fn call(
         }
         "checkpoint_add" => {
             let a: CheckpointArgs = parse(name, args)?;
-            let cp = board.change(|s| {
+            let cp = board.change_by(caller, |s| {
                 match s.add_checkpoint(
                     caller,
                     &a.task_id,

@@ -172,12 +172,26 @@ impl TaskEvent {
 /// How many events a slow receiver may fall behind before it misses some.
 pub const TASK_EVENT_CAPACITY: usize = 4096;
 
+/// A change on the board with who made it: the caller of the tool call
+/// ([`TaskBoard::change_by`]), `None` for the engine's and the person's
+/// own changes made through [`TaskBoard::change`]. The engine uses it so
+/// that an agent is not woken by what its own call caused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CausedEvent {
+    /// Who made the change, if an agent's call did.
+    pub by: Option<String>,
+    /// The change.
+    pub event: TaskEvent,
+}
+
 /// The task store behind a mutex (claims are atomic under it), shared by
 /// the MCP server, the engine and front ends, with a broadcast of changes.
 #[derive(Clone)]
 pub struct TaskBoard {
     store: Arc<Mutex<TaskStore>>,
     events: broadcast::Sender<TaskEvent>,
+    /// The same changes, with who made them.
+    caused: broadcast::Sender<CausedEvent>,
     /// The instance's worktrees folder
     /// ([`crate::workspace::worktrees_root`]), where `workspace_create`
     /// puts worktrees; `None` when the instance keeps nothing on disk.
@@ -200,9 +214,11 @@ impl TaskBoard {
     /// Shares `store`.
     pub fn new(store: TaskStore) -> Self {
         let (events, _) = broadcast::channel(TASK_EVENT_CAPACITY);
+        let (caused, _) = broadcast::channel(TASK_EVENT_CAPACITY);
         TaskBoard {
             store: Arc::new(Mutex::new(store)),
             events,
+            caused,
             worktree_root: None,
         }
     }
@@ -224,6 +240,11 @@ impl TaskBoard {
         self.events.subscribe()
     }
 
+    /// A receiver of every change from now on, with who made it.
+    pub fn subscribe_caused(&self) -> broadcast::Receiver<CausedEvent> {
+        self.caused.subscribe()
+    }
+
     fn lock(&self) -> MutexGuard<'_, TaskStore> {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -236,9 +257,31 @@ impl TaskBoard {
     /// Runs `f` with the store locked; every event it returns is announced
     /// before the lock is released, so events follow the order of changes.
     pub fn change<T>(&self, f: impl FnOnce(&mut TaskStore) -> (T, Vec<TaskEvent>)) -> T {
+        self.change_as(None, f)
+    }
+
+    /// [`TaskBoard::change`] made by agent `by`'s tool call: its events are
+    /// announced as caused by it ([`TaskBoard::subscribe_caused`]).
+    pub fn change_by<T>(
+        &self,
+        by: &str,
+        f: impl FnOnce(&mut TaskStore) -> (T, Vec<TaskEvent>),
+    ) -> T {
+        self.change_as(Some(by), f)
+    }
+
+    fn change_as<T>(
+        &self,
+        by: Option<&str>,
+        f: impl FnOnce(&mut TaskStore) -> (T, Vec<TaskEvent>),
+    ) -> T {
         let mut guard = self.lock();
         let (value, events) = f(&mut guard);
         for e in events {
+            let _ = self.caused.send(CausedEvent {
+                by: by.map(str::to_string),
+                event: e.clone(),
+            });
             let _ = self.events.send(e);
         }
         value

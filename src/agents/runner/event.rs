@@ -58,8 +58,9 @@ pub enum Event {
     /// A message was appended to the channel (by anyone, including the
     /// runner's own [`Effect::PostSystem`](super::Effect::PostSystem) and
     /// [`Effect::PostFinalAnswer`](super::Effect::PostFinalAnswer) once the
-    /// driver has written them). Entries must arrive in id order; an id not
-    /// above the last one seen is a duplicate and ignored.
+    /// driver has written them). Entries should arrive in id order, but one
+    /// reported late (a kickoff behind a backlog entry) is still news; an
+    /// id already reported is a duplicate and ignored.
     MessagePosted(ChannelEntry),
     /// `agent` acknowledged its inbox up to `through` outside a turn's end,
     /// for example with the `inbox_ack` tool mid-turn or the user's ack key.
@@ -118,6 +119,17 @@ pub enum Event {
     /// request and its answer.
     Mentioned {
         /// Who is mentioned.
+        agent: String,
+        /// The message.
+        id: u64,
+    },
+    /// Message `id`, posted by `system` and reported later as
+    /// [`Event::MessagePosted`], was caused by `agent`'s tool call (the
+    /// news of tasks its plan or its status change made available): the
+    /// loop guard counts it as `agent`'s message, so plan → announce →
+    /// plan cycles are paused like any ring.
+    CausedBy {
+        /// Whose call caused it.
         agent: String,
         /// The message.
         id: u64,

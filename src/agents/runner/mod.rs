@@ -47,7 +47,13 @@
 //!   grants the same budgets again; `Restart` renews one agent.
 //! - The cycle detector (see [`CycleConfig`]) pauses the instance. A message
 //!   from a person (anyone but the agents and `system`), a document change
-//!   or a resume starts it over.
+//!   or a resume starts it over. A `system` message an agent's tool call
+//!   caused ([`Event::CausedBy`], the news of tasks its plan made
+//!   available) counts as that agent's, so plan → announce → plan cycles
+//!   are paused like any ring.
+//! - A message is news once, whatever order it is reported in: backlog
+//!   ids (unread mentions) mark nothing as seen, so a kickoff reported
+//!   after the task news posted behind it still wakes its agents.
 //! - In `run` mode a paused instance counts as having no runnable agent, so
 //!   a headless run stuck in a loop ends ([`RunOutcome::Incomplete`])
 //!   instead of hanging.
@@ -97,8 +103,8 @@ pub struct Runner {
     agents: Vec<AgentState>,
     started: bool,
     finished: bool,
-    /// The newest channel id seen.
-    last_seen: u64,
+    /// The channel ids already reported (a duplicate is ignored).
+    seen: Seen,
     next_turn: u64,
     /// Whether any turn ever started.
     ever_ran: bool,
@@ -109,7 +115,13 @@ pub struct Runner {
     budget_cost_base: f64,
     pause: Option<PauseReason>,
     cycles: Option<CycleDetector>,
+    /// System messages not yet seen that an agent's tool call caused
+    /// ([`Event::CausedBy`]): id → agent.
+    caused: std::collections::BTreeMap<u64, String>,
 }
+
+/// At most this many [`Event::CausedBy`] notes wait for their message.
+const MAX_CAUSED: usize = 256;
 
 impl Runner {
     /// A runner for `config`'s agents, all idle, before [`Event::Started`].
@@ -133,7 +145,7 @@ impl Runner {
             agents,
             started: false,
             finished: false,
-            last_seen: 0,
+            seen: Seen::default(),
             next_turn: 1,
             ever_ran: false,
             total_turns: 0,
@@ -142,6 +154,7 @@ impl Runner {
             budget_cost_base: 0.0,
             pause: None,
             cycles,
+            caused: Default::default(),
         }
     }
 
@@ -150,7 +163,7 @@ impl Runner {
     /// history, not news, and a restart with nothing unread is not a
     /// workflow without a kickoff.
     pub fn set_history(&mut self, last_id: u64) {
-        self.last_seen = self.last_seen.max(last_id);
+        self.seen.history(last_id);
     }
 
     /// The configuration it runs with.
@@ -213,6 +226,14 @@ impl Runner {
                     && id > a.acked_through
                 {
                     a.unread.insert(id);
+                }
+            }
+            Event::CausedBy { agent, id } => {
+                if !self.seen.contains(id) && self.is_agent(&agent) {
+                    self.caused.insert(id, agent);
+                    while self.caused.len() > MAX_CAUSED {
+                        self.caused.pop_first();
+                    }
                 }
             }
             Event::Resume => self.on_resume(now, &mut fx),
@@ -339,13 +360,16 @@ impl Runner {
         }
         self.started = true;
         self.budget_clock_base = now;
+        // Backlog ids are mentions, not reports of the messages: they mark
+        // nothing as seen, so a kickoff older than a backlog entry (the
+        // task news posted after it) is still news when it comes.
+        let backlog_news = !backlog.is_empty();
         for (agent, id) in backlog {
             if let Some(a) = self.agent_mut(&agent)
                 && id > a.acked_through
             {
                 a.unread.insert(id);
             }
-            self.last_seen = self.last_seen.max(id);
         }
         match kickoff {
             Some(entry) => {
@@ -361,7 +385,8 @@ impl Runner {
                 }
             }
             None if self.config.mode == RunMode::Run
-                && self.last_seen == 0
+                && self.seen.is_empty()
+                && !backlog_news
                 && self.agents.iter().all(|a| a.unread.is_empty()) =>
             {
                 fx.push(Effect::PostSystem {
@@ -379,10 +404,9 @@ impl Runner {
 
     /// Records a channel entry; false if it was a duplicate.
     fn on_message(&mut self, entry: &ChannelEntry, fx: &mut Vec<Effect>) -> bool {
-        if entry.id <= self.last_seen {
+        if !self.seen.insert(entry.id) {
             return false;
         }
-        self.last_seen = entry.id;
         let from = entry.from.as_str();
         let mut woken = Vec::new();
         for a in &mut self.agents {
@@ -406,6 +430,9 @@ impl Runner {
                 woken.push(a.name.clone());
             }
         }
+        // A system message an agent's call caused counts as the agent's.
+        let cause = self.caused.remove(&entry.id).filter(|_| from == SYSTEM);
+        let from = cause.as_deref().unwrap_or(from);
         let sender_is_agent = self.is_agent(from);
         let Some(cycles) = &mut self.cycles else {
             return true;
@@ -773,6 +800,59 @@ impl Runner {
                 });
             }
         }
+    }
+}
+
+/// The channel ids the runner was told about: all up to `through`, and
+/// the few above it reported out of order. A message is news once, however
+/// its report is ordered against the others (a kickoff reported after the
+/// task news posted behind it is still news).
+#[derive(Clone, Debug, Default)]
+struct Seen {
+    through: u64,
+    above: std::collections::BTreeSet<u64>,
+}
+
+/// At most this many ids above a gap are remembered; beyond, the gap is
+/// taken as seen (ids that never come are not waited for forever).
+const MAX_SEEN_ABOVE: usize = 4096;
+
+impl Seen {
+    fn contains(&self, id: u64) -> bool {
+        id <= self.through || self.above.contains(&id)
+    }
+
+    /// Records `id`; false if it was seen before.
+    fn insert(&mut self, id: u64) -> bool {
+        if self.contains(id) {
+            return false;
+        }
+        self.above.insert(id);
+        self.compact();
+        if self.above.len() > MAX_SEEN_ABOVE
+            && let Some(first) = self.above.pop_first()
+        {
+            self.through = first;
+            self.compact();
+        }
+        true
+    }
+
+    /// Everything up to `last` is history.
+    fn history(&mut self, last: u64) {
+        self.through = self.through.max(last);
+        self.above = self.above.split_off(&(self.through.saturating_add(1)));
+        self.compact();
+    }
+
+    fn compact(&mut self) {
+        while self.above.remove(&(self.through.saturating_add(1))) {
+            self.through += 1;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.through == 0 && self.above.is_empty()
     }
 }
 
