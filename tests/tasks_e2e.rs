@@ -526,6 +526,53 @@ fn a_task_given_back_is_announced_again_and_taken_by_another() {
     assert_eq!(board["tasks"][0]["status"], "completed", "{board}");
 }
 
+/// A worker that claims a task and then works on it for good is stopped by
+/// the person: its process is gone, so what it held is released at once
+/// (no waiting for missed heartbeats), announced, and taken by another.
+#[test]
+fn a_stopped_agents_claims_are_released_and_taken_by_another() {
+    let mut w = World::new();
+    let head = WORKER.split("agent = call(").next().unwrap();
+    let holder = format!(
+        "{head}agent = call(\"agent_register\", {{\"name\": me, \"runtime\": \"custom\"}})[\"id\"]\nwf = call(\"workflow_list\", {{}})[\"workflows\"][0]\nt = call(\"workflow_next_tasks\", {{\"workflow_id\": wf[\"id\"]}})[\"tasks\"][0]\nassert call(\"task_claim\", {{\"task_id\": t[\"id\"], \"agent_id\": agent}}).get(\"success\")\nopen(\"claimed\", \"w\").write(\"yes\")\nimport time\nwhile True:\n    time.sleep(0.1)\n"
+    );
+    let taker = WORKER.replace(
+        "agent = call(",
+        &format!(
+            "{TURN_COUNTER}\nif n == 1:\n    print('waiting')\n    sys.exit(0)\nagent = call("
+        ),
+    );
+    w.script("holder.py", &holder);
+    w.script("taker.py", &taker);
+    std::fs::write(
+        w.dir.join("g.yaml"),
+        "agents:\n  w1:\n    command: ./holder.py\n    timeout: 10m\n  w2:\n    command: ./taker.py\ntasks:\n  - id: one\n",
+    )
+    .unwrap();
+    w.start_background("g.yaml", "g");
+    wait_for("w1 to hold the task", || {
+        w.dir.join("claimed").exists().then_some(())
+    });
+    let r = w.run(&["stop", "w1@g"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    wait_for("w2 to finish the freed task", || {
+        let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap_or_default();
+        (done == "w2 one\n").then_some(())
+    });
+    let said: Vec<String> = w
+        .channel("g")
+        .iter()
+        .filter(|m| m["from"] == "system")
+        .filter_map(|m| m["message"].as_str().map(String::from))
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.starts_with("Released task ") && m.ends_with("“one”: w1 was stopped.")),
+        "{said:#?}"
+    );
+    assert_eq!(w.run(&["stop", "@g"]).code, 0);
+}
+
 /// A lead that plans one task every time it is woken (the workflow
 /// `round <n>`), then answers `planned <n>`.
 const PLANNER: &str = r#"

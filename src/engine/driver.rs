@@ -174,11 +174,20 @@ impl Driver {
             self.post(SYSTEM, &crate::context::mentions::inert(&text));
         }
         self.begin();
-        // Stale holders lose their claims only when the workflow says so.
-        let release_after = self.cx.workflow.limits.release_after_missed_heartbeats;
-        let mut stale_check = release_after.map(|_| {
-            tokio::time::interval(Duration::from_millis(crate::tasks::store::HEARTBEAT_MS))
-        });
+        // Liveness as the seed says: silent registrations are marked
+        // offline, and stale holders lose their claims after
+        // `release_after` missed heartbeats (a default unless the workflow
+        // says otherwise).
+        let release_after = u64::from(
+            self.cx
+                .workflow
+                .limits
+                .release_after_missed_heartbeats
+                .unwrap_or(crate::tasks::store::RELEASE_AFTER_MISSED),
+        );
+        let mut stale_check = Some(tokio::time::interval(Duration::from_millis(
+            crate::tasks::store::HEARTBEAT_MS / 3,
+        )));
         loop {
             if let Some(outcome) = self.outcome.take() {
                 return self.end(outcome).await;
@@ -201,7 +210,8 @@ impl Driver {
                 ev = self.task_events.recv() => self.task_event(ev),
                 ev = self.approval_events.recv() => self.approval_event(ev),
                 () = next_tick(&mut stale_check) => {
-                    self.release_stale(u64::from(release_after.unwrap_or(u32::MAX)));
+                    self.mark_silent_offline();
+                    self.release_stale(release_after);
                 }
                 Some((agent, turn, update)) = self.turn_rx.recv() => self.turn_update(agent, turn, update),
                 () = sleep_until(deadline) => {
@@ -442,6 +452,16 @@ impl Driver {
             Effect::Paused { reason } => self.emit(EngineEvent::Paused { reason }),
             Effect::Resumed => self.emit(EngineEvent::Resumed),
             Effect::StatusChanged { agent, status } => {
+                // Its process is gone for good (until restarted): what it
+                // held is free for the others.
+                let gone = match &status {
+                    AgentStatus::Stopped => Some("was stopped".to_string()),
+                    AgentStatus::Failed(why) => Some(format!("failed ({why})")),
+                    _ => None,
+                };
+                if let Some(how) = gone {
+                    self.release_claims_of(&agent, &how);
+                }
                 self.emit(EngineEvent::Status { agent, status })
             }
             Effect::MetricsChanged { agent, metrics } => {
@@ -929,6 +949,52 @@ impl Driver {
         if check {
             let _ = self.announce_tasks(by.as_deref());
             self.drain();
+        }
+    }
+
+    /// Marks the registrations silent for too long offline (the board and
+    /// `awtui tasks` show it; they must register again to claim).
+    fn mark_silent_offline(&mut self) {
+        let now = chrono::Utc::now();
+        let marked = self
+            .cx
+            .context
+            .tasks()
+            .change(|s| match s.mark_silent_offline(now) {
+                Ok(agents) => (
+                    agents.len(),
+                    agents
+                        .into_iter()
+                        .map(crate::tasks::TaskEvent::AgentChanged)
+                        .collect(),
+                ),
+                Err(e) => {
+                    tracing::warn!("cannot mark silent agents offline: {e}");
+                    (0, Vec::new())
+                }
+            });
+        if marked > 0 {
+            tracing::info!("{marked} silent registration(s) marked offline");
+        }
+    }
+
+    /// Releases the claims of the registrations awtui agent `agent` made,
+    /// now that its process is gone (`how`: stopped, failed).
+    fn release_claims_of(&mut self, agent: &str, how: &str) {
+        let board = self.cx.context.tasks().clone();
+        let now = chrono::Utc::now();
+        for (task, _) in board.read(|s| s.claims_of_owner(agent)) {
+            let why = format!("{agent} {how}");
+            let released = board.change(|s| match s.release(&task, SYSTEM, &why, now) {
+                Ok(t) => (
+                    Some(t.name.clone()),
+                    crate::tasks::TaskEvent::with_last_checkpoint(s, t),
+                ),
+                Err(_) => (None, Vec::new()),
+            });
+            if let Some(name) = released {
+                self.post(SYSTEM, &format!("Released task {task} “{name}”: {why}."));
+            }
         }
     }
 

@@ -32,6 +32,10 @@ pub enum TaskError {
         "there is no registered agent '{id}'; call agent_register first and use the id it returns"
     )]
     AgentNotFound { id: String },
+    #[error(
+        "agent '{agent_id}' is offline ({why}); call agent_register again before you claim or send heartbeats"
+    )]
+    Offline { agent_id: String, why: String },
     #[error("there is no workflow '{id}'; workflow_list shows the workflows")]
     WorkflowNotFound { id: String },
     #[error(
@@ -81,6 +85,7 @@ impl TaskError {
         match self {
             TaskError::TaskNotFound { .. } => "TASK_NOT_FOUND",
             TaskError::AgentNotFound { .. } => "AGENT_NOT_FOUND",
+            TaskError::Offline { .. } => "AGENT_OFFLINE",
             TaskError::WorkflowNotFound { .. } => "WORKFLOW_NOT_FOUND",
             TaskError::NotYours { .. } | TaskError::HeldByOther { .. } => "PERMISSION_DENIED",
             TaskError::NotClaimed { .. } | TaskError::InvalidTransition { .. } => {

@@ -22,8 +22,14 @@ use super::transitions;
 
 /// How often agents are asked to send a heartbeat.
 pub const HEARTBEAT_MS: u64 = 30_000;
-/// Missed heartbeats after which a registered agent counts as stale.
+/// Missed heartbeats after which a registered agent counts as stale and
+/// is marked offline (90 s).
 pub const STALE_AFTER_MISSED: u32 = 3;
+/// Missed heartbeats after which a stale holder's claims are released
+/// (3 min), unless the workflow says otherwise
+/// (`limits.release_after_missed_heartbeats`): twice the offline mark, so
+/// an agent that was slow once finds its task still its own.
+pub const RELEASE_AFTER_MISSED: u32 = 6;
 
 /// A task of a plan, as `workflow_set_plan` (or a workflow file) gives it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -415,6 +421,55 @@ impl TaskStore {
         silent.num_milliseconds() < (HEARTBEAT_MS * STALE_AFTER_MISSED as u64) as i64
     }
 
+    /// Why `agent` may not act until it registers again (`None`: alive).
+    fn offline_reason(&self, agent: &RegisteredAgent, now: DateTime<Utc>) -> Option<String> {
+        if agent.status == "offline" {
+            return Some("it unregistered or went silent".into());
+        }
+        (!self.is_alive(agent, now)).then(|| {
+            format!(
+                "no heartbeat for {} s",
+                now.signed_duration_since(agent.last_heartbeat)
+                    .num_seconds()
+            )
+        })
+    }
+
+    /// Marks every registration silent for [`STALE_AFTER_MISSED`]
+    /// heartbeat periods (and not in a running awtui turn) offline, as the
+    /// seed says; returns them as changed.
+    pub fn mark_silent_offline(
+        &mut self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<RegisteredAgent>, TaskError> {
+        let silent: Vec<RegisteredAgent> = self
+            .agents
+            .values()
+            .filter(|a| a.status != "offline" && !self.is_alive(a, now))
+            .map(|a| RegisteredAgent {
+                status: "offline".into(),
+                ..a.clone()
+            })
+            .collect();
+        if !silent.is_empty() {
+            self.commit(silent.iter().cloned().map(Record::Agent).collect())?;
+        }
+        Ok(silent)
+    }
+
+    /// The held tasks of registrations `owner` (an awtui agent) made: what
+    /// to release when its process is gone (stopped, crashed).
+    pub fn claims_of_owner(&self, owner: &str) -> Vec<(String, String)> {
+        self.tasks
+            .values()
+            .filter(|t| t.status.is_held())
+            .filter_map(|t| {
+                let holder = t.claimed_by.as_ref()?;
+                (self.agents.get(holder)?.owner == owner).then(|| (t.id.clone(), holder.clone()))
+            })
+            .collect()
+    }
+
     /// How many heartbeat periods an agent has missed (0 while alive in a turn).
     pub fn missed_heartbeats(&self, agent: &RegisteredAgent, now: DateTime<Utc>) -> u64 {
         if self.in_turn.contains(&agent.owner) {
@@ -549,6 +604,12 @@ impl TaskStore {
         now: DateTime<Utc>,
     ) -> Result<(), TaskError> {
         let mut agent = self.own_agent(caller, agent_id)?.clone();
+        if agent.status == "offline" {
+            return Err(TaskError::Offline {
+                agent_id: agent_id.to_string(),
+                why: "it unregistered or went silent".into(),
+            });
+        }
         if let Some(task) = &current_task_id {
             self.task_or_err(task)?;
         }
@@ -693,6 +754,12 @@ impl TaskStore {
     ) -> Result<Result<Task, String>, TaskError> {
         let task = self.task_or_err(task_id)?.clone();
         let mut agent = self.own_agent(caller, agent_id)?.clone();
+        if let Some(why) = self.offline_reason(&agent, now) {
+            return Err(TaskError::Offline {
+                agent_id: agent_id.to_string(),
+                why,
+            });
+        }
         if let Some(holder) = &task.claimed_by {
             if holder == agent_id {
                 return Ok(Ok(task));
@@ -1315,5 +1382,119 @@ mod tests {
         assert_eq!(t.status, TaskStatus::Pending);
         assert_eq!(s.checkpoints(&t.id).last().unwrap().kind, "recovery");
         assert_eq!(s.ready(&w.id, false).len(), 1);
+    }
+
+    /// The seed's liveness, on by default: a registration silent for
+    /// three heartbeat periods is marked offline (an awtui agent in a
+    /// turn never is), must register again before it claims or beats, and
+    /// its claims count as stale after [`RELEASE_AFTER_MISSED`] periods;
+    /// an unregistered agent cannot claim either.
+    #[test]
+    fn silent_registrations_go_offline_and_must_register_again() {
+        let mut s = TaskStore::in_memory();
+        let t0 = Utc::now();
+        let hb = HEARTBEAT_MS as i64;
+        let later = |ms: i64| t0 + chrono::Duration::milliseconds(ms);
+        let me = s
+            .register("coder", "c", "custom", None, vec![], None, Value::Null, t0)
+            .unwrap();
+        let busy = s
+            .register("lead", "l", "custom", None, vec![], None, Value::Null, t0)
+            .unwrap();
+        let w = s
+            .create_workflow("coder", "w", "prompt", "", None, 1, t0)
+            .unwrap();
+        let plan: Vec<PlannedTask> = ["a", "b"]
+            .iter()
+            .map(|n| PlannedTask {
+                name: n.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        let tasks = s.set_plan(&w.id, "", &plan, t0).unwrap();
+        s.claim("coder", &tasks[0].id, &me.id, t0).unwrap().unwrap();
+        s.set_in_turn("lead", true);
+        assert!(s.mark_silent_offline(later(2 * hb)).unwrap().is_empty());
+        let marked = s.mark_silent_offline(later(3 * hb + 1)).unwrap();
+        assert_eq!(
+            marked.iter().map(|a| a.id.as_str()).collect::<Vec<_>>(),
+            [me.id.as_str()],
+            "the agent in a turn stays online"
+        );
+        assert_eq!(s.agent(&me.id).unwrap().status, "offline");
+        assert_eq!(s.agent(&busy.id).unwrap().status, "online");
+        let refused = s
+            .claim("coder", &tasks[1].id, &me.id, later(3 * hb + 2))
+            .unwrap_err();
+        assert_eq!(refused.code(), "AGENT_OFFLINE", "{refused}");
+        assert!(
+            refused.to_string().contains("call agent_register again"),
+            "{refused}"
+        );
+        let beat = s
+            .heartbeat("coder", &me.id, None, None, later(3 * hb + 2))
+            .unwrap_err();
+        assert_eq!(beat.code(), "AGENT_OFFLINE");
+        // Its claim is stale after the default number of missed beats.
+        let missed = u64::from(RELEASE_AFTER_MISSED);
+        assert!(s.stale_claims(missed, later(5 * hb)).is_empty());
+        assert_eq!(
+            s.stale_claims(missed, later(6 * hb + 1)),
+            vec![(tasks[0].id.clone(), me.id.clone())]
+        );
+        // Registering again brings it back.
+        let again = s
+            .register(
+                "coder",
+                "c",
+                "custom",
+                None,
+                vec![],
+                None,
+                Value::Null,
+                later(7 * hb),
+            )
+            .unwrap();
+        assert_eq!(again.id, me.id);
+        assert_eq!(again.status, "online");
+        s.claim("coder", &tasks[1].id, &me.id, later(7 * hb))
+            .unwrap()
+            .unwrap();
+        // An unregistered agent cannot claim.
+        s.unregister("coder", &me.id, later(7 * hb)).unwrap();
+        let gone = s
+            .claim("coder", &tasks[1].id, &me.id, later(7 * hb + 1))
+            .unwrap_err();
+        assert_eq!(gone.code(), "AGENT_OFFLINE");
+    }
+
+    /// What a stopped or failed awtui agent held: the claims of the
+    /// registrations it made, nobody else's.
+    #[test]
+    fn the_claims_of_an_owner_are_its_registrations_own() {
+        let mut s = TaskStore::in_memory();
+        let t0 = Utc::now();
+        let a = s
+            .register("a", "a", "custom", None, vec![], None, Value::Null, t0)
+            .unwrap();
+        let b = s
+            .register("b", "b", "custom", None, vec![], None, Value::Null, t0)
+            .unwrap();
+        let w = s.create_workflow("a", "w", "p", "", None, 1, t0).unwrap();
+        let plan: Vec<PlannedTask> = ["x", "y"]
+            .iter()
+            .map(|n| PlannedTask {
+                name: n.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        let tasks = s.set_plan(&w.id, "", &plan, t0).unwrap();
+        s.claim("a", &tasks[0].id, &a.id, t0).unwrap().unwrap();
+        s.claim("b", &tasks[1].id, &b.id, t0).unwrap().unwrap();
+        assert_eq!(
+            s.claims_of_owner("a"),
+            vec![(tasks[0].id.clone(), a.id.clone())]
+        );
+        assert!(s.claims_of_owner("c").is_empty());
     }
 }
