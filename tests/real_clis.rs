@@ -1137,3 +1137,130 @@ fn claude_stopping_to_wait_expires_its_request() {
         "nothing may read as allowed\n{why}"
     );
 }
+
+/// Issue 23's team story with the real CLIs of three vendors, the scripted
+/// model driving them through awtui's task tools: Claude Code (`lead`)
+/// plans two tasks once, one for each worker; Codex (`coder`) and opencode
+/// (`tester`) are woken by the announcement, register, claim their task and
+/// complete it. The run ends with each task completed exactly once by its
+/// worker, one workflow, and each agent answering once: the lead is not
+/// woken by its own plan's announcement, and nobody by a message that was
+/// not news for it.
+#[test]
+fn a_team_of_three_vendors_plans_claims_and_finishes_together() {
+    if isolated("a_team_of_three_vendors_plans_claims_and_finishes_together") {
+        return;
+    }
+    for cli in [&CLAUDE, &CODEX, &OPENCODE] {
+        bin_dir(cli.program);
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = format!(
+        "name: real\nagents:\n  lead:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+         \x20 coder:\n    backend: codex\n    model: {}\n    timeout: 240s\n\
+         \x20 tester:\n    backend: opencode\n    model: {}\n    timeout: 240s\n\
+         limits:\n  retries: 0\nkickoff: \"@lead plan the work for the team\"\n",
+        CLAUDE.model, CODEX.model, OPENCODE.model
+    );
+    let step = |tool: &str, args: Value| (tool.to_string(), args);
+    let lead = vec![
+        step("workflow_create", json!({"name": "ship"})),
+        step(
+            "workflow_set_plan",
+            json!({"id": "{wf}", "plan": {"summary": "two parts", "tasks": [
+                {"name": "alpha-part", "assignee": "coder"},
+                {"name": "beta-part", "assignee": "tester"}]}}),
+        ),
+    ];
+    let worker = |me: &str, runtime: &str, task: &str| {
+        vec![
+            step("agent_register", json!({"name": me, "runtime": runtime})),
+            step(
+                "task_claim",
+                json!({"task_id": format!("{{task:{task}}}"), "agent_id": "{ag}"}),
+            ),
+            step(
+                "task_update_status",
+                json!({"id": format!("{{task:{task}}}"), "status": "completed",
+                       "outcome": format!("{task} by {me}")}),
+            ),
+        ]
+    };
+    let servers = vec![
+        (
+            &CLAUDE,
+            rt.block_on(llm_server::start_steps_any(lead, "Planned.")),
+        ),
+        (
+            &CODEX,
+            rt.block_on(llm_server::start_steps_any(
+                worker("coder", "codex", "alpha-part"),
+                "Alpha done.",
+            )),
+        ),
+        (
+            &OPENCODE,
+            rt.block_on(llm_server::start_steps_any(
+                worker("tester", "opencode", "beta-part"),
+                "Beta done.",
+            )),
+        ),
+    ];
+    let r = run_with(&w, &workflow, servers, &mut || {});
+    let why = r.explain();
+    assert_eq!(r.report["success"], true, "{why}");
+    let board = &r.report["tasks"];
+    assert_eq!(
+        board["workflows"].as_array().map(Vec::len),
+        Some(1),
+        "one workflow: {board}\n{why}"
+    );
+    let mut done: Vec<(String, String, String)> = board["tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap_or("").to_string(),
+                t["status"].as_str().unwrap_or("").to_string(),
+                t["outcome"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    done.sort();
+    assert_eq!(
+        done,
+        [
+            (
+                "alpha-part".to_string(),
+                "completed".to_string(),
+                "alpha-part by coder".to_string()
+            ),
+            (
+                "beta-part".to_string(),
+                "completed".to_string(),
+                "beta-part by tester".to_string()
+            ),
+        ],
+        "{why}"
+    );
+    for (agent, answer) in [
+        ("lead", "Planned."),
+        ("coder", "Alpha done."),
+        ("tester", "Beta done."),
+    ] {
+        let answers = r.from(agent).iter().filter(|m| m.contains(answer)).count();
+        assert_eq!(answers, 1, "{agent} answered {answers} times\n{why}");
+    }
+    let news: Vec<String> = r
+        .from("system")
+        .into_iter()
+        .filter(|m| m.contains("ready to claim"))
+        .collect();
+    assert!(!news.is_empty(), "{why}");
+    assert!(
+        news.iter().all(|m| !m.contains("@lead")),
+        "the lead was woken by its own plan: {news:?}\n{why}"
+    );
+}

@@ -148,6 +148,130 @@ pub async fn start_steps(steps: Vec<(String, Value)>, final_text: &str) -> (Stri
     .await
 }
 
+/// Starts a model speaking Anthropic Messages, OpenAI Responses and Chat
+/// Completions that makes the tool calls of `steps` one after the other,
+/// one per request, as long as the request offers the tool (the call made
+/// next is the one after as many as the request carries results of), then
+/// answers `final_text`. Arguments may name what the conversation holds:
+/// `{wf}` and `{ag}` are the first workflow and registration ids in the
+/// tool results so far, `{task:NAME}` the id of the task named NAME
+/// anywhere in the request (the announcement in the prompt).
+pub async fn start_steps_any(steps: Vec<(String, Value)>, final_text: &str) -> (String, Log) {
+    let final_text = final_text.to_string();
+    serve(move |req| {
+        let path = req.path.split('?').next().unwrap_or("");
+        let body = &req.body;
+        let ok = |body: String| Scripted { status: 200, body };
+        if path.ends_with("/messages/count_tokens") {
+            return ok(json!({"input_tokens": 10}).to_string());
+        }
+        if path.ends_with("/models") {
+            return ok(json!({"object": "list", "data": [], "models": []}).to_string());
+        }
+        let items = |list: &Value, key: &str, value: &str| -> Vec<Value> {
+            list.as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|m| match &m["content"] {
+                    Value::Array(blocks) if key == "type" && value == "tool_result" => {
+                        blocks.clone()
+                    }
+                    _ => vec![m.clone()],
+                })
+                .filter(|b| b[key] == value)
+                .collect()
+        };
+        let results = if path.ends_with("/messages") {
+            items(&body["messages"], "type", "tool_result")
+        } else if path.ends_with("/responses") {
+            items(&body["input"], "type", "function_call_output")
+        } else if path.ends_with("/chat/completions") {
+            items(&body["messages"], "role", "tool")
+        } else {
+            return Scripted {
+                status: 404,
+                body: json!({"error": {"message": format!("the fake model has no {path}")}})
+                    .to_string(),
+            };
+        };
+        let seen = Value::Array(results.clone()).to_string();
+        let step = steps.get(results.len());
+        let script = ModelScript {
+            tool: step.map(|s| s.0.clone()).unwrap_or_default(),
+            arguments: step.map_or(Value::Null, |s| fill(&s.1, &seen, &req.raw)),
+            final_text: final_text.clone(),
+            refuse: None,
+        };
+        let mv = match step.and_then(|(tool, _)| offered(&body["tools"], tool)) {
+            Some(name) => Move::Call(name),
+            None => Move::Answer,
+        };
+        let stream = body["stream"].as_bool().unwrap_or(false);
+        let id = format!("call_{:02}", results.len() + 1);
+        if path.ends_with("/messages") {
+            let model = body["model"].as_str().unwrap_or("m");
+            ok(anthropic_call(
+                &script,
+                mv,
+                stream,
+                model,
+                &format!("toolu_{id}"),
+            ))
+        } else if path.ends_with("/responses") {
+            ok(responses(&script, mv, stream, &id))
+        } else {
+            ok(chat(&script, mv, stream, &id))
+        }
+    })
+    .await
+}
+
+/// The first id with `prefix` (`wf_`, `ag_`, `tk_` and 12 hex digits) in
+/// `text` after byte `from`, and where it ends.
+fn find_id(text: &str, prefix: &str, from: usize) -> Option<(String, usize)> {
+    let mut at = from;
+    while let Some(i) = text.get(at..)?.find(prefix) {
+        let start = at + i;
+        let hex: String = text[start + prefix.len()..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect();
+        if hex.len() == 12 {
+            return Some((format!("{prefix}{hex}"), start + prefix.len() + 12));
+        }
+        at = start + prefix.len();
+    }
+    None
+}
+
+/// `args` with its placeholders filled (see [`start_steps_any`]).
+fn fill(args: &Value, results: &str, request: &str) -> Value {
+    let mut text = args.to_string();
+    for (key, prefix) in [("{wf}", "wf_"), ("{ag}", "ag_")] {
+        if let Some((id, _)) = find_id(results, prefix, 0) {
+            text = text.replace(key, &id);
+        }
+    }
+    while let Some(start) = text.find("{task:") {
+        let Some(len) = text[start..].find('}') else {
+            break;
+        };
+        let name = text[start + 6..start + len].to_string();
+        let mut at = 0;
+        let mut found = String::from("tk_unknown");
+        while let Some((id, end)) = find_id(request, "tk_", at) {
+            let after: String = request[end..].chars().take(40).collect();
+            if after.contains(&name) {
+                found = id;
+                break;
+            }
+            at = end;
+        }
+        text.replace_range(start..start + len + 1, &found);
+    }
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
 /// Serves `respond` on a free loopback port.
 async fn serve(respond: impl Fn(&Recorded) -> Scripted + Send + Sync + 'static) -> (String, Log) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -384,7 +508,7 @@ fn answer_model(script: &ModelScript, req: &Recorded) -> Scripted {
             &last.unwrap_or(Value::Null),
             ("type", "function_call_output"),
         );
-        return ok(responses(script, mv, stream));
+        return ok(responses(script, mv, stream, "call_01"));
     }
     if path.ends_with("/chat/completions") {
         let last = body["messages"].as_array().and_then(|m| m.last()).cloned();
@@ -394,7 +518,7 @@ fn answer_model(script: &ModelScript, req: &Recorded) -> Scripted {
             &last.unwrap_or(Value::Null),
             ("role", "tool"),
         );
-        return ok(chat(script, mv, stream));
+        return ok(chat(script, mv, stream, "call_01"));
     }
     if path.contains(":streamGenerateContent") || path.contains(":generateContent") {
         let last = body["contents"].as_array().and_then(|m| m.last()).cloned();
@@ -482,11 +606,11 @@ fn anthropic_call(script: &ModelScript, mv: Move, stream: bool, model: &str, id:
     ])
 }
 
-fn responses(script: &ModelScript, mv: Move, stream: bool) -> String {
+fn responses(script: &ModelScript, mv: Move, stream: bool, call_id: &str) -> String {
     let item = match &mv {
         Move::Call(t) => {
             let mut call = json!({
-                "type": "function_call", "id": "fc_01", "call_id": "call_01", "status": "completed",
+                "type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id, "status": "completed",
                 "name": t.name, "arguments": script.arguments.to_string()
             });
             if let Some(ns) = &t.namespace {
@@ -539,10 +663,10 @@ fn responses(script: &ModelScript, mv: Move, stream: bool) -> String {
     sse(&events)
 }
 
-fn chat(script: &ModelScript, mv: Move, stream: bool) -> String {
+fn chat(script: &ModelScript, mv: Move, stream: bool, call_id: &str) -> String {
     let usage = json!({"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55});
     let call = |name: &str| {
-        json!([{"index": 0, "id": "call_01", "type": "function",
+        json!([{"index": 0, "id": call_id, "type": "function",
                 "function": {"name": name, "arguments": script.arguments.to_string()}}])
     };
     let (message, finish) = match &mv {
