@@ -375,6 +375,12 @@ pub enum CtxCommand {
         #[command(subcommand)]
         command: DocCommand,
     },
+    /// Every context tool an agent can call, with what it does and its
+    /// arguments (or only NAME's); needs no running instance.
+    Tools {
+        /// One tool.
+        name: Option<String>,
+    },
     /// Call any context tool by name with a JSON object of arguments (the
     /// task tools, for instance: `ctx call task_claim '{"task_id":…}'`);
     /// prints its JSON result.

@@ -46,6 +46,19 @@ fn usage(e: clap::Error) -> u8 {
     u8::try_from(e.exit_code()).unwrap_or(commands::exit::INVALID)
 }
 
+/// The subcommand `file` looks like a misspelling of, when no such file
+/// exists (`awtui lsit` → `list`).
+fn misspelt_subcommand(file: &std::path::Path) -> Option<String> {
+    use clap::CommandFactory;
+    if std::fs::symlink_metadata(file).is_ok() {
+        return None;
+    }
+    let word = file.to_str()?;
+    let cli = Cli::command();
+    let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+    awtui::workflow::diagnostic::did_you_mean(word, names).map(str::to_string)
+}
+
 /// Runs the command; its exit code, and whether it hosted an instance.
 fn dispatch() -> (ExitCode, bool) {
     let cli = match Cli::try_parse() {
@@ -63,6 +76,13 @@ fn dispatch() -> (ExitCode, bool) {
             }
             return (ExitCode::from(commands::home::run()), false);
         };
+        if let Some(name) = misspelt_subcommand(&file) {
+            errln!(
+                "{} is neither a file nor a command: did you mean `awtui {name}`? (`awtui --help` lists the commands)",
+                file.display()
+            );
+            return (ExitCode::from(commands::exit::INVALID), false);
+        }
         return (
             ExitCode::from(commands::open::run(&file, cli.instance.as_deref())),
             hosts,

@@ -282,3 +282,67 @@ fn validate_states_the_argument_limit_of_cursor() {
         "{stderr}"
     );
 }
+
+/// A first argument that is no file but close to a command is a typo of
+/// that command, said so; a real missing file still says it is missing.
+#[test]
+fn a_mistyped_command_is_suggested_not_read_as_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_awtui"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&["lsit"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean `awtui list`?"), "{err}");
+    let (_, err) = run(&["stpo"]);
+    assert!(err.contains("did you mean `awtui stop`?"), "{err}");
+    let (code, err) = run(&["review.yaml"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("cannot read workflow file review.yaml") && !err.contains("did you mean"),
+        "{err}"
+    );
+}
+
+/// `awtui ctx tools` documents every context tool and its arguments
+/// without a running instance; one tool by name; a typo is suggested.
+#[test]
+fn ctx_tools_lists_every_tool_with_its_arguments() {
+    let (code, out, err) = awtui(&["ctx", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    for tool in [
+        "channel_send",
+        "task_claim",
+        "workflow_set_plan",
+        "agent_heartbeat",
+        "workspace_create",
+        "permission_request",
+    ] {
+        assert!(
+            out.contains(&format!("\n{tool}\n")) || out.starts_with(&format!("{tool}\n")),
+            "{tool} missing:\n{out}"
+        );
+    }
+    let (code, out, _) = awtui(&["ctx", "tools", "task_claim"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("- task_id (string, required)"), "{out}");
+    assert!(out.contains("- agent_id (string, required)"), "{out}");
+    let (code, out, _) = awtui(&["ctx", "--json", "tools", "task_claim"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v[0]["input_schema"]["required"],
+        serde_json::json!(["task_id", "agent_id"])
+    );
+    let (code, _, err) = awtui(&["ctx", "tools", "task_clam"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean task_claim?"), "{err}");
+}

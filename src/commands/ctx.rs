@@ -19,6 +19,9 @@ const EXIT_UNREACHABLE: u8 = 3;
 
 /// Runs one context command; prints the result (JSON with `json`).
 pub fn run(command: CtxCommand, json: bool) -> u8 {
+    if let CtxCommand::Tools { name } = &command {
+        return tools(name.as_deref(), json);
+    }
     let (Ok(url), Ok(token)) = (std::env::var("AWTUI_MCP_URL"), std::env::var("AWTUI_TOKEN"))
     else {
         errln!(
@@ -42,6 +45,82 @@ pub fn run(command: CtxCommand, json: bool) -> u8 {
         return exit::FAILED;
     };
     runtime.block_on(call(&url, &token, tool, args, json))
+}
+
+/// `awtui ctx tools [NAME]`: each tool's name, description and arguments
+/// (with `json`, `[{name, description, input_schema}]`), from the same
+/// specs the MCP server lists, plus `permission_request` (offered only to
+/// asking agents' CLIs).
+fn tools(name: Option<&str>, json: bool) -> u8 {
+    let mut specs = crate::mcp::tools::specs();
+    specs.push(crate::mcp::approval_tools::spec());
+    if let Some(name) = name {
+        let Some(spec) = specs.iter().position(|s| s.name == name) else {
+            let hint =
+                crate::workflow::diagnostic::did_you_mean(name, specs.iter().map(|s| s.name))
+                    .map(|c| format!(" (did you mean {c}?)"))
+                    .unwrap_or_default();
+            errln!("there is no context tool {name}{hint}; `awtui ctx tools` lists them");
+            return exit::INVALID;
+        };
+        specs = vec![specs.swap_remove(spec)];
+    }
+    if json {
+        let list: Vec<Value> = specs
+            .iter()
+            .map(|s| json!({"name": s.name, "description": s.description, "input_schema": s.input_schema}))
+            .collect();
+        super::print::json(Value::Array(list).to_string());
+        return exit::OK;
+    }
+    let text: Vec<String> = specs.iter().map(describe).collect();
+    super::print::line(text.join("\n"));
+    exit::OK
+}
+
+/// An argument's JSON type in words (`integer or string`).
+fn kind_of(p: &Value) -> String {
+    match (&p["type"], p.get("oneOf").or_else(|| p.get("anyOf"))) {
+        (Value::String(t), _) => t.clone(),
+        (Value::Array(ts), _) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        (_, Some(Value::Array(alternatives))) => alternatives
+            .iter()
+            .map(kind_of)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "any".into(),
+    }
+}
+
+/// One tool as text: its name, description and one line per argument.
+fn describe(spec: &crate::mcp::tools::ToolSpec) -> String {
+    let schema = &spec.input_schema;
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut out = format!("{}\n  {}\n", spec.name, spec.description);
+    let properties = schema["properties"].as_object();
+    if properties.is_none_or(|p| p.is_empty()) {
+        out.push_str("  (no arguments)\n");
+    }
+    for (arg, p) in properties.into_iter().flatten() {
+        let kind = kind_of(p);
+        let need = if required.contains(&arg.as_str()) {
+            "required"
+        } else {
+            "optional"
+        };
+        let about = p["description"].as_str().unwrap_or("");
+        out.push_str(&format!("  - {arg} ({kind}, {need}) {about}\n"));
+    }
+    out
 }
 
 /// Checks a call against the instance's limit on one request before
@@ -85,7 +164,7 @@ fn request(command: CtxCommand) -> Result<(String, Value), String> {
         return Ok((tool, value));
     }
     let (tool, args) = match command {
-        CtxCommand::Call { .. } => unreachable!("handled above"),
+        CtxCommand::Call { .. } | CtxCommand::Tools { .. } => unreachable!("handled above"),
         CtxCommand::Send { message } => ("channel_send", json!({ "message": content(message)? })),
         CtxCommand::Read { since, page, limit } => (
             "channel_read",
