@@ -2359,6 +2359,27 @@ fn approval_card_shows_the_agent_the_diff_its_last_message_and_the_keys() {
     insta::assert_snapshot!("approval_card_80x24", screen(&mut a, 80, 24));
 }
 
+/// Help opened over an approval card is on top, so it takes the keys:
+/// `y` and `d` decide nothing the person cannot see, Esc closes help (not
+/// the card); then the card takes them again.
+#[test]
+fn help_over_an_approval_card_takes_the_keys() {
+    let mut a = app_with_approvals();
+    assert!(run(&mut a, vec![ch('?')]).is_empty());
+    assert!(a.help.is_some(), "? opens help over the card");
+    assert!(
+        run(&mut a, vec![ch('y'), ch('d'), ch('a')]).is_empty(),
+        "help took them"
+    );
+    assert!(run(&mut a, vec![key(KeyCode::Esc)]).is_empty());
+    assert!(a.help.is_none(), "Esc closed help");
+    assert_eq!(a.card().map(|r| r.id), Some(3), "the card is still shown");
+    assert!(matches!(
+        run(&mut a, vec![ch('y')]).as_slice(),
+        [Effect::Command(Command::Approve { request: 3, .. })]
+    ));
+}
+
 #[test]
 fn card_keys_allow_deny_with_a_reason_and_keep_always_rules() {
     use awtui::approvals::{Answer, Verdict};

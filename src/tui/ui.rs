@@ -102,49 +102,71 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     }
     let cursor = app.bar.draw(bar, buf, &theme, app.focus == Pane::Bar);
     hints_line(app, hints, buf);
-    if let Some(d) = &mut app.diff {
-        Component::draw(d, area, buf, &theme, true);
-    }
-    if let Some(request) = app.card() {
-        super::panes::approvals::draw_card(
-            area,
-            buf,
-            request,
-            app.approvals.pending.len(),
-            app.approvals.timeout_secs,
-            &theme,
-        );
-    }
-    if let Some(mut scroll) = app.rules_view {
-        super::panes::approvals::draw_rules(area, buf, &app.approvals, &theme, &mut scroll);
-        app.rules_view = Some(scroll);
-    }
-    if let Some(mut scroll) = app.help {
-        help::draw(area, buf, &app.keymap, &theme, &mut scroll);
-        app.help = Some(scroll);
-    }
-    if let Some(c) = &app.confirm {
-        let question = crate::sanitize::for_terminal(&c.question);
-        let w = (width(&question) as u16 + 4).min(area.width);
-        let r = Rect::new(
-            area.x + (area.width - w) / 2,
-            area.y + area.height / 2 - 1,
-            w,
-            3,
-        );
-        Clear.render(r, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(Style::new().fg(theme.warning));
-        let inner = block.inner(r);
-        block.render(r, buf);
-        buf.set_string(
-            inner.x + 1,
-            inner.y,
-            truncate(&question, inner.width.saturating_sub(1) as usize),
-            Style::new().add_modifier(Modifier::BOLD),
-        );
+    // The layers over the panes, bottom first (the order keys go to them
+    // is the reverse: see `Layer`).
+    for layer in super::app::Layer::BOTTOM_FIRST {
+        match layer {
+            super::app::Layer::Diff => {
+                if let Some(d) = &mut app.diff {
+                    Component::draw(d, area, buf, &theme, true);
+                }
+            }
+            super::app::Layer::Card => {
+                if let Some(request) = app.card() {
+                    super::panes::approvals::draw_card(
+                        area,
+                        buf,
+                        request,
+                        app.approvals.pending.len(),
+                        app.approvals.timeout_secs,
+                        &theme,
+                    );
+                }
+            }
+            super::app::Layer::Rules => {
+                if let Some(mut scroll) = app.rules_view {
+                    super::panes::approvals::draw_rules(
+                        area,
+                        buf,
+                        &app.approvals,
+                        &theme,
+                        &mut scroll,
+                    );
+                    app.rules_view = Some(scroll);
+                }
+            }
+            super::app::Layer::Help => {
+                if let Some(mut scroll) = app.help {
+                    help::draw(area, buf, &app.keymap, &theme, &mut scroll);
+                    app.help = Some(scroll);
+                }
+            }
+            super::app::Layer::Confirm => {
+                if let Some(c) = &app.confirm {
+                    let question = crate::sanitize::for_terminal(&c.question);
+                    let w = (width(&question) as u16 + 4).min(area.width);
+                    let r = Rect::new(
+                        area.x + (area.width - w) / 2,
+                        area.y + area.height / 2 - 1,
+                        w,
+                        3,
+                    );
+                    Clear.render(r, buf);
+                    let block = Block::default()
+                        .borders(Borders::ALL)
+                        .border_type(BorderType::Rounded)
+                        .border_style(Style::new().fg(theme.warning));
+                    let inner = block.inner(r);
+                    block.render(r, buf);
+                    buf.set_string(
+                        inner.x + 1,
+                        inner.y,
+                        truncate(&question, inner.width.saturating_sub(1) as usize),
+                        Style::new().add_modifier(Modifier::BOLD),
+                    );
+                }
+            }
+        }
     }
     // The editor shows its own cursor; only the bar's is the terminal's.
     cursor.filter(|_| {

@@ -24,92 +24,12 @@ impl App {
         let Some(k) = Key::from_event(&key) else {
             return Vec::new();
         };
-        if let Some(c) = self.confirm.clone() {
-            return match k.code {
-                crate::tui::keymap::KeyCodeKey::Char('y' | 'Y')
-                | crate::tui::keymap::KeyCodeKey::Enter => self.act(Action::Yes),
-                crate::tui::keymap::KeyCodeKey::Char('n' | 'N' | 'q')
-                | crate::tui::keymap::KeyCodeKey::Esc => self.act(Action::No),
-                crate::tui::keymap::KeyCodeKey::Char('d' | 'D')
-                    if c.on_yes == ConfirmAction::Quit
-                        && self.options.on_quit == QuitAction::Ask =>
-                {
-                    self.confirm = None;
-                    self.act(Action::Detach)
-                }
-                _ if k.ctrl && k.code == crate::tui::keymap::KeyCodeKey::Char('c') => {
-                    // A second Ctrl-C while asked to quit means it.
-                    if c.on_yes == ConfirmAction::Quit {
-                        self.act(Action::Yes)
-                    } else {
-                        self.act(Action::No)
-                    }
-                }
-                _ => Vec::new(),
-            };
-        }
-        if let Some(d) = &mut self.diff {
-            // The diff view takes every key.
-            let o = Component::key(d, &key, &k, &self.keymap).unwrap_or_default();
-            if o.close {
-                self.diff = None;
+        // The overlays on top get the key first, in the order they are
+        // drawn (see [`Layer`]): what takes a key is what is seen on top.
+        for overlay in Layer::BOTTOM_FIRST.into_iter().rev() {
+            if let Some(effects) = self.overlay_key(overlay, &key, &k) {
+                return effects;
             }
-            return self.apply(None, o);
-        }
-        if let Some(scroll) = &mut self.rules_view {
-            use crate::tui::keymap::KeyCodeKey as C;
-            match k.code {
-                C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
-                C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
-                C::Esc | C::Char('q') | C::Enter => self.rules_view = None,
-                C::Char('c') if k.ctrl => self.rules_view = None,
-                _ => {}
-            }
-            return Vec::new();
-        }
-        if self.focus != Pane::Bar
-            && self.documents.editor.is_none()
-            && let Some(request) = self.card().map(|r| r.id)
-        {
-            use crate::tui::keymap::KeyCodeKey as C;
-            let decide = |allow, always| Action::Decide {
-                request: Some(request),
-                allow,
-                always,
-                reason: None,
-            };
-            match k.code {
-                C::Char('y') if !k.ctrl && !k.alt => return self.act(decide(true, false)),
-                C::Char('a') if !k.ctrl && !k.alt => return self.act(decide(true, true)),
-                C::Char('d') if !k.ctrl && !k.alt => return self.act(decide(false, true)),
-                // The reason is typed in the bar; Enter without one denies.
-                C::Char('n') if !k.ctrl && !k.alt => {
-                    return self.act(Action::Prompt(format!("/deny {request} ")));
-                }
-                C::Esc => {
-                    self.card_hidden = Some(request);
-                    return Vec::new();
-                }
-                _ => {}
-            }
-        }
-        if let Some(scroll) = &mut self.help {
-            use crate::tui::keymap::KeyCodeKey as C;
-            match k.code {
-                C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
-                C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
-                C::Char('d') if k.ctrl => *scroll = scroll.saturating_add(10),
-                C::Char('u') if k.ctrl => *scroll = scroll.saturating_sub(10),
-                C::PageDown | C::Char(' ') => *scroll = scroll.saturating_add(10),
-                C::PageUp => *scroll = scroll.saturating_sub(10),
-                C::Char('g') | C::Home => *scroll = 0,
-                // Drawing clamps it to the last page.
-                C::Char('G') | C::End => *scroll = usize::MAX,
-                C::Esc | C::Char('?' | 'q') | C::Enter | C::F(1) => self.help = None,
-                C::Char('c') if k.ctrl => self.help = None,
-                _ => {}
-            }
-            return Vec::new();
         }
         self.status = None;
         if self.focus == Pane::Bar {
@@ -127,6 +47,117 @@ impl App {
                 Vec::new()
             }
         }
+    }
+
+    /// Gives the key to `overlay` when it is open and takes it; `None`
+    /// lets it go on down (to the overlay below, then the panes).
+    fn overlay_key(&mut self, overlay: Layer, key: &KeyEvent, k: &Key) -> Option<Vec<Effect>> {
+        let (key, k) = (*key, *k);
+        match overlay {
+            Layer::Confirm => self.confirm_key(k),
+            Layer::Help => self.help_key(k),
+            Layer::Rules => self.rules_key(k),
+            Layer::Card => self.card_key(k),
+            Layer::Diff => self.diff_key(key, k),
+        }
+    }
+
+    fn confirm_key(&mut self, k: Key) -> Option<Vec<Effect>> {
+        let c = self.confirm.clone()?;
+        Some(match k.code {
+            crate::tui::keymap::KeyCodeKey::Char('y' | 'Y')
+            | crate::tui::keymap::KeyCodeKey::Enter => self.act(Action::Yes),
+            crate::tui::keymap::KeyCodeKey::Char('n' | 'N' | 'q')
+            | crate::tui::keymap::KeyCodeKey::Esc => self.act(Action::No),
+            crate::tui::keymap::KeyCodeKey::Char('d' | 'D')
+                if c.on_yes == ConfirmAction::Quit && self.options.on_quit == QuitAction::Ask =>
+            {
+                self.confirm = None;
+                self.act(Action::Detach)
+            }
+            _ if k.ctrl && k.code == crate::tui::keymap::KeyCodeKey::Char('c') => {
+                // A second Ctrl-C while asked to quit means it.
+                if c.on_yes == ConfirmAction::Quit {
+                    self.act(Action::Yes)
+                } else {
+                    self.act(Action::No)
+                }
+            }
+            _ => Vec::new(),
+        })
+    }
+
+    fn diff_key(&mut self, key: KeyEvent, k: Key) -> Option<Vec<Effect>> {
+        let d = self.diff.as_mut()?;
+        // The diff view takes every key.
+        let o = Component::key(d, &key, &k, &self.keymap).unwrap_or_default();
+        if o.close {
+            self.diff = None;
+        }
+        Some(self.apply(None, o))
+    }
+
+    fn rules_key(&mut self, k: Key) -> Option<Vec<Effect>> {
+        let scroll = self.rules_view.as_mut()?;
+        use crate::tui::keymap::KeyCodeKey as C;
+        match k.code {
+            C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
+            C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
+            C::Esc | C::Char('q') | C::Enter => self.rules_view = None,
+            C::Char('c') if k.ctrl => self.rules_view = None,
+            _ => {}
+        }
+        Some(Vec::new())
+    }
+
+    fn card_key(&mut self, k: Key) -> Option<Vec<Effect>> {
+        if self.focus != Pane::Bar
+            && self.documents.editor.is_none()
+            && let Some(request) = self.card().map(|r| r.id)
+        {
+            use crate::tui::keymap::KeyCodeKey as C;
+            let decide = |allow, always| Action::Decide {
+                request: Some(request),
+                allow,
+                always,
+                reason: None,
+            };
+            match k.code {
+                C::Char('y') if !k.ctrl && !k.alt => return Some(self.act(decide(true, false))),
+                C::Char('a') if !k.ctrl && !k.alt => return Some(self.act(decide(true, true))),
+                C::Char('d') if !k.ctrl && !k.alt => return Some(self.act(decide(false, true))),
+                // The reason is typed in the bar; Enter without one denies.
+                C::Char('n') if !k.ctrl && !k.alt => {
+                    return Some(self.act(Action::Prompt(format!("/deny {request} "))));
+                }
+                C::Esc => {
+                    self.card_hidden = Some(request);
+                    return Some(Vec::new());
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn help_key(&mut self, k: Key) -> Option<Vec<Effect>> {
+        let scroll = self.help.as_mut()?;
+        use crate::tui::keymap::KeyCodeKey as C;
+        match k.code {
+            C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
+            C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
+            C::Char('d') if k.ctrl => *scroll = scroll.saturating_add(10),
+            C::Char('u') if k.ctrl => *scroll = scroll.saturating_sub(10),
+            C::PageDown | C::Char(' ') => *scroll = scroll.saturating_add(10),
+            C::PageUp => *scroll = scroll.saturating_sub(10),
+            C::Char('g') | C::Home => *scroll = 0,
+            // Drawing clamps it to the last page.
+            C::Char('G') | C::End => *scroll = usize::MAX,
+            C::Esc | C::Char('?' | 'q') | C::Enter | C::F(1) => self.help = None,
+            C::Char('c') if k.ctrl => self.help = None,
+            _ => {}
+        }
+        Some(Vec::new())
     }
 
     pub(super) fn bar_key(&mut self, key: KeyEvent, k: Key) -> Vec<Effect> {

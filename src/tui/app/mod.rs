@@ -16,6 +16,35 @@
 //! keys, the mouse and the bar into actions, `actions` carries them out,
 //! and `engine` applies the engine's events, replies and snapshots.
 
+/// The layers drawn over the panes, bottom first: drawn in this order and
+/// asked for keys in the reverse one (the top layer first), so what takes
+/// a key is always what the person sees on top (help over an approval
+/// card takes `y`, `d` and Esc; the card does not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    /// An agent's diff, full screen.
+    Diff,
+    /// The oldest approval request's card.
+    Card,
+    /// The approval rules.
+    Rules,
+    /// `?`.
+    Help,
+    /// A yes/no question.
+    Confirm,
+}
+
+impl Layer {
+    /// Every layer, bottom first.
+    pub const BOTTOM_FIRST: [Layer; 5] = [
+        Layer::Diff,
+        Layer::Card,
+        Layer::Rules,
+        Layer::Help,
+        Layer::Confirm,
+    ];
+}
+
 mod actions;
 mod engine;
 mod input;
