@@ -96,3 +96,40 @@ pub fn draw(area: Rect, buf: &mut Buffer, keymap: &Keymap, theme: &Theme, scroll
         },
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key the shipped keymap binds, in every section, is in `?`
+    /// with what it does, under its section's heading.
+    #[test]
+    fn every_keymap_entry_appears_in_help() {
+        let config = crate::tui::config::Config::defaults();
+        let text: Vec<String> = lines(&config.keymap, &config.theme)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let mut checked = 0;
+        for section in Section::ALL {
+            let heading = text
+                .iter()
+                .position(|l| *l == format!("[{}]", section.name()));
+            for b in config.keymap.bindings(section) {
+                let at = heading.unwrap_or_else(|| panic!("no [{}] in help", section.name()));
+                let line = format!("  {:<11}{}", b.key.to_string(), describe(&b.command));
+                let end = text[at + 1..]
+                    .iter()
+                    .position(String::is_empty)
+                    .map_or(text.len(), |n| at + 1 + n);
+                assert!(
+                    text[at + 1..end].contains(&line),
+                    "{line:?} is not under [{}]",
+                    section.name()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "only {checked} bindings");
+    }
+}
