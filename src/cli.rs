@@ -40,9 +40,10 @@ pub enum Command {
         #[arg(long)]
         instance: Option<String>,
     },
-    /// Open the control room: start the workflow and show it live (the
-    /// same as `awtui <file>`). Quitting stops the agents and leaves the
-    /// instance on disk to be resumed.
+    /// Open the control room (the same as `awtui <file>`): the workflow
+    /// runs in a background host (started, or found running) and the
+    /// screen shows it live. `q` asks: stop the agents (y; the instance
+    /// stays on disk to be resumed) or detach (d; it keeps running).
     Open {
         /// The workflow file (YAML).
         file: PathBuf,

@@ -435,6 +435,92 @@ fn detaching_from_an_open_workflow_leaves_the_instance_running() {
     assert!(listed.contains("planner@demo"), "still running: {listed}");
 }
 
+/// Detaching from `awtui <file>` while an agent's turn runs never
+/// interrupts it: the instance runs in a background host from the start, so
+/// the turn goes on after the screen is gone, finishes once, and is not
+/// started again.
+#[test]
+fn detaching_during_a_turn_lets_it_finish_once() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("slow.sh"),
+        "#!/bin/sh\ncat >/dev/null\necho start >> turns.log\n\
+         while [ ! -e go ]; do sleep 0.05; done\necho end >> turns.log\necho finished the slow work\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(d.join("slow.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    }
+    std::fs::write(
+        d.join("slow.yaml"),
+        "agents:\n  slow:\n    command: ./slow.sh\n    timeout: 10m\nkickoff: \"@slow work\"\n",
+    )
+    .unwrap();
+    struct Stop<'a>(&'a Path);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = awtui(self.0, &["stop", "--all"]);
+        }
+    }
+    let _stop = Stop(d);
+    let exit_file = d.join("exit-code");
+    let script = format!(
+        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' slow.yaml; echo $? > '{}'",
+        d.display(),
+        d.join("config").display(),
+        d.join("state").display(),
+        env!("CARGO_BIN_EXE_awtui"),
+        exit_file.display()
+    );
+    let tmux = session("midturn", &script);
+    let turns = || std::fs::read_to_string(d.join("turns.log")).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while turns().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the turn never started:\n{}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.wait_for("the control room", |s| s.contains("slow"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("the stop-or-detach question", |s| s.contains("(y/d/n)"));
+    tmux.keys(&["d"]);
+    assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
+    std::fs::write(d.join("go"), "").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !turns().contains("end") {
+        assert!(
+            Instant::now() < deadline,
+            "the turn never ended: {:?}",
+            turns()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Its answer is in the channel once: the turn was not run again.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let channel =
+            std::fs::read_to_string(d.join(".workflow/slow/channel.jsonl")).unwrap_or_default();
+        if channel.contains("finished the slow work") {
+            assert_eq!(
+                channel.matches("finished the slow work").count(),
+                1,
+                "{channel}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "no answer: {channel}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(turns(), "start\nend\n", "the turn ran once, uninterrupted");
+}
+
 #[test]
 fn stopping_this_instance_from_an_attached_screen_says_stopped() {
     require_tmux();

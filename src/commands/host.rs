@@ -163,6 +163,7 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
         let tracker = follow(events, opts.output, AgentTracker::new(&workflow)).await;
         let outcome = engine.wait().await;
         served.close().await;
+        tracing::info!("instance ended: {outcome:?}");
         let success = matches!(outcome, RunOutcome::Completed | RunOutcome::NothingToDo);
         if let RunOutcome::WithoutTools { agents } = &outcome
             && opts.mode == RunMode::Run

@@ -1,12 +1,16 @@
-//! `awtui <file>` / `awtui open <file>`: the control room over an engine in
-//! this process. Everything that can go wrong before the screen opens (bad
-//! config, bad workflow, a backend that cannot run, setup failing) is
-//! printed as plain text, with the same messages as `awtui validate` and
-//! `awtui run`. `q` asks: stop the instance (agents stopped cleanly, its
+//! `awtui <file>` / `awtui open <file>`: the control room. Everything that
+//! can go wrong before the screen opens (bad config, bad workflow, a
+//! backend that cannot run, setup failing) is printed as plain text, with
+//! the same messages as `awtui validate` and `awtui run`.
+//!
+//! With its context on disk the instance runs in a background host from
+//! the start (the one already running for it is found, or `awtui start
+//! --background` starts it) and the screen attaches to it like `awtui
+//! attach`. `q` asks: stop the instance (agents stopped cleanly, its
 //! context left on disk, so the same command resumes it), or detach: the
-//! instance is handed over to a background host (`awtui start
-//! --background`), which resumes it from that context; a turn in progress
-//! is stopped by the handover, exactly as by quitting and reopening.
+//! screen goes, the host goes on, and a turn in progress is never
+//! interrupted. SIGTERM and SIGHUP stop it, as `q` then `y` does. A memory
+//! context cannot outlive the screen: its engine runs in this process.
 //! Logs go to `awtui.log` in the instance folder (a temporary file for a
 //! memory context), never to the terminal.
 
@@ -61,6 +65,9 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         errln!("warning: cannot write the log {}: {e}", log.display());
     }
     tracing::info!("opening {} as instance {instance}", file.display());
+    if let Some(home) = &dir {
+        return hosted(file, instance, home, config);
+    }
 
     // One engine per instance, reachable from other terminals (list, send,
     // stop, attach) like any started instance.
@@ -79,15 +86,15 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         mode: RunMode::Start,
         watch_documents: true,
     };
-    let ended = runtime.block_on(async move {
+    runtime.block_on(async move {
         let (engine, first) = match Engine::start(loaded.workflow, options).await {
             Ok(started) => started,
             Err(e) => {
                 errln!("{e}");
-                return Ended::Code(match e {
+                return match e {
                     EngineError::Setup(SetupError::Failed { .. }) => exit::FAILED,
                     _ => exit::INVALID,
-                });
+                };
             }
         };
         let served = match crate::instance::serve(&engine, claim, RunMode::Start).await {
@@ -109,21 +116,14 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
             link,
             TuiOptions {
                 config,
-                // With the context on disk the instance can outlive the
-                // screen: `q` asks whether to stop it or leave it running.
-                on_quit: if dir.is_some() {
-                    QuitAction::Ask
-                } else {
-                    QuitAction::Shutdown
-                },
+                // Nothing on disk to resume from: it cannot outlive the
+                // screen.
+                on_quit: QuitAction::Shutdown,
                 ..TuiOptions::default()
             },
         )
         .await;
-        // Whatever happened on screen, the agents stop cleanly. An
-        // in-process engine cannot outlive the screen: detaching hands the
-        // instance over to a background host below, which resumes it from
-        // its context on disk.
+        // Whatever happened on screen, the agents stop cleanly.
         engine.send(crate::engine::Command::Shutdown);
         let outcome = engine.wait().await;
         if let Some(served) = served {
@@ -132,52 +132,86 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         tracing::info!("instance ended: {outcome:?}");
         // The terminal may be gone (SIGHUP): printed through the writer.
         match result {
-            Ok(tui::TuiExit::Detached) => Ended::Detached,
-            Ok(_) => {
-                if let Some(d) = &dir {
-                    crate::outln!(
-                        "awtui: instance '{instance}' stopped; its context is in {} \
-                         (open the same workflow again to resume it)",
-                        d.display()
-                    );
-                }
-                Ended::Code(exit::OK)
-            }
+            Ok(_) => exit::OK,
             Err(e) => {
                 tracing::error!("{e}");
                 errln!("awtui: {e} (log: {})", log.display());
-                Ended::Code(exit::FAILED)
+                exit::FAILED
             }
         }
-    });
+    })
+}
+
+/// The control room attached to the instance's background host, started
+/// when none runs (see the module doc); returns the exit code.
+fn hosted(file: &Path, instance: &str, home: &Path, config: tui::Config) -> u8 {
+    use crate::instance::registry;
+    let running = registry::read_home(home).filter(|i| registry::process_alive(i.pid));
+    let info = match running {
+        Some(info) => info,
+        None => match super::start::spawn_background(file, Some(instance), false) {
+            Ok(started) => started.info,
+            Err(code) => return code,
+        },
+    };
+    let Some(runtime) = super::runtime(true) else {
+        return exit::FAILED;
+    };
+    let options = TuiOptions {
+        config,
+        on_quit: QuitAction::Ask,
+        ..TuiOptions::default()
+    };
+    let ended = match runtime.block_on(super::attach::attached(&info, options)) {
+        Ok(ended) => ended,
+        Err(code) => return code,
+    };
     match ended {
-        Ended::Code(code) => code,
-        Ended::Detached => hand_over(file, instance),
+        Ok(tui::TuiExit::Detached | tui::TuiExit::Home { .. }) => {
+            crate::outln!(
+                "detached; @{instance} keeps running (`awtui attach {instance}` reopens it, \
+                 `awtui stop @{instance}` stops it)"
+            );
+            exit::OK
+        }
+        Ok(_) => {
+            wait_host_exit(&info);
+            crate::outln!(
+                "awtui: instance '{instance}' stopped; its context is in {} \
+                 (open the same workflow again to resume it)",
+                home.display()
+            );
+            exit::OK
+        }
+        Err(e) => {
+            // The screen failed (the terminal went away mid-write): the
+            // instance stops, as on a hang-up, its context kept.
+            tracing::error!("{e}; stopping the instance");
+            if registry::read_home(home).is_some_and(|i| i.pid == info.pid)
+                && let Some(pid) = rustix::process::Pid::from_raw(info.pid as i32)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
+            wait_host_exit(&info);
+            errln!("awtui: {e}");
+            exit::FAILED
+        }
     }
 }
 
-/// How the screen's run ended.
-enum Ended {
-    /// With this exit code.
-    Code(u8),
-    /// The user detached: the instance must keep running.
-    Detached,
+/// Waits (a while) for the host of `info` to exit, so what is said next is
+/// true and the same command can reopen the instance at once.
+fn wait_host_exit(info: &crate::instance::registry::InstanceInfo) {
+    let deadline = std::time::Instant::now() + HOST_EXIT_WAIT;
+    while crate::instance::registry::process_alive(info.pid)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
-/// Restarts the instance in the background from its context on disk, so
-/// detaching from `awtui <file>` leaves it running; returns the exit code.
-fn hand_over(file: &Path, instance: &str) -> u8 {
-    let code = super::start::background(file, Some(instance), false, false);
-    if code == exit::OK {
-        crate::outln!(
-            "detached; @{instance} keeps running (`awtui attach {instance}` reopens it, \
-             `awtui stop @{instance}` stops it)"
-        );
-    } else {
-        errln!("awtui: @{instance} could not be left running; it is stopped, its context kept");
-    }
-    code
-}
+/// How long a stopped instance's host may take to exit after its engine.
+const HOST_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn log_path(dir: Option<&Path>, instance: &str) -> PathBuf {
     match dir {

@@ -61,14 +61,46 @@ pub fn run(args: StartArgs<'_>) -> u8 {
 
 /// Starts `file` as `instance` in the background and prints where it runs.
 pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool) -> u8 {
+    let d = match spawn_background(file, instance, verbose) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    if json {
+        super::print::json(
+            serde_json::json!({
+                "instance": d.info.instance,
+                "pid": d.info.pid,
+                "log": d.log,
+                "home": d.info.home,
+            })
+            .to_string(),
+        );
+    } else {
+        super::print::line(format!(
+            "started @{} in the background (pid {}); log: {}",
+            d.info.instance,
+            d.info.pid,
+            d.log.display()
+        ));
+    }
+    exit::OK
+}
+
+/// Starts `file` as `instance` in a background host and waits until it
+/// serves; the exit code after saying why not.
+pub fn spawn_background(
+    file: &Path,
+    instance: Option<&str>,
+    verbose: bool,
+) -> Result<daemon::Detached, u8> {
     let Some(loaded) = load_reporting(file) else {
-        return exit::INVALID;
+        return Err(exit::INVALID);
     };
     let mut workflow = loaded.workflow;
     instance::standalone::apply_workdir(&mut workflow);
     if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
         errln!("{e}");
-        return exit::INVALID;
+        return Err(exit::INVALID);
     }
     let instance = &instance::owner::resolve(&workflow, instance);
     let home = match layout::home(&workflow, instance) {
@@ -76,7 +108,7 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
         Err(e) => {
             let e = InstanceError::from(e);
             errln!("{e}");
-            return host::claim_failure(&e);
+            return Err(host::claim_failure(&e));
         }
     };
     let owner_alive = || registry::read_home(&home).is_some_and(|i| registry::process_alive(i.pid));
@@ -87,7 +119,7 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
             home,
         };
         errln!("{e}");
-        return exit::ALREADY_RUNNING;
+        return Err(exit::ALREADY_RUNNING);
     }
     let mut child_args: Vec<OsString> = vec![
         "start".into(),
@@ -99,39 +131,20 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
         child_args.push("--verbose".into());
     }
     match daemon::spawn(&child_args, &home, READY_WAIT) {
-        Ok(d) => {
-            if json {
-                super::print::json(
-                    serde_json::json!({
-                        "instance": d.info.instance,
-                        "pid": d.info.pid,
-                        "log": d.log,
-                        "home": d.info.home,
-                    })
-                    .to_string(),
-                );
-            } else {
-                super::print::line(format!(
-                    "started @{} in the background (pid {}); log: {}",
-                    d.info.instance,
-                    d.info.pid,
-                    d.log.display()
-                ));
-            }
-            exit::OK
-        }
+        Ok(d) => Ok(d),
         Err(daemon::DaemonError::Exited { code, output }) => {
             if !output.trim().is_empty() {
                 errln!("{}", output.trim_end());
             }
             errln!("the background instance did not start");
-            code.and_then(|c| u8::try_from(c).ok())
+            Err(code
+                .and_then(|c| u8::try_from(c).ok())
                 .filter(|c| *c != 0)
-                .unwrap_or(exit::FAILED)
+                .unwrap_or(exit::FAILED))
         }
         Err(e) => {
             errln!("{e}");
-            exit::FAILED
+            Err(exit::FAILED)
         }
     }
 }

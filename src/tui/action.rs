@@ -402,7 +402,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "quit",
         "quit | quit!",
-        "leave (stops the agents; quit! skips the question)",
+        "asks: stop the agents (y) or detach (d); quit! stops at once",
     ),
     ("detach", "detach", "leave, the instance keeps running"),
     (

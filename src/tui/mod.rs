@@ -25,7 +25,7 @@
 //!   stream grows; otherwise the loop sleeps until the header's up time
 //!   turns to its next minute ([`app::wake_after`]): once a minute.
 //! - `q` on `awtui <file>` asks: stop the instance (y) or detach (d),
-//!   which hands it over to a background host; with a memory context
+//!   which leaves its background host running; with a memory context
 //!   (nothing to resume from) it asks only while agents work, and
 //!   `/detach` is refused. A second Ctrl-C answers yes (stop).
 //!   SIGTERM and SIGHUP quit without asking (the instance is shut down, or
