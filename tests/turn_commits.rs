@@ -400,3 +400,70 @@ fn reopening_recreates_a_deleted_or_broken_worktree_from_its_branch() {
         "the user's checkout is clean"
     );
 }
+
+/// Committing a turn is git's work, done off the engine's loop: while a
+/// worktree agent's turn commit is stuck in git (a clean filter that
+/// waits, as git-lfs does on a dead network), the engine still answers a
+/// command that needs it (`awtui approve --json` asks it for a snapshot),
+/// and the commit lands once git goes on.
+#[test]
+fn a_slow_turn_commit_does_not_hold_up_the_engine() {
+    let mut w = cli_support::World::new();
+    let release = w.dir.join("RELEASE");
+    let filtering = w.dir.join("FILTERING");
+    init_repo(
+        &w.dir,
+        &[
+            (".gitattributes", "*.slow filter=stall\n"),
+            (".gitignore", ".workflow/\nRELEASE\nFILTERING\n"),
+            (
+                "a.sh",
+                "#!/bin/sh\ncat >/dev/null\necho data > out.slow\necho wrote it\n",
+            ),
+            (
+                "slow.yaml",
+                "name: slow\nagents:\n  a:\n    command: ./a.sh\n    workspace: worktree\nkickoff: \"@a write\"\n",
+            ),
+        ],
+    );
+    git(
+        &w.dir,
+        &[
+            "config",
+            "filter.stall.clean",
+            &format!(
+                "sh -c 'touch {}; while [ ! -e {} ]; do sleep 0.05; done; cat'",
+                filtering.display(),
+                release.display()
+            ),
+        ],
+    );
+    git(&w.dir, &["config", "filter.stall.smudge", "cat"]);
+    w.start_background("slow.yaml", "s");
+    cli_support::wait_for("the turn's commit to reach git", || {
+        filtering.exists().then_some(())
+    });
+    // The engine answers while git is stuck.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut ask = w.cmd(&["approve", "--instance", "s", "--json"]);
+    std::thread::spawn(move || {
+        let _ = tx.send(ask.output());
+    });
+    let answered = rx
+        .recv_timeout(cli_support::PATIENCE)
+        .expect("the engine did not answer while a commit was stuck")
+        .unwrap();
+    assert!(
+        answered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&answered.stderr)
+    );
+    assert!(!release.exists());
+    std::fs::write(&release, "").unwrap();
+    let committed = cli_support::wait_for("the turn's commit", || {
+        let log = git(&w.dir, &["log", "--format=%s", "awtui/s/a"]);
+        log.contains("awtui: a turn 1").then_some(log)
+    });
+    assert!(committed.starts_with("awtui: a turn 1"), "{committed}");
+    assert_eq!(w.run(&["stop", "@s"]).code, 0);
+}

@@ -203,8 +203,7 @@ fn hosted(file: &Path, instance: &str, home: &Path, config: tui::Config) -> u8 {
 /// true and the same command can reopen the instance at once.
 fn wait_host_exit(info: &crate::instance::registry::InstanceInfo) {
     let deadline = std::time::Instant::now() + HOST_EXIT_WAIT;
-    while crate::instance::registry::process_alive(info.pid)
-        && std::time::Instant::now() < deadline
+    while crate::instance::registry::process_alive(info.pid) && std::time::Instant::now() < deadline
     {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

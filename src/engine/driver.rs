@@ -43,6 +43,20 @@ struct Running {
     approvals_from: u64,
 }
 
+/// What the task relaying one turn's updates hands the engine loop.
+enum Relayed {
+    /// Something the turn did.
+    Update(TurnUpdate),
+    /// The turn ended. A successful turn in a worktree is committed by the
+    /// relay before the loop hears of the end (git's work stays off the
+    /// loop, and no next turn starts in the worktree meanwhile); what the
+    /// commit had to say, if anything (see `commit::after_turn_of`).
+    Done {
+        outcome: BackendOutcome,
+        committed: Option<String>,
+    },
+}
+
 /// The loop's state.
 pub struct Driver {
     pub runner: Runner,
@@ -61,8 +75,8 @@ pub struct Driver {
     pub repairs: Vec<String>,
     /// Whether the state root is a temporary folder to remove at the end.
     pub temporary_state: bool,
-    turn_tx: mpsc::UnboundedSender<(String, TurnId, TurnUpdate)>,
-    turn_rx: mpsc::UnboundedReceiver<(String, TurnId, TurnUpdate)>,
+    turn_tx: mpsc::UnboundedSender<(String, TurnId, Relayed)>,
+    turn_rx: mpsc::UnboundedReceiver<(String, TurnId, Relayed)>,
     running: HashMap<String, Running>,
     ops: OpsState,
     ops_files: OpsFiles,
@@ -213,7 +227,12 @@ impl Driver {
                     self.mark_silent_offline();
                     self.release_stale(release_after);
                 }
-                Some((agent, turn, update)) = self.turn_rx.recv() => self.turn_update(agent, turn, update),
+                Some((agent, turn, relayed)) = self.turn_rx.recv() => match relayed {
+                    Relayed::Update(update) => self.turn_update(agent, turn, update),
+                    Relayed::Done { outcome, committed } => {
+                        self.turn_done(agent, turn, outcome, committed)
+                    }
+                },
                 () = sleep_until(deadline) => {
                     self.deliver_deferred(None);
                     self.handle(Event::Tick);
@@ -549,9 +568,34 @@ impl Driver {
                 );
                 let tx = self.turn_tx.clone();
                 let name = agent.clone();
+                let workspace = self.cx.workspaces.get(&agent).cloned();
+                let answered = messages.clone();
                 tokio::spawn(async move {
                     while let Some(update) = updates.recv().await {
-                        if tx.send((name.clone(), turn, update.redacted())).is_err() {
+                        let relayed = match update.redacted() {
+                            TurnUpdate::Done(outcome) => {
+                                let committed = match workspace.clone() {
+                                    Some(ws) if outcome.success => {
+                                        let answered = answered.clone();
+                                        tokio::task::spawn_blocking(move || {
+                                            crate::workspace::commit::after_turn_of(&ws, &answered)
+                                        })
+                                        .await
+                                        .unwrap_or_else(
+                                            |e| {
+                                                Some(format!(
+                                                    "committing {name}'s turn failed: {e}"
+                                                ))
+                                            },
+                                        )
+                                    }
+                                    _ => None,
+                                };
+                                Relayed::Done { outcome, committed }
+                            }
+                            other => Relayed::Update(other),
+                        };
+                        if tx.send((name.clone(), turn, relayed)).is_err() {
                             break;
                         }
                     }
@@ -602,11 +646,17 @@ impl Driver {
                     self.handle(Event::Backend { agent, turn, event });
                 }
             }
-            TurnUpdate::Done(outcome) => self.turn_done(agent, turn, outcome),
+            TurnUpdate::Done(outcome) => self.turn_done(agent, turn, outcome, None),
         }
     }
 
-    fn turn_done(&mut self, agent: String, turn: TurnId, outcome: BackendOutcome) {
+    fn turn_done(
+        &mut self,
+        agent: String,
+        turn: TurnId,
+        outcome: BackendOutcome,
+        committed: Option<String>,
+    ) {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
         self.sync_messages();
@@ -683,17 +733,8 @@ impl Driver {
             truncated: outcome.truncated,
             full: outcome.full_output.as_deref(),
         };
-        // Committing a turn that left many files (a build's output) is
-        // git's work: off the async workers.
-        if outcome.success
-            && let Some(n) = blocking(|| {
-                crate::workspace::commit::after_turn(
-                    &self.cx.workspaces,
-                    &agent,
-                    &delivered_at_start,
-                )
-            })
-        {
+        // The relay committed the turn off the loop (see `Relayed`).
+        if let Some(n) = committed {
             // In the channel, where the person sees why the turn is not a
             // step (it mentions nobody, so it wakes nobody).
             tracing::warn!("{n}");
@@ -1378,7 +1419,7 @@ impl Driver {
         let deadline = Instant::now() + SHUTDOWN_WAIT;
         while !self.running.is_empty() {
             match tokio::time::timeout_at(deadline, self.turn_rx.recv()).await {
-                Ok(Some((agent, turn, TurnUpdate::Done(o)))) => {
+                Ok(Some((agent, turn, Relayed::Done { outcome: o, .. }))) => {
                     if let Some(id) = &o.session_id {
                         let _ = blocking(|| sessions::save(&self.cx.state_root, &agent, id));
                     }

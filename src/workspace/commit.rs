@@ -161,7 +161,13 @@ pub fn check_own(ws: &AgentWorkspace, git: &Git) -> Result<(), WorkspaceError> {
 /// (the turn still counts; the changes stay in the worktree for the next
 /// step).
 pub fn after_turn(workspaces: &super::Workspaces, agent: &str, messages: &[u64]) -> Option<String> {
-    let ws = workspaces.get(agent)?;
+    after_turn_of(workspaces.get(agent)?, messages)
+}
+
+/// [`after_turn`] for the workspace `ws` itself (the engine runs it off
+/// its loop, in the task that relays the turn).
+pub fn after_turn_of(ws: &AgentWorkspace, messages: &[u64]) -> Option<String> {
+    let agent = ws.agent.as_str();
     let repo = super::Repo {
         toplevel: ws.repo.clone(),
         git: Git::new(&ws.repo),
