@@ -2520,3 +2520,24 @@ fn rules_view_lists_workflow_rules_and_always_decisions_with_how_to_revoke() {
         })]
     );
 }
+
+/// The engine's notices (a turn that did not succeed, a file it could not
+/// read) are warnings in the status line, in the warning colour, not in
+/// the colour of "saved notes.md".
+#[test]
+fn engine_notices_are_warnings_in_the_status_line() {
+    let mut a = app();
+    run(
+        &mut a,
+        vec![Input::Engine(EngineEvent::Notice {
+            text: "flaky's turn did not succeed (401 Unauthorized)".into(),
+        })],
+    );
+    let status = a.status.clone().expect("a status line");
+    assert!(status.warning && !status.error, "{status:?}");
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 40));
+    ui::render(&mut a, buf.area, &mut buf);
+    let cells = find_cells(&buf, "flaky's turn").expect("the notice is drawn");
+    assert!(cells.iter().all(|c| c.fg == a.theme.warning), "{cells:?}");
+    assert_ne!(a.theme.warning, a.theme.ok);
+}

@@ -259,8 +259,8 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
             }
             Some(said) = stops.next(), if !stops.is_empty() => {
                 app.status = Some(match said {
-                    Ok(text) => app::Status { text, error: false },
-                    Err(text) => app::Status { text, error: true },
+                    Ok(text) => app::Status { text, error: false, warning: false },
+                    Err(text) => app::Status { text, error: true, warning: false },
                 });
                 app.dirty = true;
                 Vec::new()
@@ -324,6 +324,7 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                         app.status = Some(app::Status {
                             text: crate::sanitize::for_terminal(&e),
                             error: true,
+                            warning: false,
                         });
                     }
                     app.dirty = true;

@@ -451,6 +451,8 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
     if let Some(s) = &app.status {
         let style = if s.error {
             Style::new().fg(t.error).add_modifier(Modifier::BOLD)
+        } else if s.warning {
+            Style::new().fg(t.warning)
         } else {
             Style::new().fg(t.ok)
         };

@@ -233,7 +233,7 @@ impl App {
                 Vec::new()
             }
             EngineEvent::Notice { text } => {
-                self.info(text);
+                self.warn(text);
                 Vec::new()
             }
             EngineEvent::Finished { .. } => {

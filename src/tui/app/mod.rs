@@ -175,6 +175,9 @@ pub struct Status {
     pub text: String,
     /// Whether it reports an error.
     pub error: bool,
+    /// Whether it is a warning (the engine's notices: a turn that failed,
+    /// a file that could not be read), drawn in the warning colour.
+    pub warning: bool,
 }
 
 /// Where each pane was drawn (for the mouse).
@@ -377,6 +380,7 @@ impl App {
         self.status = Some(Status {
             text: for_terminal(&text.into()),
             error: false,
+            warning: false,
         });
     }
 
@@ -384,6 +388,16 @@ impl App {
         self.status = Some(Status {
             text: for_terminal(&text.into()),
             error: true,
+            warning: false,
+        });
+    }
+
+    /// The engine's notices: what went wrong or needs a look.
+    fn warn(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: for_terminal(&text.into()),
+            error: false,
+            warning: true,
         });
     }
 
