@@ -91,6 +91,8 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
             None
         };
         if args.json {
+            // An inbox's items in the shape inbox_check returns.
+            let items: Vec<serde_json::Value> = items.iter().map(|i| i.to_json()).collect();
             let text = match &board {
                 Some(tasks) => serde_json::to_string_pretty(&serde_json::json!({
                     "messages": items,
