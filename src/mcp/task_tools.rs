@@ -199,7 +199,9 @@ pub fn specs() -> Vec<ToolSpec> {
         spec(
             "task_claim",
             "Claim a task atomically. {success: true} makes it yours; {success: false, \
-             already_claimed_by} means another agent was first: take the next one.",
+             already_claimed_by} means another agent was first: take the next one. Any other \
+             claim that cannot be taken (a task not pending, open dependencies, an agent id \
+             that is not yours or is offline) is {success: false, code, reason}.",
             schema(
                 json!({"task_id": s("Task id (tk_…)."), "agent_id": s("Your id from agent_register.")}),
                 &["task_id", "agent_id"],
@@ -529,6 +531,26 @@ pub fn progress_json(store: &TaskStore, workflow_id: &str) -> Result<Value, Task
     }))
 }
 
+/// A claim that cannot be taken, as the seed answers it: `{success: false}`
+/// with the reason (`code` and a sentence `reason`), whatever the store
+/// refused it for (a task that is not pending or failed, open
+/// dependencies, someone else's registration, an offline agent, …). Only
+/// the seed's error codes for `task_claim` (`TASK_NOT_FOUND`,
+/// `AGENT_NOT_FOUND`: the call named nothing that exists) and a failure to
+/// save (the claim might succeed on a retry) stay tool errors.
+fn claim_refused(e: TaskError) -> Result<Value, ToolError> {
+    match e {
+        TaskError::TaskNotFound { .. }
+        | TaskError::AgentNotFound { .. }
+        | TaskError::Storage(_) => Err(e.into()),
+        e => Ok(json!({
+            "success": false,
+            "code": e.code(),
+            "reason": e.to_string(),
+        })),
+    }
+}
+
 /// Runs caw tool `name` for `caller`.
 pub fn call(
     board: &TaskBoard,
@@ -700,11 +722,17 @@ pub fn call(
                     Ok(Err(holder)) => (Ok(Err(holder)), vec![]),
                     Err(e) => (Err(e), vec![]),
                 }
-            })?;
-            Ok(match result {
-                Ok(()) => json!({"success": true}),
-                Err(holder) => json!({"success": false, "already_claimed_by": holder}),
-            })
+            });
+            match result {
+                Ok(Ok(())) => Ok(json!({"success": true})),
+                Ok(Err(holder)) => Ok(json!({
+                    "success": false,
+                    "already_claimed_by": holder,
+                    "code": "ALREADY_CLAIMED",
+                    "reason": format!("task '{}' is already claimed by {holder}", a.task_id),
+                })),
+                Err(e) => claim_refused(e),
+            }
         }
         "task_load_context" => {
             let a: LoadArgs = parse(name, args)?;
