@@ -371,6 +371,11 @@ async fn the_whole_lifecycle_with_identity_dependencies_and_error_codes() {
     )
     .await;
     assert_eq!(list["workflows"][0]["id"], wf.as_str());
+    // The seed's prose writes the status as one string: accepted too.
+    let one = call(&reviewer, "workflow_list", json!({"status": "in_progress"})).await;
+    assert_eq!(one, list);
+    let none = call(&reviewer, "workflow_list", json!({"status": "completed"})).await;
+    assert_eq!(none["total"], 0, "{none}");
     let all = call(
         &coder,
         "task_load_context",

@@ -169,7 +169,10 @@ pub fn specs() -> Vec<ToolSpec> {
              For context recovery: list in_progress ones, then workflow_progress.",
             schema(
                 json!({
-                    "status": strings("Only these statuses."),
+                    "status": {
+                        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                        "description": "Only this status or these statuses: a string (\"in_progress\") or a list ([\"in_progress\", \"ready\"]).",
+                    },
                     "limit": {"type": "integer", "minimum": 1, "description": "Default 20."},
                     "offset": {"type": "integer", "minimum": 0},
                 }),
@@ -386,9 +389,27 @@ struct SetPlanArgs {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ListArgs {
-    status: Option<Vec<String>>,
+    status: Option<OneOrMany>,
     limit: Option<usize>,
     offset: Option<usize>,
+}
+
+/// A string or a list of strings (`workflow_list`'s `status`: the seed's
+/// code passes a list, its prose a single status).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn contains(&self, x: &str) -> bool {
+        match self {
+            OneOrMany::One(s) => s == x,
+            OneOrMany::Many(all) => all.iter().any(|s| s == x),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -677,8 +698,7 @@ pub fn call(
                     .map(|w| workflow_json(s, w))
                     .filter(|w| {
                         a.status.as_ref().is_none_or(|want| {
-                            want.iter()
-                                .any(|x| Some(x.as_str()) == w["status"].as_str())
+                            w["status"].as_str().is_some_and(|s| want.contains(s))
                         })
                     })
                     .collect();
