@@ -213,8 +213,9 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "task_load_context",
-            "Everything you need for a task within max_tokens (default 8000): the task, its \
-             checkpoints, dependency outcomes, the plan, prior outcomes; says what it left out.",
+            "Everything you need for a task within max_tokens (default 8000; the whole \
+             result's compact JSON counted as characters / 4): the task, its checkpoints, \
+             dependency outcomes, the plan, prior outcomes; says what it left out.",
             schema(
                 json!({
                     "task_id": s("Task id."),
