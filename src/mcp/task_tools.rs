@@ -294,13 +294,18 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "workspace_create",
-            "Create a workspace for some tasks of a workflow: a branch, with create_worktree              its own git worktree (in the instance folder) so parallel agents do not              overwrite each other. Returns the workspace with its id (ws_…) and worktree_path.",
+            "Create a workspace for some tasks of a workflow. With create_worktree: true, a new \
+             branch checked out in its own git worktree (under .workflow/.worktrees/) so \
+             parallel agents do not overwrite each other. Without create_worktree the \
+             workspace is only recorded (branch name, tasks): nothing is made in git, the \
+             branch must not exist yet. Returns the workspace with its id (ws_…), \
+             branch_created and worktree_path.",
             schema(
                 json!({
                     "workflow_id": s("Workflow id."),
                     "branch": s("The new branch, e.g. feature/google-oauth."),
                     "base_branch": s("Branch or commit to start from (default: the repository's current branch)."),
-                    "create_worktree": {"type": "boolean", "description": "Make a git worktree for it (default false: record only)."},
+                    "create_worktree": {"type": "boolean", "description": "Make the branch and a git worktree for it (default false: record only, nothing made in git)."},
                     "repo_path": s("The workflow's repository folder (the default; no other repository is accepted)."),
                     "task_ids": strings("Tasks worked on there."),
                 }),
@@ -310,7 +315,9 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "workspace_update",
-            "Update a workspace: status active, merged or abandoned, the merge commit, and with              cleanup_worktree remove its worktree and branch (only when merged, or when              abandoned: unmerged work is never removed otherwise).",
+            "Update a workspace: status active, merged or abandoned, the merge commit, and with \
+             cleanup_worktree remove its worktree and branch (only when merged, or when \
+             abandoned: unmerged work is never removed otherwise).",
             schema(
                 json!({
                     "id": s("Workspace id."),
@@ -837,5 +844,38 @@ pub fn call(
             Ok(json!({"id": cp.id, "sequence": cp.sequence, "task_id": cp.task_id}))
         }
         other => Err(ToolError::Invalid(format!("unknown task tool '{other}'"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 23 (7): without `create_worktree`, `workspace_create` records
+    /// the workspace and makes nothing in git (the branch is not created;
+    /// `tests/workspaces.rs` checks the behaviour). What the tool and the
+    /// README say agrees with that.
+    #[test]
+    fn workspace_create_is_documented_as_record_only_without_create_worktree() {
+        let spec = specs()
+            .into_iter()
+            .find(|s| s.name == "workspace_create")
+            .unwrap();
+        assert!(!spec.description.contains("  "), "{}", spec.description);
+        assert!(
+            spec.description
+                .to_lowercase()
+                .contains("without create_worktree the workspace is only recorded"),
+            "{}",
+            spec.description
+        );
+        let readme = include_str!("../../README.md");
+        let start = readme.find("**caw's workspace tools.**").unwrap();
+        let para = &readme[start..start + 700];
+        assert!(
+            !para.contains("makes the\n  branch and, when asked, a worktree"),
+            "{para}"
+        );
+        assert!(para.contains("Without `create_worktree`"), "{para}");
     }
 }
