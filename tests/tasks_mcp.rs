@@ -355,6 +355,23 @@ async fn the_whole_lifecycle_with_identity_dependencies_and_error_codes() {
     );
     assert_eq!(ctx["workflow"]["tasks"].as_array().unwrap().len(), 4);
     assert_eq!(ctx["current_task"]["name"], "docs");
+    // The whole returned JSON fits max_tokens by awtui's own count
+    // (characters of the compact JSON / 4), and token_estimate is it.
+    for max in [200, 300, 500] {
+        let r = try_call(
+            &reviewer,
+            "task_load_context",
+            json!({"task_id": docs, "max_tokens": max}),
+        )
+        .await
+        .unwrap();
+        let v = payload(&r);
+        // Exactly the text the tool sent.
+        let text = r.content[0].as_text().unwrap().text.clone();
+        let tokens = text.chars().count().div_ceil(4);
+        assert!(tokens <= max, "{max}: {tokens} tokens: {text}");
+        assert_eq!(v["token_estimate"], tokens, "{text}");
+    }
     let (code, _) = coded(
         &reviewer,
         "task_load_context",

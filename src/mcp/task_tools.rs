@@ -851,6 +851,38 @@ pub fn call(
 mod tests {
     use super::*;
 
+    /// Issue 23 (7): any refusal of a claim (whatever variant the store
+    /// adds, such as an offline agent's) is the seed's `{success: false}`
+    /// with its code and reason; only the seed's not-found codes and a
+    /// failure to save stay tool errors.
+    #[test]
+    fn every_claim_refusal_is_success_false_with_code_and_reason() {
+        let refused =
+            claim_refused(TaskError::InvalidState("agent 'ag_1' is offline".into())).unwrap();
+        assert_eq!(
+            refused,
+            json!({"success": false, "code": "INVALID_STATE", "reason": "agent 'ag_1' is offline"})
+        );
+        let not_yours = claim_refused(TaskError::NotYours {
+            agent_id: "ag_1".into(),
+            owner: "a".into(),
+            caller: "b".into(),
+        })
+        .unwrap();
+        assert_eq!(not_yours["code"], "PERMISSION_DENIED");
+        for e in [
+            TaskError::TaskNotFound { id: "tk_x".into() },
+            TaskError::AgentNotFound { id: "ag_x".into() },
+            TaskError::Storage("disk full".into()),
+        ] {
+            let code = e.code();
+            match claim_refused(e) {
+                Err(ToolError::Coded { code: c, .. }) => assert_eq!(c, code),
+                other => panic!("{code}: {other:?}"),
+            }
+        }
+    }
+
     /// Issue 23 (7): without `create_worktree`, `workspace_create` records
     /// the workspace and makes nothing in git (the branch is not created;
     /// `tests/workspaces.rs` checks the behaviour). What the tool and the
