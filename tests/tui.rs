@@ -728,6 +728,39 @@ fn ack_all_in_the_inbox_acks_the_rows_inbox() {
     );
 }
 
+/// Issue 23 (6): a message never enters its sender's own inbox in the
+/// control room either, even one from a channel written before the
+/// sender was dropped from its mentions.
+#[test]
+fn own_messages_stay_out_of_the_senders_inbox() {
+    let mut a = app();
+    let before = a.inbox_items().len();
+    let mut own = entry(11, "planner", "@planner @coder note to self", None);
+    own.mentions = vec!["planner".into(), "coder".into()];
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: own,
+        annotations: Box::default(),
+    }));
+    let items = a.inbox_items();
+    assert_eq!(
+        items.len(),
+        before,
+        "{:?}",
+        items
+            .iter()
+            .map(|i| (&i.recipient, i.id))
+            .collect::<Vec<_>>()
+    );
+    assert!(!items.iter().any(|i| i.id == 11));
+    // coder (mentioned by planner) has it.
+    run(&mut a, vec![ch('1'), ch('j')]);
+    assert!(
+        a.inbox_items()
+            .iter()
+            .any(|i| i.recipient == "coder" && i.id == 11)
+    );
+}
+
 #[test]
 fn quitting_asks_while_agents_work_then_waits_for_the_engine() {
     let mut a = app();
