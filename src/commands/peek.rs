@@ -3,7 +3,9 @@
 //!
 //! - no target or `@instance`: the channel's newest messages;
 //! - `agent@instance` (or `agent`): that agent's unread mentions (its
-//!   inbox), high priority first, each with its delivery state;
+//!   inbox), high priority first, each with its delivery state (with
+//!   `--json`, each item in the one inbox item shape `inbox_check` returns,
+//!   [`crate::context::inbox_item_json`]);
 //!   `user@instance` is your own inbox;
 //! - a standalone agent's name: its conversation (the channel).
 //!
