@@ -155,7 +155,8 @@ pub enum Command {
         /// `messages` and `tasks`).
         #[arg(long)]
         tasks: bool,
-        /// JSON output.
+        /// JSON output (an inbox's items as inbox_check returns them:
+        /// id, timestamp, from, message, priority, state).
         #[arg(long)]
         json: bool,
     },

@@ -98,7 +98,7 @@ fn background_cycle_start_list_send_peek_attach_stop() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|i| i["entry"]["mentions"].to_string().contains("user") && i["state"].is_string()),
+            .all(|i| i["id"].is_u64() && i["priority"].is_string() && i["state"].is_string()),
         "{inbox}"
     );
     let r = w.run(&["peek", "--type", "HELP_REQUEST", "--json"]);

@@ -99,7 +99,8 @@ fn run(store: &mut dyn ContextStore, ops: &[Op]) {
                 let mut expected: Vec<String> = Vec::new();
                 for m in mentions {
                     let r = recipient(*m).to_string();
-                    if !expected.contains(&r) {
+                    // One's own messages never enter one's own inbox.
+                    if r != SENDERS[*from] && !expected.contains(&r) {
                         expected.push(r);
                     }
                 }

@@ -488,3 +488,36 @@ fn hidden_messages_leave_every_inbox_and_stay_hidden_after_reopen() {
     }
     assert!(open(&config).inbox("coder").unwrap().is_empty());
 }
+
+/// Issue 23 (6): an agent's mention of itself never enters its own inbox
+/// (the engine never counts or wakes it for one): the store's inbox, which
+/// `inbox_check`, `awtui peek` and a reopened engine read, agrees.
+#[test]
+fn own_mentions_never_enter_ones_own_inbox() {
+    both(|s| {
+        let e = s
+            .append("coder", "@coder note to self; @qa please look")
+            .unwrap();
+        assert_eq!(e.mentions, vec!["qa"]);
+        assert!(s.inbox("coder").unwrap().is_empty());
+        assert!(s.inbox_ids("coder").unwrap().is_empty());
+        assert_eq!(s.inbox_ids("qa").unwrap(), vec![e.id]);
+        let u = s.append("user", "@user reminder for me").unwrap();
+        assert!(u.mentions.is_empty());
+        assert!(s.inbox("user").unwrap().is_empty());
+    });
+}
+
+/// A channel written before the fix kept the sender among its mentions:
+/// reopened, that message is still not in the sender's inbox.
+#[test]
+fn an_old_self_mention_on_disk_stays_out_of_the_senders_inbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = file_config(dir.path());
+    std::fs::create_dir_all(&config.dir).unwrap();
+    let line = r#"{"id":1,"timestamp":"2026-01-01T00:00:01.000Z","from":"coder","message":"@coder @qa hi","mentions":["coder","qa"]}"#;
+    std::fs::write(config.dir.join("channel.jsonl"), format!("{line}\n")).unwrap();
+    let s = open(&config);
+    assert!(s.inbox("coder").unwrap().is_empty());
+    assert_eq!(s.inbox_ids("qa").unwrap(), vec![1]);
+}

@@ -148,15 +148,20 @@ async fn the_whole_lifecycle_with_identity_dependencies_and_error_codes() {
     assert_eq!(names(&next), ["design"]);
     assert_eq!(next["workflow_status"], "ready");
 
-    // Claim as someone else's registration: refused.
-    let (code, msg) = coded(
+    // Claim as someone else's registration: refused, as the seed's
+    // `{success: false}` with the reason.
+    let refused = call(
         &coder,
         "task_claim",
         json!({"task_id": design, "agent_id": other}),
     )
     .await;
-    assert_eq!(code, "PERMISSION_DENIED", "{msg}");
-    assert!(msg.contains(&other), "{msg}");
+    assert_eq!(refused["success"], false, "{refused}");
+    assert_eq!(refused["code"], "PERMISSION_DENIED", "{refused}");
+    assert!(
+        refused["reason"].as_str().unwrap().contains(&other),
+        "{refused}"
+    );
     // Unknown ids.
     let (code, _) = coded(
         &coder,
@@ -172,15 +177,19 @@ async fn the_whole_lifecycle_with_identity_dependencies_and_error_codes() {
     )
     .await;
     assert_eq!(code, "AGENT_NOT_FOUND");
-    // A blocked task cannot be claimed.
-    let (code, msg) = coded(
+    // A blocked task cannot be claimed: `{success: false}` with the reason.
+    let blocked = call(
         &coder,
         "task_claim",
         json!({"task_id": build, "agent_id": me}),
     )
     .await;
-    assert_eq!(code, "INVALID_TRANSITION");
-    assert!(msg.contains("design"), "{msg}");
+    assert_eq!(blocked["success"], false, "{blocked}");
+    assert_eq!(blocked["code"], "INVALID_TRANSITION", "{blocked}");
+    assert!(
+        blocked["reason"].as_str().unwrap().contains("design"),
+        "{blocked}"
+    );
 
     // Claim: one winner; the loser learns who holds it.
     let won = call(
@@ -196,7 +205,10 @@ async fn the_whole_lifecycle_with_identity_dependencies_and_error_codes() {
         json!({"task_id": design, "agent_id": other}),
     )
     .await;
-    assert_eq!(lost, json!({"success": false, "already_claimed_by": me}));
+    assert_eq!(lost["success"], false, "{lost}");
+    assert_eq!(lost["already_claimed_by"], me.as_str(), "{lost}");
+    assert_eq!(lost["code"], "ALREADY_CLAIMED", "{lost}");
+    assert!(lost["reason"].as_str().unwrap().contains(&me), "{lost}");
     assert!(
         names(&call(&coder, "workflow_next_tasks", json!({"workflow_id": wf})).await).is_empty()
     );
@@ -286,6 +298,23 @@ async fn the_whole_lifecycle_with_identity_dependencies_and_error_codes() {
     .await;
     assert_eq!(code, "INVALID_TRANSITION");
     assert!(msg.contains("final"), "{msg}");
+    // Claiming a completed task: `{success: false}` with the reason, not a
+    // tool error (issue 23, 7).
+    let r = try_call(
+        &reviewer,
+        "task_claim",
+        json!({"task_id": design, "agent_id": other}),
+    )
+    .await
+    .unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let done = payload(&r);
+    assert_eq!(done["success"], false, "{done}");
+    assert_eq!(done["code"], "INVALID_TRANSITION", "{done}");
+    assert!(
+        done["reason"].as_str().unwrap().contains("completed"),
+        "{done}"
+    );
 
     // Both dependents are free now; ship still waits for them.
     let next = call(&reviewer, "workflow_next_tasks", json!({"workflow_id": wf})).await;
@@ -326,6 +355,23 @@ async fn the_whole_lifecycle_with_identity_dependencies_and_error_codes() {
     );
     assert_eq!(ctx["workflow"]["tasks"].as_array().unwrap().len(), 4);
     assert_eq!(ctx["current_task"]["name"], "docs");
+    // The whole returned JSON fits max_tokens by awtui's own count
+    // (characters of the compact JSON / 4), and token_estimate is it.
+    for max in [200, 300, 500] {
+        let r = try_call(
+            &reviewer,
+            "task_load_context",
+            json!({"task_id": docs, "max_tokens": max}),
+        )
+        .await
+        .unwrap();
+        let v = payload(&r);
+        // Exactly the text the tool sent.
+        let text = r.content[0].as_text().unwrap().text.clone();
+        let tokens = text.chars().count().div_ceil(4);
+        assert!(tokens <= max, "{max}: {tokens} tokens: {text}");
+        assert_eq!(v["token_estimate"], tokens, "{text}");
+    }
     let (code, _) = coded(
         &reviewer,
         "task_load_context",
@@ -342,6 +388,11 @@ async fn the_whole_lifecycle_with_identity_dependencies_and_error_codes() {
     )
     .await;
     assert_eq!(list["workflows"][0]["id"], wf.as_str());
+    // The seed's prose writes the status as one string: accepted too.
+    let one = call(&reviewer, "workflow_list", json!({"status": "in_progress"})).await;
+    assert_eq!(one, list);
+    let none = call(&reviewer, "workflow_list", json!({"status": "completed"})).await;
+    assert_eq!(none["total"], 0, "{none}");
     let all = call(
         &coder,
         "task_load_context",

@@ -680,6 +680,87 @@ fn stop_and_ack_from_panes() {
     );
 }
 
+/// Issue 23 (6): in the Inbox pane, `a` and `A` both act on the inbox of
+/// the row under the cursor, not on the agent selected in the Agents pane.
+#[test]
+fn ack_all_in_the_inbox_acks_the_rows_inbox() {
+    let mut a = app();
+    // planner is selected; the inbox lists planner's #4, then the user's
+    // #5 and #10 under "you (@user)".
+    let items = a.inbox_items();
+    let rows: Vec<(String, u64)> = items.iter().map(|i| (i.recipient.clone(), i.id)).collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("planner".to_string(), 4),
+            ("user".to_string(), 5),
+            ("user".to_string(), 10)
+        ]
+    );
+    // The cursor on the user's #5: `a` acks the user's inbox through #5.
+    let effects = run(&mut a, vec![ch('3'), ch('j'), ch('a')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Ack {
+            agent: "user".into(),
+            until: Since::Id(5),
+        })]
+    );
+    // `A` on the same row acks the user's whole inbox, not planner's.
+    let effects = run(&mut a, vec![ch('A')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Ack {
+            agent: "user".into(),
+            until: Since::Id(10),
+        })]
+    );
+    let s = screen(&mut a, 120, 40);
+    assert!(s.contains("acked user's inbox through #10"), "{s}");
+    // On planner's row, `A` acks planner's inbox.
+    let effects = run(&mut a, vec![ch('k'), ch('A')]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::Ack {
+            agent: "planner".into(),
+            until: Since::Id(10),
+        })]
+    );
+}
+
+/// Issue 23 (6): a message never enters its sender's own inbox in the
+/// control room either, even one from a channel written before the
+/// sender was dropped from its mentions.
+#[test]
+fn own_messages_stay_out_of_the_senders_inbox() {
+    let mut a = app();
+    let before = a.inbox_items().len();
+    let mut own = entry(11, "planner", "@planner @coder note to self", None);
+    own.mentions = vec!["planner".into(), "coder".into()];
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: own,
+        annotations: Box::default(),
+    }));
+    let items = a.inbox_items();
+    assert_eq!(
+        items.len(),
+        before,
+        "{:?}",
+        items
+            .iter()
+            .map(|i| (&i.recipient, i.id))
+            .collect::<Vec<_>>()
+    );
+    assert!(!items.iter().any(|i| i.id == 11));
+    // coder (mentioned by planner) has it.
+    run(&mut a, vec![ch('1'), ch('j')]);
+    assert!(
+        a.inbox_items()
+            .iter()
+            .any(|i| i.recipient == "coder" && i.id == 11)
+    );
+}
+
 #[test]
 fn quitting_asks_while_agents_work_then_waits_for_the_engine() {
     let mut a = app();

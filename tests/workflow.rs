@@ -734,3 +734,52 @@ fn permissions_ask_is_refused_for_clis_without_a_permission_hook() {
         "only Claude Code does",
     );
 }
+
+/// Issue 23 (7): `tools:` is applied by the backends that can allow a
+/// tool by name (claude: `--allowedTools`; opencode: its `permission`
+/// config); every other backend gets a warning at the list, naming it.
+#[test]
+fn tools_a_backend_cannot_apply_are_warned_about_where_they_are_written() {
+    let warned = |yaml: &str| -> Vec<String> {
+        ok(yaml)
+            .warnings
+            .warnings()
+            .iter()
+            .map(|d| format!("{}:{} {}", d.pos.line, d.pos.col, d.message))
+            .collect()
+    };
+    for (backend, extra) in [
+        ("codex", ""),
+        ("gemini", "    model: gemini-2.5-flash\n"),
+        ("cursor", ""),
+        ("command", "    command: ./x.sh\n"),
+        ("anthropic", "    model: anthropic/claude-sonnet-4-5\n"),
+        ("openai", "    model: openai/gpt-5\n"),
+    ] {
+        let w = warned(&format!(
+            "agents:\n  a:\n    tools: [bash]\n    backend: {backend}\n{extra}"
+        ));
+        assert!(
+            w.iter().any(|m| m.starts_with("3:12 ")
+                && m.contains(&format!(
+                    "tools: [bash] is not applied by the {backend} backend"
+                ))),
+            "{backend}: {w:?}"
+        );
+    }
+    // The README's own example: tools on an anthropic/ model (the
+    // anthropic backend, chosen by the prefix).
+    let w =
+        warned("agents:\n  reviewer:\n    model: anthropic/claude-sonnet-4-5\n    tools: [bash]\n");
+    assert!(
+        w.iter()
+            .any(|m| m.starts_with("4:12 ") && m.contains("anthropic backend")),
+        "{w:?}"
+    );
+    for ok_backend in ["claude", "opencode"] {
+        let w = warned(&format!(
+            "agents:\n  a:\n    tools: [bash]\n    backend: {ok_backend}\n"
+        ));
+        assert!(w.is_empty(), "{ok_backend}: {w:?}");
+    }
+}

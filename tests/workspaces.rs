@@ -1310,6 +1310,12 @@ async fn a_branch_awtui_did_not_make_is_never_recorded_or_deleted() {
     // cleanup leaves the branch alone.
     let ws = call(&c, "workspace_create", create("later", false)).await;
     assert_eq!(ws["branch_created"], false, "{ws}");
+    assert_eq!(ws["worktree_path"], Value::Null, "{ws}");
+    assert_eq!(
+        git(&repo, &["branch", "--list", "later"]),
+        "",
+        "without create_worktree no branch is made"
+    );
     git(&repo, &["branch", "later"]);
     call(
         &c,

@@ -91,7 +91,7 @@ fn message(out: &mut String, e: &ChannelEntry, full: bool) {
 }
 
 /// How agents take part in a plan of tasks (the caw protocol).
-const TASK_LIFECYCLE: &str = "\n## Tasks\nThis workflow has a plan of tasks. To take one: agent_register {name, runtime} once (keep the id it returns) → workflow_list / workflow_next_tasks {workflow_id} → task_claim {task_id, agent_id} ({success: false} means someone was first: take the next) → task_load_context {task_id} → task_update_status {id, status: in_progress} → checkpoint_add {task_id, type: progress, summary} after each significant step → task_update_status {id, status: completed, outcome} (or failed with error). Send agent_heartbeat {agent_id} during long work. Claim only what you will do now; when your task is done, look for the next one.\n";
+const TASK_LIFECYCLE: &str = "\n## Tasks\nThis workflow has a plan of tasks. To take one: agent_register {name, runtime} once (keep the id it returns) → workflow_list / workflow_next_tasks {workflow_id} → task_claim {task_id, agent_id} ({success: false} means you cannot take it — someone was first, or its reason says why: take the next) → task_load_context {task_id} → task_update_status {id, status: in_progress} → checkpoint_add {task_id, type: progress, summary} after each significant step → task_update_status {id, status: completed, outcome} (or failed with error). Send agent_heartbeat {agent_id} during long work. Claim only what you will do now; when your task is done, look for the next one.\n";
 
 /// The turn prompt.
 pub fn turn_prompt(input: &PromptInput) -> String {

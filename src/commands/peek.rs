@@ -3,7 +3,9 @@
 //!
 //! - no target or `@instance`: the channel's newest messages;
 //! - `agent@instance` (or `agent`): that agent's unread mentions (its
-//!   inbox), high priority first, each with its delivery state;
+//!   inbox), high priority first, each with its delivery state (with
+//!   `--json`, each item in the one inbox item shape `inbox_check` returns,
+//!   [`crate::context::inbox_item_json`]);
 //!   `user@instance` is your own inbox;
 //! - a standalone agent's name: its conversation (the channel).
 //!
@@ -91,6 +93,8 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
             None
         };
         if args.json {
+            // An inbox's items in the shape inbox_check returns.
+            let items: Vec<serde_json::Value> = items.iter().map(|i| i.to_json()).collect();
             let text = match &board {
                 Some(tasks) => serde_json::to_string_pretty(&serde_json::json!({
                     "messages": items,

@@ -239,7 +239,9 @@ impl ChannelIndex {
             return Err(entry);
         }
         let at = self.meta.len();
-        for name in &entry.mentions {
+        // The sender is never its own recipient (channels written before
+        // `mentions::extract` dropped the sender may still list it).
+        for name in entry.mentions.iter().filter(|n| **n != entry.from) {
             self.mentioned
                 .entry(name.clone())
                 .or_default()

@@ -81,11 +81,12 @@ fn is_word_byte_before(bytes: &[u8], at: usize) -> bool {
 
 /// The agents (and `user`) that `message` mentions, deduplicated, in order of
 /// first appearance. `@all` stands for every agent but `sender`. An Agent
-/// Mail `HELP_REQUEST` also reaches `user`, mentioned or not.
+/// Mail `HELP_REQUEST` also reaches `user`, mentioned or not. The sender is
+/// never among them: one's own messages never enter one's own inbox.
 pub fn extract(message: &str, agents: &[String], sender: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut add = |name: &str| {
-        if !out.iter().any(|n| n == name) {
+        if name != sender && !out.iter().any(|n| n == name) {
             out.push(name.to_string());
         }
     };

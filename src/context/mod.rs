@@ -186,6 +186,36 @@ pub struct InboxItem {
     pub state: DeliveryState,
 }
 
+/// The fields of an inbox item as every reader shows it (`inbox_check`,
+/// `inbox_peek`, the `awtui://inbox/<agent>` resource, `awtui peek --json`
+/// on an inbox, `awtui ctx inbox`): see [`inbox_item_json`].
+pub const INBOX_ITEM_FIELDS: [&str; 6] =
+    ["id", "timestamp", "from", "message", "priority", "state"];
+
+/// One inbox item in the one documented shape:
+/// `{id, timestamp, from, message, priority, state}`.
+pub fn inbox_item_json(
+    entry: &ChannelEntry,
+    priority: Priority,
+    state: DeliveryState,
+) -> serde_json::Value {
+    serde_json::json!({
+        "id": entry.id,
+        "timestamp": entry.timestamp_text(),
+        "from": entry.from,
+        "message": entry.message,
+        "priority": priority,
+        "state": state,
+    })
+}
+
+impl InboxItem {
+    /// This item in the documented shape (see [`inbox_item_json`]).
+    pub fn to_json(&self) -> serde_json::Value {
+        inbox_item_json(&self.entry, self.priority, self.state)
+    }
+}
+
 /// Everything that can go wrong with the context, each naming what it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {

@@ -45,6 +45,21 @@ pub struct PeekItem {
     pub state: Option<DeliveryState>,
 }
 
+impl PeekItem {
+    /// What `awtui peek --json` prints: an inbox item (priority and state
+    /// known) in the one inbox item shape `inbox_check` returns
+    /// ([`crate::context::inbox_item_json`]); a channel message as itself
+    /// with its annotations.
+    pub fn to_json(&self) -> serde_json::Value {
+        match (self.priority, self.state) {
+            (Some(priority), Some(state)) => {
+                crate::context::inbox_item_json(&self.entry, priority, state)
+            }
+            _ => serde_json::to_value(self).unwrap_or_default(),
+        }
+    }
+}
+
 /// Whether an Agent Mail record passes the query's filters (the same tests
 /// as `agent_mail::by_type` and `agent_mail::by_bead`).
 fn passes(mail: Option<&MailRecord>, q: &PeekQuery) -> bool {
@@ -172,5 +187,50 @@ mod tests {
         )
         .unwrap();
         assert_eq!(last[0].entry.id, 3);
+    }
+
+    /// Issue 23 (6): `awtui peek --json` on an inbox prints each item in
+    /// the shape `inbox_check` returns, the same values.
+    #[test]
+    fn an_inbox_peek_prints_the_inbox_check_item_shape() {
+        let s = store();
+        let q = PeekQuery {
+            agent: Some("user".into()),
+            limit: 10,
+            ..PeekQuery::default()
+        };
+        let shown: Vec<serde_json::Value> = peek(&s, &q)
+            .unwrap()
+            .iter()
+            .map(PeekItem::to_json)
+            .collect();
+        let mcp: Vec<serde_json::Value> = s
+            .inbox("user")
+            .unwrap()
+            .iter()
+            .map(|i| i.to_json())
+            .collect();
+        assert_eq!(shown.len(), 1);
+        assert_eq!(shown, mcp);
+        let mut keys: Vec<&str> = shown[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut want = crate::context::INBOX_ITEM_FIELDS.to_vec();
+        keys.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(keys, want);
+        // The channel (no inbox) keeps the message with its annotations.
+        let channel = peek(
+            &s,
+            &PeekQuery {
+                limit: 10,
+                ..PeekQuery::default()
+            },
+        )
+        .unwrap();
+        assert!(channel[1].to_json()["entry"]["id"].is_u64());
     }
 }

@@ -169,7 +169,10 @@ pub fn specs() -> Vec<ToolSpec> {
              For context recovery: list in_progress ones, then workflow_progress.",
             schema(
                 json!({
-                    "status": strings("Only these statuses."),
+                    "status": {
+                        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                        "description": "Only this status or these statuses: a string (\"in_progress\") or a list ([\"in_progress\", \"ready\"]).",
+                    },
                     "limit": {"type": "integer", "minimum": 1, "description": "Default 20."},
                     "offset": {"type": "integer", "minimum": 0},
                 }),
@@ -199,7 +202,9 @@ pub fn specs() -> Vec<ToolSpec> {
         spec(
             "task_claim",
             "Claim a task atomically. {success: true} makes it yours; {success: false, \
-             already_claimed_by} means another agent was first: take the next one.",
+             already_claimed_by} means another agent was first: take the next one. Any other \
+             claim that cannot be taken (a task not pending, open dependencies, an agent id \
+             that is not yours or is offline) is {success: false, code, reason}.",
             schema(
                 json!({"task_id": s("Task id (tk_…)."), "agent_id": s("Your id from agent_register.")}),
                 &["task_id", "agent_id"],
@@ -208,8 +213,9 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "task_load_context",
-            "Everything you need for a task within max_tokens (default 8000): the task, its \
-             checkpoints, dependency outcomes, the plan, prior outcomes; says what it left out.",
+            "Everything you need for a task within max_tokens (default 8000; the whole \
+             result's compact JSON counted as characters / 4): the task, its checkpoints, \
+             dependency outcomes, the plan, prior outcomes; says what it left out.",
             schema(
                 json!({
                     "task_id": s("Task id."),
@@ -288,13 +294,18 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "workspace_create",
-            "Create a workspace for some tasks of a workflow: a branch, with create_worktree              its own git worktree (in the instance folder) so parallel agents do not              overwrite each other. Returns the workspace with its id (ws_…) and worktree_path.",
+            "Create a workspace for some tasks of a workflow. With create_worktree: true, a new \
+             branch checked out in its own git worktree (under .workflow/.worktrees/) so \
+             parallel agents do not overwrite each other. Without create_worktree the \
+             workspace is only recorded (branch name, tasks): nothing is made in git, the \
+             branch must not exist yet. Returns the workspace with its id (ws_…), \
+             branch_created and worktree_path.",
             schema(
                 json!({
                     "workflow_id": s("Workflow id."),
                     "branch": s("The new branch, e.g. feature/google-oauth."),
                     "base_branch": s("Branch or commit to start from (default: the repository's current branch)."),
-                    "create_worktree": {"type": "boolean", "description": "Make a git worktree for it (default false: record only)."},
+                    "create_worktree": {"type": "boolean", "description": "Make the branch and a git worktree for it (default false: record only, nothing made in git)."},
                     "repo_path": s("The workflow's repository folder (the default; no other repository is accepted)."),
                     "task_ids": strings("Tasks worked on there."),
                 }),
@@ -304,7 +315,9 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "workspace_update",
-            "Update a workspace: status active, merged or abandoned, the merge commit, and with              cleanup_worktree remove its worktree and branch (only when merged, or when              abandoned: unmerged work is never removed otherwise).",
+            "Update a workspace: status active, merged or abandoned, the merge commit, and with \
+             cleanup_worktree remove its worktree and branch (only when merged, or when \
+             abandoned: unmerged work is never removed otherwise).",
             schema(
                 json!({
                     "id": s("Workspace id."),
@@ -384,9 +397,27 @@ struct SetPlanArgs {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ListArgs {
-    status: Option<Vec<String>>,
+    status: Option<OneOrMany>,
     limit: Option<usize>,
     offset: Option<usize>,
+}
+
+/// A string or a list of strings (`workflow_list`'s `status`: the seed's
+/// code passes a list, its prose a single status).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn contains(&self, x: &str) -> bool {
+        match self {
+            OneOrMany::One(s) => s == x,
+            OneOrMany::Many(all) => all.iter().any(|s| s == x),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -529,6 +560,26 @@ pub fn progress_json(store: &TaskStore, workflow_id: &str) -> Result<Value, Task
     }))
 }
 
+/// A claim that cannot be taken, as the seed answers it: `{success: false}`
+/// with the reason (`code` and a sentence `reason`), whatever the store
+/// refused it for (a task that is not pending or failed, open
+/// dependencies, someone else's registration, an offline agent, …). Only
+/// the seed's error codes for `task_claim` (`TASK_NOT_FOUND`,
+/// `AGENT_NOT_FOUND`: the call named nothing that exists) and a failure to
+/// save (the claim might succeed on a retry) stay tool errors.
+fn claim_refused(e: TaskError) -> Result<Value, ToolError> {
+    match e {
+        TaskError::TaskNotFound { .. }
+        | TaskError::AgentNotFound { .. }
+        | TaskError::Storage(_) => Err(e.into()),
+        e => Ok(json!({
+            "success": false,
+            "code": e.code(),
+            "reason": e.to_string(),
+        })),
+    }
+}
+
 /// Runs caw tool `name` for `caller`.
 pub fn call(
     board: &TaskBoard,
@@ -655,8 +706,7 @@ pub fn call(
                     .map(|w| workflow_json(s, w))
                     .filter(|w| {
                         a.status.as_ref().is_none_or(|want| {
-                            want.iter()
-                                .any(|x| Some(x.as_str()) == w["status"].as_str())
+                            w["status"].as_str().is_some_and(|s| want.contains(s))
                         })
                     })
                     .collect();
@@ -700,11 +750,17 @@ pub fn call(
                     Ok(Err(holder)) => (Ok(Err(holder)), vec![]),
                     Err(e) => (Err(e), vec![]),
                 }
-            })?;
-            Ok(match result {
-                Ok(()) => json!({"success": true}),
-                Err(holder) => json!({"success": false, "already_claimed_by": holder}),
-            })
+            });
+            match result {
+                Ok(Ok(())) => Ok(json!({"success": true})),
+                Ok(Err(holder)) => Ok(json!({
+                    "success": false,
+                    "already_claimed_by": holder,
+                    "code": "ALREADY_CLAIMED",
+                    "reason": format!("task '{}' is already claimed by {holder}", a.task_id),
+                })),
+                Err(e) => claim_refused(e),
+            }
         }
         "task_load_context" => {
             let a: LoadArgs = parse(name, args)?;
@@ -788,5 +844,70 @@ pub fn call(
             Ok(json!({"id": cp.id, "sequence": cp.sequence, "task_id": cp.task_id}))
         }
         other => Err(ToolError::Invalid(format!("unknown task tool '{other}'"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 23 (7): any refusal of a claim (whatever variant the store
+    /// adds, such as an offline agent's) is the seed's `{success: false}`
+    /// with its code and reason; only the seed's not-found codes and a
+    /// failure to save stay tool errors.
+    #[test]
+    fn every_claim_refusal_is_success_false_with_code_and_reason() {
+        let refused =
+            claim_refused(TaskError::InvalidState("agent 'ag_1' is offline".into())).unwrap();
+        assert_eq!(
+            refused,
+            json!({"success": false, "code": "INVALID_STATE", "reason": "agent 'ag_1' is offline"})
+        );
+        let not_yours = claim_refused(TaskError::NotYours {
+            agent_id: "ag_1".into(),
+            owner: "a".into(),
+            caller: "b".into(),
+        })
+        .unwrap();
+        assert_eq!(not_yours["code"], "PERMISSION_DENIED");
+        for e in [
+            TaskError::TaskNotFound { id: "tk_x".into() },
+            TaskError::AgentNotFound { id: "ag_x".into() },
+            TaskError::Storage("disk full".into()),
+        ] {
+            let code = e.code();
+            match claim_refused(e) {
+                Err(ToolError::Coded { code: c, .. }) => assert_eq!(c, code),
+                other => panic!("{code}: {other:?}"),
+            }
+        }
+    }
+
+    /// Issue 23 (7): without `create_worktree`, `workspace_create` records
+    /// the workspace and makes nothing in git (the branch is not created;
+    /// `tests/workspaces.rs` checks the behaviour). What the tool and the
+    /// README say agrees with that.
+    #[test]
+    fn workspace_create_is_documented_as_record_only_without_create_worktree() {
+        let spec = specs()
+            .into_iter()
+            .find(|s| s.name == "workspace_create")
+            .unwrap();
+        assert!(!spec.description.contains("  "), "{}", spec.description);
+        assert!(
+            spec.description
+                .to_lowercase()
+                .contains("without create_worktree the workspace is only recorded"),
+            "{}",
+            spec.description
+        );
+        let readme = include_str!("../../README.md");
+        let start = readme.find("**caw's workspace tools.**").unwrap();
+        let para = &readme[start..start + 700];
+        assert!(
+            !para.contains("makes the\n  branch and, when asked, a worktree"),
+            "{para}"
+        );
+        assert!(para.contains("Without `create_worktree`"), "{para}");
     }
 }

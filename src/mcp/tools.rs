@@ -118,8 +118,8 @@ fn file_schema(what: &str) -> Value {
 /// Every tool, in the order `tools/list` shows them.
 pub fn specs() -> Vec<ToolSpec> {
     let empty = || object_schema(json!({}), &[]);
-    let inbox_check_doc = "Your unread @mentions (id, timestamp, from, message, priority), \
-        high priority first, then oldest first. Marks them delivered but not acknowledged: \
+    let inbox_check_doc = "Your unread @mentions (id, timestamp, from, message, priority, state; \
+        never your own messages), high priority first, then oldest first. Marks them delivered but not acknowledged: \
         call inbox_ack with the last id you handled once you have dealt with them.";
     vec![
         ToolSpec {
@@ -427,19 +427,7 @@ fn page_json(page: Page, found: &PageOf, last_id: u64) -> Value {
 
 /// Inbox items as tool results and resources show them.
 pub(crate) fn inbox_json(items: &[InboxItem]) -> Vec<Value> {
-    items
-        .iter()
-        .map(|i| {
-            json!({
-                "id": i.entry.id,
-                "timestamp": i.entry.timestamp_text(),
-                "from": i.entry.from,
-                "message": i.entry.message,
-                "priority": i.priority,
-                "state": i.state,
-            })
-        })
-        .collect()
+    items.iter().map(InboxItem::to_json).collect()
 }
 
 /// The context tools bound to one shared context and one workflow's agents.
@@ -904,6 +892,37 @@ mod tests {
         assert_eq!(r["acked_until"], 0);
         let inbox = call(&t, "reviewer", "inbox_peek", json!({})).unwrap();
         assert_eq!(inbox["messages"][0]["id"], 1);
+    }
+
+    /// Issue 23 (6): a mention of oneself is not in one's own inbox (the
+    /// engine never counts or wakes it), and an inbox item has the one
+    /// documented shape `awtui peek --json` prints too.
+    #[test]
+    fn own_mentions_stay_out_of_inbox_check_and_items_have_one_shape() {
+        let t = toolbox();
+        let sent = call(
+            &t,
+            "coder",
+            "channel_send",
+            json!({"message": "@coder note to self, @reviewer fyi"}),
+        )
+        .unwrap();
+        assert_eq!(sent["mentions"], json!(["reviewer"]));
+        let own = call(&t, "coder", "inbox_check", json!({})).unwrap();
+        assert_eq!(own, json!({"messages": [], "count": 0}));
+        let theirs = call(&t, "reviewer", "inbox_peek", json!({})).unwrap();
+        assert_eq!(theirs["count"], 1);
+        let item = &theirs["messages"][0];
+        let mut keys: Vec<&str> = item
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut want = crate::context::INBOX_ITEM_FIELDS.to_vec();
+        keys.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(keys, want, "{item}");
     }
 
     #[test]

@@ -1,13 +1,22 @@
 //! `task_load_context`: what an agent needs to work on a task, most
 //! relevant first, cut to a token budget, saying what was left out.
 //!
-//! Tokens are estimated as the characters of each item's compact JSON
-//! divided by four, rounded up (the usual rule of thumb for English and
-//! code; no tokenizer is bundled). Items are added in this order until the
-//! next one would not fit: the task itself (always; a long description is
-//! shortened), its checkpoints (newest first), the outcomes of its direct
-//! dependencies, the workflow's plan (one line per task), then outcomes of
-//! other completed tasks (newest first).
+//! Tokens are estimated as the characters of compact JSON divided by four,
+//! rounded up (the usual rule of thumb for English and code; no tokenizer
+//! is bundled), and what is counted is the whole result the tool returns:
+//! its compact JSON, every field of the wrapper included, costs at most
+//! `max_tokens` ([`tokens`] of the result, which `token_estimate` reports).
+//! The one exception is a task that does not fit even with every text of it
+//! cut: it is returned anyway, alone, with `over_budget: true`.
+//!
+//! Room for the wrapper (its fixed fields, with the longest `shortened`
+//! and `omitted` it could have) is set aside first; each item then costs
+//! its compact JSON plus one character for the comma joining it to the
+//! next. Items are added in this order until the next one would not fit:
+//! the task itself (always; a long description is shortened), its
+//! checkpoints (newest first), the outcomes of its direct dependencies,
+//! the workflow (its texts shortened if needed) and its plan (one line per
+//! task), then outcomes of other completed tasks (newest first).
 
 use serde_json::{Value, json};
 
@@ -52,8 +61,10 @@ struct Budget {
 }
 
 impl Budget {
+    /// Spends what `value` costs as an item of the result: its compact
+    /// JSON and the comma that may join it to the next item.
     fn take(&mut self, value: &Value) -> bool {
-        let cost = tokens(value);
+        let cost = (value.to_string().chars().count() + 1).div_ceil(4);
         if cost <= self.left {
             self.left -= cost;
             true
@@ -158,12 +169,69 @@ fn fit(value: &mut Value, fields: &[&'static str], limit: usize) -> Fit {
     Fit { shortened }
 }
 
-/// Loads `task`'s context within `max_tokens`. The result's items cost at
-/// most `max_tokens` (the wrapper's own few fields aside), except when the
-/// task alone, with every text of it cut, does not fit: then it is kept
-/// whole-but-cut and `over_budget` is true.
+/// The result around its items.
+#[allow(clippy::too_many_arguments)]
+fn wrapper(
+    workflow: Value,
+    current: Value,
+    dependency_outcomes: Vec<Value>,
+    prior: Vec<Value>,
+    max_tokens: usize,
+    shortened: &[&str],
+    description_shortened: bool,
+    over_budget: bool,
+    omitted: serde_json::Map<String, Value>,
+) -> Value {
+    json!({
+        "workflow": workflow,
+        "current_task": current,
+        "dependency_outcomes": dependency_outcomes,
+        "prior_tasks": prior,
+        "max_tokens": max_tokens,
+        "token_estimate": max_tokens,
+        "tokens_counted_as": "characters of the whole result's compact JSON / 4",
+        "description_shortened": description_shortened,
+        "shortened": shortened,
+        "over_budget": over_budget,
+        "omitted": omitted,
+    })
+}
+
+/// Loads `task`'s context within `max_tokens`: the whole result, as
+/// compact JSON, costs at most `max_tokens` by [`tokens`], except when the
+/// task alone, with every text of it cut, does not fit next to the
+/// result's own fields: then it is kept whole-but-cut, nothing else is
+/// added, and `over_budget` is true.
 pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize) -> Value {
-    let mut budget = Budget { left: max_tokens };
+    // The wrapper's room, at its largest: every shortenable field named,
+    // every kind of item counted as omitted (with as many digits as the
+    // most there could be), `false` flags (longer than `true`), a
+    // `token_estimate` as long as `max_tokens`, null for the items.
+    let most = store.tasks_of(&task.workflow_id).len() + store.checkpoints(&task.id).len() + 1;
+    let worst_omitted: serde_json::Map<String, Value> = [
+        "checkpoints",
+        "dependency_outcomes",
+        "workflow",
+        "plan_tasks",
+        "prior_tasks",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), json!(most)))
+    .collect();
+    let reserve = tokens(&wrapper(
+        Value::Null,
+        Value::Null,
+        vec![],
+        vec![],
+        max_tokens,
+        TASK_SHORTENABLE,
+        false,
+        false,
+        worst_omitted,
+    ));
+    let mut budget = Budget {
+        left: max_tokens.saturating_sub(reserve),
+    };
     let mut omitted = serde_json::Map::new();
     let mut note = |what: &str, n: usize| {
         if n > 0 {
@@ -177,7 +245,12 @@ pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize
     // Their room in the task's object is counted with the task.
     current["checkpoints"] = json!([]);
     current["checkpoints_total"] = json!(all.len());
-    let core_fit = fit(&mut current, TASK_SHORTENABLE, budget.left);
+    // One token less: an item also pays for its comma.
+    let core_fit = fit(
+        &mut current,
+        TASK_SHORTENABLE,
+        budget.left.saturating_sub(1),
+    );
     let truncated_description = core_fit.shortened.contains(&"description");
     let over_budget = !budget.take(&current);
     if over_budget {
@@ -225,38 +298,51 @@ pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize
         );
     }
 
-    // 4. The workflow and its plan.
-    let workflow = store.workflow(&task.workflow_id).map(|w| {
-        let mut v = json!({
-            "id": w.id,
-            "name": w.name,
-            "status": store.workflow_status(w),
-            "summary": w.plan_summary,
-            "source_content": w.source_content,
-        });
-        if !budget.take(&v) {
-            fit(&mut v, WORKFLOW_SHORTENABLE, budget.left);
-            if !budget.take(&v) {
-                // The plan lines below still need their own room.
-                budget.left = 0;
-                note("workflow", 1);
+    // 4. The workflow (its texts shortened if need be) and its plan; left
+    // out (null) when even shortened it does not fit.
+    let workflow = match store.workflow(&task.workflow_id) {
+        None => Value::Null,
+        Some(w) => {
+            let mut v = json!({
+                "id": w.id,
+                "name": w.name,
+                "status": store.workflow_status(w),
+                "summary": w.plan_summary,
+                "source_content": w.source_content,
+            });
+            let tasks = if include.workflow_plan {
+                // The plan's room in the object is counted with it.
+                v["tasks"] = json!([]);
+                store.tasks_of(&w.id)
+            } else {
+                Vec::new()
+            };
+            let mut fits = budget.take(&v);
+            if !fits {
+                fit(&mut v, WORKFLOW_SHORTENABLE, budget.left.saturating_sub(1));
+                fits = budget.take(&v);
             }
-        }
-        if include.workflow_plan {
-            let tasks = store.tasks_of(&w.id);
-            let mut plan = Vec::new();
-            for t in &tasks {
-                let line = json!({"id": t.id, "name": t.name, "status": t.status, "depends_on": t.depends_on});
-                if !budget.take(&line) {
-                    break;
+            if fits {
+                let mut plan = Vec::new();
+                for t in &tasks {
+                    let line = json!({"id": t.id, "name": t.name, "status": t.status, "depends_on": t.depends_on});
+                    if !budget.take(&line) {
+                        break;
+                    }
+                    plan.push(line);
                 }
-                plan.push(line);
+                note("plan_tasks", tasks.len() - plan.len());
+                if include.workflow_plan {
+                    v["tasks"] = json!(plan);
+                }
+                v
+            } else {
+                note("workflow", 1);
+                note("plan_tasks", tasks.len());
+                Value::Null
             }
-            note("plan_tasks", tasks.len() - plan.len());
-            v["tasks"] = json!(plan);
         }
-        v
-    });
+    };
 
     // 5. Other completed tasks' outcomes, newest first.
     let mut prior = Vec::new();
@@ -278,19 +364,33 @@ pub fn load(store: &TaskStore, task: &Task, include: &Include, max_tokens: usize
         note("prior_tasks", done.len() - prior.len());
     }
 
-    json!({
-        "workflow": workflow,
-        "current_task": current,
-        "dependency_outcomes": dependency_outcomes,
-        "prior_tasks": prior,
-        "max_tokens": max_tokens,
-        "token_estimate": max_tokens - budget.left,
-        "tokens_counted_as": "characters of compact JSON / 4",
-        "description_shortened": truncated_description,
-        "shortened": core_fit.shortened,
-        "over_budget": over_budget,
-        "omitted": omitted,
-    })
+    let mut result = wrapper(
+        workflow,
+        current,
+        dependency_outcomes,
+        prior,
+        max_tokens,
+        &core_fit.shortened,
+        truncated_description,
+        over_budget,
+        omitted,
+    );
+    // `token_estimate` is the count of the whole result, itself included
+    // (a fixed point: its digits may change the count once or twice).
+    let mut estimate = tokens(&result);
+    for _ in 0..4 {
+        result["token_estimate"] = json!(estimate);
+        let again = tokens(&result);
+        if again == estimate {
+            break;
+        }
+        estimate = again;
+    }
+    debug_assert!(
+        over_budget || estimate <= max_tokens,
+        "{estimate} > {max_tokens}"
+    );
+    result
 }
 
 #[cfg(test)]
@@ -403,6 +503,29 @@ mod tests {
         );
     }
 
+    /// Issue 23 (7): the whole returned JSON (what the tool sends, compact)
+    /// costs at most `max_tokens` by this module's own count, and
+    /// `token_estimate` is that count.
+    #[test]
+    fn the_whole_returned_json_fits_max_tokens() {
+        let (s, id) = store();
+        let task = s.task(&id).unwrap();
+        let all = Include {
+            all_checkpoints: true,
+            ..Include::default()
+        };
+        for include in [Include::default(), all] {
+            for max in [
+                200, 250, 300, 400, 500, 700, 1000, 1500, 2000, 3000, 5000, 8000,
+            ] {
+                let v = load(&s, task, &include, max);
+                assert_eq!(v["over_budget"], json!(false), "{max}");
+                assert!(tokens(&v) <= max, "{max}: {} tokens", tokens(&v));
+                assert_eq!(v["token_estimate"], json!(tokens(&v)), "{max}");
+            }
+        }
+    }
+
     /// A task whose every text is `len` characters long.
     fn long_task(len: usize) -> (TaskStore, String) {
         let mut s = TaskStore::in_memory();
@@ -471,6 +594,7 @@ mod tests {
             let v = load(&s, task, &Include::default(), max);
             let core = tokens(&v["current_task"]);
             proptest::prop_assert!(v["over_budget"] == json!(true) || core <= max);
+            proptest::prop_assert!(v["over_budget"] == json!(true) || tokens(&v) <= max);
         }
     }
 }

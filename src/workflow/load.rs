@@ -1182,6 +1182,21 @@ impl Walker<'_> {
             }
         }
         let ((backend, backend_choice), (system_prompt, prompt_source)) = (backend?, prompt?);
+        // `tools:` a backend cannot apply would be silently ignored: say so
+        // where they are written.
+        if !tools.is_empty()
+            && let Some(why) = backend_for(backend).tools_unsupported()
+            && let Some(n) = get("tools")
+        {
+            self.diags.warn(
+                n.pos,
+                format!(
+                    "{what}: tools: [{}] is not applied by the {} backend: {why}",
+                    tools.join(", "),
+                    backend.name()
+                ),
+            );
+        }
         Some(AgentDef {
             spawn: None,
             name: name.clone(),

@@ -67,6 +67,11 @@ impl Backend for Claude {
         true
     }
 
+    /// `tools:` join `--allowedTools`.
+    fn tools_unsupported(&self) -> Option<&'static str> {
+        None
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let shared = req.has_context();
         let mut inv = Invocation::base(req, "claude".into());

@@ -93,6 +93,13 @@ impl Backend for Codex {
         user_servers(text.as_deref())
     }
 
+    fn tools_unsupported(&self) -> Option<&'static str> {
+        Some(
+            "Codex has no per-tool allow list for its own tools (its --sandbox, which \
+             permissions: sets, decides what commands may do)",
+        )
+    }
+
     fn lists_tools_at_start(&self) -> bool {
         true
     }

@@ -21,6 +21,10 @@ impl Backend for Command {
         "check the agent's 'command:' (a relative path is taken from the workflow's folder)"
     }
 
+    fn tools_unsupported(&self) -> Option<&'static str> {
+        Some("the program is the agent: awtui neither knows nor limits its tools")
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let mut inv = Invocation::base(req, self.program(req.command.as_deref())?);
         inv.args

@@ -166,6 +166,13 @@ impl Backend for Cursor {
         Box::new(StreamJsonParser::default())
     }
 
+    fn tools_unsupported(&self) -> Option<&'static str> {
+        Some(
+            "cursor-agent takes tool permissions only from its cli.json, which awtui does not \
+             write (permissions: full sets --force)",
+        )
+    }
+
     fn lists_tools_at_start(&self) -> bool {
         true
     }

@@ -121,6 +121,14 @@ impl Backend for Gemini {
         crate::fsutil::read_text_capped(&path, crate::fsutil::MAX_CONFIG_BYTES).ok()
     }
 
+    fn tools_unsupported(&self) -> Option<&'static str> {
+        Some(
+            "Gemini CLI's --allowed-tools is deprecated in favour of its policy engine, which \
+             awtui does not configure (permissions: sets --approval-mode; write a rule in \
+             ~/.gemini/policies/ to allow a tool)",
+        )
+    }
+
     fn lists_tools_at_start(&self) -> bool {
         true
     }

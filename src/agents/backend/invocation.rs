@@ -574,6 +574,32 @@ mod tests {
         assert!(invocation(&req(BackendKind::Anthropic)).is_none());
     }
 
+    /// Issue 23 (7): opencode applies `tools:` as `permission` entries that
+    /// allow those tools (as Claude's `--allowedTools` does), over what
+    /// `permissions:` set; without `tools:` the permissions stand.
+    #[test]
+    fn opencode_allows_the_agents_tools_in_its_permission_config() {
+        let inline = |tools: &[&str]| -> serde_json::Value {
+            let mut r = req(BackendKind::Opencode);
+            r.tools = tools.iter().map(|t| t.to_string()).collect();
+            let inv = invocation(&r).unwrap();
+            let text = inv
+                .env
+                .iter()
+                .find(|(k, _)| k == "OPENCODE_CONFIG_CONTENT")
+                .map(|(_, v)| v.clone())
+                .unwrap();
+            serde_json::from_str(&text).unwrap()
+        };
+        let none = inline(&[]);
+        assert_eq!(none["permission"]["bash"], "deny", "{none}");
+        assert_eq!(none["permission"]["edit"], "allow", "{none}");
+        let some = inline(&["bash", "webfetch"]);
+        assert_eq!(some["permission"]["bash"], "allow", "{some}");
+        assert_eq!(some["permission"]["webfetch"], "allow", "{some}");
+        assert_eq!(some["permission"]["edit"], "allow", "{some}");
+    }
+
     fn extra() -> Vec<crate::workflow::McpServer> {
         use crate::workflow::{McpServer, McpTransport};
         vec![

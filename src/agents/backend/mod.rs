@@ -197,6 +197,15 @@ pub trait Backend: Sync {
         true
     }
 
+    /// `None` when the backend applies the agent's `tools:` (the CLI's own
+    /// tools, by its names, allowed beyond what `permissions:` allows);
+    /// otherwise why it cannot, for the warning `validate` gives at the
+    /// list. A backend applies them only through a mechanism its CLI
+    /// documents; none is guessed.
+    fn tools_unsupported(&self) -> Option<&'static str> {
+        Some("awtui knows no way to allow its tools by name")
+    }
+
     /// The project file (relative to the workdir) the CLI reads its MCP
     /// servers from, which [`prepare_workdir`](Backend::prepare_workdir)
     /// changes; `None` when the CLI takes its config elsewhere.

@@ -17,13 +17,15 @@ pub struct Opencode;
 
 /// opencode's inline config: the user's own inline config (`user`) with
 /// awtui's MCP server (none when `url` is empty: no context), the token
-/// read from the environment, the agent's `extra` servers and its
-/// permissions. The user's own inline servers are dropped unless
+/// read from the environment, the agent's `extra` servers, its
+/// permissions and its `tools` (allowed by name). The user's own inline servers are dropped unless
 /// `keep_user`.
+#[allow(clippy::too_many_arguments)]
 pub fn opencode_config(
     user: Option<&str>,
     url: &str,
     permissions: Permissions,
+    tools: &[String],
     extra: &[McpServer],
     keep_user: bool,
     disable: &[&str],
@@ -52,6 +54,11 @@ pub fn opencode_config(
     }
     root["permission"]["edit"] = json!(edit);
     root["permission"]["bash"] = json!(bash);
+    // The agent's `tools:` (opencode's tool names: bash, edit, webfetch, …)
+    // are allowed on top, as Claude's --allowedTools allows them.
+    for tool in tools {
+        root["permission"][tool.as_str()] = json!("allow");
+    }
     if !url.is_empty() {
         root["mcp"][MCP_SERVER_NAME] = json!({
             "type": "remote",
@@ -162,6 +169,11 @@ impl Backend for Opencode {
         true
     }
 
+    /// `tools:` become `permission` entries set to `allow`.
+    fn tools_unsupported(&self) -> Option<&'static str> {
+        None
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let mut inv = Invocation::base(req, "opencode".into());
         let url = if req.has_context() {
@@ -173,6 +185,7 @@ impl Backend for Opencode {
             req.user_config.as_deref(),
             url,
             req.permissions,
+            &req.tools,
             &req.mcp_servers,
             req.keep_user_mcp,
             &servers_to_disable(req),

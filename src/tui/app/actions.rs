@@ -632,9 +632,13 @@ impl App {
     pub(super) fn ack(&mut self, agent: Option<String>, until: AckTarget) -> Vec<Effect> {
         let items = self.inbox_items();
         let (agent, through) = match (agent, until) {
-            (None, AckTarget::Selected) if self.focus == Pane::Inbox => {
+            // In the Inbox pane `a` and `A` act on the inbox of the row
+            // under the cursor (an agent's or the user's), never on the
+            // agent selected in the Agents pane.
+            (None, until @ (AckTarget::Selected | AckTarget::All)) if self.focus == Pane::Inbox => {
                 match items.get(self.inbox.selected) {
-                    Some(it) => (it.recipient.clone(), it.id),
+                    Some(it) if until == AckTarget::Selected => (it.recipient.clone(), it.id),
+                    Some(it) => (it.recipient.clone(), self.channel.last_id()),
                     None => {
                         self.error("ack: the inbox is empty");
                         return Vec::new();

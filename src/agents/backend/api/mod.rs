@@ -336,6 +336,13 @@ impl super::Backend for ApiBackend {
         false
     }
 
+    fn tools_unsupported(&self) -> Option<&'static str> {
+        Some(
+            "its model runs in-process and is given only awtui's context tools (no shell, no \
+             file tools); use a CLI backend such as claude for those",
+        )
+    }
+
     fn invocation(&self, _req: &super::TurnRequest) -> Option<super::Invocation> {
         None
     }

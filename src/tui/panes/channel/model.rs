@@ -89,7 +89,7 @@ impl Channel {
                 None => {}
             }
         }
-        for r in &msg.entry.mentions {
+        for r in msg.entry.mentions.iter().filter(|r| **r != msg.entry.from) {
             self.mentions.entry(r.clone()).or_default().push(idx);
         }
         if let Some(bead) = msg
