@@ -254,7 +254,10 @@ fn a_missing_program_says_what_to_install() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "'./nope.sh' was not found on PATH; check the agent's command"
+        format!(
+            "'./nope.sh' is not an executable file (a relative path is taken from the workflow's folder, {})",
+            dir.path().display()
+        )
     );
 }
 

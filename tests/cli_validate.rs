@@ -43,7 +43,7 @@ fn a_valid_workflow_prints_a_summary_and_exits_0() {
     for needle in [
         "workflow   code-review",
         "reviewer  anthropic/claude-sonnet-4-5 · backend anthropic (from model) · prompt prompts/r.md",
-        "coder     (backend default model) · backend command · command ./fix.sh",
+        "coder     (a program) · backend command · command ./fix.sh",
         "context    file provider in .workflow/pr-7",
         "documents  notes.md (entry), goals.md",
         "1. echo diff  → ${{ diff }}",
@@ -345,4 +345,53 @@ fn ctx_tools_lists_every_tool_with_its_arguments() {
     let (code, _, err) = awtui(&["ctx", "tools", "task_clam"]);
     assert_eq!(code, 2);
     assert!(err.contains("did you mean task_claim?"), "{err}");
+}
+
+/// What a newcomer's mistakes get from `validate` (issue 25): errors
+/// before (and instead of) the summary; a missing script named with its
+/// agent's line:col and the folder it was looked for in; an unknown
+/// `${{ … }}` pointed at where it is written; a non-ASCII mention quoted
+/// whole; a command agent summarised as running a program.
+#[test]
+fn validate_points_at_each_mistake_where_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.yaml");
+    std::fs::write(
+        &file,
+        "agents:\n  coder:\n    command: ./does-not-exist.sh\nkickoff: \"@coder go\"\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stdout.is_empty(),
+        "no summary for a workflow that cannot start: {stdout}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "w.yaml:2:3: error: agent 'coder' cannot run: './does-not-exist.sh' is not an executable file (a relative path is taken from the workflow's folder, {})",
+            dir.path().display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1 error in"), "{stderr}");
+
+    std::fs::write(
+        &file,
+        "agents:\n  coder:\n    command: sh\nkickoff: \"hi @café and @coder: ${{ nope }}\"\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("w.yaml:4:32: error: kickoff: unknown variable 'nope'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "w.yaml:4:14: warning: kickoff mentions @café, which is not an agent of this workflow; agents: coder"
+        ),
+        "{stderr}"
+    );
 }

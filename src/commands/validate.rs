@@ -44,32 +44,40 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         errln!("{}", SetupError::InstanceName(instance.into()));
         return exit::INVALID;
     }
-    outln!(
-        "{}",
-        workflow::summary::summary(&loaded.workflow, instance).trim_end_matches('\n')
-    );
-    // A backend that cannot run is a validation error too: say what to
-    // install or set before anything starts.
-    let mut problems: Vec<String> = crate::engine::preflight(&loaded.workflow)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    // A backend that cannot run is a validation error too, at the agent
+    // it concerns: say what to install or set before anything starts.
+    let mut found = loaded.warnings.fresh();
+    for a in &loaded.workflow.agents {
+        if let Err(e) = crate::agents::backend::preflight(a, &loaded.workflow.base_dir) {
+            found.error(a.pos, format!("agent '{}' cannot run: {e}", a.name));
+        }
+    }
     // Worktrees: the repository, base and branch names are checked as a
     // start would, without making anything.
     let state_root = workflow::setup::context_dir(&loaded.workflow, instance)
         .ok()
         .flatten();
-    problems.extend(crate::workspace::preflight(
-        &loaded.workflow,
-        instance,
-        state_root.as_deref(),
-    ));
-    for p in &problems {
+    let unplaced = crate::workspace::preflight(&loaded.workflow, instance, state_root.as_deref());
+    let n = found.errors().len() + unplaced.len();
+    if n == 0 {
+        outln!(
+            "{}",
+            workflow::summary::summary(&loaded.workflow, instance).trim_end_matches('\n')
+        );
+        return exit::OK;
+    }
+    // Errors only, first and alone: a summary of what would not start
+    // would read as if it would.
+    for d in found.errors() {
+        errln!("{}", found.render(d));
+    }
+    for p in &unplaced {
         errln!("{}: error: {p}", file.display());
     }
-    if problems.is_empty() {
-        exit::OK
-    } else {
-        exit::INVALID
-    }
+    errln!(
+        "{n} error{} in {}",
+        if n == 1 { "" } else { "s" },
+        file.display()
+    );
+    exit::INVALID
 }

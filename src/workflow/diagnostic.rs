@@ -38,6 +38,12 @@ impl Diagnostics {
         }
     }
 
+    /// An empty list for the same file and text (to report more findings
+    /// about a file already read).
+    pub fn fresh(&self) -> Diagnostics {
+        Diagnostics::new(self.file.clone(), &self.source)
+    }
+
     /// Records an error at `pos`.
     pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
         self.push(Severity::Error, pos, message.into());
@@ -54,6 +60,50 @@ impl Diagnostics {
             pos,
             message,
         });
+    }
+
+    /// Where `needle` first appears in the file at or after `from` (within
+    /// the next lines a value may span), so a finding inside a string
+    /// points at its own text, not at the string's start; `from` when it
+    /// is not found (an escaped or folded string).
+    pub fn locate(&self, from: Pos, needle: &str) -> Pos {
+        self.locate_where(from, needle, |_| true)
+    }
+
+    /// Where the `${{ name }}` of a template is, at or after `from` (see
+    /// [`Diagnostics::locate`]).
+    pub fn locate_template(&self, from: Pos, name: &str) -> Pos {
+        self.locate_where(from, "${{", |after| {
+            after
+                .trim_start()
+                .strip_prefix(name)
+                .is_some_and(|rest| rest.trim_start().starts_with("}}"))
+        })
+    }
+
+    /// The first `needle` at or after `from` whose following text passes
+    /// `fits`.
+    fn locate_where(&self, from: Pos, needle: &str, fits: impl Fn(&str) -> bool) -> Pos {
+        let first = (from.line as usize).saturating_sub(1);
+        for (i, text) in self.source.lines().enumerate().skip(first).take(200) {
+            let skip = if i == first {
+                (from.col as usize).saturating_sub(1)
+            } else {
+                0
+            };
+            let mut start: usize = text.chars().take(skip).map(char::len_utf8).sum();
+            while let Some(at) = text.get(start..).and_then(|t| t.find(needle)) {
+                let here = start + at;
+                if fits(&text[here + needle.len()..]) {
+                    return Pos {
+                        line: (i + 1) as _,
+                        col: (text[..here].chars().count() + 1) as _,
+                    };
+                }
+                start = here + needle.len();
+            }
+        }
+        from
     }
 
     /// Whether any error (not warning) was recorded.

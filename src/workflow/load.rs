@@ -1661,10 +1661,11 @@ impl Walker<'_> {
         };
         for r in refs {
             let name = r.name.as_str();
+            let at = self.diags.locate_template(t.pos, name);
             if let Some(var) = name.strip_prefix("env.") {
                 if std::env::var_os(var).is_none() {
                     self.diags.error(
-                        t.pos,
+                        at,
                         format!("{what}: ${{{{ {name} }}}} uses environment variable {var}, which is not set"),
                     );
                 }
@@ -1675,7 +1676,7 @@ impl Walker<'_> {
                 && RESERVED_VARS.contains(&name)
             {
                 self.diags.error(
-                    t.pos,
+                    at,
                     format!("{what}: ${{{{ {name} }}}} is not available here (context is disabled, or not yet created)"),
                 );
                 continue;
@@ -1693,7 +1694,7 @@ impl Walker<'_> {
                     " (not a setup output of an earlier step, env.*, workflow.name, workflow.instance, context.channel or context.document)".into()
                 });
             self.diags.error(
-                t.pos,
+                at,
                 format!("{what}: unknown variable '{name}' in ${{{{ {name} }}}}{hint}"),
             );
         }
@@ -1735,19 +1736,35 @@ impl Walker<'_> {
 
     fn check_kickoff_mentions(&mut self, kickoff: &Located<String>, agents: &[String]) {
         let mut wakes = false;
-        for (_, name) in mentions::scan(&kickoff.value) {
-            if agents.iter().any(|a| a == name) || (name == mentions::ALL && !agents.is_empty()) {
+        for (at, name) in mentions::scan(&kickoff.value) {
+            // The word as written, past what a name may hold (`@café`).
+            let written: String = kickoff.value[at..]
+                .chars()
+                .skip(1)
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
+                .collect::<String>()
+                .trim_end_matches('-')
+                .to_string();
+            if written == name
+                && (agents.iter().any(|a| a == name)
+                    || (name == mentions::ALL && !agents.is_empty()))
+            {
                 wakes = true;
-            } else if !mentions::RESERVED_NAMES.contains(&name) {
+            } else if !mentions::RESERVED_NAMES.contains(&name) || written != name {
                 let names: Vec<&str> = agents.iter().map(String::as_str).collect();
-                let hint = did_you_mean(name, names.iter().copied())
+                let hint = did_you_mean(&written, names.iter().copied())
                     .map(|s| format!(" (did you mean '@{s}'?)"))
                     .unwrap_or_default();
+                let known = if names.is_empty() {
+                    "no agent of it has a valid name yet".to_string()
+                } else {
+                    format!("agents: {}", names.join(", "))
+                };
+                let pos = self.diags.locate(kickoff.pos, &format!("@{written}"));
                 self.diags.warn(
-                    kickoff.pos,
+                    pos,
                     format!(
-                        "kickoff mentions @{name}, which is not an agent of this workflow{hint}; agents: {}",
-                        names.join(", ")
+                        "kickoff mentions @{written}, which is not an agent of this workflow{hint}; {known}"
                     ),
                 );
             }

@@ -36,7 +36,12 @@ pub fn summary(workflow: &Workflow, instance: &str) -> String {
         .max()
         .unwrap_or(0);
     for a in &workflow.agents {
-        let model = a.model.as_deref().unwrap_or("(backend default model)");
+        let model = match (&a.model, a.backend) {
+            (Some(m), _) => m.as_str(),
+            // A program of its own: no model to speak of.
+            (None, crate::workflow::BackendKind::Command) => "(a program)",
+            (None, _) => "(backend default model)",
+        };
         let how = match a.backend_choice {
             BackendChoice::Explicit => "",
             BackendChoice::FromModel if a.command.is_some() => " (from command)",

@@ -101,6 +101,12 @@ impl TurnRequest {
 pub enum BackendError {
     #[error("'{program}' was not found on PATH; {hint}")]
     NotInstalled { program: String, hint: String },
+    /// A program named by its path (`./agent.sh`) that is not there.
+    #[error(
+        "'{program}' is not an executable file (a relative path is taken from the workflow's folder, {})",
+        dir.display()
+    )]
+    NoSuchProgram { program: String, dir: PathBuf },
     #[error("{variable} is not set; the {backend} backend needs an API key ({hint})")]
     MissingKey {
         backend: &'static str,
@@ -278,6 +284,10 @@ pub trait Backend: Sync {
             .map(|(_, v)| v.value.as_str());
         match find_executable(&program, workdir, path) {
             Some(_) => Ok(()),
+            None if program.contains('/') => Err(BackendError::NoSuchProgram {
+                program,
+                dir: workdir.to_path_buf(),
+            }),
             None => Err(BackendError::NotInstalled {
                 program,
                 hint: self.install_hint().into(),
@@ -403,8 +413,9 @@ mod tests {
         let script = load("agents:\n  a:\n    command: ./no-such-agent.sh\n");
         let err = preflight(&script, Path::new("/tmp")).unwrap_err();
         assert!(
-            err.to_string()
-                .contains("'./no-such-agent.sh' was not found"),
+            err.to_string().contains(
+                "'./no-such-agent.sh' is not an executable file (a relative path is taken from the workflow's folder, /tmp)"
+            ),
             "{err}"
         );
         preflight(&load("agents:\n  a:\n    command: sh\n"), Path::new("/tmp")).unwrap();

@@ -130,6 +130,12 @@ pub fn spawn(
         .map(|(_, v)| v.as_str());
     let program = match find_executable(&inv.program, &inv.cwd, path) {
         Some(p) => p,
+        None if inv.program.contains('/') => {
+            return Err(BackendError::NoSuchProgram {
+                program: inv.program.clone(),
+                dir: inv.cwd.clone(),
+            });
+        }
         None => {
             return Err(BackendError::NotInstalled {
                 program: inv.program.clone(),
