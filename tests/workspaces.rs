@@ -149,6 +149,37 @@ fn a_worktree_deleted_by_hand_is_checked_out_again_on_reopen() {
     assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
 }
 
+/// An agent that changed nothing: `awtui diff` says so (on stderr, so
+/// stdout stays an empty patch) instead of printing nothing.
+#[test]
+fn an_empty_diff_says_no_changes() {
+    let w = World::new();
+    init_repo(
+        &w.dir,
+        &[
+            (
+                "idle.yaml",
+                "agents:\n  quiet:\n    command: ./quiet.sh\n    workspace: worktree\nkickoff: '@quiet look'\n",
+            ),
+            (
+                "quiet.sh",
+                "#!/bin/sh\ncat >/dev/null\necho nothing to do\n",
+            ),
+        ],
+    );
+    let r = w.run(&["run", "idle.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = w.run(&["diff", "quiet@i"]);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    assert_eq!(d.stdout, "");
+    assert!(
+        d.stderr
+            .contains("no changes: awtui/i/quiet is at its base"),
+        "{}",
+        d.stderr
+    );
+}
+
 #[test]
 fn diff_shows_an_agents_work_in_total_per_turn_and_as_a_stat() {
     let w = team_world();

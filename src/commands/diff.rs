@@ -31,7 +31,17 @@ pub fn run(target: &str, turn: Option<u32>, stat: bool, dir: Option<&Path>) -> u
         }
     };
     let at = t.at;
-    if std::io::stdout().is_terminal() {
+    if text.trim().is_empty() {
+        // Said on stderr: stdout stays an (empty) patch for scripts.
+        match turn {
+            Some(n) => errln!("no changes: turn {n} of {target} changed nothing"),
+            None => errln!(
+                "no changes: {} is at its base {} (nothing committed yet)",
+                at.branch,
+                at.base.get(..10).unwrap_or(&at.base)
+            ),
+        }
+    } else if std::io::stdout().is_terminal() {
         crate::output::raw(diff::colorize(&text));
     } else {
         crate::output::raw(text);

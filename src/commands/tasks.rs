@@ -113,7 +113,22 @@ pub fn render(board: &TaskSnapshot, now: chrono::DateTime<Utc>) -> String {
                     let deps: Vec<String> = t.depends_on.iter().map(|d| name_of(d)).collect();
                     line.push_str(&format!(" · after {}", for_terminal(&deps.join(", "))));
                 }
-                if let Some(cp) = board.last_checkpoints.iter().find(|c| c.task_id == t.id) {
+                // The last checkpoint, unless it only repeats the outcome
+                // or the error shown below (a completion's summary is its
+                // outcome).
+                let repeats = |cp: &crate::tasks::Checkpoint| {
+                    let said = cp.summary.trim();
+                    [&t.outcome, &t.error]
+                        .into_iter()
+                        .flatten()
+                        .any(|o| o.trim() == said)
+                };
+                if let Some(cp) = board
+                    .last_checkpoints
+                    .iter()
+                    .find(|c| c.task_id == t.id)
+                    .filter(|cp| !repeats(cp))
+                {
                     line.push_str(&format!(
                         " · {}: {}",
                         cp.kind,
@@ -147,4 +162,43 @@ pub fn render(board: &TaskSnapshot, now: chrono::DateTime<Utc>) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::store::{PlannedTask, TaskStore};
+    use serde_json::Value;
+
+    /// A completed task's line says its outcome once, not again as the
+    /// completion checkpoint's summary.
+    #[test]
+    fn a_completed_task_says_its_outcome_once() {
+        let mut s = TaskStore::in_memory();
+        let now = Utc::now();
+        let me = s
+            .register("w2", "w2", "custom", None, vec![], None, Value::Null, now)
+            .unwrap();
+        let w = s.create_workflow("w2", "w", "p", "", None, 1, now).unwrap();
+        let plan = [PlannedTask {
+            name: "api".into(),
+            ..Default::default()
+        }];
+        let t = s.set_plan(&w.id, "", &plan, now).unwrap().remove(0);
+        s.claim("w2", &t.id, &me.id, now).unwrap().unwrap();
+        s.update_status(
+            "w2",
+            &t.id,
+            "completed",
+            Some("done by w2".into()),
+            Value::Null,
+            None,
+            now,
+        )
+        .unwrap();
+        let board = crate::engine::tasks::snapshot(&crate::tasks::TaskBoard::new(s));
+        let text = render(&board, now);
+        assert_eq!(text.matches("done by w2").count(), 1, "{text}");
+        assert!(text.contains("outcome: done by w2"), "{text}");
+    }
 }
