@@ -122,6 +122,21 @@ fn background_cycle_start_list_send_peek_attach_stop() {
     assert_eq!(w.wait_child(attach), 0);
     assert!(alive(pid), "detaching leaves the instance running");
 
+    // The end of input detaches too, once what was typed is posted.
+    let (piped, mut out, mut stdin) = w.spawn(&["attach", "pr-1"]);
+    out.wait_for("attached to @pr-1");
+    type_line(&mut stdin, "a last word from a pipe");
+    drop(stdin);
+    assert_eq!(w.wait_child(piped), 0);
+    out.wait_for("end of input: detached; @pr-1 keeps running");
+    assert!(
+        w.channel("pr-1")
+            .iter()
+            .any(|m| m["message"] == "a last word from a pipe"),
+        "posted before leaving"
+    );
+    assert!(alive(pid));
+
     // stop one agent: the instance keeps running.
     let r = w.run(&["stop", "planner@pr-1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -172,16 +172,21 @@ async fn follow(info: InstanceInfo) -> u8 {
         snapshot.total_messages,
         for_terminal(&agents.join(", "))
     );
-    errln!("type a line to post it as user; Ctrl-C detaches");
+    errln!("type a line to post it as user; Ctrl-C or the end of input (Ctrl-D) detaches");
     let mut last_id = 0u64;
     for m in &snapshot.messages {
         print::message(&m.entry, Some(&m.annotations));
         last_id = m.entry.id;
     }
     // Lines typed here are posted as `user`; a failure is told here alone.
+    // At the end of input (Ctrl-D, the end of a pipe) every post is
+    // answered, then the follow ends: `echo "@coder go" | awtui attach
+    // --follow` posts and returns.
     let posts = commands.clone();
     let runtime = tokio::runtime::Handle::current();
+    let (input_ended, mut ended) = tokio::sync::oneshot::channel::<()>();
     std::thread::spawn(move || {
+        let mut answers = Vec::new();
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
             if line.trim().is_empty() {
@@ -191,17 +196,27 @@ async fn follow(info: InstanceInfo) -> u8 {
                 break;
             }
             let answer = posts.request(Command::Post { text: line });
-            runtime.spawn(async move {
+            answers.push(runtime.spawn(async move {
                 if let Err(RequestError::Failed(f)) = answer.await {
                     print::failure(&f);
                 }
-            });
+            }));
         }
+        runtime.block_on(async {
+            for a in answers {
+                let _ = a.await;
+            }
+        });
+        let _ = input_ended.send(());
     });
     loop {
         let event = tokio::select! {
             _ = interrupt.recv() => {
                 errln!("detached; @{} keeps running", info.instance);
+                return exit::OK;
+            }
+            Ok(()) = &mut ended => {
+                errln!("end of input: detached; @{} keeps running", info.instance);
                 return exit::OK;
             }
             e = events.recv() => e,
