@@ -174,9 +174,33 @@ fn two_instances_are_told_apart() {
     let r = w.run(&["run", "demo.yaml", "--instance", "pr-2"]);
     assert_eq!(r.code, 4, "{}", r.stderr);
 
-    // Without a target, or with an agent both have, it is ambiguous.
-    assert_eq!(w.run(&["send", "hi"]).code, 2);
-    assert_eq!(w.run(&["send", "hi", "--to", "coder"]).code, 2);
+    // Without a target, or with an agent both have, it is ambiguous, and
+    // the error says what to type (both live in the same folder: running
+    // the command from "its folder" would not help).
+    let r = w.run(&["send", "hi"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("say which: @pr-1 or @pr-2"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("folder"), "{}", r.stderr);
+    assert!(r.stderr.contains("--to @NAME"), "{}", r.stderr);
+    let r = w.run(&["send", "hi", "--to", "coder"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("say which: coder@pr-1 or coder@pr-2"),
+        "{}",
+        r.stderr
+    );
+    let r = w.run(&["stop", "--clean"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("say which: awtui stop --clean @pr-1, or awtui stop --clean @pr-2"),
+        "{}",
+        r.stderr
+    );
     let r = w.run(&["send", "hi there", "--to", "@pr-2"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(w.channel("pr-2").iter().any(|m| m["message"] == "hi there"));

@@ -81,7 +81,12 @@ pub fn run(args: SendArgs<'_>) -> u8 {
     }
     let resolved = match remote::resolve(args.to) {
         Ok(r) => r,
-        Err(code) => return code,
+        Err(code) => {
+            if args.to.is_none() && code == exit::INVALID {
+                errln!("name it with --to: awtui send MESSAGE --to @NAME (or --to AGENT@NAME)");
+            }
+            return code;
+        }
     };
     let info = resolved.info;
     let mention = match resolved.agent {

@@ -119,9 +119,14 @@ async fn stop_and_clean(target: Option<&str>, force: bool) -> u8 {
                 .iter()
                 .map(|i| format!("@{} ({})", i.instance, i.workdir.display()))
                 .collect();
+            let commands: Vec<String> = several
+                .iter()
+                .map(|i| format!("awtui stop --clean @{}", i.instance))
+                .collect();
             errln!(
-                "several instances match: {}; stop one first, then clean it from its folder",
-                names.join(", ")
+                "several instances are running: {}; say which: {}",
+                names.join(", "),
+                commands.join(", or ")
             );
             return exit::INVALID;
         }

@@ -102,9 +102,27 @@ fn pick<'a>(
     if let [one] = current.as_slice() {
         return Ok(one);
     }
+    // What to type: the exact targets; the folder only helps when the
+    // instances live in different ones.
+    let agent = (!what.starts_with('@') && what != "no target").then_some(what);
+    let choices: Vec<String> = candidates
+        .iter()
+        .map(|i| match agent {
+            Some(a) => format!("{a}@{}", i.instance),
+            None => format!("@{}", i.instance),
+        })
+        .collect();
+    let folders: std::collections::BTreeSet<&Path> =
+        candidates.iter().map(|i| i.workdir.as_path()).collect();
+    let from_folder = if folders.len() > 1 {
+        " (or run the command from the instance's folder)"
+    } else {
+        ""
+    };
     Err(TargetError::Ambiguous(format!(
-        "{what} could mean {}; say which with @instance or run the command from its folder",
-        names(&candidates)
+        "{what} could mean {}; say which: {}{from_folder}",
+        names(&candidates),
+        choices.join(" or ")
     )))
 }
 
