@@ -149,6 +149,41 @@ fn a_worktree_deleted_by_hand_is_checked_out_again_on_reopen() {
     assert_eq!(git(&w.dir, &["status", "--porcelain"]), "");
 }
 
+/// One turn number per agent, whatever shows it: after `stop --clean`
+/// removed the first turn's branch and the instance is opened again, the
+/// next turn is committed as turn 2 (not a second "turn 1"), and its output
+/// log is named turn 2 too, as the agent's pane counts it.
+#[test]
+fn turn_numbers_go_on_across_clean_and_reopening() {
+    let mut w = team_world();
+    let r = w.run(&["run", "team.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let clean = w.run(&["stop", "--clean", "--force", "@i"]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    assert!(
+        !branches(&w.dir).contains("awtui/i/a"),
+        "{}",
+        branches(&w.dir)
+    );
+    w.start_background("team.yaml", "i");
+    let sent = w.run(&["send", "@a once more", "--to", "@i"]);
+    assert_eq!(sent.code, 0, "{}", sent.stderr);
+    let subject = cli_support::wait_for("a's next turn commit", || {
+        let log = git(&w.dir, &["log", "-1", "--format=%s", "awtui/i/a", "--"]);
+        log.starts_with("awtui:").then(|| log.trim().to_string())
+    });
+    assert_eq!(subject, "awtui: a turn 2");
+    let logs: Vec<String> = std::fs::read_dir(w.dir.join(".workflow/i/logs/output"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("-a-turn"))
+        .collect();
+    assert!(logs.iter().any(|n| n.ends_with("-a-turn2.txt")), "{logs:?}");
+    assert!(logs.iter().any(|n| n.ends_with("-a-turn1.txt")), "{logs:?}");
+    assert_eq!(w.run(&["stop", "@i"]).code, 0);
+}
+
 /// An agent that changed nothing: `awtui diff` says so (on stderr, so
 /// stdout stays an empty patch) instead of printing nothing.
 #[test]
@@ -1039,12 +1074,15 @@ fn kill_9_mid_turn_leaves_git_consistent_and_the_turn_continues_in_the_same_work
     );
 
     // Reopened: the same worktree, the unfinished work still there, and
-    // the turn completes and is committed as the agent's turn 1.
+    // the turn completes and is committed under the agent's own count
+    // (the interrupted start was its turn 1; this one is its turn 2, as
+    // its pane and logs say).
     w.start_background("team.yaml", "i");
     let msg = wait_for("the resumed turn's commit", || {
         let log = git(&w.dir, &["log", "-1", "--format=%B", "awtui/i/a"]);
-        log.starts_with("awtui: a turn 1").then_some(log)
+        log.starts_with("awtui: a turn ").then_some(log)
     });
+    assert!(msg.starts_with("awtui: a turn 2\n"), "{msg}");
     assert!(msg.contains("Awtui-Messages: 1\n"), "{msg}");
     assert_eq!(
         git(&w.dir, &["show", "awtui/i/a:partial.txt"]),

@@ -41,6 +41,8 @@ struct Running {
     /// The first approval request id the turn could make, to tell the
     /// calls a person or a rule denied from those the CLI refused itself.
     approvals_from: u64,
+    /// The agent's own turn number (pane, logs and commits).
+    number: u32,
 }
 
 /// What the task relaying one turn's updates hands the engine loop.
@@ -447,8 +449,9 @@ impl Driver {
                 turn,
                 messages,
                 session_id,
+                number,
                 ..
-            } => self.start_turn(agent, turn, messages, session_id),
+            } => self.start_turn(agent, turn, messages, session_id, number),
             Effect::Ack { agent, through } => {
                 if let Err(e) = self.cx.context.ack(&agent, Since::Id(through)) {
                     self.notice(format!("cannot acknowledge {agent}'s messages: {e}"));
@@ -511,6 +514,7 @@ impl Driver {
         turn: TurnId,
         messages: Vec<u64>,
         session: Option<String>,
+        number: u32,
     ) {
         let Some(def) = self.cx.workflow.agent(&agent).cloned() else {
             return;
@@ -564,6 +568,7 @@ impl Driver {
                         messages: messages.clone(),
                         tool_lists_at_start,
                         approvals_from: self.cx.context.approvals().next_id(),
+                        number,
                     },
                 );
                 let tx = self.turn_tx.clone();
@@ -574,23 +579,26 @@ impl Driver {
                     while let Some(update) = updates.recv().await {
                         let relayed = match update.redacted() {
                             TurnUpdate::Done(outcome) => {
-                                let committed = match workspace.clone() {
-                                    Some(ws) if outcome.success => {
-                                        let answered = answered.clone();
-                                        tokio::task::spawn_blocking(move || {
-                                            crate::workspace::commit::after_turn_of(&ws, &answered)
-                                        })
-                                        .await
-                                        .unwrap_or_else(
-                                            |e| {
+                                let committed =
+                                    match workspace.clone() {
+                                        Some(ws) if outcome.success => {
+                                            let answered = answered.clone();
+                                            tokio::task::spawn_blocking(move || {
+                                                crate::workspace::commit::after_turn_of(
+                                                    &ws,
+                                                    &answered,
+                                                    Some(number),
+                                                )
+                                            })
+                                            .await
+                                            .unwrap_or_else(|e| {
                                                 Some(format!(
                                                     "committing {name}'s turn failed: {e}"
                                                 ))
-                                            },
-                                        )
-                                    }
-                                    _ => None,
-                                };
+                                            })
+                                        }
+                                        _ => None,
+                                    };
                                 Relayed::Done { outcome, committed }
                             }
                             other => Relayed::Update(other),
@@ -660,7 +668,7 @@ impl Driver {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
         self.sync_messages();
-        let (delivered_at_start, tool_lists_at_start, approvals_from) =
+        let (delivered_at_start, tool_lists_at_start, approvals_from, number) =
             match self.running.get(&agent) {
                 Some(r) if r.turn == turn => {
                     orphans::clear(&self.cx.state_root, &agent);
@@ -669,9 +677,14 @@ impl Driver {
                         .context
                         .approvals()
                         .close_agent(&agent, "the agent's turn ended while the request waited");
-                    self.running
-                        .remove(&agent)
-                        .map(|r| (r.messages, r.tool_lists_at_start, r.approvals_from))
+                    self.running.remove(&agent).map(|r| {
+                        (
+                            r.messages,
+                            r.tool_lists_at_start,
+                            r.approvals_from,
+                            r.number,
+                        )
+                    })
                 }
                 _ => None,
             }
@@ -747,7 +760,8 @@ impl Driver {
                 .answer
                 .clone()
                 .or_else(|| cut.truncated.then(String::new));
-            let answer = answer.map(|a| self.operations(&agent, turn, &delivered_at_start, a, cut));
+            let answer =
+                answer.map(|a| self.operations(&agent, number, &delivered_at_start, a, cut));
             aop_answer.clone_from(&answer);
             TurnOutcome::Success {
                 delivered,
@@ -760,9 +774,9 @@ impl Driver {
             let reason = outcome.error.unwrap_or_else(|| "the turn failed".into());
             let printed = outcome.answer.as_deref().unwrap_or_default();
             let now = chrono::Utc::now();
-            let kept = self
-                .ops_files
-                .keep_failed(&agent, turn.0, printed, &reason, cut, now);
+            let kept =
+                self.ops_files
+                    .keep_failed(&agent, u64::from(number), printed, &reason, cut, now);
             if let Some(notice) = kept {
                 self.notice(notice);
             }
@@ -860,14 +874,16 @@ impl Driver {
     fn operations(
         &mut self,
         agent: &str,
-        turn: TurnId,
+        number: u32,
         delivered: &[u64],
         output: String,
         cut: ops::Cut<'_>,
     ) -> String {
         let now = chrono::Utc::now();
-        let (output, problem) =
-            blocking(|| self.ops_files.keep_output(agent, turn.0, output, cut, now));
+        let (output, problem) = blocking(|| {
+            self.ops_files
+                .keep_output(agent, u64::from(number), output, cut, now)
+        });
         if let Some(problem) = problem {
             self.notice(problem);
         }

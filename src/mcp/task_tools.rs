@@ -901,7 +901,7 @@ mod tests {
             "{}",
             spec.description
         );
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/workspaces.md");
         let start = readme.find("**caw's workspace tools.**").unwrap();
         let para = &readme[start..start + 700];
         assert!(

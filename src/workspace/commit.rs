@@ -2,11 +2,14 @@
 //! what the agent left uncommitted is committed on its branch, with a
 //! message naming the agent, its turn and the message ids it answered.
 //!
-//! A turn's step number counts the agent's turns that changed something
-//! (1, 2, 3 … on its branch); it is written as the `Awtui-Turn:` trailer,
-//! so the branch's history is the record (no separate file to keep in
-//! step). When the agent committed everything itself, an empty marker
-//! commit still closes the step; a turn that changed nothing makes none.
+//! A step is numbered with the agent's own turn number (the engine's
+//! count, shown in its pane and in its output logs, kept across reopening
+//! and `stop --clean`), so a turn is called the same everywhere; turns
+//! that changed nothing leave gaps. It is written as the `Awtui-Turn:`
+//! trailer, so the branch's history is the record (no separate file to
+//! keep in step). When the agent committed everything itself, an empty
+//! marker commit still closes the step; a turn that changed nothing makes
+//! none.
 
 use super::{AgentWorkspace, Git, WorkspaceError};
 
@@ -72,6 +75,18 @@ pub fn steps(git: &Git, base: &str, rev: &str) -> Result<Vec<Step>, WorkspaceErr
 /// successful turn that answered `messages`. `None` when the turn changed
 /// nothing.
 pub fn commit_turn(ws: &AgentWorkspace, messages: &[u64]) -> Result<Option<Step>, WorkspaceError> {
+    commit_turn_as(ws, messages, None)
+}
+
+/// [`commit_turn`] as the agent's own turn `number` (the engine's count,
+/// which its pane and logs show and which goes on across reopening and
+/// `stop --clean`), so every place names a turn alike; never lower than
+/// the branch's last step + 1, so steps only go up. `None`: the next step.
+pub fn commit_turn_as(
+    ws: &AgentWorkspace,
+    messages: &[u64],
+    number: Option<u32>,
+) -> Result<Option<Step>, WorkspaceError> {
     let git = Git::new(&ws.root);
     // Before anything is staged: `git add --all` in a folder that is no
     // longer the agent's worktree would stage (and commit) in whatever
@@ -85,7 +100,7 @@ pub fn commit_turn(ws: &AgentWorkspace, messages: &[u64]) -> Result<Option<Step>
     if !staged && head == last {
         return Ok(None);
     }
-    let turn = done.last().map_or(0, |s| s.turn) + 1;
+    let turn = (done.last().map_or(0, |s| s.turn) + 1).max(number.unwrap_or(0));
     let email = format!("{}@awtui.invalid", ws.agent);
     let mut env = vec![
         ("GIT_AUTHOR_NAME", ws.agent.as_str()),
@@ -161,12 +176,13 @@ pub fn check_own(ws: &AgentWorkspace, git: &Git) -> Result<(), WorkspaceError> {
 /// (the turn still counts; the changes stay in the worktree for the next
 /// step).
 pub fn after_turn(workspaces: &super::Workspaces, agent: &str, messages: &[u64]) -> Option<String> {
-    after_turn_of(workspaces.get(agent)?, messages)
+    after_turn_of(workspaces.get(agent)?, messages, None)
 }
 
 /// [`after_turn`] for the workspace `ws` itself (the engine runs it off
-/// its loop, in the task that relays the turn).
-pub fn after_turn_of(ws: &AgentWorkspace, messages: &[u64]) -> Option<String> {
+/// its loop, in the task that relays the turn), as the agent's turn
+/// `number` when known (see [`commit_turn_as`]).
+pub fn after_turn_of(ws: &AgentWorkspace, messages: &[u64], number: Option<u32>) -> Option<String> {
     let agent = ws.agent.as_str();
     let repo = super::Repo {
         toplevel: ws.repo.clone(),
@@ -176,15 +192,20 @@ pub fn after_turn_of(ws: &AgentWorkspace, messages: &[u64]) -> Option<String> {
         Ok(notes) => notes,
         Err(e) => vec![format!("cannot check {agent}'s worktree: {e}")],
     };
-    if let Some(n) = commit_notice(ws, agent, messages) {
+    if let Some(n) = commit_notice(ws, agent, messages, number) {
         notes.push(n);
     }
     (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 /// Commits the turn; a notice when that failed.
-fn commit_notice(ws: &AgentWorkspace, agent: &str, messages: &[u64]) -> Option<String> {
-    match commit_turn(ws, messages) {
+fn commit_notice(
+    ws: &AgentWorkspace,
+    agent: &str,
+    messages: &[u64],
+    number: Option<u32>,
+) -> Option<String> {
+    match commit_turn_as(ws, messages, number) {
         Ok(Some(step)) => {
             tracing::info!(
                 "{agent}: turn {} committed as {} on {}",

@@ -24,6 +24,11 @@ pub enum Effect {
         session_id: Option<String>,
         /// 0 for a first try, n for the n-th retry after failures.
         attempt: u32,
+        /// The agent's own turn number (1, 2, 3 …, kept across reopening
+        /// with its counters): the one its pane, its output logs and its
+        /// turn commits all show.
+        #[serde(default)]
+        number: u32,
     },
     /// Acknowledge `agent`'s inbox up to `through` in the store: its turn
     /// succeeded and every unread message up to there was delivered to it.

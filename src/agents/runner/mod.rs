@@ -723,6 +723,7 @@ impl Runner {
                 messages: messages.clone(),
                 session_id: a.session_id.clone(),
                 attempt: a.failures,
+                number: a.metrics.turns,
             });
             a.phase = Phase::Running(Turn {
                 id: turn,
