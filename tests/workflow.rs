@@ -345,15 +345,16 @@ fn every_error_is_reported_not_only_the_first() {
 
 #[test]
 fn unknown_variables_are_errors_naming_them() {
+    // Each error points at the `${{` of its variable, not at the string.
     let base = "agents:\n  a:\n    model: anthropic/x\n";
     assert_error(
         &format!("{base}setup:\n  - shell: echo\n    as: diff\nkickoff: \"${{{{ dif }}}} @a\"\n"),
-        "7:10",
+        "7:11",
         "unknown variable 'dif' in ${{ dif }} (did you mean 'diff'?)",
     );
     assert_error(
         &format!("{base}kickoff: \"${{{{ env.AWTUI_TEST_SURELY_UNSET }}}} @a\"\n"),
-        "4:10",
+        "4:11",
         "AWTUI_TEST_SURELY_UNSET, which is not set",
     );
     // A setup step may use only the outputs of earlier steps.
@@ -361,12 +362,12 @@ fn unknown_variables_are_errors_naming_them() {
         &format!(
             "{base}setup:\n  - shell: echo ${{{{ later }}}}\n  - shell: echo hi\n    as: later\n"
         ),
-        "5:12",
+        "5:17",
         "unknown variable 'later'",
     );
     assert_error(
         &format!("{base}context: false\nkickoff: \"${{{{ context.channel }}}} @a\"\n"),
-        "5:10",
+        "5:11",
         "context is disabled",
     );
     assert_error(
