@@ -388,3 +388,21 @@ fn awtui_alone_without_a_terminal_says_what_to_use_instead() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("awtui <file> --instance <name>"), "{err}");
 }
+
+/// Issue 25: a mention's preview is the line that mentions the person,
+/// not an agent operation's block before it.
+#[test]
+fn attention_previews_show_the_line_that_mentions_the_person() {
+    let text = "=== AOP-INTERMEDIATE | agent=reviewer ===\nReading the diff of greet.sh\n=== END-AOP-INTERMEDIATE ===\n@user may I rename --shout to --loud?";
+    let mut p = polled();
+    p[0].inbox.push(inbox(16, "reviewer", text, at(10, 5, 30)));
+    let mut h = home();
+    h.polled(p, at(10, 6, 0));
+    h.key(key(KeyCode::Char('!')), &no_files);
+    let screen = draw(&h, 120, 40);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("rename") || l.contains("Reading the diff"))
+        .unwrap_or_else(|| panic!("the mention is listed: {screen}"));
+    assert!(row.contains("may I rename --shout"), "{row}");
+}

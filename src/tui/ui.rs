@@ -39,15 +39,35 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     }
 }
 
+/// What a screen too small to use says, whole at any size: the longest
+/// form that fits (`awtui: enlarge the terminal`, wrapped onto a second
+/// row when there is one, down to `enlarge` and `↔`).
+pub fn too_small(area: Rect, buf: &mut Buffer, style: Style) {
+    let w = area.width as usize;
+    let forms: [&[&str]; 5] = [
+        &["awtui: enlarge the terminal"],
+        &["awtui: enlarge", "the terminal"],
+        &["enlarge the terminal"],
+        &["enlarge"],
+        &["↔"],
+    ];
+    let Some(rows) = forms
+        .into_iter()
+        .find(|rows| rows.len() <= area.height as usize && rows.iter().all(|r| width(r) <= w))
+    else {
+        return;
+    };
+    for (i, row) in rows.iter().enumerate() {
+        buf.set_string(area.x, area.y + i as u16, row, style);
+    }
+}
+
 /// Draws into a buffer; returns where the text cursor goes, if shown.
 pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
     app.dirty = false;
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         app.areas = Areas::default();
-        let msg = truncate("awtui: enlarge the terminal", area.width as usize);
-        if area.height > 0 {
-            buf.set_string(area.x, area.y, msg, Style::new().fg(app.theme.warning));
-        }
+        too_small(area, buf, Style::new().fg(app.theme.warning));
         return None;
     }
     let mut y = area.y;
@@ -290,18 +310,7 @@ fn pane_block(
 
 fn header(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let secs = app.up_time().as_secs();
-    // Seconds only while the spinner ticks; idle, the clock wakes once a
-    // minute.
-    let up = if app.needs_tick() {
-        format!("{}m{:02}s", secs / 60, secs % 60)
-    } else if secs < 60 {
-        "<1m".to_string()
-    } else if secs < 3600 {
-        format!("{}m", secs / 60)
-    } else {
-        format!("{}h{:02}m", secs / 3600, secs / 60 % 60)
-    };
+    let up = crate::tui::text::up_time(app.up_time().as_secs());
     let cost: f64 = app.agents.rows.iter().map(|r| r.metrics.cost_usd).sum();
     let mut spans = vec![
         Span::styled(

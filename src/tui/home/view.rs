@@ -15,6 +15,7 @@ use crate::tui::theme::Theme;
 /// Draws the home screen into `buf`.
 pub fn render(home: &Home, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height < 4 || area.width < 20 {
+        crate::tui::ui::too_small(area, buf, Style::default().fg(theme.warning));
         return;
     }
     let header = Rect { height: 1, ..area };
@@ -140,12 +141,7 @@ fn left_cut(s: &str, w: usize) -> String {
 }
 
 fn up(secs: i64) -> String {
-    let s = secs.max(0);
-    match s {
-        0..3600 => format!("{}m", s / 60),
-        3600..86400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{}h", s / 86400, (s % 86400) / 3600),
-    }
+    crate::tui::text::up_time(secs.max(0) as u64)
 }
 
 /// `@name`, with `(paused)`, `(stopping)` or `(no answer)` when it is.
@@ -315,7 +311,8 @@ mod tests {
         assert_eq!(cell("abc", 5), "abc  ");
         assert_eq!(cell("abcdef", 4), "abc…");
         assert_eq!(left_cut("/home/me/projects/api", 10), "…jects/api");
-        assert_eq!(up(59), "0m");
+        assert_eq!(up(59), "59s");
+        assert_eq!(up(-5), "0s");
         assert_eq!(up(3_700), "1h01m");
         assert_eq!(up(90_000), "1d1h");
     }
