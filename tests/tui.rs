@@ -2727,3 +2727,77 @@ fn inbox_previews_show_the_line_that_mentions_its_owner() {
     assert!(row.contains("reviewer: may I"), "{row}");
     assert!(!row.contains("Reading"), "{row}");
 }
+
+#[test]
+fn the_hint_line_says_what_keys_do_in_the_bars_mode() {
+    let mut a = app();
+    // A channel search: Enter searches, Esc cancels, q types.
+    run(&mut a, vec![ch('2'), ch('/')]);
+    let hints = hint_line(&mut a);
+    for what in ["enter search", "esc cancel", "f1 help", "ctrl-c quit"] {
+        assert!(hints.contains(what), "{what}: {hints}");
+    }
+    for wrong in ["send", "q quit", "? help", "tab next", "@name"] {
+        assert!(!hints.contains(wrong), "{wrong}: {hints}");
+    }
+    run(&mut a, typed("q"));
+    assert_eq!(a.bar.input, "q", "q types in the search");
+    assert!(
+        !hint_line(&mut a).contains("quit"),
+        "ctrl-c clears a typed line"
+    );
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    // A message: Enter sends, Tab completes names.
+    run(&mut a, vec![ch('i')]);
+    let hints = hint_line(&mut a);
+    for what in [
+        "enter send",
+        "alt-enter new line",
+        "tab complete @name",
+        "esc leave",
+    ] {
+        assert!(hints.contains(what), "{what}: {hints}");
+    }
+    assert!(
+        !hints.contains("q quit") && !hints.contains("? help"),
+        "{hints}"
+    );
+    // A /command: Enter runs it.
+    run(&mut a, typed("/sto"));
+    let hints = hint_line(&mut a);
+    assert!(
+        hints.contains("enter run") && hints.contains("tab complete"),
+        "{hints}"
+    );
+    assert!(
+        !hints.contains("send") && !hints.contains("new line"),
+        "{hints}"
+    );
+    // Out of the bar, the pane's keys and the global ones again.
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    let hints = hint_line(&mut a);
+    assert!(
+        hints.contains("q quit") && hints.contains("? help"),
+        "{hints}"
+    );
+}
+
+#[test]
+fn page_keys_in_help_move_by_the_page_shown() {
+    let mut a = app();
+    run(&mut a, vec![ch('?')]);
+    screen(&mut a, 120, 40);
+    // 36 lines shown at 120×40: a page keeps one line of the last in view.
+    assert_eq!(a.help_page, 36);
+    run(&mut a, vec![key(KeyCode::PageDown)]);
+    assert_eq!(a.help, Some(35));
+    run(&mut a, vec![ch(' ')]);
+    screen(&mut a, 120, 40);
+    assert_eq!(a.help, Some(70));
+    run(&mut a, vec![key(KeyCode::PageUp)]);
+    assert_eq!(a.help, Some(35));
+    // A smaller screen, a smaller page.
+    screen(&mut a, 80, 24);
+    run(&mut a, vec![key(KeyCode::PageUp)]);
+    assert_eq!(a.help, Some(35 - 19));
+}

@@ -271,6 +271,8 @@ pub struct App {
     pub before_bar: Pane,
     /// The help overlay, with its scroll.
     pub help: Option<usize>,
+    /// How many lines of help the last drawing showed (a page for PgDn).
+    pub help_page: usize,
     /// The diff view of an agent's workspace.
     pub diff: Option<super::panes::diff::DiffPane>,
     /// A question waiting.
@@ -332,6 +334,7 @@ impl App {
             main: Pane::Channel,
             before_bar: Pane::Channel,
             help: None,
+            help_page: 10,
             diff: None,
             confirm: None,
             status: None,
