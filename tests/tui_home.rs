@@ -406,3 +406,34 @@ fn attention_previews_show_the_line_that_mentions_the_person() {
         .unwrap_or_else(|| panic!("the mention is listed: {screen}"));
     assert!(row.contains("may I rename --shout"), "{row}");
 }
+
+/// Issue 25: `?` on the home screen shows its keys; PgDn moves by the
+/// page shown; Esc closes it.
+#[test]
+fn question_mark_shows_the_home_screens_keys() {
+    let mut h = home();
+    assert!(draw(&h, 120, 40).contains("? help"));
+    h.key(key(KeyCode::Char('?')), &no_files);
+    assert_eq!(h.help, Some(0));
+    let text = draw(&h, 120, 40);
+    for what in [
+        "[instances]",
+        "start a workflow file",
+        "[attention]",
+        "jump to the item",
+    ] {
+        assert!(text.contains(what), "{what}: {text}");
+    }
+    // Keys scroll the help and do nothing else: `s` asks nothing.
+    h.key(key(KeyCode::Char('s')), &no_files);
+    assert_eq!(h.prompt, None);
+    // 6 lines shown at 80×10: a page keeps one line of the last in view.
+    draw(&h, 80, 10);
+    h.key(key(KeyCode::PageDown), &no_files);
+    assert_eq!(h.help, Some(5));
+    h.key(key(KeyCode::PageDown), &no_files);
+    assert_eq!(h.help, Some(8), "clamped to the last page");
+    h.key(key(KeyCode::Esc), &no_files);
+    assert_eq!(h.help, None);
+    assert!(!draw(&h, 120, 40).contains("[instances]"));
+}
