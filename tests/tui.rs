@@ -1458,8 +1458,10 @@ fn an_idle_screen_wakes_once_a_minute_when_the_clock_turns() {
     use awtui::tui::app::{TICK, wake_after};
     let s = Duration::from_secs;
     let ms = Duration::from_millis;
-    // Idle: until the up time's next whole minute, whatever the last tick.
-    assert_eq!(wake_after(false, s(0), ms(0)), s(60));
+    // Idle: until the up time reads differently, whatever the last tick:
+    // each second in the first minute (`12s`), then each minute.
+    assert_eq!(wake_after(false, s(0), ms(0)), s(1));
+    assert_eq!(wake_after(false, ms(12_300), ms(0)), ms(700));
     assert_eq!(wake_after(false, s(754), ms(0)), s(26));
     assert_eq!(wake_after(false, ms(119_900), s(59)), ms(100));
     // Right after waking at the turn, a whole minute again: never every second.
@@ -2161,12 +2163,12 @@ fn the_header_counts_the_instances_up_time_not_the_screens() {
         snapshot: Box::new(s),
     })));
     let text = screen(&mut a, 120, 40);
-    assert!(text.contains("180m00s"), "{text}");
+    assert!(text.contains(" 3h00m "), "{text}");
     // Without a tick (the user typing), the clock still moves with `now`.
     run(&mut a, typed("@pl"));
     a.now = at(10, 13, 40);
     let text = screen(&mut a, 120, 40);
-    assert!(text.contains("181m06s"), "{text}");
+    assert!(text.contains(" 3h01m "), "{text}");
 }
 
 #[test]
@@ -2621,4 +2623,181 @@ fn engine_notices_are_warnings_in_the_status_line() {
     let cells = find_cells(&buf, "flaky's turn").expect("the notice is drawn");
     assert!(cells.iter().all(|c| c.fg == a.theme.warning), "{cells:?}");
     assert_ne!(a.theme.warning, a.theme.ok);
+}
+
+// ----- issue 25: the first hour -------------------------------------------
+
+#[test]
+fn a_screen_too_small_says_so_in_whole_words_at_any_size() {
+    let mut a = app();
+    let whole = [
+        "awtui: enlarge the terminal",
+        "awtui: enlarge\nthe terminal",
+        "enlarge the terminal",
+        "enlarge",
+        "↔",
+    ];
+    for (w, h) in [
+        (39, 9),
+        (30, 1),
+        (20, 4),
+        (20, 1),
+        (19, 4),
+        (12, 3),
+        (7, 1),
+        (3, 2),
+        (1, 1),
+    ] {
+        let text = screen(&mut a, w, h);
+        let shown = text.trim_end().to_string();
+        assert!(whole.contains(&shown.as_str()), "{w}×{h}: {shown:?}");
+        assert!(!shown.contains('…'), "{w}×{h}: {shown:?}");
+    }
+    assert_eq!(
+        screen(&mut a, 20, 4).trim_end(),
+        "awtui: enlarge\nthe terminal"
+    );
+    assert_eq!(screen(&mut a, 6, 1).trim_end(), "↔");
+}
+
+/// The last row of the screen at 120×40: the hint line.
+fn hint_line(a: &mut App) -> String {
+    screen(a, 120, 40).lines().nth(39).unwrap_or("").to_string()
+}
+
+#[test]
+fn a_tasks_details_offer_only_the_actions_its_status_allows() {
+    let mut a = app();
+    run(&mut a, vec![ch('5')]);
+    let mut seen = Vec::new();
+    for i in 0..6 {
+        let mut keys = vec![ch('g')];
+        keys.extend((0..i).map(|_| ch('j')));
+        keys.push(key(KeyCode::Enter));
+        run(&mut a, keys);
+        let status = a.board.current(&a.tasks).expect("a task is open").status;
+        let hints = hint_line(&mut a);
+        assert!(hints.contains("esc back"), "{status}: {hints}");
+        let offered = |what: &str| hints.contains(what);
+        match status {
+            TaskStatus::Completed | TaskStatus::Skipped => {
+                for what in ["c done", "x fail", "r release"] {
+                    assert!(!offered(what), "{status}: {hints}");
+                }
+            }
+            TaskStatus::InProgress | TaskStatus::Claimed => {
+                for what in ["c done", "x fail", "r release"] {
+                    assert!(offered(what), "{status}: {hints}");
+                }
+            }
+            TaskStatus::Pending | TaskStatus::Failed => {
+                for what in ["c done", "r release"] {
+                    assert!(!offered(what), "{status}: {hints}");
+                }
+            }
+            _ => {}
+        }
+        seen.push(status);
+        run(&mut a, vec![key(KeyCode::Esc)]);
+    }
+    for s in [
+        TaskStatus::Completed,
+        TaskStatus::Skipped,
+        TaskStatus::InProgress,
+    ] {
+        assert!(seen.contains(&s), "{s} not visited: {seen:?}");
+    }
+}
+
+const WORKING_THEN_ASKING: &str = "=== AOP-INTERMEDIATE | agent=reviewer ===\nReading the diff of greet.sh\n=== END-AOP-INTERMEDIATE ===\n@user may I rename --shout to --loud?";
+
+#[test]
+fn inbox_previews_show_the_line_that_mentions_its_owner() {
+    let mut a = app();
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(11, "reviewer", WORKING_THEN_ASKING, None),
+        annotations: Box::new(awtui::protocols::annotate(WORKING_THEN_ASKING)),
+    }));
+    run(&mut a, vec![ch('3')]);
+    let text = screen(&mut a, 120, 40);
+    let row = text
+        .lines()
+        .find(|l| l.contains("#11 "))
+        .unwrap_or_else(|| panic!("#11 in the inbox: {text}"));
+    assert!(row.contains("reviewer: may I"), "{row}");
+    assert!(!row.contains("Reading"), "{row}");
+}
+
+#[test]
+fn the_hint_line_says_what_keys_do_in_the_bars_mode() {
+    let mut a = app();
+    // A channel search: Enter searches, Esc cancels, q types.
+    run(&mut a, vec![ch('2'), ch('/')]);
+    let hints = hint_line(&mut a);
+    for what in ["enter search", "esc cancel", "f1 help", "ctrl-c quit"] {
+        assert!(hints.contains(what), "{what}: {hints}");
+    }
+    for wrong in ["send", "q quit", "? help", "tab next", "@name"] {
+        assert!(!hints.contains(wrong), "{wrong}: {hints}");
+    }
+    run(&mut a, typed("q"));
+    assert_eq!(a.bar.input, "q", "q types in the search");
+    assert!(
+        !hint_line(&mut a).contains("quit"),
+        "ctrl-c clears a typed line"
+    );
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    // A message: Enter sends, Tab completes names.
+    run(&mut a, vec![ch('i')]);
+    let hints = hint_line(&mut a);
+    for what in [
+        "enter send",
+        "alt-enter new line",
+        "tab complete @name",
+        "esc leave",
+    ] {
+        assert!(hints.contains(what), "{what}: {hints}");
+    }
+    assert!(
+        !hints.contains("q quit") && !hints.contains("? help"),
+        "{hints}"
+    );
+    // A /command: Enter runs it.
+    run(&mut a, typed("/sto"));
+    let hints = hint_line(&mut a);
+    assert!(
+        hints.contains("enter run") && hints.contains("tab complete"),
+        "{hints}"
+    );
+    assert!(
+        !hints.contains("send") && !hints.contains("new line"),
+        "{hints}"
+    );
+    // Out of the bar, the pane's keys and the global ones again.
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    let hints = hint_line(&mut a);
+    assert!(
+        hints.contains("q quit") && hints.contains("? help"),
+        "{hints}"
+    );
+}
+
+#[test]
+fn page_keys_in_help_move_by_the_page_shown() {
+    let mut a = app();
+    run(&mut a, vec![ch('?')]);
+    screen(&mut a, 120, 40);
+    // 36 lines shown at 120×40: a page keeps one line of the last in view.
+    assert_eq!(a.help_page, 36);
+    run(&mut a, vec![key(KeyCode::PageDown)]);
+    assert_eq!(a.help, Some(35));
+    run(&mut a, vec![ch(' ')]);
+    screen(&mut a, 120, 40);
+    assert_eq!(a.help, Some(70));
+    run(&mut a, vec![key(KeyCode::PageUp)]);
+    assert_eq!(a.help, Some(35));
+    // A smaller screen, a smaller page.
+    screen(&mut a, 80, 24);
+    run(&mut a, vec![key(KeyCode::PageUp)]);
+    assert_eq!(a.help, Some(35 - 19));
 }

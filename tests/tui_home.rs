@@ -388,3 +388,52 @@ fn awtui_alone_without_a_terminal_says_what_to_use_instead() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("awtui <file> --instance <name>"), "{err}");
 }
+
+/// Issue 25: a mention's preview is the line that mentions the person,
+/// not an agent operation's block before it.
+#[test]
+fn attention_previews_show_the_line_that_mentions_the_person() {
+    let text = "=== AOP-INTERMEDIATE | agent=reviewer ===\nReading the diff of greet.sh\n=== END-AOP-INTERMEDIATE ===\n@user may I rename --shout to --loud?";
+    let mut p = polled();
+    p[0].inbox.push(inbox(16, "reviewer", text, at(10, 5, 30)));
+    let mut h = home();
+    h.polled(p, at(10, 6, 0));
+    h.key(key(KeyCode::Char('!')), &no_files);
+    let screen = draw(&h, 120, 40);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("rename") || l.contains("Reading the diff"))
+        .unwrap_or_else(|| panic!("the mention is listed: {screen}"));
+    assert!(row.contains("may I rename --shout"), "{row}");
+}
+
+/// Issue 25: `?` on the home screen shows its keys; PgDn moves by the
+/// page shown; Esc closes it.
+#[test]
+fn question_mark_shows_the_home_screens_keys() {
+    let mut h = home();
+    assert!(draw(&h, 120, 40).contains("? help"));
+    h.key(key(KeyCode::Char('?')), &no_files);
+    assert_eq!(h.help, Some(0));
+    let text = draw(&h, 120, 40);
+    for what in [
+        "[instances]",
+        "start a workflow file",
+        "[attention]",
+        "jump to the item",
+    ] {
+        assert!(text.contains(what), "{what}: {text}");
+    }
+    // Keys scroll the help and do nothing else: `s` asks nothing.
+    h.key(key(KeyCode::Char('s')), &no_files);
+    assert_eq!(h.prompt, None);
+    // 6 lines shown at 80×10: a page keeps one line of the last in view.
+    draw(&h, 80, 10);
+    h.key(key(KeyCode::PageDown), &no_files);
+    assert_eq!(h.help, Some(5));
+    h.key(key(KeyCode::PageDown), &no_files);
+    assert_eq!(h.help, Some(8), "clamped to the last page");
+    h.key(key(KeyCode::Esc), &no_files);
+    assert_eq!(h.help, None);
+    assert!(!draw(&h, 120, 40).contains("[instances]"));
+}

@@ -17,6 +17,7 @@ use crate::instance::registry::InstanceInfo;
 use crate::protocols::agent_mail::{MailContent, MessageType};
 use crate::sanitize::for_terminal;
 use crate::vocab::AgentStatus;
+use crate::vocab::mentions::USER;
 
 /// One running instance as the home screen last saw it.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,7 +159,15 @@ pub fn collect(polled: &[Polled], seen: &mut FirstSeen, now: DateTime<Utc>) -> V
                 } => question.clone().or_else(|| problem.clone()),
                 _ => None,
             });
-            let summary = first_line(asked.as_deref().unwrap_or(&m.entry.message), 200);
+            // Else the line that mentions the person (not an agent
+            // operation's block before it).
+            let summary = match asked {
+                Some(a) => first_line(&a, 200),
+                None => first_line(
+                    crate::tui::text::preview_line(&for_terminal(&m.entry.message), USER),
+                    200,
+                ),
+            };
             items.push(base(
                 kind,
                 m.entry.timestamp,

@@ -412,6 +412,23 @@ impl Keymap {
         };
         find(section).or_else(|| find(Section::Global))
     }
+
+    /// The key for a global `command` that works while the command bar
+    /// types (one with Ctrl or Alt, or a function key: the others type).
+    pub fn key_for_in_bar(&self, command: &str) -> Option<Key> {
+        self.bindings(Section::Global)
+            .filter(|b| b.command == command && b.key.reaches_past_the_bar())
+            .map(|b| b.key)
+            .min_by_key(|k| (k.to_string().chars().count(), *k))
+    }
+}
+
+impl Key {
+    /// Whether the key reaches the global keymap while the command bar has
+    /// the focus (see `App::bar_key`): Ctrl, Alt and function keys do.
+    pub fn reaches_past_the_bar(&self) -> bool {
+        self.ctrl || self.alt || matches!(self.code, KeyCodeKey::F(_))
+    }
 }
 
 #[cfg(test)]

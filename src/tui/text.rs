@@ -247,6 +247,58 @@ pub fn wrap_plain(text: &str, width: usize, style: Style) -> Vec<Line<'static>> 
         .collect()
 }
 
+/// An up time (or any elapsed time) in one format everywhere in the TUI:
+/// `12s`, `4m`, `1h05m`, `2d3h`. Seconds only in the first minute.
+pub fn up_time(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h{:02}m", secs / 3600, secs / 60 % 60),
+        _ => format!("{}d{}h", secs / 86_400, secs % 86_400 / 3600),
+    }
+}
+
+/// How long until [`up_time`] of `up` reads differently: the next second
+/// in the first minute, then the next minute, then (past a day) the next
+/// hour.
+pub fn up_time_turns_in(up: std::time::Duration) -> std::time::Duration {
+    let ms = up.as_millis();
+    let step: u128 = match up.as_secs() {
+        0..60 => 1_000,
+        60..86_400 => 60_000,
+        _ => 3_600_000,
+    };
+    std::time::Duration::from_millis((step - ms % step) as u64)
+}
+
+/// Whether `line` mentions `@name` (a whole name: `@coder` is not in
+/// `@coders`).
+pub fn mentions_name(line: &str, name: &str) -> bool {
+    let needle = format!("@{name}");
+    line.match_indices(&needle).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + needle.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    })
+}
+
+/// The line of a message to preview for `name`'s inbox: the first one
+/// that mentions `@name`, else the first one with text that is not an
+/// agent-operation marker (`=== … ===`).
+pub fn preview_line<'a>(text: &'a str, name: &str) -> &'a str {
+    let marker = |l: &str| l.starts_with("===") && l.ends_with("===");
+    let lines = || {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !marker(l))
+    };
+    lines()
+        .find(|l| mentions_name(l, name))
+        .or_else(|| lines().next())
+        .unwrap_or("")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +350,32 @@ mod tests {
         let runs = mention_runs("hi @coder and @nobody", Style::new(), m, &|n| n == "coder");
         assert_eq!(runs[1], ("@coder".to_string(), m));
         assert_eq!(runs.len(), 3);
+    }
+
+    #[test]
+    fn up_times_in_one_format() {
+        assert_eq!(up_time(0), "0s");
+        assert_eq!(up_time(12), "12s");
+        assert_eq!(up_time(59), "59s");
+        assert_eq!(up_time(60), "1m");
+        assert_eq!(up_time(115), "1m");
+        assert_eq!(up_time(3_599), "59m");
+        assert_eq!(up_time(3_900), "1h05m");
+        assert_eq!(up_time(10_800), "3h00m");
+        assert_eq!(up_time(183_600), "2d3h");
+        let ms = std::time::Duration::from_millis;
+        assert_eq!(up_time_turns_in(ms(0)), ms(1_000));
+        assert_eq!(up_time_turns_in(ms(12_300)), ms(700));
+        assert_eq!(up_time_turns_in(ms(754_000)), ms(26_000));
+        assert_eq!(up_time_turns_in(ms(90_000_000)), ms(3_600_000));
+    }
+
+    #[test]
+    fn previews_show_the_line_that_mentions_the_owner() {
+        let text = "=== AOP-INTERMEDIATE | agent=r ===\nReading the diff\n=== END-AOP-INTERMEDIATE ===\n@user please look at greet.sh";
+        assert_eq!(preview_line(text, "user"), "@user please look at greet.sh");
+        assert_eq!(preview_line(text, "coder"), "Reading the diff");
+        assert_eq!(preview_line("hi @users\nthen @user", "user"), "then @user");
+        assert_eq!(preview_line("", "user"), "");
     }
 }

@@ -18,6 +18,7 @@ use super::action::Pane;
 use super::app::{App, Areas};
 use super::component::{Component, Draw};
 use super::keymap::Section;
+use super::panes::command_bar::{BarMode, CommandBar};
 use super::panes::help;
 use super::text::{truncate, width};
 
@@ -39,15 +40,35 @@ pub fn draw(app: &mut App, frame: &mut Frame) {
     }
 }
 
+/// What a screen too small to use says, whole at any size: the longest
+/// form that fits (`awtui: enlarge the terminal`, wrapped onto a second
+/// row when there is one, down to `enlarge` and `↔`).
+pub fn too_small(area: Rect, buf: &mut Buffer, style: Style) {
+    let w = area.width as usize;
+    let forms: [&[&str]; 5] = [
+        &["awtui: enlarge the terminal"],
+        &["awtui: enlarge", "the terminal"],
+        &["enlarge the terminal"],
+        &["enlarge"],
+        &["↔"],
+    ];
+    let Some(rows) = forms
+        .into_iter()
+        .find(|rows| rows.len() <= area.height as usize && rows.iter().all(|r| width(r) <= w))
+    else {
+        return;
+    };
+    for (i, row) in rows.iter().enumerate() {
+        buf.set_string(area.x, area.y + i as u16, row, style);
+    }
+}
+
 /// Draws into a buffer; returns where the text cursor goes, if shown.
 pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
     app.dirty = false;
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         app.areas = Areas::default();
-        let msg = truncate("awtui: enlarge the terminal", area.width as usize);
-        if area.height > 0 {
-            buf.set_string(area.x, area.y, msg, Style::new().fg(app.theme.warning));
-        }
+        too_small(area, buf, Style::new().fg(app.theme.warning));
         return None;
     }
     let mut y = area.y;
@@ -137,7 +158,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
             }
             super::app::Layer::Help => {
                 if let Some(mut scroll) = app.help {
-                    help::draw(area, buf, &app.keymap, &theme, &mut scroll);
+                    app.help_page = help::draw(area, buf, &app.keymap, &theme, &mut scroll);
                     app.help = Some(scroll);
                 }
             }
@@ -290,18 +311,7 @@ fn pane_block(
 
 fn header(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let secs = app.up_time().as_secs();
-    // Seconds only while the spinner ticks; idle, the clock wakes once a
-    // minute.
-    let up = if app.needs_tick() {
-        format!("{}m{:02}s", secs / 60, secs % 60)
-    } else if secs < 60 {
-        "<1m".to_string()
-    } else if secs < 3600 {
-        format!("{}m", secs / 60)
-    } else {
-        format!("{}h{:02}m", secs / 3600, secs / 60 % 60)
-    };
+    let up = crate::tui::text::up_time(app.up_time().as_secs());
     let cost: f64 = app.agents.rows.iter().map(|r| r.metrics.cost_usd).sum();
     let mut spans = vec![
         Span::styled(
@@ -467,43 +477,50 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
     let (section, commands) = app.commands();
     // (key, what, whether it is kept before any other when space is short)
     let mut hints: Vec<(String, String, bool)> = Vec::new();
+    let mut push = |k: &str, what: &str, kept: bool| hints.push((k.into(), what.into(), kept));
     if app.focus == Pane::Bar {
-        for (k, what) in [
-            ("enter", "send"),
-            ("alt-enter", "new line"),
-            ("tab", "complete @name"),
-            ("↑↓", "history"),
-            ("esc", "leave"),
-        ] {
-            hints.push((k.into(), what.into(), k == "enter" || k == "esc"));
+        // What the keys do in the bar's mode; global hints only for keys
+        // that get past it (the others type).
+        for &(k, what) in bar_hints(&app.bar) {
+            push(k, what, k == "enter" || k == "esc");
         }
-    }
-    for c in commands {
-        if let Some(k) = app.keymap.key_for(section, c) {
-            let what = c
-                .trim()
-                .trim_start_matches("prompt /")
-                .trim_start_matches("focus ")
-                .trim_start_matches("task ");
-            hints.push((k.to_string(), what.to_string(), false));
+        if let Some(k) = app.keymap.key_for_in_bar("help") {
+            push(&k.to_string(), "help", true);
         }
-    }
-    // In the editor every other key types: no global hints there.
-    let editing = app.focus == Pane::Documents && app.documents.editor.is_some();
-    // Opened from the home list: the key back to it.
-    let home = (app.options.on_quit == super::QuitAction::Home).then_some("home");
-    for c in ["focus next", "help"]
-        .into_iter()
-        .chain(home)
-        .chain(["quit"])
-        .filter(|_| !editing)
-    {
-        if let Some(k) = app.keymap.key_for(Section::Global, c) {
-            hints.push((
-                k.to_string(),
-                c.trim_start_matches("focus ").to_string(),
-                c != "focus next",
-            ));
+        // Ctrl-C quits from an empty bar (it clears a line first).
+        if app.bar.input.is_empty()
+            && let Some(k) = app.keymap.key_for_in_bar("quit")
+        {
+            push(&k.to_string(), "quit", true);
+        }
+    } else {
+        for c in commands {
+            if let Some(k) = app.keymap.key_for(section, c) {
+                let what = c
+                    .trim()
+                    .trim_start_matches("prompt /")
+                    .trim_start_matches("focus ")
+                    .trim_start_matches("task ");
+                push(&k.to_string(), what, false);
+            }
+        }
+        // In the editor every other key types: no global hints there.
+        let editing = app.focus == Pane::Documents && app.documents.editor.is_some();
+        // Opened from the home list: the key back to it.
+        let home = (app.options.on_quit == super::QuitAction::Home).then_some("home");
+        for c in ["focus next", "help"]
+            .into_iter()
+            .chain(home)
+            .chain(["quit"])
+            .filter(|_| !editing)
+        {
+            if let Some(k) = app.keymap.key_for(Section::Global, c) {
+                push(
+                    &k.to_string(),
+                    c.trim_start_matches("focus "),
+                    c != "focus next",
+                );
+            }
         }
     }
     let widths: Vec<usize> = hints
@@ -523,6 +540,28 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// What Enter, Tab, Up/Down and Esc do in the command bar now: typing a
+/// message, a `/command`, or a channel search.
+fn bar_hints(bar: &CommandBar) -> &'static [(&'static str, &'static str)] {
+    let command = bar.input.starts_with('/') && !bar.input.starts_with("//");
+    match bar.mode {
+        BarMode::Search => &[("enter", "search"), ("esc", "cancel")],
+        BarMode::Command if command => &[
+            ("enter", "run"),
+            ("tab", "complete"),
+            ("↑↓", "history"),
+            ("esc", "leave"),
+        ],
+        BarMode::Command => &[
+            ("enter", "send"),
+            ("alt-enter", "new line"),
+            ("tab", "complete @name"),
+            ("↑↓", "history"),
+            ("esc", "leave"),
+        ],
+    }
 }
 
 /// Which hints fit in `room` columns: whole hints only, never one cut in

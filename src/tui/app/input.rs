@@ -143,13 +143,15 @@ impl App {
     fn help_key(&mut self, k: Key) -> Option<Vec<Effect>> {
         let scroll = self.help.as_mut()?;
         use crate::tui::keymap::KeyCodeKey as C;
+        // A page as drawn, keeping one line of the last in view.
+        let page = self.help_page.saturating_sub(1).max(1);
         match k.code {
             C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
             C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
             C::Char('d') if k.ctrl => *scroll = scroll.saturating_add(10),
             C::Char('u') if k.ctrl => *scroll = scroll.saturating_sub(10),
-            C::PageDown | C::Char(' ') => *scroll = scroll.saturating_add(10),
-            C::PageUp => *scroll = scroll.saturating_sub(10),
+            C::PageDown | C::Char(' ') => *scroll = scroll.saturating_add(page),
+            C::PageUp => *scroll = scroll.saturating_sub(page),
             C::Char('g') | C::Home => *scroll = 0,
             // Drawing clamps it to the last page.
             C::Char('G') | C::End => *scroll = usize::MAX,
@@ -200,7 +202,7 @@ impl App {
             BarEvent::NotConsumed => match key.code {
                 KeyCode::Tab => self.act(Action::Focus(FocusTarget::Next)),
                 KeyCode::BackTab => self.act(Action::Focus(FocusTarget::Prev)),
-                _ if k.ctrl || k.alt || matches!(k.code, crate::tui::keymap::KeyCodeKey::F(_)) => {
+                _ if k.reaches_past_the_bar() => {
                     match self.keymap.get(Section::Global, &k).cloned() {
                         Some(a) => self.act(a),
                         None => Vec::new(),

@@ -271,6 +271,8 @@ pub struct App {
     pub before_bar: Pane,
     /// The help overlay, with its scroll.
     pub help: Option<usize>,
+    /// How many lines of help the last drawing showed (a page for PgDn).
+    pub help_page: usize,
     /// The diff view of an agent's workspace.
     pub diff: Option<super::panes::diff::DiffPane>,
     /// A question waiting.
@@ -332,6 +334,7 @@ impl App {
             main: Pane::Channel,
             before_bar: Pane::Channel,
             help: None,
+            help_page: 10,
             diff: None,
             confirm: None,
             status: None,
@@ -523,15 +526,25 @@ impl App {
 
     /// The keymap section the focused pane's keys are in and the commands
     /// it offers (the hint line).
-    pub fn commands(&self) -> (Section, &'static [&'static str]) {
-        match self.focus {
+    pub fn commands(&self) -> (Section, Vec<&'static str>) {
+        let (section, list) = match self.focus {
             Pane::Agents => self.agents.commands(),
             Pane::Channel => self.channel.commands(),
             Pane::Inbox => self.inbox.commands(),
             Pane::Documents => self.documents.commands(),
             Pane::Tasks => self.board.commands(),
-            Pane::Bar => (Section::Global, &[]),
-        }
+            Pane::Bar => (Section::Global, &[][..]),
+        };
+        // On the board, only what the current task's status allows.
+        let status = (self.focus == Pane::Tasks)
+            .then(|| self.board.current(&self.tasks).map(|t| t.status))
+            .flatten();
+        let list = list
+            .iter()
+            .copied()
+            .filter(|c| status.is_none_or(|s| crate::tui::panes::tasks::applies(c, s)))
+            .collect();
+        (section, list)
     }
 
     /// The inbox items as shown now.
@@ -571,18 +584,15 @@ impl App {
 
 /// A spinner frame while something works.
 pub const TICK: Duration = Duration::from_millis(100);
-/// The header's up time when idle is shown in whole minutes.
-const MINUTE: Duration = Duration::from_secs(60);
-
 /// How long the screen may sleep before it must change by itself: the
 /// rest of a spinner frame (`since_tick` after the last) while something
-/// `animating`, else until the up time `up` reaches its next whole minute,
-/// so an idle screen wakes once a minute, when the header's clock turns.
-/// Keys and events in between do not move the wake-up.
+/// `animating`, else until the header's up time `up` reads differently
+/// ([`crate::tui::text::up_time_turns_in`]): each second in the first
+/// minute, then once a minute, so an idle screen wakes when its clock
+/// turns. Keys and events in between do not move the wake-up.
 pub fn wake_after(animating: bool, up: Duration, since_tick: Duration) -> Duration {
     if animating {
         return TICK.saturating_sub(since_tick);
     }
-    let into_minute = up.as_millis() % MINUTE.as_millis();
-    MINUTE - Duration::from_millis(into_minute as u64)
+    crate::tui::text::up_time_turns_in(up)
 }

@@ -9,7 +9,8 @@
 //! opens, `s` stops (after `y`), `n` starts a workflow file (a path prompt;
 //! Tab completes), `!` or `a` shows the attention view, `q` or Ctrl-C
 //! leaves (every instance keeps running). In the attention view: Enter
-//! jumps to the item, `!`, `a` or Esc goes back to the list.
+//! jumps to the item, `!`, `a` or Esc goes back to the list. `?` shows
+//! these keys.
 
 pub mod child;
 pub mod view;
@@ -181,7 +182,38 @@ pub struct Home {
     pub utc_offset: i32,
     /// The folder relative workflow paths start from.
     pub cwd: PathBuf,
+    /// The help overlay (`?`), with its scroll.
+    pub help: Option<usize>,
+    /// The help's page and its last scroll position, as last drawn.
+    pub help_drawn: std::cell::Cell<(usize, usize)>,
 }
+
+/// The home screen's keys, for its `?` help.
+pub const HELP: [(&str, &str); 14] = [
+    ("[instances]", ""),
+    (
+        "enter",
+        "open the instance (attached: leaving it keeps it running)",
+    ),
+    ("s", "stop the instance and its agents (asks y/n)"),
+    ("n", "start a workflow file (tab completes the path)"),
+    ("! or a", "the attention view"),
+    ("j/k ↑↓", "move (g/G or home/end: first/last)"),
+    ("?", "this help (j/k, pgup/pgdown scroll; esc closes)"),
+    ("q ctrl-c", "leave (every instance keeps running)"),
+    ("", ""),
+    ("[attention]", ""),
+    (
+        "enter",
+        "jump to the item: its instance, at its message or agent",
+    ),
+    ("! a esc", "back to the instances"),
+    ("", ""),
+    (
+        "[in an instance]",
+        "H back to this list, ! its attention view, ? its keys",
+    ),
+];
 
 impl Home {
     /// An empty home screen; `cwd` resolves relative paths typed after `n`.
@@ -234,6 +266,25 @@ impl Home {
             .map(|p| p.info.clone())
     }
 
+    /// A key while the help is open: scrolls it, or closes it (`None`).
+    fn help_key(&self, key: KeyEvent, scroll: usize) -> Option<usize> {
+        let (page, last) = self.help_drawn.get();
+        let page = page.saturating_sub(1).max(1);
+        let scroll = match key.code {
+            KeyCode::Char('j') | KeyCode::Down => scroll + 1,
+            KeyCode::Char('k') | KeyCode::Up => scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => scroll + page,
+            KeyCode::PageUp => scroll.saturating_sub(page),
+            KeyCode::Char('g') | KeyCode::Home => 0,
+            KeyCode::Char('G') | KeyCode::End => last,
+            KeyCode::Esc | KeyCode::Char('?' | 'q') | KeyCode::Enter | KeyCode::F(1) => {
+                return None;
+            }
+            _ => scroll,
+        };
+        Some(scroll.min(last))
+    }
+
     /// Takes one key; `list` lists folders for Tab completion.
     pub fn key(&mut self, key: KeyEvent, list: Lister<'_>) -> Vec<HomeEffect> {
         if key.kind == KeyEventKind::Release {
@@ -242,6 +293,10 @@ impl Home {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
             return vec![HomeEffect::Quit];
+        }
+        if let Some(scroll) = self.help {
+            self.help = self.help_key(key, scroll);
+            return Vec::new();
         }
         match self.prompt.take() {
             Some(Prompt::Stop(info)) => {
@@ -269,6 +324,7 @@ impl Home {
             KeyCode::Char('g') | KeyCode::Home => *sel = 0,
             KeyCode::Char('G') | KeyCode::End => *sel = n.saturating_sub(1),
             KeyCode::Char('q') => return vec![HomeEffect::Quit],
+            KeyCode::Char('?') | KeyCode::F(1) => self.help = Some(0),
             KeyCode::Char('!') | KeyCode::Char('a') => {
                 self.view = match self.view {
                     HomeView::List => HomeView::Attention,

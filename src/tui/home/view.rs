@@ -15,6 +15,7 @@ use crate::tui::theme::Theme;
 /// Draws the home screen into `buf`.
 pub fn render(home: &Home, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height < 4 || area.width < 20 {
+        crate::tui::ui::too_small(area, buf, Style::default().fg(theme.warning));
         return;
     }
     let header = Rect { height: 1, ..area };
@@ -110,14 +111,53 @@ pub fn render(home: &Home, theme: &Theme, area: Rect, buf: &mut Buffer) {
     };
     Paragraph::new(Line::from(Span::styled(text, style))).render(bottom, buf);
     let keys = match home.view {
-        HomeView::List => "enter open · s stop · n new · ! attention · j/k move · q quit",
-        HomeView::Attention => "enter jump to it · ! or esc list · j/k move · q quit",
+        _ if home.help.is_some() => "j/k scroll · esc closes the help",
+        HomeView::List => "enter open · s stop · n new · ! attention · j/k move · ? help · q quit",
+        HomeView::Attention => "enter jump to it · ! or esc list · j/k move · ? help · q quit",
     };
     Paragraph::new(Line::from(Span::styled(
         truncate(keys, w),
         Style::default().fg(theme.dim),
     )))
     .render(hints, buf);
+    if let Some(mut scroll) = home.help {
+        let lines = help_lines(theme);
+        let frame = crate::tui::panes::overlay::Overlay {
+            title: " help · j/k scroll · esc closes ",
+            min_width: 10,
+        };
+        let page = frame.draw(area, buf, theme, &lines, &mut scroll, |l, w| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            Line::raw(truncate(&text, w))
+        });
+        home.help_drawn
+            .set((page, lines.len().saturating_sub(page)));
+    }
+}
+
+/// The home screen's help: its keys ([`super::HELP`]).
+fn help_lines(theme: &Theme) -> Vec<Line<'static>> {
+    let title = Style::default()
+        .fg(theme.accent)
+        .add_modifier(Modifier::BOLD);
+    super::HELP
+        .iter()
+        .map(|(key, what)| {
+            if key.starts_with('[') {
+                Line::from(vec![
+                    Span::styled(key.to_string(), title),
+                    Span::raw(format!("  {what}")),
+                ])
+            } else if key.is_empty() {
+                Line::default()
+            } else {
+                Line::from(vec![
+                    Span::styled(format!("  {key:<10}"), Style::default().fg(theme.mention)),
+                    Span::raw(what.to_string()),
+                ])
+            }
+        })
+        .collect()
 }
 
 /// Pads or cuts `s` to exactly `w` columns.
@@ -140,12 +180,7 @@ fn left_cut(s: &str, w: usize) -> String {
 }
 
 fn up(secs: i64) -> String {
-    let s = secs.max(0);
-    match s {
-        0..3600 => format!("{}m", s / 60),
-        3600..86400 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{}h", s / 86400, (s % 86400) / 3600),
-    }
+    crate::tui::text::up_time(secs.max(0) as u64)
 }
 
 /// `@name`, with `(paused)`, `(stopping)` or `(no answer)` when it is.
@@ -315,7 +350,8 @@ mod tests {
         assert_eq!(cell("abc", 5), "abc  ");
         assert_eq!(cell("abcdef", 4), "abc…");
         assert_eq!(left_cut("/home/me/projects/api", 10), "…jects/api");
-        assert_eq!(up(59), "0m");
+        assert_eq!(up(59), "59s");
+        assert_eq!(up(-5), "0s");
         assert_eq!(up(3_700), "1h01m");
         assert_eq!(up(90_000), "1d1h");
     }

@@ -95,9 +95,80 @@ fn highlight_lines<'a>(file: &str, lines: impl Iterator<Item = &'a str>) -> Vec<
                 continue;
             }
         }
-        out.push(styled(&mut outer, line).unwrap_or_else(plain));
+        let mut l = styled(&mut outer, line).unwrap_or_else(plain);
+        if markdown && let Some(marker) = list_marker(line) {
+            calm_list_item(&mut l, marker, theme);
+        }
+        out.push(l);
     }
     out
+}
+
+/// The width of a markdown list item's marker with its indent (`  - `,
+/// `12. `, `3) `), when `line` is one.
+fn list_marker(line: &str) -> Option<usize> {
+    let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+    let rest = &line[indent..];
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    let marker = if digits > 0 && digits <= 9 {
+        rest[digits..]
+            .starts_with(['.', ')'])
+            .then_some(digits + 1)?
+    } else if rest.starts_with(['-', '*', '+']) {
+        1
+    } else {
+        return None;
+    };
+    rest[marker..]
+        .starts_with([' ', '\t', '\n'])
+        .then_some(indent + marker)
+}
+
+/// The colour of list markers (bullets and numbers): the highlighting
+/// theme's blue, not its red (which reads as an error).
+const LIST_MARK: Color = Color::Rgb(143, 161, 179);
+
+/// A list item as the highlighter colours it is red from its marker to
+/// its end; the marker becomes [`LIST_MARK`] and the item's text the plain
+/// foreground (spans styled otherwise, such as `code`, keep their colour).
+fn calm_list_item(line: &mut Line<'static>, marker: usize, theme: &syntect::highlighting::Theme) {
+    let Some(red) = line
+        .spans
+        .iter()
+        .find(|s| !s.content.trim().is_empty())
+        .and_then(|s| s.style.fg)
+    else {
+        return;
+    };
+    let text = theme
+        .settings
+        .foreground
+        .map_or(Color::Reset, |c| Color::Rgb(c.r, c.g, c.b));
+    // Split the span where the marker ends, then recolour.
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for span in std::mem::take(&mut line.spans) {
+        let len = span.content.len();
+        let recolour = |content: String, fg: Color| {
+            let style = if span.style.fg == Some(red) {
+                span.style.fg(fg)
+            } else {
+                span.style
+            };
+            Span::styled(content, style)
+        };
+        if at >= marker {
+            spans.push(recolour(span.content.to_string(), text));
+        } else if at + len <= marker {
+            spans.push(recolour(span.content.to_string(), LIST_MARK));
+        } else {
+            let (head, tail) = span.content.split_at(marker - at);
+            spans.push(recolour(head.to_string(), LIST_MARK));
+            spans.push(recolour(tail.to_string(), text));
+        }
+        at += len;
+    }
+    line.spans = spans;
 }
 
 /// A line as shown without highlighting.
@@ -638,5 +709,27 @@ mod tests {
         e.area.insert_str("x");
         assert!(e.dirty());
         assert_eq!(e.text(), "xa\nb");
+    }
+
+    /// Numbered lists read like bullets: the marker in the list colour, the
+    /// text plain, nothing in the highlighter's red (issue 25).
+    #[test]
+    fn list_items_are_not_red() {
+        let red = Some(Color::Rgb(191, 97, 106));
+        let lines = highlight(
+            "notes.md",
+            "# Plan\n1. Parse a --shout flag.\n  12) nested\n- a bullet\n* star\n",
+        );
+        for l in &lines[1..] {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            assert!(l.spans.iter().all(|s| s.style.fg != red), "{text}: {l:?}");
+            let first = l.spans.iter().find(|s| !s.content.trim().is_empty());
+            assert_eq!(first.and_then(|s| s.style.fg), Some(LIST_MARK), "{text}");
+        }
+        assert_eq!(list_marker("1. one"), Some(2));
+        assert_eq!(list_marker("  12) two"), Some(5));
+        assert_eq!(list_marker("2024. was a year"), Some(5));
+        assert_eq!(list_marker("1.5 is a number"), None);
+        assert_eq!(list_marker("-not a list"), None);
     }
 }

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use crate::tui::action::COMMANDS;
 use crate::tui::keymap::{Keymap, Section};
-use crate::tui::text::truncate;
+use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
 
 /// What a command does, from the command list.
@@ -21,6 +21,60 @@ pub fn describe(command: &str) -> String {
         .map(|(_, _, d)| *d)
         .unwrap_or("");
     format!("{command:<18} {base}")
+}
+
+/// The keys the editor (ratatui-textarea 0.9's defaults) takes that no
+/// `[keys.editor]` binding shadows: the first key of each, the others it
+/// has, and what they do. Every other key types.
+pub const EDITOR_KEYS: [(&str, &str, &str); 17] = [
+    ("ctrl-u", "", "undo"),
+    ("ctrl-r", "", "redo"),
+    ("alt-<", "ctrl-alt-up", "start of the document"),
+    ("alt->", "ctrl-alt-down", "end of the document"),
+    ("ctrl-a", "home", "start of the line"),
+    ("ctrl-e", "end", "end of the line"),
+    ("alt-b", "ctrl-left", "word back"),
+    ("alt-f", "ctrl-right", "word forward"),
+    ("alt-p", "ctrl-up, alt-[", "paragraph back"),
+    ("alt-n", "ctrl-down, alt-]", "paragraph forward"),
+    ("ctrl-b/f/p/n", "", "left, right, up, down (as the arrows)"),
+    ("pgdown", "ctrl-v", "page down (pgup or alt-v: page up)"),
+    ("ctrl-w", "alt-backspace", "delete the word before"),
+    ("alt-d", "alt-delete", "delete the word after"),
+    (
+        "ctrl-k",
+        "",
+        "delete to the end of the line (ctrl-j: to its start)",
+    ),
+    ("shift-←→↑↓", "", "select (then ctrl-x cut, ctrl-y paste)"),
+    ("tab", "", "a tab; ctrl-h / ctrl-d: backspace / delete"),
+];
+
+/// The `[editor]` block's editing keys (see [`EDITOR_KEYS`]).
+fn editor_lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
+    let key_style = Style::new().fg(theme.mention);
+    let mut out = vec![Line::styled(
+        "  every other key types; the editing keys (ratatui-textarea):",
+        theme.dimmed(),
+    )];
+    for (key, also, what) in EDITOR_KEYS {
+        let bound = crate::tui::keymap::Key::parse(key)
+            .is_ok_and(|k| keymap.get(Section::Editor, &k).is_some());
+        if bound {
+            continue;
+        }
+        let also = if also.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {also})")
+        };
+        out.push(Line::from(vec![
+            Span::styled(format!("  {key:<11}"), key_style),
+            Span::raw(if width(key) > 10 { " " } else { "" }),
+            Span::raw(format!("{what}{also}")),
+        ]));
+    }
+    out
 }
 
 /// The help text: every binding by section, then every command.
@@ -39,6 +93,9 @@ pub fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
                 Span::styled(format!("  {:<11}", b.key.to_string()), key_style),
                 Span::raw(describe(&b.command)),
             ]));
+        }
+        if section == Section::Editor {
+            out.extend(editor_lines(keymap, theme));
         }
         out.push(Line::default());
     }
@@ -78,8 +135,15 @@ pub fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-/// Draws the overlay over `area`, scrolled by `scroll` lines.
-pub fn draw(area: Rect, buf: &mut Buffer, keymap: &Keymap, theme: &Theme, scroll: &mut usize) {
+/// Draws the overlay over `area`, scrolled by `scroll` lines; returns how
+/// many lines it shows (a page).
+pub fn draw(
+    area: Rect,
+    buf: &mut Buffer,
+    keymap: &Keymap,
+    theme: &Theme,
+    scroll: &mut usize,
+) -> usize {
     let frame = super::overlay::Overlay {
         title: " help · j/k scroll · esc closes ",
         min_width: 10,
@@ -94,7 +158,7 @@ pub fn draw(area: Rect, buf: &mut Buffer, keymap: &Keymap, theme: &Theme, scroll
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
             Line::raw(truncate(&text, width))
         },
-    );
+    )
 }
 
 #[cfg(test)]
@@ -131,5 +195,41 @@ mod tests {
             }
         }
         assert!(checked > 40, "only {checked} bindings");
+    }
+
+    /// The editor's own keys (undo, redo, start and end of the document,
+    /// word moves) are in `?` under `[editor]`, unless a binding takes
+    /// them.
+    #[test]
+    fn the_editors_keys_are_in_help() {
+        let mut config = crate::tui::config::Config::defaults();
+        let text = |config: &crate::tui::config::Config| -> Vec<String> {
+            lines(&config.keymap, &config.theme)
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect()
+        };
+        let all = text(&config);
+        let at = all.iter().position(|l| l == "[editor]").expect("[editor]");
+        let end = at + all[at..].iter().position(String::is_empty).unwrap();
+        let block = all[at..end].join("\n");
+        for what in [
+            "ctrl-u     undo",
+            "ctrl-r     redo",
+            "alt->      end of the document",
+            "alt-<      start of the document",
+            "alt-f      word forward",
+        ] {
+            assert!(block.contains(what), "{what}:\n{block}");
+        }
+        let mut tables = std::collections::BTreeMap::new();
+        tables.insert(
+            "editor".to_string(),
+            [("ctrl-u".to_string(), "save".to_string())].into(),
+        );
+        config.keymap.apply(&tables).expect("binds");
+        let all = text(&config);
+        assert!(!all.iter().any(|l| l.contains("ctrl-u     undo")));
+        assert!(all.iter().any(|l| l.contains("ctrl-u     save")));
     }
 }

@@ -174,13 +174,9 @@ impl Inbox {
             for k in mine {
                 let it = &items[k];
                 let m = &channel.messages[it.index];
-                let first = m
-                    .clean
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| !l.is_empty() && !l.starts_with("=== "))
-                    .map(skip_leading_mentions)
-                    .unwrap_or("");
+                // The line that mentions the inbox's owner, else the first.
+                let first =
+                    skip_leading_mentions(crate::tui::text::preview_line(&m.clean, &it.recipient));
                 let mut spans = vec![
                     if it.priority == Priority::High {
                         Span::styled(

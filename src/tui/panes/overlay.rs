@@ -21,7 +21,8 @@ pub struct Overlay<'a> {
 impl Overlay<'_> {
     /// Draws `lines` in a box over `area` (at most 100 columns wide), from
     /// line `scroll` (clamped so the last page stays full). `cut` shortens
-    /// a line wider than the box to the given width.
+    /// a line wider than the box to the given width. Returns how many
+    /// lines the box shows (0 when it is not drawn).
     pub fn draw(
         &self,
         area: Rect,
@@ -30,11 +31,11 @@ impl Overlay<'_> {
         lines: &[Line<'static>],
         scroll: &mut usize,
         cut: impl Fn(&Line<'static>, usize) -> Line<'static>,
-    ) {
+    ) -> usize {
         let w = area.width.saturating_sub(4).min(100);
         let h = area.height.saturating_sub(2);
         if w < self.min_width || h < 3 {
-            return;
+            return 0;
         }
         let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
         Clear.render(rect, buf);
@@ -60,5 +61,6 @@ impl Overlay<'_> {
                 buf.set_line(inner.x, y, line, inner.width);
             }
         }
+        inner.height as usize
     }
 }

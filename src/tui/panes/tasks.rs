@@ -975,7 +975,14 @@ impl crate::tui::component::Component for Tasks {
         if self.detail.is_some() {
             (
                 section,
-                &["back", "task done", "task fail", "task release", "pager"],
+                &[
+                    "back",
+                    "task done",
+                    "task fail",
+                    "task release",
+                    "task skip",
+                    "pager",
+                ],
             )
         } else {
             (
@@ -997,6 +1004,21 @@ impl crate::tui::component::Component for Tasks {
     }
 }
 
+/// Whether `command` (one of the board's) applies to a task in `status`:
+/// done, fail and skip where the status table allows the move, release
+/// where an agent holds the task. Every other command always applies.
+pub fn applies(command: &str, status: crate::tasks::TaskStatus) -> bool {
+    use crate::tasks::TaskStatus as S;
+    use crate::tasks::transitions::is_allowed;
+    match command {
+        "task done" => is_allowed(status, S::Completed),
+        "task fail" => is_allowed(status, S::Failed),
+        "task skip" => is_allowed(status, S::Skipped),
+        "task release" => status.is_held(),
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1010,5 +1032,19 @@ mod tests {
         assert_eq!(fair_shares(&[5, 40, 40], 45), vec![5, 20, 20]);
         assert_eq!(fair_shares(&[5, 6], 45), vec![5, 6]);
         assert_eq!(fair_shares(&[30, 30], 10), vec![5, 5]);
+    }
+
+    #[test]
+    fn only_the_actions_a_status_allows() {
+        use crate::tasks::TaskStatus as S;
+        for s in [S::Completed, S::Skipped] {
+            for c in ["task done", "task fail", "task release", "task skip"] {
+                assert!(!applies(c, s), "{c} on {s}");
+            }
+            assert!(applies("pager", s));
+        }
+        assert!(applies("task done", S::InProgress) && applies("task release", S::InProgress));
+        assert!(!applies("task done", S::Pending) && applies("task skip", S::Pending));
+        assert!(applies("task skip", S::Failed) && !applies("task fail", S::Failed));
     }
 }
