@@ -313,6 +313,16 @@ fn the_control_room_in_a_real_terminal() {
     assert!(dir.path().join(".workflow/demo/channel.jsonl").exists());
 }
 
+/// Stops every instance of the test's state dir when dropped, whatever
+/// happened in the test.
+struct StopAll<'a>(&'a Path);
+
+impl Drop for StopAll<'_> {
+    fn drop(&mut self) {
+        let _ = awtui(self.0, &["stop", "--all"]);
+    }
+}
+
 /// `awtui <args>` in `dir` with the test's own state dir.
 fn awtui(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_awtui"))
@@ -336,14 +346,7 @@ fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches(
         "{}",
         String::from_utf8_lossy(&started.stderr)
     );
-    // Whatever happens below, the background instance is stopped.
-    struct Stop<'a>(&'a Path);
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            let _ = awtui(self.0, &["stop", "--all"]);
-        }
-    }
-    let _stop = Stop(d);
+    let _stop = StopAll(d);
     let exit_file = d.join("exit-code");
     let script = format!(
         "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' attach; echo $? > '{}'",
@@ -411,14 +414,7 @@ fn detaching_from_an_open_workflow_leaves_the_instance_running() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (tmux, exit_file) = open_demo(d, "handover");
-    // Whatever happens below, the background instance is stopped.
-    struct Stop<'a>(&'a Path);
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            let _ = awtui(self.0, &["stop", "--all"]);
-        }
-    }
-    let _stop = Stop(d);
+    let _stop = StopAll(d);
     tmux.wait_for("the demo's last answer", |s| {
         s.contains("the review is done")
     });
@@ -460,13 +456,7 @@ fn detaching_during_a_turn_lets_it_finish_once() {
         "agents:\n  slow:\n    command: ./slow.sh\n    timeout: 10m\nkickoff: \"@slow work\"\n",
     )
     .unwrap();
-    struct Stop<'a>(&'a Path);
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            let _ = awtui(self.0, &["stop", "--all"]);
-        }
-    }
-    let _stop = Stop(d);
+    let _stop = StopAll(d);
     let exit_file = d.join("exit-code");
     let script = format!(
         "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' slow.yaml; echo $? > '{}'",
@@ -533,13 +523,7 @@ fn stopping_this_instance_from_an_attached_screen_says_stopped() {
         "{}",
         String::from_utf8_lossy(&started.stderr)
     );
-    struct Stop<'a>(&'a Path);
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            let _ = awtui(self.0, &["stop", "--all"]);
-        }
-    }
-    let _stop = Stop(d);
+    let _stop = StopAll(d);
     let exit_file = d.join("exit-code");
     let script = format!(
         "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' attach; echo $? > '{}'",
@@ -592,13 +576,7 @@ fn the_home_list_jumps_to_a_help_request_stops_an_instance_and_quits_leaving_the
     let d = dir.path();
     copy_demo(d);
     write_help_workflow(d);
-    struct Stop<'a>(&'a Path);
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            let _ = awtui(self.0, &["stop", "--all"]);
-        }
-    }
-    let _stop = Stop(d);
+    let _stop = StopAll(d);
     for (file, name) in [("demo.yaml", "first"), ("help.yaml", "second")] {
         let started = awtui(d, &["start", file, "--background", "--instance", name]);
         assert!(
@@ -678,13 +656,7 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     write_help_workflow(d);
     std::fs::create_dir_all(d.join("config/awtui")).unwrap();
     std::fs::write(d.join("config/awtui/config.toml"), config).unwrap();
-    struct Stop<'a>(&'a Path);
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            let _ = awtui(self.0, &["stop", "--all"]);
-        }
-    }
-    let _stop = Stop(d);
+    let _stop = StopAll(d);
     let started = awtui(
         d,
         &["start", "demo.yaml", "--background", "--instance", "first"],

@@ -844,6 +844,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `a.ask` for a call without a tool-use id or context, from a CLI
+    /// that never stops waiting.
+    async fn asked(a: &Approvals, agent: &str, tool: &str, input: Value) -> Decision {
+        a.ask(agent, tool, input, None, None, std::future::pending())
+            .await
+    }
+
     async fn until_pending(a: &Approvals, n: usize) -> Vec<Request> {
         for _ in 0..400 {
             let p = a.pending();
@@ -861,17 +868,7 @@ mod tests {
         let mut events = a.subscribe();
         let asking = {
             let a = a.clone();
-            tokio::spawn(async move {
-                a.ask(
-                    "coder",
-                    "Bash",
-                    json!({"command": "ls"}),
-                    None,
-                    None,
-                    std::future::pending(),
-                )
-                .await
-            })
+            tokio::spawn(async move { asked(&a, "coder", "Bash", json!({"command": "ls"})).await })
         };
         let pending = until_pending(&a, 1).await;
         assert_eq!(pending[0].subject(), "ls");
@@ -986,16 +983,7 @@ mod tests {
         );
         a.set_rules(rules);
         let mark = a.next_id();
-        let d = a
-            .ask(
-                "coder",
-                "Bash",
-                json!({"command": "rm x"}),
-                None,
-                None,
-                std::future::pending(),
-            )
-            .await;
+        let d = asked(&a, "coder", "Bash", json!({"command": "rm x"})).await;
         assert_eq!(d.verdict, Verdict::Deny);
         assert_eq!(a.denied_since("coder", mark).len(), 1);
         assert!(a.denied_since("coder", mark + 1).is_empty());
@@ -1007,17 +995,9 @@ mod tests {
         let a = Approvals::default();
         let asking = {
             let a = a.clone();
-            tokio::spawn(async move {
-                a.ask(
-                    "coder",
-                    "Write",
-                    json!({"file_path": "x"}),
-                    None,
-                    None,
-                    std::future::pending(),
-                )
-                .await
-            })
+            tokio::spawn(
+                async move { asked(&a, "coder", "Write", json!({"file_path": "x"})).await },
+            )
         };
         let id = until_pending(&a, 1).await[0].id;
         a.decide(
@@ -1069,17 +1049,9 @@ mod tests {
         let a = Approvals::default();
         let ask = |a: &Approvals| {
             let a = a.clone();
-            tokio::spawn(async move {
-                a.ask(
-                    "coder",
-                    "Bash",
-                    json!({"command": "make"}),
-                    None,
-                    None,
-                    std::future::pending(),
-                )
-                .await
-            })
+            tokio::spawn(
+                async move { asked(&a, "coder", "Bash", json!({"command": "make"})).await },
+            )
         };
         let first = ask(&a);
         let id = until_pending(&a, 1).await[0].id;
@@ -1114,16 +1086,7 @@ mod tests {
     async fn nobody_answering_denies_after_the_timeout() {
         let a = Approvals::default();
         a.set_timeout(Duration::from_millis(100));
-        let d = a
-            .ask(
-                "coder",
-                "Bash",
-                json!({"command": "ls"}),
-                None,
-                None,
-                std::future::pending(),
-            )
-            .await;
+        let d = asked(&a, "coder", "Bash", json!({"command": "ls"})).await;
         assert_eq!(d.verdict, Verdict::Deny);
         assert_eq!(d.by, BY_TIMEOUT);
         assert!(
@@ -1139,17 +1102,7 @@ mod tests {
         let a = Approvals::default();
         let asking = {
             let a = a.clone();
-            tokio::spawn(async move {
-                a.ask(
-                    "coder",
-                    "Bash",
-                    json!({"command": "ls"}),
-                    None,
-                    None,
-                    std::future::pending(),
-                )
-                .await
-            })
+            tokio::spawn(async move { asked(&a, "coder", "Bash", json!({"command": "ls"})).await })
         };
         until_pending(&a, 1).await;
         asking.abort();
@@ -1164,17 +1117,9 @@ mod tests {
             let (a, _) = Approvals::open(&dir.path().join("approvals.jsonl"), None).unwrap();
             let first = {
                 let a = a.clone();
-                tokio::spawn(async move {
-                    a.ask(
-                        "coder",
-                        "Bash",
-                        json!({"command": "make"}),
-                        None,
-                        None,
-                        std::future::pending(),
-                    )
-                    .await
-                })
+                tokio::spawn(
+                    async move { asked(&a, "coder", "Bash", json!({"command": "make"})).await },
+                )
             };
             let id = until_pending(&a, 1).await[0].id;
             a.decide(
@@ -1191,17 +1136,9 @@ mod tests {
             // Left waiting: the "crash" below (a forgotten hub) never answers.
             let left = {
                 let a = a.clone();
-                tokio::spawn(async move {
-                    a.ask(
-                        "coder",
-                        "Write",
-                        json!({"file_path": "y"}),
-                        None,
-                        None,
-                        std::future::pending(),
-                    )
-                    .await
-                })
+                tokio::spawn(
+                    async move { asked(&a, "coder", "Write", json!({"file_path": "y"})).await },
+                )
             };
             until_pending(&a, 1).await;
             std::mem::forget(left);
@@ -1213,16 +1150,7 @@ mod tests {
         assert_eq!(reopened.closed[0].id, 2);
         assert_eq!(reopened.closed[0].verdict, Verdict::Deny);
         assert_eq!(a.standing().len(), 1);
-        let d = a
-            .ask(
-                "coder",
-                "Bash",
-                json!({"command": "make"}),
-                None,
-                None,
-                std::future::pending(),
-            )
-            .await;
+        let d = asked(&a, "coder", "Bash", json!({"command": "make"})).await;
         assert_eq!((d.verdict, d.id), (Verdict::Allow, 3));
         // A third opening finds nothing left open.
         drop(a);

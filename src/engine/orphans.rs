@@ -67,11 +67,15 @@ pub fn reap(state_root: &Path, agents: &[String]) -> Vec<String> {
 mod tests {
     use super::*;
 
-    /// Until the child has exec'd, /proc shows the test's own environment.
+    /// Until the child has exec'd, /proc shows the test's own environment;
+    /// `setsid` then execs `sleep` (while it does, its environment cannot
+    /// be read): wait until `sleep` runs with the marker.
     fn wait_for_exec(pid: u32, marker: &str) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !std::fs::read(format!("/proc/{pid}/environ"))
+        while !(std::fs::read(format!("/proc/{pid}/environ"))
             .is_ok_and(|e| String::from_utf8_lossy(&e).contains(marker))
+            && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "sleep"))
         {
             assert!(std::time::Instant::now() < deadline, "{pid} never started");
             std::thread::sleep(std::time::Duration::from_millis(10));
