@@ -5,17 +5,28 @@ colour sequences) into a PNG, cell by cell, with DejaVu Sans Mono.
     python3 scripts/ansi2png.py capture.ans out.png --cols 120 --rows 40
 
 Needs Pillow (`pip install pillow`) and the DejaVu fonts
-(`apt-get install fonts-dejavu-core`). Only SGR sequences are read (colours,
-bold, dim, italic, underline, reverse); anything else is dropped.
+(`apt-get install fonts-dejavu-core`); emoji and other symbols DejaVu lacks
+are drawn with Symbola and CJK with Noto Sans CJK when installed
+(`apt-get install fonts-symbola fonts-noto-cjk`). A wide character (CJK,
+most emoji) takes two cells, as in the terminal, so the rest of its row
+stays in place. Only SGR sequences are read (colours, bold, dim, italic,
+underline, reverse); anything else is dropped.
 """
 
 import argparse
 import re
 import sys
+import unicodedata
 
 from PIL import Image, ImageDraw, ImageFont
 
-FONT_DIRS = ["/usr/share/fonts/truetype/dejavu/"]
+FONT_DIRS = [
+    "/usr/share/fonts/truetype/dejavu/",
+    "/usr/share/fonts/truetype/ancient-scripts/",
+    "/usr/share/fonts/opentype/noto/",
+]
+# The cell after a wide character: drawn over by it, never on its own.
+WIDE_TAIL = ""
 BG = (30, 31, 41)
 FG = (216, 222, 233)
 BASE16 = [
@@ -37,13 +48,20 @@ def color256(n):
     return (v, v, v)
 
 
-def font(name, size):
+def font(name, size, required=True):
     for d in FONT_DIRS:
         try:
             return ImageFont.truetype(d + name, size)
         except OSError:
             continue
-    sys.exit(f"font {name} not found (apt-get install fonts-dejavu-core)")
+    if required:
+        sys.exit(f"font {name} not found (apt-get install fonts-dejavu-core)")
+    return None
+
+
+def wide(ch):
+    """Whether a terminal gives `ch` two cells."""
+    return unicodedata.east_asian_width(ch) in ("W", "F")
 
 
 SGR = re.compile(r"\x1b\[([0-9;:]*)m")
@@ -75,6 +93,8 @@ def parse(text, cols, rows):
             if state["dim"]:
                 fg = tuple((c + b) // 2 for c, b in zip(fg, bg))
             row.append((ch, fg, bg, state["bold"], state["italic"], state["ul"]))
+            if wide(ch):
+                row.append((WIDE_TAIL, fg, bg, False, False, False))
         row = row[:cols]
         row += [(" ", FG, BG, False, False, False)] * (cols - len(row))
         grid.append(row)
@@ -135,7 +155,16 @@ def render(grid, out, size=15):
     regular = font("DejaVuSansMono.ttf", size)
     bold = font("DejaVuSansMono-Bold.ttf", size)
     oblique = font("DejaVuSansMono-Oblique.ttf", size)
-    fallback = font("DejaVuSans.ttf", size)
+    # Tried in order for a glyph the monospace font lacks.
+    fallbacks = [
+        f
+        for f in (
+            font("DejaVuSans.ttf", size),
+            font("Symbola_hint.ttf", size, required=False),
+            font("NotoSansCJK-Regular.ttc", size, required=False),
+        )
+        if f is not None
+    ]
     cw = round(regular.getlength("M"))
     ascent, descent = regular.getmetrics()
     ch_h = ascent + descent + 2
@@ -148,14 +177,14 @@ def render(grid, out, size=15):
             px, py = pad + x * cw, pad + y * ch_h
             if bg != BG:
                 d.rectangle([px, py, px + cw - 1, py + ch_h - 1], fill=bg)
-            if ch == " ":
+            if ch in (" ", WIDE_TAIL):
                 continue
             if "\u2500" <= ch <= "\u257f":
                 box(d, ch, px, py, cw, ch_h, fg)
                 continue
             f = bold if b else oblique if it else regular
             if not has_glyph(f, ch):
-                f = fallback
+                f = next((g for g in fallbacks if has_glyph(g, ch)), fallbacks[0])
             d.text((px, py + 1), ch, font=f, fill=fg)
             if ul:
                 d.line([px, py + ch_h - 2, px + cw - 1, py + ch_h - 2], fill=fg)

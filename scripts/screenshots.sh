@@ -22,7 +22,10 @@ set -as terminal-features ",*:RGB"
 CONF
 t() { tmux -L "$sock" -f "$work/tmux.conf" "$@"; }
 t new-session -d -s shots -x 120 -y 40 \
-  "cd '$work' && XDG_CONFIG_HOME='$work/config' COLORTERM=truecolor '$bin' demo.yaml"
+  "cd '$work' && XDG_CONFIG_HOME='$work/config' AWTUI_STATE_DIR='$work/state' COLORTERM=truecolor '$bin' demo.yaml"
+
+# The pane stays when awtui leaves, so the home screen can follow it.
+t set-option -t shots remain-on-exit on >/dev/null
 
 wait_for() {
   for _ in $(seq 1 200); do
@@ -75,8 +78,21 @@ printf '\n## Note from another editor\nRemember the README.\n' >> "$work/.workfl
 wait_for "while you edit"
 shot conflict
 
-# Leave: keep both versions, save, quit.
+# Leave: keep both versions, save, and detach: the instance keeps running.
 keys b; keys C-s; sleep 0.5; keys Escape; sleep 0.3; keys q
+wait_for "(y/d/n)"
+keys d
 sleep 1
-if t capture-pane -p -t shots | grep -qF "(y/n)"; then keys y; fi
-sleep 2
+
+# Home: every running instance, then the attention list across them.
+t respawn-pane -k -t shots \
+  "cd '$work' && XDG_CONFIG_HOME='$work/config' AWTUI_STATE_DIR='$work/state' COLORTERM=truecolor '$bin'"
+wait_for "demo"
+sleep 1
+shot home
+keys a
+sleep 1
+shot attention
+keys q
+sleep 1
+(cd "$work" && AWTUI_STATE_DIR="$work/state" "$bin" stop --all >/dev/null 2>&1) || true
