@@ -437,3 +437,24 @@ fn question_mark_shows_the_home_screens_keys() {
     assert_eq!(h.help, None);
     assert!(!draw(&h, 120, 40).contains("[instances]"));
 }
+
+/// The home screen's hint line is drawn like an instance's: keys in the
+/// mention colour, what they do dimmed (it used to be one dim string).
+#[test]
+fn home_hints_look_like_an_instances() {
+    let home = home();
+    let theme = Config::defaults().theme;
+    let area = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let mut buf = Buffer::empty(area);
+    awtui::tui::home::view::render(&home, &theme, area, &mut buf);
+    let row = (0..40)
+        .find(|y| {
+            (0..120)
+                .map(|x| buf[(x, *y)].symbol().to_string())
+                .collect::<String>()
+                .starts_with("enter open")
+        })
+        .expect("the hint line");
+    assert_eq!(buf[(0, row)].fg, theme.mention, "the key");
+    assert_ne!(buf[(6, row)].fg, theme.mention, "what it does");
+}

@@ -523,6 +523,22 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
             }
         }
     }
+    buf.set_line(
+        area.x,
+        area.y,
+        &hint_line(hints, t, area.width as usize),
+        area.width,
+    );
+}
+
+/// A line of key hints `(key, what it does, kept first when space is
+/// short)`, keys in the mention colour and what they do dimmed: one style
+/// for the instance's screen and the home screen.
+pub fn hint_line(
+    hints: Vec<(String, String, bool)>,
+    t: &crate::tui::theme::Theme,
+    room: usize,
+) -> Line<'static> {
     let widths: Vec<usize> = hints
         .iter()
         .map(|(k, what, _)| width(k) + 1 + width(what) + 2)
@@ -530,7 +546,7 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
     let shown = fit_hints(
         &hints.iter().map(|h| h.2).collect::<Vec<_>>(),
         &widths,
-        area.width as usize,
+        room,
     );
     let mut spans = Vec::new();
     for (i, (key, what, _)) in hints.into_iter().enumerate() {
@@ -539,7 +555,7 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
             spans.push(Span::styled(format!(" {what}  "), t.dimmed()));
         }
     }
-    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    Line::from(spans)
 }
 
 /// What Enter, Tab, Up/Down and Esc do in the command bar now: typing a

@@ -110,16 +110,32 @@ pub fn render(home: &Home, theme: &Theme, area: Rect, buf: &mut Buffer) {
         truncate(&text, w)
     };
     Paragraph::new(Line::from(Span::styled(text, style))).render(bottom, buf);
-    let keys = match home.view {
-        _ if home.help.is_some() => "j/k scroll · esc closes the help",
-        HomeView::List => "enter open · s stop · n new · ! attention · j/k move · ? help · q quit",
-        HomeView::Attention => "enter jump to it · ! or esc list · j/k move · ? help · q quit",
+    // The same style as an instance's hint line (keys coloured, help and
+    // quit kept when space is short).
+    let keys: &[(&str, &str)] = match home.view {
+        _ if home.help.is_some() => &[("j/k", "scroll"), ("esc", "close the help")],
+        HomeView::List => &[
+            ("enter", "open"),
+            ("s", "stop"),
+            ("n", "new"),
+            ("!", "attention"),
+            ("j/k", "move"),
+            ("?", "help"),
+            ("q", "quit"),
+        ],
+        HomeView::Attention => &[
+            ("enter", "jump to it"),
+            ("! esc", "list"),
+            ("j/k", "move"),
+            ("?", "help"),
+            ("q", "quit"),
+        ],
     };
-    Paragraph::new(Line::from(Span::styled(
-        truncate(keys, w),
-        Style::default().fg(theme.dim),
-    )))
-    .render(hints, buf);
+    let keys = keys
+        .iter()
+        .map(|(k, what)| (k.to_string(), what.to_string(), matches!(*k, "?" | "q")))
+        .collect();
+    crate::tui::ui::hint_line(keys, theme, w).render(hints, buf);
     if let Some(mut scroll) = home.help {
         let lines = help_lines(theme);
         let frame = crate::tui::panes::overlay::Overlay {
