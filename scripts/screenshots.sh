@@ -96,3 +96,31 @@ shot attention
 keys q
 sleep 1
 (cd "$work" && AWTUI_STATE_DIR="$work/state" "$bin" stop --all >/dev/null 2>&1) || true
+
+# A team (scripts/screenshots/team.yaml) in a repository: an approval card
+# (the test suite's stand-in for Claude Code asks), the task board, and an
+# agent's diff of its worktree.
+team="$work/team"
+mkdir -p "$team/bin"
+cp scripts/screenshots/team.yaml scripts/screenshots/*.py "$team/"
+ln -s "$root/tests/fakes/fake_agent.py" "$team/bin/claude"
+printf 'import db\n' > "$team/app.py"
+(cd "$team" && git init -q -b main && git add -A \
+  && git -c user.name=you -c user.email=you@example.invalid commit -qm start)
+t respawn-pane -k -t shots \
+  "cd '$team' && PATH='$team/bin':\$PATH XDG_CONFIG_HOME='$work/config' AWTUI_STATE_DIR='$work/state' COLORTERM=truecolor '$bin' team.yaml"
+wait_for "git push origin feature/login"
+sleep 1
+shot approval
+keys y
+wait_for "approval #1: allowed"
+keys 5
+sleep 0.5
+shot tasks
+keys 1; keys j; keys d
+wait_for "schema.sql"
+shot diff
+keys Escape; sleep 0.3; keys q
+wait_for "(y/d/n)"
+keys y
+sleep 2
