@@ -20,7 +20,7 @@ use awtui::engine::{Command, Engine, EngineEvent, EngineOptions};
 use awtui::instance::registry::process_alive;
 use awtui::workflow::BackendKind;
 
-const PATIENCE: Duration = Duration::from_secs(60);
+use cli_support::PATIENCE;
 
 /// Kills, at the end of a test, the processes whose pids the agents wrote
 /// into `*.pid` files, if they are still this test's (their environment

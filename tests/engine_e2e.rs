@@ -8,14 +8,15 @@ mod llm_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
-use std::time::Duration;
 
 use awtui::agents::runner::{AgentStatus, RunMode, RunOutcome};
 use awtui::context::{ChannelEntry, ContextStore, FileStore, StoreLayout};
 use awtui::engine::{Command, Engine, EngineEvent, EngineOptions, Reply, RequestError};
 use tokio::sync::broadcast;
 
-const PATIENCE: Duration = Duration::from_secs(60);
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::PATIENCE;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

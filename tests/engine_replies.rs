@@ -4,7 +4,6 @@
 //! the other sees none of it, while both see a posted message (a fact).
 
 use std::path::Path;
-use std::time::Duration;
 
 use awtui::agents::runner::RunMode;
 use awtui::engine::{Command, Engine, EngineEvent, EngineOptions, Link, Reply, RequestError};
@@ -15,7 +14,9 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::broadcast;
 
-const PATIENCE: Duration = Duration::from_secs(20);
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::PATIENCE;
 
 /// What A's document holds: must never reach B.
 const SECRET: &str = "only-for-A-4711";

@@ -9,6 +9,14 @@ use awtui::engine::{EngineEvent, watch};
 use awtui::mcp::{DocumentChange, SharedContext};
 use tokio::sync::broadcast;
 
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::PATIENCE;
+
+/// How long a test listens for a report that must not come: short on
+/// purpose, as it is paid in full each time the test passes.
+const QUIET: Duration = Duration::from_secs(3);
+
 fn layout() -> StoreLayout {
     StoreLayout {
         channel: "channel.md".into(),
@@ -18,8 +26,12 @@ fn layout() -> StoreLayout {
     }
 }
 
-async fn next_document(rx: &mut broadcast::Receiver<EngineEvent>) -> Option<EngineEvent> {
-    tokio::time::timeout(Duration::from_secs(3), async {
+/// The next document change, or `None` after `within`.
+async fn document_within(
+    rx: &mut broadcast::Receiver<EngineEvent>,
+    within: Duration,
+) -> Option<EngineEvent> {
+    tokio::time::timeout(within, async {
         loop {
             match rx.recv().await {
                 Ok(e @ EngineEvent::Document { .. }) => return Some(e),
@@ -33,6 +45,28 @@ async fn next_document(rx: &mut broadcast::Receiver<EngineEvent>) -> Option<Engi
     .flatten()
 }
 
+/// The next document change, or `None` after [`PATIENCE`].
+async fn next_document(rx: &mut broadcast::Receiver<EngineEvent>) -> Option<EngineEvent> {
+    document_within(rx, PATIENCE).await
+}
+
+/// Proves the watcher is at work: a probe document moved into the folder
+/// from outside (in one step, so it is one change) is reported.
+async fn probe(dir: &std::path::Path, rx: &mut broadcast::Receiver<EngineEvent>) {
+    let hidden = dir.join(".probe.tmp");
+    std::fs::write(&hidden, "probe\n").unwrap();
+    std::fs::rename(&hidden, dir.join("probe.md")).unwrap();
+    match next_document(rx).await {
+        Some(EngineEvent::Document { path, change, .. }) => {
+            assert_eq!(
+                (path.as_str(), change),
+                ("probe.md", DocumentChange::Created)
+            );
+        }
+        other => panic!("expected the probe, got {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn outside_edits_are_reported_own_writes_are_not() {
     let dir = tempfile::tempdir().unwrap();
@@ -40,7 +74,7 @@ async fn outside_edits_are_reported_own_writes_are_not() {
     let context = SharedContext::new(Box::new(store));
     let (events, mut rx) = broadcast::channel(64);
     let _watch = watch::spawn(context.clone(), events).expect("watcher starts");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    probe(dir.path(), &mut rx).await;
 
     // The engine's own writes are not reported as outside edits, nor are
     // channel files.
@@ -49,7 +83,7 @@ async fn outside_edits_are_reported_own_writes_are_not() {
         .unwrap();
     context.append("user", "hello").unwrap();
     assert!(
-        next_document(&mut rx).await.is_none(),
+        document_within(&mut rx, QUIET).await.is_none(),
         "own writes are not outside edits"
     );
 
@@ -114,7 +148,7 @@ async fn a_burst_of_files_is_bounded_work_and_later_edits_are_still_seen() {
     std::fs::write(dir.path().join("notes.md"), "after the burst\n").unwrap();
 
     let (mut reported, mut notices) = (0, 0);
-    let seen_edit = tokio::time::timeout(Duration::from_secs(60), async {
+    let seen_edit = tokio::time::timeout(PATIENCE, async {
         loop {
             match rx.recv().await {
                 Ok(EngineEvent::Document { path, change, .. }) if path == "notes.md" => {

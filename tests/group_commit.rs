@@ -12,7 +12,9 @@ use awtui::context::store::{CursorState, Fsync, Journal, Pending, Store, SyncTar
 use awtui::context::{ChannelEntry, ContextError, ContextStore, FileStore, StoreLayout};
 use awtui::mcp::{ContextEvent, SharedContext};
 
-const PATIENCE: Duration = Duration::from_secs(20);
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::PATIENCE;
 
 fn layout() -> StoreLayout {
     StoreLayout {

@@ -3,13 +3,14 @@
 //! test creates only after it saw the chunk in the channel.
 
 use std::path::Path;
-use std::time::Duration;
 
 use awtui::agents::runner::RunMode;
 use awtui::engine::{Command, Engine, EngineEvent, EngineOptions, Reply};
 use tokio::sync::broadcast;
 
-const PATIENCE: Duration = Duration::from_secs(20);
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::PATIENCE;
 
 fn workflow(dir: &Path) -> String {
     format!(

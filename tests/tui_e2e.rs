@@ -12,6 +12,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use cli_support::PATIENCE;
+
+/// What the session's shell prints once awtui has exited and its exit code
+/// is in the file: seen on screen, it also proves tmux has taken in
+/// everything awtui wrote before.
+const EXITED: &str = "e2e: awtui exited";
+
 struct Tmux {
     socket: String,
 }
@@ -29,20 +36,48 @@ impl Tmux {
         String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
     }
 
+    /// The main screen while awtui shows its alternate one (empty when
+    /// the alternate screen is off).
+    fn capture_main(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-a", "-t", "e2e"]).stdout)
+            .into_owned()
+    }
+
+    /// The screen and up to 100 lines of history, wrapped lines joined.
+    fn capture_history(&self) -> String {
+        let out = self.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Sends keys. Keys are read in order, so the next ones need no wait;
+    /// only Escape does (see [`Tmux::escape`]).
     fn keys(&self, keys: &[&str]) {
+        assert!(!keys.contains(&"Escape"), "use Tmux::escape");
         let mut args = vec!["send-keys", "-t", "e2e"];
         args.extend_from_slice(keys);
         self.cmd(&args);
-        std::thread::sleep(Duration::from_millis(150));
     }
 
     fn text(&self, text: &str) {
         self.cmd(&["send-keys", "-t", "e2e", "-l", text]);
-        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    /// Sends Escape and waits until the screen shows `what` it did: an
+    /// Escape still unread when the next key comes is read with it as one
+    /// Alt-key.
+    fn escape(&self, what: &str, done: impl Fn(&str) -> bool) {
+        self.cmd(&["send-keys", "-t", "e2e", "Escape"]);
+        self.wait_for(what, done);
+    }
+
+    /// Escape out of the command bar: emptied and unfocused, it shows its
+    /// placeholder again.
+    fn leave_bar(&self) {
+        self.escape("the bar left", |s| s.contains("› type to post"));
     }
 
     fn wait_for(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + PATIENCE;
         loop {
             let screen = self.capture();
             if f(&screen) {
@@ -91,17 +126,23 @@ fn require_tmux() {
 /// receives the exit code.
 fn open_demo(dir: &Path, name: &str) -> (Tmux, PathBuf) {
     copy_demo(dir);
+    run_awtui(name, dir, "PAGER=cat AWTUI_DEMO_PAUSE=0", "demo.yaml")
+}
+
+/// A fresh tmux server running `awtui <args>` in `dir` with `env` (shell
+/// assignments) and the test's own config and state dirs; returns it and
+/// the file that receives the exit code (see [`wait_exit`]).
+fn run_awtui(name: &str, dir: &Path, env: &str, args: &str) -> (Tmux, PathBuf) {
     let exit_file = dir.join("exit-code");
-    let bin = env!("CARGO_BIN_EXE_awtui");
     let script = format!(
-        "cd '{}' && PAGER=cat AWTUI_DEMO_PAUSE=0 XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{bin}' demo.yaml; echo $? > '{}'",
+        "cd '{}' && {env} XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' {args}; echo $? > '{}'; echo '{EXITED}'",
         dir.display(),
         dir.join("config").display(),
         dir.join("state").display(),
+        env!("CARGO_BIN_EXE_awtui"),
         exit_file.display()
     );
-    let tmux = session(name, &script);
-    (tmux, exit_file)
+    (session(name, &script), exit_file)
 }
 
 /// A fresh tmux server running `script` in a 120×40 session `e2e` that
@@ -132,21 +173,28 @@ fn session(name: &str, script: &str) -> Tmux {
     tmux
 }
 
+/// Waits until awtui has exited (the shell's [`EXITED`] line is on
+/// screen); its exit code.
 fn wait_exit(tmux: &Tmux, exit_file: &Path) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !exit_file.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "no exit; screen:\n{}",
-            tmux.capture()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(100));
+    tmux.wait_for("awtui to exit", |_| tmux.capture_history().contains(EXITED));
     std::fs::read_to_string(exit_file)
         .unwrap()
         .trim()
         .to_string()
+}
+
+/// Quits with `q`, answering yes if asked (something still works); the
+/// exit code.
+fn quit_answering_yes(tmux: &Tmux, exit_file: &Path) -> String {
+    tmux.keys(&["q"]);
+    let asked = |s: &str| s.contains("(y/");
+    tmux.wait_for("the question or the exit", |s| {
+        asked(s) || tmux.capture_history().contains(EXITED)
+    });
+    if asked(&tmux.capture()) {
+        tmux.keys(&["y"]);
+    }
+    wait_exit(tmux, exit_file)
 }
 
 fn alternate_screen_on(tmux: &Tmux) -> String {
@@ -199,7 +247,7 @@ fn a_hang_up_stops_the_instance_cleanly() {
     let pid = awtui_pid(&tmux);
     // Closing the terminal sends SIGHUP; writes to it fail from then on.
     tmux.cmd(&["kill-server"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + PATIENCE;
     while Path::new(&format!("/proc/{pid}")).exists() {
         assert!(Instant::now() < deadline, "awtui still runs after SIGHUP");
         std::thread::sleep(Duration::from_millis(100));
@@ -240,19 +288,20 @@ fn the_control_room_in_a_real_terminal() {
 
     // Open a message in $PAGER (cat here): the screen is suspended and
     // comes back, and keys still work afterwards.
-    tmux.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    tmux.leave_bar();
     tmux.keys(&["2"]);
     tmux.keys(&["k"]);
     tmux.keys(&["o"]);
-    std::thread::sleep(Duration::from_millis(500));
+    // cat printed the message on the (until then empty) main screen, and
+    // the control room is back on the alternate one.
     tmux.wait_for("the screen back after the pager", |s| {
-        s.contains("Channel") && s.contains("Agents")
+        s.contains("Channel")
+            && s.contains("Agents")
+            && alternate_screen_on(&tmux) == "1"
+            && !tmux.capture_main().trim().is_empty()
     });
 
     // Stop the coder from the Agents pane.
-    tmux.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
     tmux.keys(&["1"]);
     tmux.keys(&["j"]);
     tmux.keys(&["s"]);
@@ -271,25 +320,13 @@ fn the_control_room_in_a_real_terminal() {
     tmux.wait_for("the save", |s| s.contains("saved notes.md"));
     let notes = std::fs::read_to_string(dir.path().join(".workflow/demo/notes.md")).unwrap();
     assert!(notes.starts_with("E2E was here. # Plan"), "{notes}");
-    tmux.keys(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    tmux.escape("the editor left", |s| {
+        !s.contains("editing notes.md") && s.lines().last().is_some_and(|l| l.contains("e edit"))
+    });
 
     // Quit (answering yes if something still works).
-    tmux.keys(&["q"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !exit_file.exists() {
-        if tmux.capture().contains("(y/") {
-            tmux.keys(&["y"]);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no exit; screen:\n{}",
-            tmux.capture()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
     assert_eq!(
-        wait_exit(&tmux, &exit_file),
+        quit_answering_yes(&tmux, &exit_file),
         "0",
         "screen:\n{}",
         tmux.capture()
@@ -299,8 +336,7 @@ fn the_control_room_in_a_real_terminal() {
         "0",
         "the alternate screen is left"
     );
-    let out = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
-    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    let screen = tmux.capture_history();
     assert!(
         screen.contains("instance 'demo' stopped"),
         "the main screen is back: {screen}"
@@ -347,16 +383,7 @@ fn attach_opens_the_control_room_on_a_background_instance_and_quitting_detaches(
         String::from_utf8_lossy(&started.stderr)
     );
     let _stop = StopAll(d);
-    let exit_file = d.join("exit-code");
-    let script = format!(
-        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' attach; echo $? > '{}'",
-        d.display(),
-        d.join("config").display(),
-        d.join("state").display(),
-        env!("CARGO_BIN_EXE_awtui"),
-        exit_file.display()
-    );
-    let tmux = session("attach", &script);
+    let (tmux, exit_file) = run_awtui("attach", d, "", "attach");
     tmux.wait_for("the reviewer's answer in the attached screen", |s| {
         s.contains("the review is done")
     });
@@ -422,8 +449,7 @@ fn detaching_from_an_open_workflow_leaves_the_instance_running() {
     tmux.wait_for("the stop-or-detach question", |s| s.contains("(y/d/n)"));
     tmux.keys(&["d"]);
     assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
-    let out = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
-    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    let screen = tmux.capture_history();
     assert!(screen.contains("detached; @demo keeps running"), "{screen}");
     assert!(!screen.contains("stopped; its context"), "{screen}");
     let list = awtui(d, &["list"]);
@@ -457,18 +483,9 @@ fn detaching_during_a_turn_lets_it_finish_once() {
     )
     .unwrap();
     let _stop = StopAll(d);
-    let exit_file = d.join("exit-code");
-    let script = format!(
-        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' slow.yaml; echo $? > '{}'",
-        d.display(),
-        d.join("config").display(),
-        d.join("state").display(),
-        env!("CARGO_BIN_EXE_awtui"),
-        exit_file.display()
-    );
-    let tmux = session("midturn", &script);
+    let (tmux, exit_file) = run_awtui("midturn", d, "", "slow.yaml");
     let turns = || std::fs::read_to_string(d.join("turns.log")).unwrap_or_default();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + PATIENCE;
     while turns().is_empty() {
         assert!(
             Instant::now() < deadline,
@@ -483,7 +500,7 @@ fn detaching_during_a_turn_lets_it_finish_once() {
     tmux.keys(&["d"]);
     assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
     std::fs::write(d.join("go"), "").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + PATIENCE;
     while !turns().contains("end") {
         assert!(
             Instant::now() < deadline,
@@ -493,7 +510,7 @@ fn detaching_during_a_turn_lets_it_finish_once() {
         std::thread::sleep(Duration::from_millis(50));
     }
     // Its answer is in the channel once: the turn was not run again.
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + PATIENCE;
     loop {
         let channel =
             std::fs::read_to_string(d.join(".workflow/slow/channel.jsonl")).unwrap_or_default();
@@ -524,24 +541,14 @@ fn stopping_this_instance_from_an_attached_screen_says_stopped() {
         String::from_utf8_lossy(&started.stderr)
     );
     let _stop = StopAll(d);
-    let exit_file = d.join("exit-code");
-    let script = format!(
-        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' attach; echo $? > '{}'",
-        d.display(),
-        d.join("config").display(),
-        d.join("state").display(),
-        env!("CARGO_BIN_EXE_awtui"),
-        exit_file.display()
-    );
-    let tmux = session("stopthis", &script);
+    let (tmux, exit_file) = run_awtui("stopthis", d, "", "attach");
     tmux.wait_for("the attached screen", |s| s.contains("the review is done"));
     tmux.keys(&[":"]);
     tmux.keys(&["C-u"]);
     tmux.text("/stop @demo");
     tmux.keys(&["Enter"]);
     assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
-    let out = tmux.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
-    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    let screen = tmux.capture_history();
     assert!(screen.contains("@demo stopped"), "{screen}");
     assert!(!screen.contains("keeps running"), "{screen}");
     let list = awtui(d, &["list"]);
@@ -585,16 +592,7 @@ fn the_home_list_jumps_to_a_help_request_stops_an_instance_and_quits_leaving_the
             String::from_utf8_lossy(&started.stderr)
         );
     }
-    let exit_file = d.join("exit-code");
-    let script = format!(
-        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}'; echo $? > '{}'",
-        d.display(),
-        d.join("config").display(),
-        d.join("state").display(),
-        env!("CARGO_BIN_EXE_awtui"),
-        exit_file.display()
-    );
-    let tmux = session("home", &script);
+    let (tmux, exit_file) = run_awtui("home", d, "", "");
     tmux.wait_for("both instances in the list", |s| {
         s.contains("@first") && s.contains("@second")
     });
@@ -663,7 +661,7 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     );
     assert!(started.status.success());
     // The demo's last message (to @user) is in before the screen opens.
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + PATIENCE;
     loop {
         let peek = awtui(d, &["peek", "--to", "user@first"]);
         if String::from_utf8_lossy(&peek.stdout).contains("the review is done") {
@@ -672,16 +670,7 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
         assert!(Instant::now() < deadline, "the demo did not finish");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let exit_file = d.join("exit-code");
-    let script = format!(
-        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}'; echo $? > '{}'",
-        d.display(),
-        d.join("config").display(),
-        d.join("state").display(),
-        env!("CARGO_BIN_EXE_awtui"),
-        exit_file.display()
-    );
-    let tmux = session("bell", &script);
+    let (tmux, exit_file) = run_awtui("bell", d, "", "");
     let mark = d.join("bell-rang");
     tmux.cmd(&["set-option", "-g", "monitor-bell", "on"]);
     tmux.cmd(&["set-option", "-g", "bell-action", "any"]);
@@ -711,7 +700,7 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     // (which would write a queued alert itself).
     let mut rang_inside = false;
     if inside {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + PATIENCE;
         while !mark.exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -721,8 +710,10 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     tmux.wait_for("the second instance's HELP_REQUEST counted", |s| {
         s.contains("@second") && s.contains("2 need attention")
     });
-    // The alert is written in the same poll that showed the count.
-    let deadline = Instant::now() + Duration::from_secs(2);
+    // The alert is written in the same poll that showed the count: a short
+    // bound on purpose, since with the bell off this waits for nothing.
+    const SAME_POLL: Duration = Duration::from_secs(2);
+    let deadline = Instant::now() + SAME_POLL;
     while !mark.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -780,16 +771,7 @@ fn the_approval_card_and_its_keys_in_a_real_terminal() {
     )
     .unwrap();
     let answers = || std::fs::read_to_string(&log).unwrap_or_default();
-    let exit_file = d.join("exit-code");
-    let script = format!(
-        "cd '{}' && XDG_CONFIG_HOME='{}' AWTUI_STATE_DIR='{}' '{}' cc.yaml; echo $? > '{}'",
-        d.display(),
-        d.join("config").display(),
-        d.join("state").display(),
-        env!("CARGO_BIN_EXE_awtui"),
-        exit_file.display()
-    );
-    let tmux = session("approve", &script);
+    let (tmux, exit_file) = run_awtui("approve", d, "", "cc.yaml");
     let card =
         |id: u32| move |s: &str| s.contains(&format!("approval #{id}")) && s.contains("$ git push");
     let s = tmux.wait_for("the first card", card(1));
@@ -810,7 +792,7 @@ fn the_approval_card_and_its_keys_in_a_real_terminal() {
     tmux.keys(&["i"]);
     tmux.text("@cc again");
     tmux.keys(&["Enter"]);
-    tmux.keys(&["Escape"]);
+    tmux.leave_bar();
     tmux.wait_for("the second card", card(2));
     tmux.keys(&["n"]);
     tmux.wait_for("the deny in the bar", |s| s.contains("› /deny 2"));
@@ -826,17 +808,17 @@ fn the_approval_card_and_its_keys_in_a_real_terminal() {
     );
 
     // a: always; the next turn is answered by the rule, with no card.
-    tmux.keys(&["Escape"]);
+    tmux.leave_bar();
     tmux.keys(&["i"]);
     tmux.text("@cc once more");
     tmux.keys(&["Enter"]);
-    tmux.keys(&["Escape"]);
+    tmux.leave_bar();
     tmux.wait_for("the third card", card(3));
     tmux.keys(&["a"]);
     tmux.keys(&["i"]);
     tmux.text("@cc and again");
     tmux.keys(&["Enter"]);
-    tmux.keys(&["Escape"]);
+    tmux.leave_bar();
     tmux.wait_for("the rule's allow in the channel", |s| {
         s.contains("approval #4: allowed Bash") && s.contains("(rule Bash(git push))")
     });
@@ -854,29 +836,16 @@ fn the_approval_card_and_its_keys_in_a_real_terminal() {
     tmux.wait_for("the revoke in the channel", |s| {
         s.contains("approval rule revoked: cc Bash(git push)")
     });
-    tmux.keys(&["Escape"]);
+    tmux.leave_bar();
     let asked_before = decided.len();
     tmux.keys(&["i"]);
     tmux.text("@cc last");
     tmux.keys(&["Enter"]);
-    tmux.keys(&["Escape"]);
+    tmux.leave_bar();
     let last = asked_before + 1;
     tmux.wait_for("the last card", card(last as u32));
-    tmux.keys(&["q"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !exit_file.exists() {
-        if tmux.capture().contains("(y/") {
-            tmux.keys(&["y"]);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no exit; screen:\n{}",
-            tmux.capture()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
     assert_eq!(
-        wait_exit(&tmux, &exit_file),
+        quit_answering_yes(&tmux, &exit_file),
         "0",
         "screen:\n{}",
         tmux.capture()

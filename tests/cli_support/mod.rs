@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// Generous limit for anything a test waits for.
-pub const PATIENCE: Duration = Duration::from_secs(60);
+mod patience;
+pub use patience::PATIENCE;
 
 /// A command's exit code and output.
 #[derive(Debug)]

@@ -18,8 +18,12 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
-/// Generous limit for anything a test waits for.
-pub const PATIENCE: Duration = Duration::from_secs(30);
+// The same file as `cli_support`'s, so one value; a test that includes
+// both modules loads it twice, which is intended.
+#[allow(clippy::duplicate_mod)]
+#[path = "../cli_support/patience.rs"]
+mod patience;
+pub use patience::PATIENCE;
 
 pub fn agents() -> Vec<String> {
     vec!["coder".into(), "reviewer".into(), "qa".into()]
