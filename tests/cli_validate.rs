@@ -394,4 +394,18 @@ fn validate_points_at_each_mistake_where_it_is_written() {
         ),
         "{stderr}"
     );
+
+    // When no agent has a valid name, the warning says so (it used to end
+    // with an empty "agents: ").
+    std::fs::write(
+        &file,
+        "agents:\n  café:\n    command: sh\nkickoff: \"@café go\"\n",
+    )
+    .unwrap();
+    let (_, _, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert!(
+        stderr.contains("kickoff mentions @café, which is not an agent of this workflow; no agent of it has a valid name yet"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("agents: \n"), "{stderr}");
 }
