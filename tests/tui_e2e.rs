@@ -869,3 +869,32 @@ fn the_approval_card_and_its_keys_in_a_real_terminal() {
         "{decided:?}"
     );
 }
+
+/// A workflow whose setup fails, opened with `awtui <file>` (its host
+/// starts in the background): the failure is said in plain text as it
+/// would be in the foreground, without the host's log records, and the
+/// exit code is the failure's.
+#[test]
+fn a_failing_setup_is_said_plainly_when_opening() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("f.yaml"),
+        "agents:\n  a:\n    command: sh\nsetup:\n  - shell: \"echo broken >&2; exit 3\"\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    let (tmux, exit_file) = run_awtui("setupfail", d, "", "f.yaml");
+    assert_eq!(wait_exit(&tmux, &exit_file), "1", "{}", tmux.capture());
+    let screen = tmux.capture_history();
+    assert!(
+        screen.contains("setup step 1 failed with exit status: 3")
+            && screen.contains("broken")
+            && screen.contains("the background instance did not start"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains(" INFO "),
+        "log records on the terminal:\n{screen}"
+    );
+}

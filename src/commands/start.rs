@@ -133,8 +133,12 @@ pub fn spawn_background(
     match daemon::spawn(&child_args, &home, READY_WAIT) {
         Ok(d) => Ok(d),
         Err(daemon::DaemonError::Exited { code, output }) => {
-            if !output.trim().is_empty() {
-                errln!("{}", output.trim_end());
+            // What it said, as it would have said it in the foreground:
+            // its log's own records stay in the log.
+            let said: Vec<&str> = output.lines().filter(|l| !is_log_record(l)).collect();
+            let said = said.join("\n");
+            if !said.trim().is_empty() {
+                errln!("{}", said.trim_end());
             }
             errln!("the background instance did not start");
             Err(code
@@ -146,5 +150,39 @@ pub fn spawn_background(
             errln!("{e}");
             Err(exit::FAILED)
         }
+    }
+}
+
+/// Whether `line` is one of awtui's own log records
+/// (`2026-11-24T21:30:41.027651Z  INFO awtui::…: …`), not something the
+/// instance printed for the person.
+fn is_log_record(line: &str) -> bool {
+    let Some((stamp, rest)) = line.split_once(' ') else {
+        return false;
+    };
+    let stamp_like = stamp.len() >= 20
+        && stamp.as_bytes()[4] == b'-'
+        && stamp.as_bytes()[10] == b'T'
+        && stamp.ends_with('Z');
+    let level = rest.trim_start();
+    stamp_like
+        && ["TRACE ", "DEBUG ", "INFO ", "WARN ", "ERROR "]
+            .iter()
+            .any(|l| level.starts_with(l))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_log_record;
+
+    #[test]
+    fn log_records_are_told_from_what_the_instance_printed() {
+        assert!(is_log_record(
+            "2026-11-24T21:30:41.027651Z  INFO awtui::commands::host: hosting f.yaml"
+        ));
+        assert!(is_log_record("2026-11-24T21:30:41Z ERROR awtui: x"));
+        assert!(!is_log_record("setup step 1 failed with exit status: 3"));
+        assert!(!is_log_record("broken"));
+        assert!(!is_log_record("2026 was a year INFO like others"));
     }
 }
