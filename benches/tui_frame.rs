@@ -179,6 +179,7 @@ fn app(size: Size) -> App {
         paused: None,
         ops: Default::default(),
         tasks: board(size.agents),
+        notices: Vec::new(),
     };
     let mut app = App::new(
         Config::defaults(),

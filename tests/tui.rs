@@ -185,6 +185,7 @@ fn snapshot(paused: bool) -> Snapshot {
         }),
         ops: Default::default(),
         tasks: board(),
+        notices: Vec::new(),
     }
 }
 
@@ -2800,4 +2801,37 @@ fn page_keys_in_help_move_by_the_page_shown() {
     screen(&mut a, 80, 24);
     run(&mut a, vec![key(KeyCode::PageUp)]);
     assert_eq!(a.help, Some(35 - 19));
+}
+
+/// A screen that attaches after the engine started (`awtui <file>` attaches
+/// to its background host) shows the newest notice the start produced,
+/// once, as a warning; later snapshots (a resync) do not show it again.
+#[test]
+fn notices_from_before_attaching_are_shown_once() {
+    let mut app = App::new(
+        Config::defaults(),
+        AppOptions {
+            on_quit: QuitAction::Shutdown,
+            utc_offset: 0,
+        },
+    );
+    let mut s = snapshot(false);
+    s.notices = vec![
+        "restored .cursor/mcp.json left behind by an earlier run".into(),
+        "approval #3: expired: the agent stopped waiting (awtui ended while the request waited)"
+            .into(),
+    ];
+    app.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(s.clone()),
+    })));
+    let status = app.status.clone().expect("the newest notice");
+    assert!(
+        status.warning && status.text.contains("approval #3: expired"),
+        "{status:?}"
+    );
+    app.status = None;
+    app.update(Input::Reply(Ok(Reply::Snapshot {
+        snapshot: Box::new(s),
+    })));
+    assert!(app.status.is_none(), "shown once: {:?}", app.status);
 }

@@ -258,6 +258,7 @@ fn snapshot() -> Snapshot {
         ops: Default::default(),
         tasks: Default::default(),
         started: Some(at(8, 0, 0)),
+        notices: Vec::new(),
     }
 }
 

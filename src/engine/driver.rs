@@ -45,6 +45,9 @@ struct Running {
     number: u32,
 }
 
+/// How many notices a snapshot carries.
+const RECENT_NOTICES: usize = 8;
+
 /// What the task relaying one turn's updates hands the engine loop.
 enum Relayed {
     /// Something the turn did.
@@ -75,6 +78,8 @@ pub struct Driver {
     /// What repairing the agents' worktrees did at start (posted to the
     /// channel as system lines).
     pub repairs: Vec<String>,
+    /// The latest notices, for snapshots (see `Snapshot::notices`).
+    recent_notices: std::cell::RefCell<VecDeque<String>>,
     /// Whether the state root is a temporary folder to remove at the end.
     pub temporary_state: bool,
     turn_tx: mpsc::UnboundedSender<(String, TurnId, Relayed)>,
@@ -146,6 +151,7 @@ impl Driver {
             commands,
             notices,
             repairs: Vec::new(),
+            recent_notices: Default::default(),
             temporary_state,
             turn_tx,
             turn_rx,
@@ -177,6 +183,13 @@ impl Driver {
         let mut text = text.into();
         crate::secrets::redact_in_place(&mut text);
         tracing::warn!("{text}");
+        {
+            let mut recent = self.recent_notices.borrow_mut();
+            if recent.len() == RECENT_NOTICES {
+                recent.pop_front();
+            }
+            recent.push_back(text.clone());
+        }
         self.emit(EngineEvent::Notice { text });
     }
 
@@ -1336,6 +1349,7 @@ impl Driver {
             tasks: super::tasks::snapshot(self.cx.context.tasks()),
             started: Some(self.started),
             approvals: self.cx.context.approvals().snapshot(),
+            notices: self.recent_notices.borrow().iter().cloned().collect(),
         })
     }
 

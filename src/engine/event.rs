@@ -103,6 +103,11 @@ pub struct Snapshot {
     /// Tool approvals: what waits, the rules.
     #[serde(default)]
     pub approvals: crate::approvals::ApprovalsSnapshot,
+    /// The latest notices, oldest first: a screen that attaches after they
+    /// were sent (`awtui <file>` attaches to its background host once it
+    /// has started) still shows what the start found.
+    #[serde(default)]
+    pub notices: Vec<String>,
 }
 
 /// One agent in a snapshot.

@@ -1046,6 +1046,7 @@ mod tests {
             cursors: Default::default(),
             paused: None,
             ops: Default::default(),
+            notices: Vec::new(),
         }));
         assert_eq!(m.agents, vec![agent(AgentStatus::Stopped)]);
         assert!(!m.resync.holding());

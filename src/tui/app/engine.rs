@@ -93,6 +93,14 @@ impl App {
 
     /// Draws from a snapshot: the whole state, from scratch.
     pub(super) fn snapshot(&mut self, s: crate::engine::event::Snapshot) -> Vec<Effect> {
+        // What the engine noticed before this screen attached: the newest,
+        // once, as it would have been shown live.
+        if !self.ready
+            && self.status.is_none()
+            && let Some(last) = s.notices.last()
+        {
+            self.warn(last.clone());
+        }
         self.ready = true;
         self.threads = s.ops.threads.clone();
         self.deferred = s.ops.deferred.clone();
