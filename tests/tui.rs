@@ -812,6 +812,28 @@ fn quitting_an_open_workflow_asks_stop_or_detach() {
     assert!(a.confirm.is_none() && a.exit.is_none());
 }
 
+/// The confirm prompt's keys come from `[keys.confirm]`: a user's binding
+/// answers, one removed no longer does.
+#[test]
+fn a_config_override_rebinds_the_confirm_keys() {
+    let mut a = app_quitting(QuitAction::Ask);
+    a.keymap
+        .apply(&BTreeMap::from([(
+            "confirm".to_string(),
+            BTreeMap::from([
+                ("y".to_string(), String::new()),
+                ("o".to_string(), "yes".to_string()),
+            ]),
+        )]))
+        .expect("binds");
+    assert!(run(&mut a, vec![ch('q'), ch('y')]).is_empty());
+    assert!(a.confirm.is_some(), "y no longer answers");
+    assert_eq!(
+        run(&mut a, vec![ch('o')]),
+        vec![Effect::Command(Command::Shutdown)]
+    );
+}
+
 #[test]
 fn slash_detach_never_stops_the_instance() {
     for on_quit in [QuitAction::Ask, QuitAction::Detach] {
@@ -2462,6 +2484,38 @@ fn help_over_an_approval_card_takes_the_keys() {
         run(&mut a, vec![ch('y')]).as_slice(),
         [Effect::Command(Command::Approve { request: 3, .. })]
     ));
+}
+
+/// The card's keys come from `[keys.card]`: a user's config rebinds them
+/// (the old key then decides nothing) and a bad one is named.
+#[test]
+fn a_config_override_rebinds_a_card_key() {
+    let mut a = app_with_approvals();
+    let mut config = Config::defaults();
+    config
+        .merge(
+            "[keys.card]\n\"Y\" = \"approve\"\n\"y\" = \"\"\n\"x\" = \"prompt /deny \"\n",
+            std::path::Path::new("u.toml"),
+        )
+        .expect("a valid override");
+    a.keymap = config.keymap;
+    assert!(run(&mut a, vec![ch('y')]).is_empty(), "y decides nothing");
+    assert!(matches!(
+        run(&mut a, vec![ch('Y')]).as_slice(),
+        [Effect::Command(Command::Approve { request: 3, answer }) ] if answer.verdict == Some(awtui::approvals::Verdict::Allow) && !answer.always
+    ));
+    // A prompt from the card names the card's request.
+    assert!(run(&mut a, vec![ch('x')]).is_empty());
+    assert_eq!(a.focus, Pane::Bar);
+    assert_eq!(a.bar.input, "/deny 3 ");
+    let e = Config::defaults()
+        .merge(
+            "[keys.card]\n\"y\" = \"explode\"\n",
+            std::path::Path::new("u.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("[keys.card] \"y\" = \"explode\""), "{e}");
 }
 
 #[test]

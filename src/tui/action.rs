@@ -365,6 +365,8 @@ pub enum Action {
         /// Why (the model sees it on a deny).
         reason: Option<String>,
     },
+    /// Put the approval card away until a newer request comes.
+    Later,
     /// Show or hide the approval rules.
     Rules,
     /// Remove one of an agent's "always" rules.
@@ -503,6 +505,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "deny",
         "deny [#id] [always] [reason]",
         "deny a tool call an agent asks about; the model gets the reason",
+    ),
+    (
+        "later",
+        "later",
+        "put the approval card away until a newer request",
     ),
     ("rules", "rules", "show the approval rules"),
     (
@@ -886,6 +893,7 @@ impl Action {
                     reason: (!reason.is_empty()).then_some(reason),
                 })
             }
+            "later" => no_args(Action::Later),
             "rules" => no_args(Action::Rules),
             "revoke" => match rest.split_once(char::is_whitespace) {
                 Some((agent, rule)) if !rule.trim().is_empty() => {

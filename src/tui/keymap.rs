@@ -3,8 +3,10 @@
 //! the one grammar (`"s" = "stop"`), per section: `global` applies
 //! everywhere, the pane sections (`agents`, `channel`, `inbox`,
 //! `documents`, `tasks`) while that pane has the focus and win over `global`,
-//! `editor` while a document is being edited (every other key types), and
-//! `conflict` while a document conflict waits for an answer.
+//! `editor` while a document is being edited (every other key types),
+//! `conflict` while a document conflict waits for an answer, `card` while
+//! a tool approval card is shown (its commands act on the card's request)
+//! and `confirm` while a yes/no question is asked.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,11 +26,15 @@ pub enum Section {
     Editor,
     /// A document conflict question.
     Conflict,
+    /// The tool approval card.
+    Card,
+    /// A yes/no question (quit, delete, discard).
+    Confirm,
 }
 
 impl Section {
     /// Every section, in help order.
-    pub const ALL: [Section; 8] = [
+    pub const ALL: [Section; 10] = [
         Section::Global,
         Section::Pane(Pane::Agents),
         Section::Pane(Pane::Channel),
@@ -37,6 +43,8 @@ impl Section {
         Section::Pane(Pane::Tasks),
         Section::Editor,
         Section::Conflict,
+        Section::Card,
+        Section::Confirm,
     ];
 
     /// The section's name in the config file.
@@ -46,6 +54,8 @@ impl Section {
             Section::Pane(p) => p.name(),
             Section::Editor => "editor",
             Section::Conflict => "conflict",
+            Section::Card => "card",
+            Section::Confirm => "confirm",
         }
     }
 
@@ -301,7 +311,7 @@ pub struct Binding {
 pub enum KeymapError {
     /// The section is not one of the known ones.
     #[error(
-        "[keys.{0}]: unknown section (known: global, agents, channel, inbox, documents, tasks, editor, conflict)"
+        "[keys.{0}]: unknown section (known: global, agents, channel, inbox, documents, tasks, editor, conflict, card, confirm)"
     )]
     Section(String),
     /// The key cannot be read.

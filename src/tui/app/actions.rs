@@ -213,6 +213,12 @@ impl App {
                     },
                 })]
             }
+            Action::Later => {
+                if let Some(request) = self.card().map(|r| r.id) {
+                    self.card_hidden = Some(request);
+                }
+                Vec::new()
+            }
             Action::Rules => {
                 self.rules_view = match self.rules_view {
                     Some(_) => None,

@@ -62,28 +62,44 @@ impl App {
         }
     }
 
+    /// The question takes every key: `[keys.confirm]` says what each
+    /// answers; a key with Ctrl, Alt or Shift that is not bound itself
+    /// answers as the bare key does.
     fn confirm_key(&mut self, k: Key) -> Option<Vec<Effect>> {
         let c = self.confirm.clone()?;
-        Some(match k.code {
-            crate::tui::keymap::KeyCodeKey::Char('y' | 'Y')
-            | crate::tui::keymap::KeyCodeKey::Enter => self.act(Action::Yes),
-            crate::tui::keymap::KeyCodeKey::Char('n' | 'N' | 'q')
-            | crate::tui::keymap::KeyCodeKey::Esc => self.act(Action::No),
-            crate::tui::keymap::KeyCodeKey::Char('d' | 'D')
-                if c.on_yes == ConfirmAction::Quit && self.options.on_quit == QuitAction::Ask =>
-            {
-                self.confirm = None;
-                self.act(Action::Detach)
+        let bare = Key {
+            ctrl: false,
+            alt: false,
+            shift: false,
+            ..k
+        };
+        let Some(action) = self
+            .keymap
+            .get(Section::Confirm, &k)
+            .or_else(|| self.keymap.get(Section::Confirm, &bare))
+            .cloned()
+        else {
+            return Some(Vec::new());
+        };
+        Some(match action {
+            Action::Detach => {
+                if c.on_yes == ConfirmAction::Quit && self.options.on_quit == QuitAction::Ask {
+                    self.confirm = None;
+                    self.act(Action::Detach)
+                } else {
+                    Vec::new()
+                }
             }
-            _ if k.ctrl && k.code == crate::tui::keymap::KeyCodeKey::Char('c') => {
-                // A second Ctrl-C while asked to quit means it.
+            // Quitting again while asked to quit means it; over any other
+            // question it answers no.
+            Action::Quit { .. } => {
                 if c.on_yes == ConfirmAction::Quit {
                     self.act(Action::Yes)
                 } else {
                     self.act(Action::No)
                 }
             }
-            _ => Vec::new(),
+            a => self.act(a),
         })
     }
 
@@ -110,34 +126,30 @@ impl App {
         Some(Vec::new())
     }
 
+    /// `[keys.card]` while the card is shown: its commands act on the
+    /// card's request (`approve`, `deny`, and a prompt of `/approve` or
+    /// `/deny` gets its number); unbound keys go on down.
     fn card_key(&mut self, k: Key) -> Option<Vec<Effect>> {
-        if self.focus != Pane::Bar
-            && self.documents.editor.is_none()
-            && let Some(request) = self.card().map(|r| r.id)
-        {
-            use crate::tui::keymap::KeyCodeKey as C;
-            let decide = |allow, always| Action::Decide {
+        if self.focus == Pane::Bar || self.documents.editor.is_some() {
+            return None;
+        }
+        let request = self.card()?.id;
+        let action = match self.keymap.get(Section::Card, &k)?.clone() {
+            Action::Decide {
+                request: None,
+                allow,
+                always,
+                reason,
+            } => Action::Decide {
                 request: Some(request),
                 allow,
                 always,
-                reason: None,
-            };
-            match k.code {
-                C::Char('y') if !k.ctrl && !k.alt => return Some(self.act(decide(true, false))),
-                C::Char('a') if !k.ctrl && !k.alt => return Some(self.act(decide(true, true))),
-                C::Char('d') if !k.ctrl && !k.alt => return Some(self.act(decide(false, true))),
-                // The reason is typed in the bar; Enter without one denies.
-                C::Char('n') if !k.ctrl && !k.alt => {
-                    return Some(self.act(Action::Prompt(format!("/deny {request} "))));
-                }
-                C::Esc => {
-                    self.card_hidden = Some(request);
-                    return Some(Vec::new());
-                }
-                _ => {}
-            }
-        }
-        None
+                reason,
+            },
+            Action::Prompt(text) => Action::Prompt(for_request(&text, request)),
+            a => a,
+        };
+        Some(self.act(action))
     }
 
     fn help_key(&mut self, k: Key) -> Option<Vec<Effect>> {
@@ -302,4 +314,24 @@ impl App {
             }
         }
     }
+}
+
+/// A prompt of `/approve` or `/deny` without a number gets the card's
+/// (`/deny ` becomes `/deny 3 `); any other text is kept.
+fn for_request(text: &str, request: u64) -> String {
+    for head in ["/approve", "/deny"] {
+        if let Some(rest) = text.strip_prefix(head)
+            && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+        {
+            let numbered = rest
+                .split_whitespace()
+                .next()
+                .is_some_and(|w| w.trim_start_matches('#').parse::<u64>().is_ok());
+            if !numbered {
+                let rest = rest.strip_prefix(' ').unwrap_or(rest);
+                return format!("{head} {request} {rest}");
+            }
+        }
+    }
+    text.to_string()
 }

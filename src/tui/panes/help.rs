@@ -197,6 +197,42 @@ mod tests {
         assert!(checked > 40, "only {checked} bindings");
     }
 
+    /// The approval card's and the confirm prompt's keys are in `?`, each
+    /// under its own heading.
+    #[test]
+    fn the_card_and_confirm_keys_are_in_help() {
+        let config = crate::tui::config::Config::defaults();
+        let text: Vec<String> = lines(&config.keymap, &config.theme)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let block = |heading: &str| {
+            let at = text.iter().position(|l| l == heading).expect(heading);
+            let end = at + text[at..].iter().position(String::is_empty).unwrap();
+            text[at..end].join("\n")
+        };
+        let card = block("[card]");
+        for what in [
+            "  y          approve",
+            "  a          approve always",
+            "  d          deny always",
+            "  n          prompt /deny",
+            "  esc        later",
+        ] {
+            assert!(card.contains(what), "{what}:\n{card}");
+        }
+        let confirm = block("[confirm]");
+        for what in [
+            "  y          yes",
+            "  enter      yes",
+            "  n          no",
+            "  esc        no",
+            "  d          detach",
+        ] {
+            assert!(confirm.contains(what), "{what}:\n{confirm}");
+        }
+    }
+
     /// The editor's own keys (undo, redo, start and end of the document,
     /// word moves) are in `?` under `[editor]`, unless a binding takes
     /// them.
