@@ -2499,6 +2499,10 @@ fn a_config_override_rebinds_a_card_key() {
         )
         .expect("a valid override");
     a.keymap = config.keymap;
+    // The card says the keys as bound.
+    let shown = screen(&mut a, 120, 40);
+    assert!(shown.contains("Y allow once · n deny (reason)"), "{shown}");
+    assert!(!shown.contains("y allow once"), "{shown}");
     assert!(run(&mut a, vec![ch('y')]).is_empty(), "y decides nothing");
     assert!(matches!(
         run(&mut a, vec![ch('Y')]).as_slice(),

@@ -140,6 +140,7 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
                         request,
                         app.approvals.pending.len(),
                         app.approvals.timeout_secs,
+                        &app.keymap,
                         &theme,
                     );
                 }

@@ -12,16 +12,45 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use crate::approvals::view::{LineKind, describe};
 use crate::sanitize::for_terminal;
+use crate::tui::keymap::{Keymap, Section};
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
 use crate::vocab::{ApprovalsSnapshot, Request, Verdict};
 
-/// The keys the card takes, as its last line says.
-pub const CARD_KEYS: &str =
-    "y allow once · n deny (reason) · a always allow · d always deny · esc later";
+/// The card's commands in the order its last line says them, with what
+/// each does (a command bound to no key in `[keys.card]` is left out).
+pub const CARD_KEYS: [(&str, &str); 5] = [
+    ("approve", "allow once"),
+    ("prompt /deny ", "deny (reason)"),
+    ("approve always", "always allow"),
+    ("deny always", "always deny"),
+    ("later", "later"),
+];
+
+/// The card's last line: its keys as `[keys.card]` binds them
+/// (`y allow once · n deny (reason) · …`).
+pub fn card_keys(keymap: &Keymap) -> String {
+    CARD_KEYS
+        .iter()
+        .filter_map(|(command, what)| {
+            keymap
+                .bindings(Section::Card)
+                .filter(|b| b.command == *command)
+                .map(|b| b.key)
+                .min_by_key(|k| (k.to_string().chars().count(), *k))
+                .map(|k| format!("{k} {what}"))
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
 
 /// The card's lines: what is asked, the change, the context, the keys.
-fn card_lines(request: &Request, waiting: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn card_lines(
+    request: &Request,
+    waiting: usize,
+    keymap: &Keymap,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
         Span::styled(
             format!("@{}", for_terminal(&request.agent)),
@@ -58,7 +87,7 @@ fn card_lines(request: &Request, waiting: usize, theme: &Theme) -> Vec<Line<'sta
             Style::new().fg(theme.warning),
         ));
     }
-    lines.push(Line::styled(CARD_KEYS, theme.dimmed()));
+    lines.push(Line::styled(card_keys(keymap), theme.dimmed()));
     lines
 }
 
@@ -69,9 +98,10 @@ pub fn draw_card(
     request: &Request,
     waiting: usize,
     timeout_secs: u64,
+    keymap: &Keymap,
     theme: &Theme,
 ) {
-    let lines = card_lines(request, waiting, theme);
+    let lines = card_lines(request, waiting, keymap, theme);
     let w = area.width.saturating_sub(4).min(100);
     let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
     if w < 20 || h < 4 {
