@@ -828,6 +828,13 @@ fn a_config_override_rebinds_the_confirm_keys() {
         .expect("binds");
     assert!(run(&mut a, vec![ch('q'), ch('y')]).is_empty());
     assert!(a.confirm.is_some(), "y no longer answers");
+    // The question names the keys as bound.
+    let question = a.confirm.as_ref().unwrap().question.clone();
+    assert!(
+        question.contains("(o/d/n)") && question.contains("stop @"),
+        "{question}"
+    );
+    assert!(question.contains("(o) or detach"), "{question}");
     assert_eq!(
         run(&mut a, vec![ch('o')]),
         vec![Effect::Command(Command::Shutdown)]

@@ -40,6 +40,29 @@ impl App {
         }
     }
 
+    /// The key a question names for `command` (`[keys.confirm]`): a plain
+    /// lowercase letter when one is bound (`y` rather than `Y` or
+    /// `enter`), else the shortest key, else `default`.
+    fn answer_key(&self, command: &str, default: &str) -> String {
+        use crate::tui::keymap::Section;
+        let bound: Vec<String> = self
+            .keymap
+            .bindings(Section::Confirm)
+            .filter(|b| b.command == command)
+            .map(|b| b.key.to_string())
+            .collect();
+        bound
+            .iter()
+            .find(|k| k.chars().count() == 1 && k.chars().all(|c| c.is_ascii_lowercase()))
+            .cloned()
+            .or_else(|| {
+                self.keymap
+                    .key_for(Section::Confirm, command)
+                    .map(|k| k.to_string())
+            })
+            .unwrap_or_else(|| default.to_string())
+    }
+
     pub(super) fn shutdown(&mut self) -> Vec<Effect> {
         if self.ended {
             self.exit = Some(Exit::Shutdown);
@@ -90,10 +113,15 @@ impl App {
                     .filter(|r| r.working())
                     .map(|r| r.name.clone())
                     .collect();
+                let (yes, no, detach) = (
+                    self.answer_key("yes", "y"),
+                    self.answer_key("no", "n"),
+                    self.answer_key("detach", "d"),
+                );
                 if !force && let Some(e) = self.documents.editor.as_ref().filter(|e| e.dirty()) {
                     self.confirm = Some(Confirm {
                         question: format!(
-                            "{} has unsaved changes (ctrl-s saves). Quit anyway? (y/n)",
+                            "{} has unsaved changes (ctrl-s saves). Quit anyway? ({yes}/{no})",
                             e.file
                         ),
                         on_yes: ConfirmAction::Quit,
@@ -108,7 +136,7 @@ impl App {
                 if !force && self.options.on_quit == QuitAction::Ask && !self.ended {
                     self.confirm = Some(Confirm {
                         question: format!(
-                            "{busy}Quit: stop @{} (y) or detach, it keeps running (d)? (y/d/n)",
+                            "{busy}Quit: stop @{} ({yes}) or detach, it keeps running ({detach})? ({yes}/{detach}/{no})",
                             self.instance
                         ),
                         on_yes: ConfirmAction::Quit,
@@ -121,7 +149,7 @@ impl App {
                     && !self.ended
                 {
                     self.confirm = Some(Confirm {
-                        question: format!("{busy}Quit and stop every agent? (y/n)"),
+                        question: format!("{busy}Quit and stop every agent? ({yes}/{no})"),
                         on_yes: ConfirmAction::Quit,
                     });
                     return Vec::new();
@@ -397,8 +425,9 @@ impl App {
                 let file = file.or_else(|| self.documents.selected_file().map(str::to_string));
                 match file {
                     Some(f) => {
+                        let (yes, no) = (self.answer_key("yes", "y"), self.answer_key("no", "n"));
                         self.confirm = Some(Confirm {
-                            question: format!("Delete {f}? (y/n)"),
+                            question: format!("Delete {f}? ({yes}/{no})"),
                             on_yes: ConfirmAction::Delete(f),
                         });
                     }
