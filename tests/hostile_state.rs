@@ -251,28 +251,36 @@ fn instances_are_found_from_a_reduced_environment() {
     }
 }
 
-/// A FIFO where the instance's lock belongs is refused by name, at once.
-#[test]
-fn a_fifo_in_place_of_the_lock_is_named_not_waited_on() {
+/// `awtui start --background` of instance `instance` with a FIFO where its
+/// file `file` belongs: it must give up (never wait on the FIFO) and fail;
+/// its error output.
+fn start_with_a_fifo_at(file: &str, instance: &str) -> String {
     let w = idle_world();
-    let home = w.dir.join(".workflow").join("f");
+    let home = w.dir.join(".workflow").join(instance);
     std::fs::create_dir_all(&home).unwrap();
     rustix::fs::mkfifoat(
         rustix::fs::CWD,
-        home.join("instance.lock"),
+        home.join(file),
         rustix::fs::Mode::from_raw_mode(0o600),
     )
     .unwrap();
     let mut child = w
-        .cmd(&["start", "idle.yaml", "--instance", "f", "--background"])
+        .cmd(&["start", "idle.yaml", "--instance", instance, "--background"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     wait_for("start to give up", || child.try_wait().unwrap().map(|_| ()));
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "{stderr}");
+    stderr
+}
+
+/// A FIFO where the instance's lock belongs is refused by name, at once.
+#[test]
+fn a_fifo_in_place_of_the_lock_is_named_not_waited_on() {
+    let stderr = start_with_a_fifo_at("instance.lock", "f");
     assert!(
         stderr.contains("instance.lock") && stderr.contains("FIFO"),
         "{stderr}"
@@ -401,25 +409,7 @@ fn an_endless_hello_on_the_control_socket_is_refused_by_its_limit() {
 /// reader forever) is refused by name, at once.
 #[test]
 fn a_fifo_in_place_of_the_log_is_named_not_waited_on() {
-    let w = idle_world();
-    let home = w.dir.join(".workflow").join("l");
-    std::fs::create_dir_all(&home).unwrap();
-    rustix::fs::mkfifoat(
-        rustix::fs::CWD,
-        home.join("awtui.log"),
-        rustix::fs::Mode::from_raw_mode(0o600),
-    )
-    .unwrap();
-    let mut child = w
-        .cmd(&["start", "idle.yaml", "--instance", "l", "--background"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for("start to give up", || child.try_wait().unwrap().map(|_| ()));
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    let stderr = start_with_a_fifo_at("awtui.log", "l");
     assert!(
         stderr.contains("awtui.log") && stderr.contains("FIFO"),
         "{stderr}"

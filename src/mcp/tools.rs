@@ -913,16 +913,7 @@ mod tests {
         let theirs = call(&t, "reviewer", "inbox_peek", json!({})).unwrap();
         assert_eq!(theirs["count"], 1);
         let item = &theirs["messages"][0];
-        let mut keys: Vec<&str> = item
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        let mut want = crate::context::INBOX_ITEM_FIELDS.to_vec();
-        keys.sort_unstable();
-        want.sort_unstable();
-        assert_eq!(keys, want, "{item}");
+        assert!(crate::context::has_inbox_item_shape(item), "{item}");
     }
 
     #[test]

@@ -21,7 +21,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Git, Repo, WorkspaceError, parse_worktree_list};
+use super::{Git, Repo, WorkspaceError, parse_worktree_list, same_path};
 
 /// What [`Repo::heal_folder`] did before the worktree can be used again.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl Repo {
             let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {
                 continue;
             };
-            if same_file_path(Path::new(text.trim()), &link) {
+            if same_path(Path::new(text.trim()), &link) {
                 return Ok(Some(entry.path()));
             }
         }
@@ -114,7 +114,7 @@ impl Repo {
             Ok(m) if !m.is_file() => Some("its .git is not a worktree link"),
             Ok(_) => {
                 let top = Git::new(root).query(&["rev-parse", "--show-toplevel"])?;
-                let own = top.is_some_and(|t| same_file_path(Path::new(&t), root));
+                let own = top.is_some_and(|t| same_path(Path::new(&t), root));
                 (!own).then_some("git does not see it as a worktree of its own")
             }
         };
@@ -170,7 +170,7 @@ impl Repo {
         } else {
             None
         };
-        if top.is_some_and(|t| same_file_path(Path::new(&t), root)) {
+        if top.is_some_and(|t| same_path(Path::new(&t), root)) {
             notes.extend(self.bring_back(agent, root, branch)?);
         }
         Ok(notes)
@@ -214,7 +214,7 @@ impl Repo {
                 let list = self.git.run(&["worktree", "list", "--porcelain"])?;
                 parse_worktree_list(&list)
                     .into_iter()
-                    .any(|(p, at)| at.as_deref() == Some(b) && !same_file_path(&p, root))
+                    .any(|(p, at)| at.as_deref() == Some(b) && !same_path(&p, root))
             }
             None => false,
         };
@@ -272,18 +272,4 @@ impl Repo {
         };
         matches!((born(b), born(than)), (Some(b), Some(t)) if b >= t)
     }
-}
-
-/// Whether two paths name the same place, links resolved where they exist
-/// (a missing last part is compared by name under its resolved folder).
-fn same_file_path(a: &Path, b: &Path) -> bool {
-    let canon = |p: &Path| {
-        std::fs::canonicalize(p).unwrap_or_else(|_| match (p.parent(), p.file_name()) {
-            (Some(dir), Some(name)) => std::fs::canonicalize(dir)
-                .map(|d| d.join(name))
-                .unwrap_or_else(|_| p.to_path_buf()),
-            _ => p.to_path_buf(),
-        })
-    };
-    a == b || canon(a) == canon(b)
 }

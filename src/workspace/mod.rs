@@ -295,8 +295,18 @@ pub fn decide(
     }
 }
 
+/// Whether two paths name the same place, links resolved where they exist
+/// (a missing last part, such as a removed `.git` link, is compared by name
+/// under its resolved folder).
 pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| {
+        std::fs::canonicalize(p).unwrap_or_else(|_| match (p.parent(), p.file_name()) {
+            (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                .map(|d| d.join(name))
+                .unwrap_or_else(|_| p.to_path_buf()),
+            _ => p.to_path_buf(),
+        })
+    };
     a == b || canon(a) == canon(b)
 }
 
