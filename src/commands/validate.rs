@@ -48,7 +48,7 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
     // it concerns: say what to install or set before anything starts.
     let mut found = loaded.warnings.fresh();
     for a in &loaded.workflow.agents {
-        if let Err(e) = crate::agents::backend::preflight(a, &loaded.workflow.base_dir) {
+        if let Err(e) = crate::agents::runtime::preflight(a, &loaded.workflow.base_dir) {
             found.error(a.pos, format!("agent '{}' cannot run: {e}", a.name));
         }
     }

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::agents::runtime::{Local, Runtime, Sandboxed};
+
 use serde_json::Value;
 
 use crate::agents::backend::api::{ToolExecutor, ToolResult, ToolSpec};
@@ -272,5 +274,42 @@ pub fn start_turn(
         }),
         None => Arc::new(NoTools),
     };
-    backend.start(req, tools)
+    let runtime = runtime_for(cx, agent, &req);
+    backend.start(req, tools, runtime.as_ref())
+}
+
+/// Where `agent`'s turn runs: confined when it is sandboxed, else here.
+fn runtime_for(cx: &LaunchContext, agent: &AgentDef, req: &TurnRequest) -> Box<dyn Runtime> {
+    let Some(sandbox) = &agent.sandbox else {
+        return Box::new(Local);
+    };
+    let backend = backend::backend_for(agent.backend);
+    let cli_state = backend.state_dirs(&req.env);
+    for dir in &cli_state {
+        // Made now so the CLI can write them (a file such as
+        // `~/.claude.json` is left to the CLI).
+        if dir.extension().is_none() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+    }
+    let mut writable = vec![req.workdir.clone(), req.state_dir.clone()];
+    if !req.private_dir.as_os_str().is_empty() {
+        let _ = std::fs::create_dir_all(&req.private_dir);
+        writable.push(req.private_dir.clone());
+    }
+    writable.extend(cli_state);
+    writable.extend(sandbox.writable.iter().cloned());
+    // Every token, every agent's configs and the person's control
+    // secrets live in these; the agent's own folders are writable again
+    // inside them.
+    let mut hidden = crate::instance::layout::state_dirs();
+    hidden.extend(crate::instance::layout::data_dir().ok());
+    hidden.push(cx.state_root.join("agents"));
+    hidden.push(cx.state_root.join("worktrees"));
+    hidden.extend(sandbox.hidden.iter().cloned());
+    Box::new(Sandboxed {
+        writable,
+        hidden,
+        readable: vec![cx.workflow.base_dir.clone()],
+    })
 }

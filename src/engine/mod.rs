@@ -106,7 +106,7 @@ pub fn preflight(workflow: &Workflow) -> Vec<EngineError> {
         .agents
         .iter()
         .filter_map(|a| {
-            backend::preflight(a, &workflow.base_dir)
+            crate::agents::runtime::preflight(a, &workflow.base_dir)
                 .err()
                 .map(|source| EngineError::Backend {
                     agent: a.name.clone(),
