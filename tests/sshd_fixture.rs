@@ -251,10 +251,60 @@ fn a_dynamic_remote_forward_reaches_a_local_listener() {
     );
 }
 
+/// Starts `ssh host '<needle>=1 sleep 100'` and waits until the remote
+/// `sleep` runs; returns the client and the pids of the remote side.
+fn open_session(sshd: &Sshd, needle: &str) -> (std::process::Child, Vec<u32>) {
+    let client = sshd
+        .ssh()
+        .arg(sshd.host_alias())
+        .arg(format!("{needle}=1 sleep 100"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut remote = Vec::new();
+    wait_for("the remote sleep runs", || {
+        remote = remote_with(sshd, needle);
+        !remote.is_empty()
+    });
+    (client, remote)
+}
+
+/// Processes of this server's sessions whose command line or environment
+/// holds `needle` (the local client, which also carries it, left out).
+fn remote_with(sshd: &Sshd, needle: &str) -> Vec<u32> {
+    let sessions = sshd.session_processes();
+    sshd.remote_processes_with(needle)
+        .into_iter()
+        .filter(|pid| sessions.contains(pid))
+        .collect()
+}
+
+/// Waits for `client` to exit and returns its status.
+fn exit_of(client: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    let mut status = None;
+    wait_for(what, || {
+        status = client.try_wait().unwrap();
+        status.is_some()
+    });
+    status.unwrap()
+}
+
+/// Whether `pid` names a live (not zombie) process.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
+}
+
 #[test]
-fn stop_refuses_new_sessions_and_restart_serves_again() {
+fn stop_refuses_new_sessions_keeps_open_ones_and_restart_serves_again() {
     let tmp = tempfile::tempdir().unwrap();
     let mut sshd = Sshd::start(tmp.path());
+    let needle = format!("AWTUI_SSHD_FIXTURE_STOP_{}", std::process::id());
+    let (mut client, remote) = open_session(&sshd, &needle);
     let port = sshd.port();
     sshd.stop();
     assert_eq!(sshd.listener_pid(), None);
@@ -264,40 +314,38 @@ fn stop_refuses_new_sessions_and_restart_serves_again() {
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(255), "{refused:?}");
+    // As with any sshd, the open session outlives its listener.
+    assert!(
+        client.try_wait().unwrap().is_none(),
+        "the open session ended"
+    );
+    assert_eq!(remote_with(&sshd, &needle), remote);
+
     sshd.restart();
     assert_eq!(sshd.port(), port, "restart keeps the port");
-    ok(
-        sshd.ssh()
-            .args([sshd.host_alias(), "echo", "back"])
-            .output()
-            .unwrap(),
-        "ssh after restart",
-    );
+    let back = sshd
+        .ssh()
+        .args([sshd.host_alias(), "echo", "back"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(back, "ssh after restart"), "back\n");
+
+    // kill_all reaches the session of the listener stop ended, too.
+    sshd.kill_all();
+    let status = exit_of(&mut client, "the stopped listener's session drops");
+    assert_eq!(status.code(), Some(255));
+    drop(sshd);
+    wait_for("drop ends the remote command", || {
+        remote.iter().all(|&p| !alive(p))
+    });
 }
 
 #[test]
 fn kill_all_drops_open_sessions_restart_recovers_and_drop_cleans_up() {
     let tmp = tempfile::tempdir().unwrap();
     let mut sshd = Sshd::start(tmp.path());
-    let needle = format!("AWTUI_SSHD_FIXTURE_{}", std::process::id());
-    let mut client = sshd
-        .ssh()
-        .arg(sshd.host_alias())
-        .arg(format!("{needle}=1 sleep 100"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-
-    let remote_sleep = |sshd: &Sshd| -> Vec<u32> {
-        let sessions = sshd.session_processes();
-        sshd.remote_processes_with(&needle)
-            .into_iter()
-            .filter(|pid| sessions.contains(pid))
-            .collect()
-    };
-    wait_for("the remote sleep runs", || !remote_sleep(&sshd).is_empty());
-    let orphans = remote_sleep(&sshd);
+    let needle = format!("AWTUI_SSHD_FIXTURE_KILL_{}", std::process::id());
+    let (mut client, orphans) = open_session(&sshd, &needle);
     // The local client carries the needle in its arguments, so it is
     // found as well (the "remote" is this machine).
     assert!(
@@ -307,12 +355,7 @@ fn kill_all_drops_open_sessions_restart_recovers_and_drop_cleans_up() {
 
     let killed_at = Instant::now();
     sshd.kill_all();
-    let mut status = None;
-    wait_for("the client exits once its connection is gone", || {
-        status = client.try_wait().unwrap();
-        status.is_some()
-    });
-    let status = status.unwrap();
+    let status = exit_of(&mut client, "the client exits once its connection is gone");
     eprintln!(
         "client exited {status} {:?} after kill_all",
         killed_at.elapsed()
@@ -327,7 +370,7 @@ fn kill_all_drops_open_sessions_restart_recovers_and_drop_cleans_up() {
     assert!(!refused.status.success(), "no listener after kill_all");
     // As on a real host, the command of a dropped session lives on.
     assert_eq!(
-        remote_sleep(&sshd),
+        remote_with(&sshd, &needle),
         orphans,
         "kill_all leaves the session's command"
     );
@@ -343,13 +386,6 @@ fn kill_all_drops_open_sessions_restart_recovers_and_drop_cleans_up() {
 
     let listener = sshd.listener_pid().unwrap();
     drop(sshd);
-    let alive = |pid: u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            s.rsplit(')')
-                .next()
-                .is_some_and(|r| !r.trim_start().starts_with('Z'))
-        })
-    };
     wait_for("drop ends the listener and the orphaned command", || {
         !alive(listener) && orphans.iter().all(|&p| !alive(p))
     });

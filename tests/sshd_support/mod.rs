@@ -60,6 +60,9 @@ pub struct Sshd {
     port: u16,
     user: String,
     listener: Option<Child>,
+    /// Processes of listeners `stop` ended (pid, start time): their
+    /// sessions live on, reparented away from any listener.
+    detached: Vec<(u32, u64)>,
 }
 
 impl Sshd {
@@ -93,6 +96,7 @@ impl Sshd {
             port: 0,
             user: current_user(),
             listener: None,
+            detached: Vec::new(),
         };
         keygen(&sshd.host_key(), "awtui-test-host-key");
         keygen(&sshd.user_key(), "awtui-test-user-key");
@@ -196,10 +200,17 @@ impl Sshd {
     /// Stops the listener: SIGTERM, then waits for it to exit (SIGKILL
     /// after `PATIENCE`). New connections are refused from then on, but,
     /// as with any sshd, sessions already open live on in their own
-    /// processes; `kill_all` ends those too.
+    /// processes; the fixture remembers them, so `kill_all` and `Drop`
+    /// still end them.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.listener.take() {
-            signal(child.id(), Signal::TERM);
+            let root = child.id();
+            // Stopped, the listener forks no session while its tree is read.
+            signal(root, Signal::STOP);
+            self.detached
+                .extend(descendants(root).iter().map(|p| (p.pid, p.start)));
+            signal(root, Signal::TERM);
+            signal(root, Signal::CONT);
             if wait_deadline(&mut child, PATIENCE).is_none() {
                 signal(child.id(), Signal::KILL);
                 let _ = child.wait();
@@ -209,12 +220,14 @@ impl Sshd {
 
     /// Simulates a lost connection: SIGKILLs the listener and every sshd
     /// session process it started (its descendants whose command line
-    /// starts with `sshd:`), so each open connection drops at once and
-    /// its client exits with 255. The commands those sessions ran are
-    /// left running, orphaned, as on a real host (see
-    /// `session_processes`); `Drop` ends them.
+    /// starts with `sshd:`, and those of listeners `stop` ended), so each
+    /// open connection drops at once and its client exits with 255. The
+    /// commands those sessions ran are left running, orphaned, as on a
+    /// real host (see `session_processes`); `Drop` ends them.
     pub fn kill_all(&mut self) {
-        self.kill_tree(|info| info.cmdline.starts_with(b"sshd:"));
+        let is_sshd = |info: &ProcInfo| info.cmdline.starts_with(b"sshd:");
+        self.kill_tree(is_sshd);
+        self.kill_detached(is_sshd);
     }
 
     /// Starts sshd again on the same port with the same keys (stopping it
@@ -426,6 +439,23 @@ impl Sshd {
         }
     }
 
+    /// SIGKILLs those processes of listeners `stop` ended that are still
+    /// the same processes (same start time) and that `pick` selects.
+    fn kill_detached(&mut self, pick: impl Fn(&ProcInfo) -> bool) {
+        let mut alive: Vec<ProcInfo> = processes()
+            .into_iter()
+            .filter(|p| p.state != 'Z' && self.detached.contains(&(p.pid, p.start)))
+            .collect();
+        for p in alive.iter().filter(|p| pick(p)) {
+            signal(p.pid, Signal::STOP);
+        }
+        for p in alive.iter().filter(|p| pick(p)) {
+            signal(p.pid, Signal::KILL);
+        }
+        alive.retain(|p| !pick(p));
+        self.detached = alive.iter().map(|p| (p.pid, p.start)).collect();
+    }
+
     /// SIGKILLs the listener and those of its descendants `pick` selects.
     /// The listener is stopped (SIGSTOP) first so it forks no new session,
     /// and each picked process is stopped as it is found, until the set
@@ -469,6 +499,7 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         let orphans = self.session_processes();
         self.kill_tree(|_| true);
+        self.kill_detached(|_| true);
         for pid in orphans {
             signal(pid, Signal::KILL);
         }
@@ -480,6 +511,9 @@ struct ProcInfo {
     pid: u32,
     ppid: u32,
     state: char,
+    /// Start time in clock ticks after boot: with the pid, names one
+    /// process even after its pid is reused.
+    start: u64,
     cmdline: Vec<u8>,
 }
 
@@ -498,11 +532,14 @@ fn processes() -> Vec<ProcInfo> {
             let mut fields = rest.split_whitespace();
             let state = fields.next()?.chars().next()?;
             let ppid = fields.next()?.parse().ok()?;
+            // starttime is field 22, the 20th after the comm.
+            let start = fields.nth(17)?.parse().ok()?;
             let cmdline = read_proc(pid, "cmdline").unwrap_or_default();
             Some(ProcInfo {
                 pid,
                 ppid,
                 state,
+                start,
                 cmdline,
             })
         })
