@@ -386,8 +386,11 @@ impl Sshd {
     }
 
     /// Runs sshd and waits until a real `ssh … true` gets through; on
-    /// failure the listener is gone and the error carries the log.
+    /// failure the listener is gone and the error carries what sshd
+    /// logged since this start (the log is appended to across restarts).
     fn spawn_and_wait(&mut self) -> Result<(), String> {
+        let logged_before = self.log().len();
+        let log_since = |sshd: &Sshd| sshd.log().get(logged_before..).unwrap_or("").to_string();
         let log = OpenOptions::new()
             .create(true)
             .append(true)
@@ -413,7 +416,7 @@ impl Sshd {
                 return Err(format!(
                     "sshd exited ({status}) before it accepted a session; dir {}, sshd.log:\n{}",
                     self.dir.display(),
-                    self.log()
+                    log_since(self)
                 ));
             }
             let probe = self
@@ -432,7 +435,7 @@ impl Sshd {
                      last ssh stderr: {}; sshd.log:\n{}",
                     self.port,
                     String::from_utf8_lossy(&probe.stderr).trim(),
-                    self.log()
+                    log_since(self)
                 ));
             }
             std::thread::sleep(POLL);
