@@ -116,6 +116,59 @@ pub fn preflight(workflow: &Workflow) -> Vec<EngineError> {
         .collect()
 }
 
+/// Connects every host an agent was placed on (each at most once); a host
+/// that fails is reported in `notices` and its agents' turns fail with
+/// why, while the others run.
+async fn connect_hosts(
+    workflow: &Workflow,
+    places: &std::collections::HashMap<String, Option<String>>,
+    state_root: &std::path::Path,
+    mcp_url: Option<&str>,
+    notices: &mut Vec<String>,
+) -> std::collections::HashMap<
+    String,
+    Result<std::sync::Arc<crate::agents::runtime::ssh::Connection>, String>,
+> {
+    let mut out = std::collections::HashMap::new();
+    let port = mcp_url
+        .and_then(|u| u.strip_prefix("http://"))
+        .and_then(|u| u.split('/').next())
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse::<u16>().ok());
+    for host in &workflow.hosts {
+        let programs: Vec<String> = workflow
+            .agents
+            .iter()
+            .filter(|a| places.get(&a.name).and_then(|h| h.as_deref()) == Some(host.name.as_str()))
+            .filter_map(|a| backend::backend_for(a.backend).program(a.command.as_deref()))
+            .filter(|p| !p.contains('/'))
+            .collect();
+        if !places
+            .values()
+            .any(|h| h.as_deref() == Some(host.name.as_str()))
+        {
+            continue;
+        }
+        let dir = crate::instance::layout::state_dir()
+            .map(|d| d.join("ssh"))
+            .unwrap_or_else(|_| state_root.join("ssh"));
+        let result = match crate::fsutil::private_dir(&dir) {
+            Ok(dir) => {
+                crate::agents::runtime::ssh::connect(host, &dir, state_root, port, &programs)
+                    .await
+                    .map(std::sync::Arc::new)
+                    .map_err(|e| e.to_string())
+            }
+            Err(e) => Err(format!("host '{}': {}: {e}", host.name, dir.display())),
+        };
+        if let Err(e) = &result {
+            notices.push(format!("{e}; its agents cannot run"));
+        }
+        out.insert(host.name.clone(), result);
+    }
+    out
+}
+
 fn layout(workflow: &Workflow) -> StoreLayout {
     let (channel, document, documents) = match workflow.context.files() {
         Some(f) => (f.channel.clone(), f.document.clone(), f.documents.clone()),
@@ -286,8 +339,19 @@ impl Engine {
                 .ok()
                 .flatten()
         };
+        let places = crate::agents::runtime::placement::place(&workflow);
+        let hosts = connect_hosts(
+            &workflow,
+            &places,
+            &state_root,
+            mcp.as_ref().map(|m| m.url()),
+            &mut notices,
+        )
+        .await;
         let (commands, command_rx) = mpsc::unbounded_channel();
         let cx = launch::LaunchContext {
+            places,
+            hosts,
             tools: ToolBox::new(context.clone(), agents),
             mcp: mcp.as_ref().map(|m| launch::McpAccess {
                 url: m.url().to_string(),

@@ -9,6 +9,7 @@
 //! The runner then supervises that process the same way for every
 //! runtime: its output, its process group, its end.
 
+pub mod placement;
 pub mod sandbox;
 pub mod ssh;
 
@@ -98,6 +99,14 @@ impl Runtime for Local {
             hold_stdin: false,
         })
     }
+}
+
+/// A program of this machine awtui itself runs (`sh`, `bwrap`), by name.
+pub fn resolve_local(program: &str) -> Result<PathBuf, BackendError> {
+    find_executable(program, Path::new("/"), None).ok_or_else(|| BackendError::NotInstalled {
+        program: program.into(),
+        hint: String::new(),
+    })
 }
 
 /// The program of `inv` on this machine, found as a shell would (the

@@ -1,0 +1,212 @@
+//! `host: NAME` against a real OpenSSH server on loopback (issue 27): the
+//! agent's program runs on the host in a worktree of the repository there,
+//! reaches awtui's MCP server through the SSH forward with its own token,
+//! and its turn comes back as a commit `awtui diff` shows. Faults: an
+//! unreachable host fails only its agents, with the host named; a
+//! connection lost mid-turn fails the turn and the retry succeeds after
+//! the server is back; kill -9 of awtui leaves nothing running there.
+//!
+//! These tests need `sshd`, `ssh` and `git`; `.ci/run` installs them.
+
+mod cli_support;
+mod sshd_support;
+
+use std::path::Path;
+
+use cli_support::{World, git, init_repo, wait_for};
+use sshd_support::Sshd;
+
+/// A command agent that says where it runs through awtui's MCP server
+/// (so the forward and its token work), leaves a file, and with `$HOLD`
+/// waits for that file to exist first (a turn the test can interrupt).
+const AGENT: &str = r#"#!/bin/sh
+cat >/dev/null
+n=$(ls turn-*.txt 2>/dev/null | wc -l)
+n=$((n + 1))
+if [ -n "$HOLD" ] && [ ! -e "$HOLD" ]; then
+  echo "holding-$AWTUI_AGENT" > "$HOLD.waiting"
+  while [ ! -e "$HOLD" ]; do sleep 0.1; done
+fi
+echo "turn $n in $(pwd)" > "turn-$n.txt"
+"$AWTUI_BIN" ctx send "far-$n from $(pwd) via $AWTUI_MCP_URL"
+echo "done $n"
+"#;
+
+/// A world whose workflow puts `tester` on the fixture's host, whose
+/// repository is `<tmp>/remote/app` (made by awtui). `extra` is added to
+/// the agent's definition.
+fn far_world(sshd: &Sshd, extra: &str) -> World {
+    let mut w = World::new();
+    let remote = w.tmp.path().join("remote/app");
+    let workflow = format!(
+        "name: far
+hosts:
+  box:
+    ssh: {alias}
+    dir: {remote}
+agents:
+  tester:
+    command: ./agent.sh
+    host: box
+    workspace: worktree
+{extra}kickoff: '@all go'
+limits:
+  retries: 5
+  retry_backoff: 1s
+",
+        alias = sshd.host_alias(),
+        remote = remote.display(),
+    );
+    init_repo(
+        &w.dir,
+        &[
+            ("far.yaml", &workflow),
+            ("agent.sh", AGENT),
+            ("src/lib.txt", "code\n"),
+        ],
+    );
+    w.env = sshd.ssh_command_env();
+    w
+}
+
+fn messages(w: &World) -> Vec<String> {
+    w.channel("i")
+        .iter()
+        .filter_map(|m| m["message"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn a_command_agent_works_on_the_host_and_its_turn_comes_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(tmp.path());
+    let mut w = far_world(&sshd, "");
+    w.start_background("far.yaml", "i");
+    let remote = w.tmp.path().join("remote/app");
+    let said = wait_for("the agent to post through the forward", || {
+        messages(&w)
+            .into_iter()
+            .find(|m| m.starts_with("far-1 from "))
+    });
+    // It ran in a worktree on the host, not in the local one.
+    assert!(said.contains("/remote/app/.git/awtui/worktrees/"), "{said}");
+    assert!(!said.contains(&w.dir.display().to_string()), "{said}");
+    assert!(
+        remote.join(".git").exists(),
+        "the host's repository was not made"
+    );
+    // The forward is another port than awtui's own.
+    // Its turn is a commit on the local branch, which `awtui diff` shows.
+    let files = wait_for("the turn to come back", || {
+        let files = git(&w.dir, &["ls-tree", "-r", "--name-only", "awtui/i/tester"]);
+        files.contains("turn-1.txt").then_some(files)
+    });
+    assert!(files.contains("src/lib.txt"), "{files}");
+    let diff = w.run(&["diff", "tester@i"]);
+    assert_eq!(diff.code, 0, "{}", diff.stderr);
+    assert!(
+        diff.stdout.contains("turn-1.txt") && diff.stdout.contains("turn 1 in"),
+        "{}",
+        diff.stdout
+    );
+    // Nothing of the token on any command line on the machine.
+    let token = std::fs::read_dir(w.state.join("tokens"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .find_map(|d| std::fs::read_to_string(d.path().join("tester")).ok())
+        .expect("tester's token");
+    assert_eq!(token.trim().len(), 64);
+    for pid in sshd.remote_processes_with("") {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&cmdline).contains(token.trim()),
+            "the token is on process {pid}'s command line"
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_host_fails_its_agent_with_the_host_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sshd = Sshd::start(tmp.path());
+    let mut w = far_world(&sshd, "  here:\n    command: ./agent.sh\n");
+    sshd.stop();
+    w.start_background("far.yaml", "i");
+    // The local agent works; the far one fails with the host named.
+    wait_for("the agent on this machine to post", || {
+        messages(&w)
+            .into_iter()
+            .find(|m| m.starts_with("far-1 from ") && m.contains(&w.dir.display().to_string()))
+    });
+    let said = wait_for("the host's failure to be said", || {
+        messages(&w)
+            .into_iter()
+            .find(|m| m.contains("host 'box'") && m.contains("cannot connect"))
+    });
+    assert!(said.contains(sshd.host_alias()), "{said}");
+}
+
+#[test]
+fn a_connection_lost_mid_turn_fails_the_turn_and_the_retry_succeeds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sshd = Sshd::start(tmp.path());
+    let hold = tmp.path().join("go");
+    let mut w = far_world(
+        &sshd,
+        &format!("    env:\n      HOLD: \"{}\"\n", hold.display()),
+    );
+    w.start_background("far.yaml", "i");
+    wait_for("the turn to hold", || {
+        hold.with_extension("waiting").exists().then_some(())
+    });
+    sshd.kill_all();
+    // The agent's process on the host ends with its connection.
+    wait_for("the agent's process on the host to end", || {
+        sshd.remote_processes_with("holding")
+            .is_empty()
+            .then_some(())
+    });
+    sshd.restart();
+    std::fs::write(&hold, "").unwrap();
+    let said = wait_for("a retry to finish the turn", || {
+        messages(&w)
+            .into_iter()
+            .find(|m| m.starts_with("far-1 from "))
+    });
+    assert!(said.contains("/remote/app/.git/awtui/worktrees/"), "{said}");
+}
+
+#[test]
+fn kill_9_of_awtui_leaves_no_process_on_the_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(tmp.path());
+    let hold = tmp.path().join("go");
+    let mut w = far_world(
+        &sshd,
+        &format!("    env:\n      HOLD: \"{}\"\n", hold.display()),
+    );
+    let pid = w.start_background("far.yaml", "i");
+    wait_for("the turn to hold", || {
+        hold.with_extension("waiting").exists().then_some(())
+    });
+    let marker = format!("{}", hold.display());
+    assert!(
+        !sshd.remote_processes_with(&marker).is_empty(),
+        "the agent should be running on the host"
+    );
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    wait_for("every process of the agent on the host to end", || {
+        let left: Vec<u32> = sshd
+            .remote_processes_with(&marker)
+            .into_iter()
+            .filter(|p| sshd.session_processes().contains(p))
+            .collect();
+        left.is_empty().then_some(())
+    });
+    let _ = Path::new("/");
+}
