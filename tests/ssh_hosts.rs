@@ -11,8 +11,6 @@
 mod cli_support;
 mod sshd_support;
 
-use std::path::Path;
-
 use cli_support::{World, git, init_repo, wait_for};
 use sshd_support::Sshd;
 
@@ -208,5 +206,104 @@ fn kill_9_of_awtui_leaves_no_process_on_the_host() {
             .collect();
         left.is_empty().then_some(())
     });
-    let _ = Path::new("/");
+}
+
+#[test]
+fn cleaning_removes_the_hosts_worktree_but_never_the_users_branches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(tmp.path());
+    let mut w = far_world(&sshd, "");
+    // The user's repository on the host already exists, with a branch of
+    // their own.
+    let remote = w.tmp.path().join("remote/app");
+    std::fs::create_dir_all(&remote).unwrap();
+    init_repo(&remote, &[("theirs.txt", "theirs\n")]);
+    git(&remote, &["branch", "users-work"]);
+    w.start_background("far.yaml", "i");
+    wait_for("the turn to come back", || {
+        let files = git(&w.dir, &["ls-tree", "-r", "--name-only", "awtui/i/tester"]);
+        files.contains("turn-1.txt").then_some(())
+    });
+    let there = git(&remote, &["worktree", "list", "--porcelain"]);
+    let wt = awtui::workspace::parse_worktree_list(&there)
+        .into_iter()
+        .find(|(_, b)| b.as_deref() == Some("awtui/i/tester"))
+        .map(|(p, _)| p)
+        .unwrap_or_else(|| panic!("no worktree of awtui/i/tester on the host:\n{there}"));
+    assert!(wt.join("turn-1.txt").exists());
+    let r = w.run(&["stop", "@i", "--clean", "--force"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        !wt.exists(),
+        "the host's worktree is still there: {}\n{}{}",
+        wt.display(),
+        r.stdout,
+        r.stderr
+    );
+    let branches = git(&remote, &["branch", "--list", "--format=%(refname:short)"]);
+    assert!(!branches.contains("awtui/i/tester"), "{branches}");
+    assert!(
+        branches.contains("users-work"),
+        "the user's branch went: {branches}"
+    );
+    assert!(remote.join("theirs.txt").exists());
+}
+
+#[test]
+fn a_users_branch_of_the_same_name_on_the_host_is_never_taken() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(tmp.path());
+    let mut w = far_world(&sshd, "");
+    let remote = w.tmp.path().join("remote/app");
+    std::fs::create_dir_all(&remote).unwrap();
+    init_repo(&remote, &[("theirs.txt", "theirs\n")]);
+    git(&remote, &["branch", "awtui/i/tester"]);
+    let before = git(&remote, &["rev-parse", "awtui/i/tester"]);
+    w.start_background("far.yaml", "i");
+    let log = w.dir.join(".workflow/i/agents/tester/stderr.log");
+    wait_for("the refusal to be logged", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|t| t.contains("already exists") && t.contains("awtui did not make it"))
+    });
+    assert_eq!(git(&remote, &["rev-parse", "awtui/i/tester"]), before);
+    let r = w.run(&["stop", "@i", "--clean", "--force"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        git(&remote, &["rev-parse", "awtui/i/tester"]),
+        before,
+        "cleaning deleted the user's branch on the host"
+    );
+}
+
+#[test]
+fn stopping_the_agent_ends_its_process_on_the_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(tmp.path());
+    let hold = tmp.path().join("go");
+    let mut w = far_world(
+        &sshd,
+        &format!("    env:\n      HOLD: \"{}\"\n", hold.display()),
+    );
+    w.start_background("far.yaml", "i");
+    wait_for("the turn to hold", || {
+        hold.with_extension("waiting").exists().then_some(())
+    });
+    let marker = hold.display().to_string();
+    let on_host = || -> Vec<u32> {
+        let sessions = sshd.session_processes();
+        sshd.remote_processes_with(&marker)
+            .into_iter()
+            .filter(|p| sessions.contains(p))
+            .collect()
+    };
+    assert!(
+        !on_host().is_empty(),
+        "the agent should be running on the host"
+    );
+    let r = w.run(&["stop", "tester@i"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    wait_for("the agent's processes on the host to end", || {
+        on_host().is_empty().then_some(())
+    });
 }

@@ -379,12 +379,20 @@ impl Remote {
             quote(&self.conn.repo)
         ));
         s.push_str("mkdir -p \"$R/state\" \"$R/private\"\n");
+        // A branch of that name awtui did not make is the user's: never
+        // taken over (nor, later, deleted).
         s.push_str(&format!(
             "if [ -e \"$WT/.git\" ]; then git -C \"$WT\" reset -q --hard {sync}; \
-             else rm -rf \"$WT\"; git -C \"$REPO\" worktree prune; mkdir -p \"$(dirname \"$WT\")\"; \
-             git -C \"$REPO\" worktree add -q -f -B {branch} \"$WT\" {sync}; fi\n",
+             else \
+               if git -C \"$REPO\" rev-parse -q --verify refs/heads/{branch} >/dev/null && \
+                  [ \"$(git -C \"$REPO\" config --get {made})\" != yes ]; then \
+                 echo \"awtui: the branch \"{branch}\" already exists in $REPO and awtui did not make it; rename it there\" >&2; exit 97; fi; \
+               rm -rf \"$WT\"; git -C \"$REPO\" worktree prune; mkdir -p \"$(dirname \"$WT\")\"; \
+               git -C \"$REPO\" worktree add -q -f -B {branch} \"$WT\" {sync}; \
+               git -C \"$REPO\" config {made} yes; fi\n",
             sync = quote(&self.sync_ref()),
             branch = quote(&self.branch()),
+            made = quote(&crate::workspace::remote::made_key(&self.branch())),
         ));
         let mut take = |s: &mut String, path: &str, bytes: &[u8]| {
             s.push_str(&format!(
@@ -464,12 +472,15 @@ impl Remote {
             _ => String::new(),
         };
         let options = join(&SSH_OPTIONS.map(String::from));
+        let keys = crate::workspace::remote::keys(&self.branch());
         format!(
             "if ! {SSH} -S {control} -O check {dest} >/dev/null 2>&1; then\n\
                rm -f {control}\n\
                {SSH} -M -S {control} -o ControlPersist=60 -o ExitOnForwardFailure=yes {options} -f -N {forward}{dest} || exit 255\n\
              fi\n\
              export GIT_SSH_COMMAND={gitssh}\n\
+             git -C {wt} config {k_host} {dest} && git -C {wt} config {k_repo} {repo} && \
+             git -C {wt} config {k_wt} {remote_wt}\n\
              git -C {wt} push -q -f {url} HEAD:{sync} || exit 255\n\
              {ssh} -T {dest} {remote}\n\
              rc=$?\n\
@@ -482,6 +493,11 @@ impl Remote {
             remote = quote(&format!("sh -c {}", quote(remote))),
             branch = self.branch(),
             back = quote(&self.back_ref()),
+            k_host = quote(&keys[0]),
+            k_repo = quote(&keys[1]),
+            k_wt = quote(&keys[2]),
+            repo = quote(&self.conn.repo),
+            remote_wt = quote(&self.conn.worktree(&self.instance_key, &self.agent)),
         )
     }
 }
