@@ -78,6 +78,10 @@ fn a_sandboxed_agent_writes_only_its_own_worktree_and_sees_no_other_token() {
             out.join(name).join("token").exists().then_some(())
         });
     }
+    let listed = w.list();
+    for agent in listed[0]["agents"].as_array().unwrap() {
+        assert_eq!(agent["place"], "sandbox", "{agent}");
+    }
     let home = std::env::var("HOME").unwrap();
     for (me, other) in [("a", "b"), ("b", "a")] {
         let r = out.join(me);

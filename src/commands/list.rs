@@ -27,6 +27,8 @@ struct AgentRow {
     address: String,
     backend: String,
     model: Option<String>,
+    /// Where it runs: `local`, `sandbox` or a host's name.
+    place: String,
     status: String,
     unread: usize,
     turns: u32,
@@ -59,6 +61,7 @@ fn rows(info: InstanceInfo, status: Option<InstanceStatus>) -> InstanceRow {
                 address: info.address(&a.name),
                 backend: a.backend.clone(),
                 model: a.model.clone(),
+                place: a.place.clone(),
                 status: if s.finished.is_some() {
                     "stopping".to_string()
                 } else {
@@ -79,6 +82,7 @@ fn rows(info: InstanceInfo, status: Option<InstanceStatus>) -> InstanceRow {
                 address: info.address(name),
                 backend: String::new(),
                 model: None,
+                place: String::new(),
                 status: "unresponsive".to_string(),
                 unread: 0,
                 turns: 0,
@@ -141,6 +145,7 @@ pub fn run(json: bool) -> u8 {
         "STATUS".to_string(),
         "UNREAD".to_string(),
         "COST".to_string(),
+        "WHERE".to_string(),
     ]];
     for row in &table {
         for a in &row.agents {
@@ -155,10 +160,11 @@ pub fn run(json: bool) -> u8 {
                 for_terminal(&status),
                 a.unread.to_string(),
                 format!("${:.4}", a.cost_usd),
+                for_terminal(&a.place),
             ]);
         }
     }
-    let widths: Vec<usize> = (0..5)
+    let widths: Vec<usize> = (0..6)
         .map(|c| {
             lines
                 .iter()

@@ -54,6 +54,15 @@ impl LaunchContext {
         agent_dir(&self.state_root, agent)
     }
 
+    /// Where `agent` runs, as `awtui list` and the Agents pane say it.
+    pub fn place_name(&self, agent: &AgentDef) -> String {
+        match self.host_of(&agent.name) {
+            Some(host) => host.to_string(),
+            None if agent.sandbox.is_some() => "sandbox".into(),
+            None => "local".into(),
+        }
+    }
+
     /// The host `agent` runs on, `None` for this machine.
     pub fn host_of(&self, agent: &str) -> Option<&str> {
         self.places.get(agent).and_then(|h| h.as_deref())

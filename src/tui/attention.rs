@@ -281,6 +281,7 @@ mod tests {
 
     fn agent(name: &str, status: AgentStatus) -> AgentSnapshot {
         AgentSnapshot {
+            place: String::new(),
             name: name.into(),
             backend: "command".into(),
             model: None,
