@@ -20,7 +20,7 @@ r="$OUT/$AGENT_NAME"
 mkdir -p "$r"
 try() { if "$@" 2>/dev/null; then echo yes; else echo no; fi; }
 try touch "$HOME/.awtui-sandbox-probe-$AGENT_NAME" > "$r/home"
-try touch "../$OTHER/from-$AGENT_NAME.txt" > "$r/other-worktree"
+try touch "$OTHER_WT/from-$AGENT_NAME.txt" > "$r/other-worktree"
 try sh -c "echo mine > own-$AGENT_NAME.txt" > "$r/own-worktree"
 try sh -c "echo private > /tmp/probe-$AGENT_NAME" > "$r/tmp"
 # Every file it can read under awtui's state folder and the instance's.
@@ -40,29 +40,33 @@ fn a_sandboxed_agent_writes_only_its_own_worktree_and_sees_no_other_token() {
     let mut w = World::new();
     let out = w.tmp.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
-    let agent = |name: &str, other: &str| {
+    let worktrees = awtui::workspace::worktrees_root(&w.dir, "i");
+    let agent = |name: &str, other: &str, workspace: &str| {
         format!(
             "  {name}:
     command: ./probe.sh
-    workspace: worktree
+    workspace: {workspace}
     sandbox:
       writable: [\"{out}\"]
     env:
       AGENT_NAME: {name}
-      OTHER: {other}
+      OTHER_WT: \"{other_wt}\"
       OUT: \"{out}\"
       AWTUI_STATE_DIR: \"{state}\"
       INSTANCE_DIR: \"{dir}/.awtui\"
 ",
             out = out.display(),
             state = w.state.display(),
-            dir = w.dir.display()
+            dir = w.dir.display(),
+            other_wt = worktrees.join(other).display(),
         )
     };
     let workflow = format!(
-        "name: boxed\nagents:\n{}{}kickoff: '@a and @b: probe'\n",
-        agent("a", "b"),
-        agent("b", "a")
+        "name: boxed\nagents:\n{}{}{}kickoff: '@a, @b and @c: probe'\n",
+        agent("a", "b", "worktree"),
+        agent("b", "a", "worktree"),
+        // In the shared checkout, which it may write, beside the worktrees.
+        agent("c", "a", "shared"),
     );
     init_repo(
         &w.dir,
@@ -73,7 +77,7 @@ fn a_sandboxed_agent_writes_only_its_own_worktree_and_sees_no_other_token() {
         ],
     );
     w.start_background("boxed.yaml", "i");
-    for name in ["a", "b"] {
+    for name in ["a", "b", "c"] {
         wait_for(&format!("agent {name} to probe"), || {
             out.join(name).join("token").exists().then_some(())
         });
@@ -83,7 +87,7 @@ fn a_sandboxed_agent_writes_only_its_own_worktree_and_sees_no_other_token() {
         assert_eq!(agent["place"], "sandbox", "{agent}");
     }
     let home = std::env::var("HOME").unwrap();
-    for (me, other) in [("a", "b"), ("b", "a")] {
+    for (me, other) in [("a", "b"), ("b", "a"), ("c", "a")] {
         let r = out.join(me);
         assert_eq!(read(&r.join("home")).trim(), "no", "{me} wrote $HOME");
         assert!(

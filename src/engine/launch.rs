@@ -363,7 +363,10 @@ fn runtime_for(cx: &LaunchContext, agent: &AgentDef, req: &TurnRequest) -> Box<d
     let mut hidden = crate::instance::layout::state_dirs();
     hidden.extend(crate::instance::layout::data_dir().ok());
     hidden.push(cx.state_root.join("agents"));
-    hidden.push(cx.state_root.join("worktrees"));
+    hidden.push(crate::workspace::worktrees_root(
+        &cx.workflow.base_dir,
+        &cx.prepared.instance,
+    ));
     hidden.extend(sandbox.hidden.iter().cloned());
     Box::new(Sandboxed {
         writable,

@@ -136,12 +136,19 @@ async fn connect_hosts(
         .and_then(|a| a.rsplit(':').next())
         .and_then(|p| p.parse::<u16>().ok());
     for host in &workflow.hosts {
-        let programs: Vec<String> = workflow
+        let programs: Vec<(String, Option<String>)> = workflow
             .agents
             .iter()
             .filter(|a| places.get(&a.name).and_then(|h| h.as_deref()) == Some(host.name.as_str()))
-            .filter_map(|a| backend::backend_for(a.backend).program(a.command.as_deref()))
-            .filter(|p| !p.contains('/'))
+            .filter_map(|a| {
+                let program = backend::backend_for(a.backend).program(a.command.as_deref())?;
+                let path = a
+                    .env
+                    .iter()
+                    .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
+                    .map(|(_, v)| v.value.clone());
+                (!program.contains('/')).then_some((program, path))
+            })
             .collect();
         if !places
             .values()

@@ -144,7 +144,8 @@ fn failed(host: &HostDef, what: String) -> HostError {
 
 /// Connects to `host`: starts the master (authentication happens here),
 /// learns the remote home, makes the repository if missing, checks that
-/// every program in `programs` is there, and forwards a remote port to
+/// every program in `programs` is there (each with the agent's own `PATH`
+/// when it sets one), and forwards a remote port to
 /// `mcp_port` when there is a context. `control_dir` is a private folder
 /// for the control socket.
 pub async fn connect(
@@ -152,7 +153,7 @@ pub async fn connect(
     control_dir: &Path,
     instance_dir: &Path,
     mcp_port: Option<u16>,
-    programs: &[String],
+    programs: &[(String, Option<String>)],
 ) -> Result<Connection, HostError> {
     let control = control_dir.join(format!(
         "{}.sock",
@@ -222,9 +223,13 @@ pub async fn connect(
     let mut args = conn.mux();
     args.push(host.ssh.clone());
     let mut check = String::from("printf '%s\\n' \"$HOME\"");
-    for p in programs {
+    for (p, path) in programs {
+        let path = path
+            .as_deref()
+            .map(|v| format!("PATH={} ", quote(v)))
+            .unwrap_or_default();
         check.push_str(&format!(
-            "; command -v {} >/dev/null 2>&1 || echo \"missing:\"{}",
+            "; {path}command -v {} >/dev/null 2>&1 || echo \"missing:\"{}",
             quote(p),
             quote(p)
         ));
