@@ -9,6 +9,8 @@
 //! These tests need `sshd`, `ssh` and `git`; `.ci/run` installs them.
 
 mod cli_support;
+#[path = "fakes/llm_server.rs"]
+mod llm_server;
 mod sshd_support;
 
 use cli_support::{World, git, init_repo, wait_for};
@@ -306,4 +308,91 @@ fn stopping_the_agent_ends_its_process_on_the_host() {
     wait_for("the agent's processes on the host to end", || {
         on_host().is_empty().then_some(())
     });
+}
+
+/// Claude Code (the real CLI, offline against the fake model) on the host:
+/// it is offered awtui's tools through the forward, its shell command runs
+/// in its worktree there, and the file it made comes back as its turn.
+#[test]
+fn claude_code_works_on_the_host_and_its_turn_comes_back() {
+    let cache = std::env::var_os("AWTUI_CLI_CACHE")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+                .join(".cache/awtui-clis")
+        });
+    let bin = cache.join("node_modules/.bin");
+    assert!(
+        bin.join("claude").exists(),
+        "claude is not installed in {}: run scripts/install-clis.sh",
+        cache.display()
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (url, log) = rt.block_on(llm_server::start_model(llm_server::ModelScript {
+        tool: "Bash".into(),
+        arguments: serde_json::json!({
+            "command": "echo made on the host > made-on-host.txt",
+            "description": "make the file"
+        }),
+        final_text: "Made it.".into(),
+        refuse: None,
+    }));
+    let tmp = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(tmp.path());
+    let mut w = World::new();
+    let remote = w.tmp.path().join("remote/app");
+    let home = w.tmp.path().join("remote-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let workflow = format!(
+        "name: far
+hosts:
+  box:
+    ssh: {alias}
+    dir: {remote}
+agents:
+  tester:
+    backend: claude
+    model: claude-sonnet-4-5
+    permissions: full
+    host: box
+    workspace: worktree
+    timeout: 240s
+    env:
+      PATH: \"{bin}:/usr/local/bin:/usr/bin:/bin\"
+      HOME: \"{home}\"
+      ANTHROPIC_BASE_URL: \"{url}\"
+      ANTHROPIC_API_KEY: sk-ant-fake
+      DISABLE_TELEMETRY: '1'
+      DISABLE_AUTOUPDATER: '1'
+      DISABLE_ERROR_REPORTING: '1'
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1'
+      IS_SANDBOX: '1'
+kickoff: '@tester make the file'
+limits:
+  retries: 0
+",
+        alias = sshd.host_alias(),
+        remote = remote.display(),
+        bin = bin.display(),
+        home = home.display(),
+    );
+    init_repo(
+        &w.dir,
+        &[("far.yaml", &workflow), ("src/lib.txt", "code\n")],
+    );
+    w.env = sshd.ssh_command_env();
+    w.start_background("far.yaml", "i");
+    let files = wait_for("claude's turn to come back", || {
+        let files = git(&w.dir, &["ls-tree", "-r", "--name-only", "awtui/i/tester"]);
+        files.contains("made-on-host.txt").then_some(files)
+    });
+    assert!(files.contains("src/lib.txt"), "{files}");
+    let requests = log.lock().unwrap().clone();
+    assert!(
+        requests.iter().any(|q| q.raw.contains("channel_send")),
+        "the model was never offered awtui's tools (the forward)"
+    );
+    let diff = w.run(&["diff", "tester@i"]);
+    assert!(diff.stdout.contains("made on the host"), "{}", diff.stdout);
 }
