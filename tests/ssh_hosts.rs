@@ -396,3 +396,32 @@ limits:
     let diff = w.run(&["diff", "tester@i"]);
     assert!(diff.stdout.contains("made on the host"), "{}", diff.stdout);
 }
+
+#[test]
+fn validate_check_hosts_says_what_is_missing_on_which_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sshd = Sshd::start(tmp.path());
+    let w = far_world(
+        &sshd,
+        "  other:\n    backend: gemini\n    model: gemini-2.5-flash\n    host: box\n    workspace: worktree\n    env:\n      PATH: /nonexistent\n",
+    );
+    // Without --check-hosts nothing is dialled: valid.
+    let r = w.run(&["validate", "far.yaml"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = w.run(&["validate", "far.yaml", "--check-hosts"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("far.yaml:3:3")
+            && r.stderr.contains("host 'box'")
+            && r.stderr.contains("'gemini' is not installed there"),
+        "{}",
+        r.stderr
+    );
+    sshd.stop();
+    let r = w.run(&["validate", "far.yaml", "--check-hosts"]);
+    assert!(
+        r.stderr.contains("host 'box'") && r.stderr.contains("cannot connect"),
+        "{}",
+        r.stderr
+    );
+}

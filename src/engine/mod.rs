@@ -116,9 +116,9 @@ pub fn preflight(workflow: &Workflow) -> Vec<EngineError> {
         .collect()
 }
 
-/// Connects every host an agent was placed on (each at most once); a host
-/// that fails is reported in `notices` and its agents' turns fail with
-/// why, while the others run.
+/// Connects every host an agent was placed on; a host that fails is
+/// reported in `notices` and its agents' turns fail with why, while the
+/// others run.
 async fn connect_hosts(
     workflow: &Workflow,
     places: &std::collections::HashMap<String, Option<String>>,
@@ -129,51 +129,17 @@ async fn connect_hosts(
     String,
     Result<std::sync::Arc<crate::agents::runtime::ssh::Connection>, String>,
 > {
-    let mut out = std::collections::HashMap::new();
     let port = mcp_url
         .and_then(|u| u.strip_prefix("http://"))
         .and_then(|u| u.split('/').next())
         .and_then(|a| a.rsplit(':').next())
         .and_then(|p| p.parse::<u16>().ok());
-    for host in &workflow.hosts {
-        let programs: Vec<(String, Option<String>)> = workflow
-            .agents
-            .iter()
-            .filter(|a| places.get(&a.name).and_then(|h| h.as_deref()) == Some(host.name.as_str()))
-            .filter_map(|a| {
-                let program = backend::backend_for(a.backend).program(a.command.as_deref())?;
-                let path = a
-                    .env
-                    .iter()
-                    .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
-                    .map(|(_, v)| v.value.clone());
-                (!program.contains('/')).then_some((program, path))
-            })
-            .collect();
-        if !places
-            .values()
-            .any(|h| h.as_deref() == Some(host.name.as_str()))
-        {
-            continue;
-        }
-        let dir = crate::instance::layout::state_dir()
-            .map(|d| d.join("ssh"))
-            .unwrap_or_else(|_| state_root.join("ssh"));
-        let result = match crate::fsutil::private_dir(&dir) {
-            Ok(dir) => {
-                crate::agents::runtime::ssh::connect(host, &dir, state_root, port, &programs)
-                    .await
-                    .map(std::sync::Arc::new)
-                    .map_err(|e| e.to_string())
-            }
-            Err(e) => Err(format!("host '{}': {}: {e}", host.name, dir.display())),
-        };
-        if let Err(e) = &result {
-            notices.push(format!("{e}; its agents cannot run"));
-        }
-        out.insert(host.name.clone(), result);
+    let hosts =
+        crate::agents::runtime::ssh::connect_placed(workflow, places, state_root, port).await;
+    for e in hosts.values().filter_map(|r| r.as_ref().err()) {
+        notices.push(format!("{e}; its agents cannot run"));
     }
-    out
+    hosts
 }
 
 fn layout(workflow: &Workflow) -> StoreLayout {

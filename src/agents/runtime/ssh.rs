@@ -29,7 +29,10 @@ use tokio::process::{Child, Command};
 use super::{Launch, Runtime, resolve_local};
 use crate::agents::backend::BackendError;
 use crate::agents::backend::invocation::Invocation;
-use crate::workflow::HostDef;
+use std::collections::HashMap;
+
+use crate::agents::backend::backend_for;
+use crate::workflow::{AgentDef, HostDef, Workflow};
 
 /// The OpenSSH client awtui runs.
 pub const SSH: &str = "ssh";
@@ -303,12 +306,51 @@ pub async fn connect(
     Ok(conn)
 }
 
-/// Ends a connection: asks the master to exit (dropping it closes the
-/// lifeline as well).
-pub async fn disconnect(conn: Arc<Connection>) {
-    let mut args = vec!["-S".to_string(), conn.control.display().to_string()];
-    args.extend(["-O".into(), "exit".into(), conn.dest.clone()]);
-    let _ = ssh_output(&args, "exit").await;
+/// Connects every host of `workflow` an agent was placed on (`places`,
+/// from [`super::placement::place`]), once each, checking the programs of
+/// its agents there; `instance_dir` names the control sockets,
+/// `mcp_port` is forwarded when there is a context.
+pub async fn connect_placed(
+    workflow: &Workflow,
+    places: &HashMap<String, Option<String>>,
+    instance_dir: &Path,
+    mcp_port: Option<u16>,
+) -> HashMap<String, Result<Arc<Connection>, String>> {
+    let mut out = HashMap::new();
+    for host in &workflow.hosts {
+        let on_host = |a: &&AgentDef| {
+            places.get(&a.name).and_then(|h| h.as_deref()) == Some(host.name.as_str())
+        };
+        if !workflow.agents.iter().any(|a| on_host(&a)) {
+            continue;
+        }
+        let programs: Vec<(String, Option<String>)> = workflow
+            .agents
+            .iter()
+            .filter(on_host)
+            .filter_map(|a| {
+                let program = backend_for(a.backend).program(a.command.as_deref())?;
+                let path = a
+                    .env
+                    .iter()
+                    .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
+                    .map(|(_, v)| v.value.clone());
+                (!program.contains('/')).then_some((program, path))
+            })
+            .collect();
+        let dir = crate::instance::layout::state_dir()
+            .map(|d| d.join("ssh"))
+            .unwrap_or_else(|_| instance_dir.join("ssh"));
+        let result = match crate::fsutil::private_dir(&dir) {
+            Ok(dir) => connect(host, &dir, instance_dir, mcp_port, &programs)
+                .await
+                .map(Arc::new)
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(format!("host '{}': {}: {e}", host.name, dir.display())),
+        };
+        out.insert(host.name.clone(), result);
+    }
+    out
 }
 
 /// One agent's turns on a host.

@@ -204,6 +204,17 @@ impl Walker<'_> {
                 );
             }
             if a.host != HostChoice::Local
+                && !matches!(a.workspace, crate::workflow::Workspace::Worktree { .. })
+            {
+                self.diags.error(
+                    a.pos,
+                    format!(
+                        "agent '{}': an agent on another host works in a worktree of the repository there; add workspace: worktree",
+                        a.name
+                    ),
+                );
+            }
+            if a.host != HostChoice::Local
                 && crate::agents::backend::backend_for(a.backend).in_process()
             {
                 self.diags.error(
@@ -216,5 +227,79 @@ impl Walker<'_> {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn errors(yaml: &str) -> String {
+        match crate::workflow::load_str(yaml, Path::new("/tmp/w.yaml")) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn hosts_and_sandboxes_are_checked_where_written() {
+        let e = errors("hosts:\n  box:\n    ssh: dev@box\nagents:\n  a:\n    command: ./a.sh\n");
+        assert!(
+            e.contains("w.yaml:2:3") && e.contains("host 'box': missing dir"),
+            "{e}"
+        );
+        let e = errors(
+            "agents:\n  a:\n    command: ./a.sh\n    host: nowhere\n    workspace: worktree\n",
+        );
+        assert!(
+            e.contains(
+                "host 'nowhere' is not one of the workflow's hosts (there is no 'hosts:' section)"
+            ),
+            "{e}"
+        );
+        let e = errors(
+            "hosts:\n  box: {ssh: dev@box, dir: ~/app}\nagents:\n  a:\n    command: ./a.sh\n    host: box\n",
+        );
+        assert!(e.contains("add workspace: worktree"), "{e}");
+        let e = errors(
+            "hosts:\n  box: {ssh: dev@box, dir: ~/app}\nagents:\n  a:\n    command: ./a.sh\n    host: box\n    workspace: worktree\n    sandbox: true\n",
+        );
+        assert!(
+            e.contains("sandbox: confines an agent on this machine"),
+            "{e}"
+        );
+        let e = errors(
+            "hosts:\n  box: {ssh: -oProxyCommand=x, dir: ~/app}\nagents:\n  a: {command: ./a.sh}\n",
+        );
+        assert!(e.contains("ssh must be one ssh destination"), "{e}");
+        let e = errors(
+            "agents:\n  a:\n    command: ./a.sh\n    sandbox: {writable: [out], hiden: [x]}\n",
+        );
+        assert!(
+            e.contains("unknown key 'hiden'") && e.contains("did you mean 'hidden'"),
+            "{e}"
+        );
+        let e = errors("agents:\n  a:\n    command: ./a.sh\n    sandbox: yes please\n");
+        assert!(
+            e.contains("sandbox must be true, false or {writable"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn sandbox_paths_are_taken_from_the_workflows_folder_or_home() {
+        let w = crate::workflow::load_str(
+            "agents:\n  a:\n    command: ./a.sh\n    sandbox: {writable: [out, ~/cache], hidden: [/secret]}\n",
+            Path::new("/tmp/w.yaml"),
+        )
+        .unwrap()
+        .workflow;
+        let s = w.agents[0].sandbox.clone().unwrap();
+        let home = std::path::PathBuf::from(std::env::var("HOME").unwrap());
+        assert_eq!(
+            s.writable,
+            vec![Path::new("/tmp/out").to_path_buf(), home.join("cache")]
+        );
+        assert_eq!(s.hidden, vec![Path::new("/secret").to_path_buf()]);
     }
 }
