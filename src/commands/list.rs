@@ -2,10 +2,14 @@
 //! user, from any directory, one agent a line:
 //!
 //! ```text
-//! NAME              SOURCE        STATUS    UNREAD  COST
-//! helper            (standalone)  idle      0       $0.0000
-//! reviewer@pr-123   review.yaml   thinking  1       $0.0123
+//! NAME              SOURCE        STATUS    UNREAD  COST     WHERE
+//! helper            (standalone)  idle      0       $0.0000  local
+//! reviewer@pr-123   review.yaml   thinking  1       $0.0123  box
 //! ```
+//!
+//! `WHERE` is where the agent runs: `local`, `sandbox` or a host of the
+//! workflow's `hosts:` (a column after the seed's five, so scripts that
+//! read those still work).
 //!
 //! An instance that does not answer its control socket in time is shown as
 //! `unresponsive`. Stale registry records (dead processes) are removed, never
