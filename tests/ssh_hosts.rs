@@ -145,6 +145,51 @@ fn an_unreachable_host_fails_its_agent_with_the_host_named() {
             .find(|m| m.contains("host 'box'") && m.contains("cannot connect"))
     });
     assert!(said.contains(sshd.host_alias()), "{said}");
+    // The message to the far agent stays unread: nothing answered it.
+    let unread = w.list()[0]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "tester")
+        .map(|a| a["unread"].as_u64().unwrap_or(0))
+        .unwrap();
+    assert!(unread >= 1, "the far agent's message was taken as read");
+}
+
+#[test]
+fn refused_authentication_and_a_missing_cli_are_said_at_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(tmp.path());
+    // A user with no key there: the server refuses.
+    let mut w = far_world(&sshd, "");
+    let yaml = std::fs::read_to_string(w.dir.join("far.yaml"))
+        .unwrap()
+        .replace(
+            &format!("ssh: {}", sshd.host_alias()),
+            &format!("ssh: nobody@{}", sshd.host_alias()),
+        );
+    std::fs::write(w.dir.join("far.yaml"), yaml).unwrap();
+    git(&w.dir, &["commit", "-qam", "nobody"]);
+    w.start_background("far.yaml", "i");
+    let said = wait_for("the refusal to be said", || {
+        messages(&w)
+            .into_iter()
+            .find(|m| m.contains("host 'box'") && m.contains("cannot connect"))
+    });
+    assert!(said.contains("Permission denied"), "{said}");
+    // A CLI that is not on the host.
+    let mut w = far_world(
+        &sshd,
+        "  gem:\n    backend: gemini\n    model: gemini-2.5-flash\n    host: box\n    workspace: worktree\n    env:\n      PATH: /nonexistent\n",
+    );
+    w.start_background("far.yaml", "j");
+    let said = wait_for("the missing CLI to be said", || {
+        w.channel("j")
+            .iter()
+            .filter_map(|m| m["message"].as_str().map(str::to_string))
+            .find(|m| m.contains("host 'box'") && m.contains("'gemini' is not installed there"))
+    });
+    assert!(said.contains("its agents cannot run"), "{said}");
 }
 
 #[test]
