@@ -160,13 +160,13 @@ fn an_unreachable_host_fails_its_agent_with_the_host_named() {
 fn refused_authentication_and_a_missing_cli_are_said_at_start() {
     let tmp = tempfile::tempdir().unwrap();
     let sshd = Sshd::start(tmp.path());
-    // A user with no key there: the server refuses.
+    // A user the host does not have: the server refuses.
     let mut w = far_world(&sshd, "");
     let yaml = std::fs::read_to_string(w.dir.join("far.yaml"))
         .unwrap()
         .replace(
             &format!("ssh: {}", sshd.host_alias()),
-            &format!("ssh: nobody@{}", sshd.host_alias()),
+            &format!("ssh: no-such-user-awtui@{}", sshd.host_alias()),
         );
     std::fs::write(w.dir.join("far.yaml"), yaml).unwrap();
     git(&w.dir, &["commit", "-qam", "nobody"]);
@@ -189,7 +189,10 @@ fn refused_authentication_and_a_missing_cli_are_said_at_start() {
             .filter_map(|m| m["message"].as_str().map(str::to_string))
             .find(|m| m.contains("host 'box'") && m.contains("'gemini' is not installed there"))
     });
-    assert!(said.contains("its agents cannot run"), "{said}");
+    assert!(
+        said.contains("set PATH in the agent's env: or install it"),
+        "{said}"
+    );
 }
 
 #[test]

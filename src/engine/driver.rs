@@ -1006,7 +1006,7 @@ impl Driver {
     ) {
         let (check, by) = match event {
             Ok(crate::tasks::CausedEvent { by, event }) => {
-                self.announcer.observe(&event);
+                self.announcer.observe(&event, by.as_deref());
                 let check = super::tasks::may_free_tasks(&event);
                 self.emit(EngineEvent::Task {
                     change: Box::new(event),
@@ -1128,6 +1128,30 @@ impl Driver {
             task_workspace: &task_workspace,
             workflow_dir: &self.cx.workflow.base_dir,
         };
+        if let Command::ReadAgentLogs { agent } = &command {
+            // Files of any size: read off the loop, answered when done.
+            let read = is_agent(agent).then(|| {
+                (
+                    self.ops_files.clone(),
+                    self.cx.agent_dir(agent).join("stderr.log"),
+                )
+            });
+            let agent = agent.clone();
+            tokio::task::spawn_blocking(move || {
+                let answer = match read {
+                    Some((files, stderr)) => {
+                        super::ops::agent_logs(&files, &agent, &stderr, LOG_TURNS, LOG_CAP)
+                    }
+                    None => Err(format!("there is no agent '{agent}'")),
+                }
+                .map_err(|error| CommandFailed {
+                    command: name.to_string(),
+                    error,
+                });
+                let _ = reply.send(answer);
+            });
+            return;
+        }
         if let Some(job) = super::workspace_cmd::job(&known, &command) {
             // Git work: off the loop, answered when done.
             tokio::task::spawn_blocking(move || {
@@ -1221,33 +1245,11 @@ impl Driver {
                     })
                 });
             }
-            Command::ReadAgentLogs { agent } => {
-                if !self.cx.workflow.agent_names().contains(&agent) {
-                    return Err(format!("there is no agent '{agent}'"));
-                }
-                let outputs = self
-                    .ops_files
-                    .recent_outputs(&agent, LOG_TURNS, LOG_CAP)
-                    .map_err(|e| format!("cannot read logs/output/: {e}"))?;
-                let stderr_path = self.cx.agent_dir(&agent).join("stderr.log");
-                let stderr = match crate::fsutil::read_tail(&stderr_path, 0, LOG_CAP as u64 + 4) {
-                    Ok(b) => Some(super::ops::tail_text(&b, LOG_CAP)),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(e) => return Err(format!("cannot read {}: {e}", stderr_path.display())),
-                };
-                return Ok(Reply::AgentLogs {
-                    text: crate::secrets::redact(&super::ops::agent_logs_text(
-                        &agent,
-                        &outputs,
-                        stderr.as_deref(),
-                    ))
-                    .into_owned(),
-                    agent,
-                });
-            }
-            // Answered off the loop by `command` (workspace_cmd).
-            Command::ReadDiff { .. } | Command::Workspace { .. } => {
-                return Err("a workspace command reached the driver's loop".into());
+            // Answered off the loop by `command` (workspace_cmd, log reads).
+            Command::ReadDiff { .. }
+            | Command::Workspace { .. }
+            | Command::ReadAgentLogs { .. } => {
+                return Err("a file-reading command reached the driver's loop".into());
             }
             Command::Snapshot { messages } => {
                 return Ok(Reply::Snapshot {

@@ -308,8 +308,34 @@ fn thread_root_in(store: &dyn crate::context::ContextStore, entry: &ChannelEntry
     current.id
 }
 
+/// What `ReadAgentLogs` answers: the raw output of `agent`'s last `turns`
+/// turns and the end of its stderr log (each at most `cap` bytes), secrets
+/// redacted. Blocking file reads: run off the engine's loop.
+pub fn agent_logs(
+    files: &OpsFiles,
+    agent: &str,
+    stderr_path: &Path,
+    turns: usize,
+    cap: usize,
+) -> Result<super::Reply, String> {
+    let outputs = files
+        .recent_outputs(agent, turns, cap)
+        .map_err(|e| format!("cannot read logs/output/: {e}"))?;
+    let stderr = match crate::fsutil::read_tail(stderr_path, 0, cap as u64 + 4) {
+        Ok(b) => Some(tail_text(&b, cap)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", stderr_path.display())),
+    };
+    Ok(super::Reply::AgentLogs {
+        text: crate::secrets::redact(&agent_logs_text(agent, &outputs, stderr.as_deref()))
+            .into_owned(),
+        agent: agent.to_string(),
+    })
+}
+
 /// Appends to the operations log and archives a turn's raw output, under
 /// `<instance>/logs/`.
+#[derive(Clone, Debug)]
 pub struct OpsFiles {
     dir: PathBuf,
 }

@@ -266,6 +266,10 @@ pub fn create_file_plan(
 #[derive(Debug, Default)]
 pub struct Announcer {
     announced: BTreeSet<String>,
+    /// Who gave each task back (its holder's unregistration, release or
+    /// failure), so that agent alone is not woken by its news, whoever's
+    /// change the news happens to come with.
+    freed_by: std::collections::BTreeMap<String, Option<String>>,
 }
 
 impl Announcer {
@@ -274,19 +278,25 @@ impl Announcer {
     /// time it is free (its holder gave it back, unregistered, went stale,
     /// the person released it) it is news again. Every change must be
     /// observed, not only those that may free tasks ([`may_free_tasks`]).
-    pub fn observe(&mut self, event: &TaskEvent) {
-        if let TaskEvent::TaskChanged(t) = event
-            && (t.status != TaskStatus::Pending || t.claimed_by.is_some())
-        {
-            self.announced.remove(&t.id);
+    /// `by` is the agent whose call made the change, if one did.
+    pub fn observe(&mut self, event: &TaskEvent, by: Option<&str>) {
+        if let TaskEvent::TaskChanged(t) = event {
+            if t.status != TaskStatus::Pending || t.claimed_by.is_some() {
+                self.announced.remove(&t.id);
+                self.freed_by.remove(&t.id);
+            } else {
+                self.freed_by.insert(t.id.clone(), by.map(str::to_string));
+            }
         }
     }
 
     /// The system message for tasks that became available since the last
     /// call, mentioning who may take them; `None` when nothing is new.
     /// `agents` are the workflow's agents; `by` is the agent whose tool call
-    /// made the tasks available, if one did: it is not mentioned (an agent
-    /// is never woken by what its own call caused).
+    /// came with this news, if one did. An agent is never woken by what its
+    /// own call caused: for a task given back that is who gave it back (as
+    /// [`observe`](Announcer::observe) saw), for one a finished dependency
+    /// unblocked it is `by`.
     pub fn news(
         &mut self,
         board: &TaskBoard,
@@ -313,8 +323,12 @@ impl Announcer {
         let mut who: Vec<String> = Vec::new();
         for t in &new {
             self.announced.insert(t.id.clone());
+            let caused_by = match self.freed_by.remove(&t.id) {
+                Some(freer) => freer,
+                None => by.map(str::to_string),
+            };
             for a in eligible(t, agents, board) {
-                if !who.contains(&a) && Some(a.as_str()) != by {
+                if !who.contains(&a) && Some(&a) != caused_by.as_ref() {
                     who.push(a);
                 }
             }
@@ -348,6 +362,21 @@ impl Announcer {
 /// Who may take `task`: its assignee when that is an agent of the
 /// workflow; else the agents registered with its role; else everyone.
 fn eligible(task: &Task, agents: &[String], board: &TaskBoard) -> Vec<String> {
+    // An agent that said it left (agent_unregister, or a heartbeat saying
+    // `offline`) is not woken by task news: under load the news of the
+    // task it gave back may be posted while its own turn still runs, and
+    // would start it again for work it just walked away from.
+    let here: Vec<String> = board.read(|s| {
+        agents
+            .iter()
+            .filter(|a| {
+                let mut own = s.agents().filter(|r| &r.owner == *a).peekable();
+                own.peek().is_none() || own.any(|r| r.status != "offline")
+            })
+            .cloned()
+            .collect()
+    });
+    let agents = here.as_slice();
     if let Some(a) = &task.assignee
         && agents.contains(a)
     {
@@ -486,6 +515,37 @@ mod tests {
         assert!(text.contains("ready to claim"), "{text}");
     }
 
+    /// An agent that unregistered is not told of tasks, even when the news
+    /// is another agent's doing (the tasks_e2e team under load: w2's
+    /// completion announced the task w1 had just given back, and woke w1).
+    #[test]
+    fn an_agent_that_left_is_not_told_of_tasks() {
+        let board = TaskBoard::default();
+        let agents = vec!["lead".to_string(), "w1".to_string(), "w2".to_string()];
+        let now = Utc::now();
+        board.change(|s| {
+            let me = s
+                .register(
+                    "w1",
+                    "w1",
+                    "custom",
+                    None,
+                    vec![],
+                    None,
+                    serde_json::Value::Null,
+                    now,
+                )
+                .unwrap();
+            s.unregister("w1", &me.id, now).unwrap();
+            ((), vec![])
+        });
+        let mut ann = Announcer::default();
+        plan(&board);
+        let text = ann.news(&board, &agents, Some("w2")).unwrap();
+        assert!(text.contains("@lead:"), "{text}");
+        assert!(!text.contains("@w1"), "{text}");
+    }
+
     /// Issue 23: the engine only asks for news on changes that may free
     /// tasks; a claim seen in between is enough for the release to be news.
     #[test]
@@ -498,7 +558,7 @@ mod tests {
         let mut pump = |ann: &mut Announcer| {
             let mut news = Vec::new();
             while let Ok(e) = events.try_recv() {
-                ann.observe(&e);
+                ann.observe(&e, None);
                 if may_free_tasks(&e) {
                     news.extend(ann.news(&board, &agents, None));
                 }

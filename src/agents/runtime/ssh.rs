@@ -22,6 +22,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
@@ -112,14 +113,21 @@ impl Connection {
     }
 }
 
+/// How long one step of connecting to a host may take (a shell startup
+/// file that waits, a host that stops answering) before the host is
+/// given up on; its agents fail saying so, the others run.
+const STEP_LIMIT: Duration = Duration::from_secs(60);
+
 /// Runs `ssh <args>` to its end and returns stdout, or what failed.
 async fn ssh_output(args: &[String], what: &str) -> Result<String, String> {
-    let out = Command::new(SSH)
+    let run = Command::new(SSH)
         .args(args)
         .stdin(Stdio::null())
         .kill_on_drop(true)
-        .output()
+        .output();
+    let out = tokio::time::timeout(STEP_LIMIT, run)
         .await
+        .map_err(|_| format!("{what} did not finish within {}s", STEP_LIMIT.as_secs()))?
         .map_err(|e| format!("cannot run {SSH}: {e}"))?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
@@ -183,7 +191,10 @@ pub async fn connect(
         .map_err(|e| failed(host, format!("cannot run {SSH}: {e}")))?;
     let stdout = child.stdout.take().expect("piped");
     let mut lines = tokio::io::BufReader::new(stdout).lines();
-    match lines.next_line().await {
+    let ready = tokio::time::timeout(STEP_LIMIT, lines.next_line())
+        .await
+        .unwrap_or(Ok(None));
+    match ready {
         Ok(Some(l)) if l.trim() == "awtui-ready" => {}
         _ => {
             let mut err = String::new();
