@@ -571,7 +571,7 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(n)) => {
-                    let text = format!("{n} events were dropped because this client fell behind; ask for a snapshot");
+                    let text = format!("{n} {FELL_BEHIND}; ask for a snapshot");
                     let event = EngineEvent::Notice { text };
                     if write_line(&mut w, &ServerLine::Event(Box::new(event))).await.is_err() {
                         break;
@@ -660,6 +660,10 @@ fn handle_line(shared: &Shared, line: &str, agent_pid: Option<u32>) -> BoxFuture
     };
     now(reply, reference)
 }
+
+/// What the notice telling a client it lost events says (after their
+/// number), so a client can take a fresh snapshot.
+pub const FELL_BEHIND: &str = "events were dropped because this client fell behind";
 
 /// A connection to a running instance's control endpoint, for clients that
 /// also make requests (the CLI). [`Client::into_link`] makes it a [`Link`].
