@@ -150,8 +150,14 @@ impl World {
 
     /// Spawns `awtui <args>` with piped stdio; killed at the end.
     pub fn spawn(&mut self, args: &[&str]) -> (u32, Lines, std::process::ChildStdin) {
-        let mut child = self
-            .cmd(args)
+        let cmd = self.cmd(args);
+        self.spawn_cmd(cmd)
+    }
+
+    /// Spawns `cmd` (from [`World::cmd`], with more settings) with piped
+    /// stdio; killed at the end.
+    pub fn spawn_cmd(&mut self, mut cmd: Command) -> (u32, Lines, std::process::ChildStdin) {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,0 +1,458 @@
+//! `awtui web` over HTTP, with the real binary: the secret (401 without it,
+//! the cookie it becomes, rotation, 0600 file), the Host check, CSRF-proof
+//! posts, the security headers, posting to the channel, answering an
+//! approval from the fake Claude Code, the loopback rule, and the webhook
+//! (a local server that fails first, then takes the item).
+
+mod cli_support;
+mod web_support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use cli_support::{World, wait_for};
+use serde_json::json;
+use web_support::{Web, approvals_workflow, http, wait_answers};
+
+/// A world with the demo instance running and `awtui web` serving it.
+fn demo_served() -> (World, Web, String) {
+    let mut w = World::demo();
+    w.start_background("demo.yaml", "demo");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("demo");
+    (w, web, id)
+}
+
+#[test]
+fn no_token_or_a_wrong_one_gets_401_and_no_data() {
+    let (_w, web, id) = demo_served();
+    for path in [
+        "/".to_string(),
+        "/api/overview".to_string(),
+        "/api/events".to_string(),
+        "/api/session".to_string(),
+        format!("/api/instances/{id}"),
+        "/app.js".to_string(),
+    ] {
+        for cookie in [
+            None,
+            Some("awtui_web=0123"),
+            Some(&*format!("awtui_web={}", "0".repeat(64))),
+        ] {
+            let headers: Vec<(&str, &str)> = cookie.map(|c| ("Cookie", c)).into_iter().collect();
+            let a = http(web.port, "GET", &path, &headers, "");
+            assert_eq!(a.status, 401, "{path} with {cookie:?}: {}", a.body);
+            assert!(
+                !a.body.contains("demo") && !a.body.contains("planner"),
+                "{}",
+                a.body
+            );
+        }
+    }
+    let wrong = http(
+        web.port,
+        "GET",
+        &format!("/?token={}", "1".repeat(64)),
+        &[],
+        "",
+    );
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.header("set-cookie").is_none());
+    // The right cookie reads everything.
+    assert_eq!(web.get("/api/overview").status, 200);
+    assert!(
+        web.get(&format!("/api/instances/{id}"))
+            .body
+            .contains("planner")
+    );
+}
+
+#[test]
+fn the_token_becomes_an_httponly_strict_cookie_and_leaves_the_address_bar() {
+    let (_w, web, _id) = demo_served();
+    let a = http(web.port, "GET", &format!("/?token={}", web.token), &[], "");
+    assert_eq!(a.status, 303, "{a:?}");
+    assert_eq!(a.header("location"), Some("/"));
+    let cookie = a.header("set-cookie").expect("a cookie");
+    assert!(
+        cookie.starts_with(&format!("awtui_web={};", web.token)),
+        "{cookie}"
+    );
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let page = web.get("/");
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("<script src=\"/app.js\""),
+        "{}",
+        page.body
+    );
+    // Every answer carries a policy that forbids inline script.
+    for a in [
+        &page,
+        &a,
+        &web.get("/api/overview"),
+        &http(web.port, "GET", "/", &[], ""),
+    ] {
+        let csp = a.header("content-security-policy").expect("a CSP");
+        assert!(
+            csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+            "{csp}"
+        );
+        assert_eq!(a.header("x-frame-options"), Some("DENY"));
+        assert_eq!(a.header("x-content-type-options"), Some("nosniff"));
+    }
+}
+
+#[test]
+fn a_foreign_host_header_is_refused_before_anything() {
+    let (_w, web, _id) = demo_served();
+    let cookie = web.cookie();
+    for host in [
+        "evil.example",
+        &format!("evil.example:{}", web.port),
+        "127.0.0.1:1",
+    ] {
+        let a = http(
+            web.port,
+            "GET",
+            "/api/overview",
+            &[("Host", host), ("Cookie", &cookie)],
+            "",
+        );
+        assert_eq!(a.status, 421, "{host}: {}", a.body);
+        assert!(!a.body.contains("demo"), "{}", a.body);
+        let t = http(
+            web.port,
+            "GET",
+            &format!("/?token={}", web.token),
+            &[("Host", host)],
+            "",
+        );
+        assert_eq!(t.status, 421);
+        assert!(t.header("set-cookie").is_none());
+    }
+    let ok = http(
+        web.port,
+        "GET",
+        "/api/overview",
+        &[
+            ("Host", &format!("localhost:{}", web.port)),
+            ("Cookie", &cookie),
+        ],
+        "",
+    );
+    assert_eq!(ok.status, 200);
+}
+
+#[test]
+fn forged_cross_site_posts_are_refused_and_a_real_one_reaches_the_channel() {
+    let (w, web, id) = demo_served();
+    let cookie = web.cookie();
+    let csrf = web.csrf();
+    let path = format!("/api/instances/{id}/action");
+    let body = json!({"action": "post", "text": "forged hello"}).to_string();
+    let own = format!("http://127.0.0.1:{}", web.port);
+    let forged: Vec<Vec<(&str, &str)>> = vec![
+        // A form post from another site: no CSRF header, not JSON.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "text/plain"),
+            ("Origin", "http://evil.example"),
+        ],
+        // JSON without the CSRF header.
+        vec![("Cookie", &cookie), ("Content-Type", "application/json")],
+        // A wrong CSRF value.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "application/json"),
+            ("X-Awtui-Csrf", "00"),
+        ],
+        // The right value from a foreign origin.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "application/json"),
+            ("X-Awtui-Csrf", &csrf),
+            ("Origin", "http://evil.example"),
+        ],
+        // The right value, not JSON.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "text/plain"),
+            ("X-Awtui-Csrf", &csrf),
+            ("Origin", &own),
+        ],
+        // A cross-site fetch the browser labels.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "application/json"),
+            ("X-Awtui-Csrf", &csrf),
+            ("Sec-Fetch-Site", "cross-site"),
+        ],
+    ];
+    for headers in &forged {
+        let a = http(web.port, "POST", &path, headers, &body);
+        assert_eq!(a.status, 403, "{headers:?}: {}", a.body);
+    }
+    // Without the cookie: 401.
+    let a = http(
+        web.port,
+        "POST",
+        &path,
+        &[
+            ("Content-Type", "application/json"),
+            ("X-Awtui-Csrf", &csrf),
+        ],
+        &body,
+    );
+    assert_eq!(a.status, 401);
+    // The page's own post goes through the engine's Post command.
+    let a = web.act(
+        &id,
+        json!({"action": "post", "text": "@planner hello from the browser"}),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let channel = wait_for("the post in the channel", || {
+        let c = w.channel("demo");
+        c.iter()
+            .any(|m| m["from"] == "user" && m["message"] == "@planner hello from the browser")
+            .then_some(c)
+    });
+    assert!(
+        !channel
+            .iter()
+            .any(|m| m["message"].as_str().unwrap_or("").contains("forged")),
+        "a forged post got through"
+    );
+    // Unknown actions and engine commands the page may not send are refused.
+    let a = web.act(&id, json!({"action": "shutdown"}));
+    assert_eq!(a.status, 400, "{}", a.body);
+}
+
+#[test]
+fn an_approval_is_denied_with_its_reason_and_another_allowed_from_the_api() {
+    let mut w = World::new();
+    let log = approvals_workflow(&w);
+    w.start_background("cc.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("default");
+    let o = web.overview_when("the approval card", |o| {
+        o["approvals"].as_array().unwrap().len() == 1
+    });
+    let card = &o["approvals"][0];
+    assert_eq!(card["agent"], "cc");
+    assert_eq!(card["tool"], "Bash");
+    assert_eq!(card["lines"][0]["text"], "$ git push");
+    assert!(
+        o["attention"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["kind"] == "approval"),
+        "{o}"
+    );
+    let a = web.act(
+        &id,
+        json!({"action": "approve", "request": card["id"], "verdict": "deny", "reason": "not on main"}),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let got = wait_answers(&log, 1);
+    assert_eq!(
+        got[0],
+        json!({"behavior": "deny", "message": "Denied by user: not on main"})
+    );
+    web.overview_when("the card to close", |o| {
+        o["approvals"].as_array().unwrap().is_empty()
+    });
+    // Answering it again says why not.
+    let again = web.act(
+        &id,
+        json!({"action": "approve", "request": card["id"], "verdict": "allow"}),
+    );
+    assert_eq!(again.status, 422, "{}", again.body);
+    assert!(again.body.contains("already answered"), "{}", again.body);
+    // A new turn asks again; this time it is allowed.
+    let a = web.act(&id, json!({"action": "post", "text": "@cc try again"}));
+    assert_eq!(a.status, 200, "{}", a.body);
+    let o = web.overview_when("a second card", |o| {
+        o["approvals"].as_array().unwrap().len() == 1
+    });
+    let a = web.act(
+        &id,
+        json!({"action": "approve", "request": o["approvals"][0]["id"], "verdict": "allow"}),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let got = wait_answers(&log, 2);
+    assert_eq!(got[1]["behavior"], "allow", "{got:?}");
+}
+
+#[test]
+fn listening_beyond_loopback_needs_allow_remote_and_says_what_it_exposes() {
+    let mut w = World::new();
+    let r = w.run(&["web", "--listen", "0.0.0.0", "--port", "0"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("--listen 0.0.0.0 is not a loopback address")
+            && r.stderr.contains("--allow-remote"),
+        "{}",
+        r.stderr
+    );
+    let mut web = Web::start(&mut w, &["--listen", "0.0.0.0", "--allow-remote"]);
+    web.lines.wait_for("not loopback");
+    assert!(
+        web.lines
+            .seen
+            .iter()
+            .any(|l| l.contains("approve or deny tool calls")),
+        "{:?}",
+        web.lines.seen
+    );
+    assert_eq!(web.get("/api/overview").status, 200);
+}
+
+#[test]
+fn a_new_token_replaces_the_old_one_which_then_gets_401_and_the_file_is_0600() {
+    let mut w = World::new();
+    let first = Web::start(&mut w, &[]);
+    let file = w.state.join("web").join("token");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file)
+        .expect("the token file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), first.token);
+    // The same token on the next start.
+    let same = Web::start(&mut w, &[]);
+    assert_eq!(same.token, first.token);
+    let rotated = Web::start(&mut w, &["--new-token"]);
+    assert_ne!(rotated.token, first.token);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap().trim(),
+        rotated.token
+    );
+    let old = http(
+        rotated.port,
+        "GET",
+        "/api/overview",
+        &[("Cookie", &first.cookie())],
+        "",
+    );
+    assert_eq!(old.status, 401);
+    let old_link = http(
+        rotated.port,
+        "GET",
+        &format!("/?token={}", first.token),
+        &[],
+        "",
+    );
+    assert_eq!(old_link.status, 401);
+    assert_eq!(rotated.get("/api/overview").status, 200);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+}
+
+/// One request a webhook server got.
+#[derive(Clone, Debug)]
+struct Hooked {
+    head: String,
+    body: String,
+}
+
+/// A webhook server on a free port that answers 500 to the first
+/// `failures` requests, then 200; what it got.
+fn webhook_server(failures: usize) -> (u16, Arc<Mutex<Vec<Hooked>>>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let seen = got.clone();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            seen.lock().unwrap().push(Hooked {
+                head,
+                body: String::from_utf8_lossy(&body).into_owned(),
+            });
+            let status = if n < failures {
+                "500 Internal Server Error"
+            } else {
+                "200 OK"
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    (port, got)
+}
+
+#[test]
+fn a_new_attention_item_reaches_the_webhook_after_a_failure_without_the_token() {
+    let (hook_port, got) = webhook_server(1);
+    let mut w = World::new();
+    let log = approvals_workflow(&w);
+    // `awtui web` first: what waits when it starts is not sent, what comes
+    // after is.
+    let web = Web::start_with_config(
+        &mut w,
+        &[],
+        &format!(
+            "[notify.webhook]\nurl = \"http://127.0.0.1:{hook_port}/awtui\"\npriority = \"urgent\"\n"
+        ),
+    );
+    let token = web.token.clone();
+    let page = web.url.split('?').next().unwrap().to_string();
+    w.start_background("cc.yaml", "default");
+    let hooked = wait_for("the item after one failure and a retry", || {
+        let g = got.lock().unwrap().clone();
+        (g.len() >= 2).then_some(g)
+    });
+    // The same item twice: the failed attempt and the retry.
+    assert_eq!(hooked[0].body, hooked[1].body);
+    let h = &hooked[1];
+    assert!(h.head.starts_with("POST /awtui HTTP/1.1"), "{}", h.head);
+    let head = h.head.to_ascii_lowercase();
+    assert!(
+        head.contains("title: awtui: approval in @default"),
+        "{}",
+        h.head
+    );
+    assert!(head.contains("priority: urgent"), "{}", h.head);
+    assert!(head.contains(&format!("click: {page}")), "{}", h.head);
+    assert!(
+        h.body.starts_with("cc: waits for your approval"),
+        "{}",
+        h.body
+    );
+    assert!(h.body.contains(&page), "the link back: {}", h.body);
+    for x in &hooked {
+        assert!(
+            !x.body.contains(&token) && !x.head.contains(&token),
+            "a token went out"
+        );
+    }
+    // Nothing else was sent, and the engine was never held up: the call
+    // is still waiting to be answered.
+    assert!(web_support::answers(&log).is_empty());
+}
