@@ -5,6 +5,8 @@
 //! `approvals_cli.rs`).
 #![allow(dead_code)]
 
+pub mod webdriver;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -79,12 +81,18 @@ pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body:
     }
     req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
     s.write_all(req.as_bytes()).unwrap();
+    // Read the head, then the body by its length (some servers keep the
+    // connection open whatever the request says).
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read the answer");
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a head");
+    let mut buf = [0u8; 16384];
+    let split = loop {
+        if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        let n = s.read(&mut buf).expect("read the answer");
+        assert!(n > 0, "the connection closed before the head");
+        raw.extend_from_slice(&buf[..n]);
+    };
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.lines();
     let status = lines
@@ -96,10 +104,30 @@ pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body:
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let rest = &raw[split + 4..];
+    let length: Option<usize> = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok());
     let chunked = headers
         .iter()
         .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    loop {
+        let have = raw.len() - (split + 4);
+        let done = match length {
+            Some(n) => have >= n,
+            None if chunked => raw.ends_with(b"0\r\n\r\n"),
+            None => false,
+        };
+        if done {
+            break;
+        }
+        let n = s.read(&mut buf).expect("read the answer");
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+    }
+    let rest = &raw[split + 4..];
     let body = if chunked {
         dechunk(rest)
     } else {

@@ -106,12 +106,24 @@ function renderOverview() {
   }
 }
 
+// Cards are kept while they wait (a reason being typed survives updates);
+// new ones are added in order, answered ones leave.
 function renderApprovals(cards) {
   const box = $('approvals');
-  clear(box);
+  const key = (c) => c.instance + ':' + c.id;
+  const want = new Set(cards.map(key));
+  const have = new Map();
+  for (const node of [...box.children]) {
+    if (want.has(node.dataset.key)) have.set(node.dataset.key, node);
+    else node.remove();
+  }
+  for (const c of cards) {
+    const node = have.get(key(c)) || approvalCard(c);
+    node.dataset.key = key(c);
+    box.appendChild(node);
+  }
   $('approvals-n').textContent = cards.length ? String(cards.length) : '';
   $('approvals-box').hidden = !cards.length;
-  for (const c of cards) box.appendChild(approvalCard(c));
 }
 
 function approvalCard(c) {
