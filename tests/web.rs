@@ -456,3 +456,135 @@ fn a_new_attention_item_reaches_the_webhook_after_a_failure_without_the_token() 
     // is still waiting to be answered.
     assert!(web_support::answers(&log).is_empty());
 }
+
+#[test]
+fn instances_started_before_and_after_are_followed_and_ended_ones_leave() {
+    let mut w = World::demo();
+    std::fs::copy(w.dir.join("demo.yaml"), w.dir.join("second.yaml")).unwrap();
+    w.start_background("demo.yaml", "before");
+    let web = Web::start(&mut w, &[]);
+    web.instance_id("before");
+    w.start_background("second.yaml", "after");
+    let after = web.instance_id("after");
+    assert!(
+        web.get(&format!("/api/instances/{after}"))
+            .body
+            .contains("\"instance\":\"after\"")
+    );
+    assert_eq!(w.run(&["stop", "@before"]).code, 0);
+    web.overview_when("the stopped instance to leave", |o| {
+        let names: Vec<&str> = o["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap())
+            .collect();
+        names == ["after"]
+    });
+}
+
+/// Reads the live stream until a payload contains `needle`.
+fn sse_until(web: &Web, needle: &str, then: impl FnOnce()) -> String {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", web.port)).unwrap();
+    s.set_read_timeout(Some(cli_support::PATIENCE)).unwrap();
+    write!(
+        s,
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {}\r\n\r\n",
+        web.port,
+        web.cookie()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(s);
+    let mut seen = String::new();
+    let mut then = Some(then);
+    loop {
+        let mut line = String::new();
+        let n = reader
+            .read_line(&mut line)
+            .expect("the stream (timed out?)");
+        assert!(n > 0, "the stream ended: {seen}");
+        seen.push_str(&line);
+        if line.contains("\"type\":\"hello\"")
+            && let Some(f) = then.take()
+        {
+            f();
+        }
+        if line.starts_with("data:") && line.contains(needle) {
+            return line;
+        }
+    }
+}
+
+#[test]
+fn live_events_arrive_on_the_stream_and_the_commands_reach_the_engine() {
+    let (w, web, id) = demo_served();
+    let line = sse_until(&web, "live over SSE", || {
+        let a = web.act(&id, json!({"action": "post", "text": "live over SSE"}));
+        assert_eq!(a.status, 200, "{}", a.body);
+    });
+    assert!(
+        line.contains("\"kind\":\"message\"") && line.contains(&id),
+        "{line}"
+    );
+    // Ack as the person, through the last message.
+    let last = w.channel("demo").last().unwrap()["id"].as_u64().unwrap();
+    assert_eq!(
+        web.act(
+            &id,
+            json!({"action": "ack", "agent": "user", "until": last})
+        )
+        .status,
+        200
+    );
+    wait_for("user's cursor to move", || {
+        let s = web.get(&format!("/api/instances/{id}")).json();
+        (s["cursors"]["user"]["acked"].as_u64() == Some(last)).then_some(())
+    });
+    // Stop and restart an agent.
+    assert_eq!(
+        web.act(&id, json!({"action": "stop", "agent": "planner"}))
+            .status,
+        200
+    );
+    let agent_status = |name: &str| {
+        let s = web.get(&format!("/api/instances/{id}")).json();
+        s["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    wait_for("planner stopped", || {
+        (agent_status("planner") == "stopped").then_some(())
+    });
+    assert_eq!(
+        web.act(&id, json!({"action": "restart", "agent": "planner"}))
+            .status,
+        200
+    );
+    wait_for("planner back", || {
+        (agent_status("planner") != "stopped").then_some(())
+    });
+    // A bad agent name is the engine's refusal, told.
+    let a = web.act(&id, json!({"action": "stop", "agent": "nobody"}));
+    assert_eq!(a.status, 422, "{}", a.body);
+    // Documents read through the engine.
+    let d = web.get(&format!("/api/instances/{id}/document?file=notes.md"));
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(d.json()["file"], "notes.md");
+    // Older messages on request: the window before a message.
+    let older = web
+        .get(&format!("/api/instances/{id}/messages?before=3"))
+        .json();
+    let ids: Vec<u64> = older["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2]);
+}

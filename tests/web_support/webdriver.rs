@@ -70,11 +70,7 @@ impl Browser {
         }}});
         let v = b.call("POST", "/session", caps);
         b.session = v["sessionId"].as_str().expect("a session").to_string();
-        b.call(
-            "POST",
-            &format!("/session/{}/window/rect", b.session),
-            json!({"width": width, "height": height}),
-        );
+        b.resize(width, height);
         b
     }
 
@@ -194,12 +190,15 @@ impl Browser {
             .map(|v| v.as_str().unwrap_or("").to_string())
     }
 
-    /// Resizes the window.
+    /// Makes the viewport exactly `width`×`height` CSS pixels (the window
+    /// size includes the browser's own frame), as a phone when narrow.
     pub fn resize(&self, width: u32, height: u32) {
         self.call(
             "POST",
-            &self.at("window/rect"),
-            json!({"width": width, "height": height}),
+            &self.at("goog/cdp/execute"),
+            json!({"cmd": "Emulation.setDeviceMetricsOverride", "params": {
+                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600,
+            }}),
         );
     }
 

@@ -76,6 +76,15 @@ function renderOverview() {
     b.appendChild(el('span', 'sum', a.summary));
     b.addEventListener('click', () => open(a.instance, a.message, a.agent));
     li.appendChild(b);
+    if (a.message && (a.kind === 'mention' || a.kind === 'HELP_REQUEST')) {
+      // Acknowledges your inbox through this message (as the control room's ack).
+      const ack = el('button', 'ack', 'Ack');
+      ack.type = 'button';
+      ack.title = 'mark your mentions through #' + a.message + ' as read';
+      ack.addEventListener('click', () => act(a.instance, {action: 'ack', agent: S.user, until: a.message}));
+      li.className = 'with-ack';
+      li.appendChild(ack);
+    }
     att.appendChild(li);
   }
   const list = $('instances');
@@ -147,7 +156,7 @@ function approvalCard(c) {
   const allow = el('button', 'allow primary', 'Allow');
   const always = el('button', 'always', 'Always allow');
   const reason = el('input', 'reason');
-  reason.placeholder = 'reason (for a deny)';
+  reason.placeholder = 'deny reason';
   const deny = el('button', 'deny danger', 'Deny');
   for (const b of [allow, always, deny]) b.type = 'button';
   const decide = async (verdict, alwaysToo) => {
