@@ -31,6 +31,8 @@ const MAX_BODY: usize = 64 * 1024;
 const INDEX_HTML: &str = include_str!("static/index.html");
 const APP_JS: &str = include_str!("static/app.js");
 const APP_CSS: &str = include_str!("static/app.css");
+const SIGNIN_HTML: &str = include_str!("static/signin.html");
+const SIGNIN_JS: &str = include_str!("static/signin.js");
 
 /// The policy forbidding inline script (and everything from elsewhere).
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
@@ -164,8 +166,25 @@ async fn guard(State(web): State<Web>, req: Request, next: Next) -> Response {
         }
         return secure(r);
     }
+    if req.uri().path() == "/signin.js" {
+        return secure(asset(SIGNIN_JS, "text/javascript; charset=utf-8"));
+    }
     let post = req.method() != Method::GET && req.method() != Method::HEAD;
-    match web.guard.check(headers, post) {
+    let verdict = web.guard.check(headers, post);
+    if verdict == Verdict::Unauthorized && req.uri().path() == "/" {
+        // A link followed from another site (a webhook's, a chat's) comes
+        // without the SameSite=Strict cookie; the page reloads itself once
+        // (same-site now, so the cookie goes along). No data either way.
+        return secure(
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                SIGNIN_HTML,
+            )
+                .into_response(),
+        );
+    }
+    match verdict {
         Verdict::Pass => secure(next.run(req).await),
         Verdict::BadHost => secure(error(StatusCode::MISDIRECTED_REQUEST, "wrong host")),
         Verdict::Unauthorized => secure(error(

@@ -104,7 +104,8 @@ function renderOverview() {
     li.appendChild(b);
     list.appendChild(li);
   }
-  const n = o.attention.length + (o.approvals || []).length;
+  // Each waiting request counts once (its agent's "approval" item is the same thing).
+  const n = o.attention.filter((a) => a.kind !== 'approval').length + (o.approvals || []).length;
   $('count').textContent = n ? String(n) : '';
   document.title = (n ? '(' + n + ') ' : '') + 'awtui';
   notifyNew(o);
@@ -528,6 +529,7 @@ async function main() {
     const s = await api('/api/session');
     S.csrf = s.csrf;
     S.user = s.user;
+    try { sessionStorage.removeItem('awtui-signin-reloaded'); } catch (_) { /* storage off */ }
   } catch (e) {
     toast('Not signed in: open the address awtui web printed.', true);
     return;
