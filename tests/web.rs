@@ -588,3 +588,116 @@ fn live_events_arrive_on_the_stream_and_the_commands_reach_the_engine() {
         .collect();
     assert_eq!(ids, [1, 2]);
 }
+
+#[test]
+fn an_agents_diff_reads_whole_and_per_turn() {
+    let mut w = World::new();
+    cli_support::init_repo(
+        &w.dir,
+        &[
+            (
+                "team.yaml",
+                "name: team\nworkspace: worktree\nagents:\n  a:\n    command: ./agent.sh\nkickoff: '@a please edit shared.txt'\n",
+            ),
+            (
+                "agent.sh",
+                "#!/bin/sh\ncat >/dev/null\necho \"a was here\" >> shared.txt\necho done\n",
+            ),
+        ],
+    );
+    w.start_background("team.yaml", "i");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("i");
+    let whole = wait_for("a's first turn committed", || {
+        let d = web.get(&format!("/api/instances/{id}/diff?agent=a"));
+        (d.status == 200 && !d.json()["steps"].as_array().unwrap().is_empty()).then(|| d.json())
+    });
+    assert!(
+        whole["branch"].as_str().unwrap().contains("awtui/i/a"),
+        "{whole}"
+    );
+    assert!(
+        whole["patch"].as_str().unwrap().contains("+a was here"),
+        "{whole}"
+    );
+    let turn = whole["steps"][0]["turn"].as_u64().unwrap();
+    let one = web
+        .get(&format!("/api/instances/{id}/diff?agent=a&turn={turn}"))
+        .json();
+    assert_eq!(one["turn"], turn);
+    assert!(
+        one["patch"].as_str().unwrap().contains("shared.txt"),
+        "{one}"
+    );
+    // An agent without a workspace: the engine says why, as JSON.
+    let none = web.get(&format!("/api/instances/{id}/diff?agent=nobody"));
+    assert_eq!(none.status, 422, "{}", none.body);
+    assert!(none.json()["error"].is_string());
+}
+
+#[test]
+fn always_allow_from_the_api_keeps_a_rule_that_answers_the_next_call() {
+    let mut w = World::new();
+    let log = approvals_workflow(&w);
+    w.start_background("cc.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("default");
+    let o = web.overview_when("the approval card", |o| {
+        o["approvals"].as_array().unwrap().len() == 1
+    });
+    let a = web.act(
+        &id,
+        json!({"action": "approve", "request": o["approvals"][0]["id"], "verdict": "allow", "always": true}),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(wait_answers(&log, 1)[0]["behavior"], "allow");
+    // The next turn asks the same; the rule answers, no card shows.
+    assert_eq!(
+        web.act(&id, json!({"action": "post", "text": "@cc once more"}))
+            .status,
+        200
+    );
+    let got = wait_answers(&log, 2);
+    assert_eq!(got[1]["behavior"], "allow", "{got:?}");
+    assert!(
+        web.get("/api/overview").json()["approvals"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let d = cli_support::approval_decisions(&w.state);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!(d[1]["by"], "rule", "{d:?}");
+}
+
+#[test]
+fn a_paused_instance_shows_in_attention_and_resumes_from_the_api() {
+    let mut w = World::new();
+    w.script("a.sh", "#!/bin/sh\ncat >/dev/null\necho '@b your turn'\n");
+    w.script("b.sh", "#!/bin/sh\ncat >/dev/null\necho 'b is done'\n");
+    std::fs::write(
+        w.dir.join("pair.yaml"),
+        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\nlimits:\n  max_turns: 1\nkickoff: '@a go'\n",
+    )
+    .unwrap();
+    w.start_background("pair.yaml", "pair");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("pair");
+    let o = web.overview_when("the pause in attention", |o| {
+        o["attention"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["kind"] == "paused")
+    });
+    assert_eq!(o["instances"][0]["note"], "paused", "{o}");
+    let s = web.get(&format!("/api/instances/{id}")).json();
+    assert!(s["paused"].is_string(), "{s}");
+    assert_eq!(web.act(&id, json!({"action": "resume"})).status, 200);
+    wait_for("b's turn after the resume", || {
+        w.channel("pair")
+            .iter()
+            .any(|m| m["from"] == "b" && m["message"] == "b is done")
+            .then_some(())
+    });
+}

@@ -70,6 +70,18 @@ fn the_page_renders_the_channel_posts_from_its_box_and_keeps_hostile_text_as_tex
         0
     );
     assert_eq!(b.alert(), None, "an alert opened");
+    // Keys: `2` shows the agents, `1` the channel again.
+    b.press("\u{E00C}");
+    b.press("2");
+    b.wait_script(
+        "the agents tab",
+        "return !document.getElementById('tab-agents').hidden && document.querySelectorAll('#agents .agent').length === 3",
+    );
+    b.press("1");
+    b.wait_script(
+        "the channel tab",
+        "return !document.getElementById('tab-channel').hidden",
+    );
     // Visible as typed (innerText: what the person sees).
     let shown = b.script(
         "return [...document.querySelectorAll('#channel .msg .text')].map(t => t.innerText).find(t => t.includes('onerror')) || ''",
@@ -124,13 +136,11 @@ fn an_approval_card_denies_with_a_reason_and_allows_from_the_page() {
     b.click(&b.wait_element("#tabs button[data-tab=channel]"));
     let compose = b.wait_element("#compose");
     b.type_into(&compose, "@cc try again\n");
-    let card = b.wait_element("#approvals .approval");
-    b.click(
-        &b.find_all("#approvals .approval .allow")
-            .into_iter()
-            .next()
-            .unwrap_or(card),
-    );
+    // The desktop key: `y` allows the first card (Escape leaves the box
+    // first).
+    b.wait_element("#approvals .approval .allow");
+    b.press("\u{E00C}");
+    b.press("y");
     let got = wait_answers(&log, 2);
     assert_eq!(got[1]["behavior"], "allow", "{got:?}");
 }

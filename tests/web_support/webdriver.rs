@@ -165,6 +165,18 @@ impl Browser {
         );
     }
 
+    /// Presses and releases one key on whatever has the focus.
+    pub fn press(&self, key: &str) {
+        self.call(
+            "POST",
+            &self.at("actions"),
+            json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+                {"type": "keyDown", "value": key},
+                {"type": "keyUp", "value": key},
+            ]}]}),
+        );
+    }
+
     /// Runs `script` (a function body) in the page; what it returns.
     pub fn script(&self, script: &str) -> Value {
         self.call(

@@ -302,7 +302,9 @@ function agentNode(a) {
     (m.step ? ' · ' + m.step : '') + ' · ' + a.backend + (a.model ? ' ' + a.model : '')));
   const row = el('div', 'actions');
   const mk = (label, fn, cls) => { const b = el('button', cls || null, label); b.type = 'button'; b.addEventListener('click', fn); row.appendChild(b); };
-  mk('Stop', () => act(S.current, {action: 'stop', agent: a.name}), 'danger');
+  mk('Stop', () => {
+    if (confirm('Stop ' + a.name + '? Its turn ends; its unread messages stay.')) act(S.current, {action: 'stop', agent: a.name});
+  }, 'danger');
   mk('Restart', () => act(S.current, {action: 'restart', agent: a.name}));
   mk('Ack all', () => {
     const last = S.state.messages.length ? S.state.messages[S.state.messages.length - 1].id : 0;
