@@ -334,6 +334,7 @@ function renderTasks() {
 
 function renderDocs() {
   const ul = clear($('docs'));
+  if (!S.state.documents.length) ul.appendChild(el('li', 'empty', 'No documents.'));
   for (const f of S.state.documents) {
     const li = el('li');
     const b = el('button', 'item', f);
@@ -351,6 +352,7 @@ function renderDocs() {
 
 function renderDiffAgents() {
   const sel = clear($('diff-agent'));
+  sel.title = 'whose work';
   for (const a of S.state.agents) {
     const o = el('option', null, a.name);
     o.value = a.name;
@@ -374,7 +376,7 @@ async function loadDiff(turn) {
     steps.appendChild(el('li')).appendChild(all);
     for (const s of d.steps) {
       const n = s.turn;
-      const b = el('button', 'item' + (d.turn === n ? ' inst on' : ''), 'turn ' + n + ': ' + (s.summary || s.subject || JSON.stringify(s)));
+      const b = el('button', 'item' + (d.turn === n ? ' inst on' : ''), 'turn ' + n + ' · ' + s.commit);
       b.type = 'button';
       b.addEventListener('click', () => loadDiff(n));
       steps.appendChild(el('li')).appendChild(b);
@@ -445,7 +447,12 @@ function connect() {
   es.onmessage = (m) => {
     let p;
     try { p = JSON.parse(m.data); } catch (_) { return; }
-    if (p.type === 'hello') { refreshOverview(); if (S.current) loadState(); }
+    if (p.type === 'hello') {
+      // (Re)connected, maybe to a restarted server: a fresh CSRF value and state.
+      api('/api/session').then((s) => { S.csrf = s.csrf; }).catch(() => {});
+      refreshOverview();
+      if (S.current) loadState();
+    }
     else if (p.type === 'overview') { S.overview = p.overview; renderOverview(); }
     else if (p.type === 'event' && p.instance === S.current) apply(p.event);
     else if (p.type === 'resync' && (p.instance === null || p.instance === S.current)) { loadState(); refreshOverview(); }
