@@ -6,6 +6,7 @@
 //! - the page's first load of the instance (`GET /api/instances/<id>`: the
 //!   state with the newest 200 messages, as JSON), and its size;
 //! - the overview (`GET /api/overview`: instances, attention, approvals);
+//! - older messages on request (the 200 before the middle of the channel);
 //! - one live update: a message posted through the API until it arrives on
 //!   the page's event stream (`/api/events`).
 //!
@@ -239,6 +240,15 @@ fn main() {
             t.elapsed()
         })
         .collect();
+    let middle = messages / 2;
+    let pages: Vec<Duration> = (0..RUNS / 3)
+        .map(|_| {
+            let t = Instant::now();
+            let (s, body) = get(&format!("/api/instances/{id}/messages?before={middle}"));
+            assert_eq!(s, 200, "{body}");
+            t.elapsed()
+        })
+        .collect();
     let overviews: Vec<Duration> = (0..RUNS)
         .map(|_| {
             let t = Instant::now();
@@ -300,6 +310,10 @@ fn main() {
         median(loads)
     );
     println!("  overview: {}", median(overviews));
+    println!(
+        "  older messages on request (the 200 before #{middle}): {}",
+        median(pages)
+    );
     println!(
         "  live update (post through the API until it is on the event stream): {}",
         median(updates)

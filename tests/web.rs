@@ -441,7 +441,7 @@ fn a_new_attention_item_reaches_the_webhook_after_a_failure_without_the_token() 
     assert!(head.contains("priority: urgent"), "{}", h.head);
     assert!(head.contains(&format!("click: {page}")), "{}", h.head);
     assert!(
-        h.body.starts_with("cc: waits for your approval"),
+        h.body.starts_with("cc: wants to run Bash: git push"),
         "{}",
         h.body
     );

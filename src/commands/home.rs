@@ -83,6 +83,7 @@ pub async fn poll_one(info: InstanceInfo) -> Polled {
                 limit: INBOX_LIMIT,
                 kind: None,
                 bead: None,
+                before: None,
             }))
             .await
             .ok()?
@@ -100,11 +101,13 @@ pub async fn poll_one(info: InstanceInfo) -> Polled {
             info,
             status: Some(status),
             inbox,
+            approvals: Vec::new(),
         },
         None => Polled {
             info,
             status: None,
             inbox: Vec::new(),
+            approvals: Vec::new(),
         },
     }
 }

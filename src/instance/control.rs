@@ -947,6 +947,7 @@ mod tests {
                 limit: 3,
                 kind: None,
                 bead: Some("b-1".into()),
+                before: None,
             })),
         ] {
             let json = serde_json::to_string(&line).unwrap();

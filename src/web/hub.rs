@@ -155,6 +155,33 @@ impl Hub {
                 running.into_iter().map(crate::commands::home::poll_one),
             )
             .await;
+            // What each waiting agent asks, from the approvals followed;
+            // an agent seen waiting before its request's event arrived
+            // here makes the hub ask the engine (the two come over
+            // different connections).
+            let mut polled = polled;
+            for p in &polled {
+                let id = instance_id(&p.info.home);
+                let waiting = p.status.iter().flat_map(|s| &s.agents).any(|a| {
+                    a.status == crate::vocab::AgentStatus::WaitingForApproval
+                        && !self
+                            .lock()
+                            .followed
+                            .get(&id)
+                            .is_some_and(|f| f.pending.iter().any(|r| r.agent == a.name))
+                });
+                if waiting {
+                    self.refresh_pending(&id).await;
+                }
+            }
+            {
+                let shared = self.lock();
+                for p in &mut polled {
+                    if let Some(f) = shared.followed.get(&instance_id(&p.info.home)) {
+                        p.approvals = f.pending.clone();
+                    }
+                }
+            }
             let items = attention::collect(&polled, &mut seen, chrono::Utc::now());
             if let Some(fresh) = &fresh {
                 for item in notifier.fresh(&items, &crate::tui::notify::Looking::List) {
@@ -259,15 +286,20 @@ impl Hub {
         self.kick.notify_one();
     }
 
-    /// Takes a fresh list of pending approvals and tells the page to ask
-    /// for the instance again.
-    async fn resync(&self, id: &str) {
+    /// Takes a fresh list of instance `id`'s pending approvals.
+    async fn refresh_pending(&self, id: &str) {
         if let Ok(Reply::Snapshot { snapshot }) =
             self.call(id, Command::Snapshot { messages: 0 }).await
             && let Some(f) = self.lock().followed.get_mut(id)
         {
             f.pending = snapshot.approvals.pending;
         }
+    }
+
+    /// Takes a fresh list of pending approvals and tells the page to ask
+    /// for the instance again.
+    async fn resync(&self, id: &str) {
+        self.refresh_pending(id).await;
         self.send(json!({"type": "resync", "instance": id}));
         self.kick.notify_one();
     }

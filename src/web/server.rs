@@ -252,23 +252,16 @@ async fn older(State(web): State<Web>, Path(id): Path<String>, uri: Uri) -> Resp
     let Some(info) = web.hub.info(&id) else {
         return error(StatusCode::NOT_FOUND, "no such instance");
     };
-    let total = match web.hub.call(&id, Command::Snapshot { messages: 0 }).await {
-        Ok(Reply::Snapshot { snapshot }) => snapshot.total_messages,
-        Ok(other) => return unexpected(&other),
-        Err(e) => return hub_error(e),
-    };
-    // Ids count up from 1: the newest `total - before + 1 + WINDOW` hold
-    // the window before `before`.
-    let limit = total.saturating_sub(before.saturating_sub(1) as usize) + WINDOW;
     let asked = async {
         let mut client = crate::instance::control::Client::open(&info).await.ok()?;
         match client
             .request(crate::instance::control::Request::Peek(
                 crate::instance::query::PeekQuery {
                     agent: None,
-                    limit,
+                    limit: WINDOW,
                     kind: None,
                     bead: None,
+                    before: Some(before),
                 },
             ))
             .await
@@ -284,13 +277,11 @@ async fn older(State(web): State<Web>, Path(id): Path<String>, uri: Uri) -> Resp
             "the instance does not answer",
         );
     };
-    let mut before_items: Vec<Value> = items
+    let messages: Vec<Value> = items
         .iter()
-        .filter(|i| i.entry.id < before)
         .map(|i| view::message(&i.entry, &i.annotations))
         .collect();
-    let skip = before_items.len().saturating_sub(WINDOW);
-    ok(json!({"messages": before_items.split_off(skip)}))
+    ok(json!({"messages": messages}))
 }
 
 /// An agent's work: its steps and the diff of `?turn=N` (or everything).
