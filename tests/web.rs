@@ -701,3 +701,37 @@ fn a_paused_instance_shows_in_attention_and_resumes_from_the_api() {
             .then_some(())
     });
 }
+
+#[test]
+fn sigterm_ends_it_with_a_live_stream_open_and_stdout_is_the_one_line() {
+    let mut w = World::demo();
+    w.start_background("demo.yaml", "demo");
+    let mut web = Web::start(&mut w, &[]);
+    web.instance_id("demo");
+    // A page's live stream stays open while it stops.
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", web.port)).unwrap();
+    write!(
+        s,
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {}\r\n\r\n",
+        web.port,
+        web.cookie()
+    )
+    .unwrap();
+    let mut first = [0u8; 12];
+    s.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(web.pid as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert_eq!(w.wait_child(web.pid), 0);
+    web.lines.drain();
+    let out: Vec<&String> = web
+        .lines
+        .seen
+        .iter()
+        .filter(|l| !l.starts_with("[stderr]"))
+        .collect();
+    assert_eq!(out, [&web.url], "stdout is the one line");
+}

@@ -132,6 +132,14 @@ fn an_approval_card_denies_with_a_reason_and_allows_from_the_page() {
         "the card closed",
         "return document.querySelectorAll('#approvals .approval').length === 0",
     );
+    // New items raise a browser notification (the page asks the browser's
+    // Notification; here a stand-in records them, as headless Chromium
+    // shows none).
+    b.script(
+        "window.__shown = []; \
+         window.Notification = function (title, o) { window.__shown.push(title + ' | ' + o.body); }; \
+         window.Notification.permission = 'granted'; return true",
+    );
     // A new turn from the page's box asks again; allowed from its card.
     b.click(&b.wait_element("#tabs button[data-tab=channel]"));
     let compose = b.wait_element("#compose");
@@ -143,6 +151,14 @@ fn an_approval_card_denies_with_a_reason_and_allows_from_the_page() {
     b.press("y");
     let got = wait_answers(&log, 2);
     assert_eq!(got[1]["behavior"], "allow", "{got:?}");
+    let shown = b.script("return window.__shown");
+    assert!(
+        shown.as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("awtui: @cc wants Bash | git push")),
+        "{shown}"
+    );
 }
 
 /// Serves one tiny page (another origin: `localhost` on another port).

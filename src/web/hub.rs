@@ -286,10 +286,28 @@ impl Hub {
         self.kick.notify_one();
     }
 
-    /// Takes a fresh list of instance `id`'s pending approvals.
+    /// Takes a fresh list of instance `id`'s pending approvals (over a
+    /// connection of its own while the live one is not up yet).
     async fn refresh_pending(&self, id: &str) {
-        if let Ok(Reply::Snapshot { snapshot }) =
-            self.call(id, Command::Snapshot { messages: 0 }).await
+        let asked = match self.call(id, Command::Snapshot { messages: 0 }).await {
+            Err(HubError::Gone(_)) => {
+                let Some(info) = self.info(id) else { return };
+                let direct = async {
+                    let mut client = crate::instance::control::Client::open(&info).await.ok()?;
+                    client
+                        .call(Command::Snapshot { messages: 0 })
+                        .await
+                        .ok()?
+                        .ok()
+                };
+                tokio::time::timeout(crate::commands::home::ASK_TIMEOUT, direct)
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            other => other.ok(),
+        };
+        if let Some(Reply::Snapshot { snapshot }) = asked
             && let Some(f) = self.lock().followed.get_mut(id)
         {
             f.pending = snapshot.approvals.pending;

@@ -277,6 +277,13 @@ impl Lines {
         }
     }
 
+    /// Takes every line written so far into [`Lines::seen`].
+    pub fn drain(&mut self) {
+        while let Ok(line) = self.rx.try_recv() {
+            self.seen.push(line);
+        }
+    }
+
     /// Forgets the lines seen so far: the next [`Lines::wait_for`] only
     /// looks at what comes after.
     pub fn mark(&mut self) {

@@ -10,7 +10,6 @@ pub mod webdriver;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -301,6 +300,3 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
-
-/// How long a single poll of the tests waits between tries.
-pub const TICK: Duration = Duration::from_millis(50);
