@@ -185,3 +185,31 @@ pub fn event(e: &EngineEvent) -> Option<Value> {
         | EngineEvent::Finished { .. } => json!({"kind": "changed"}),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_carries_its_blocks_framed_and_its_mail_type() {
+        let text = "=== AOP-FINAL | agent=r status=ok ===\nAll <b>done</b>.\n=== END-AOP-FINAL ===\n@user see above";
+        let entry = ChannelEntry {
+            id: 7,
+            timestamp: chrono::DateTime::UNIX_EPOCH,
+            from: "r".into(),
+            message: text.into(),
+            mentions: vec!["user".into()],
+            reply_to: None,
+        };
+        let v = message(&entry, &crate::protocols::annotate(text));
+        assert_eq!(v["parts"][0]["block"], "FINAL");
+        assert_eq!(v["parts"][0]["attrs"], "agent=r status=ok");
+        // Agent text goes out as it is: the page shows it as text.
+        assert_eq!(v["parts"][0]["text"], "All <b>done</b>.");
+        assert_eq!(v["parts"][1]["text"], "@user see above");
+        let help = "[ol-3] HELP_REQUEST\nIssue Type: STUCK\n## Problem\np\n## Question\nq?";
+        let v = message(&entry, &crate::protocols::annotate(help));
+        assert_eq!(v["mail"], "HELP_REQUEST");
+        assert_eq!(v["parts"], serde_json::json!([]));
+    }
+}
