@@ -353,6 +353,23 @@ fn a_new_token_replaces_the_old_one_which_then_gets_401_and_the_file_is_0600() {
     );
     assert_eq!(old_link.status, 401);
     assert_eq!(rotated.get("/api/overview").status, 200);
+    // A server already running takes the new token too.
+    let old_there = http(
+        first.port,
+        "GET",
+        "/api/overview",
+        &[("Cookie", &first.cookie())],
+        "",
+    );
+    assert_eq!(old_there.status, 401);
+    let new_there = http(
+        first.port,
+        "GET",
+        "/api/overview",
+        &[("Cookie", &rotated.cookie())],
+        "",
+    );
+    assert_eq!(new_there.status, 200);
     let mode = std::fs::metadata(&file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
 }

@@ -85,10 +85,40 @@ pub fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The secret as last read, and where it is kept: `awtui web --new-token`
+/// in another process rotates it for a server already running too.
+#[derive(Debug)]
+struct Secret {
+    /// The token file (`None`: the token given is the only one).
+    path: Option<PathBuf>,
+    /// The token and the file's modification time when it was read.
+    current: std::sync::Mutex<(String, Option<std::time::SystemTime>)>,
+}
+
+impl Secret {
+    /// The token now: re-read when the file changed (one `stat` a check).
+    fn get(&self) -> String {
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(path) = &self.path {
+            let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+            if modified.is_some() && modified != current.1 {
+                if let Ok(text) = crate::fsutil::read_record_text(path)
+                    && well_formed(text.trim())
+                {
+                    crate::secrets::register(text.trim());
+                    current.0 = text.trim().to_string();
+                }
+                current.1 = modified;
+            }
+        }
+        current.0.clone()
+    }
+}
+
 /// The checks every request goes through, for one server.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Guard {
-    token: String,
+    secret: Secret,
     csrf: String,
     /// Accepted `Host` values (`127.0.0.1:7780`, `localhost:7780`, …).
     hosts: Vec<String>,
@@ -108,10 +138,25 @@ pub enum Verdict {
 }
 
 impl Guard {
-    /// A guard for `token` on a server reached as `hosts`.
-    pub fn new(token: String, hosts: Vec<String>) -> Result<Guard, SecretError> {
+    /// A guard for `token` on a server reached as `hosts`; with `file`, the
+    /// token kept there replaces it when the file changes (a rotation).
+    pub fn new(
+        token: String,
+        file: Option<PathBuf>,
+        hosts: Vec<String>,
+    ) -> Result<Guard, SecretError> {
         let csrf = crate::mcp::identity::new_token()?;
-        Ok(Guard { token, csrf, hosts })
+        let modified = file
+            .as_deref()
+            .and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+        Ok(Guard {
+            secret: Secret {
+                path: file,
+                current: std::sync::Mutex::new((token, modified)),
+            },
+            csrf,
+            hosts,
+        })
     }
 
     /// The CSRF value of this server (handed to the page by `/api/session`).
@@ -121,14 +166,14 @@ impl Guard {
 
     /// Whether `token` is the secret.
     pub fn is_token(&self, token: &str) -> bool {
-        same(token, &self.token)
+        same(token, &self.secret.get())
     }
 
     /// The `Set-Cookie` value that stores the secret in the browser.
     pub fn cookie(&self) -> String {
         format!(
             "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000",
-            self.token
+            self.secret.get()
         )
     }
 
@@ -142,13 +187,14 @@ impl Guard {
 
     /// Whether the request carries the secret in its cookie.
     pub fn has_cookie(&self, headers: &HeaderMap) -> bool {
+        let token = self.secret.get();
         headers
             .get_all(header::COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(';'))
             .filter_map(|pair| pair.trim().split_once('='))
-            .any(|(name, value)| name == COOKIE && self.is_token(value))
+            .any(|(name, value)| name == COOKIE && same(value, &token))
     }
 
     /// Whether a state-changing request proves it comes from the page:
@@ -219,7 +265,12 @@ mod tests {
     use axum::http::HeaderValue;
 
     fn guard() -> Guard {
-        Guard::new("ab".repeat(32), hosts_for([127, 0, 0, 1].into(), 7780)).unwrap()
+        Guard::new(
+            "ab".repeat(32),
+            None,
+            hosts_for([127, 0, 0, 1].into(), 7780),
+        )
+        .unwrap()
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {

@@ -106,7 +106,11 @@ pub async fn start(opts: Options, stop: CancellationToken) -> Result<Served, Web
     };
     let page = format!("http://{shown_host}:{}/", addr.port());
     let url = format!("{page}?token={token}");
-    let guard = auth::Guard::new(token, auth::hosts_for(opts.listen, addr.port()))?;
+    let guard = auth::Guard::new(
+        token,
+        auth::token_path().ok(),
+        auth::hosts_for(opts.listen, addr.port()),
+    )?;
     let fresh = opts
         .webhook
         .map(|hook| notify::spawn(hook, page.clone(), stop.clone()));
