@@ -185,7 +185,10 @@ function notifyNew(o) {
   if (S.primed && 'Notification' in window && Notification.permission === 'granted') {
     for (const [key, title, body] of items) {
       if (!S.known.has(key)) {
-        try { new Notification(title, {body: String(body).slice(0, 200), tag: key}); } catch (_) { /* not allowed here */ }
+        try {
+          const n = new Notification(title, {body: String(body).slice(0, 200), tag: key});
+          n.onclick = () => window.focus();
+        } catch (_) { /* not allowed here */ }
       }
     }
   }
@@ -202,7 +205,12 @@ async function open(id, messageId, agent) {
   $('instance').hidden = false;
   for (const b of document.querySelectorAll('.inst')) b.classList.toggle('on', b.dataset.instance === id);
   if (changed || !S.state) await loadState();
-  if (agent) { S.diffAgent = agent; showTab('agents'); }
+  if (agent) {
+    S.diffAgent = agent;
+    showTab('agents');
+    const row = document.querySelector('#agents li[data-agent="' + CSS.escape(agent) + '"]');
+    (row || $('instance')).scrollIntoView({block: 'start'});
+  }
   else if (messageId) {
     showTab('channel');
     const m = document.querySelector('.msg[data-id="' + Number(messageId) + '"]');
