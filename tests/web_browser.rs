@@ -151,6 +151,32 @@ fn an_approval_card_denies_with_a_reason_and_allows_from_the_page() {
     b.press("y");
     let got = wait_answers(&log, 2);
     assert_eq!(got[1]["behavior"], "allow", "{got:?}");
+    // A decision made in the shell closes the card in the page.
+    let id = web.instance_id("default");
+    assert_eq!(
+        web.act(&id, json!({"action": "post", "text": "@cc and again"}))
+            .status,
+        200
+    );
+    b.wait_element("#approvals .approval");
+    let o = web.overview_when("the third card", |o| {
+        o["approvals"].as_array().unwrap().len() == 1
+    });
+    let n = o["approvals"][0]["id"].to_string();
+    let r = w.run(&[
+        "deny",
+        &n,
+        "--reason",
+        "from the shell",
+        "--instance",
+        "default",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    b.wait_script(
+        "the card closed by the shell's decision",
+        "return document.querySelectorAll('#approvals .approval').length === 0",
+    );
+    assert_eq!(wait_answers(&log, 3)[2]["behavior"], "deny");
     let shown = b.script("return window.__shown");
     assert!(
         shown.as_array().unwrap().iter().any(|n| n
