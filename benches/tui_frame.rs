@@ -152,6 +152,7 @@ fn app(size: Size) -> App {
             .iter()
             .enumerate()
             .map(|(k, a)| AgentSnapshot {
+                place: String::new(),
                 name: a.clone(),
                 backend: "claude".into(),
                 model: Some("sonnet".into()),

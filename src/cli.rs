@@ -39,6 +39,10 @@ pub enum Command {
         /// (default: the workflow file's name).
         #[arg(long)]
         instance: Option<String>,
+        /// Also connect to every host agents run on (`hosts:`): reachable,
+        /// authentication accepted, the agents' CLIs installed there.
+        #[arg(long)]
+        check_hosts: bool,
     },
     /// Open the control room (the same as `awtui <file>`): the workflow
     /// runs in a background host (started, or found running) and the

@@ -104,7 +104,11 @@ fn dispatch() -> (ExitCode, bool) {
             });
             return (code, hosts);
         }
-        Command::Validate { file, instance } => commands::validate::run(&file, instance.as_deref()),
+        Command::Validate {
+            file,
+            instance,
+            check_hosts,
+        } => commands::validate::run(&file, instance.as_deref(), check_hosts),
         Command::Run {
             file,
             instance,

@@ -16,6 +16,7 @@ use awtui::agents::backend::{
     BackendEvent, RunningTurn, TurnOutcome, TurnRequest, TurnUpdate, invocation, parse,
 };
 use awtui::agents::runner::RunMode;
+use awtui::agents::runtime::Local;
 use awtui::engine::{Command, Engine, EngineEvent, EngineOptions};
 use awtui::instance::registry::process_alive;
 use awtui::workflow::BackendKind;
@@ -130,6 +131,7 @@ fn start_turn(dir: &Path, timeout: Option<Duration>) -> RunningTurn {
         &req.state_dir.join("stderr.log"),
         timeout,
         "",
+        &Local,
     )
     .unwrap()
 }
@@ -308,6 +310,7 @@ async fn a_cut_json_line_marks_the_answer_only_when_it_cost_the_answer() {
             &req.state_dir.join("stderr.log"),
             None,
             "",
+            &Local,
         )
         .unwrap();
         let (_, outcome) = collect(turn).await;

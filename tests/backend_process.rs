@@ -9,6 +9,7 @@ use awtui::agents::backend::process::spawn;
 use awtui::agents::backend::{
     BackendEvent, RunningTurn, TurnOutcome, TurnRequest, TurnUpdate, invocation, parse,
 };
+use awtui::agents::runtime::Local;
 use awtui::workflow::BackendKind;
 
 fn fake_bin(dir: &Path, name: &str) {
@@ -64,6 +65,7 @@ async fn run(req: TurnRequest, bin: &Path) -> (Vec<BackendEvent>, TurnOutcome) {
         &req.state_dir.join("stderr.log"),
         None,
         "",
+        &Local,
     )
     .unwrap();
     collect(turn).await
@@ -197,6 +199,7 @@ async fn stopping_ends_the_whole_process_group() {
         &dir.path().join("err.log"),
         None,
         "",
+        &Local,
     )
     .unwrap();
     let group = turn.pid.unwrap();
@@ -231,6 +234,7 @@ async fn a_hung_turn_times_out() {
         &dir.path().join("e.log"),
         Some(Duration::from_millis(300)),
         "",
+        &Local,
     )
     .unwrap();
     let (_, o) = collect(turn).await;
@@ -250,6 +254,7 @@ fn a_missing_program_says_what_to_install() {
         &dir.path().join("e"),
         None,
         "check the agent's command",
+        &Local,
     )
     .unwrap_err();
     assert_eq!(
@@ -291,6 +296,7 @@ async fn a_prompt_over_the_argument_limit_is_refused_by_name() {
         &dir.path().join("state/stderr.log"),
         None,
         "",
+        &Local,
     )
     .unwrap_err()
     .to_string();

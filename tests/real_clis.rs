@@ -1264,3 +1264,43 @@ fn a_team_of_three_vendors_plans_claims_and_finishes_together() {
         "the lead was woken by its own plan: {news:?}\n{why}"
     );
 }
+
+/// Claude Code under `sandbox: true` (real bubblewrap) in its worktree:
+/// the turn runs offline against the fake model, the file it writes lands
+/// in its worktree and is committed on its branch, and awtui's tools work
+/// from inside the sandbox.
+#[test]
+fn claude_code_works_in_a_sandbox() {
+    if isolated("claude_code_works_in_a_sandbox") {
+        return;
+    }
+    bin_dir(CLAUDE.program);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    cli_support::init_repo(&w.dir, &[("src/lib.txt", "code\n")]);
+    let target = awtui::workspace::worktrees_root(&w.dir, "t").join("a/made-in-sandbox.txt");
+    let workflow = format!(
+        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+         \x20   permissions: full\n    workspace: worktree\n    sandbox: true\n\
+         limits:\n  retries: 0\nkickoff: \"@a write the file\"\n",
+        CLAUDE.model
+    );
+    let script = ModelScript {
+        tool: "Write".into(),
+        arguments: json!({"file_path": target.display().to_string(), "content": "boxed\n"}),
+        final_text: "Wrote it.".into(),
+        refuse: None,
+    };
+    let r = run(&w, &rt, &workflow, &[(&CLAUDE, script)]);
+    let why = r.explain();
+    assert_eq!(r.report["success"], true, "{why}");
+    let files = cli_support::git(&w.dir, &["ls-tree", "-r", "--name-only", "awtui/t/a"]);
+    assert!(
+        files.contains("made-in-sandbox.txt"),
+        "not committed: {files}\n{why}"
+    );
+    assert!(
+        !w.dir.join("made-in-sandbox.txt").exists(),
+        "the write landed in the shared checkout"
+    );
+}

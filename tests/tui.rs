@@ -46,6 +46,7 @@ fn message(e: ChannelEntry) -> MessageSnapshot {
 
 fn agent(name: &str, status: AgentStatus, metrics: AgentMetrics) -> AgentSnapshot {
     AgentSnapshot {
+        place: String::new(),
         name: name.into(),
         backend: if name == "planner" {
             "claude"

@@ -50,6 +50,7 @@ fn info(name: &str, folder: &str, started: chrono::DateTime<Utc>) -> InstanceInf
 
 fn agent(name: &str, status: AgentStatus, cost: f64) -> AgentSnapshot {
     AgentSnapshot {
+        place: String::new(),
         name: name.into(),
         backend: "command".into(),
         model: None,

@@ -3,3 +3,4 @@
 pub mod backend;
 pub mod prompt;
 pub mod runner;
+pub mod runtime;

@@ -2,10 +2,14 @@
 //! user, from any directory, one agent a line:
 //!
 //! ```text
-//! NAME              SOURCE        STATUS    UNREAD  COST
-//! helper            (standalone)  idle      0       $0.0000
-//! reviewer@pr-123   review.yaml   thinking  1       $0.0123
+//! NAME              SOURCE        STATUS    UNREAD  COST     WHERE
+//! helper            (standalone)  idle      0       $0.0000  local
+//! reviewer@pr-123   review.yaml   thinking  1       $0.0123  box
 //! ```
+//!
+//! `WHERE` is where the agent runs: `local`, `sandbox` or a host of the
+//! workflow's `hosts:` (a column after the seed's five, so scripts that
+//! read those still work).
 //!
 //! An instance that does not answer its control socket in time is shown as
 //! `unresponsive`. Stale registry records (dead processes) are removed, never
@@ -27,6 +31,8 @@ struct AgentRow {
     address: String,
     backend: String,
     model: Option<String>,
+    /// Where it runs: `local`, `sandbox` or a host's name.
+    place: String,
     status: String,
     unread: usize,
     turns: u32,
@@ -59,6 +65,7 @@ fn rows(info: InstanceInfo, status: Option<InstanceStatus>) -> InstanceRow {
                 address: info.address(&a.name),
                 backend: a.backend.clone(),
                 model: a.model.clone(),
+                place: a.place.clone(),
                 status: if s.finished.is_some() {
                     "stopping".to_string()
                 } else {
@@ -79,6 +86,7 @@ fn rows(info: InstanceInfo, status: Option<InstanceStatus>) -> InstanceRow {
                 address: info.address(name),
                 backend: String::new(),
                 model: None,
+                place: String::new(),
                 status: "unresponsive".to_string(),
                 unread: 0,
                 turns: 0,
@@ -141,6 +149,7 @@ pub fn run(json: bool) -> u8 {
         "STATUS".to_string(),
         "UNREAD".to_string(),
         "COST".to_string(),
+        "WHERE".to_string(),
     ]];
     for row in &table {
         for a in &row.agents {
@@ -155,10 +164,11 @@ pub fn run(json: bool) -> u8 {
                 for_terminal(&status),
                 a.unread.to_string(),
                 format!("${:.4}", a.cost_usd),
+                for_terminal(&a.place),
             ]);
         }
     }
-    let widths: Vec<usize> = (0..5)
+    let widths: Vec<usize> = (0..6)
         .map(|c| {
             lines
                 .iter()

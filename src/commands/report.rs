@@ -95,6 +95,12 @@ impl AgentTracker {
                 .agents
                 .iter()
                 .map(|a| AgentSnapshot {
+                    place: match (&a.host, &a.sandbox) {
+                        (crate::workflow::HostChoice::Named(h), _) => h.clone(),
+                        (crate::workflow::HostChoice::Any, _) => "any".into(),
+                        (_, Some(_)) => "sandbox".into(),
+                        _ => "local".into(),
+                    },
                     name: a.name.clone(),
                     backend: a.backend.name().to_string(),
                     model: a.model.clone(),

@@ -35,7 +35,7 @@ pub fn load_reporting(file: &Path) -> Option<Loaded> {
 }
 
 /// Prints the summary (exit 0) or every error (exit 2); warnings go to stderr.
-pub fn run(file: &Path, instance: Option<&str>) -> u8 {
+pub fn run(file: &Path, instance: Option<&str>, check_hosts: bool) -> u8 {
     let Some(loaded) = load_reporting(file) else {
         return exit::INVALID;
     };
@@ -48,9 +48,12 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
     // it concerns: say what to install or set before anything starts.
     let mut found = loaded.warnings.fresh();
     for a in &loaded.workflow.agents {
-        if let Err(e) = crate::agents::backend::preflight(a, &loaded.workflow.base_dir) {
+        if let Err(e) = crate::agents::runtime::preflight(a, &loaded.workflow.base_dir) {
             found.error(a.pos, format!("agent '{}' cannot run: {e}", a.name));
         }
+    }
+    if check_hosts {
+        check_hosts_now(&loaded.workflow, &mut found);
     }
     // Worktrees: the repository, base and branch names are checked as a
     // start would, without making anything.
@@ -80,4 +83,25 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         file.display()
     );
     exit::INVALID
+}
+
+/// `--check-hosts`: connects to every host an agent is placed on, as a
+/// start would (without forwarding anything), and reports each failure at
+/// the host's definition.
+fn check_hosts_now(workflow: &crate::workflow::Workflow, found: &mut crate::workflow::Diagnostics) {
+    let places = crate::agents::runtime::placement::place(workflow);
+    let Some(rt) = super::runtime(false) else {
+        return;
+    };
+    let results = rt.block_on(crate::agents::runtime::ssh::connect_placed(
+        workflow,
+        &places,
+        &workflow.file,
+        None,
+    ));
+    for host in &workflow.hosts {
+        if let Some(Err(e)) = results.get(&host.name) {
+            found.error(host.pos, e.clone());
+        }
+    }
 }

@@ -25,7 +25,7 @@ use crate::fsutil::{self, Capped};
 
 /// Largest document awtui reads or writes (the size of one MCP request
 /// body, so an agent can always read back what it wrote).
-pub const MAX_DOCUMENT_BYTES: u64 = crate::mcp::MAX_BODY as u64;
+pub const MAX_DOCUMENT_BYTES: u64 = super::MAX_BODY as u64;
 
 /// How deep [`FileDocs`] lists folders; deeper ones are left out.
 const MAX_LIST_DEPTH: usize = 32;

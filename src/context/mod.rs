@@ -18,6 +18,14 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use file_store::FileStore;
+
+/// The largest piece of agent-produced text awtui takes in whole: 4 MiB.
+/// One constant for every such cap (a document, an MCP body, one line of
+/// an agent's output, one final answer), so an answer never fits one path
+/// and not another. Output past it is archived, not posted (see
+/// `agents::backend::capped`). Defined here, in the store, so nothing of
+/// the store reaches up into the MCP server.
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
 pub use memory_store::MemoryStore;
 pub use mentions::Priority;
 

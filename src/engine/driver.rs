@@ -1313,6 +1313,7 @@ impl Driver {
             .map(|def| {
                 let view = runner_agents.iter().find(|v| v.name == def.name);
                 AgentSnapshot {
+                    place: self.cx.place_name(def),
                     name: def.name.clone(),
                     backend: def.backend.name().to_string(),
                     model: def.model.clone(),

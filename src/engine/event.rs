@@ -118,6 +118,10 @@ pub struct AgentSnapshot {
     pub model: Option<String>,
     pub status: AgentStatus,
     pub metrics: AgentMetrics,
+    /// Where it runs: `local`, `sandbox` or a host's name (empty when not
+    /// known: an instance of an older awtui).
+    #[serde(default)]
+    pub place: String,
 }
 
 /// One message in a snapshot, with what the protocols read in it.

@@ -4,6 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::collections::HashMap;
+
+use crate::agents::runtime::{Local, Runtime, Sandboxed, ssh};
+
 use serde_json::Value;
 
 use crate::agents::backend::api::{ToolExecutor, ToolResult, ToolSpec};
@@ -30,6 +34,10 @@ pub struct LaunchContext {
     pub state_root: PathBuf,
     /// The worktrees of `workspace: worktree` agents, by agent.
     pub workspaces: crate::workspace::Workspaces,
+    /// Where each agent runs: `None` here, else a host of `hosts:`.
+    pub places: HashMap<String, Option<String>>,
+    /// The hosts agents run on, connected at start (or why not).
+    pub hosts: HashMap<String, Result<Arc<ssh::Connection>, String>>,
 }
 
 /// The context's MCP server as agents reach it.
@@ -44,6 +52,20 @@ impl LaunchContext {
     /// The private folder of `agent`.
     pub fn agent_dir(&self, agent: &str) -> PathBuf {
         agent_dir(&self.state_root, agent)
+    }
+
+    /// Where `agent` runs, as `awtui list` and the Agents pane say it.
+    pub fn place_name(&self, agent: &AgentDef) -> String {
+        match self.host_of(&agent.name) {
+            Some(host) => host.to_string(),
+            None if agent.sandbox.is_some() => "sandbox".into(),
+            None => "local".into(),
+        }
+    }
+
+    /// The host `agent` runs on, `None` for this machine.
+    pub fn host_of(&self, agent: &str) -> Option<&str> {
+        self.places.get(agent).and_then(|h| h.as_deref())
     }
 }
 
@@ -174,7 +196,9 @@ fn agent_env(cx: &LaunchContext, agent: &str) -> Vec<(String, String)> {
 /// absolute against that folder.
 fn command_for(cx: &LaunchContext, agent: &AgentDef) -> Option<Vec<String>> {
     let mut command = agent.command.clone()?;
+    // On another host the program is the one in its worktree there.
     if cx.workspaces.contains_key(&agent.name)
+        && cx.host_of(&agent.name).is_none()
         && let Some(program) = command.first_mut()
         && program.contains('/')
         && Path::new(program.as_str()).is_relative()
@@ -272,5 +296,81 @@ pub fn start_turn(
         }),
         None => Arc::new(NoTools),
     };
-    backend.start(req, tools)
+    let runtime = runtime_for(cx, agent, &req);
+    backend.start(req, tools, runtime.as_ref())
+}
+
+/// Where `agent`'s turn runs: on its host, confined when it is
+/// sandboxed, else here.
+fn runtime_for(cx: &LaunchContext, agent: &AgentDef, req: &TurnRequest) -> Box<dyn Runtime> {
+    if let Some(host) = cx.host_of(&agent.name) {
+        let conn = match cx.hosts.get(host) {
+            Some(Ok(conn)) => conn.clone(),
+            Some(Err(why)) => {
+                return Box::new(ssh::Unreachable {
+                    host: host.to_string(),
+                    why: why.clone(),
+                });
+            }
+            None => {
+                return Box::new(ssh::Unreachable {
+                    host: host.to_string(),
+                    why: format!("host '{host}' is not connected"),
+                });
+            }
+        };
+        let Some(ws) = cx.workspaces.get(&agent.name) else {
+            return Box::new(ssh::Unreachable {
+                host: host.to_string(),
+                why: format!(
+                    "agent '{}' has no worktree to bring its turns back to",
+                    agent.name
+                ),
+            });
+        };
+        return Box::new(ssh::Remote {
+            conn,
+            instance: cx.prepared.instance.clone(),
+            instance_key: crate::instance::layout::path_hash(&cx.state_root)[..12].to_string(),
+            agent: agent.name.clone(),
+            state_dir: req.state_dir.clone(),
+            private_dir: req.private_dir.clone(),
+            local_worktree: ws.root.clone(),
+        });
+    }
+    let Some(sandbox) = &agent.sandbox else {
+        return Box::new(Local);
+    };
+    let backend = backend::backend_for(agent.backend);
+    let cli_state = backend.state_dirs(&req.env);
+    for dir in &cli_state {
+        // Made now so the CLI can write them (a file such as
+        // `~/.claude.json` is left to the CLI).
+        if dir.extension().is_none() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+    }
+    let mut writable = vec![req.workdir.clone(), req.state_dir.clone()];
+    if !req.private_dir.as_os_str().is_empty() {
+        let _ = std::fs::create_dir_all(&req.private_dir);
+        writable.push(req.private_dir.clone());
+    }
+    writable.extend(cli_state);
+    writable.extend(sandbox.writable.iter().cloned());
+    // Every token, every agent's configs and the person's control
+    // secrets live in these; the agent's own folders are writable again
+    // inside them.
+    let mut hidden = crate::instance::layout::state_dirs();
+    hidden.extend(crate::instance::layout::data_dir().ok());
+    hidden.push(cx.state_root.join("agents"));
+    hidden.push(crate::workspace::worktrees_root(
+        &cx.workflow.base_dir,
+        &cx.prepared.instance,
+    ));
+    hidden.extend(sandbox.hidden.iter().cloned());
+    Box::new(Sandboxed {
+        writable,
+        hidden,
+        readable: vec![cx.workflow.base_dir.clone()],
+    })
 }

@@ -106,7 +106,7 @@ pub fn preflight(workflow: &Workflow) -> Vec<EngineError> {
         .agents
         .iter()
         .filter_map(|a| {
-            backend::preflight(a, &workflow.base_dir)
+            crate::agents::runtime::preflight(a, &workflow.base_dir)
                 .err()
                 .map(|source| EngineError::Backend {
                     agent: a.name.clone(),
@@ -114,6 +114,32 @@ pub fn preflight(workflow: &Workflow) -> Vec<EngineError> {
                 })
         })
         .collect()
+}
+
+/// Connects every host an agent was placed on; a host that fails is
+/// reported in `notices` and its agents' turns fail with why, while the
+/// others run.
+async fn connect_hosts(
+    workflow: &Workflow,
+    places: &std::collections::HashMap<String, Option<String>>,
+    state_root: &std::path::Path,
+    mcp_url: Option<&str>,
+    notices: &mut Vec<String>,
+) -> std::collections::HashMap<
+    String,
+    Result<std::sync::Arc<crate::agents::runtime::ssh::Connection>, String>,
+> {
+    let port = mcp_url
+        .and_then(|u| u.strip_prefix("http://"))
+        .and_then(|u| u.split('/').next())
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse::<u16>().ok());
+    let hosts =
+        crate::agents::runtime::ssh::connect_placed(workflow, places, state_root, port).await;
+    for e in hosts.values().filter_map(|r| r.as_ref().err()) {
+        notices.push(format!("{e}; its agents cannot run"));
+    }
+    hosts
 }
 
 fn layout(workflow: &Workflow) -> StoreLayout {
@@ -286,8 +312,19 @@ impl Engine {
                 .ok()
                 .flatten()
         };
+        let places = crate::agents::runtime::placement::place(&workflow);
+        let hosts = connect_hosts(
+            &workflow,
+            &places,
+            &state_root,
+            mcp.as_ref().map(|m| m.url()),
+            &mut notices,
+        )
+        .await;
         let (commands, command_rx) = mpsc::unbounded_channel();
         let cx = launch::LaunchContext {
+            places,
+            hosts,
             tools: ToolBox::new(context.clone(), agents),
             mcp: mcp.as_ref().map(|m| launch::McpAccess {
                 url: m.url().to_string(),

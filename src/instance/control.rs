@@ -367,6 +367,7 @@ pub async fn listen(engine: &Engine, info: &InstanceInfo) -> Result<ControlHandl
                 .agents
                 .iter()
                 .map(|name| AgentSnapshot {
+                    place: String::new(),
                     name: name.clone(),
                     backend: String::new(),
                     model: None,
@@ -1024,6 +1025,7 @@ mod tests {
     fn the_mirror_keeps_events_that_came_before_its_snapshot() {
         use crate::agents::runner::AgentStatus;
         let agent = |status| AgentSnapshot {
+            place: String::new(),
             name: "coder".into(),
             backend: "claude".into(),
             model: None,

@@ -52,12 +52,9 @@ pub use tools::ToolBox;
 
 use crate::context::mentions;
 
-/// The largest piece of agent-produced text awtui takes in whole: 4 MiB.
-/// One constant for every such cap (MCP bodies, one line of an agent's
-/// output, one final answer), so an answer never fits one path and not
-/// another. Output past it is archived, not posted (see
-/// `agents::backend::capped`).
-pub const MAX_BODY: usize = 4 * 1024 * 1024;
+/// The largest piece of agent-produced text awtui takes in whole; the
+/// store defines it (the server only enforces it on requests).
+pub use crate::context::MAX_BODY;
 
 /// A request over [`MAX_BODY`]: one wording wherever one is refused (the
 /// server's 413, the stdio bridge, `awtui ctx`), so every refusal names

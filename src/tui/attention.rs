@@ -301,6 +301,7 @@ mod tests {
 
     fn agent(name: &str, status: AgentStatus) -> AgentSnapshot {
         AgentSnapshot {
+            place: String::new(),
             name: name.into(),
             backend: "command".into(),
             model: None,

@@ -13,6 +13,9 @@ use crate::context::{mentions, paths};
 use crate::duration::parse_duration;
 use crate::fsutil::{self, ReadError};
 
+mod hosts;
+pub use hosts::{DEFAULT_SLOTS, LOCAL_HOST};
+
 /// Why a workflow could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -71,8 +74,9 @@ pub fn load_str(text: &str, path: &Path) -> Result<Loaded, LoadError> {
     }
 }
 
-const TOP_KEYS: [&str; 9] = [
+const TOP_KEYS: [&str; 10] = [
     "spawn",
+    "hosts",
     "name",
     "context",
     "agents",
@@ -122,7 +126,9 @@ const LIMIT_KEYS: [&str; 11] = [
     "approval_timeout",
     "tool_timeout",
 ];
-const AGENT_KEYS: [&str; 17] = [
+const AGENT_KEYS: [&str; 19] = [
+    "sandbox",
+    "host",
     "workspace",
     "model",
     "system_prompt",
@@ -265,7 +271,13 @@ impl Walker<'_> {
         let limits = get("limits").map(|n| self.limits(n)).unwrap_or_default();
         self.check_ask_timeouts(&agents, &limits);
         let tasks = get("tasks").map(|n| self.tasks(n, &agents));
+        let (hosts, local_slots) = get("hosts")
+            .map(|n| self.hosts(n))
+            .unwrap_or((Vec::new(), DEFAULT_SLOTS));
+        self.check_hosts(&agents, &hosts);
         Some(Workflow {
+            hosts,
+            local_slots,
             name,
             file: file.to_path_buf(),
             base_dir: self.base_dir.to_path_buf(),
@@ -1197,7 +1209,13 @@ impl Walker<'_> {
                 ),
             );
         }
+        let sandbox = get("sandbox").and_then(|n| self.sandbox(n, &what));
+        let host = get("host")
+            .map(|n| self.host_choice(n, &what))
+            .unwrap_or_default();
         Some(AgentDef {
+            sandbox,
+            host,
             spawn: None,
             name: name.clone(),
             pos: key.pos,

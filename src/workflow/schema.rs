@@ -32,6 +32,11 @@ pub struct Workflow {
     /// The plan of tasks the workflow declares (`tasks:`), made at the
     /// instance's first start.
     pub tasks: Option<Vec<FileTask>>,
+    /// Other machines agents may run on (`hosts:`), in the order written.
+    pub hosts: Vec<HostDef>,
+    /// How many agents this machine runs at once when agents are placed
+    /// by free slots (`host: any`, `spawn:` workers); `hosts.local.max_agents`.
+    pub local_slots: u32,
 }
 
 /// One task of the plan a workflow file declares (`tasks:`).
@@ -191,6 +196,52 @@ pub struct AgentDef {
     /// Whether the CLI keeps the user's own configured MCP servers
     /// (`keep_user_mcp:`, default false: only awtui's and `mcp:`).
     pub keep_user_mcp: bool,
+    /// Confine the agent's process with bubblewrap (`sandbox:`).
+    pub sandbox: Option<Sandbox>,
+    /// Which machine runs it (`host:`): this one unless it names one of
+    /// the workflow's `hosts:` (or `any`, placed by free slots).
+    pub host: HostChoice,
+}
+
+/// `sandbox: true` or `sandbox: {writable: [...], hidden: [...]}`: the
+/// agent's process sees the filesystem read-only but for its workspace,
+/// its CLI's state folders and a private `/tmp`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sandbox {
+    /// Extra folders it may write (absolute, or relative to the workflow's
+    /// folder; `~/` is the home folder).
+    pub writable: Vec<PathBuf>,
+    /// Extra folders it may not see at all (an empty folder takes their
+    /// place).
+    pub hidden: Vec<PathBuf>,
+}
+
+/// Which machine an agent runs on (`host:`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum HostChoice {
+    /// This machine (no `host:`).
+    #[default]
+    Local,
+    /// One of the workflow's `hosts:`, by name.
+    Named(String),
+    /// `host: any`: the host (this machine counting as one) with the most
+    /// free slots when it starts.
+    Any,
+}
+
+/// One machine of `hosts:`, reached with the system's `ssh`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostDef {
+    /// The key under `hosts:`.
+    pub name: String,
+    pub pos: Pos,
+    /// Any ssh destination (`user@host`, or a `~/.ssh/config` alias).
+    pub ssh: String,
+    /// The repository on that host (`~/` is the remote home); cloned from
+    /// this one if missing.
+    pub dir: String,
+    /// How many agents it runs at once (default 4).
+    pub max_agents: u32,
 }
 
 /// A worker slot made from a `spawn:` template (`<template>-<n>`).

@@ -451,8 +451,14 @@ pub fn clean(repo: &Repo, instance: &str, force: bool) -> Result<Cleaned, Worksp
                 }
             }
         };
+        let host_copy = super::remote::HostCopy::recorded(repo, branch)?;
         match repo.remove_workspace(branch, path, &into, discard) {
-            Ok(()) => done.removed.push(branch.to_string()),
+            Ok(()) => {
+                done.removed.push(branch.to_string());
+                if let Some(why) = host_copy.and_then(|c| c.clean(repo)) {
+                    done.kept.push((branch.to_string(), why));
+                }
+            }
             Err(e @ (WorkspaceError::Unmerged { .. } | WorkspaceError::UncommittedWork(_))) => {
                 let why = match e {
                     WorkspaceError::Unmerged { into, .. } => format!("not merged into {into}"),

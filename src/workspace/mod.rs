@@ -25,6 +25,7 @@ pub mod diff;
 pub mod git;
 pub mod heal;
 pub mod manage;
+pub mod remote;
 pub mod view;
 
 use std::path::{Path, PathBuf};

@@ -48,6 +48,8 @@ pub struct World {
     pub state: PathBuf,
     pids: Vec<u32>,
     children: Vec<Child>,
+    /// Extra variables of every `awtui` this world runs.
+    pub env: Vec<(String, String)>,
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -76,6 +78,7 @@ impl World {
             state,
             pids: Vec::new(),
             children: Vec::new(),
+            env: Vec::new(),
         }
     }
 
@@ -110,6 +113,7 @@ impl World {
             .env("AWTUI_DEMO_PAUSE", "0")
             .env_remove("XDG_RUNTIME_DIR")
             .env_remove("RUST_BACKTRACE")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
         c
     }

@@ -12,7 +12,7 @@
 
 /// The cap on one line of agent output and on one final answer: the MCP
 /// body cap, so whatever an agent could post it can also answer.
-pub const OUTPUT_CAP: usize = crate::mcp::MAX_BODY;
+pub const OUTPUT_CAP: usize = crate::context::MAX_BODY;
 
 /// The cap as people read it ("4 MiB").
 pub fn cap_label() -> String {

@@ -2,6 +2,8 @@
 //! stdin, the system prompt in a file, awtui's server (and the agent's
 //! `mcp:` servers) from a generated `--mcp-config`.
 
+use std::path::PathBuf;
+
 use super::invocation::{Invocation, MCP_SERVER_NAME, PrivateFile, cli_model, mcp_config_path};
 use super::parse::{StreamJsonParser, StreamParser};
 use super::{Backend, TurnRequest};
@@ -18,6 +20,15 @@ const ASK_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
 pub struct Claude;
 
 impl Backend for Claude {
+    /// `$CLAUDE_CONFIG_DIR` (default `~/.claude`) and `~/.claude.json`.
+    fn state_dirs(&self, env: &[(String, String)]) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = super::env_dir_or_home(env, "CLAUDE_CONFIG_DIR", ".claude")
+            .into_iter()
+            .collect();
+        dirs.extend(super::in_home(env, ".claude.json"));
+        dirs
+    }
+
     fn kind(&self) -> BackendKind {
         BackendKind::Claude
     }

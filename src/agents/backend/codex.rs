@@ -49,6 +49,13 @@ pub fn user_servers(config: Option<&str>) -> Vec<String> {
 }
 
 impl Backend for Codex {
+    /// `$CODEX_HOME` (default `~/.codex`).
+    fn state_dirs(&self, env: &[(String, String)]) -> Vec<PathBuf> {
+        super::env_dir_or_home(env, "CODEX_HOME", ".codex")
+            .into_iter()
+            .collect()
+    }
+
     fn kind(&self) -> BackendKind {
         BackendKind::Codex
     }

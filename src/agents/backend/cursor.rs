@@ -110,6 +110,11 @@ pub fn restore(project: &Path) -> Result<bool, BackendError> {
 pub struct Cursor;
 
 impl Backend for Cursor {
+    /// `~/.cursor`.
+    fn state_dirs(&self, env: &[(String, String)]) -> Vec<PathBuf> {
+        super::in_home(env, ".cursor").into_iter().collect()
+    }
+
     fn kind(&self) -> BackendKind {
         BackendKind::Cursor
     }

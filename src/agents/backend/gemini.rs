@@ -65,6 +65,11 @@ pub fn gemini_settings(
 }
 
 impl Backend for Gemini {
+    /// `~/.gemini` (or `$GEMINI_CLI_HOME/.gemini`).
+    fn state_dirs(&self, env: &[(String, String)]) -> Vec<PathBuf> {
+        self.user_config_dir(env).into_iter().collect()
+    }
+
     fn kind(&self) -> BackendKind {
         BackendKind::Gemini
     }

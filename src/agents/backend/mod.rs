@@ -123,6 +123,10 @@ pub enum BackendError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// Where it is to run cannot run it (bubblewrap missing, a host not
+    /// reachable); the text says what and how to fix it.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("the {0} backend runs in-process, not as a program")]
     NotAProgram(&'static str),
     /// One argument over the kernel's limit: the program only takes its
@@ -254,6 +258,13 @@ pub trait Backend: Sync {
         None
     }
 
+    /// The folders (and files) the CLI writes its sessions, settings and
+    /// caches to, which a sandboxed agent may still write so its
+    /// conversation resumes.
+    fn state_dirs(&self, _env: &[(String, String)]) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// Whether the CLI lists awtui's tools when it starts, so a successful
     /// turn in which awtui's server saw no tool listing from the agent ran
     /// without them (the server-side signal, for CLIs whose output does not
@@ -296,17 +307,19 @@ pub trait Backend: Sync {
     }
 
     /// Starts one turn. `tools` serves in-process backends; a CLI reaches
-    /// the tools through the MCP server instead.
+    /// the tools through the MCP server instead; `runtime` is where its
+    /// process runs (in-process backends run here).
     fn start(
         &self,
         req: TurnRequest,
         _tools: Arc<dyn ToolExecutor>,
+        runtime: &dyn crate::agents::runtime::Runtime,
     ) -> Result<RunningTurn, BackendError> {
         let inv = self
             .invocation(&req)
             .ok_or(BackendError::NotAProgram(self.kind().name()))?;
         let log = req.state_dir.join("stderr.log");
-        process::spawn(inv, self.parser(), &log, None, self.install_hint())
+        process::spawn(inv, self.parser(), &log, None, self.install_hint(), runtime)
     }
 }
 
@@ -357,6 +370,18 @@ pub fn env_var(env: &[(String, String)], name: &str) -> Option<String> {
         .map(|(_, v)| v.clone())
         .or_else(|| std::env::var(name).ok())
         .filter(|v| !v.is_empty())
+}
+
+/// `$<var>` when set, else `$HOME/<default>` (a CLI's state folder).
+pub fn env_dir_or_home(env: &[(String, String)], var: &str, default: &str) -> Option<PathBuf> {
+    env_var(env, var)
+        .map(PathBuf::from)
+        .or_else(|| in_home(env, default))
+}
+
+/// `$HOME/<rel>` of the agent's environment.
+pub fn in_home(env: &[(String, String)], rel: &str) -> Option<PathBuf> {
+    env_var(env, "HOME").map(|h| PathBuf::from(h).join(rel))
 }
 
 /// Finds `program` the way a shell would: a path with `/` relative to

@@ -103,6 +103,20 @@ fn server_names(text: &str) -> Vec<String> {
 }
 
 impl Backend for Opencode {
+    /// opencode's data, state, cache and config folders (XDG).
+    fn state_dirs(&self, env: &[(String, String)]) -> Vec<PathBuf> {
+        [
+            ("XDG_DATA_HOME", ".local/share"),
+            ("XDG_STATE_HOME", ".local/state"),
+            ("XDG_CACHE_HOME", ".cache"),
+            ("XDG_CONFIG_HOME", ".config"),
+        ]
+        .into_iter()
+        .filter_map(|(var, default)| super::env_dir_or_home(env, var, default))
+        .map(|d| d.join("opencode"))
+        .collect()
+    }
+
     fn kind(&self) -> BackendKind {
         BackendKind::Opencode
     }

@@ -35,14 +35,15 @@ use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::BackendError;
 use super::capped::{LineSplitter, OUTPUT_CAP, cut_to};
 use super::contain::Scope;
 use super::event::BackendEvent;
-use super::invocation::{Invocation, Mirror, PrivateFile};
+use super::invocation::Invocation;
 use super::outcome::{Exit, OutcomeBuilder};
 use super::parse::StreamParser;
 use super::turn::{RunningTurn, TurnUpdate};
-use super::{BackendError, find_executable};
+use crate::agents::runtime::Runtime;
 
 /// How long a turn's processes get between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -64,37 +65,6 @@ fn next_turn_mark() -> String {
     format!("{}-{n}", std::process::id())
 }
 
-fn write_private(file: &PrivateFile) -> Result<(), BackendError> {
-    crate::fsutil::write_private_file(&file.path, file.content.as_bytes()).map_err(|source| {
-        BackendError::Io {
-            path: file.path.clone(),
-            source,
-        }
-    })
-}
-
-/// Links every entry of the user's folder into the private one, except
-/// names the invocation writes itself; links already there are kept. A
-/// missing user folder links nothing.
-fn mirror(m: &Mirror, written: &[PrivateFile]) -> Result<(), BackendError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BackendError::Io { path, source }
-    };
-    crate::fsutil::create_dir_if_missing(&m.into).map_err(io(&m.into))?;
-    let Ok(entries) = std::fs::read_dir(&m.from) else {
-        return Ok(());
-    };
-    for entry in entries.flatten() {
-        let link = m.into.join(entry.file_name());
-        if written.iter().any(|f| f.path == link) || link.symlink_metadata().is_ok() {
-            continue;
-        }
-        std::os::unix::fs::symlink(entry.path(), &link).map_err(io(&link))?;
-    }
-    Ok(())
-}
-
 /// Starts a turn. Must be called inside a tokio runtime.
 pub fn spawn(
     inv: Invocation,
@@ -102,6 +72,7 @@ pub fn spawn(
     stderr_log: &Path,
     timeout: Option<Duration>,
     not_found_hint: &str,
+    runtime: &dyn Runtime,
 ) -> Result<RunningTurn, BackendError> {
     if let Some(bytes) = inv
         .args
@@ -116,33 +87,8 @@ pub fn spawn(
             limit: super::MAX_ARGUMENT,
         });
     }
-    if let Some(m) = &inv.mirror {
-        mirror(m, &inv.files)?;
-    }
-    for f in &inv.files {
-        write_private(f)?;
-    }
-    let path = inv
-        .env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_str());
-    let program = match find_executable(&inv.program, &inv.cwd, path) {
-        Some(p) => p,
-        None if inv.program.contains('/') => {
-            return Err(BackendError::NoSuchProgram {
-                program: inv.program.clone(),
-                dir: inv.cwd.clone(),
-            });
-        }
-        None => {
-            return Err(BackendError::NotInstalled {
-                program: inv.program.clone(),
-                hint: not_found_hint.to_string(),
-            });
-        }
-    };
+    let name = inv.program.clone();
+    let launch = runtime.prepare(inv, not_found_hint)?;
     if let Some(parent) = stderr_log.parent() {
         std::fs::create_dir_all(parent).map_err(|source| BackendError::Io {
             path: parent.to_path_buf(),
@@ -150,12 +96,12 @@ pub fn spawn(
         })?;
     }
     let mark = next_turn_mark();
-    let mut cmd = Command::new(&program);
-    cmd.args(&inv.args)
-        .envs(inv.env.iter().map(|(k, v)| (k, v)))
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .env(TURN_VAR, &mark)
-        .current_dir(&inv.cwd)
-        .stdin(if inv.stdin.is_some() {
+        .current_dir(&launch.cwd)
+        .stdin(if launch.stdin.is_some() || launch.hold_stdin {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -165,7 +111,7 @@ pub fn spawn(
         .process_group(0)
         .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|source| BackendError::Spawn {
-        program: inv.program.clone(),
+        program: name,
         source,
     })?;
     let pid = child.id().unwrap_or(0);
@@ -176,13 +122,25 @@ pub fn spawn(
     let (tx, rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = oneshot::channel();
 
-    if let (Some(text), Some(mut stdin)) = (inv.stdin, child.stdin.take()) {
+    // Held open until the turn's supervisor ends (a remote turn's
+    // lifeline), else closed after the prompt.
+    let (held_tx, held_rx) = oneshot::channel::<tokio::process::ChildStdin>();
+    if let Some(mut stdin) = child.stdin.take() {
+        let text = launch.stdin.clone().unwrap_or_default();
+        let hold = launch.hold_stdin;
         tokio::spawn(async move {
             // An agent that exits without reading its prompt closes the pipe;
             // its exit status tells the story, not this write.
             let _ = stdin.write_all(text.as_bytes()).await;
-            let _ = stdin.shutdown().await;
+            if hold {
+                let _ = stdin.flush().await;
+                let _ = held_tx.send(stdin);
+            } else {
+                let _ = stdin.shutdown().await;
+            }
         });
+    } else {
+        drop(held_tx);
     }
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -199,6 +157,7 @@ pub fn spawn(
         };
         let stdout_task = tokio::spawn(read_stdout(stdout, out, spool, give_up.clone()));
         let exit = supervise(&mut child, pid, &scope, stop_rx, timeout).await;
+        drop(held_rx);
         // Every process of the turn has ended, so the pipes are closing;
         // read what is left unless something escaped and holds them.
         let give_up_later = {

@@ -28,6 +28,7 @@ fn info(name: &str) -> InstanceInfo {
 
 fn agent(name: &str, status: AgentStatus, cost: f64) -> AgentSnapshot {
     AgentSnapshot {
+        place: String::new(),
         name: name.into(),
         backend: "command".into(),
         model: None,

@@ -32,6 +32,8 @@ pub struct AgentRow {
     pub metrics: AgentMetrics,
     /// The latest activity from its backend while a turn runs.
     pub activity: Option<String>,
+    /// Where it runs (`local`, `sandbox`, a host).
+    pub place: String,
 }
 
 impl AgentRow {
@@ -44,6 +46,7 @@ impl AgentRow {
             status: a.status,
             metrics: a.metrics,
             activity: None,
+            place: a.place,
         }
     }
 
@@ -138,11 +141,17 @@ impl AgentRow {
         }
     }
 
-    /// Backend and model.
+    /// Backend and model, and where it runs when that is not simply
+    /// here (`claude/opus on box`, `codex in sandbox`).
     pub fn engine(&self) -> String {
-        match &self.model {
+        let engine = match &self.model {
             Some(m) => format!("{}/{}", self.backend, for_terminal(m)),
             None => self.backend.clone(),
+        };
+        match self.place.as_str() {
+            "" | "local" => engine,
+            "sandbox" => format!("{engine} in sandbox"),
+            host => format!("{engine} on {}", for_terminal(host)),
         }
     }
 
@@ -446,5 +455,27 @@ impl crate::tui::component::Component for Agents {
 
     fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &AgentsContext<'_>, focused: bool) {
         Agents::draw(self, area, buf, cx.theme, cx.spinner, focused);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_engine_column_says_where_an_agent_runs_unless_here() {
+        let row = |place: &str| AgentRow {
+            name: "a".into(),
+            backend: "claude".into(),
+            model: Some("opus".into()),
+            status: AgentStatus::Idle,
+            metrics: Default::default(),
+            activity: None,
+            place: place.into(),
+        };
+        assert_eq!(row("local").engine(), "claude/opus");
+        assert_eq!(row("").engine(), "claude/opus");
+        assert_eq!(row("sandbox").engine(), "claude/opus in sandbox");
+        assert_eq!(row("box").engine(), "claude/opus on box");
     }
 }

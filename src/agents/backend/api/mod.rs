@@ -383,6 +383,7 @@ impl super::Backend for ApiBackend {
         &self,
         req: super::TurnRequest,
         tools: Arc<dyn ToolExecutor>,
+        _runtime: &dyn crate::agents::runtime::Runtime,
     ) -> Result<RunningTurn, super::BackendError> {
         let cfg = ApiConfig::with_env(
             self.kind,
