@@ -57,7 +57,7 @@ pub fn message(entry: &ChannelEntry, annotations: &Annotations) -> Value {
     })
 }
 
-/// An agent's row: status (text and class), counters.
+/// An agent's row: status (text and class), counters, where it runs.
 pub fn agent(a: &AgentSnapshot) -> Value {
     json!({
         "name": a.name,
@@ -66,6 +66,7 @@ pub fn agent(a: &AgentSnapshot) -> Value {
         "status": a.status.to_string(),
         "class": status_class(&a.status),
         "metrics": a.metrics,
+        "place": a.place,
     })
 }
 

@@ -307,7 +307,8 @@ function agentNode(a) {
   const m = a.metrics || {};
   li.appendChild(el('span', 'nums', (m.turns || 0) + ' turns · ' + (m.tokens_in || 0) + ' in / ' + (m.tokens_out || 0) +
     ' out tokens · $' + Number(m.cost_usd || 0).toFixed(2) + (m.unread ? ' · ' + m.unread + ' unread' : '') +
-    (m.step ? ' · ' + m.step : '') + ' · ' + a.backend + (a.model ? ' ' + a.model : '')));
+    (m.step ? ' · ' + m.step : '') + ' · ' + a.backend + (a.model ? ' ' + a.model : '') +
+    (a.place && a.place !== 'local' ? ' on ' + a.place : '')));
   const row = el('div', 'actions');
   const mk = (label, fn, cls) => { const b = el('button', cls || null, label); b.type = 'button'; b.addEventListener('click', fn); row.appendChild(b); };
   mk('Stop', () => {
