@@ -273,6 +273,23 @@ pub enum Command {
         #[arg(long)]
         follow: bool,
     },
+    /// Serve every running instance to a browser (the channel, approvals,
+    /// what waits for you) until Ctrl-C; prints the address to open.
+    Web {
+        /// The port (0: any free one).
+        #[arg(long, default_value_t = crate::web::DEFAULT_PORT)]
+        port: u16,
+        /// Listen on this address instead of 127.0.0.1 (needs
+        /// --allow-remote unless it is a loopback address).
+        #[arg(long, default_value = "127.0.0.1")]
+        listen: std::net::IpAddr,
+        /// Allow a --listen address other than loopback.
+        #[arg(long)]
+        allow_remote: bool,
+        /// Make a new access token first; the old one stops working.
+        #[arg(long)]
+        new_token: bool,
+    },
     /// Write a starter review.yaml and its prompts into the current folder.
     Init,
     /// The shared context from the shell, as the agent awtui started

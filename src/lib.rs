@@ -19,5 +19,7 @@ pub mod tasks;
 #[warn(missing_docs)]
 pub mod tui;
 pub mod vocab;
+#[warn(missing_docs)]
+pub mod web;
 pub mod workflow;
 pub mod workspace;

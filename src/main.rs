@@ -212,6 +212,17 @@ fn dispatch() -> (ExitCode, bool) {
                 commands::attach::run(instance.as_deref())
             }
         }
+        Command::Web {
+            port,
+            listen,
+            allow_remote,
+            new_token,
+        } => commands::web::run(commands::web::WebArgs {
+            port,
+            listen,
+            allow_remote,
+            new_token,
+        }),
         Command::Init => match std::env::current_dir() {
             Ok(dir) => commands::init::run(&dir),
             Err(e) => {

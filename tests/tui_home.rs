@@ -112,6 +112,7 @@ fn polled() -> Vec<Polled> {
                 inbox(12, "reviewer", "@user the review is done.", at(10, 1, 0)),
                 inbox(15, "coder", HELP, at(10, 5, 0)),
             ],
+            approvals: vec![],
             info: api,
         },
         Polled {
@@ -122,12 +123,14 @@ fn polled() -> Vec<Polled> {
                 finished: None,
             }),
             inbox: vec![],
+            approvals: vec![],
             info: docs,
         },
         Polled {
             info: old,
             status: None,
             inbox: vec![],
+            approvals: vec![],
         },
     ]
 }

@@ -70,7 +70,7 @@ pub fn run() -> u8 {
 
 /// One instance's status and `user`'s inbox, or `None` in both when it
 /// does not answer in time.
-async fn poll_one(info: InstanceInfo) -> Polled {
+pub async fn poll_one(info: InstanceInfo) -> Polled {
     let asked = tokio::time::timeout(ASK_TIMEOUT, async {
         let mut client = Client::open(&info).await.ok()?;
         let status = match client.request(Request::Status).await.ok()? {
@@ -83,6 +83,7 @@ async fn poll_one(info: InstanceInfo) -> Polled {
                 limit: INBOX_LIMIT,
                 kind: None,
                 bead: None,
+                before: None,
             }))
             .await
             .ok()?
@@ -100,11 +101,13 @@ async fn poll_one(info: InstanceInfo) -> Polled {
             info,
             status: Some(status),
             inbox,
+            approvals: Vec::new(),
         },
         None => Polled {
             info,
             status: None,
             inbox: Vec::new(),
+            approvals: Vec::new(),
         },
     }
 }

@@ -23,6 +23,7 @@ pub mod start;
 pub mod stop;
 pub mod tasks;
 pub mod validate;
+pub mod web;
 pub mod workspace;
 
 /// Exit codes shared by every command (documented in the README).

@@ -67,6 +67,7 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
         limit: args.limit,
         kind,
         bead: args.bead.map(str::to_string),
+        before: None,
     };
     let Some(rt) = remote::runtime() else {
         return exit::FAILED;

@@ -572,7 +572,7 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(n)) => {
-                    let text = format!("{n} events were dropped because this client fell behind; ask for a snapshot");
+                    let text = format!("{n} {FELL_BEHIND}; ask for a snapshot");
                     let event = EngineEvent::Notice { text };
                     if write_line(&mut w, &ServerLine::Event(Box::new(event))).await.is_err() {
                         break;
@@ -661,6 +661,10 @@ fn handle_line(shared: &Shared, line: &str, agent_pid: Option<u32>) -> BoxFuture
     };
     now(reply, reference)
 }
+
+/// What the notice telling a client it lost events says (after their
+/// number), so a client can take a fresh snapshot.
+pub const FELL_BEHIND: &str = "events were dropped because this client fell behind";
 
 /// A connection to a running instance's control endpoint, for clients that
 /// also make requests (the CLI). [`Client::into_link`] makes it a [`Link`].
@@ -944,6 +948,7 @@ mod tests {
                 limit: 3,
                 kind: None,
                 bead: Some("b-1".into()),
+                before: None,
             })),
         ] {
             let json = serde_json::to_string(&line).unwrap();

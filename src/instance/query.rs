@@ -27,6 +27,10 @@ pub struct PeekQuery {
     /// Only Agent Mail messages about this bead.
     #[serde(default)]
     pub bead: Option<String>,
+    /// Only messages before this id (paging back through the channel:
+    /// `awtui web`'s "older messages").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<u64>,
 }
 
 /// One message of a peek, with what the protocols read in it.
@@ -96,6 +100,12 @@ pub fn peek(store: &dyn ContextStore, q: &PeekQuery) -> Result<Vec<PeekItem>, St
             .filter(|i| passes(i.annotations.mail.as_ref(), q))
             .take(q.limit)
             .collect()),
+        None if q.kind.is_none() && q.bead.is_none() && q.before.is_some() => Ok(store
+            .page(crate::context::Page::Before(q.before.unwrap_or(0)), q.limit)
+            .entries
+            .into_iter()
+            .map(item)
+            .collect()),
         None if q.kind.is_none() && q.bead.is_none() => Ok(store
             .read(None, Some(q.limit))
             .map_err(|e| e.to_string())?
@@ -107,6 +117,7 @@ pub fn peek(store: &dyn ContextStore, q: &PeekQuery) -> Result<Vec<PeekItem>, St
                 .read(None, None)
                 .map_err(|e| e.to_string())?
                 .into_iter()
+                .filter(|e| q.before.is_none_or(|b| e.id < b))
                 .map(item)
                 .filter(|i| passes(i.annotations.mail.as_ref(), q))
                 .collect();
@@ -164,8 +175,19 @@ mod tests {
             limit: 10,
             kind,
             bead: bead.map(str::to_string),
+            before: None,
         };
         assert_eq!(peek(&s, &q(None, None, None)).unwrap().len(), 3);
+        let older = peek(
+            &s,
+            &PeekQuery {
+                before: Some(3),
+                ..q(None, None, None)
+            },
+        )
+        .unwrap();
+        let ids: Vec<u64> = older.iter().map(|i| i.entry.id).collect();
+        assert_eq!(ids, [1, 2]);
         let help = peek(&s, &q(None, Some(MessageType::HelpRequest), None)).unwrap();
         assert_eq!(help.len(), 1);
         assert_eq!(help[0].entry.id, 2);

@@ -28,6 +28,10 @@ pub struct Polled {
     pub status: Option<InstanceStatus>,
     /// `user`'s inbox (unacknowledged mentions), oldest first.
     pub inbox: Vec<PeekItem>,
+    /// The tool calls waiting for the person, oldest first, when the
+    /// poller knows them (`awtui web` follows each instance's approval
+    /// events; home leaves this empty and says only that an agent waits).
+    pub approvals: Vec<crate::approvals::Request>,
 }
 
 /// Why something needs the person.
@@ -187,11 +191,27 @@ pub fn collect(polled: &[Polled], seen: &mut FirstSeen, now: DateTime<Utc>) -> V
                     AttentionKind::Stalled,
                     "its backend has been silent too long".to_string(),
                 ),
-                AgentStatus::WaitingForApproval => (
-                    AttentionKind::Approval,
-                    "waits for your approval of a tool call (y/n on its card, or awtui approve)"
-                        .to_string(),
-                ),
+                AgentStatus::WaitingForApproval => {
+                    // What it asks, when the poller knows (the oldest
+                    // request of the agent's).
+                    match p.approvals.iter().find(|r| r.agent == a.name) {
+                        Some(r) => {
+                            items.push(base(
+                                AttentionKind::Approval,
+                                r.at,
+                                &a.name,
+                                first_line(&format!("wants to run {}: {}", r.tool, r.subject()), 200),
+                                Jump::Agent(a.name.clone()),
+                            ));
+                            continue;
+                        }
+                        None => (
+                            AttentionKind::Approval,
+                            "waits for your approval of a tool call (y/n on its card, or awtui approve)"
+                                .to_string(),
+                        ),
+                    }
+                }
                 _ => continue,
             };
             items.push(base(
@@ -300,6 +320,7 @@ mod tests {
                 finished: None,
             }),
             inbox,
+            approvals: Vec::new(),
         }
     }
 
@@ -382,6 +403,30 @@ mod tests {
         assert_eq!(collect(&[failed()], &mut seen, t2)[0].when, t1);
         assert!(collect(&[polled("a", vec![], vec![])], &mut seen, t2).is_empty());
         assert_eq!(collect(&[failed()], &mut seen, t2)[0].when, t2);
+    }
+
+    #[test]
+    fn a_known_request_says_what_the_waiting_agent_asks_and_when() {
+        let asked = Utc.with_ymd_and_hms(2026, 1, 1, 10, 30, 0).unwrap();
+        let mut p = polled(
+            "a",
+            vec![],
+            vec![agent("cc", AgentStatus::WaitingForApproval)],
+        );
+        p.approvals = vec![crate::approvals::Request {
+            id: 1,
+            agent: "cc".into(),
+            tool: "Bash".into(),
+            input: serde_json::json!({"command": "git push"}),
+            tool_use_id: None,
+            at: asked,
+            context: None,
+        }];
+        let items = collect(&[p], &mut FirstSeen::default(), Utc::now());
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].kind, AttentionKind::Approval);
+        assert_eq!(items[0].summary, "wants to run Bash: git push");
+        assert_eq!(items[0].when, asked);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The control room's configuration: keys, colours and notifications. Defaults ship in
+//! The control room's configuration: keys, colours and notifications
+//! (and `awtui web`'s webhook, `[notify.webhook]`). Defaults ship in
 //! `assets/config.toml` (embedded); the user's `config.toml` in
 //! `$XDG_CONFIG_HOME/awtui/` (else `~/.config/awtui/`) overrides entry by
 //! entry. A bad file is an error naming the file and the key, reported
@@ -24,6 +25,8 @@ pub struct Config {
     pub theme: Theme,
     /// The bell and desktop notifications (`[notify]`).
     pub notify: super::notify::NotifyConfig,
+    /// Where `awtui web` sends new attention items (`[notify.webhook]`).
+    pub webhook: Option<crate::web::notify::Webhook>,
 }
 
 /// Why a configuration could not be used.
@@ -94,6 +97,7 @@ impl Config {
             keymap: Keymap::default(),
             theme: Theme::default(),
             notify: Default::default(),
+            webhook: None,
         };
         config
             .merge(DEFAULT_CONFIG, Path::new("assets/config.toml"))
@@ -126,6 +130,12 @@ impl Config {
                 path: path.to_path_buf(),
                 message,
             })?;
+        if let Some(hook) = &raw.notify.webhook {
+            self.webhook = Some(hook.check().map_err(|message| ConfigError::Notify {
+                path: path.to_path_buf(),
+                message,
+            })?);
+        }
         Ok(())
     }
 

@@ -58,6 +58,8 @@ impl Default for NotifyConfig {
 pub(crate) struct RawNotify {
     bell: Option<bool>,
     osc: Option<String>,
+    /// `[notify.webhook]`: where `awtui web` sends new attention items.
+    pub(crate) webhook: Option<crate::web::notify::RawWebhook>,
 }
 
 impl NotifyConfig {
@@ -254,6 +256,7 @@ mod tests {
         c.apply(&RawNotify {
             bell: Some(false),
             osc: Some("777".into()),
+            webhook: None,
         })
         .unwrap();
         assert_eq!(
@@ -267,6 +270,7 @@ mod tests {
             .apply(&RawNotify {
                 bell: None,
                 osc: Some("99".into()),
+                webhook: None,
             })
             .unwrap_err();
         assert!(e.contains("[notify] osc = \"99\""), "{e}");

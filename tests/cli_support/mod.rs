@@ -154,8 +154,14 @@ impl World {
 
     /// Spawns `awtui <args>` with piped stdio; killed at the end.
     pub fn spawn(&mut self, args: &[&str]) -> (u32, Lines, std::process::ChildStdin) {
-        let mut child = self
-            .cmd(args)
+        let cmd = self.cmd(args);
+        self.spawn_cmd(cmd)
+    }
+
+    /// Spawns `cmd` (from [`World::cmd`], with more settings) with piped
+    /// stdio; killed at the end.
+    pub fn spawn_cmd(&mut self, mut cmd: Command) -> (u32, Lines, std::process::ChildStdin) {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -272,6 +278,13 @@ impl Lines {
         Lines {
             rx,
             seen: Vec::new(),
+        }
+    }
+
+    /// Takes every line written so far into [`Lines::seen`].
+    pub fn drain(&mut self) {
+        while let Ok(line) = self.rx.try_recv() {
+            self.seen.push(line);
         }
     }
 

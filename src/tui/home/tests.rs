@@ -70,11 +70,13 @@ fn polled() -> Vec<Polled> {
                 finished: None,
             }),
             inbox: vec![mention(3, "@user look")],
+            approvals: vec![],
         },
         Polled {
             info: info("two"),
             status: None,
             inbox: vec![],
+            approvals: vec![],
         },
     ]
 }
@@ -174,6 +176,7 @@ fn a_new_poll_keeps_the_selection_on_the_same_instance() {
             info: info("zero"),
             status: None,
             inbox: vec![],
+            approvals: vec![],
         },
     );
     h.polled(p, Utc::now());

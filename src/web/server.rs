@@ -1,0 +1,460 @@
+//! The HTTP side of `awtui web`: the page (three embedded files), a small
+//! JSON API under `/api/`, and the live stream at `/api/events` (server-
+//! sent events). Every response carries the security headers
+//! ([`secure`]); every request goes through the [`Guard`] first.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::auth::{Guard, Verdict};
+use super::hub::{Hub, HubError};
+use super::view;
+use crate::engine::{Command, Reply};
+use crate::vocab::{Answer, DiffTarget, Since};
+
+/// How many channel messages the page gets at first (and per "older").
+pub const WINDOW: usize = 200;
+/// The largest request body the API reads.
+const MAX_BODY: usize = 64 * 1024;
+
+const INDEX_HTML: &str = include_str!("static/index.html");
+const APP_JS: &str = include_str!("static/app.js");
+const APP_CSS: &str = include_str!("static/app.css");
+const SIGNIN_HTML: &str = include_str!("static/signin.html");
+const SIGNIN_JS: &str = include_str!("static/signin.js");
+
+/// The policy forbidding inline script (and everything from elsewhere).
+pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+    img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
+    frame-ancestors 'none'; form-action 'self'";
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct Web {
+    /// The checks.
+    pub guard: Arc<Guard>,
+    /// The instances.
+    pub hub: Hub,
+    /// Ends the live streams when the server stops.
+    pub stop: CancellationToken,
+}
+
+/// The app: routes, the guard, the headers.
+pub fn app(web: Web) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route(
+            "/app.js",
+            get(|| async { asset(APP_JS, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/app.css",
+            get(|| async { asset(APP_CSS, "text/css; charset=utf-8") }),
+        )
+        .route("/api/session", get(session))
+        .route("/api/overview", get(overview))
+        .route("/api/events", get(events))
+        .route("/api/instances/{id}", get(instance))
+        .route("/api/instances/{id}/messages", get(older))
+        .route("/api/instances/{id}/diff", get(diff))
+        .route("/api/instances/{id}/document", get(document))
+        .route("/api/instances/{id}/action", post(action))
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such page") })
+        .layer(middleware::from_fn_with_state(web.clone(), guard))
+        .with_state(web)
+}
+
+/// Adds the security headers to a response.
+fn secure(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    let cached = h.contains_key(header::CACHE_CONTROL);
+    let mut set = |name: &'static str, value: &'static str| {
+        h.insert(name, HeaderValue::from_static(value));
+    };
+    set("content-security-policy", CSP);
+    set("x-content-type-options", "nosniff");
+    set("x-frame-options", "DENY");
+    set("referrer-policy", "no-referrer");
+    set("cross-origin-opener-policy", "same-origin");
+    set("cross-origin-resource-policy", "same-origin");
+    if !cached {
+        set("cache-control", "no-store");
+    }
+    r
+}
+
+/// A JSON error body.
+fn error(status: StatusCode, text: &str) -> Response {
+    (status, json_body(&json!({"error": text}))).into_response()
+}
+
+fn json_body(v: &Value) -> ([(header::HeaderName, &'static str); 1], String) {
+    ([(header::CONTENT_TYPE, "application/json")], v.to_string())
+}
+
+fn ok(v: Value) -> Response {
+    json_body(&v).into_response()
+}
+
+fn asset(text: &'static str, kind: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind)], text).into_response()
+}
+
+/// One query parameter, percent-decoded.
+pub fn query_param(uri: &Uri, name: &str) -> Option<String> {
+    uri.query()?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (decode(k) == name).then(|| decode(v))
+    })
+}
+
+/// `%xx` and `+` decoding; bad escapes stay as they are.
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = |c: u8| (c as char).to_digit(16);
+                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Every request: the Host, then the secret (or the token being
+/// exchanged for the cookie), then for POSTs the CSRF proofs.
+async fn guard(State(web): State<Web>, req: Request, next: Next) -> Response {
+    let headers = req.headers();
+    if !web.guard.host_ok(headers) {
+        return secure(error(
+            StatusCode::MISDIRECTED_REQUEST,
+            "this server answers only to its own address",
+        ));
+    }
+    if req.uri().path() == "/"
+        && let Some(token) = query_param(req.uri(), "token")
+    {
+        if !web.guard.is_token(&token) {
+            return secure(error(StatusCode::UNAUTHORIZED, "wrong token"));
+        }
+        let mut r = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+        if let Ok(cookie) = HeaderValue::from_str(&web.guard.cookie()) {
+            r.headers_mut().insert(header::SET_COOKIE, cookie);
+        }
+        return secure(r);
+    }
+    if req.uri().path() == "/signin.js" {
+        return secure(asset(SIGNIN_JS, "text/javascript; charset=utf-8"));
+    }
+    let post = req.method() != Method::GET && req.method() != Method::HEAD;
+    let verdict = web.guard.check(headers, post);
+    if verdict == Verdict::Unauthorized && req.uri().path() == "/" {
+        // A link followed from another site (a webhook's, a chat's) comes
+        // without the SameSite=Strict cookie; the page reloads itself once
+        // (same-site now, so the cookie goes along). No data either way.
+        return secure(
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                SIGNIN_HTML,
+            )
+                .into_response(),
+        );
+    }
+    match verdict {
+        Verdict::Pass => secure(next.run(req).await),
+        Verdict::BadHost => secure(error(StatusCode::MISDIRECTED_REQUEST, "wrong host")),
+        Verdict::Unauthorized => secure(error(
+            StatusCode::UNAUTHORIZED,
+            "open the address awtui web printed (with its token)",
+        )),
+        Verdict::Forbidden => secure(error(
+            StatusCode::FORBIDDEN,
+            "refused: not sent by the page (CSRF header, JSON body and same origin needed)",
+        )),
+    }
+}
+
+async fn index() -> Response {
+    asset(INDEX_HTML, "text/html; charset=utf-8")
+}
+
+async fn session(State(web): State<Web>) -> Response {
+    ok(json!({"csrf": web.guard.csrf(), "user": crate::vocab::mentions::USER, "window": WINDOW}))
+}
+
+async fn overview(State(web): State<Web>) -> Response {
+    ok(web.hub.overview())
+}
+
+fn hub_error(e: HubError) -> Response {
+    let status = match &e {
+        HubError::NoInstance(_) => StatusCode::NOT_FOUND,
+        HubError::Gone(_) => StatusCode::SERVICE_UNAVAILABLE,
+        HubError::Failed(_) => StatusCode::UNPROCESSABLE_ENTITY,
+    };
+    error(status, &e.to_string())
+}
+
+fn unexpected(reply: &Reply) -> Response {
+    tracing::warn!("web: unexpected answer {reply:?}");
+    error(
+        StatusCode::BAD_GATEWAY,
+        "unexpected answer from the instance",
+    )
+}
+
+/// The instance for the first draw: its state with the newest [`WINDOW`]
+/// messages.
+pub async fn instance_state(hub: &Hub, id: &str) -> Result<Value, Response> {
+    match hub.call(id, Command::Snapshot { messages: WINDOW }).await {
+        Ok(Reply::Snapshot { snapshot }) => Ok(view::state(id, &snapshot)),
+        Ok(other) => Err(unexpected(&other)),
+        Err(e) => Err(hub_error(e)),
+    }
+}
+
+async fn instance(State(web): State<Web>, Path(id): Path<String>) -> Response {
+    match instance_state(&web.hub, &id).await {
+        Ok(v) => ok(v),
+        Err(r) => r,
+    }
+}
+
+/// Up to [`WINDOW`] messages before `?before=ID`, oldest first.
+async fn older(State(web): State<Web>, Path(id): Path<String>, uri: Uri) -> Response {
+    let Some(before) = query_param(&uri, "before").and_then(|b| b.parse::<u64>().ok()) else {
+        return error(StatusCode::BAD_REQUEST, "?before=<message id> is needed");
+    };
+    let Some(info) = web.hub.info(&id) else {
+        return error(StatusCode::NOT_FOUND, "no such instance");
+    };
+    let asked = async {
+        let mut client = crate::instance::control::Client::open(&info).await.ok()?;
+        match client
+            .request(crate::instance::control::Request::Peek(
+                crate::instance::query::PeekQuery {
+                    agent: None,
+                    limit: WINDOW,
+                    kind: None,
+                    bead: None,
+                    before: Some(before),
+                },
+            ))
+            .await
+            .ok()?
+        {
+            crate::instance::control::Reply::Messages { items } => Some(items),
+            _ => None,
+        }
+    };
+    let Some(items) = asked.await else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the instance does not answer",
+        );
+    };
+    let messages: Vec<Value> = items
+        .iter()
+        .map(|i| view::message(&i.entry, &i.annotations))
+        .collect();
+    ok(json!({"messages": messages}))
+}
+
+/// An agent's work: its steps and the diff of `?turn=N` (or everything).
+async fn diff(State(web): State<Web>, Path(id): Path<String>, uri: Uri) -> Response {
+    let Some(agent) = query_param(&uri, "agent") else {
+        return error(StatusCode::BAD_REQUEST, "?agent=<name> is needed");
+    };
+    let turn = query_param(&uri, "turn").and_then(|t| t.parse::<u32>().ok());
+    let command = Command::ReadDiff {
+        target: DiffTarget::Agent(agent),
+        turn,
+    };
+    match web.hub.call(&id, command).await {
+        Ok(Reply::Diff { view }) => ok(json!({
+            "branch": view.branch,
+            "base": view.base,
+            "steps": view.steps,
+            "turn": view.turn,
+            "patch": view.patch,
+            "uncommitted": view.uncommitted,
+        })),
+        Ok(other) => unexpected(&other),
+        Err(e) => hub_error(e),
+    }
+}
+
+/// A document's text (`?file=`, else the entry document).
+async fn document(State(web): State<Web>, Path(id): Path<String>, uri: Uri) -> Response {
+    let file = query_param(&uri, "file");
+    match web.hub.call(&id, Command::ReadDocument { file }).await {
+        Ok(Reply::Document { file, content }) => ok(json!({"file": file, "content": content})),
+        Ok(other) => unexpected(&other),
+        Err(e) => hub_error(e),
+    }
+}
+
+/// What the page may ask an instance to do: each is one engine command,
+/// the same the control room and the CLI send.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// Post to the channel as `user`.
+    Post {
+        /// The message.
+        text: String,
+    },
+    /// Acknowledge `agent`'s inbox up to message `until`.
+    Ack {
+        /// Whose inbox.
+        agent: String,
+        /// The last message acknowledged.
+        until: u64,
+    },
+    /// Answer a pending tool call.
+    Approve {
+        /// The request's number.
+        request: u64,
+        /// Allow or deny.
+        verdict: crate::vocab::Verdict,
+        /// Also keep it as a rule for the agent.
+        #[serde(default)]
+        always: bool,
+        /// Why (the model reads it on a deny).
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// Stop an agent.
+    Stop {
+        /// Which.
+        agent: String,
+    },
+    /// Let a stopped or failed agent work again.
+    Restart {
+        /// Which.
+        agent: String,
+    },
+    /// Resume a paused instance.
+    Resume,
+}
+
+impl Action {
+    /// The engine command.
+    pub fn command(self) -> Command {
+        match self {
+            Action::Post { text } => Command::Post { text },
+            Action::Ack { agent, until } => Command::Ack {
+                agent,
+                until: Since::Id(until),
+            },
+            Action::Approve {
+                request,
+                verdict,
+                always,
+                reason,
+            } => Command::Approve {
+                request,
+                answer: Answer {
+                    verdict: Some(verdict),
+                    always,
+                    rule: None,
+                    reason: reason.filter(|r| !r.trim().is_empty()),
+                },
+            },
+            Action::Stop { agent } => Command::Stop { agent },
+            Action::Restart { agent } => Command::Restart { agent },
+            Action::Resume => Command::Resume,
+        }
+    }
+}
+
+async fn action(State(web): State<Web>, Path(id): Path<String>, req: Request) -> Response {
+    let bytes = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => return error(StatusCode::PAYLOAD_TOO_LARGE, "the request is too large"),
+    };
+    let action: Action = match serde_json::from_slice(&bytes) {
+        Ok(a) => a,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("bad action: {e}")),
+    };
+    if matches!(&action, Action::Approve { verdict, .. } if *verdict == crate::vocab::Verdict::Ask)
+    {
+        return error(StatusCode::BAD_REQUEST, "the verdict is allow or deny");
+    }
+    match web.hub.call(&id, action.command()).await {
+        Ok(Reply::Said { text }) => ok(json!({"ok": true, "said": text})),
+        Ok(_) => ok(json!({"ok": true})),
+        Err(e) => hub_error(e),
+    }
+}
+
+/// The live stream: every hub payload as one SSE `data:` line; a page that
+/// fell behind is told to resync everything.
+async fn events(State(web): State<Web>) -> Response {
+    let rx = web.hub.subscribe();
+    let stop = web.stop.clone();
+    let hello = futures_util::stream::once(async {
+        Ok::<_, Infallible>(Event::default().data(json!({"type": "hello"}).to_string()))
+    });
+    let live = futures_util::stream::unfold((rx, stop), |(mut rx, stop)| async move {
+        let payload = tokio::select! {
+            () = stop.cancelled() => return None,
+            r = rx.recv() => r,
+        };
+        let data: Arc<str> = match payload {
+            Ok(p) => p,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                Arc::from(json!({"type": "resync", "instance": null}).to_string())
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+        };
+        Some((
+            Ok::<_, Infallible>(Event::default().data(&*data)),
+            (rx, stop),
+        ))
+    });
+    use futures_util::StreamExt;
+    let mut r = Sse::new(hello.chain(live))
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_parameters_are_decoded() {
+        let uri: Uri = "/x?a=1&file=notes%2Fa+b.md&bad=%zz".parse().unwrap();
+        assert_eq!(query_param(&uri, "file").as_deref(), Some("notes/a b.md"));
+        assert_eq!(query_param(&uri, "bad").as_deref(), Some("%zz"));
+        assert_eq!(query_param(&uri, "none"), None);
+    }
+}

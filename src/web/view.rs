@@ -1,0 +1,216 @@
+//! The engine's data as the page draws it: small JSON objects with the
+//! words already chosen (an agent's status as text, an approval's call as
+//! lines, a message's AOP blocks as framed parts). Agent text goes out as
+//! it is; the page only ever puts it in the document as text.
+
+use serde_json::{Value, json};
+
+use crate::agents::backend::BackendEvent;
+use crate::approvals::{Request, view::LineKind};
+use crate::engine::EngineEvent;
+use crate::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
+use crate::protocols::Annotations;
+use crate::protocols::aop::Segment;
+use crate::vocab::{AgentStatus, ChannelEntry};
+
+/// One word for an agent's status, for the page's colours.
+pub fn status_class(status: &AgentStatus) -> &'static str {
+    match status {
+        AgentStatus::Idle => "idle",
+        AgentStatus::Queued(_) => "queued",
+        AgentStatus::Starting | AgentStatus::Thinking | AgentStatus::CallingTool(_) => "working",
+        AgentStatus::Stalled | AgentStatus::Retrying { .. } => "warning",
+        AgentStatus::Stopped => "stopped",
+        AgentStatus::Failed(_) | AgentStatus::OutOfBudget => "failed",
+        AgentStatus::WaitingForApproval => "approval",
+    }
+}
+
+/// A channel message: its text, its AOP blocks (each with its type) and
+/// the Agent Mail type it carries, if any.
+pub fn message(entry: &ChannelEntry, annotations: &Annotations) -> Value {
+    let parts: Vec<Value> = match &annotations.aop {
+        Some(parsed) => parsed
+            .segments
+            .iter()
+            .filter(|s| !s.is_blank_text())
+            .map(|s| match s {
+                Segment::Text { text, .. } => json!({"text": text}),
+                Segment::Block(b) => json!({
+                    "block": b.kind.name(),
+                    "attrs": b.attributes.iter().map(|a| format!("{}={}", a.key, a.value)).collect::<Vec<_>>().join(" "),
+                    "text": b.content,
+                }),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    json!({
+        "id": entry.id,
+        "at": entry.timestamp,
+        "from": entry.from,
+        "text": entry.message,
+        "mentions": entry.mentions,
+        "reply_to": entry.reply_to,
+        "parts": parts,
+        "mail": annotations.mail.as_ref().and_then(|m| m.kind()).map(|k| k.to_string()),
+    })
+}
+
+/// An agent's row: status (text and class), counters, where it runs.
+pub fn agent(a: &AgentSnapshot) -> Value {
+    json!({
+        "name": a.name,
+        "backend": a.backend,
+        "model": a.model,
+        "status": a.status.to_string(),
+        "class": status_class(&a.status),
+        "metrics": a.metrics,
+        "place": a.place,
+    })
+}
+
+/// A pending approval as its card shows it: who, which tool, the call as
+/// lines (`$ command` or a diff), the agent's last message.
+pub fn approval(instance: &str, r: &Request) -> Value {
+    let lines: Vec<Value> = crate::approvals::view::describe(r)
+        .into_iter()
+        .map(|(kind, text)| {
+            let kind = match kind {
+                LineKind::Head => "head",
+                LineKind::Removed => "removed",
+                LineKind::Added => "added",
+                LineKind::Plain => "plain",
+            };
+            json!({"kind": kind, "text": text})
+        })
+        .collect();
+    json!({
+        "instance": instance,
+        "id": r.id,
+        "agent": r.agent,
+        "tool": r.tool,
+        "subject": r.subject(),
+        "at": r.at,
+        "lines": lines,
+        "context": r.context,
+    })
+}
+
+/// What a running agent is doing, in a few words.
+pub fn activity(a: &BackendEvent) -> Option<String> {
+    let cut = |t: &str| t.chars().take(160).collect::<String>();
+    Some(match a {
+        BackendEvent::Thinking => "thinking".into(),
+        BackendEvent::Text { text } | BackendEvent::Stream { text } => cut(text),
+        BackendEvent::ToolCall { name } => format!(
+            "calling {}",
+            crate::agents::backend::event::short_tool_name(name)
+        ),
+        BackendEvent::ToolDone { name, ok } => format!(
+            "{} {}",
+            crate::agents::backend::event::short_tool_name(name),
+            if *ok { "done" } else { "failed" }
+        ),
+        BackendEvent::Final { text } => cut(text),
+        BackendEvent::Error { message } => format!("error: {}", cut(message)),
+        _ => return None,
+    })
+}
+
+/// The whole instance, for the page's first draw (and every resync):
+/// `id` is the page's name for it.
+pub fn state(id: &str, s: &Snapshot) -> Value {
+    let messages: Vec<Value> = s
+        .messages
+        .iter()
+        .map(|m: &MessageSnapshot| message(&m.entry, &m.annotations))
+        .collect();
+    json!({
+        "id": id,
+        "instance": s.instance,
+        "workflow": s.workflow,
+        "agents": s.agents.iter().map(agent).collect::<Vec<_>>(),
+        "messages": messages,
+        "total_messages": s.total_messages,
+        "user_unread": s.user_unread,
+        "documents": s.documents,
+        "entry_document": s.entry_document,
+        "cursors": s.cursors,
+        "paused": s.paused.as_ref().map(|p| p.to_string()),
+        "tasks": s.tasks.tasks.iter().map(|t| json!({
+            "id": t.id,
+            "name": t.name,
+            "status": t.status.as_str(),
+            "assignee": t.assignee,
+            "claimed_by": t.claimed_by,
+            "description": t.description,
+        })).collect::<Vec<_>>(),
+        "approvals": s.approvals.pending.iter().map(|r| approval(id, r)).collect::<Vec<_>>(),
+        "notices": s.notices,
+        "started": s.started,
+    })
+}
+
+/// A live event as the page applies it (`None`: nothing to show). Kinds
+/// the page does not apply piece by piece (`changed`) make it ask for the
+/// instance again.
+pub fn event(e: &EngineEvent) -> Option<Value> {
+    Some(match e {
+        EngineEvent::Message { entry, annotations } => {
+            json!({"kind": "message", "message": message(entry, annotations)})
+        }
+        EngineEvent::Status { agent, status } => json!({
+            "kind": "status",
+            "agent": agent,
+            "status": status.to_string(),
+            "class": status_class(status),
+        }),
+        EngineEvent::Metrics { agent, metrics } => {
+            json!({"kind": "metrics", "agent": agent, "metrics": metrics})
+        }
+        EngineEvent::Activity { agent, activity: a } => {
+            json!({"kind": "activity", "agent": agent, "text": activity(a)?})
+        }
+        EngineEvent::Cursor { agent, cursor } => {
+            json!({"kind": "cursor", "agent": agent, "cursor": cursor})
+        }
+        EngineEvent::Notice { text } => json!({"kind": "notice", "text": text}),
+        EngineEvent::Paused { .. }
+        | EngineEvent::Resumed
+        | EngineEvent::Document { .. }
+        | EngineEvent::Task { .. }
+        | EngineEvent::Approval { .. }
+        | EngineEvent::Thread { .. }
+        | EngineEvent::Deferred { .. }
+        | EngineEvent::Finished { .. } => json!({"kind": "changed"}),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_carries_its_blocks_framed_and_its_mail_type() {
+        let text = "=== AOP-FINAL | agent=r status=ok ===\nAll <b>done</b>.\n=== END-AOP-FINAL ===\n@user see above";
+        let entry = ChannelEntry {
+            id: 7,
+            timestamp: chrono::DateTime::UNIX_EPOCH,
+            from: "r".into(),
+            message: text.into(),
+            mentions: vec!["user".into()],
+            reply_to: None,
+        };
+        let v = message(&entry, &crate::protocols::annotate(text));
+        assert_eq!(v["parts"][0]["block"], "FINAL");
+        assert_eq!(v["parts"][0]["attrs"], "agent=r status=ok");
+        // Agent text goes out as it is: the page shows it as text.
+        assert_eq!(v["parts"][0]["text"], "All <b>done</b>.");
+        assert_eq!(v["parts"][1]["text"], "@user see above");
+        let help = "[ol-3] HELP_REQUEST\nIssue Type: STUCK\n## Problem\np\n## Question\nq?";
+        let v = message(&entry, &crate::protocols::annotate(help));
+        assert_eq!(v["mail"], "HELP_REQUEST");
+        assert_eq!(v["parts"], serde_json::json!([]));
+    }
+}

@@ -1,0 +1,754 @@
+//! `awtui web` over HTTP, with the real binary: the secret (401 without it,
+//! the cookie it becomes, rotation, 0600 file), the Host check, CSRF-proof
+//! posts, the security headers, posting to the channel, answering an
+//! approval from the fake Claude Code, the loopback rule, and the webhook
+//! (a local server that fails first, then takes the item).
+
+mod cli_support;
+mod web_support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use cli_support::{World, wait_for};
+use serde_json::json;
+use web_support::{Web, approvals_workflow, http, wait_answers};
+
+/// A world with the demo instance running and `awtui web` serving it.
+fn demo_served() -> (World, Web, String) {
+    let mut w = World::demo();
+    w.start_background("demo.yaml", "demo");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("demo");
+    (w, web, id)
+}
+
+#[test]
+fn no_token_or_a_wrong_one_gets_401_and_no_data() {
+    let (_w, web, id) = demo_served();
+    for path in [
+        "/".to_string(),
+        "/api/overview".to_string(),
+        "/api/events".to_string(),
+        "/api/session".to_string(),
+        format!("/api/instances/{id}"),
+        "/app.js".to_string(),
+    ] {
+        for cookie in [
+            None,
+            Some("awtui_web=0123"),
+            Some(&*format!("awtui_web={}", "0".repeat(64))),
+        ] {
+            let headers: Vec<(&str, &str)> = cookie.map(|c| ("Cookie", c)).into_iter().collect();
+            let a = http(web.port, "GET", &path, &headers, "");
+            assert_eq!(a.status, 401, "{path} with {cookie:?}: {}", a.body);
+            assert!(
+                !a.body.contains("demo") && !a.body.contains("planner"),
+                "{}",
+                a.body
+            );
+        }
+    }
+    let wrong = http(
+        web.port,
+        "GET",
+        &format!("/?token={}", "1".repeat(64)),
+        &[],
+        "",
+    );
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.header("set-cookie").is_none());
+    // The right cookie reads everything.
+    assert_eq!(web.get("/api/overview").status, 200);
+    assert!(
+        web.get(&format!("/api/instances/{id}"))
+            .body
+            .contains("planner")
+    );
+}
+
+#[test]
+fn the_token_becomes_an_httponly_strict_cookie_and_leaves_the_address_bar() {
+    let (_w, web, _id) = demo_served();
+    let a = http(web.port, "GET", &format!("/?token={}", web.token), &[], "");
+    assert_eq!(a.status, 303, "{a:?}");
+    assert_eq!(a.header("location"), Some("/"));
+    let cookie = a.header("set-cookie").expect("a cookie");
+    assert!(
+        cookie.starts_with(&format!("awtui_web={};", web.token)),
+        "{cookie}"
+    );
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let page = web.get("/");
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("<script src=\"/app.js\""),
+        "{}",
+        page.body
+    );
+    // Every answer carries a policy that forbids inline script.
+    for a in [
+        &page,
+        &a,
+        &web.get("/api/overview"),
+        &http(web.port, "GET", "/", &[], ""),
+    ] {
+        let csp = a.header("content-security-policy").expect("a CSP");
+        assert!(
+            csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+            "{csp}"
+        );
+        assert_eq!(a.header("x-frame-options"), Some("DENY"));
+        assert_eq!(a.header("x-content-type-options"), Some("nosniff"));
+    }
+}
+
+#[test]
+fn a_foreign_host_header_is_refused_before_anything() {
+    let (_w, web, _id) = demo_served();
+    let cookie = web.cookie();
+    for host in [
+        "evil.example",
+        &format!("evil.example:{}", web.port),
+        "127.0.0.1:1",
+    ] {
+        let a = http(
+            web.port,
+            "GET",
+            "/api/overview",
+            &[("Host", host), ("Cookie", &cookie)],
+            "",
+        );
+        assert_eq!(a.status, 421, "{host}: {}", a.body);
+        assert!(!a.body.contains("demo"), "{}", a.body);
+        let t = http(
+            web.port,
+            "GET",
+            &format!("/?token={}", web.token),
+            &[("Host", host)],
+            "",
+        );
+        assert_eq!(t.status, 421);
+        assert!(t.header("set-cookie").is_none());
+    }
+    let ok = http(
+        web.port,
+        "GET",
+        "/api/overview",
+        &[
+            ("Host", &format!("localhost:{}", web.port)),
+            ("Cookie", &cookie),
+        ],
+        "",
+    );
+    assert_eq!(ok.status, 200);
+}
+
+#[test]
+fn forged_cross_site_posts_are_refused_and_a_real_one_reaches_the_channel() {
+    let (w, web, id) = demo_served();
+    let cookie = web.cookie();
+    let csrf = web.csrf();
+    let path = format!("/api/instances/{id}/action");
+    let body = json!({"action": "post", "text": "forged hello"}).to_string();
+    let own = format!("http://127.0.0.1:{}", web.port);
+    let forged: Vec<Vec<(&str, &str)>> = vec![
+        // A form post from another site: no CSRF header, not JSON.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "text/plain"),
+            ("Origin", "http://evil.example"),
+        ],
+        // JSON without the CSRF header.
+        vec![("Cookie", &cookie), ("Content-Type", "application/json")],
+        // A wrong CSRF value.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "application/json"),
+            ("X-Awtui-Csrf", "00"),
+        ],
+        // The right value from a foreign origin.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "application/json"),
+            ("X-Awtui-Csrf", &csrf),
+            ("Origin", "http://evil.example"),
+        ],
+        // The right value, not JSON.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "text/plain"),
+            ("X-Awtui-Csrf", &csrf),
+            ("Origin", &own),
+        ],
+        // A cross-site fetch the browser labels.
+        vec![
+            ("Cookie", &cookie),
+            ("Content-Type", "application/json"),
+            ("X-Awtui-Csrf", &csrf),
+            ("Sec-Fetch-Site", "cross-site"),
+        ],
+    ];
+    for headers in &forged {
+        let a = http(web.port, "POST", &path, headers, &body);
+        assert_eq!(a.status, 403, "{headers:?}: {}", a.body);
+    }
+    // Without the cookie: 401.
+    let a = http(
+        web.port,
+        "POST",
+        &path,
+        &[
+            ("Content-Type", "application/json"),
+            ("X-Awtui-Csrf", &csrf),
+        ],
+        &body,
+    );
+    assert_eq!(a.status, 401);
+    // The page's own post goes through the engine's Post command.
+    let a = web.act(
+        &id,
+        json!({"action": "post", "text": "@planner hello from the browser"}),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let channel = wait_for("the post in the channel", || {
+        let c = w.channel("demo");
+        c.iter()
+            .any(|m| m["from"] == "user" && m["message"] == "@planner hello from the browser")
+            .then_some(c)
+    });
+    assert!(
+        !channel
+            .iter()
+            .any(|m| m["message"].as_str().unwrap_or("").contains("forged")),
+        "a forged post got through"
+    );
+    // Unknown actions and engine commands the page may not send are refused.
+    let a = web.act(&id, json!({"action": "shutdown"}));
+    assert_eq!(a.status, 400, "{}", a.body);
+}
+
+#[test]
+fn an_approval_is_denied_with_its_reason_and_another_allowed_from_the_api() {
+    let mut w = World::new();
+    let log = approvals_workflow(&w);
+    w.start_background("cc.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("default");
+    let o = web.overview_when("the approval card", |o| {
+        o["approvals"].as_array().unwrap().len() == 1
+    });
+    let card = &o["approvals"][0];
+    assert_eq!(card["agent"], "cc");
+    assert_eq!(card["tool"], "Bash");
+    assert_eq!(card["lines"][0]["text"], "$ git push");
+    assert!(
+        o["attention"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["kind"] == "approval"),
+        "{o}"
+    );
+    let a = web.act(
+        &id,
+        json!({"action": "approve", "request": card["id"], "verdict": "deny", "reason": "not on main"}),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let got = wait_answers(&log, 1);
+    assert_eq!(
+        got[0],
+        json!({"behavior": "deny", "message": "Denied by user: not on main"})
+    );
+    web.overview_when("the card to close", |o| {
+        o["approvals"].as_array().unwrap().is_empty()
+    });
+    // Answering it again says why not.
+    let again = web.act(
+        &id,
+        json!({"action": "approve", "request": card["id"], "verdict": "allow"}),
+    );
+    assert_eq!(again.status, 422, "{}", again.body);
+    assert!(again.body.contains("already answered"), "{}", again.body);
+    // A new turn asks again; this time it is allowed.
+    let a = web.act(&id, json!({"action": "post", "text": "@cc try again"}));
+    assert_eq!(a.status, 200, "{}", a.body);
+    let o = web.overview_when("a second card", |o| {
+        o["approvals"].as_array().unwrap().len() == 1
+    });
+    let a = web.act(
+        &id,
+        json!({"action": "approve", "request": o["approvals"][0]["id"], "verdict": "allow"}),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let got = wait_answers(&log, 2);
+    assert_eq!(got[1]["behavior"], "allow", "{got:?}");
+}
+
+#[test]
+fn listening_beyond_loopback_needs_allow_remote_and_says_what_it_exposes() {
+    let mut w = World::new();
+    let r = w.run(&["web", "--listen", "0.0.0.0", "--port", "0"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("--listen 0.0.0.0 is not a loopback address")
+            && r.stderr.contains("--allow-remote"),
+        "{}",
+        r.stderr
+    );
+    let mut web = Web::start(&mut w, &["--listen", "0.0.0.0", "--allow-remote"]);
+    web.lines.wait_for("not loopback");
+    assert!(
+        web.lines
+            .seen
+            .iter()
+            .any(|l| l.contains("approve or deny tool calls")),
+        "{:?}",
+        web.lines.seen
+    );
+    assert_eq!(web.get("/api/overview").status, 200);
+}
+
+#[test]
+fn a_new_token_replaces_the_old_one_which_then_gets_401_and_the_file_is_0600() {
+    let mut w = World::new();
+    let first = Web::start(&mut w, &[]);
+    let file = w.state.join("web").join("token");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file)
+        .expect("the token file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), first.token);
+    // The same token on the next start.
+    let same = Web::start(&mut w, &[]);
+    assert_eq!(same.token, first.token);
+    let rotated = Web::start(&mut w, &["--new-token"]);
+    assert_ne!(rotated.token, first.token);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap().trim(),
+        rotated.token
+    );
+    let old = http(
+        rotated.port,
+        "GET",
+        "/api/overview",
+        &[("Cookie", &first.cookie())],
+        "",
+    );
+    assert_eq!(old.status, 401);
+    let old_link = http(
+        rotated.port,
+        "GET",
+        &format!("/?token={}", first.token),
+        &[],
+        "",
+    );
+    assert_eq!(old_link.status, 401);
+    assert_eq!(rotated.get("/api/overview").status, 200);
+    // A server already running takes the new token too.
+    let old_there = http(
+        first.port,
+        "GET",
+        "/api/overview",
+        &[("Cookie", &first.cookie())],
+        "",
+    );
+    assert_eq!(old_there.status, 401);
+    let new_there = http(
+        first.port,
+        "GET",
+        "/api/overview",
+        &[("Cookie", &rotated.cookie())],
+        "",
+    );
+    assert_eq!(new_there.status, 200);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+}
+
+/// One request a webhook server got.
+#[derive(Clone, Debug)]
+struct Hooked {
+    head: String,
+    body: String,
+}
+
+/// A webhook server on a free port that answers 500 to the first
+/// `failures` requests, then 200; what it got.
+fn webhook_server(failures: usize) -> (u16, Arc<Mutex<Vec<Hooked>>>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let seen = got.clone();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            seen.lock().unwrap().push(Hooked {
+                head,
+                body: String::from_utf8_lossy(&body).into_owned(),
+            });
+            let status = if n < failures {
+                "500 Internal Server Error"
+            } else {
+                "200 OK"
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    (port, got)
+}
+
+#[test]
+fn a_new_attention_item_reaches_the_webhook_after_a_failure_without_the_token() {
+    let (hook_port, got) = webhook_server(1);
+    let mut w = World::new();
+    let log = approvals_workflow(&w);
+    // `awtui web` first: what waits when it starts is not sent, what comes
+    // after is.
+    let web = Web::start_with_config(
+        &mut w,
+        &[],
+        &format!(
+            "[notify.webhook]\nurl = \"http://127.0.0.1:{hook_port}/awtui\"\npriority = \"urgent\"\n"
+        ),
+    );
+    let token = web.token.clone();
+    let page = web.url.split('?').next().unwrap().to_string();
+    w.start_background("cc.yaml", "default");
+    let hooked = wait_for("the item after one failure and a retry", || {
+        let g = got.lock().unwrap().clone();
+        (g.len() >= 2).then_some(g)
+    });
+    // The same item twice: the failed attempt and the retry.
+    assert_eq!(hooked[0].body, hooked[1].body);
+    let h = &hooked[1];
+    assert!(h.head.starts_with("POST /awtui HTTP/1.1"), "{}", h.head);
+    let head = h.head.to_ascii_lowercase();
+    assert!(
+        head.contains("title: awtui: approval in @default"),
+        "{}",
+        h.head
+    );
+    assert!(head.contains("priority: urgent"), "{}", h.head);
+    assert!(head.contains(&format!("click: {page}")), "{}", h.head);
+    assert!(
+        h.body.starts_with("cc: wants to run Bash: git push"),
+        "{}",
+        h.body
+    );
+    assert!(h.body.contains(&page), "the link back: {}", h.body);
+    for x in &hooked {
+        assert!(
+            !x.body.contains(&token) && !x.head.contains(&token),
+            "a token went out"
+        );
+    }
+    // Nothing else was sent, and the engine was never held up: the call
+    // is still waiting to be answered.
+    assert!(web_support::answers(&log).is_empty());
+}
+
+#[test]
+fn instances_started_before_and_after_are_followed_and_ended_ones_leave() {
+    let mut w = World::demo();
+    std::fs::copy(w.dir.join("demo.yaml"), w.dir.join("second.yaml")).unwrap();
+    w.start_background("demo.yaml", "before");
+    let web = Web::start(&mut w, &[]);
+    web.instance_id("before");
+    w.start_background("second.yaml", "after");
+    let after = web.instance_id("after");
+    assert!(
+        web.get(&format!("/api/instances/{after}"))
+            .body
+            .contains("\"instance\":\"after\"")
+    );
+    assert_eq!(w.run(&["stop", "@before"]).code, 0);
+    web.overview_when("the stopped instance to leave", |o| {
+        let names: Vec<&str> = o["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap())
+            .collect();
+        names == ["after"]
+    });
+}
+
+/// Reads the live stream until a payload contains `needle`.
+fn sse_until(web: &Web, needle: &str, then: impl FnOnce()) -> String {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", web.port)).unwrap();
+    s.set_read_timeout(Some(cli_support::PATIENCE)).unwrap();
+    write!(
+        s,
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {}\r\n\r\n",
+        web.port,
+        web.cookie()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(s);
+    let mut seen = String::new();
+    let mut then = Some(then);
+    loop {
+        let mut line = String::new();
+        let n = reader
+            .read_line(&mut line)
+            .expect("the stream (timed out?)");
+        assert!(n > 0, "the stream ended: {seen}");
+        seen.push_str(&line);
+        if line.contains("\"type\":\"hello\"")
+            && let Some(f) = then.take()
+        {
+            f();
+        }
+        if line.starts_with("data:") && line.contains(needle) {
+            return line;
+        }
+    }
+}
+
+#[test]
+fn live_events_arrive_on_the_stream_and_the_commands_reach_the_engine() {
+    let (w, web, id) = demo_served();
+    let line = sse_until(&web, "live over SSE", || {
+        let a = web.act(&id, json!({"action": "post", "text": "live over SSE"}));
+        assert_eq!(a.status, 200, "{}", a.body);
+    });
+    assert!(
+        line.contains("\"kind\":\"message\"") && line.contains(&id),
+        "{line}"
+    );
+    // Ack as the person, through the last message.
+    let last = w.channel("demo").last().unwrap()["id"].as_u64().unwrap();
+    assert_eq!(
+        web.act(
+            &id,
+            json!({"action": "ack", "agent": "user", "until": last})
+        )
+        .status,
+        200
+    );
+    wait_for("user's cursor to move", || {
+        let s = web.get(&format!("/api/instances/{id}")).json();
+        (s["cursors"]["user"]["acked"].as_u64() == Some(last)).then_some(())
+    });
+    // Stop and restart an agent.
+    assert_eq!(
+        web.act(&id, json!({"action": "stop", "agent": "planner"}))
+            .status,
+        200
+    );
+    let agent_status = |name: &str| {
+        let s = web.get(&format!("/api/instances/{id}")).json();
+        s["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    wait_for("planner stopped", || {
+        (agent_status("planner") == "stopped").then_some(())
+    });
+    assert_eq!(
+        web.act(&id, json!({"action": "restart", "agent": "planner"}))
+            .status,
+        200
+    );
+    wait_for("planner back", || {
+        (agent_status("planner") != "stopped").then_some(())
+    });
+    // A bad agent name is the engine's refusal, told.
+    let a = web.act(&id, json!({"action": "stop", "agent": "nobody"}));
+    assert_eq!(a.status, 422, "{}", a.body);
+    // Documents read through the engine.
+    let d = web.get(&format!("/api/instances/{id}/document?file=notes.md"));
+    assert_eq!(d.status, 200, "{}", d.body);
+    assert_eq!(d.json()["file"], "notes.md");
+    // Older messages on request: the window before a message.
+    let older = web
+        .get(&format!("/api/instances/{id}/messages?before=3"))
+        .json();
+    let ids: Vec<u64> = older["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2]);
+}
+
+#[test]
+fn an_agents_diff_reads_whole_and_per_turn() {
+    let mut w = World::new();
+    cli_support::init_repo(
+        &w.dir,
+        &[
+            (
+                "team.yaml",
+                "name: team\nworkspace: worktree\nagents:\n  a:\n    command: ./agent.sh\nkickoff: '@a please edit shared.txt'\n",
+            ),
+            (
+                "agent.sh",
+                "#!/bin/sh\ncat >/dev/null\necho \"a was here\" >> shared.txt\necho done\n",
+            ),
+        ],
+    );
+    w.start_background("team.yaml", "i");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("i");
+    let whole = wait_for("a's first turn committed", || {
+        let d = web.get(&format!("/api/instances/{id}/diff?agent=a"));
+        (d.status == 200 && !d.json()["steps"].as_array().unwrap().is_empty()).then(|| d.json())
+    });
+    assert!(
+        whole["branch"].as_str().unwrap().contains("awtui/i/a"),
+        "{whole}"
+    );
+    assert!(
+        whole["patch"].as_str().unwrap().contains("+a was here"),
+        "{whole}"
+    );
+    let turn = whole["steps"][0]["turn"].as_u64().unwrap();
+    let one = web
+        .get(&format!("/api/instances/{id}/diff?agent=a&turn={turn}"))
+        .json();
+    assert_eq!(one["turn"], turn);
+    assert!(
+        one["patch"].as_str().unwrap().contains("shared.txt"),
+        "{one}"
+    );
+    // An agent without a workspace: the engine says why, as JSON.
+    let none = web.get(&format!("/api/instances/{id}/diff?agent=nobody"));
+    assert_eq!(none.status, 422, "{}", none.body);
+    assert!(none.json()["error"].is_string());
+}
+
+#[test]
+fn always_allow_from_the_api_keeps_a_rule_that_answers_the_next_call() {
+    let mut w = World::new();
+    let log = approvals_workflow(&w);
+    w.start_background("cc.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("default");
+    let o = web.overview_when("the approval card", |o| {
+        o["approvals"].as_array().unwrap().len() == 1
+    });
+    let a = web.act(
+        &id,
+        json!({"action": "approve", "request": o["approvals"][0]["id"], "verdict": "allow", "always": true}),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(wait_answers(&log, 1)[0]["behavior"], "allow");
+    // The next turn asks the same; the rule answers, no card shows.
+    assert_eq!(
+        web.act(&id, json!({"action": "post", "text": "@cc once more"}))
+            .status,
+        200
+    );
+    let got = wait_answers(&log, 2);
+    assert_eq!(got[1]["behavior"], "allow", "{got:?}");
+    assert!(
+        web.get("/api/overview").json()["approvals"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let d = cli_support::approval_decisions(&w.state);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!(d[1]["by"], "rule", "{d:?}");
+}
+
+#[test]
+fn a_paused_instance_shows_in_attention_and_resumes_from_the_api() {
+    let mut w = World::new();
+    w.script("a.sh", "#!/bin/sh\ncat >/dev/null\necho '@b your turn'\n");
+    w.script("b.sh", "#!/bin/sh\ncat >/dev/null\necho 'b is done'\n");
+    std::fs::write(
+        w.dir.join("pair.yaml"),
+        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\nlimits:\n  max_turns: 1\nkickoff: '@a go'\n",
+    )
+    .unwrap();
+    w.start_background("pair.yaml", "pair");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("pair");
+    let o = web.overview_when("the pause in attention", |o| {
+        o["attention"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["kind"] == "paused")
+    });
+    assert_eq!(o["instances"][0]["note"], "paused", "{o}");
+    let s = web.get(&format!("/api/instances/{id}")).json();
+    assert!(s["paused"].is_string(), "{s}");
+    assert_eq!(web.act(&id, json!({"action": "resume"})).status, 200);
+    wait_for("b's turn after the resume", || {
+        w.channel("pair")
+            .iter()
+            .any(|m| m["from"] == "b" && m["message"] == "b is done")
+            .then_some(())
+    });
+}
+
+#[test]
+fn sigterm_ends_it_with_a_live_stream_open_and_stdout_is_the_one_line() {
+    let mut w = World::demo();
+    w.start_background("demo.yaml", "demo");
+    let mut web = Web::start(&mut w, &[]);
+    web.instance_id("demo");
+    // A page's live stream stays open while it stops.
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", web.port)).unwrap();
+    write!(
+        s,
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {}\r\n\r\n",
+        web.port,
+        web.cookie()
+    )
+    .unwrap();
+    let mut first = [0u8; 12];
+    s.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(web.pid as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert_eq!(w.wait_child(web.pid), 0);
+    web.lines.drain();
+    let out: Vec<&String> = web
+        .lines
+        .seen
+        .iter()
+        .filter(|l| !l.starts_with("[stderr]"))
+        .collect();
+    assert_eq!(out, [&web.url], "stdout is the one line");
+}
