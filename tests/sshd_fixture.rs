@@ -75,6 +75,14 @@ fn a_session_through_the_config_runs_a_command() {
         tmp.path().canonicalize().unwrap().join("ssh_config")
     );
     assert!(sshd.log().contains("Accepted publickey"), "{}", sshd.log());
+    // Sessions live in the fixture's own home (no startup file of the
+    // real user's runs there).
+    let out = sshd
+        .ssh()
+        .args([sshd.host_alias(), "printf %s \"$HOME\""])
+        .output()
+        .unwrap();
+    assert_eq!(ok(out, "ssh … $HOME"), sshd.home().display().to_string());
 }
 
 #[test]

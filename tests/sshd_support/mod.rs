@@ -161,6 +161,11 @@ impl Sshd {
         fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
+    /// The home folder of sessions on this server (their `$HOME`).
+    pub fn home(&self) -> PathBuf {
+        self.dir.join("home")
+    }
+
     /// `/usr/bin/ssh -F <config>` with stdin from /dev/null; add the host
     /// alias and a command.
     pub fn ssh(&self) -> Command {
@@ -327,8 +332,16 @@ impl Sshd {
         // Port comes before ListenAddress: sshd applies the ports known
         // when it reads a ListenAddress without one. AcceptEnv is left
         // out, so no client variable is accepted (its default).
+        // The "remote" user's home is a folder of the fixture's own
+        // (`SetEnv HOME`): sessions read no shell startup file of the real
+        // user's (root's .bashrc runs `pyenv rehash`, which serialises
+        // every session on a lock and, killed mid-way by a test, leaves it
+        // stale), and nothing a test runs there lands in the real home.
+        let home = d.join("home");
+        fs::create_dir_all(&home).expect("make the remote home");
         let sshd_config = format!(
             "Port {port}\n\
+             SetEnv HOME={home}\n\
              ListenAddress 127.0.0.1\n\
              HostKey {host_key}\n\
              AuthorizedKeysFile {authorized_keys}\n\
@@ -351,6 +364,7 @@ impl Sshd {
             host_key = self.host_key().display(),
             authorized_keys = self.authorized_keys().display(),
             pid = d.join("sshd.pid").display(),
+            home = home.display(),
         );
         fs::write(self.sshd_config(), sshd_config).expect("write sshd_config");
 

@@ -54,7 +54,7 @@ use self::queue::{Queue, Wait};
 use super::EngineEvent;
 use crate::context::documents::DocFolder;
 use crate::context::paths;
-use crate::mcp::{ContextEvent, SharedContext};
+use crate::mcp::{ContextEvent, DocumentChange, SharedContext};
 
 /// Who external changes are attributed to.
 pub const EDITOR: &str = "editor";
@@ -265,20 +265,59 @@ impl Worker {
         }
     }
 
+    /// Reports `changes`, at most [`MAX_REPORTED`] one by one and the rest
+    /// as one notice. Edits and deletions of documents already followed
+    /// come first: a burst of new files that lands in the same rescan as
+    /// an edit of the notes (a loaded machine settles them together) must
+    /// not push that edit into the count.
     fn report(&self, changes: Vec<Change>) {
-        let more = changes.len().saturating_sub(MAX_REPORTED);
-        for (path, change) in changes.into_iter().take(MAX_REPORTED) {
-            tracing::info!("{path} {change:?} by another editor");
-            let _ = self.events.send(EngineEvent::Document {
-                path,
-                change,
-                by: EDITOR.to_string(),
-            });
+        report(&self.events, changes);
+    }
+}
+
+/// Reports `changes` on `events`: see [`Worker::report`].
+fn report(events: &broadcast::Sender<EngineEvent>, mut changes: Vec<Change>) {
+    changes.sort_by_key(|(_, change)| *change == DocumentChange::Created);
+    let more = changes.len().saturating_sub(MAX_REPORTED);
+    for (path, change) in changes.into_iter().take(MAX_REPORTED) {
+        tracing::info!("{path} {change:?} by another editor");
+        let _ = events.send(EngineEvent::Document {
+            path,
+            change,
+            by: EDITOR.to_string(),
+        });
+    }
+    if more > 0 {
+        let _ = events.send(EngineEvent::Notice {
+            text: format!("{more} more documents were changed outside awtui"),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rescan that finds many new files and one edited document (a
+    /// loaded machine settles a burst and the edit together) reports the
+    /// edit one by one, not in the count.
+    #[test]
+    fn an_edit_is_reported_before_a_burst_of_new_files() {
+        let (events, mut rx) = broadcast::channel(4 * MAX_REPORTED);
+        let mut changes: Vec<Change> = (0..MAX_REPORTED * 2)
+            .map(|i| (format!("junk/f{i}.md"), DocumentChange::Created))
+            .collect();
+        changes.push(("notes.md".into(), DocumentChange::Written));
+        report(&events, changes);
+        let mut seen = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            seen.push(e);
         }
-        if more > 0 {
-            let _ = self.events.send(EngineEvent::Notice {
-                text: format!("{more} more documents were changed outside awtui"),
-            });
-        }
+        assert!(
+            matches!(&seen[0], EngineEvent::Document { path, change: DocumentChange::Written, .. } if path == "notes.md"),
+            "{:?}",
+            seen.first()
+        );
+        assert!(matches!(seen.last(), Some(EngineEvent::Notice { .. })));
     }
 }
