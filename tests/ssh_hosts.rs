@@ -69,6 +69,15 @@ limits:
     w
 }
 
+/// The repository on the host made by the user before awtui came: one
+/// commit of theirs.
+fn users_repository_on_the_host(w: &World) -> std::path::PathBuf {
+    let remote = w.tmp.path().join("remote/app");
+    std::fs::create_dir_all(&remote).unwrap();
+    init_repo(&remote, &[("theirs.txt", "theirs\n")]);
+    remote
+}
+
 fn messages(w: &World) -> Vec<String> {
     w.channel("i")
         .iter()
@@ -265,9 +274,7 @@ fn cleaning_removes_the_hosts_worktree_but_never_the_users_branches() {
     let mut w = far_world(&sshd, "");
     // The user's repository on the host already exists, with a branch of
     // their own.
-    let remote = w.tmp.path().join("remote/app");
-    std::fs::create_dir_all(&remote).unwrap();
-    init_repo(&remote, &[("theirs.txt", "theirs\n")]);
+    let remote = users_repository_on_the_host(&w);
     git(&remote, &["branch", "users-work"]);
     w.start_background("far.yaml", "i");
     wait_for("the turn to come back", || {
@@ -304,9 +311,7 @@ fn a_users_branch_of_the_same_name_on_the_host_is_never_taken() {
     let tmp = tempfile::tempdir().unwrap();
     let sshd = Sshd::start(tmp.path());
     let mut w = far_world(&sshd, "");
-    let remote = w.tmp.path().join("remote/app");
-    std::fs::create_dir_all(&remote).unwrap();
-    init_repo(&remote, &[("theirs.txt", "theirs\n")]);
+    let remote = users_repository_on_the_host(&w);
     git(&remote, &["branch", "awtui/i/tester"]);
     let before = git(&remote, &["rev-parse", "awtui/i/tester"]);
     w.start_background("far.yaml", "i");

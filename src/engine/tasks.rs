@@ -438,6 +438,25 @@ mod tests {
         })
     }
 
+    /// `owner` registers itself (a custom runtime, no role).
+    fn register(
+        s: &mut crate::tasks::TaskStore,
+        owner: &str,
+        now: chrono::DateTime<Utc>,
+    ) -> crate::tasks::RegisteredAgent {
+        s.register(
+            owner,
+            owner,
+            "custom",
+            None,
+            vec![],
+            None,
+            serde_json::Value::Null,
+            now,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn each_task_is_news_once_each_time_it_becomes_available() {
         let board = TaskBoard::default();
@@ -457,18 +476,7 @@ mod tests {
         // a is done: b is news, for everyone.
         let now = Utc::now();
         board.change(|s| {
-            let me = s
-                .register(
-                    "coder",
-                    "c",
-                    "custom",
-                    None,
-                    vec![],
-                    None,
-                    serde_json::Value::Null,
-                    now,
-                )
-                .unwrap();
+            let me = register(s, "coder", now);
             s.claim("coder", &tasks[0].id, &me.id, now)
                 .unwrap()
                 .unwrap();
@@ -524,18 +532,7 @@ mod tests {
         let agents = vec!["lead".to_string(), "w1".to_string(), "w2".to_string()];
         let now = Utc::now();
         board.change(|s| {
-            let me = s
-                .register(
-                    "w1",
-                    "w1",
-                    "custom",
-                    None,
-                    vec![],
-                    None,
-                    serde_json::Value::Null,
-                    now,
-                )
-                .unwrap();
+            let me = register(s, "w1", now);
             s.unregister("w1", &me.id, now).unwrap();
             ((), vec![])
         });
