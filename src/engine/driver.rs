@@ -105,6 +105,11 @@ pub struct Driver {
     with_tools: std::collections::HashSet<String>,
     /// Each agent's lasting counters as last written to its folder.
     kept_metrics: HashMap<String, super::metrics::Lasting>,
+    /// Writes the counters behind the loop.
+    behind: super::behind::Behind,
+    /// The session id last saved for each agent (saved once per change:
+    /// the id a turn started with is saved mid-turn, not again at its end).
+    saved_sessions: HashMap<String, String>,
     outcome: Option<RunOutcome>,
 }
 
@@ -164,6 +169,8 @@ impl Driver {
             clock: Instant::now(),
             started: chrono::Utc::now(),
             kept_metrics,
+            behind: super::behind::Behind::start(),
+            saved_sessions: HashMap::new(),
             prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
             with_tools: std::collections::HashSet::new(),
@@ -651,10 +658,7 @@ impl Driver {
                     BackendEvent::Session { id } => {
                         // Kept at once, so a crash mid-turn still resumes
                         // the agent's own session.
-                        let root = &self.cx.state_root;
-                        if let Err(e) = blocking(|| sessions::save(root, &agent, id)) {
-                            self.notice(format!("cannot save {agent}'s session id: {e}"));
-                        }
+                        self.save_session(&agent, id);
                         Some(TurnActivity::SessionId { id: id.clone() })
                     }
                     _ => None,
@@ -702,10 +706,8 @@ impl Driver {
                 _ => None,
             }
             .unwrap_or_default();
-        if let Some(id) = &outcome.session_id
-            && let Err(e) = blocking(|| sessions::save(&self.cx.state_root, &agent, id))
-        {
-            self.notice(format!("cannot save {agent}'s session id: {e}"));
+        if let Some(id) = &outcome.session_id {
+            self.save_session(&agent, id);
         }
         // Messages the agent fetched itself mid-turn (inbox_check) count as
         // delivered by this turn.
@@ -1290,6 +1292,21 @@ impl Driver {
     }
 
     /// The whole state, for a front end drawing from scratch.
+    /// Keeps `agent`'s session id durably (before the next turn can need
+    /// it after a crash) when it is not the one already kept.
+    fn save_session(&mut self, agent: &str, id: &str) {
+        if self.saved_sessions.get(agent).map(String::as_str) == Some(id) {
+            return;
+        }
+        match blocking(|| sessions::save(&self.cx.state_root, agent, id)) {
+            Ok(()) => {
+                self.saved_sessions
+                    .insert(agent.to_string(), id.to_string());
+            }
+            Err(e) => self.notice(format!("cannot save {agent}'s session id: {e}")),
+        }
+    }
+
     /// Writes `agent`'s lasting counters when they changed (a failure is a
     /// notice: the run goes on, only the count after a reopen suffers).
     fn keep_metrics(&mut self, agent: &str, metrics: &crate::agents::runner::AgentMetrics) {
@@ -1297,8 +1314,10 @@ impl Driver {
         if self.kept_metrics.get(agent) == Some(&lasting) {
             return;
         }
-        match blocking(|| super::metrics::save(&self.cx.state_root, agent, &lasting)) {
-            Ok(()) => {
+        match super::metrics::encode(&lasting) {
+            Ok(bytes) => {
+                self.behind
+                    .write(super::metrics::path(&self.cx.state_root, agent), bytes);
                 self.kept_metrics.insert(agent.to_string(), lasting);
             }
             Err(e) => tracing::warn!("cannot keep {agent}'s turn counters: {e}"),

@@ -68,12 +68,8 @@ pub fn load(state_root: &Path, agent: &str) -> Option<Lasting> {
         .ok()
 }
 
-/// Keeps `agent`'s counters (atomically: a crash leaves the old or the new).
-pub fn save(state_root: &Path, agent: &str, lasting: &Lasting) -> std::io::Result<()> {
-    let p = path(state_root, agent);
-    if let Some(dir) = p.parent() {
-        crate::fsutil::create_dir_if_missing(dir)?;
-    }
-    let json = serde_json::to_vec(lasting).map_err(std::io::Error::other)?;
-    crate::fsutil::atomic_write(&p, &json)
+/// The file's content for `lasting` (written behind the engine's loop,
+/// atomically: a crash leaves the old or the new).
+pub fn encode(lasting: &Lasting) -> std::io::Result<Vec<u8>> {
+    serde_json::to_vec(lasting).map_err(std::io::Error::other)
 }
