@@ -333,6 +333,17 @@ fn a_users_branch_of_the_same_name_on_the_host_is_never_taken() {
 
 #[test]
 fn stopping_the_agent_ends_its_process_on_the_host() {
+    stopping_ends_the_process_on_the_host("tester@i");
+}
+
+#[test]
+fn stopping_the_instance_ends_its_agents_processes_on_the_host() {
+    stopping_ends_the_process_on_the_host("@i");
+}
+
+/// `awtui stop <target>` during a turn that holds on the host: every
+/// process of the agent there ends.
+fn stopping_ends_the_process_on_the_host(target: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let sshd = Sshd::start(tmp.path());
     let hold = tmp.path().join("go");
@@ -356,11 +367,18 @@ fn stopping_the_agent_ends_its_process_on_the_host() {
         !on_host().is_empty(),
         "the agent should be running on the host"
     );
-    let r = w.run(&["stop", "tester@i"]);
+    let r = w.run(&["stop", target]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     wait_for("the agent's processes on the host to end", || {
         on_host().is_empty().then_some(())
     });
+    if target.starts_with('@') {
+        // The instance is gone: so is its connection (the master's own
+        // session on the host included).
+        wait_for("every session on the host to end", || {
+            sshd.session_processes().is_empty().then_some(())
+        });
+    }
 }
 
 /// Claude Code (the real CLI, offline against the fake model) on the host:
