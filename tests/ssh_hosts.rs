@@ -69,6 +69,20 @@ limits:
     w
 }
 
+/// Changes `from` to `to` in the world's workflow and commits it (a
+/// worktree starts from a clean checkout).
+fn edit_workflow(w: &World, from: &str, to: &str) {
+    let path = w.dir.join("far.yaml");
+    let yaml = std::fs::read_to_string(&path).unwrap();
+    assert!(yaml.contains(from), "{from} is not in the workflow");
+    std::fs::write(&path, yaml.replace(from, to)).unwrap();
+    git(&w.dir, &["commit", "-qam", "edited"]);
+}
+
+/// No retries: a failure to connect is final at once (the tests of such
+/// failures need not wait for the back-off).
+const NO_RETRIES: (&str, &str) = ("retries: 5", "retries: 0");
+
 /// The repository on the host made by the user before awtui came: one
 /// commit of theirs.
 fn users_repository_on_the_host(w: &World) -> std::path::PathBuf {
@@ -140,6 +154,7 @@ fn an_unreachable_host_fails_its_agent_with_the_host_named() {
     let tmp = tempfile::tempdir().unwrap();
     let mut sshd = Sshd::start(tmp.path());
     let mut w = far_world(&sshd, "  here:\n    command: ./agent.sh\n");
+    edit_workflow(&w, NO_RETRIES.0, NO_RETRIES.1);
     sshd.stop();
     w.start_background("far.yaml", "i");
     // The local agent works; the far one fails with the host named.
@@ -171,14 +186,12 @@ fn refused_authentication_and_a_missing_cli_are_said_at_start() {
     let sshd = Sshd::start(tmp.path());
     // A user the host does not have: the server refuses.
     let mut w = far_world(&sshd, "");
-    let yaml = std::fs::read_to_string(w.dir.join("far.yaml"))
-        .unwrap()
-        .replace(
-            &format!("ssh: {}", sshd.host_alias()),
-            &format!("ssh: no-such-user-awtui@{}", sshd.host_alias()),
-        );
-    std::fs::write(w.dir.join("far.yaml"), yaml).unwrap();
-    git(&w.dir, &["commit", "-qam", "nobody"]);
+    edit_workflow(&w, NO_RETRIES.0, NO_RETRIES.1);
+    edit_workflow(
+        &w,
+        &format!("ssh: {}", sshd.host_alias()),
+        &format!("ssh: no-such-user-awtui@{}", sshd.host_alias()),
+    );
     w.start_background("far.yaml", "i");
     let said = wait_for("the refusal to be said", || {
         messages(&w)
@@ -191,6 +204,7 @@ fn refused_authentication_and_a_missing_cli_are_said_at_start() {
         &sshd,
         "  gem:\n    backend: gemini\n    model: gemini-2.5-flash\n    host: box\n    workspace: worktree\n    env:\n      PATH: /nonexistent\n",
     );
+    edit_workflow(&w, NO_RETRIES.0, NO_RETRIES.1);
     w.start_background("far.yaml", "j");
     let said = wait_for("the missing CLI to be said", || {
         w.channel("j")
