@@ -27,6 +27,8 @@ try sh -c "echo private > /tmp/probe-$AGENT_NAME" > "$r/tmp"
 find "$AWTUI_STATE_DIR" "$INSTANCE_DIR" -type f 2>/dev/null | while read -r f; do
   cat "$f" 2>/dev/null
 done > "$r/seen"
+# awtui's tools still work from inside.
+"$AWTUI_BIN" ctx send "boxed $AGENT_NAME says hello" > "$r/ctx" 2>&1
 printf '%s' "$AWTUI_TOKEN" > "$r/token.tmp" && mv "$r/token.tmp" "$r/token"
 echo probed
 "#;
@@ -118,6 +120,15 @@ fn a_sandboxed_agent_writes_only_its_own_worktree_and_sees_no_other_token() {
             !Path::new(&format!("/tmp/probe-{me}")).exists(),
             "{me}'s /tmp is not private"
         );
+    }
+    // awtui's tools work from inside the sandbox.
+    for me in ["a", "b", "c"] {
+        wait_for(&format!("{me}'s message through awtui ctx"), || {
+            w.channel("i")
+                .iter()
+                .any(|m| m["message"] == format!("boxed {me} says hello"))
+                .then_some(())
+        });
     }
     // The turn is committed on the agent's branch like any other.
     for me in ["a", "b"] {
