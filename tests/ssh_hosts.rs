@@ -92,6 +92,15 @@ fn users_repository_on_the_host(w: &World) -> std::path::PathBuf {
     remote
 }
 
+/// Waits until `file` is on tester's local branch (its turn came back and
+/// was committed); the branch's files.
+fn came_back(w: &World, file: &str) -> String {
+    wait_for(&format!("{file} to come back"), || {
+        let files = git(&w.dir, &["ls-tree", "-r", "--name-only", "awtui/i/tester"]);
+        files.contains(file).then_some(files)
+    })
+}
+
 fn messages(w: &World) -> Vec<String> {
     w.channel("i")
         .iter()
@@ -120,10 +129,7 @@ fn a_command_agent_works_on_the_host_and_its_turn_comes_back() {
     );
     // The forward is another port than awtui's own.
     // Its turn is a commit on the local branch, which `awtui diff` shows.
-    let files = wait_for("the turn to come back", || {
-        let files = git(&w.dir, &["ls-tree", "-r", "--name-only", "awtui/i/tester"]);
-        files.contains("turn-1.txt").then_some(files)
-    });
+    let files = came_back(&w, "turn-1.txt");
     assert!(files.contains("src/lib.txt"), "{files}");
     let diff = w.run(&["diff", "tester@i"]);
     assert_eq!(diff.code, 0, "{}", diff.stderr);
@@ -291,10 +297,7 @@ fn cleaning_removes_the_hosts_worktree_but_never_the_users_branches() {
     let remote = users_repository_on_the_host(&w);
     git(&remote, &["branch", "users-work"]);
     w.start_background("far.yaml", "i");
-    wait_for("the turn to come back", || {
-        let files = git(&w.dir, &["ls-tree", "-r", "--name-only", "awtui/i/tester"]);
-        files.contains("turn-1.txt").then_some(())
-    });
+    came_back(&w, "turn-1.txt");
     let there = git(&remote, &["worktree", "list", "--porcelain"]);
     let wt = awtui::workspace::parse_worktree_list(&there)
         .into_iter()
@@ -468,10 +471,7 @@ limits:
     );
     w.env = sshd.ssh_command_env();
     w.start_background("far.yaml", "i");
-    let files = wait_for("claude's turn to come back", || {
-        let files = git(&w.dir, &["ls-tree", "-r", "--name-only", "awtui/i/tester"]);
-        files.contains("made-on-host.txt").then_some(files)
-    });
+    let files = came_back(&w, "made-on-host.txt");
     assert!(files.contains("src/lib.txt"), "{files}");
     let requests = log.lock().unwrap().clone();
     assert!(

@@ -124,19 +124,14 @@ async fn connect_hosts(
     workflow: &Workflow,
     places: &std::collections::HashMap<String, Option<String>>,
     state_root: &std::path::Path,
-    mcp_url: Option<&str>,
+    mcp_port: Option<u16>,
     notices: &mut Vec<String>,
 ) -> std::collections::HashMap<
     String,
     Result<std::sync::Arc<crate::agents::runtime::ssh::Connection>, String>,
 > {
-    let port = mcp_url
-        .and_then(|u| u.strip_prefix("http://"))
-        .and_then(|u| u.split('/').next())
-        .and_then(|a| a.rsplit(':').next())
-        .and_then(|p| p.parse::<u16>().ok());
     let hosts =
-        crate::agents::runtime::ssh::connect_placed(workflow, places, state_root, port).await;
+        crate::agents::runtime::ssh::connect_placed(workflow, places, state_root, mcp_port).await;
     for e in hosts.values().filter_map(|r| r.as_ref().err()) {
         notices.push(format!("{e}; its agents cannot run"));
     }
@@ -318,7 +313,7 @@ impl Engine {
             &workflow,
             &places,
             &state_root,
-            mcp.as_ref().map(|m| m.url()),
+            mcp.as_ref().map(|m| m.port()),
             &mut notices,
         )
         .await;

@@ -188,6 +188,19 @@ mod tests {
         .unwrap();
         let ids: Vec<u64> = older.iter().map(|i| i.entry.id).collect();
         assert_eq!(ids, [1, 2]);
+        // Edges a careless or hostile client sends: nothing before the
+        // first message; everything before a number past the end.
+        for (before, want) in [(0, 0), (1, 0), (u64::MAX, 3)] {
+            let got = peek(
+                &s,
+                &PeekQuery {
+                    before: Some(before),
+                    ..q(None, None, None)
+                },
+            )
+            .unwrap();
+            assert_eq!(got.len(), want, "before {before}");
+        }
         let help = peek(&s, &q(None, Some(MessageType::HelpRequest), None)).unwrap();
         assert_eq!(help.len(), 1);
         assert_eq!(help[0].entry.id, 2);

@@ -153,6 +153,9 @@ pub struct McpServer;
 #[derive(Debug)]
 pub struct McpHandle {
     url: String,
+    /// The loopback TCP port of [`url`](McpHandle::url) (what a host's
+    /// forward leads to).
+    port: u16,
     socket: Option<PathBuf>,
     tokens: Tokens,
     context: SharedContext,
@@ -201,6 +204,7 @@ impl McpServer {
 
         let mut handle = McpHandle {
             url: String::new(),
+            port: 0,
             socket: None,
             tokens,
             context: config.context.clone(),
@@ -215,13 +219,14 @@ impl McpServer {
             config.context.subscribe(),
             stop.child_token(),
         )));
-        let (url, task) = transport::serve_tcp(app.clone(), stop.child_token())
+        let (addr, task) = transport::serve_tcp(app.clone(), stop.child_token())
             .await
             .map_err(|source| McpError::Listen {
                 what: "127.0.0.1".into(),
                 source,
             })?;
-        handle.url = url;
+        handle.url = format!("http://{addr}{}", transport::MCP_PATH);
+        handle.port = addr.port();
         handle.tasks.push(task);
 
         if let Some(dir) = &config.instance_dir {
@@ -284,6 +289,11 @@ impl McpHandle {
     /// The streamable HTTP URL, such as `http://127.0.0.1:41234/mcp`.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The loopback TCP port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The unix socket serving the same service, if any.

@@ -244,11 +244,12 @@ async fn authenticate(State(tokens): State<Arc<Tokens>>, mut req: Request, next:
     next.run(req).await
 }
 
-/// Serves `app` on a free loopback port; returns the URL and the server task.
+/// Serves `app` on a free loopback port; returns its address and the
+/// server task.
 pub async fn serve_tcp(
     app: Router,
     stop: CancellationToken,
-) -> io::Result<(String, JoinHandle<()>)> {
+) -> io::Result<(std::net::SocketAddr, JoinHandle<()>)> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
     let addr = listener.local_addr()?;
     let listener = listener.tap_io(|tcp| {
@@ -263,7 +264,7 @@ pub async fn serve_tcp(
             tracing::error!("MCP HTTP server stopped: {e}");
         }
     });
-    Ok((format!("http://{addr}{MCP_PATH}"), task))
+    Ok((addr, task))
 }
 
 /// Serves `app` on a unix socket at `path`, readable and writable by the

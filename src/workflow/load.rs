@@ -95,7 +95,7 @@ fn field<'n>(fields: &[(&Key, &'n Node)], k: &str) -> Option<&'n Node> {
 }
 
 /// Whether `name` can be an environment variable (`[A-Za-z_][A-Za-z0-9_]*`).
-fn is_env_name(name: &str) -> bool {
+pub fn is_env_name(name: &str) -> bool {
     name.chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')

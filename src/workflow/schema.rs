@@ -86,6 +86,17 @@ pub struct Limits {
     pub tool_timeout: Option<Duration>,
 }
 
+impl AgentDef {
+    /// The agent's own `PATH` (its `env:`), when it sets one without
+    /// templates: where its CLI is looked up, here or on its host.
+    pub fn own_path(&self) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
+            .map(|(_, v)| v.value.as_str())
+    }
+}
+
 impl Workflow {
     /// The agent names, in file order.
     pub fn agent_names(&self) -> Vec<String> {

@@ -63,7 +63,7 @@ impl HostCopy {
         let _ = local
             .git
             .run(&["update-ref", "-d", &format!("refs/awtui/remote/{tail}")]);
-        let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let q = crate::agents::runtime::ssh::quote;
         let (r, b, wt) = (q(&self.repo), q(&self.branch), q(&self.worktree));
         let script = format!(
             "git -C {r} worktree remove --force {wt} 2>/dev/null; rm -rf {wt}; git -C {r} worktree prune; \

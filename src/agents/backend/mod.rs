@@ -287,13 +287,7 @@ pub trait Backend: Sync {
     /// (or, for API backends, its key is set).
     fn preflight(&self, agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
         let program = self.program(agent.command.as_deref()).unwrap_or_default();
-        // The agent's own PATH, when it sets one without templates.
-        let path = agent
-            .env
-            .iter()
-            .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
-            .map(|(_, v)| v.value.as_str());
-        match find_executable(&program, workdir, path) {
+        match find_executable(&program, workdir, agent.own_path()) {
             Some(_) => Ok(()),
             None if program.contains('/') => Err(BackendError::NoSuchProgram {
                 program,

@@ -341,12 +341,7 @@ pub async fn connect_placed(
             .filter(on_host)
             .filter_map(|a| {
                 let program = backend_for(a.backend).program(a.command.as_deref())?;
-                let path = a
-                    .env
-                    .iter()
-                    .find(|(k, v)| k == "PATH" && !v.value.contains("${{"))
-                    .map(|(_, v)| v.value.clone());
-                (!program.contains('/')).then_some((program, path))
+                (!program.contains('/')).then(|| (program, a.own_path().map(str::to_string)))
             })
             .collect();
         let dir = crate::instance::layout::state_dir()
@@ -466,7 +461,7 @@ impl Remote {
         }
         let mut env = String::new();
         for (k, v) in &inv.env {
-            if is_env_name(k) {
+            if crate::workflow::is_env_name(k) {
                 env.push_str(&format!("export {k}={}\n", quote(&self.translate(v))));
             }
         }
@@ -517,7 +512,10 @@ impl Remote {
     /// The local script of one turn: reconnect if the link was lost,
     /// push, run there, fetch back.
     fn local_script(&self, remote: &str) -> String {
-        let url = format!("{}:{}", self.conn.dest, self.conn.repo);
+        // The ssh:// form: git never reads `dest:path` as a transport
+        // (the destination's letters are checked when the workflow loads;
+        // the repository is absolute).
+        let url = format!("ssh://{}{}", self.conn.dest, self.conn.repo);
         let wt = quote(&self.local_worktree.display().to_string());
         let ssh = self.conn.ssh_words();
         let dest = quote(&self.conn.dest);
@@ -599,15 +597,8 @@ impl Runtime for Unreachable {
     }
 }
 
-fn is_env_name(name: &str) -> bool {
-    name.chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// One shell word.
-fn quote(s: &str) -> String {
+/// One shell word (POSIX single quotes).
+pub fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 

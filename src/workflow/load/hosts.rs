@@ -9,6 +9,17 @@ use crate::workflow::yaml::{Key, Node, Value};
 
 const HOST_KEYS: [&str; 3] = ["ssh", "dir", "max_agents"];
 const SANDBOX_KEYS: [&str; 2] = ["writable", "hidden"];
+/// Whether `ssh` is one plain ssh destination (`user@host`, a host or a
+/// `~/.ssh/config` alias): nothing ssh or git could read as an option, a
+/// URL or a transport (`-oProxyCommand=…`, `ext::…`, `fd::…`).
+fn is_destination(ssh: &str) -> bool {
+    !ssh.is_empty()
+        && !ssh.starts_with(['-', '@', '.'])
+        && ssh
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | '%' | '+'))
+}
+
 /// The name under `hosts:` that sets this machine's own slots.
 pub const LOCAL_HOST: &str = "local";
 /// Slots of a host (this machine included) that does not say.
@@ -74,13 +85,10 @@ impl Walker<'_> {
             let dir = get("dir").and_then(|n| self.string(n, &format!("{what}: dir")));
             match (ssh, dir) {
                 (Some(ssh), Some(dir)) => {
-                    if ssh.starts_with('-')
-                        || ssh.trim().is_empty()
-                        || ssh.contains(char::is_whitespace)
-                    {
+                    if !is_destination(&ssh) {
                         self.diags.error(
                             get("ssh").map_or(key.pos, |n| n.pos),
-                            format!("{what}: ssh must be one ssh destination (user@host or a ~/.ssh/config alias), found '{ssh}'"),
+                            format!("{what}: ssh must be one ssh destination (user@host or a ~/.ssh/config alias; a port or a jump host goes in ~/.ssh/config), found '{ssh}'"),
                         );
                         continue;
                     }
@@ -268,10 +276,27 @@ mod tests {
             e.contains("sandbox: confines an agent on this machine"),
             "{e}"
         );
-        let e = errors(
-            "hosts:\n  box: {ssh: -oProxyCommand=x, dir: ~/app}\nagents:\n  a: {command: ./a.sh}\n",
-        );
-        assert!(e.contains("ssh must be one ssh destination"), "{e}");
+        for hostile in [
+            "-oProxyCommand=x",
+            "'ext::sh -c x'",
+            "fd::3",
+            "ssh://h:22",
+            "a;b",
+        ] {
+            let e = errors(&format!(
+                "hosts:\n  box: {{ssh: {hostile}, dir: ~/app}}\nagents:\n  a: {{command: ./a.sh}}\n"
+            ));
+            assert!(
+                e.contains("ssh must be one ssh destination"),
+                "{hostile}: {e}"
+            );
+        }
+        for fine in ["dev@box.example", "box", "dev@10.0.0.7", "build-1_x"] {
+            let e = errors(&format!(
+                "hosts:\n  box: {{ssh: {fine}, dir: ~/app}}\nagents:\n  a: {{command: ./a.sh}}\n"
+            ));
+            assert!(e.is_empty(), "{fine}: {e}");
+        }
         let e = errors(
             "agents:\n  a:\n    command: ./a.sh\n    sandbox: {writable: [out], hiden: [x]}\n",
         );
