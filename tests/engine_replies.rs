@@ -139,8 +139,8 @@ fn assert_none_of_a_s_answers(seen: &[String]) {
 async fn a_second_link_sees_none_of_the_first_ones_answers() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, _first) = start(dir.path()).await;
-    let mut a = Link::local(&engine);
-    let mut b = Link::local(&engine);
+    let mut a = engine.link();
+    let mut b = engine.link();
 
     ask_everything(&a).await;
     let post = "a fact for everyone";
@@ -413,7 +413,7 @@ agents:
     )
     .await
     .unwrap();
-    let mut link = Link::local(&engine);
+    let mut link = engine.link();
     let ask = Command::ReadAgentLogs {
         agent: "echo".into(),
     };
@@ -457,7 +457,7 @@ agents:
 async fn a_snapshot_counts_every_unread_mention_of_the_user_not_only_the_loaded() {
     let dir = tempfile::tempdir().unwrap();
     let (engine, mut events) = start(dir.path()).await;
-    let link = Link::local(&engine);
+    let link = engine.link();
     assert_eq!(
         link.request(Command::Post {
             text: "@echo ping".into()

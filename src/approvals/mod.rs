@@ -16,19 +16,21 @@
 pub mod journal;
 pub mod rules;
 pub mod shell;
-pub mod view;
+pub use crate::vocab::approval_view as view;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use chrono::Utc;
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 
-pub use rules::{Rule, RuleSet, Source, Standing, Verdict};
+pub use crate::vocab::approvals::{
+    Answer, ApprovalEvent, ApprovalsSnapshot, Decision, Request, Rule, RuleSet, Standing, Verdict,
+};
+pub use rules::Source;
 
 use journal::{Journal, Record};
 
@@ -50,62 +52,11 @@ pub const EXPIRED: &str = "expired: the agent stopped waiting";
 /// says how it ended instead of "no such request".
 const REMEMBERED: usize = 1000;
 
-/// A tool call an agent's CLI asks about.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Request {
-    /// Its number within the instance (`#3`), for `awtui approve 3`.
-    pub id: u64,
-    /// Who asks.
-    pub agent: String,
-    /// The tool the CLI wants to run (`Bash`, `Write`, `mcp__x__y`).
-    pub tool: String,
-    /// The tool's input, as the CLI gave it.
-    pub input: Value,
-    /// The CLI's id of the tool call, if it gave one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-    /// When it was asked.
-    pub at: DateTime<Utc>,
-    /// The agent's last channel message, for context.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<String>,
-}
-
 impl Request {
     /// What the call does, in one line: the command, the file or the input.
     pub fn subject(&self) -> String {
         rules::subject(&self.tool, &self.input)
     }
-}
-
-/// How a request was answered.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Decision {
-    /// The request.
-    pub id: u64,
-    /// Its agent.
-    pub agent: String,
-    /// Its tool.
-    pub tool: String,
-    /// What the call does ([`Request::subject`]).
-    pub subject: String,
-    /// Allowed or denied.
-    pub verdict: Verdict,
-    /// Who decided: a person's name (`user`), [`BY_RULE`], [`BY_TIMEOUT`]
-    /// or [`BY_AWTUI`].
-    pub by: String,
-    /// The rule that decided, or the "always" rule the person added.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<Rule>,
-    /// Why (the model sees it on a deny).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Nobody waited for the answer any more ([`EXPIRED`]): the request
-    /// was closed, not decided; `reason` says what ended the wait.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub expired: bool,
-    /// When.
-    pub at: DateTime<Utc>,
 }
 
 impl Decision {
@@ -185,49 +136,6 @@ impl Decision {
             self.id, self.tool, self.agent
         ))
     }
-}
-
-/// What a person (or awtui) decides about one request.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Answer {
-    /// Allow or deny (`ask` is not an answer).
-    pub verdict: Option<Verdict>,
-    /// Also keep this as a rule for the agent: the rule to keep (`None`:
-    /// the call's own command or file, see [`Rule::for_call`]).
-    #[serde(default)]
-    pub always: bool,
-    /// The rule to keep instead of the call's own, with `always`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule: Option<Rule>,
-    /// Why (shown to the model on a deny).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// Something that changed, for the engine and front ends.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ApprovalEvent {
-    /// A request waits for a person.
-    Requested { request: Request },
-    /// A request was answered (by a person, a rule, the timeout or awtui).
-    Decided { decision: Decision },
-    /// The "always" rules changed; all of them.
-    Standing { standing: Vec<Standing> },
-}
-
-/// The approvals as a front end draws them: what waits, the "always"
-/// rules and the workflow's rules (part of the engine's snapshot).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ApprovalsSnapshot {
-    /// Requests waiting for a person, oldest first.
-    pub pending: Vec<Request>,
-    /// The "always" decisions, oldest first.
-    pub standing: Vec<Standing>,
-    /// Each asking agent's `approve:` rules.
-    pub rules: BTreeMap<String, RuleSet>,
-    /// The approval timeout, in seconds.
-    pub timeout_secs: u64,
 }
 
 /// Why a decision could not be made.

@@ -7,46 +7,10 @@
 //! over the whole line would let `git status; rm -rf ~` pass as
 //! `git status*`.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::shell::{self, Parsed};
-
-/// What a rule (or a person) says about a tool call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Run it without asking.
-    Allow,
-    /// Refuse it; the model is told why.
-    Deny,
-    /// Ask the person.
-    Ask,
-}
-
-impl Verdict {
-    /// Every verdict with its key in `approve:`.
-    pub const ALL: [(Verdict, &'static str); 3] = [
-        (Verdict::Allow, "allow"),
-        (Verdict::Deny, "deny"),
-        (Verdict::Ask, "ask"),
-    ];
-
-    /// The verdict named `name` (`allow`, `deny`, `ask`).
-    pub fn from_name(name: &str) -> Option<Verdict> {
-        Self::ALL.iter().find(|(_, n)| *n == name).map(|(v, _)| *v)
-    }
-
-    /// Its name in workflow files.
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(v, _)| *v == self)
-            .map_or("?", |(_, n)| n)
-    }
-}
+pub use crate::vocab::approvals::{Rule, RuleSet, Standing, Verdict};
 
 /// Why a rule's text could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -62,20 +26,6 @@ pub enum RuleError {
     BadTool(String),
 }
 
-/// One rule: a tool name (`*` matches any run of characters) and, when
-/// given, a pattern for the call's subject (the command of `Bash`, the
-/// file of `Write`/`Edit`/`Read`, the URL of `WebFetch`, the input's JSON
-/// for other tools).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Rule {
-    /// The tool name, possibly with `*`.
-    pub tool: String,
-    /// The subject pattern (`*` any run, `?` one character, `\*`, `\?`
-    /// and `\\` themselves), if any.
-    pub pattern: Option<String>,
-}
-
 impl TryFrom<String> for Rule {
     type Error = RuleError;
     fn try_from(text: String) -> Result<Self, Self::Error> {
@@ -86,15 +36,6 @@ impl TryFrom<String> for Rule {
 impl From<Rule> for String {
     fn from(rule: Rule) -> String {
         rule.to_string()
-    }
-}
-
-impl fmt::Display for Rule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.pattern {
-            Some(p) => write!(f, "{}({p})", self.tool),
-            None => f.write_str(&self.tool),
-        }
     }
 }
 
@@ -254,17 +195,6 @@ pub fn glob(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|c| *c == Token::Star)
 }
 
-/// An agent's `approve:` rules from the workflow, by verdict.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RuleSet {
-    /// Run without asking.
-    pub allow: Vec<Rule>,
-    /// Refuse.
-    pub deny: Vec<Rule>,
-    /// Always ask the person (even when an `allow` rule matches).
-    pub ask: Vec<Rule>,
-}
-
 impl RuleSet {
     /// Whether it holds no rule.
     pub fn is_empty(&self) -> bool {
@@ -288,17 +218,6 @@ impl RuleSet {
             Verdict::Ask => &mut self.ask,
         }
     }
-}
-
-/// One "always" decision a person made for an agent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Standing {
-    /// The agent it applies to.
-    pub agent: String,
-    /// What it covers.
-    pub rule: Rule,
-    /// Allow or deny (never ask).
-    pub verdict: Verdict,
 }
 
 /// Where a verdict came from.

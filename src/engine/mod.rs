@@ -4,11 +4,11 @@
 //! never touch files or processes themselves.
 
 mod behind;
-pub mod command;
+pub use crate::vocab::command;
 mod driver;
-pub mod event;
+pub use crate::vocab::event;
 pub mod launch;
-pub mod link;
+pub use crate::vocab::link;
 pub mod metrics;
 pub mod ops;
 pub mod orphans;
@@ -374,6 +374,15 @@ impl Engine {
     /// A sender for commands, for front ends that run in their own task.
     pub fn commands(&self) -> CommandSender {
         self.commands.clone()
+    }
+
+    /// A front end's link to this engine, in this process: its commands
+    /// and its stream of facts from now on.
+    pub fn link(&self) -> Link {
+        Link {
+            commands: self.commands(),
+            events: self.subscribe(),
+        }
     }
 
     /// A receiver of events from now on.

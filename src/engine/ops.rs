@@ -3,52 +3,16 @@
 //! with a clear reason. Thread states, deferrals and surfaced items are kept
 //! with the instance (`ops-state.json`, and `surfaced.md` for people).
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use crate::context::{ChannelEntry, Since, format_timestamp};
 use crate::fsutil::atomic_write;
 use crate::mcp::SharedContext;
 use crate::protocols::agent_ops::{DeferUntil, Op, OpsParse};
-
-/// Where a thread stands after `done`, `fail` or `delete`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum ThreadState {
-    Done { by: String },
-    Failed { by: String, reason: String },
-    Deleted { by: String },
-}
-
-/// A message an agent put off, to be delivered to it again.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Deferred {
-    pub agent: String,
-    pub id: u64,
-    /// `None`: at the agent's next wake.
-    pub until: Option<DateTime<Utc>>,
-}
-
-/// Something an agent surfaced for people to pick up.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Surfaced {
-    pub by: String,
-    pub description: String,
-    pub at: DateTime<Utc>,
-}
-
-/// The operations' lasting effects.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct OpsState {
-    /// Thread states by root message id.
-    pub threads: BTreeMap<u64, ThreadState>,
-    pub deferred: Vec<Deferred>,
-    pub surfaced: Vec<Surfaced>,
-}
+pub use crate::vocab::ops::{Deferred, OpsState, Surfaced, ThreadState};
 
 /// Name of the state file in the instance folder.
 pub const STATE_FILE: &str = "ops-state.json";

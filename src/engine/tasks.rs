@@ -7,56 +7,10 @@
 use std::collections::BTreeSet;
 
 use chrono::Utc;
-use serde::{Deserialize, Serialize};
 
 use crate::context::mentions::USER;
-use crate::tasks::{
-    Checkpoint, PlanWorkflow, PlanWorkspace, PlannedTask, RegisteredAgent, Task, TaskBoard,
-    TaskEvent, TaskStatus,
-};
-
-/// Everything on the board, for a front end drawing it from scratch.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TaskSnapshot {
-    pub workflows: Vec<PlanWorkflow>,
-    /// Every task, workflows oldest first, each in plan order.
-    pub tasks: Vec<Task>,
-    pub agents: Vec<RegisteredAgent>,
-    /// The latest checkpoint of each task that has one.
-    pub last_checkpoints: Vec<Checkpoint>,
-    /// The workspaces (`workspace_create`), oldest first, each naming its
-    /// tasks.
-    #[serde(default)]
-    pub workspaces: Vec<PlanWorkspace>,
-}
-
-impl TaskSnapshot {
-    /// Keeps a front end's copy up to date with one change.
-    pub fn apply(&mut self, event: TaskEvent) {
-        fn upsert<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
-            match list.iter_mut().find(|x| same(x, &item)) {
-                Some(x) => *x = item,
-                None => list.push(item),
-            }
-        }
-        match event {
-            TaskEvent::TaskChanged(t) => upsert(&mut self.tasks, t, |a, b| a.id == b.id),
-            TaskEvent::AgentChanged(a) => upsert(&mut self.agents, a, |x, y| x.id == y.id),
-            TaskEvent::WorkflowChanged(w) => upsert(&mut self.workflows, w, |a, b| a.id == b.id),
-            TaskEvent::CheckpointAdded(c) => {
-                upsert(&mut self.last_checkpoints, c, |a, b| a.task_id == b.task_id)
-            }
-            TaskEvent::WorkspaceChanged(w) => upsert(&mut self.workspaces, w, |a, b| a.id == b.id),
-        }
-    }
-
-    /// The workspaces linked to task `task_id`.
-    pub fn workspaces_of(&self, task_id: &str) -> impl Iterator<Item = &PlanWorkspace> {
-        self.workspaces
-            .iter()
-            .filter(move |w| w.task_ids.iter().any(|t| t == task_id))
-    }
-}
+use crate::tasks::{PlanWorkspace, PlannedTask, Task, TaskBoard, TaskEvent, TaskStatus};
+pub use crate::vocab::tasks::{TaskCommand, TaskSnapshot};
 
 /// Reads the whole board.
 pub fn snapshot(board: &TaskBoard) -> TaskSnapshot {
@@ -75,33 +29,6 @@ pub fn snapshot(board: &TaskBoard) -> TaskSnapshot {
             all
         },
     })
-}
-
-/// What the person can do to the board (the same through keys, the
-/// command bar and the control endpoint).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
-pub enum TaskCommand {
-    /// Add a task to a workflow (the only one, or the one named); a
-    /// workflow named `workflow` is made when there is none.
-    Add {
-        workflow: Option<String>,
-        name: String,
-        #[serde(default)]
-        description: String,
-        #[serde(default)]
-        depends_on: Vec<String>,
-        assignee: Option<String>,
-    },
-    /// Give a held task back (recorded as a `recovery` checkpoint).
-    Release { task: String },
-    /// Move a task (the person may move any task the table allows).
-    Status {
-        task: String,
-        status: String,
-        outcome: Option<String>,
-        error: Option<String>,
-    },
 }
 
 /// Runs a task command as the person; the board announces what changed.

@@ -28,6 +28,7 @@ use tokio::sync::broadcast;
 use crate::context::store::FlushError;
 use crate::context::{ChannelEntry, ContextStore, Cursor, Result, Since};
 use crate::tasks::TaskBoard;
+pub use crate::vocab::channel::DocumentChange;
 
 /// How many events a slow receiver may fall behind before it misses some
 /// (it then gets `RecvError::Lagged` and should re-read the store).
@@ -59,20 +60,6 @@ pub enum ContextEvent {
         /// The new cursor.
         cursor: Cursor,
     },
-}
-
-/// What happened to a document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DocumentChange {
-    /// Its content was replaced.
-    Written,
-    /// Text was added at its end.
-    Appended,
-    /// It was created.
-    Created,
-    /// It was deleted.
-    Deleted,
 }
 
 /// Runs `f`, which may block (an `fsync`, a contended lock), without

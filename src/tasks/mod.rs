@@ -12,14 +12,15 @@
 
 pub mod budget;
 pub mod journal;
-pub mod model;
+pub use crate::vocab::tasks as model;
 pub mod store;
-pub mod transitions;
+pub use crate::vocab::transitions;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
 
+pub use crate::vocab::tasks::TaskEvent;
 pub use model::{Checkpoint, PlanWorkflow, PlanWorkspace, RegisteredAgent, Task, TaskStatus};
 pub use store::{PlannedTask, TaskStore};
 
@@ -142,25 +143,6 @@ pub fn find_cycle(deps: &[Vec<usize>]) -> Option<Vec<usize>> {
         }
     }
     None
-}
-
-/// Something that changed on the board, for the engine (waking agents)
-/// and front ends (the task board).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum TaskEvent {
-    /// A task was created or changed.
-    TaskChanged(Task),
-    /// A registration changed (registered, heartbeat, offline).
-    AgentChanged(RegisteredAgent),
-    /// A checkpoint was recorded.
-    CheckpointAdded(Checkpoint),
-    /// A workflow was created or its plan set.
-    WorkflowChanged(PlanWorkflow),
-    /// A workspace (`workspace_create`) was made or changed (status,
-    /// merge commit, worktree cleaned up), so a task's board line can show
-    /// where its work happens.
-    WorkspaceChanged(PlanWorkspace),
 }
 
 impl TaskEvent {

@@ -1216,6 +1216,39 @@ fn build_plan(
         .collect())
 }
 
+impl Task {
+    /// A new, unclaimed task of `workflow_id`'s plan.
+    pub fn pending(
+        id: String,
+        workflow_id: &str,
+        planned: &PlannedTask,
+        sequence: u32,
+        depends_on: Vec<String>,
+        now: DateTime<Utc>,
+    ) -> Task {
+        Task {
+            id,
+            workflow_id: workflow_id.to_string(),
+            name: planned.name.clone(),
+            description: planned.description.clone(),
+            sequence,
+            depends_on,
+            assignee: planned.assignee.clone(),
+            role: planned.role.clone(),
+            status: TaskStatus::Pending,
+            claimed_by: None,
+            claimed_at: None,
+            plan: Value::Null,
+            context: Value::Null,
+            outcome: None,
+            outcome_detail: Value::Null,
+            error: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

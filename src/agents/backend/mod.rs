@@ -11,7 +11,7 @@ pub mod codex;
 pub mod command;
 pub mod contain;
 pub mod cursor;
-pub mod event;
+pub use crate::vocab::activity as event;
 pub mod gemini;
 pub mod invocation;
 pub mod opencode;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::event::{Millis, TurnId};
 use super::state::{AgentMetrics, AgentStatus};
+pub use crate::vocab::agents::{Budget, PauseReason, PendingWork, RunOutcome};
 
 /// One thing for the driver to do (or broadcast).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -99,107 +100,4 @@ pub enum Effect {
         /// How it ended.
         outcome: RunOutcome,
     },
-}
-
-/// Why the instance paused.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum PauseReason {
-    /// Agents kept waking each other in a repeating pattern with no message
-    /// from a person and no document change.
-    Cycle {
-        /// Everyone in the pattern, sorted.
-        agents: Vec<String>,
-        /// One period of the pattern, as `(sender, woken agents)`.
-        pattern: Vec<(String, Vec<String>)>,
-        /// How many times in a row it repeated.
-        repeats: usize,
-    },
-    /// A workflow-wide budget ran out.
-    Budget(Budget),
-}
-
-/// A workflow-wide budget that ran out. Resuming grants the same amount again.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "budget", rename_all = "snake_case")]
-pub enum Budget {
-    /// Turns across all agents.
-    Turns {
-        /// The allowance.
-        limit: u32,
-    },
-    /// Wall-clock time since start (or the last resume).
-    WallClock {
-        /// The allowance, in milliseconds.
-        limit_ms: u64,
-    },
-    /// Spend reported by the backends.
-    Cost {
-        /// The allowance, in US dollars.
-        limit_usd: f64,
-        /// What was spent against it.
-        spent_usd: f64,
-    },
-}
-
-/// A sentence for people (banners, the headless printer): why it paused.
-impl std::fmt::Display for PauseReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PauseReason::Cycle {
-                agents, repeats, ..
-            } => write!(
-                f,
-                "loop guard: {} kept waking each other ({repeats}× in a row)",
-                agents.join(", ")
-            ),
-            PauseReason::Budget(Budget::Turns { limit }) => {
-                write!(f, "the turn budget ({limit} turns) ran out")
-            }
-            PauseReason::Budget(Budget::WallClock { limit_ms }) => {
-                write!(f, "the time budget ({}s) ran out", limit_ms / 1000)
-            }
-            PauseReason::Budget(Budget::Cost {
-                limit_usd,
-                spent_usd,
-            }) => write!(
-                f,
-                "the cost budget ran out (${spent_usd:.2} of ${limit_usd:.2})"
-            ),
-        }
-    }
-}
-
-/// How a `run` ended, so the driver can report it and pick an exit code.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum RunOutcome {
-    /// Every message to an agent was handled.
-    Completed,
-    /// No turn ever ran and nothing is unread: the kickoff (if any) woke nobody.
-    NothingToDo,
-    /// Messages remain unread for agents that cannot take them now (failed,
-    /// stopped, out of budget, or the instance is paused).
-    Incomplete {
-        /// The agents left with unread messages.
-        pending: Vec<PendingWork>,
-    },
-    /// Every message was handled, but these agents ran every turn without
-    /// awtui's tools (their CLI never connected to awtui's MCP server): the
-    /// run did not do what the workflow meant.
-    WithoutTools {
-        /// The agents, sorted.
-        agents: Vec<String>,
-    },
-}
-
-/// An agent left with unread messages at the end of a run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PendingWork {
-    /// The agent.
-    pub agent: String,
-    /// How many messages it did not handle.
-    pub unread: usize,
-    /// Why: its status at the end.
-    pub status: AgentStatus,
 }

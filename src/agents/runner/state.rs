@@ -1,89 +1,13 @@
 //! Per-agent state: what the runner tracks internally and what it shows.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::event::{Millis, TurnId};
 use crate::protocols::agent_mail::{self, MailContent};
-
-/// What an agent is doing, as shown in the status pane. Derived from the
-/// runner's state and the backend's structured events, never from output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", content = "detail", rename_all = "snake_case")]
-pub enum AgentStatus {
-    /// Nothing to do.
-    Idle,
-    /// `n` unread messages wait for a turn (the instance is paused).
-    Queued(usize),
-    /// A turn was requested; the backend is not running yet.
-    Starting,
-    /// The backend is running and the model is working.
-    Thinking,
-    /// The model is running this tool.
-    CallingTool(String),
-    /// A turn runs but the backend has been silent for too long.
-    Stalled,
-    /// The last turn failed; retry number `retry` is scheduled.
-    Retrying {
-        /// Which retry comes next (1-based).
-        retry: u32,
-        /// Why the last attempt failed.
-        reason: String,
-    },
-    /// Stopped by the user; not woken until restarted.
-    Stopped,
-    /// Out of retries; not woken until restarted.
-    Failed(String),
-    /// Its turn allowance or the workflow's budget is used up.
-    OutOfBudget,
-    /// Its CLI asked to run a tool and waits for a person's decision (the
-    /// turn's timeout does not run meanwhile).
-    WaitingForApproval,
-}
-
-impl fmt::Display for AgentStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AgentStatus::Idle => f.write_str("idle"),
-            AgentStatus::Queued(n) => write!(f, "queued ({n})"),
-            AgentStatus::Starting => f.write_str("starting"),
-            AgentStatus::Thinking => f.write_str("thinking"),
-            AgentStatus::CallingTool(name) => write!(f, "calling tool ({name})"),
-            AgentStatus::Stalled => f.write_str("stalled"),
-            AgentStatus::Retrying { retry, reason } => write!(f, "retry {retry}: {reason}"),
-            AgentStatus::Stopped => f.write_str("stopped"),
-            AgentStatus::Failed(reason) => write!(f, "failed: {reason}"),
-            AgentStatus::OutOfBudget => f.write_str("out of budget"),
-            AgentStatus::WaitingForApproval => f.write_str("waiting for approval"),
-        }
-    }
-}
-
-/// Counters and self-reported progress shown next to an agent's status.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct AgentMetrics {
-    /// Messages to it not yet acknowledged.
-    pub unread: usize,
-    /// Turns started, over every run of the instance (kept in the
-    /// agent's `metrics.json`, see `engine::metrics`).
-    pub turns: u32,
-    /// Input tokens, as reported by the backend.
-    pub tokens_in: u64,
-    /// Output tokens, as reported by the backend.
-    pub tokens_out: u64,
-    /// Spend in US dollars, as reported by the backend.
-    pub cost_usd: f64,
-    /// The step from its latest Agent Mail `PROGRESS` message.
-    pub step: Option<String>,
-    /// Context window usage (0–100 %) from `PROGRESS` or `CHECKPOINT`.
-    pub context_usage: Option<u8>,
-    /// Its latest Agent Mail completion: `OFFERING_READY`, `DONE`, `FAILED`
-    /// or `CHECKPOINT`.
-    pub label: Option<String>,
-}
+pub use crate::vocab::agents::{AgentMetrics, AgentStatus};
 
 /// A snapshot of one agent for front ends that pull rather than listen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -56,8 +56,7 @@ use crate::context::documents::DocFolder;
 use crate::context::paths;
 use crate::mcp::{ContextEvent, DocumentChange, SharedContext};
 
-/// Who external changes are attributed to.
-pub const EDITOR: &str = "editor";
+pub use crate::vocab::EDITOR;
 
 /// How long notifications settle before they are looked at.
 const SETTLE: Duration = Duration::from_millis(150);

@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::channel::Since;
 use super::event::Snapshot;
-use crate::context::Since;
 
 /// A request to the engine. Its answer goes back to whoever sent it alone
 /// (see [`Reply`]); what it changed reaches every front end as events.
@@ -55,20 +55,20 @@ pub enum Command {
     /// and the diff of step `turn` or of everything (answered by
     /// [`Reply::Diff`]).
     ReadDiff {
-        target: crate::workspace::view::DiffTarget,
+        target: super::workspace::DiffTarget,
         turn: Option<u32>,
     },
     /// Merge, revert a step of, or discard an agent's workspace branch
     /// (answered by [`Reply::Said`]).
     Workspace {
         agent: String,
-        op: crate::workspace::view::WorkspaceOp,
+        op: super::workspace::WorkspaceOp,
     },
     /// Answer tool approval request `request` as `user`: allow or deny,
     /// once or always, with a reason for the model.
     Approve {
         request: u64,
-        answer: crate::approvals::Answer,
+        answer: super::approvals::Answer,
     },
     /// Remove one of `agent`'s "always" approval rules (`Bash(make)`).
     RevokeApproval { agent: String, rule: String },
@@ -117,15 +117,15 @@ pub enum Reply {
     /// A task and its checkpoints, oldest first, answering
     /// [`Command::ReadTask`].
     Task {
-        task: Box<crate::tasks::Task>,
-        checkpoints: Vec<crate::tasks::Checkpoint>,
+        task: Box<super::tasks::Task>,
+        checkpoints: Vec<super::tasks::Checkpoint>,
     },
     /// An agent's recent raw output and stderr, as one text for a pager,
     /// answering [`Command::ReadAgentLogs`].
     AgentLogs { agent: String, text: String },
     /// An agent's steps and diff, answering [`Command::ReadDiff`].
     Diff {
-        view: Box<crate::workspace::view::DiffView>,
+        view: Box<super::workspace::DiffView>,
     },
     /// What a command did, in one sentence for the person (a merge's
     /// result), answering [`Command::Workspace`].
@@ -147,7 +147,7 @@ pub struct CommandFailed {
 mod since_text {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::context::{Since, format_timestamp};
+    use crate::vocab::channel::{Since, format_timestamp};
 
     pub fn serialize<S: Serializer>(since: &Since, s: S) -> Result<S::Ok, S::Error> {
         match since {

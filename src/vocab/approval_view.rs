@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::Request;
+use super::approvals::Request;
 
 /// How one line of the change reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

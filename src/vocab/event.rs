@@ -7,11 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::activity::BackendEvent;
+use super::agents::{AgentMetrics, AgentStatus, PauseReason, RunOutcome};
+use super::channel::{ChannelEntry, Cursor, DocumentChange};
 use super::ops::{Deferred, OpsState, ThreadState};
-use crate::agents::backend::BackendEvent;
-use crate::agents::runner::{AgentMetrics, AgentStatus, PauseReason, RunOutcome};
-use crate::context::{ChannelEntry, Cursor};
-use crate::mcp::DocumentChange;
 use crate::protocols::Annotations;
 
 /// One thing that happened in the instance.
@@ -62,12 +61,12 @@ pub enum EngineEvent {
     /// Something changed on the task board (a task, a registration, a
     /// checkpoint, a workflow).
     Task {
-        change: Box<crate::tasks::TaskEvent>,
+        change: Box<super::tasks::TaskEvent>,
     },
     /// A tool approval was requested or decided, or the "always" rules
     /// changed.
     Approval {
-        approval: Box<crate::approvals::ApprovalEvent>,
+        approval: Box<super::approvals::ApprovalEvent>,
     },
 }
 
@@ -102,7 +101,7 @@ pub struct Snapshot {
     pub started: Option<chrono::DateTime<chrono::Utc>>,
     /// Tool approvals: what waits, the rules.
     #[serde(default)]
-    pub approvals: crate::approvals::ApprovalsSnapshot,
+    pub approvals: super::approvals::ApprovalsSnapshot,
     /// The latest notices, oldest first: a screen that attaches after they
     /// were sent (`awtui <file>` attaches to its background host once it
     /// has started) still shows what the start found.

@@ -8,7 +8,7 @@ use std::future::Future;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::command::{CommandFailed, Reply};
-use super::{Command, Engine, EngineEvent};
+use super::{Command, EngineEvent};
 
 /// Where the engine answers one command: to its sender alone.
 pub type ReplyTo = oneshot::Sender<Result<Reply, CommandFailed>>;
@@ -88,14 +88,6 @@ pub struct Link {
 }
 
 impl Link {
-    /// A link to an engine in this process.
-    pub fn local(engine: &Engine) -> Link {
-        Link {
-            commands: engine.commands(),
-            events: engine.subscribe(),
-        }
-    }
-
     /// Sends a command whose answer nobody waits for; `false` when the
     /// engine has gone.
     pub fn send(&self, command: Command) -> bool {
@@ -203,7 +195,7 @@ mod tests {
         r.asked();
         assert!(
             r.arrived(EngineEvent::Finished {
-                outcome: crate::agents::runner::RunOutcome::Completed
+                outcome: crate::vocab::RunOutcome::Completed
             })
             .is_some()
         );

@@ -170,39 +170,6 @@ pub struct Task {
     pub updated_at: DateTime<Utc>,
 }
 
-impl Task {
-    /// A new, unclaimed task of `workflow_id`'s plan.
-    pub fn pending(
-        id: String,
-        workflow_id: &str,
-        planned: &super::store::PlannedTask,
-        sequence: u32,
-        depends_on: Vec<String>,
-        now: DateTime<Utc>,
-    ) -> Task {
-        Task {
-            id,
-            workflow_id: workflow_id.to_string(),
-            name: planned.name.clone(),
-            description: planned.description.clone(),
-            sequence,
-            depends_on,
-            assignee: planned.assignee.clone(),
-            role: planned.role.clone(),
-            status: TaskStatus::Pending,
-            claimed_by: None,
-            claimed_at: None,
-            plan: Value::Null,
-            context: Value::Null,
-            outcome: None,
-            outcome_detail: Value::Null,
-            error: None,
-            created_at: now,
-            updated_at: now,
-        }
-    }
-}
-
 /// The kinds of checkpoint the seed names.
 pub const CHECKPOINT_TYPES: [&str; 6] = [
     "plan", "progress", "decision", "error", "recovery", "complete",
@@ -278,4 +245,93 @@ pub enum Record {
     Task(Task),
     Checkpoint(Checkpoint),
     Workspace(PlanWorkspace),
+}
+
+/// Something that changed on the board, for the engine (waking agents)
+/// and front ends (the task board).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TaskEvent {
+    /// A task was created or changed.
+    TaskChanged(Task),
+    /// A registration changed (registered, heartbeat, offline).
+    AgentChanged(RegisteredAgent),
+    /// A checkpoint was recorded.
+    CheckpointAdded(Checkpoint),
+    /// A workflow was created or its plan set.
+    WorkflowChanged(PlanWorkflow),
+    /// A workspace (`workspace_create`) was made or changed (status,
+    /// merge commit, worktree cleaned up), so a task's board line can show
+    /// where its work happens.
+    WorkspaceChanged(PlanWorkspace),
+}
+
+/// Everything on the board, for a front end drawing it from scratch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskSnapshot {
+    pub workflows: Vec<PlanWorkflow>,
+    /// Every task, workflows oldest first, each in plan order.
+    pub tasks: Vec<Task>,
+    pub agents: Vec<RegisteredAgent>,
+    /// The latest checkpoint of each task that has one.
+    pub last_checkpoints: Vec<Checkpoint>,
+    /// The workspaces (`workspace_create`), oldest first, each naming its
+    /// tasks.
+    #[serde(default)]
+    pub workspaces: Vec<PlanWorkspace>,
+}
+
+impl TaskSnapshot {
+    /// Keeps a front end's copy up to date with one change.
+    pub fn apply(&mut self, event: TaskEvent) {
+        fn upsert<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
+            match list.iter_mut().find(|x| same(x, &item)) {
+                Some(x) => *x = item,
+                None => list.push(item),
+            }
+        }
+        match event {
+            TaskEvent::TaskChanged(t) => upsert(&mut self.tasks, t, |a, b| a.id == b.id),
+            TaskEvent::AgentChanged(a) => upsert(&mut self.agents, a, |x, y| x.id == y.id),
+            TaskEvent::WorkflowChanged(w) => upsert(&mut self.workflows, w, |a, b| a.id == b.id),
+            TaskEvent::CheckpointAdded(c) => {
+                upsert(&mut self.last_checkpoints, c, |a, b| a.task_id == b.task_id)
+            }
+            TaskEvent::WorkspaceChanged(w) => upsert(&mut self.workspaces, w, |a, b| a.id == b.id),
+        }
+    }
+
+    /// The workspaces linked to task `task_id`.
+    pub fn workspaces_of(&self, task_id: &str) -> impl Iterator<Item = &PlanWorkspace> {
+        self.workspaces
+            .iter()
+            .filter(move |w| w.task_ids.iter().any(|t| t == task_id))
+    }
+}
+
+/// What the person can do to the board (the same through keys, the
+/// command bar and the control endpoint).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum TaskCommand {
+    /// Add a task to a workflow (the only one, or the one named); a
+    /// workflow named `workflow` is made when there is none.
+    Add {
+        workflow: Option<String>,
+        name: String,
+        #[serde(default)]
+        description: String,
+        #[serde(default)]
+        depends_on: Vec<String>,
+        assignee: Option<String>,
+    },
+    /// Give a held task back (recorded as a `recovery` checkpoint).
+    Release { task: String },
+    /// Move a task (the person may move any task the table allows).
+    Status {
+        task: String,
+        status: String,
+        outcome: Option<String>,
+        error: Option<String>,
+    },
 }

@@ -2,7 +2,7 @@
 //! in the README. Claiming (`task_claim`: pending or failed → claimed) and
 //! releasing (a holder's task → pending) are their own operations.
 
-use super::model::TaskStatus::{self, *};
+use super::tasks::TaskStatus::{self, *};
 
 /// Where `task_update_status` may move a task from each status.
 pub const TABLE: [(TaskStatus, &[TaskStatus]); 8] = [
