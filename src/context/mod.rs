@@ -9,6 +9,7 @@ pub mod index;
 pub mod memory_store;
 pub use crate::vocab::mentions;
 pub mod paths;
+pub mod shared;
 pub mod store;
 pub mod writer;
 
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::channel::{ChannelEntry, Cursor, DeliveryState, Since, format_timestamp};
 pub use file_store::FileStore;
+pub use shared::{ContextEvent, DocumentChange, SharedContext, blocking};
 
 /// The largest piece of agent-produced text awtui takes in whole: 4 MiB.
 /// One constant for every such cap (a document, an MCP body, one line of

@@ -19,10 +19,10 @@ use crate::agents::backend::{BackendEvent, TurnOutcome as BackendOutcome, TurnUp
 use crate::agents::runner::{
     AgentStatus, Effect, Event, Millis, RunOutcome, Runner, TurnActivity, TurnId, TurnOutcome,
 };
-use crate::context::Since;
 use crate::context::mentions::{SYSTEM, USER};
-use crate::mcp::shared::blocking;
-use crate::mcp::{ContextEvent, McpHandle};
+use crate::context::{ChannelEntry, Since};
+use crate::context::{ContextEvent, SharedContext, blocking};
+use crate::mcp::McpHandle;
 use crate::protocols::agent_ops::parse_ops;
 use crate::workflow::BackendKind;
 
@@ -379,22 +379,46 @@ impl Driver {
                 break;
             }
             for entry in entries {
-                self.reported = entry.id;
-                let annotations = crate::protocols::annotate(&entry.message);
-                if let Some(mail) = &annotations.mail
-                    && mail.kind() == Some(crate::protocols::agent_mail::MessageType::SpawnRequest)
-                    && self.cx.workflow.agent(&entry.from).is_some()
-                {
-                    self.spawn(&entry.from, &entry.message, mail);
-                }
-                self.emit(EngineEvent::Message {
-                    annotations: Box::new(annotations),
-                    entry: entry.clone(),
-                });
-                self.queue.push_back(Event::MessagePosted(entry));
+                self.report_message(entry);
             }
         }
         self.drain();
+    }
+
+    /// A message appended to the channel, as its writer announced it: the
+    /// next one after those reported is taken as it is, with no read of
+    /// the store; any other (one missed, or already read by
+    /// [`Driver::sync_messages`]) makes the driver read what it lacks.
+    fn message_appended(&mut self, entry: ChannelEntry) {
+        if entry.id <= self.reported {
+            return;
+        }
+        if entry.id == self.reported + 1 {
+            self.report_message(entry);
+            self.drain();
+        } else {
+            self.sync_messages();
+        }
+    }
+
+    /// Reads one new message's protocols, once, for everyone: front ends
+    /// get it annotated, the runner gets its Agent Mail record, and a
+    /// SPAWN_REQUEST is answered before the runner sees it.
+    fn report_message(&mut self, entry: ChannelEntry) {
+        self.reported = entry.id;
+        let annotations = crate::protocols::annotate(&entry.message);
+        if let Some(mail) = &annotations.mail
+            && mail.kind() == Some(crate::protocols::agent_mail::MessageType::SpawnRequest)
+            && self.cx.workflow.agent(&entry.from).is_some()
+        {
+            self.spawn(&entry.from, &entry.message, mail);
+        }
+        let mail = annotations.mail.clone().map(Box::new);
+        self.emit(EngineEvent::Message {
+            annotations: Box::new(annotations),
+            entry: entry.clone(),
+        });
+        self.queue.push_back(Event::MessageRead { entry, mail });
     }
 
     /// Answers one SPAWN_REQUEST: queues the start of a `spawn:` slot (or
@@ -977,8 +1001,8 @@ impl Driver {
 
     fn context_event(&mut self, event: Result<ContextEvent, broadcast::error::RecvError>) {
         match event {
-            Ok(ContextEvent::MessageAppended { .. })
-            | Err(broadcast::error::RecvError::Lagged(_)) => self.sync_messages(),
+            Ok(ContextEvent::MessageAppended { entry }) => self.message_appended(entry),
+            Err(broadcast::error::RecvError::Lagged(_)) => self.sync_messages(),
             Ok(ContextEvent::DocumentChanged { path, change, by }) => {
                 self.emit(EngineEvent::Document { path, change, by });
                 self.handle(Event::DocumentChanged);
@@ -1154,6 +1178,16 @@ impl Driver {
             });
             return;
         }
+        if let Some(job) = channel_job(&self.cx.context, &command) {
+            // A send waits for the disk, a peek reads pages: off the loop.
+            tokio::task::spawn_blocking(move || {
+                let _ = reply.send(job().map_err(|error| CommandFailed {
+                    command: name.to_string(),
+                    error,
+                }));
+            });
+            return;
+        }
         if let Some(job) = super::workspace_cmd::job(&known, &command) {
             // Git work: off the loop, answered when done.
             tokio::task::spawn_blocking(move || {
@@ -1247,8 +1281,11 @@ impl Driver {
                     })
                 });
             }
-            // Answered off the loop by `command` (workspace_cmd, log reads).
-            Command::ReadDiff { .. }
+            // Answered off the loop by `command` (workspace_cmd, log reads,
+            // channel_job).
+            Command::Send { .. }
+            | Command::Peek { .. }
+            | Command::ReadDiff { .. }
             | Command::Workspace { .. }
             | Command::ReadAgentLogs { .. } => {
                 return Err("a file-reading command reached the driver's loop".into());
@@ -1522,4 +1559,32 @@ async fn next_tick(interval: &mut Option<tokio::time::Interval>) {
         }
         None => std::future::pending().await,
     }
+}
+
+/// The channel commands the engine answers off its loop ([`Command::Send`],
+/// [`Command::Peek`]), as a job over the instance's context: the owner of
+/// the channel does the work, the loop only dispatches it.
+fn channel_job(
+    context: &SharedContext,
+    command: &Command,
+) -> Option<impl FnOnce() -> Result<Reply, String> + Send + 'static> {
+    enum Job {
+        Send(String),
+        Peek(crate::vocab::PeekQuery),
+    }
+    let job = match command {
+        Command::Send { text } => Job::Send(text.clone()),
+        Command::Peek { query } => Job::Peek(query.clone()),
+        _ => return None,
+    };
+    let context = context.clone();
+    Some(move || match job {
+        Job::Send(text) => context
+            .append(USER, &text)
+            .map(|entry| Reply::Posted { id: entry.id })
+            .map_err(|e| e.to_string()),
+        Job::Peek(query) => context
+            .read(|s| crate::instance::query::peek(s, &query))
+            .map(|items| Reply::Messages { items }),
+    })
 }

@@ -14,7 +14,8 @@ use crate::agents::backend::api::{ToolExecutor, ToolResult, ToolSpec};
 use crate::agents::backend::{self, BackendError, RunningTurn, TurnRequest};
 use crate::agents::prompt::{PromptInput, Teammate, turn_prompt};
 use crate::context::ChannelEntry;
-use crate::mcp::{SharedContext, ToolBox};
+use crate::context::SharedContext;
+use crate::mcp::ToolBox;
 use crate::workflow::setup::Prepared;
 use crate::workflow::{AgentDef, ContextConfig, Workflow};
 

@@ -29,8 +29,9 @@ pub use link::{CommandSender, Link, RequestError};
 
 use crate::agents::backend::{self, BackendError};
 use crate::agents::runner::{RunMode, RunOutcome, Runner, RunnerConfig};
+use crate::context::SharedContext;
 use crate::context::{ContextError, ContextStore, FileStore, MemoryStore, StoreLayout};
-use crate::mcp::{McpConfig, McpError, McpServer, SharedContext, ToolBox};
+use crate::mcp::{McpConfig, McpError, McpServer, ToolBox};
 use crate::tasks::journal::FileJournal;
 use crate::tasks::{TaskBoard, TaskStore};
 use crate::workflow::setup::{self, SetupError};
@@ -385,12 +386,20 @@ impl Engine {
         }
     }
 
+    /// Where the engine's facts can be heard, for a front end that hands
+    /// out receivers later (the control endpoint, one per connection).
+    pub fn facts(&self) -> crate::vocab::Facts {
+        crate::vocab::Facts::new(self.events.clone())
+    }
+
     /// A receiver of events from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
         self.events.subscribe()
     }
 
-    /// The shared context, for reading (front ends render from it).
+    /// The instance's state itself, for the closing report of a headless
+    /// run (read after the engine ended) and for tests. Front ends do not
+    /// use it: they reach the state through commands ([`Engine::link`]).
     pub fn context(&self) -> &SharedContext {
         &self.context
     }

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
+use crate::context::SharedContext;
 use crate::context::{ChannelEntry, Since, format_timestamp};
 use crate::fsutil::atomic_write;
-use crate::mcp::SharedContext;
 use crate::protocols::agent_ops::{DeferUntil, Op, OpsParse};
 pub use crate::vocab::ops::{Deferred, OpsState, Surfaced, ThreadState};
 

@@ -40,15 +40,13 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::query::{self, InstanceStatus, PeekItem, PeekQuery};
+use super::query::{InstanceStatus, PeekItem, PeekQuery};
 use super::registry::InstanceInfo;
-use crate::context::mentions::USER;
 use crate::engine::event::{AgentSnapshot, Snapshot};
 use crate::engine::link::{Envelope, Resync};
 use crate::engine::{
     Command, CommandFailed, CommandSender, Engine, EngineEvent, Link, RequestError,
 };
-use crate::mcp::SharedContext;
 
 /// Version of this protocol, in the greeting.
 pub const PROTOCOL: u32 = 1;
@@ -316,8 +314,8 @@ struct Shared {
     token: String,
     info: InstanceInfo,
     commands: CommandSender,
-    events: broadcast::Sender<EngineEvent>,
-    context: SharedContext,
+    /// The engine's facts: each connection subscribes itself.
+    facts: crate::vocab::Facts,
     mirror: Mutex<Mirror>,
     stop: CancellationToken,
 }
@@ -354,14 +352,12 @@ pub async fn listen(engine: &Engine, info: &InstanceInfo) -> Result<ControlHandl
         std::fs::set_permissions(&info.control, std::fs::Permissions::from_mode(0o600))
             .map_err(serve_err(&info.control))?;
     }
-    let (events, _) = broadcast::channel(EVENT_CAPACITY);
     let stop = CancellationToken::new();
     let shared = Arc::new(Shared {
         token,
         info: info.clone(),
         commands: engine.commands(),
-        events: events.clone(),
-        context: engine.context().clone(),
+        facts: engine.facts(),
         mirror: Mutex::new(Mirror {
             agents: info
                 .agents
@@ -428,7 +424,6 @@ async fn forward(mut source: broadcast::Receiver<EngineEvent>, shared: Arc<Share
                     if let Ok(mut m) = shared.mirror.lock() {
                         m.event(&event);
                     }
-                    let _ = shared.events.send(event);
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => ask_snapshot(&shared, &mut snapshots),
                 Err(broadcast::error::RecvError::Closed) => return,
@@ -540,7 +535,10 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
             return;
         }
     }
-    let mut events = shared.events.subscribe();
+    let mut events = shared.facts.subscribe();
+    // The engine ended: its last facts were handed over; requests are
+    // still answered until the endpoint stops.
+    let mut ended = false;
     let welcome = Greeting::Welcome {
         instance: Box::new(shared.info.clone()),
         protocol: PROTOCOL,
@@ -565,7 +563,7 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
                     break;
                 }
             }
-            event = events.recv() => match event {
+            event = events.recv(), if !ended => match event {
                 Ok(event) => {
                     if write_line(&mut w, &ServerLine::Event(Box::new(event))).await.is_err() {
                         break;
@@ -578,7 +576,7 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
                         break;
                     }
                 }
-                Err(broadcast::error::RecvError::Closed) => break,
+                Err(broadcast::error::RecvError::Closed) => ended = true,
             },
             () = shared.stop.cancelled() => {
                 // Hand over what was already sent (the final events).
@@ -637,15 +635,13 @@ fn handle_line(shared: &Shared, line: &str, agent_pid: Option<u32>) -> BoxFuture
                 }
             });
         }
-        ClientLine::Request(Request::Post { text }) => match shared.context.append(USER, &text) {
-            Ok(entry) => Reply::Posted { id: entry.id },
-            Err(e) => Reply::error(e.to_string()),
-        },
-        ClientLine::Request(Request::Peek(q)) => {
-            match shared.context.read(|s| query::peek(s, &q)) {
-                Ok(items) => Reply::Messages { items },
-                Err(error) => Reply::error(error),
-            }
+        // Through the engine, which owns the channel (it does the work
+        // off its loop).
+        ClientLine::Request(Request::Post { text }) => {
+            return engine_request(shared, Command::Send { text }, reference);
+        }
+        ClientLine::Request(Request::Peek(query)) => {
+            return engine_request(shared, Command::Peek { query }, reference);
         }
         ClientLine::Request(Request::Status) => match shared.mirror.lock() {
             Ok(mirror) => Reply::Status {
@@ -660,6 +656,25 @@ fn handle_line(shared: &Shared, line: &str, agent_pid: Option<u32>) -> BoxFuture
         },
     };
     now(reply, reference)
+}
+
+/// A client's request carried out by the engine: its answer in the
+/// request's own reply shape (`posted`, `messages`), or the error.
+fn engine_request(
+    shared: &Shared,
+    command: Command,
+    reference: Option<u64>,
+) -> BoxFuture<'static, Answer> {
+    let answer = shared.commands.request(command);
+    Box::pin(async move {
+        let reply = match answer.await {
+            Ok(crate::engine::Reply::Posted { id }) => Reply::Posted { id },
+            Ok(crate::engine::Reply::Messages { items }) => Reply::Messages { items },
+            Ok(other) => Reply::error(format!("unexpected answer from the engine: {other:?}")),
+            Err(e) => Reply::error(e.to_string()),
+        };
+        Answer { reply, reference }
+    })
 }
 
 /// What the notice telling a client it lost events says (after their

@@ -7,47 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use super::registry::InstanceInfo;
 use crate::agents::runner::{PauseReason, RunOutcome};
-use crate::context::{ChannelEntry, ContextStore, DeliveryState, Priority};
+use crate::context::{ChannelEntry, ContextStore};
 use crate::engine::event::AgentSnapshot;
-use crate::protocols::agent_mail::{MailRecord, MessageType};
-use crate::protocols::{self, Annotations};
-
-/// Which messages `awtui peek` wants.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PeekQuery {
-    /// An agent's (or `user`'s) inbox instead of the channel.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// At most this many (the newest of the channel; the first of an inbox,
-    /// which is ordered high priority first).
-    pub limit: usize,
-    /// Only Agent Mail messages of this type.
-    #[serde(default)]
-    pub kind: Option<MessageType>,
-    /// Only Agent Mail messages about this bead.
-    #[serde(default)]
-    pub bead: Option<String>,
-    /// Only messages before this id (paging back through the channel:
-    /// `awtui web`'s "older messages").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub before: Option<u64>,
-}
-
-/// One message of a peek, with what the protocols read in it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PeekItem {
-    /// The message.
-    pub entry: ChannelEntry,
-    /// AOP blocks and the Agent Mail record, when there are any.
-    #[serde(flatten)]
-    pub annotations: Annotations,
-    /// In an inbox: its priority.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<Priority>,
-    /// In an inbox: queued or delivered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<DeliveryState>,
-}
+use crate::protocols::agent_mail::MailRecord;
+use crate::protocols::{self};
+pub use crate::vocab::peek::{PeekItem, PeekQuery};
 
 impl PeekItem {
     /// What `awtui peek --json` prints: an inbox item (priority and state
@@ -143,7 +107,8 @@ pub struct InstanceStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::{MemoryStore, StoreLayout};
+    use crate::context::{DeliveryState, MemoryStore, Priority, StoreLayout};
+    use crate::protocols::agent_mail::MessageType;
 
     fn store() -> MemoryStore {
         let mut s = MemoryStore::new(&StoreLayout {

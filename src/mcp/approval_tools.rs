@@ -10,8 +10,8 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::shared::SharedContext;
 use super::tools::{ToolError, ToolSpec};
+use crate::context::SharedContext;
 
 /// The tool's name on awtui's server.
 pub const NAME: &str = "permission_request";

@@ -31,7 +31,6 @@ pub mod notify;
 pub mod relay;
 pub mod resources;
 pub mod server;
-pub mod shared;
 pub mod task_tools;
 pub mod tools;
 pub mod transport;
@@ -45,9 +44,11 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+/// The instance's state lives in the context, below the server; the
+/// names stay reachable here for the server's users.
+pub use crate::context::shared::{self, ContextEvent, DocumentChange, SharedContext};
 pub use endpoint::Endpoint;
 pub use identity::{Caller, Tokens};
-pub use shared::{ContextEvent, DocumentChange, SharedContext};
 pub use tools::ToolBox;
 
 use crate::context::mentions;

@@ -23,7 +23,7 @@ use tokio::sync::broadcast::{
 use tokio_util::sync::CancellationToken;
 
 use super::resources::{CHANNEL_URI, document_uri, inbox_uri};
-use super::shared::{ContextEvent, DocumentChange};
+use crate::context::{ContextEvent, DocumentChange};
 
 /// How long the notifier gathers events after the first of a burst, so the
 /// reply of the call that caused them goes out first and a burst costs one

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::shared::SharedContext;
+use crate::context::SharedContext;
 use crate::context::{ContextError, mentions, paths};
 
 /// The channel resource: its newest entries as JSON.

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::shared::SharedContext;
+use crate::context::SharedContext;
 use crate::context::{ChannelEntry, ContextError, InboxItem, Page, PageOf, Since, mentions};
 
 /// How many channel entries `channel_read` and `channel_peek` return when

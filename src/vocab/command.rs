@@ -16,6 +16,15 @@ use super::event::Snapshot;
 pub enum Command {
     /// Post a message to the channel as `user`.
     Post { text: String },
+    /// Post a message to the channel as `user` and answer with its id
+    /// ([`Reply::Posted`]): `awtui send`. Carried out off the engine's
+    /// loop (the append waits for the disk); the engine hears of the
+    /// message as of any other.
+    Send { text: String },
+    /// Ask for recent messages or an inbox, with the Agent Mail filters
+    /// (answered by [`Reply::Messages`]): `awtui peek`, `awtui web`'s
+    /// older messages. Read off the engine's loop.
+    Peek { query: super::peek::PeekQuery },
     /// Stop an agent (its whole process group); its unread messages stay.
     Stop { agent: String },
     /// Let a stopped or failed agent work again.
@@ -82,6 +91,8 @@ impl Command {
     pub fn name(&self) -> &'static str {
         match self {
             Command::Post { .. } => "post",
+            Command::Send { .. } => "send",
+            Command::Peek { .. } => "peek",
             Command::Stop { .. } => "stop",
             Command::Restart { .. } => "restart",
             Command::Resume => "resume",
@@ -110,6 +121,10 @@ impl Command {
 pub enum Reply {
     /// Carried out; what it changed reaches everyone as events.
     Done,
+    /// The message [`Command::Send`] posted.
+    Posted { id: u64 },
+    /// The messages [`Command::Peek`] asked for, oldest first.
+    Messages { items: Vec<super::peek::PeekItem> },
     /// The whole state, answering [`Command::Snapshot`].
     Snapshot { snapshot: Box<Snapshot> },
     /// A document's content, answering [`Command::ReadDocument`].

@@ -78,6 +78,25 @@ impl CommandSender {
     }
 }
 
+/// Where an engine's facts can be heard: hands out receivers of the one
+/// event stream, and nothing else (nobody but the engine publishes on it).
+/// The control endpoint gives one to every connection, so each client
+/// hears the engine's stream itself, not a copy relayed by another task.
+#[derive(Clone, Debug)]
+pub struct Facts(broadcast::Sender<EngineEvent>);
+
+impl Facts {
+    /// The facts published on `stream` (the engine's own sender).
+    pub fn new(stream: broadcast::Sender<EngineEvent>) -> Facts {
+        Facts(stream)
+    }
+
+    /// A receiver of every fact from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.0.subscribe()
+    }
+}
+
 /// Commands to an engine (answered privately) and the stream of its facts.
 #[derive(Debug)]
 pub struct Link {

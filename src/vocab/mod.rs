@@ -23,6 +23,7 @@ pub mod event;
 pub mod link;
 pub mod mentions;
 pub mod ops;
+pub mod peek;
 pub mod tasks;
 pub mod transitions;
 pub mod workspace;
@@ -35,8 +36,9 @@ pub use approvals::{
 pub use channel::{ChannelEntry, Cursor, DeliveryState, DocumentChange, Since};
 pub use command::{Command, CommandFailed, Reply};
 pub use event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
-pub use link::{CommandSender, Envelope, Link, ReplyTo, RequestError, Resync};
+pub use link::{CommandSender, Envelope, Facts, Link, ReplyTo, RequestError, Resync};
 pub use ops::{Deferred, OpsState, ThreadState};
+pub use peek::{PeekItem, PeekQuery};
 pub use tasks::{
     Checkpoint, PlanWorkflow, PlanWorkspace, RegisteredAgent, Task, TaskCommand, TaskEvent,
     TaskSnapshot, TaskStatus,

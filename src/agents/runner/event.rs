@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::context::ChannelEntry;
+use crate::protocols::agent_mail;
 
 /// A point on the driver's monotonic clock, in milliseconds since an origin
 /// the driver chooses (usually the instance start). The runner never reads a
@@ -62,6 +63,15 @@ pub enum Event {
     /// reported late (a kickoff behind a backlog entry) is still news; an
     /// id already reported is a duplicate and ignored.
     MessagePosted(ChannelEntry),
+    /// [`Event::MessagePosted`] with the message's Agent Mail record
+    /// already read ([`agent_mail::from_channel_message`]): the driver reads
+    /// each message's protocols once, for the front ends and the runner.
+    MessageRead {
+        /// The new entry.
+        entry: ChannelEntry,
+        /// Its Agent Mail record, if it is one.
+        mail: Option<Box<agent_mail::MailRecord>>,
+    },
     /// `agent` acknowledged its inbox up to `through` outside a turn's end,
     /// for example with the `inbox_ack` tool mid-turn or the user's ack key.
     InboxAcked {

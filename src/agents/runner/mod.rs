@@ -87,6 +87,7 @@ use std::time::Duration;
 use crate::context::ChannelEntry;
 use crate::context::mentions::SYSTEM;
 use crate::duration::human;
+use crate::protocols::agent_mail;
 use loop_guard::{Cycle, CycleDetector};
 use state::{Activity, AgentState, Phase, Turn};
 
@@ -180,7 +181,11 @@ impl Runner {
         match event {
             Event::Started { kickoff, backlog } => self.on_started(now, kickoff, backlog, &mut fx),
             Event::MessagePosted(entry) => {
-                self.on_message(&entry, &mut fx);
+                let mail = agent_mail::from_channel_message(&entry.message);
+                self.on_message(&entry, mail.as_ref(), &mut fx);
+            }
+            Event::MessageRead { entry, mail } => {
+                self.on_message(&entry, mail.as_deref(), &mut fx);
             }
             Event::InboxAcked { agent, through } => {
                 if let Some(a) = self.agent_mut(&agent) {
@@ -374,7 +379,8 @@ impl Runner {
         match kickoff {
             Some(entry) => {
                 let wakes_someone = entry.mentions.iter().any(|m| self.is_agent(m));
-                if self.on_message(&entry, fx) && !wakes_someone {
+                let mail = agent_mail::from_channel_message(&entry.message);
+                if self.on_message(&entry, mail.as_ref(), fx) && !wakes_someone {
                     fx.push(Effect::PostSystem {
                         text: format!(
                             "Warning: the kickoff mentions no agent, so nobody was woken. \
@@ -403,7 +409,12 @@ impl Runner {
     }
 
     /// Records a channel entry; false if it was a duplicate.
-    fn on_message(&mut self, entry: &ChannelEntry, fx: &mut Vec<Effect>) -> bool {
+    fn on_message(
+        &mut self,
+        entry: &ChannelEntry,
+        mail: Option<&agent_mail::MailRecord>,
+        fx: &mut Vec<Effect>,
+    ) -> bool {
         if !self.seen.insert(entry.id) {
             return false;
         }
@@ -422,7 +433,7 @@ impl Runner {
                     (None, Phase::Running(turn)) => turn.posted = true,
                     (None, _) => {}
                 }
-                a.apply_mail(&entry.message);
+                a.apply_mail(mail);
             } else if entry.mentions.contains(&a.name) {
                 if entry.id > a.acked_through {
                     a.unread.insert(entry.id);

@@ -170,9 +170,10 @@ impl AgentState {
         }
     }
 
-    /// Applies an Agent Mail status message this agent posted, if it is one.
-    pub fn apply_mail(&mut self, message: &str) {
-        match mail_update(message) {
+    /// Applies the Agent Mail record of a message this agent posted, if it
+    /// is one ([`agent_mail::from_channel_message`]).
+    pub fn apply_mail(&mut self, record: Option<&agent_mail::MailRecord>) {
+        match record.and_then(mail_update_of) {
             Some(MailUpdate::Progress {
                 step,
                 context_usage,
@@ -215,8 +216,13 @@ enum MailUpdate {
 /// skipped (channel messages address someone first). To keep casual chat
 /// such as "DONE, please look" from changing a status, the message must
 /// carry the bead id every status type requires, and replies are ignored.
+#[cfg(test)]
 fn mail_update(message: &str) -> Option<MailUpdate> {
-    let record = agent_mail::from_channel_message(message)?;
+    mail_update_of(&agent_mail::from_channel_message(message)?)
+}
+
+/// [`mail_update`] of a record already read.
+fn mail_update_of(record: &agent_mail::MailRecord) -> Option<MailUpdate> {
     if record.bead_id.is_none() || record.in_reply_to.is_some() {
         return None;
     }
@@ -226,19 +232,19 @@ fn mail_update(message: &str) -> Option<MailUpdate> {
             context_usage,
         })
     };
-    match record.content {
+    match &record.content {
         MailContent::Progress {
             step,
             context_usage,
             ..
         } => Some(MailUpdate::Progress {
-            step,
-            context_usage,
+            step: step.clone(),
+            context_usage: *context_usage,
         }),
         MailContent::OfferingReady(_) => label("OFFERING_READY", None),
         MailContent::Done(_) => label("DONE", None),
         MailContent::Failed { .. } => label("FAILED", None),
-        MailContent::Checkpoint { context_usage, .. } => label("CHECKPOINT", context_usage),
+        MailContent::Checkpoint { context_usage, .. } => label("CHECKPOINT", *context_usage),
         _ => None,
     }
 }
@@ -285,7 +291,7 @@ mod tests {
             None
         );
         let mut agent = AgentState::new("a".into(), 5, None);
-        agent.apply_mail("just chatting");
+        agent.apply_mail(agent_mail::from_channel_message("just chatting").as_ref());
         assert_eq!(agent.metrics, AgentMetrics::default());
     }
 

@@ -11,8 +11,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::context::DocumentChange;
 use crate::context::documents::{DocFolder, DocStamp};
-use crate::mcp::DocumentChange;
 
 /// Most documents the watcher follows; documents beyond are not reported.
 pub const MAX_TRACKED: usize = 1_000;

@@ -54,7 +54,7 @@ use self::queue::{Queue, Wait};
 use super::EngineEvent;
 use crate::context::documents::DocFolder;
 use crate::context::paths;
-use crate::mcp::{ContextEvent, DocumentChange, SharedContext};
+use crate::context::{ContextEvent, DocumentChange, SharedContext};
 
 pub use crate::vocab::EDITOR;
 

@@ -34,7 +34,8 @@ impl App {
     /// The engine's answer to one of this app's commands.
     pub(super) fn reply(&mut self, reply: Result<Reply, CommandFailed>) -> Vec<Effect> {
         match reply {
-            Ok(Reply::Done) => Vec::new(),
+            // The app neither sends nor peeks (the CLI does).
+            Ok(Reply::Done | Reply::Posted { .. } | Reply::Messages { .. }) => Vec::new(),
             Ok(Reply::Snapshot { snapshot }) => {
                 let mut effects = self.snapshot(*snapshot);
                 for event in self.resync.answered() {
