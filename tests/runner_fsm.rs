@@ -1493,3 +1493,40 @@ fn news_caused_by_an_agents_call_counts_as_its_message_for_the_loop_guard() {
         "the queued report is delivered"
     );
 }
+
+/// The driver writes final answers behind its loop; one it cannot write
+/// is reported back (`Event::AnswerLost`). A run waits for a final answer
+/// to be seen in the channel (it may wake someone), so without that report
+/// it would wait forever.
+#[test]
+fn a_run_whose_final_answer_could_not_be_written_still_ends() {
+    let mut sim = Sim::with(RunMode::Run, &["a"]);
+    let fx = sim.start(Some("@a go"));
+    let (turn, _) = started(&fx, "a");
+    // The answer is handed out but never written (no MessagePosted).
+    let fx = sim.runner.handle(
+        Millis(sim.now),
+        Event::TurnFinished {
+            agent: "a".into(),
+            turn,
+            outcome: answer_outcome("my answer"),
+        },
+    );
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::PostFinalAnswer { text, .. } if text == "my answer"))
+    );
+    assert_eq!(
+        finish_outcome(&fx),
+        None,
+        "the answer may still wake someone"
+    );
+    let fx = sim.runner.handle(
+        Millis(sim.now),
+        Event::AnswerLost {
+            agent: "a".into(),
+            text: "my answer".into(),
+        },
+    );
+    assert_eq!(finish_outcome(&fx), Some(RunOutcome::Completed));
+}

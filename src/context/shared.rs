@@ -273,15 +273,42 @@ impl SharedContext {
     }
 
     fn append_blocking(&self, from: &str, message: &str) -> Result<ChannelEntry> {
+        self.append_all_blocking(&[(from, message)])
+            .pop()
+            .unwrap_or_else(|| unreachable!("one message in, one result out"))
+    }
+
+    /// Appends `messages` (sender, text) in order, durable together with
+    /// one `fdatasync` shared with any concurrent sender; one result per
+    /// message. A message the store refuses (too long, a bad name) fails
+    /// alone; the others are still written. Blocks: call it off the async
+    /// workers.
+    pub fn append_all(&self, messages: &[(&str, &str)]) -> Vec<Result<ChannelEntry>> {
+        blocking(|| self.append_all_blocking(messages))
+    }
+
+    fn append_all_blocking(&self, messages: &[(&str, &str)]) -> Vec<Result<ChannelEntry>> {
         let (locked, wake) = &*self.store;
         let mut guard = self.lock();
-        let staged = guard.store.stage(from, message, None)?;
+        let staged: Vec<_> = messages
+            .iter()
+            .map(|(from, message)| guard.store.stage(from, message, None))
+            .collect();
         loop {
-            if !guard.store.is_staged(staged.seq) {
-                return match guard.failure_of(staged.seq) {
-                    Some(e) => Err(e.clone().into()),
-                    None => Ok(staged.entry),
-                };
+            let waiting = staged
+                .iter()
+                .any(|s| s.as_ref().is_ok_and(|s| guard.store.is_staged(s.seq)));
+            if !waiting {
+                return staged
+                    .into_iter()
+                    .map(|s| {
+                        let s = s?;
+                        match guard.failure_of(s.seq) {
+                            Some(e) => Err(e.clone().into()),
+                            None => Ok(s.entry),
+                        }
+                    })
+                    .collect();
             }
             if guard.flushing {
                 guard = wake.wait(guard).unwrap_or_else(|e| e.into_inner());

@@ -107,6 +107,13 @@ pub struct Driver {
     kept_metrics: HashMap<String, super::metrics::Lasting>,
     /// Writes the counters behind the loop.
     behind: super::behind::Behind,
+    /// Writes final answers and acks behind the loop, in order.
+    answers: super::answers::Answers,
+    /// A final answer waiting for the ack that follows it in the same
+    /// round of effects (they are written as one job).
+    answer_held: Option<super::answers::Job>,
+    /// Answers (and acks) the writer could not write.
+    lost_rx: mpsc::UnboundedReceiver<super::answers::Lost>,
     /// The session id last saved for each agent (saved once per change:
     /// the id a turn started with is saved mid-turn, not again at its end).
     saved_sessions: HashMap<String, String>,
@@ -132,6 +139,8 @@ impl Driver {
         temporary_state: bool,
     ) -> Self {
         let (turn_tx, turn_rx) = mpsc::unbounded_channel();
+        let (lost_tx, lost_rx) = mpsc::unbounded_channel();
+        let answers = super::answers::Answers::start(cx.context.clone(), lost_tx);
         // Counters from earlier runs: reopening does not reset them.
         let mut kept_metrics = HashMap::new();
         for name in cx.workflow.agent_names() {
@@ -170,6 +179,9 @@ impl Driver {
             started: chrono::Utc::now(),
             kept_metrics,
             behind: super::behind::Behind::start(),
+            answers,
+            answer_held: None,
+            lost_rx,
             saved_sessions: HashMap::new(),
             prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
@@ -242,6 +254,7 @@ impl Driver {
             };
             tokio::select! {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
+                Some(lost) = self.lost_rx.recv() => self.answer_lost(lost),
                 ev = self.ctx_events.recv() => self.context_event(ev),
                 ev = self.task_events.recv() => self.task_event(ev),
                 ev = self.approval_events.recv() => self.approval_event(ev),
@@ -483,7 +496,29 @@ impl Driver {
             for effect in self.runner.handle(now, event) {
                 self.effect(effect);
             }
+            self.queue_held_answer();
         }
+    }
+
+    /// Hands the final answer held for its ack to the writer as it is.
+    fn queue_held_answer(&mut self) {
+        if let Some(job) = self.answer_held.take() {
+            self.answers.queue(job);
+        }
+    }
+
+    /// An answer (or ack) the writer could not write: the person is told,
+    /// and the runner stops waiting to see the answer in the channel.
+    fn answer_lost(&mut self, lost: super::answers::Lost) {
+        let super::answers::Lost { agent, text, error } = lost;
+        if text.is_empty() {
+            self.notice(error);
+            return;
+        }
+        self.notice(format!(
+            "cannot post {agent}'s final answer: {error}; the messages it answered stay unacknowledged"
+        ));
+        self.handle(Event::AnswerLost { agent, text });
     }
 
     fn effect(&mut self, effect: Effect) {
@@ -497,9 +532,24 @@ impl Driver {
                 ..
             } => self.start_turn(agent, turn, messages, session_id, number),
             Effect::Ack { agent, through } => {
-                if let Err(e) = self.cx.context.ack(&agent, Since::Id(through)) {
-                    self.notice(format!("cannot acknowledge {agent}'s messages: {e}"));
-                }
+                // Behind the loop, after the answers queued before it; a
+                // turn's ack rides with its answer.
+                let job = match self.answer_held.take() {
+                    Some(super::answers::Job::Answer { agent: a, text, .. }) if a == agent => {
+                        super::answers::Job::Answer {
+                            agent: a,
+                            text,
+                            then_ack: Some(through),
+                        }
+                    }
+                    held => {
+                        if let Some(held) = held {
+                            self.answers.queue(held);
+                        }
+                        super::answers::Job::Ack { agent, through }
+                    }
+                };
+                self.answers.queue(job);
             }
             Effect::KillTurn { agent, turn } => {
                 self.cx.context.approvals().close_agent(
@@ -513,7 +563,14 @@ impl Driver {
                 }
             }
             Effect::PostSystem { text } => self.post(SYSTEM, &text),
-            Effect::PostFinalAnswer { agent, text } => self.post(&agent, &text),
+            Effect::PostFinalAnswer { agent, text } => {
+                self.queue_held_answer();
+                self.answer_held = Some(super::answers::Job::Answer {
+                    agent,
+                    text,
+                    then_ack: None,
+                });
+            }
             Effect::ScheduleRetry { .. } => {}
             Effect::Paused { reason } => self.emit(EngineEvent::Paused { reason }),
             Effect::Resumed => self.emit(EngineEvent::Resumed),
@@ -587,10 +644,13 @@ impl Driver {
                 )),
             }
         }
-        if let Some(last) = messages.iter().max()
-            && let Err(e) = self.cx.context.mark_delivered(&agent, *last)
-        {
-            self.notice(format!("cannot mark {agent}'s messages delivered: {e}"));
+        if let Some(last) = messages.iter().max() {
+            // Behind the agent's previous answer (see `answers`).
+            self.queue_held_answer();
+            self.answers.queue(super::answers::Job::Deliver {
+                agent: agent.clone(),
+                through: *last,
+            });
         }
         let tool_lists_at_start = (backend.lists_tools_at_start() && self.cx.mcp.is_some())
             .then(|| self.cx.context.tool_lists(&agent));
@@ -1521,6 +1581,10 @@ impl Driver {
                 Ok(None) | Err(_) => break,
             }
         }
+        // The answers and acks still queued land before the last report.
+        self.queue_held_answer();
+        let answers = std::mem::replace(&mut self.answers, super::answers::Answers::stopped());
+        blocking(move || drop(answers));
         self.sync_messages();
         for kind in std::mem::take(&mut self.prepared_workdirs) {
             let backend = crate::agents::backend::backend_for(kind);

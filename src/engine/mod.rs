@@ -3,6 +3,7 @@
 //! [`Reply`] privately, and render the [`EngineEvent`]s everyone sees; they
 //! never touch files or processes themselves.
 
+mod answers;
 mod behind;
 pub use crate::vocab::command;
 mod driver;

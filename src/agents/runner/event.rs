@@ -72,6 +72,16 @@ pub enum Event {
         /// Its Agent Mail record, if it is one.
         mail: Option<Box<agent_mail::MailRecord>>,
     },
+    /// The final answer `text` that `agent`'s turn handed to the driver
+    /// ([`Effect::PostFinalAnswer`](super::Effect::PostFinalAnswer)) could
+    /// not be written: it will never be seen back in the channel, so a run
+    /// must not wait for it.
+    AnswerLost {
+        /// Whose answer.
+        agent: String,
+        /// The answer.
+        text: String,
+    },
     /// `agent` acknowledged its inbox up to `through` outside a turn's end,
     /// for example with the `inbox_ack` tool mid-turn or the user's ack key.
     InboxAcked {

@@ -187,6 +187,13 @@ impl Runner {
             Event::MessageRead { entry, mail } => {
                 self.on_message(&entry, mail.as_deref(), &mut fx);
             }
+            Event::AnswerLost { agent, text } => {
+                if let Some(a) = self.agent_mut(&agent)
+                    && let Some(i) = a.pending_answers.iter().position(|t| *t == text)
+                {
+                    a.pending_answers.remove(i);
+                }
+            }
             Event::InboxAcked { agent, through } => {
                 if let Some(a) = self.agent_mut(&agent) {
                     a.ack(through);
