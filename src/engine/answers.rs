@@ -141,10 +141,13 @@ impl Drop for Answers {
     }
 }
 
+/// Appends (sender, text) pairs with one sync: one result each.
+type AppendAll<'a> = &'a dyn Fn(&[(&str, &str)]) -> Vec<crate::context::Result<ChannelEntry>>;
+
 /// What the writer does to the channel (the instance's context; a failing
 /// one in tests).
 struct Channel<'a> {
-    append: &'a dyn Fn(&[(&str, &str)]) -> Vec<crate::context::Result<ChannelEntry>>,
+    append: AppendAll<'a>,
     ack: &'a dyn Fn(&str, u64) -> crate::context::Result<()>,
     deliver: &'a dyn Fn(&str, u64) -> crate::context::Result<()>,
 }
