@@ -594,7 +594,9 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     let mut seen = TaskSnapshot::default();
     let mut catch_up = |seen: &mut TaskSnapshot| {
         while let Ok(e) = events.try_recv() {
-            seen.apply(e);
+            if let awtui::context::ContextEvent::TaskChanged { change } = e {
+                seen.apply(change.event);
+            }
         }
     };
     let c = served.client("coder").await;

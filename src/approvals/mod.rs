@@ -194,7 +194,9 @@ struct State {
 
 struct Inner {
     state: Mutex<State>,
-    events: broadcast::Sender<ApprovalEvent>,
+    /// Where changes are announced: the instance's one stream of state
+    /// facts once a context adopts these approvals ([`Approvals::publish_on`]).
+    events: Mutex<broadcast::Sender<crate::context::ContextEvent>>,
 }
 
 /// The approvals of one instance: rules, "always" decisions, requests
@@ -232,7 +234,8 @@ impl Approvals {
         ended: BTreeMap<u64, Decision>,
         next_id: u64,
     ) -> Self {
-        let (events, _) = broadcast::channel(1024);
+        let (events, _) = broadcast::channel(crate::context::shared::EVENT_CAPACITY);
+        let events = Mutex::new(events);
         Approvals {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
@@ -315,8 +318,16 @@ impl Approvals {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn emit(&self, event: ApprovalEvent) {
-        let _ = self.inner.events.send(event);
+    fn emit(&self, approval: ApprovalEvent) {
+        let bus = self.inner.events.lock().unwrap_or_else(|e| e.into_inner());
+        let approval = Box::new(approval);
+        let _ = bus.send(crate::context::ContextEvent::ApprovalChanged { approval });
+    }
+
+    /// Announces changes on `bus` from now on (the context that shares
+    /// these approvals: one stream for all the state's facts).
+    pub fn publish_on(&self, bus: broadcast::Sender<crate::context::ContextEvent>) {
+        *self.inner.events.lock().unwrap_or_else(|e| e.into_inner()) = bus;
     }
 
     /// Sets which agents ask (`permissions: ask`) and their `approve:`
@@ -342,9 +353,13 @@ impl Approvals {
         self.lock().timeout
     }
 
-    /// Every change from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<ApprovalEvent> {
-        self.inner.events.subscribe()
+    /// Every change from now on (on the stream they are published on).
+    pub fn subscribe(&self) -> broadcast::Receiver<crate::context::ContextEvent> {
+        self.inner
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .subscribe()
     }
 
     /// The requests waiting for a person, oldest first.
@@ -798,12 +813,16 @@ mod tests {
             json!({"behavior": "allow", "updatedInput": {"command": "ls"}})
         );
         assert!(a.pending().is_empty());
+        let approval = |e: crate::context::ContextEvent| match e {
+            crate::context::ContextEvent::ApprovalChanged { approval } => *approval,
+            other => panic!("not an approval: {other:?}"),
+        };
         assert!(matches!(
-            events.recv().await.unwrap(),
+            approval(events.recv().await.unwrap()),
             ApprovalEvent::Requested { .. }
         ));
         assert!(matches!(
-            events.recv().await.unwrap(),
+            approval(events.recv().await.unwrap()),
             ApprovalEvent::Decided { .. }
         ));
         assert_eq!(

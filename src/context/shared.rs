@@ -34,8 +34,12 @@ pub use crate::vocab::channel::DocumentChange;
 /// (it then gets `RecvError::Lagged` and should re-read the store).
 pub const EVENT_CAPACITY: usize = 4096;
 
-/// Something that changed in the context, for the engine and front ends to
-/// follow what agents do through MCP, and for resource notifications.
+/// Something that changed in the instance's state: the one stream of the
+/// state's facts (channel, cursors, documents, tasks, approvals), each
+/// published once, when it is written. The engine follows it (and turns
+/// it into its own events for front ends), the MCP server's resource
+/// notifier and the document watcher read it; nobody re-reads the store to
+/// learn what changed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ContextEvent {
@@ -59,6 +63,17 @@ pub enum ContextEvent {
         agent: String,
         /// The new cursor.
         cursor: Cursor,
+    },
+    /// Something changed on the task board, with who caused it.
+    TaskChanged {
+        /// The change and its cause.
+        change: Box<crate::tasks::CausedEvent>,
+    },
+    /// A tool approval was requested or decided, or the "always" rules
+    /// changed.
+    ApprovalChanged {
+        /// What happened.
+        approval: Box<crate::approvals::ApprovalEvent>,
     },
 }
 
@@ -154,7 +169,11 @@ impl SharedContext {
     pub fn with_tasks(mut store: Box<dyn ContextStore>, tasks: TaskBoard) -> Self {
         // Cursor writes become durable behind the lock (see `transact`).
         store.defer_durability();
-        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        // One stream: the board's changes and the channel's are published
+        // on the same bus, and so are the approvals' (`with_approvals`).
+        let events = tasks.bus();
+        let approvals = crate::approvals::Approvals::default();
+        approvals.publish_on(events.clone());
         let locked = Locked {
             store,
             flushing: false,
@@ -165,7 +184,7 @@ impl SharedContext {
             events,
             tasks,
             tool_lists: Arc::default(),
-            approvals: Default::default(),
+            approvals,
         }
     }
 
@@ -190,6 +209,7 @@ impl SharedContext {
     /// The same context with `approvals` as its tool approvals (an
     /// instance keeps them in its folder; the default keeps them in memory).
     pub fn with_approvals(mut self, approvals: crate::approvals::Approvals) -> Self {
+        approvals.publish_on(self.events.clone());
         self.approvals = approvals;
         self
     }

@@ -70,8 +70,6 @@ pub struct Driver {
     pub mcp: Option<McpHandle>,
     pub events: broadcast::Sender<EngineEvent>,
     pub ctx_events: broadcast::Receiver<ContextEvent>,
-    task_events: broadcast::Receiver<crate::tasks::CausedEvent>,
-    approval_events: broadcast::Receiver<crate::approvals::ApprovalEvent>,
     announcer: super::tasks::Announcer,
     pub commands: mpsc::UnboundedReceiver<Envelope>,
     pub notices: Vec<String>,
@@ -151,15 +149,11 @@ impl Driver {
         }
         let ops = OpsState::load(&cx.state_root);
         let ops_files = OpsFiles::new(&cx.state_root);
-        let task_events = cx.context.tasks().subscribe_caused();
-        let approval_events = cx.context.approvals().subscribe();
         Driver {
             runner,
             cx,
             mcp,
             events,
-            task_events,
-            approval_events,
             announcer: super::tasks::Announcer::default(),
             ctx_events,
             commands,
@@ -256,8 +250,6 @@ impl Driver {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
                 Some(lost) = self.lost_rx.recv() => self.answer_lost(lost),
                 ev = self.ctx_events.recv() => self.context_event(ev),
-                ev = self.task_events.recv() => self.task_event(ev),
-                ev = self.approval_events.recv() => self.approval_event(ev),
                 () = next_tick(&mut stale_check) => {
                     self.mark_silent_offline();
                     self.release_stale(release_after);
@@ -1062,7 +1054,18 @@ impl Driver {
     fn context_event(&mut self, event: Result<ContextEvent, broadcast::error::RecvError>) {
         match event {
             Ok(ContextEvent::MessageAppended { entry }) => self.message_appended(entry),
-            Err(broadcast::error::RecvError::Lagged(_)) => self.sync_messages(),
+            Ok(ContextEvent::TaskChanged { change }) => self.task_event(Some(*change)),
+            Ok(ContextEvent::ApprovalChanged { approval }) => self.approval_event(*approval),
+            // The one resync rule: read what the channel has that was not
+            // reported, look for tasks that became free, and say that
+            // updates were missed (front ends' snapshots are current).
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                self.notice(format!(
+                    "{n} state updates were missed; the channel was read again and the snapshot is current"
+                ));
+                self.sync_messages();
+                self.task_event(None);
+            }
             Ok(ContextEvent::DocumentChanged { path, change, by }) => {
                 self.emit(EngineEvent::Document { path, change, by });
                 self.handle(Event::DocumentChanged);
@@ -1086,12 +1089,9 @@ impl Driver {
     /// A change on the task board: shown to front ends; tasks that became
     /// available wake the agents allowed to take them (one system message),
     /// except the agent whose tool call made them available.
-    fn task_event(
-        &mut self,
-        event: Result<crate::tasks::CausedEvent, broadcast::error::RecvError>,
-    ) {
-        let (check, by) = match event {
-            Ok(crate::tasks::CausedEvent { by, event }) => {
+    fn task_event(&mut self, change: Option<crate::tasks::CausedEvent>) {
+        let (check, by) = match change {
+            Some(crate::tasks::CausedEvent { by, event }) => {
                 self.announcer.observe(&event, by.as_deref());
                 let check = super::tasks::may_free_tasks(&event);
                 self.emit(EngineEvent::Task {
@@ -1099,8 +1099,8 @@ impl Driver {
                 });
                 (check, by)
             }
-            Err(broadcast::error::RecvError::Lagged(_)) => (true, None),
-            Err(broadcast::error::RecvError::Closed) => (false, None),
+            // Changes were missed: look for free tasks anyway.
+            None => (true, None),
         };
         if check {
             let _ = self.announce_tasks(by.as_deref());
@@ -1506,21 +1506,8 @@ impl Driver {
     /// Follows the approvals: front ends see each change; the runner
     /// learns who waits (its status, its paused timeout); every decision
     /// becomes one system line in the channel.
-    fn approval_event(
-        &mut self,
-        event: Result<crate::approvals::ApprovalEvent, broadcast::error::RecvError>,
-    ) {
+    fn approval_event(&mut self, event: crate::approvals::ApprovalEvent) {
         use crate::approvals::ApprovalEvent;
-        let event = match event {
-            Ok(e) => e,
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                self.notice(format!(
-                    "{n} approval updates were missed; the snapshot is current"
-                ));
-                return;
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        };
         let waiting = |d: &Driver, agent: &str| d.cx.context.approvals().is_waiting(agent);
         match &event {
             ApprovalEvent::Requested { request } => {

@@ -481,7 +481,8 @@ mod tests {
         let tasks = plan(&board);
         let mut pump = |ann: &mut Announcer| {
             let mut news = Vec::new();
-            while let Ok(e) = events.try_recv() {
+            while let Ok(crate::context::ContextEvent::TaskChanged { change }) = events.try_recv() {
+                let e = change.event;
                 ann.observe(&e, None);
                 if may_free_tasks(&e) {
                     news.extend(ann.news(&board, &agents, None));

@@ -154,6 +154,8 @@ impl Hub {
                     notices.push(Notice::ListChanged);
                 }
             }
+            // No resource shows the task board or the approvals.
+            ContextEvent::TaskChanged { .. } | ContextEvent::ApprovalChanged { .. } => {}
         }
         self.targets(&notices, &mentioned)
     }

@@ -156,14 +156,11 @@ impl TaskEvent {
     }
 }
 
-/// How many events a slow receiver may fall behind before it misses some.
-pub const TASK_EVENT_CAPACITY: usize = 4096;
-
 /// A change on the board with who made it: the caller of the tool call
 /// ([`TaskBoard::change_by`]), `None` for the engine's and the person's
 /// own changes made through [`TaskBoard::change`]. The engine uses it so
 /// that an agent is not woken by what its own call caused.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CausedEvent {
     /// Who made the change, if an agent's call did.
     pub by: Option<String>,
@@ -176,9 +173,10 @@ pub struct CausedEvent {
 #[derive(Clone)]
 pub struct TaskBoard {
     store: Arc<Mutex<TaskStore>>,
-    events: broadcast::Sender<TaskEvent>,
-    /// The same changes, with who made them.
-    caused: broadcast::Sender<CausedEvent>,
+    /// Where its changes are announced, with who made them: the
+    /// instance's one stream of state facts (a context sharing this board
+    /// publishes on the same bus).
+    bus: broadcast::Sender<crate::context::ContextEvent>,
     /// The instance's worktrees folder
     /// ([`crate::workspace::worktrees_root`]), where `workspace_create`
     /// puts worktrees; `None` when the instance keeps nothing on disk.
@@ -200,12 +198,10 @@ impl Default for TaskBoard {
 impl TaskBoard {
     /// Shares `store`.
     pub fn new(store: TaskStore) -> Self {
-        let (events, _) = broadcast::channel(TASK_EVENT_CAPACITY);
-        let (caused, _) = broadcast::channel(TASK_EVENT_CAPACITY);
+        let (bus, _) = broadcast::channel(crate::context::shared::EVENT_CAPACITY);
         TaskBoard {
             store: Arc::new(Mutex::new(store)),
-            events,
-            caused,
+            bus,
             worktree_root: None,
         }
     }
@@ -222,14 +218,15 @@ impl TaskBoard {
         self.worktree_root.as_deref()
     }
 
-    /// A receiver of every change from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
-        self.events.subscribe()
+    /// A receiver of every change from now on (with who made it), on the
+    /// state's one stream.
+    pub fn subscribe(&self) -> broadcast::Receiver<crate::context::ContextEvent> {
+        self.bus.subscribe()
     }
 
-    /// A receiver of every change from now on, with who made it.
-    pub fn subscribe_caused(&self) -> broadcast::Receiver<CausedEvent> {
-        self.caused.subscribe()
+    /// The bus the board announces on, for the context that shares it.
+    pub(crate) fn bus(&self) -> broadcast::Sender<crate::context::ContextEvent> {
+        self.bus.clone()
     }
 
     fn lock(&self) -> MutexGuard<'_, TaskStore> {
@@ -248,7 +245,7 @@ impl TaskBoard {
     }
 
     /// [`TaskBoard::change`] made by agent `by`'s tool call: its events are
-    /// announced as caused by it ([`TaskBoard::subscribe_caused`]).
+    /// announced as caused by it ([`CausedEvent::by`]).
     pub fn change_by<T>(
         &self,
         by: &str,
@@ -264,12 +261,14 @@ impl TaskBoard {
     ) -> T {
         let mut guard = self.lock();
         let (value, events) = f(&mut guard);
-        for e in events {
-            let _ = self.caused.send(CausedEvent {
+        for event in events {
+            let change = Box::new(CausedEvent {
                 by: by.map(str::to_string),
-                event: e.clone(),
+                event,
             });
-            let _ = self.events.send(e);
+            let _ = self
+                .bus
+                .send(crate::context::ContextEvent::TaskChanged { change });
         }
         value
     }
