@@ -669,6 +669,61 @@ mod tests {
         t.call(caller, name, args(v))
     }
 
+    /// `schema` without its descriptions (the keyword, not a property
+    /// that happens to be called `description`).
+    fn without_descriptions(schema: &Value) -> Value {
+        match schema {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(k, v)| !(k.as_str() == "description" && v.is_string()))
+                    .map(|(k, v)| {
+                        let v = match (k.as_str(), v) {
+                            ("properties", Value::Object(props)) => Value::Object(
+                                props
+                                    .iter()
+                                    .map(|(name, p)| (name.clone(), without_descriptions(p)))
+                                    .collect(),
+                            ),
+                            _ => without_descriptions(v),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(without_descriptions).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Issue 24 (7): every tool's name, description and input schema as
+    /// they were when the schemas were written by hand
+    /// (`tests/fixtures/tool_schemas.json`, the order of `tools/list`).
+    /// What clients rely on (property names, types, required, enums,
+    /// bounds, defaults) must not change; a parameter's description may.
+    #[test]
+    fn every_schema_matches_the_recorded_contract() {
+        let recorded: Vec<Value> =
+            serde_json::from_str(include_str!("../../tests/fixtures/tool_schemas.json")).unwrap();
+        let mut now = specs();
+        now.push(super::super::approval_tools::spec());
+        let names: Vec<&str> = now.iter().map(|s| s.name).collect();
+        let want: Vec<&str> = recorded
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, want);
+        for (spec, old) in now.iter().zip(&recorded) {
+            assert_eq!(spec.description, old["description"], "{}", spec.name);
+            assert_eq!(
+                without_descriptions(&spec.input_schema),
+                without_descriptions(&old["input_schema"]),
+                "{}: {}",
+                spec.name,
+                spec.input_schema
+            );
+        }
+    }
+
     #[test]
     fn every_spec_is_callable_and_schemas_are_objects() {
         let t = toolbox();
