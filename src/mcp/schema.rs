@@ -97,6 +97,7 @@ fn plain(schema: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::tools;
     use serde_json::json;
 
     /// Arguments of every shape the tools use.
@@ -159,5 +160,110 @@ mod tests {
                 "additionalProperties": false
             })
         );
+    }
+
+    /// `schema` without its descriptions (the keyword, not a property
+    /// that happens to be called `description`).
+    fn without_descriptions(schema: &Value) -> Value {
+        match schema {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(k, v)| !(k.as_str() == "description" && v.is_string()))
+                    .map(|(k, v)| {
+                        let v = match (k.as_str(), v) {
+                            ("properties", Value::Object(props)) => Value::Object(
+                                props
+                                    .iter()
+                                    .map(|(name, p)| (name.clone(), without_descriptions(p)))
+                                    .collect(),
+                            ),
+                            _ => without_descriptions(v),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(without_descriptions).collect()),
+            other => other.clone(),
+        }
+    }
+
+    /// Issue 24 (7): every tool's name, description and input schema as
+    /// they were when the schemas were written by hand
+    /// (`tests/fixtures/tool_schemas.json`, the order of `tools/list`).
+    /// What clients rely on (property names, types, required, enums,
+    /// bounds, defaults) must not change; a parameter's description may.
+    #[test]
+    fn every_schema_matches_the_recorded_contract() {
+        let recorded: Vec<Value> =
+            serde_json::from_str(include_str!("../../tests/fixtures/tool_schemas.json")).unwrap();
+        let mut now = tools::specs();
+        now.push(crate::mcp::approval_tools::spec());
+        let names: Vec<&str> = now.iter().map(|s| s.name).collect();
+        let want: Vec<&str> = recorded
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, want);
+        for (spec, old) in now.iter().zip(&recorded) {
+            assert_eq!(spec.description, old["description"], "{}", spec.name);
+            assert_eq!(
+                without_descriptions(&spec.input_schema),
+                without_descriptions(&old["input_schema"]),
+                "{}: {}",
+                spec.name,
+                spec.input_schema
+            );
+        }
+    }
+
+    /// `schema` and every schema inside it.
+    fn all_schemas(schema: &Value) -> Vec<&Value> {
+        let mut out = vec![schema];
+        let properties = schema["properties"].as_object().into_iter().flatten();
+        let alternatives = schema["anyOf"].as_array().into_iter().flatten();
+        for inner in properties.map(|(_, p)| p).chain(alternatives) {
+            out.extend(all_schemas(inner));
+        }
+        if let Some(items) = schema.get("items") {
+            out.extend(all_schemas(items));
+        }
+        out
+    }
+
+    /// Issue 24 (7): schemas every real client takes (no `$ref`/`$defs`,
+    /// `oneOf`, `null` types or formats such as `uint`,
+    /// `REAL-CLIENTS.md`), and every argument, however deep, says what it
+    /// is.
+    #[test]
+    fn every_schema_is_plain_and_every_argument_described() {
+        let mut all = tools::specs();
+        all.push(crate::mcp::approval_tools::spec());
+        for spec in &all {
+            for schema in all_schemas(&spec.input_schema) {
+                for banned in ["$ref", "$defs", "definitions", "$schema", "oneOf", "format"] {
+                    assert!(schema.get(banned).is_none(), "{}: {schema}", spec.name);
+                }
+                assert!(!schema["type"].is_array(), "{}: {schema}", spec.name);
+                assert_ne!(schema["type"], "null", "{}", spec.name);
+                for (name, p) in schema["properties"].as_object().into_iter().flatten() {
+                    let about = p["description"].as_str().unwrap_or_default();
+                    assert!(!about.trim().is_empty(), "{}: {name}", spec.name);
+                }
+            }
+        }
+        // What is said about `limit` follows the limits it is checked against.
+        let read = &all
+            .iter()
+            .find(|s| s.name == "channel_read")
+            .unwrap()
+            .input_schema;
+        assert_eq!(read["properties"]["limit"]["maximum"], tools::MAX_LIMIT);
+        let about = read["properties"]["limit"]["description"].as_str().unwrap();
+        assert!(about.contains(&format!(
+            "default {}, at most {}",
+            tools::DEFAULT_LIMIT,
+            tools::MAX_LIMIT
+        )));
     }
 }
