@@ -110,8 +110,7 @@ impl Bridge {
 
     /// Resident memory of the bridge process, in KiB.
     fn rss_kib(&self) -> u64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))

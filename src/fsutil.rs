@@ -363,7 +363,7 @@ fn replace_with(
 }
 
 /// Opens the folder of `path` and returns it with the file name.
-fn open_parent(path: &Path) -> io::Result<(OwnedFd, String)> {
+pub(crate) fn open_parent(path: &Path) -> io::Result<(OwnedFd, String)> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

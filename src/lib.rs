@@ -10,6 +10,8 @@ pub mod fsutil;
 #[warn(missing_docs)]
 pub mod instance;
 #[warn(missing_docs)]
+pub mod journal;
+#[warn(missing_docs)]
 pub mod mcp;
 pub mod output;
 pub mod protocols;

@@ -1,14 +1,14 @@
 //! `approvals.jsonl`: every request that waited for a person, every
 //! decision, every "always" rule added or revoked, one JSON line each,
-//! synced before it counts (read back with the task journal's reader).
+//! synced before it counts (on the rules of every journal,
+//! [`crate::journal`]).
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::{Decision, Request, Standing};
-use crate::tasks::journal::{append_line, open_lines};
+use crate::journal::{self, JsonLines};
 
 /// The journal's file name in the instance folder, where awtui kept it
 /// before it moved out of agents' reach (see
@@ -42,21 +42,17 @@ pub enum Record {
     },
 }
 
+/// The journal file, one [`Record`] a line.
+type Lines = journal::Journal<JsonLines<Record>>;
+
 /// The open journal file.
 #[derive(Debug)]
 pub struct Journal {
-    file: File,
-    path: PathBuf,
+    lines: Lines,
 }
 
-/// What reopening found.
-#[derive(Debug, Default)]
-pub struct Replay {
-    /// Every record, in the order written.
-    pub records: Vec<Record>,
-    /// Problems found (each names the file and line).
-    pub warnings: Vec<String>,
-}
+/// What reopening found: every record in the order written.
+pub type Replay = journal::Replay<Record>;
 
 impl Journal {
     /// Opens (or creates) the journal at `path` and reads it back.
@@ -67,28 +63,25 @@ impl Journal {
     /// (an agent's document or file tools) might have put in. A warning
     /// says how many rules were left behind.
     pub fn open(path: &Path, legacy: Option<&Path>) -> std::io::Result<(Journal, Replay)> {
-        let (file, mut records, mut warnings) = open_lines::<Record>(path)?;
-        let mut journal = Journal {
-            file,
-            path: path.to_path_buf(),
-        };
+        let (lines, mut replay) = Lines::open(path)?;
+        let mut journal = Journal { lines };
         if let Some(old) = legacy.filter(|old| *old != path)
             && std::fs::symlink_metadata(old).is_ok_and(|m| m.is_file())
         {
-            let (_, old_records, old_warnings) = open_lines::<Record>(old)?;
-            warnings.extend(old_warnings);
+            let (_, old_replay) = Lines::open(old)?;
+            replay.warnings.extend(old_replay.warnings);
             let mut dropped = 0;
-            for record in old_records {
+            for record in old_replay.records {
                 match record {
                     Record::Requested { .. } | Record::Decided { .. } => {
                         journal.write(&record)?;
-                        records.push(record);
+                        replay.records.push(record);
                     }
                     Record::Always { .. } | Record::Revoked { .. } => dropped += 1,
                 }
             }
             if dropped > 0 {
-                warnings.push(format!(
+                replay.warnings.push(format!(
                     "{}: {dropped} \"always\" approval record(s) were not carried over (that \
                      file is in agents' reach, so a rule in it cannot be trusted); answer with \
                      \"always\" again to keep a rule",
@@ -97,17 +90,18 @@ impl Journal {
             }
             std::fs::remove_file(old)?;
         }
-        Ok((journal, Replay { records, warnings }))
+        Ok((journal, replay))
     }
 
     /// Where it is.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.lines.path()
     }
 
     /// Appends `record`; once this returns it survives a crash.
     pub fn write(&mut self, record: &Record) -> std::io::Result<()> {
-        append_line(&mut self.file, record)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))
+        self.lines.append(record).map(drop).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("{}: {e}", self.lines.path().display()))
+        })
     }
 }

@@ -9,7 +9,9 @@
 //! when nothing newer was logged meanwhile. On open, the records still in
 //! the journal are applied again, durably, so after a crash (or power loss)
 //! every acknowledged write is there and whole; a torn last record was
-//! never acknowledged and is dropped.
+//! never acknowledged and is dropped. Opening, appending and replaying
+//! follow the rules of every journal ([`crate::journal`]); this file adds
+//! the record format ([`DocFormat`]) and the checkpoints.
 //!
 //! Deleting a document first makes everything journaled durable and
 //! empties the journal, so a replay can never bring a deleted document
@@ -19,14 +21,12 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use rustix::fs::{Mode, OFlags};
-
 use crate::fsutil::{MIB, stable_hash_u64};
+use crate::journal::{Decoded, Format, Journal};
 
 /// The journal's name in the document folder (hidden, so never a document).
 pub const JOURNAL_FILE: &str = ".documents.journal";
@@ -48,11 +48,51 @@ pub struct Record {
     pub content: Vec<u8>,
 }
 
+/// A write to log: the document's path and its new content.
+#[derive(Clone, Copy, Debug)]
+pub struct DocWrite<'a> {
+    /// The document's path relative to the folder, validated.
+    pub path: &'a str,
+    /// Its new content.
+    pub content: &'a [u8],
+}
+
+/// The journal's record format: magic, lengths and a checksum, then the
+/// path and the content. Reading stops at the first incomplete or damaged
+/// record (a crash mid-write), which is cut off.
+#[derive(Debug)]
+pub struct DocFormat;
+
+impl Format for DocFormat {
+    type Record = Record;
+    type Entry<'a> = DocWrite<'a>;
+
+    fn encode(entry: &DocWrite<'_>) -> io::Result<Vec<u8>> {
+        Ok(encode(entry.path, entry.content))
+    }
+
+    fn decode(bytes: &[u8], path: &Path) -> Decoded<Record> {
+        let (records, keep) = parse(bytes);
+        let warnings = (keep < bytes.len())
+            .then(|| {
+                format!(
+                    "{}: dropped a torn or damaged last record (the instance stopped mid-write)",
+                    path.display()
+                )
+            })
+            .into_iter()
+            .collect();
+        Decoded {
+            records,
+            keep,
+            warnings,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct State {
-    file: File,
-    /// Length of the records written so far.
-    len: u64,
+    journal: Journal<DocFormat>,
     /// Documents replaced since the last checkpoint: the new file, its
     /// folder and its name there, to sync.
     settled: Vec<Settled>,
@@ -132,8 +172,9 @@ fn sync_all(batch: &[Settled]) -> io::Result<()> {
     Ok(())
 }
 
-/// The records in `bytes`, up to the first incomplete or damaged one.
-pub fn parse(bytes: &[u8]) -> Vec<Record> {
+/// The records in `bytes`, up to the first incomplete or damaged one,
+/// and how many bytes they take.
+fn parse(bytes: &[u8]) -> (Vec<Record>, usize) {
     let mut out = Vec::new();
     let mut at = 0usize;
     while bytes.len() - at >= HEADER && &bytes[at..at + 4] == MAGIC {
@@ -164,12 +205,17 @@ pub fn parse(bytes: &[u8]) -> Vec<Record> {
         });
         at = end;
     }
-    out
+    (out, at)
+}
+
+/// How long a record of `content` for `path` is.
+fn record_len(path: &str, content: &[u8]) -> u64 {
+    (HEADER + path.len() + content.len()) as u64
 }
 
 /// One record's bytes.
 fn encode(path: &str, content: &[u8]) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(HEADER + path.len() + content.len());
+    let mut buf = Vec::with_capacity(record_len(path, content) as usize);
     buf.extend_from_slice(MAGIC);
     buf.extend_from_slice(&(path.len() as u32).to_le_bytes());
     buf.extend_from_slice(&(content.len() as u64).to_le_bytes());
@@ -188,24 +234,18 @@ impl DocJournal {
     /// [`DocJournal::checkpoint`].
     pub fn open(dir: BorrowedFd<'_>, dir_path: &Path) -> io::Result<(DocJournal, Vec<Record>)> {
         let path = dir_path.join(JOURNAL_FILE);
-        let fd = rustix::fs::openat(
-            dir,
-            JOURNAL_FILE,
-            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o600),
-        )?;
-        let file = File::from(fd);
-        let mut bytes = Vec::new();
-        io::Read::read_to_end(&mut &file, &mut bytes)?;
-        let records = parse(&bytes);
+        let (journal, replay) = Journal::open_in(dir, JOURNAL_FILE, &path)?;
+        for w in &replay.warnings {
+            tracing::warn!("{w}");
+        }
+        let records = replay.records;
         let shared = Arc::new(Shared {
             path,
             state: Mutex::new(State {
-                file,
-                len: bytes.len() as u64,
+                replaying: !journal.is_empty(),
+                journal,
                 settled: Vec::new(),
                 busy: false,
-                replaying: !bytes.is_empty(),
                 failed: false,
                 closed: false,
             }),
@@ -231,30 +271,16 @@ impl DocJournal {
     /// Appends a record of `content` for `path` and makes it durable.
     /// Returns where it starts, for [`DocJournal::cut`].
     pub fn log(&self, path: &str, content: &[u8]) -> io::Result<u64> {
-        let record = encode(path, content);
         let mut state = self.shared.lock();
-        if state.len + record.len() as u64 > LIMIT && state.len > 0 {
+        if state.journal.len() + record_len(path, content) > LIMIT && !state.journal.is_empty() {
             state = self.checkpoint_locked(state)?;
         }
-        let at = state.len;
-        let written = state
-            .file
-            .write_all_at(&record, at)
-            .and_then(|()| state.file.sync_data());
-        if let Err(e) = written {
-            let _ = state.file.set_len(at);
-            return Err(e);
-        }
-        state.len = at + record.len() as u64;
-        Ok(at)
+        state.journal.append(&DocWrite { path, content })
     }
 
     /// Takes back the record logged at `at` (its write never happened).
     pub fn cut(&self, at: u64) {
-        let mut state = self.shared.lock();
-        if state.file.set_len(at).is_ok() {
-            state.len = at;
-        }
+        let _ = self.shared.lock().journal.cut(at);
     }
 
     /// The document replaced after its record was logged: `file` holds the
@@ -300,12 +326,10 @@ impl DocJournal {
         sync_all(&batch)?;
         if state.failed {
             // Their handles are gone: sync everything on that file system.
-            rustix::fs::syncfs(&state.file)?;
+            rustix::fs::syncfs(&state.journal)?;
             state.failed = false;
         }
-        state.file.set_len(0)?;
-        state.file.sync_data()?;
-        state.len = 0;
+        state.journal.clear()?;
         state.replaying = false;
         Ok(state)
     }
@@ -345,7 +369,7 @@ fn checkpoint_loop(shared: &Shared) {
                 .0;
         }
         let batch = std::mem::take(&mut state.settled);
-        let mark = state.len;
+        let mark = state.journal.len();
         state.busy = true;
         drop(state);
         let synced = sync_all(&batch);
@@ -355,14 +379,12 @@ fn checkpoint_loop(shared: &Shared) {
             Ok(())
                 if !state.replaying
                     && !state.failed
-                    && state.len == mark
+                    && state.journal.len() == mark
                     && state.settled.is_empty() =>
             {
                 // Not synced: a crash before this reaches the disk only
                 // replays writes that are already whole on disk.
-                if state.file.set_len(0).is_ok() {
-                    state.len = 0;
-                }
+                let _ = state.journal.cut(0);
             }
             Ok(()) => {}
             Err(e) => {
@@ -381,12 +403,13 @@ fn checkpoint_loop(shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
 
     #[test]
     fn records_round_trip_and_a_torn_or_damaged_tail_is_dropped() {
         let mut bytes = encode("a.md", b"first");
         bytes.extend(encode("dir/b.md", "second \u{e9}".as_bytes()));
-        let whole = parse(&bytes);
+        let whole = parse(&bytes).0;
         assert_eq!(
             whole,
             vec![
@@ -403,11 +426,36 @@ mod tests {
         // Torn anywhere in the second record: only the first is kept.
         for cut in 1..bytes.len() - whole[0].content.len() - HEADER - 4 {
             let torn = &bytes[..bytes.len() - cut];
-            assert_eq!(parse(torn).len(), 1, "cut {cut}");
+            assert_eq!(parse(torn).0.len(), 1, "cut {cut}");
         }
         // A flipped byte in the content fails the checksum.
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
-        assert_eq!(parse(&bytes).len(), 1);
+        assert_eq!(parse(&bytes).0.len(), 1);
+    }
+
+    #[test]
+    fn opening_replays_whole_records_and_cuts_a_torn_one_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = encode("a.md", b"first");
+        let mut bytes = whole.clone();
+        bytes.extend(&encode("b.md", b"second")[..HEADER + 2]);
+        std::fs::write(dir.path().join(JOURNAL_FILE), &bytes).unwrap();
+        let folder = std::fs::File::open(dir.path()).unwrap();
+        let (journal, records) = DocJournal::open(folder.as_fd(), dir.path()).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].path, "a.md");
+        let on_disk = std::fs::read(dir.path().join(JOURNAL_FILE)).unwrap();
+        assert_eq!(on_disk, whole, "the torn record is cut off");
+        // A new record follows the whole one; a checkpoint empties it.
+        journal.log("c.md", b"third").unwrap();
+        let on_disk = std::fs::read(dir.path().join(JOURNAL_FILE)).unwrap();
+        assert_eq!(parse(&on_disk).0.len(), 2);
+        journal.checkpoint().unwrap();
+        assert!(
+            std::fs::read(dir.path().join(JOURNAL_FILE))
+                .unwrap()
+                .is_empty()
+        );
     }
 }

@@ -7,10 +7,12 @@
 //! 2.1.330). The call waits for the decision (a rule at once, or a person,
 //! or the approval timeout) without polling.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::tools::{ToolError, ToolSpec};
+use super::schema::input_schema;
+use super::tools::{ToolError, ToolSpec, parse};
 use crate::context::SharedContext;
 
 /// The tool's name on awtui's server.
@@ -22,25 +24,20 @@ pub fn spec() -> ToolSpec {
         name: NAME,
         description: "Used by your CLI (not by you) to ask the person at the control room \
             whether a tool call may run. Do not call it yourself.",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "tool_name": {"type": "string", "description": "The tool about to run."},
-                "input": {"type": "object", "description": "Its input."},
-                "tool_use_id": {"type": "string", "description": "The call's id."},
-            },
-            "required": ["tool_name", "input"],
-        }),
+        input_schema: input_schema::<Args>(),
         read_only: false,
         destructive: false,
     }
 }
 
-#[derive(Deserialize)]
+/// What the CLI sends (fields it may add later are ignored).
+#[derive(Deserialize, JsonSchema)]
 struct Args {
+    /// The tool about to run.
     tool_name: String,
-    #[serde(default)]
-    input: Value,
+    /// Its input.
+    input: Map<String, Value>,
+    /// The call's id.
     #[serde(default)]
     tool_use_id: Option<String>,
 }
@@ -60,8 +57,8 @@ pub async fn call(
             "{NAME} is for the CLIs of agents with permissions: ask, and @{caller} has another setting"
         )));
     }
-    let args: Args = serde_json::from_value(Value::Object(args.unwrap_or_default()))
-        .map_err(|e| ToolError::Invalid(format!("{NAME}: invalid arguments: {e}")))?;
+    let args: Args = parse(NAME, args)?;
+    let input = Value::Object(args.input);
     let last_message = context.read(|store| {
         store
             .read(None, Some(200))
@@ -75,11 +72,11 @@ pub async fn call(
         .ask(
             caller,
             &args.tool_name,
-            args.input.clone(),
+            input.clone(),
             args.tool_use_id,
             last_message,
             gone,
         )
         .await;
-    Ok(decision.answer(&args.input))
+    Ok(decision.answer(&input))
 }

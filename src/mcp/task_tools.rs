@@ -4,10 +4,12 @@
 //! silent they follow caw. Errors carry the seed's codes.
 
 use chrono::Utc;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::tools::{ToolError, ToolSpec};
+use super::schema::input_schema;
+use super::tools::{ToolError, ToolSpec, parse};
 use crate::tasks::budget::{self, Include};
 use crate::tasks::{PlannedTask, TaskBoard, TaskError, TaskEvent, TaskStore};
 
@@ -44,20 +46,8 @@ pub fn is_task_tool(name: &str) -> bool {
     NAMES.contains(&name)
 }
 
-fn schema(properties: Value, required: &[&str]) -> Value {
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
-}
-
-fn s(what: &str) -> Value {
-    json!({"type": "string", "description": what})
-}
-
-fn spec(
+/// A caw tool's listing (none is destructive).
+pub(super) fn spec(
     name: &'static str,
     description: &'static str,
     input_schema: Value,
@@ -72,131 +62,62 @@ fn spec(
     }
 }
 
-/// Every caw tool's description.
+/// Every caw tool's description, its input schema derived from the
+/// arguments it is parsed into.
 pub fn specs() -> Vec<ToolSpec> {
-    let strings =
-        |what: &str| json!({"type": "array", "items": {"type": "string"}, "description": what});
     vec![
         spec(
             "agent_register",
             "Register yourself for task work (step 1 of the task lifecycle). Returns your agent \
              id (ag_…), which task_claim and agent_heartbeat take. Registering again returns the \
              same id.",
-            schema(
-                json!({
-                    "name": s("A human-friendly name."),
-                    "runtime": s("Your runtime: claude_code, codex, opencode, gemini, cursor or custom."),
-                    "role": s("coordinator or worker (default worker)."),
-                    "capabilities": strings("Such as typescript, testing."),
-                    "workspace_path": s("Where you work."),
-                    "metadata": {"type": "object"},
-                }),
-                &["name", "runtime"],
-            ),
+            input_schema::<RegisterArgs>(),
             false,
         ),
         spec(
             "agent_heartbeat",
             "Tell the board you are alive (every next_heartbeat_ms while you work). A holder \
              silent for too long may lose its claim.",
-            schema(
-                json!({
-                    "agent_id": s("Your id from agent_register."),
-                    "current_task_id": s("The task you work on."),
-                    "status": s("online or busy."),
-                }),
-                &["agent_id"],
-            ),
+            input_schema::<HeartbeatArgs>(),
             false,
         ),
         spec(
             "agent_unregister",
             "Leave: you are marked offline and tasks you hold go back to pending.",
-            schema(json!({"id": s("Your id from agent_register.")}), &["id"]),
+            input_schema::<IdArgs>(),
             false,
         ),
         spec(
             "workflow_create",
             "Create a workflow (a plan of tasks) to split work among agents. Returns its id (wf_…).",
-            schema(
-                json!({
-                    "name": s("Workflow name."),
-                    "source_type": s("prompt, github_issue, linear, jira or custom (default prompt)."),
-                    "source_content": s("The prompt or issue the work comes from."),
-                    "source_ref": s("A URL or identifier of the source."),
-                    "max_parallel_tasks": {"type": "integer", "minimum": 1, "description": "Tasks worked on at once (default 1)."},
-                }),
-                &["name"],
-            ),
+            input_schema::<CreateArgs>(),
             false,
         ),
         spec(
             "workflow_set_plan",
             "Set a workflow's plan: every task at once, with dependencies by task name. Agents \
              allowed to take the tasks that can start are woken.",
-            schema(
-                json!({
-                    "id": s("Workflow id."),
-                    "plan": {
-                        "type": "object",
-                        "properties": {
-                            "summary": s("A brief description."),
-                            "tasks": {"type": "array", "items": {
-                                "type": "object",
-                                "properties": {
-                                    "name": s("Unique within the plan."),
-                                    "description": s("What to do."),
-                                    "depends_on": strings("Names of tasks that must be completed first."),
-                                    "assignee": s("The agent meant to do it."),
-                                    "role": s("The role meant to do it."),
-                                    "parallel_group": s("Informational."),
-                                    "estimated_complexity": s("low, medium or high."),
-                                    "files_likely_affected": strings("Informational."),
-                                },
-                                "required": ["name"],
-                            }},
-                        },
-                        "required": ["tasks"],
-                    },
-                }),
-                &["id", "plan"],
-            ),
+            input_schema::<SetPlanArgs>(),
             false,
         ),
         spec(
             "workflow_list",
             "Workflows with their status (planning, ready, in_progress, completed) and counts. \
              For context recovery: list in_progress ones, then workflow_progress.",
-            schema(
-                json!({
-                    "status": {
-                        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
-                        "description": "Only this status or these statuses: a string (\"in_progress\") or a list ([\"in_progress\", \"ready\"]).",
-                    },
-                    "limit": {"type": "integer", "minimum": 1, "description": "Default 20."},
-                    "offset": {"type": "integer", "minimum": 0},
-                }),
-                &[],
-            ),
+            input_schema::<ListArgs>(),
             true,
         ),
         spec(
             "workflow_progress",
             "A workflow's progress: tasks per status, blocked tasks and what blocks them, who holds what.",
-            schema(json!({"workflow_id": s("Workflow id.")}), &["workflow_id"]),
+            input_schema::<WorkflowIdArgs>(),
             true,
         ),
         spec(
             "workflow_next_tasks",
             "Tasks you can claim now: pending, not held, every dependency completed (with \
              include_failed, failed ones too), in plan order.",
-            schema(
-                json!({
-                    "workflow_id": s("Workflow id."),
-                    "include_failed": {"type": "boolean", "description": "Also failed tasks, to retry (default false)."},
-                }),
-                &["workflow_id"],
-            ),
+            input_schema::<NextArgs>(),
             true,
         ),
         spec(
@@ -205,10 +126,7 @@ pub fn specs() -> Vec<ToolSpec> {
              already_claimed_by} means another agent was first: take the next one. Any other \
              claim that cannot be taken (a task not pending, open dependencies, an agent id \
              that is not yours or is offline) is {success: false, code, reason}.",
-            schema(
-                json!({"task_id": s("Task id (tk_…)."), "agent_id": s("Your id from agent_register.")}),
-                &["task_id", "agent_id"],
-            ),
+            input_schema::<ClaimArgs>(),
             false,
         ),
         spec(
@@ -216,47 +134,13 @@ pub fn specs() -> Vec<ToolSpec> {
             "Everything you need for a task within max_tokens (default 8000; the whole \
              result's compact JSON counted as characters / 4): the task, its checkpoints, \
              dependency outcomes, the plan, prior outcomes; says what it left out.",
-            schema(
-                json!({
-                    "task_id": s("Task id."),
-                    "include": {
-                        "type": "object",
-                        "properties": {
-                            "workflow_plan": {"type": "boolean"},
-                            "prior_task_outcomes": {"type": "boolean"},
-                            "dependency_outcomes": {"type": "boolean"},
-                            "recent_checkpoints": {"type": "integer", "minimum": 0},
-                            "all_checkpoints": {"type": "boolean"},
-                        },
-                        "additionalProperties": false,
-                    },
-                    "max_tokens": {"type": "integer", "minimum": 1},
-                }),
-                &["task_id"],
-            ),
+            input_schema::<LoadArgs>(),
             true,
         ),
         spec(
             "task_set_plan",
             "Record your approach for a task you hold (kept as a plan checkpoint).",
-            schema(
-                json!({
-                    "id": s("Task id."),
-                    "plan": {
-                        "type": "object",
-                        "properties": {
-                            "approach": s("How you will do it."),
-                            "steps": strings("The steps."),
-                            "files_to_modify": strings(""),
-                            "files_to_create": strings(""),
-                            "context_needed": strings(""),
-                        },
-                        "required": ["approach"],
-                    },
-                    "context": {"type": "object", "description": "Anything else to keep with the task."},
-                }),
-                &["id", "plan"],
-            ),
+            input_schema::<TaskPlanArgs>(),
             false,
         ),
         spec(
@@ -264,147 +148,142 @@ pub fn specs() -> Vec<ToolSpec> {
             "Move a task you hold: claimed → planning | in_progress; in_progress → paused | \
              completed (needs outcome) | failed (needs error); paused → in_progress. Anything \
              else is INVALID_TRANSITION.",
-            schema(
-                json!({
-                    "id": s("Task id."),
-                    "status": s("The new status."),
-                    "outcome": s("Required for completed: what was done."),
-                    "outcome_detail": {"type": "object"},
-                    "error": s("Required for failed: what went wrong."),
-                }),
-                &["id", "status"],
-            ),
+            input_schema::<StatusArgs>(),
             false,
         ),
         spec(
             "checkpoint_add",
             "Record progress on a task you hold, for recovery: type plan, progress, decision, \
              error, recovery or complete.",
-            schema(
-                json!({
-                    "task_id": s("Task id."),
-                    "type": s("plan, progress, decision, error, recovery or complete."),
-                    "summary": s("What happened."),
-                    "detail": {"type": "object"},
-                    "files_changed": strings("Files touched."),
-                }),
-                &["task_id", "type", "summary"],
-            ),
-            false,
-        ),
-        spec(
-            "workspace_create",
-            "Create a workspace for some tasks of a workflow. With create_worktree: true, a new \
-             branch checked out in its own git worktree (under .workflow/.worktrees/) so \
-             parallel agents do not overwrite each other. Without create_worktree the \
-             workspace is only recorded (branch name, tasks): nothing is made in git, the \
-             branch must not exist yet. Returns the workspace with its id (ws_…), \
-             branch_created and worktree_path.",
-            schema(
-                json!({
-                    "workflow_id": s("Workflow id."),
-                    "branch": s("The new branch, e.g. feature/google-oauth."),
-                    "base_branch": s("Branch or commit to start from (default: the repository's current branch)."),
-                    "create_worktree": {"type": "boolean", "description": "Make the branch and a git worktree for it (default false: record only, nothing made in git)."},
-                    "repo_path": s("The workflow's repository folder (the default; no other repository is accepted)."),
-                    "task_ids": strings("Tasks worked on there."),
-                }),
-                &["workflow_id", "branch"],
-            ),
-            false,
-        ),
-        spec(
-            "workspace_update",
-            "Update a workspace: status active, merged or abandoned, the merge commit, and with \
-             cleanup_worktree remove its worktree and branch (only when merged, or when \
-             abandoned: unmerged work is never removed otherwise).",
-            schema(
-                json!({
-                    "id": s("Workspace id."),
-                    "status": s("active, merged or abandoned."),
-                    "merge_commit": s("The commit that merged it."),
-                    "cleanup_worktree": {"type": "boolean", "description": "Remove its worktree and branch."},
-                }),
-                &["id"],
-            ),
+            input_schema::<CheckpointArgs>(),
             false,
         ),
     ]
+    .into_iter()
+    .chain(super::workspace_tools::specs())
+    .collect()
 }
 
-#[derive(Deserialize)]
+/// `agent_register`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RegisterArgs {
+    /// A human-friendly name.
     name: String,
+    /// Your runtime: claude_code, codex, opencode, gemini, cursor or custom.
     runtime: String,
+    /// coordinator or worker (default worker).
     role: Option<String>,
+    /// Such as typescript, testing.
     #[serde(default)]
     capabilities: Vec<String>,
+    /// Where you work.
     workspace_path: Option<String>,
-    #[serde(default)]
-    metadata: Value,
+    /// Anything else about you, kept with your registration.
+    metadata: Option<Map<String, Value>>,
 }
 
-#[derive(Deserialize)]
+/// `agent_heartbeat`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct HeartbeatArgs {
+    /// Your id from agent_register.
     agent_id: String,
+    /// The task you work on.
     current_task_id: Option<String>,
+    /// online or busy.
     status: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// `agent_unregister`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct IdArgs {
+    /// Your id from agent_register.
     id: String,
 }
 
-#[derive(Deserialize)]
+/// `workflow_create`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateArgs {
+    /// Workflow name.
     name: String,
+    /// prompt, github_issue, linear, jira or custom (default prompt).
     source_type: Option<String>,
+    /// The prompt or issue the work comes from.
     source_content: Option<String>,
+    /// A URL or identifier of the source.
     source_ref: Option<String>,
+    /// Tasks worked on at once (default 1).
+    #[schemars(range(min = 1))]
     max_parallel_tasks: Option<u32>,
 }
 
-#[derive(Deserialize)]
+/// One task of the plan.
+// (Informational fields are checked and not kept.)
+#[derive(Deserialize, JsonSchema)]
 struct PlanTaskArgs {
+    /// Unique within the plan.
     name: String,
+    /// What to do.
     #[serde(default)]
     description: String,
+    /// Names of tasks that must be completed first.
     #[serde(default)]
     depends_on: Vec<String>,
+    /// The agent meant to do it.
     assignee: Option<String>,
+    /// The role meant to do it.
     role: Option<String>,
+    /// Informational.
+    #[expect(dead_code, reason = "informational: checked, not kept")]
+    parallel_group: Option<String>,
+    /// low, medium or high.
+    #[expect(dead_code, reason = "informational: checked, not kept")]
+    estimated_complexity: Option<String>,
+    /// Informational.
+    #[expect(dead_code, reason = "informational: checked, not kept")]
+    files_likely_affected: Option<Vec<String>>,
 }
 
-#[derive(Deserialize)]
+/// `workflow_set_plan`'s plan.
+#[derive(Deserialize, JsonSchema)]
 struct PlanArgs {
+    /// A brief description.
     #[serde(default)]
     summary: String,
+    /// Every task, in plan order.
     tasks: Vec<PlanTaskArgs>,
 }
 
-#[derive(Deserialize)]
+/// `workflow_set_plan`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SetPlanArgs {
+    /// Workflow id.
     id: String,
+    /// The summary and every task.
     plan: PlanArgs,
 }
 
-#[derive(Deserialize)]
+/// `workflow_list`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListArgs {
+    /// Only this status or these statuses: a string ("in_progress") or a
+    /// list (["in_progress", "ready"]).
     status: Option<OneOrMany>,
+    /// Default 20.
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
+    /// How many to skip first (default 0).
     offset: Option<usize>,
 }
 
 /// A string or a list of strings (`workflow_list`'s `status`: the seed's
 /// code passes a list, its prose a single status).
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(untagged)]
 enum OneOrMany {
     One(String),
@@ -420,84 +299,130 @@ impl OneOrMany {
     }
 }
 
-#[derive(Deserialize)]
+/// `workflow_progress`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WorkflowIdArgs {
+    /// Workflow id.
     workflow_id: String,
 }
 
-#[derive(Deserialize)]
+/// `workflow_next_tasks`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NextArgs {
+    /// Workflow id.
     workflow_id: String,
+    /// Also failed tasks, to retry (default false).
     include_failed: Option<bool>,
 }
 
-#[derive(Deserialize)]
+/// `task_claim`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ClaimArgs {
+    /// Task id (tk_…).
     task_id: String,
+    /// Your id from agent_register.
     agent_id: String,
 }
 
-#[derive(Deserialize, Default)]
+/// What `task_load_context` includes (each has a default).
+#[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 struct IncludeArgs {
+    /// The workflow's plan (default true).
     workflow_plan: Option<bool>,
+    /// Outcomes of the workflow's other completed tasks (default true).
     prior_task_outcomes: Option<bool>,
+    /// Outcomes of the tasks this one depends on (default true).
     dependency_outcomes: Option<bool>,
+    /// How many of the task's newest checkpoints (default 5).
     recent_checkpoints: Option<usize>,
+    /// Every checkpoint of the task (default false).
     all_checkpoints: Option<bool>,
 }
 
-#[derive(Deserialize)]
+/// `task_load_context`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct LoadArgs {
+    /// Task id.
     task_id: String,
+    /// What to include (each part has a default).
     include: Option<IncludeArgs>,
+    /// The budget in tokens (default 8000).
+    #[schemars(range(min = 1))]
     max_tokens: Option<usize>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TaskPlanArgs {
-    id: String,
-    plan: Value,
-    #[serde(default)]
-    context: Value,
+/// The shape of `task_set_plan`'s plan: checked, then kept as given.
+#[derive(Deserialize, JsonSchema)]
+#[expect(dead_code, reason = "read only to check the plan's shape")]
+struct TaskPlan {
+    /// How you will do it.
+    approach: String,
+    /// The steps.
+    steps: Option<Vec<String>>,
+    /// Files you will change.
+    files_to_modify: Option<Vec<String>>,
+    /// Files you will create.
+    files_to_create: Option<Vec<String>>,
+    /// What you need to know or have first.
+    context_needed: Option<Vec<String>>,
 }
 
-#[derive(Deserialize)]
+/// `task_set_plan`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TaskPlanArgs {
+    /// Task id.
+    id: String,
+    /// Your approach.
+    #[schemars(with = "TaskPlan")]
+    plan: Value,
+    /// Anything else to keep with the task.
+    context: Option<Map<String, Value>>,
+}
+
+/// `task_update_status`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct StatusArgs {
+    /// Task id.
     id: String,
+    /// The new status.
     status: String,
+    /// Required for completed: what was done.
     outcome: Option<String>,
-    #[serde(default)]
-    outcome_detail: Value,
+    /// Details of the outcome, kept with the task.
+    outcome_detail: Option<Map<String, Value>>,
+    /// Required for failed: what went wrong.
     error: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// `checkpoint_add`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CheckpointArgs {
+    /// Task id.
     task_id: String,
+    /// plan, progress, decision, error, recovery or complete.
     #[serde(rename = "type")]
     kind: String,
+    /// What happened.
     summary: String,
-    #[serde(default)]
-    detail: Value,
+    /// Details, kept with the checkpoint.
+    detail: Option<Map<String, Value>>,
+    /// Files touched.
     #[serde(default)]
     files_changed: Vec<String>,
 }
 
-/// A tool's arguments as `T`, or an invalid-arguments error naming it.
-pub(super) fn parse<T: serde::de::DeserializeOwned>(
-    tool: &str,
-    args: Option<Map<String, Value>>,
-) -> Result<T, ToolError> {
-    serde_json::from_value(Value::Object(args.unwrap_or_default()))
-        .map_err(|e| ToolError::Invalid(format!("{tool}: invalid arguments: {e}")))
+/// An optional JSON object argument as the store keeps it (null when
+/// absent).
+fn object(value: Option<Map<String, Value>>) -> Value {
+    value.map(Value::Object).unwrap_or_default()
 }
 
 /// A workflow as lists show it.
@@ -601,7 +526,7 @@ pub fn call(
                     a.role.as_deref(),
                     a.capabilities,
                     a.workspace_path,
-                    a.metadata,
+                    object(a.metadata),
                     now,
                 ) {
                     Ok(agent) => (Ok(agent.clone()), vec![TaskEvent::AgentChanged(agent)]),
@@ -783,13 +708,14 @@ pub fn call(
         }
         "task_set_plan" => {
             let a: TaskPlanArgs = parse(name, args)?;
-            if !a.plan.is_object() {
+            if let Err(e) = TaskPlan::deserialize(&a.plan) {
                 return Err(ToolError::Invalid(format!(
-                    "{name}: invalid arguments: plan must be an object with `approach` and `steps`"
+                    "{name}: invalid arguments: plan must be an object with `approach` (and \
+                     optionally `steps`): {e}"
                 )));
             }
             board.change_by(caller, |s| {
-                match s.set_task_plan(caller, &a.id, a.plan, a.context, now) {
+                match s.set_task_plan(caller, &a.id, a.plan, object(a.context), now) {
                     Ok(t) => (Ok(()), TaskEvent::with_last_checkpoint(s, t)),
                     Err(e) => (Err(e), vec![]),
                 }
@@ -804,7 +730,7 @@ pub fn call(
                     &a.id,
                     &a.status,
                     a.outcome,
-                    a.outcome_detail,
+                    object(a.outcome_detail),
                     a.error,
                     now,
                 ) {
@@ -833,7 +759,7 @@ pub fn call(
                     &a.task_id,
                     &a.kind,
                     &a.summary,
-                    a.detail,
+                    object(a.detail),
                     a.files_changed,
                     now,
                 ) {
@@ -881,6 +807,43 @@ mod tests {
                 other => panic!("{code}: {other:?}"),
             }
         }
+    }
+
+    /// Issue 24 (7): a plan is checked against the shape its schema shows
+    /// (`approach` required), then kept as given; an object argument must
+    /// be an object, as its schema says.
+    #[test]
+    fn arguments_are_checked_against_the_schema_they_are_listed_with() {
+        let board = TaskBoard::default();
+        let run = |name: &str, args: Value| call(&board, "coder", name, args.as_object().cloned());
+        let agent = run("agent_register", json!({"name": "c", "runtime": "custom"})).unwrap();
+        let wf = run("workflow_create", json!({"name": "w"})).unwrap();
+        let plan =
+            json!({"id": wf["id"], "plan": {"tasks": [{"name": "a", "parallel_group": "x"}]}});
+        let tasks = run("workflow_set_plan", plan).unwrap();
+        let task = tasks["tasks"][0]["id"].clone();
+        run(
+            "task_claim",
+            json!({"task_id": task, "agent_id": agent["id"]}),
+        )
+        .unwrap();
+        for bad in [
+            json!({"id": task, "plan": {"steps": ["one"]}}),
+            json!({"id": task, "plan": "just do it"}),
+            json!({"id": task, "plan": {"approach": "x"}, "context": "not an object"}),
+        ] {
+            let e = run("task_set_plan", bad.clone()).unwrap_err();
+            assert!(matches!(e, ToolError::Invalid(_)), "{bad}: {e:?}");
+        }
+        let given = json!({"approach": "draw it", "steps": ["a"], "notes": {"kept": true}});
+        run("task_set_plan", json!({"id": task, "plan": given})).unwrap();
+        let kept = board.read(|s| s.task(task.as_str().unwrap()).unwrap().plan.clone());
+        assert_eq!(kept, given);
+        let e = run(
+            "workflow_set_plan",
+            json!({"id": wf["id"], "plan": {"tasks": [{"name": "b", "parallel_group": 3}]}}),
+        );
+        assert!(matches!(e, Err(ToolError::Invalid(_))), "{e:?}");
     }
 
     /// Issue 23 (7): without `create_worktree`, `workspace_create` records

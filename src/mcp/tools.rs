@@ -8,10 +8,12 @@
 //!   something (unknown document, refused path, bad `since`). It becomes a
 //!   tool result with `isError: true` and a message meant for the agent.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use super::schema::{self, input_schema};
 use crate::context::SharedContext;
 use crate::context::{ChannelEntry, ContextError, InboxItem, Page, PageOf, Since, mentions};
 
@@ -62,62 +64,8 @@ pub struct ToolSpec {
     pub destructive: bool,
 }
 
-fn object_schema(properties: Value, required: &[&str]) -> Value {
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
-}
-
-fn since_schema(what: &str) -> Value {
-    json!({
-        "description": what,
-        "anyOf": [
-            {"type": "integer", "minimum": 0},
-            {"type": "string"}
-        ]
-    })
-}
-
-fn limit_schema() -> Value {
-    json!({
-        "type": "integer",
-        "minimum": 1,
-        "maximum": MAX_LIMIT,
-        "description": format!(
-            "Maximum number of entries, the newest ones (default {DEFAULT_LIMIT}, at most {MAX_LIMIT})."
-        ),
-    })
-}
-
-/// The paging arguments of `channel_read` (with `since`) and
-/// `channel_peek`.
-fn page_properties(with_since: bool) -> Value {
-    let mut p = json!({
-        "after": since_schema("Page forward: the oldest entries after this message id (0 for the very start) or ISO 8601 timestamp."),
-        "before": {
-            "description": "Page back: the newest entries before this message id.",
-            "anyOf": [{"type": "integer", "minimum": 1}, {"type": "string"}]
-        },
-        "limit": limit_schema(),
-    });
-    if with_since {
-        p["since"] = since_schema(
-            "The newest entries after this message id (such as 42) or ISO 8601 timestamp.",
-        );
-    }
-    p
-}
-
-fn file_schema(what: &str) -> Value {
-    json!({"type": "string", "description": what})
-}
-
 /// Every tool, in the order `tools/list` shows them.
 pub fn specs() -> Vec<ToolSpec> {
-    let empty = || object_schema(json!({}), &[]);
     let inbox_check_doc = "Your unread @mentions (id, timestamp, from, message, priority, state; \
         never your own messages), high priority first, then oldest first. Marks them delivered but not acknowledged: \
         call inbox_ack with the last id you handled once you have dealt with them.";
@@ -127,10 +75,7 @@ pub fn specs() -> Vec<ToolSpec> {
             description: "Post a message to the shared channel as yourself. Mention others with \
                 @name (see workflow_agents; @all reaches every agent but you, @user the person at \
                 the keyboard). Returns the new message's id, timestamp and who was mentioned.",
-            input_schema: object_schema(
-                json!({"message": {"type": "string", "description": "The message, with @mentions."}}),
-                &["message"],
-            ),
+            input_schema: input_schema::<SendArgs>(),
             read_only: false,
             destructive: false,
         },
@@ -144,7 +89,7 @@ pub fn specs() -> Vec<ToolSpec> {
                 the following page (null at the end). Acknowledges your @mentions up to the last \
                 entry returned, except unread mentions this read did not show you, which stay in \
                 your inbox.",
-            input_schema: object_schema(page_properties(true), &[]),
+            input_schema: input_schema::<ReadArgs>(),
             read_only: false,
             destructive: false,
         },
@@ -153,21 +98,21 @@ pub fn specs() -> Vec<ToolSpec> {
             description: "Channel messages without acknowledging anything: the newest `limit` \
                 (default 50, at most 1000), or a page with `after` / `before` as in \
                 channel_read (follow the result's `next`).",
-            input_schema: object_schema(page_properties(false), &[]),
+            input_schema: input_schema::<PeekArgs>(),
             read_only: true,
             destructive: false,
         },
         ToolSpec {
             name: "inbox_check",
             description: inbox_check_doc,
-            input_schema: empty(),
+            input_schema: input_schema::<Empty>(),
             read_only: false,
             destructive: false,
         },
         ToolSpec {
             name: "channel_mentions",
             description: "Alias of inbox_check: your unread @mentions, marked delivered, not acknowledged.",
-            input_schema: empty(),
+            input_schema: input_schema::<Empty>(),
             read_only: false,
             destructive: false,
         },
@@ -175,27 +120,21 @@ pub fn specs() -> Vec<ToolSpec> {
             name: "inbox_ack",
             description: "Acknowledge your mentions up to and including `until` (a message id, or \
                 an ISO 8601 timestamp covering every message at or before it). They leave your inbox.",
-            input_schema: object_schema(
-                json!({"until": since_schema("The last message id (such as 42) or timestamp to acknowledge.")}),
-                &["until"],
-            ),
+            input_schema: input_schema::<AckArgs>(),
             read_only: false,
             destructive: false,
         },
         ToolSpec {
             name: "inbox_peek",
             description: "Your unread @mentions, like inbox_check, but changes nothing.",
-            input_schema: empty(),
+            input_schema: input_schema::<Empty>(),
             read_only: true,
             destructive: false,
         },
         ToolSpec {
             name: "document_read",
             description: "Read a shared document. Without `file`, reads the entry point document.",
-            input_schema: object_schema(
-                json!({"file": file_schema("Path inside the document folder, such as findings/auth.md (default: the entry point).")}),
-                &[],
-            ),
+            input_schema: input_schema::<FileArgs>(),
             read_only: true,
             destructive: false,
         },
@@ -203,13 +142,7 @@ pub fn specs() -> Vec<ToolSpec> {
             name: "document_write",
             description: "Replace a shared document's content (creating it if needed). Without \
                 `file`, writes the entry point document.",
-            input_schema: object_schema(
-                json!({
-                    "content": {"type": "string", "description": "The new content."},
-                    "file": file_schema("Path inside the document folder (default: the entry point)."),
-                }),
-                &["content"],
-            ),
+            input_schema: input_schema::<WriteArgs>(),
             read_only: false,
             destructive: true,
         },
@@ -218,13 +151,7 @@ pub fn specs() -> Vec<ToolSpec> {
             description: "Append text to a shared document (creating it if needed). Without \
                 `file`, appends to the entry point document. Nothing is added between the old \
                 content and yours: include the newline you want.",
-            input_schema: object_schema(
-                json!({
-                    "content": {"type": "string", "description": "The text to append."},
-                    "file": file_schema("Path inside the document folder (default: the entry point)."),
-                }),
-                &["content"],
-            ),
+            input_schema: input_schema::<AppendArgs>(),
             read_only: false,
             destructive: false,
         },
@@ -233,37 +160,28 @@ pub fn specs() -> Vec<ToolSpec> {
             description: "Every shared document, as paths relative to the document folder, and \
                 which one is the entry point (a folder of more than 20,000 entries is listed \
                 as far as its first 20,000).",
-            input_schema: empty(),
+            input_schema: input_schema::<Empty>(),
             read_only: true,
             destructive: false,
         },
         ToolSpec {
             name: "document_create",
             description: "Create a new shared document; fails if it already exists.",
-            input_schema: object_schema(
-                json!({
-                    "file": file_schema("Path inside the document folder, such as findings/auth.md; folders are created."),
-                    "content": {"type": "string", "description": "The initial content."},
-                }),
-                &["file", "content"],
-            ),
+            input_schema: input_schema::<CreateArgs>(),
             read_only: false,
             destructive: false,
         },
         ToolSpec {
             name: "document_delete",
             description: "Delete a shared document.",
-            input_schema: object_schema(
-                json!({"file": file_schema("Path inside the document folder.")}),
-                &["file"],
-            ),
+            input_schema: input_schema::<DeleteArgs>(),
             read_only: false,
             destructive: true,
         },
         ToolSpec {
             name: "workflow_agents",
             description: "Who is in this workflow, how to @mention each of them, and which one you are.",
-            input_schema: empty(),
+            input_schema: input_schema::<Empty>(),
             read_only: true,
             destructive: false,
         },
@@ -273,41 +191,66 @@ pub fn specs() -> Vec<ToolSpec> {
     .collect()
 }
 
-#[derive(Deserialize)]
+/// The arguments of a tool that takes none.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Empty {}
 
-#[derive(Deserialize)]
+/// `channel_send`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SendArgs {
+    /// The message, with @mentions.
     message: String,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReadArgs {
-    since: Option<Value>,
+/// The paging arguments `channel_read` and `channel_peek` share.
+#[derive(Deserialize, JsonSchema)]
+struct PageArgs {
+    /// Page forward: the oldest entries after this message id (0 for the
+    /// very start) or ISO 8601 timestamp.
+    #[serde(default)]
+    #[schemars(schema_with = "schema::id_or_time")]
     after: Option<Value>,
+    /// Page back: the newest entries before this message id.
+    #[serde(default)]
+    #[schemars(schema_with = "schema::id_from_one_or_time")]
     before: Option<Value>,
+    #[schemars(range(min = 1, max = MAX_LIMIT), description = limit_description())]
     limit: Option<u64>,
 }
 
-#[derive(Deserialize)]
+/// What `limit` says about itself, from the limits it is checked against.
+fn limit_description() -> String {
+    format!(
+        "Maximum number of entries, the newest ones (default {DEFAULT_LIMIT}, at most {MAX_LIMIT})."
+    )
+}
+
+/// `channel_read`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    /// The newest entries after this message id (such as 42) or ISO 8601
+    /// timestamp.
+    #[serde(default)]
+    #[schemars(schema_with = "schema::id_or_time")]
+    since: Option<Value>,
+    #[serde(flatten)]
+    page: PageArgs,
+}
+
+/// `channel_peek`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PeekArgs {
-    after: Option<Value>,
-    before: Option<Value>,
-    limit: Option<u64>,
+    #[serde(flatten)]
+    page: PageArgs,
 }
 
 /// Which page `since` / `after` / `before` (at most one) ask for.
-fn parse_page(
-    tool: &str,
-    since: Option<&Value>,
-    after: Option<&Value>,
-    before: Option<&Value>,
-) -> Result<Page, ToolError> {
-    match (since, after, before) {
+fn parse_page(tool: &str, since: Option<&Value>, page: &PageArgs) -> Result<Page, ToolError> {
+    match (since, page.after.as_ref(), page.before.as_ref()) {
         (since, None, None) => Ok(Page::Newest(
             since
                 .map(|v| parse_position(tool, "since", v))
@@ -326,39 +269,65 @@ fn parse_page(
     }
 }
 
-#[derive(Deserialize)]
+/// `inbox_ack`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct AckArgs {
+    /// The last message id (such as 42) or timestamp to acknowledge.
+    #[schemars(schema_with = "schema::id_or_time")]
     until: Value,
 }
 
-#[derive(Deserialize)]
+/// `document_read`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FileArgs {
+    /// Path inside the document folder, such as findings/auth.md (default:
+    /// the entry point).
     file: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// `document_write`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ContentArgs {
+struct WriteArgs {
+    /// The new content.
     content: String,
+    /// Path inside the document folder (default: the entry point).
     file: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// `document_append`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AppendArgs {
+    /// The text to append.
+    content: String,
+    /// Path inside the document folder (default: the entry point).
+    file: Option<String>,
+}
+
+/// `document_create`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateArgs {
+    /// Path inside the document folder, such as findings/auth.md; folders
+    /// are created.
     file: String,
+    /// The initial content.
     content: String,
 }
 
-#[derive(Deserialize)]
+/// `document_delete`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DeleteArgs {
+    /// Path inside the document folder.
     file: String,
 }
 
-fn parse<T: DeserializeOwned>(
+/// A tool's arguments as `T`, or an invalid-arguments error naming it.
+pub(super) fn parse<T: DeserializeOwned>(
     tool: &str,
     args: Option<Map<String, Value>>,
 ) -> Result<T, ToolError> {
@@ -471,13 +440,13 @@ impl ToolBox {
             }
             "channel_read" => {
                 let a: ReadArgs = parse(name, args)?;
-                let page = parse_page(name, a.since.as_ref(), a.after.as_ref(), a.before.as_ref())?;
-                self.channel_read(caller, page, parse_limit(a.limit)?)
+                let page = parse_page(name, a.since.as_ref(), &a.page)?;
+                self.channel_read(caller, page, parse_limit(a.page.limit)?)
             }
             "channel_peek" => {
                 let a: PeekArgs = parse(name, args)?;
-                let page = parse_page(name, None, a.after.as_ref(), a.before.as_ref())?;
-                self.channel_peek(page, parse_limit(a.limit)?)
+                let page = parse_page(name, None, &a.page)?;
+                self.channel_peek(page, parse_limit(a.page.limit)?)
             }
             "inbox_check" | "channel_mentions" => {
                 let _: Empty = parse(name, args)?;
@@ -496,14 +465,14 @@ impl ToolBox {
                 self.document_read(a.file.as_deref())
             }
             "document_write" => {
-                let a: ContentArgs = parse(name, args)?;
+                let a: WriteArgs = parse(name, args)?;
                 let path = self
                     .ctx
                     .transact(|tx| tx.write_document(caller, a.file.as_deref(), &a.content))?;
                 Ok(json!({"file": path, "written": true, "bytes": a.content.len()}))
             }
             "document_append" => {
-                let a: ContentArgs = parse(name, args)?;
+                let a: AppendArgs = parse(name, args)?;
                 let path = self
                     .ctx
                     .transact(|tx| tx.append_document(caller, a.file.as_deref(), &a.content))?;
@@ -709,6 +678,8 @@ mod tests {
             ("channel_send", json!({"message": "x", "extra": 1})),
             ("channel_read", json!({"limit": -1})),
             ("channel_read", json!({"since": true})),
+            ("channel_read", json!({"limit": 5, "extra": 1})),
+            ("channel_peek", json!({"since": 1})),
             ("inbox_check", json!({"x": 1})),
             ("inbox_ack", json!({})),
             ("nope", json!({})),

@@ -19,10 +19,13 @@
 use std::path::{Path, PathBuf};
 
 use chrono::Utc;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::tools::ToolError;
+use super::schema::input_schema;
+use super::task_tools::spec;
+use super::tools::{ToolError, ToolSpec, parse};
 use crate::tasks::model::{PlanWorkspace, WORKSPACE_STATUSES};
 use crate::tasks::{TaskBoard, TaskEvent};
 use crate::workspace::{Repo, WorkspaceError};
@@ -36,25 +39,65 @@ impl From<WorkspaceError> for ToolError {
     }
 }
 
-#[derive(Deserialize)]
+/// The two tools' listings, after the other caw tools.
+pub(super) fn specs() -> [ToolSpec; 2] {
+    [
+        spec(
+            "workspace_create",
+            "Create a workspace for some tasks of a workflow. With create_worktree: true, a new \
+             branch checked out in its own git worktree (under .workflow/.worktrees/) so \
+             parallel agents do not overwrite each other. Without create_worktree the \
+             workspace is only recorded (branch name, tasks): nothing is made in git, the \
+             branch must not exist yet. Returns the workspace with its id (ws_…), \
+             branch_created and worktree_path.",
+            input_schema::<CreateArgs>(),
+            false,
+        ),
+        spec(
+            "workspace_update",
+            "Update a workspace: status active, merged or abandoned, the merge commit, and with \
+             cleanup_worktree remove its worktree and branch (only when merged, or when \
+             abandoned: unmerged work is never removed otherwise).",
+            input_schema::<UpdateArgs>(),
+            false,
+        ),
+    ]
+}
+
+/// `workspace_create`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateArgs {
+    /// Workflow id.
     workflow_id: String,
+    /// The new branch, e.g. feature/google-oauth.
     branch: String,
+    /// Branch or commit to start from (default: the repository's current
+    /// branch).
     base_branch: Option<String>,
+    /// Make the branch and a git worktree for it (default false: record
+    /// only, nothing made in git).
     #[serde(default)]
     create_worktree: bool,
+    /// The workflow's repository folder (the default; no other repository
+    /// is accepted).
     repo_path: Option<String>,
+    /// Tasks worked on there.
     #[serde(default)]
     task_ids: Vec<String>,
 }
 
-#[derive(Deserialize)]
+/// `workspace_update`'s arguments.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateArgs {
+    /// Workspace id.
     id: String,
+    /// active, merged or abandoned.
     status: Option<String>,
+    /// The commit that merged it.
     merge_commit: Option<String>,
+    /// Remove its worktree and branch.
     #[serde(default)]
     cleanup_worktree: bool,
 }
@@ -124,7 +167,7 @@ pub fn create(
     caller: &str,
     args: Option<Map<String, Value>>,
 ) -> Result<Value, ToolError> {
-    let a: CreateArgs = super::task_tools::parse("workspace_create", args)?;
+    let a: CreateArgs = parse("workspace_create", args)?;
     let id = board.read(|s| {
         s.check_workspace_links(&a.workflow_id, &a.task_ids)
             .map(|()| s.new_workspace_id())
@@ -179,7 +222,7 @@ pub fn update(
     caller: &str,
     args: Option<Map<String, Value>>,
 ) -> Result<Value, ToolError> {
-    let a: UpdateArgs = super::task_tools::parse("workspace_update", args)?;
+    let a: UpdateArgs = parse("workspace_update", args)?;
     let mut ws = board
         .read(|s| s.workspace(&a.id).cloned())
         .ok_or_else(|| ToolError::Coded {
