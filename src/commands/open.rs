@@ -25,9 +25,10 @@ use crate::engine::{Engine, EngineError, EngineOptions, Link};
 use crate::tui::{self, QuitAction, TuiOptions};
 use crate::workflow::setup::{self, SetupError, is_valid_instance_name};
 
-/// Opens `file` as instance `instance` (default: the workflow's own, see
-/// [`crate::instance::owner`]); returns the exit code.
-pub fn run(file: &Path, instance: Option<&str>) -> u8 {
+/// Opens the workflow as its instance (default name: the workflow's own,
+/// see [`crate::instance::owner`]); returns the exit code.
+pub fn run(args: &super::startup::WorkflowArgs) -> u8 {
+    let (file, instance) = (args.file.as_path(), args.instance.as_deref());
     let config = match tui::Config::load() {
         Ok(c) => c,
         Err(e) => {

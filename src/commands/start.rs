@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::exit;
 use super::host::{self, HostOptions, Output};
+use super::startup::WorkflowArgs;
 use super::validate::load_reporting;
 use crate::agents::runner::RunMode;
 use crate::errln;
@@ -18,31 +19,38 @@ use crate::instance::{self, InstanceError, daemon, layout, lock, registry};
 /// run first and may be slow).
 const READY_WAIT: Duration = Duration::from_secs(120);
 
-/// `awtui start`'s options.
-#[derive(Clone, Debug)]
-pub struct StartArgs<'a> {
-    /// The workflow file.
-    pub file: &'a Path,
-    /// The instance name (default: the workflow's own).
-    pub instance: Option<&'a str>,
-    /// Detach.
+/// `awtui start <file> [--instance N] [--background] [--verbose] [--json]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct StartArgs {
+    /// The workflow and the instance's name.
+    #[command(flatten)]
+    pub workflow: WorkflowArgs,
+    /// Detach: run in the background (logs in the instance folder) and
+    /// print its name and pid.
+    #[arg(long)]
     pub background: bool,
-    /// Show activity too.
+    /// Also show agent activity, document changes and counters.
+    #[arg(long)]
     pub verbose: bool,
-    /// Every event as a JSON line.
+    /// Print every event as a JSON line (with --background: the started
+    /// instance as JSON).
+    #[arg(long)]
     pub json: bool,
-    /// This is the detached child (hidden flag).
+    /// Internal: this process is the detached child of --background.
+    #[arg(long = "daemon-child", hide = true)]
     pub daemon_child: bool,
 }
 
 /// Starts the instance; returns the exit code.
-pub fn run(args: StartArgs<'_>) -> u8 {
+pub fn run(args: &StartArgs) -> u8 {
+    let file = args.workflow.file.as_path();
+    let instance = args.workflow.instance.as_deref();
     if args.background && !args.daemon_child {
-        return background(args.file, args.instance, args.verbose, args.json);
+        return background(file, instance, args.verbose, args.json);
     }
     host::host(HostOptions {
-        file: args.file,
-        instance: args.instance,
+        file,
+        instance,
         mode: RunMode::Start,
         output: if args.daemon_child {
             Output::Log {
