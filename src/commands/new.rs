@@ -11,6 +11,7 @@ use std::path::Path;
 use super::exit;
 use super::remote;
 use super::start;
+use super::startup::WorkflowArgs;
 use crate::context::mentions;
 use crate::instance::standalone::{self, Spec};
 
@@ -102,5 +103,9 @@ pub fn run(args: &NewArgs) -> u8 {
             return exit::FAILED;
         }
     };
-    start::background(&file, Some(name), false, args.json)
+    let workflow = WorkflowArgs {
+        file,
+        instance: Some(name.to_string()),
+    };
+    start::background(&workflow, false, args.json)
 }

@@ -16,7 +16,7 @@
 //! the instance is already running.
 
 use super::host::{self, HostOptions, Output};
-use super::startup::WorkflowArgs;
+use super::startup::{self, Preflight, WorkflowArgs};
 use crate::agents::runner::RunMode;
 
 /// `awtui run <file> [--instance N] [--verbose] [--json]`.
@@ -41,11 +41,15 @@ pub fn run(args: &RunArgs) -> u8 {
         (true, false) => Output::Report,
         (false, verbose) => Output::Human { verbose },
     };
-    host::host(HostOptions {
-        file: &args.workflow.file,
-        instance: args.workflow.instance.as_deref(),
-        mode: RunMode::Run,
-        output,
-        daemon_child: false,
-    })
+    match startup::prepare(&args.workflow, Preflight::First) {
+        Ok(prepared) => host::host(
+            prepared,
+            HostOptions {
+                mode: RunMode::Run,
+                output,
+                daemon_child: false,
+            },
+        ),
+        Err(code) => code,
+    }
 }

@@ -10,6 +10,7 @@ use crate::workflow::{self, LoadError, Loaded};
 /// Loads a workflow, printing every error (and warnings) the way
 /// `awtui validate` does; `None` when it has errors.
 pub fn load_reporting(file: &Path) -> Option<Loaded> {
+    super::startup::count_load();
     match workflow::load(file) {
         Ok(loaded) => {
             for w in loaded.warnings.warnings() {
