@@ -15,25 +15,32 @@ use cli_support::{World, startup_tallies};
 /// check in all.
 const CLIENT_AND_HOST: [(u64, u64); 2] = [(1, 1), (1, 0)];
 
-fn log_of(started: &serde_json::Value) -> PathBuf {
+/// Runs `awtui <args>`, which starts an instance in the background and
+/// prints it as JSON; the instance's log (its process is stopped with the
+/// world).
+fn started_log(w: &mut World, args: &[&str]) -> PathBuf {
+    let r = w.run(args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let started = r.json();
+    w.adopt(started["pid"].as_u64().unwrap() as u32);
     PathBuf::from(started["log"].as_str().expect("the started instance's log"))
 }
 
 #[test]
 fn a_background_start_loads_once_per_process_and_checks_once() {
     let mut w = World::demo();
-    let r = w.run(&[
-        "start",
-        "demo.yaml",
-        "--instance",
-        "once",
-        "--background",
-        "--json",
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let started = r.json();
-    w.adopt(started["pid"].as_u64().unwrap() as u32);
-    assert_eq!(startup_tallies(&log_of(&started)), CLIENT_AND_HOST);
+    let log = started_log(
+        &mut w,
+        &[
+            "start",
+            "demo.yaml",
+            "--instance",
+            "once",
+            "--background",
+            "--json",
+        ],
+    );
+    assert_eq!(startup_tallies(&log), CLIENT_AND_HOST);
     assert_eq!(w.run(&["stop", "@once"]).code, 0);
 }
 
@@ -41,11 +48,11 @@ fn a_background_start_loads_once_per_process_and_checks_once() {
 fn a_new_standalone_agent_loads_once_per_process_and_checks_once() {
     let mut w = World::new();
     w.script("answer.sh", "#!/bin/sh\ncat >/dev/null\necho here\n");
-    let r = w.run(&["new", "solo", "--command", "./answer.sh", "--json"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let started = r.json();
-    w.adopt(started["pid"].as_u64().unwrap() as u32);
-    assert_eq!(startup_tallies(&log_of(&started)), CLIENT_AND_HOST);
+    let log = started_log(
+        &mut w,
+        &["new", "solo", "--command", "./answer.sh", "--json"],
+    );
+    assert_eq!(startup_tallies(&log), CLIENT_AND_HOST);
     assert_eq!(w.run(&["stop", "solo"]).code, 0);
 }
 
