@@ -1,11 +1,11 @@
-//! Hosting an engine in this process for `run` and `start` (in the
-//! foreground, or as the background host `start --background` and the
-//! control room start): given the workflow [`startup::prepare`]d, lock the
-//! instance, start the engine, serve its control
-//! endpoint and register it (so `list`, `send`, `stop`, `peek` and `attach`
-//! reach it from any terminal), show its events, and on SIGINT, SIGTERM or
-//! SIGHUP stop it the way `awtui stop` does. It logs to the instance's
-//! `awtui.log` ([`super::logging`]); everything it prints goes through
+//! Hosting an engine in this process for `run` and `start`, in the
+//! foreground or as the background host that `start --background` and the
+//! control room start: given the workflow [`startup::prepare`]d, lock the
+//! instance, start the engine, serve its control endpoint and register it
+//! (so `list`, `send`, `stop`, `peek` and `attach` reach it from any
+//! terminal), show its events, and on SIGINT, SIGTERM or SIGHUP stop it
+//! the way `awtui stop` does. It logs to the instance's `awtui.log`
+//! ([`super::logging`]); everything it prints goes through
 //! [`crate::output`], so a closed or unread pipe never stops the engine.
 
 use std::time::Instant;
