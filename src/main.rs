@@ -24,12 +24,7 @@ fn main() -> ExitCode {
 fn hosts(command: Option<&Command>) -> bool {
     matches!(
         command,
-        None | Some(
-            Command::Open { .. }
-                | Command::Run { .. }
-                | Command::Start { .. }
-                | Command::Mcp { .. }
-        )
+        None | Some(Command::Open(_) | Command::Run(_) | Command::Start(_) | Command::Mcp(_))
     )
 }
 
@@ -66,8 +61,23 @@ fn dispatch() -> (ExitCode, bool) {
         Err(e) => return (ExitCode::from(usage(e)), false),
     };
     let hosts = hosts(cli.command.as_ref());
-    let Some(command) = cli.command else {
-        let Some(file) = cli.file else {
+    let command = match (cli.command, cli.file) {
+        (Some(command), _) => command,
+        (None, Some(file)) => {
+            if let Some(name) = misspelt_subcommand(&file) {
+                errln!(
+                    "{} is neither a file nor a command: did you mean `awtui {name}`? (`awtui --help` lists the commands)",
+                    file.display()
+                );
+                return (ExitCode::from(commands::exit::INVALID), false);
+            }
+            // `awtui <file>` is `awtui open <file>`.
+            Command::Open(commands::startup::WorkflowArgs {
+                file,
+                instance: cli.instance,
+            })
+        }
+        (None, None) => {
             if cli.instance.is_some() {
                 errln!(
                     "--instance names the instance of a workflow file: awtui <file> --instance <name>"
@@ -75,168 +85,42 @@ fn dispatch() -> (ExitCode, bool) {
                 return (ExitCode::from(commands::exit::INVALID), false);
             }
             return (ExitCode::from(commands::home::run()), false);
-        };
-        if let Some(name) = misspelt_subcommand(&file) {
-            errln!(
-                "{} is neither a file nor a command: did you mean `awtui {name}`? (`awtui --help` lists the commands)",
-                file.display()
-            );
-            return (ExitCode::from(commands::exit::INVALID), false);
         }
-        return (
-            ExitCode::from(commands::open::run(&file, cli.instance.as_deref())),
-            hosts,
-        );
     };
+    (run(command), hosts)
+}
+
+/// Runs one subcommand with its arguments; its exit code.
+fn run(command: Command) -> ExitCode {
+    use awtui::approvals::Verdict;
     let code = match command {
-        Command::Open { file, instance } => commands::open::run(&file, instance.as_deref()),
-        Command::Mcp {
-            instance,
-            agent,
-            dir,
-            workflow,
-        } => {
-            let code = awtui::mcp::bridge::main(awtui::mcp::bridge::BridgeArgs {
-                instance,
-                agent,
-                dir,
-                workflow,
-            });
-            return (code, hosts);
-        }
-        Command::Validate {
-            file,
-            instance,
-            check_hosts,
-        } => commands::validate::run(&file, instance.as_deref(), check_hosts),
-        Command::Run {
-            file,
-            instance,
-            verbose,
-            json,
-        } => commands::run::run(&file, instance.as_deref(), verbose, json),
-        Command::Start {
-            file,
-            instance,
-            background,
-            verbose,
-            json,
-            daemon_child,
-        } => commands::start::run(commands::start::StartArgs {
-            file: &file,
-            instance: instance.as_deref(),
-            background,
-            verbose,
-            json,
-            daemon_child,
-        }),
-        Command::Stop {
-            target,
-            all,
-            clean,
-            force,
-        } => commands::stop::run(target.as_deref(), all, clean, force),
-        Command::List { json } => commands::list::run(json),
-        Command::Send {
-            message,
-            to,
-            wait,
-            timeout,
-            json,
-        } => commands::send::run(commands::send::SendArgs {
-            message: &message,
-            to: to.as_deref(),
-            wait,
-            timeout,
-            json,
-        }),
-        Command::Peek {
-            to,
-            n,
-            kind,
-            bead,
-            tasks,
-            json,
-        } => commands::peek::run(commands::peek::PeekArgs {
-            to: to.as_deref(),
-            limit: n,
-            kind: kind.as_deref(),
-            bead: bead.as_deref(),
-            json,
-            tasks,
-        }),
-        Command::Tasks { instance, json } => commands::tasks::run(instance.as_deref(), json),
-        Command::Approve { decision } => {
-            commands::approve::run(awtui::approvals::Verdict::Allow, &decision)
-        }
-        Command::Deny { decision } => {
-            commands::approve::run(awtui::approvals::Verdict::Deny, &decision)
-        }
-        Command::Diff {
-            target,
-            turn,
-            stat,
-            dir,
-        } => commands::diff::run(&target, turn, stat, dir.as_deref()),
-        Command::Merge {
-            target,
-            no_ff,
-            into,
-            dir,
-        } => commands::workspace::merge(&target, into.as_deref(), no_ff, dir.as_deref()),
-        Command::Revert { target, turn, dir } => {
-            commands::workspace::revert(&target, turn, dir.as_deref())
-        }
-        Command::Discard { target, dir } => commands::workspace::discard(&target, dir.as_deref()),
-        Command::New {
-            name,
-            model,
-            backend,
-            system,
-            context,
-            command,
-            json,
-        } => commands::new::run(commands::new::NewArgs {
-            name: &name,
-            model: model.as_deref(),
-            backend: backend.as_deref(),
-            system: system.as_deref(),
-            context,
-            command: command.as_deref(),
-            json,
-        }),
-        Command::Attach { instance, follow } => {
-            if follow {
-                commands::attach::run_with(instance.as_deref(), true)
-            } else {
-                commands::attach::run(instance.as_deref())
-            }
-        }
-        Command::Web {
-            port,
-            listen,
-            allow_remote,
-            new_token,
-        } => commands::web::run(commands::web::WebArgs {
-            port,
-            listen,
-            allow_remote,
-            new_token,
-        }),
-        Command::Init => match std::env::current_dir() {
-            Ok(dir) => commands::init::run(&dir),
-            Err(e) => {
-                errln!("cannot read the current directory: {e}");
-                commands::exit::FAILED
-            }
-        },
-        Command::Ctx { json, command } => commands::ctx::run(command, json),
+        Command::Mcp(args) => return awtui::mcp::bridge::main(args),
+        Command::Validate(args) => commands::validate::run(&args),
+        Command::Open(args) => commands::open::run(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Start(args) => commands::start::run(&args),
+        Command::Stop(args) => commands::stop::run(&args),
+        Command::List(args) => commands::list::run(&args),
+        Command::Send(args) => commands::send::run(&args),
+        Command::Peek(args) => commands::peek::run(&args),
+        Command::Approve(args) => commands::approve::run(Verdict::Allow, &args),
+        Command::Deny(args) => commands::approve::run(Verdict::Deny, &args),
+        Command::Tasks(args) => commands::tasks::run(&args),
+        Command::Diff(args) => commands::diff::run(&args),
+        Command::Merge(args) => commands::workspace::merge(&args),
+        Command::Revert(args) => commands::workspace::revert(&args),
+        Command::Discard(args) => commands::workspace::discard(&args),
+        Command::New(args) => commands::new::run(&args),
+        Command::Attach(args) => commands::attach::run(&args),
+        Command::Web(args) => commands::web::run(args),
+        Command::Init => commands::init::run_here(),
+        Command::Ctx(args) => commands::ctx::run(args),
         Command::Aop {
-            command: AopCommand::Check { strict, source },
-        } => commands::aop_check::run(&source, strict),
+            command: AopCommand::Check(args),
+        } => commands::aop_check::run(&args),
         Command::Mail {
-            command: MailCommand::Check { strict, source },
-        } => commands::mail_check::run(&source, strict),
+            command: MailCommand::Check(args),
+        } => commands::mail_check::run(&args),
     };
-    (ExitCode::from(code), hosts)
+    ExitCode::from(code)
 }

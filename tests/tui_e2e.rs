@@ -457,6 +457,25 @@ fn detaching_from_an_open_workflow_leaves_the_instance_running() {
     assert!(listed.contains("planner@demo"), "still running: {listed}");
 }
 
+/// `awtui <file>` loads the workflow and checks its backends once, then
+/// starts a background host that loads it once more and trusts that check
+/// (`awtui::commands::startup`): each process says so in the log.
+#[test]
+fn opening_loads_the_workflow_once_per_process_and_checks_it_once() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (tmux, exit_file) = open_demo(d, "once");
+    let _stop = StopAll(d);
+    tmux.wait_for("the control room", |s| s.contains("╭ Agents"));
+    assert_eq!(
+        cli_support::startup_tallies(&d.join(".workflow/demo/awtui.log")),
+        [(1, 1), (1, 0)],
+        "the control room, then its host"
+    );
+    assert_eq!(quit_answering_yes(&tmux, &exit_file), "0");
+}
+
 /// Detaching from `awtui <file>` while an agent's turn runs never
 /// interrupts it: the instance runs in a background host from the start, so
 /// the turn goes on after the screen is gone, finishes once, and is not

@@ -3,15 +3,27 @@
 
 use crate::{errln, outln};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::exit;
 use crate::protocols::aop::{self, Mode, Severity};
 
-/// Reads `source` (`-` for stdin), prints findings as `name:line: level: …`
-/// and a one-line verdict. With `strict`, any finding makes it exit 1.
-pub fn run(source: &Path, strict: bool) -> u8 {
-    let (name, text) = match read_input(source) {
+/// `awtui aop check` and `awtui mail check`: what to check and how.
+#[derive(Clone, Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Exit non-zero when anything is wrong (lenient mode only warns).
+    #[arg(long)]
+    pub strict: bool,
+    /// A file, or `-` for standard input.
+    pub source: PathBuf,
+}
+
+/// Reads the source (`-` for stdin), prints findings as
+/// `name:line: level: …` and a one-line verdict. With `--strict`, any
+/// finding makes it exit 1.
+pub fn run(args: &CheckArgs) -> u8 {
+    let strict = args.strict;
+    let (name, text) = match read_input(&args.source) {
         Ok(t) => t,
         Err(e) => {
             errln!("{e}");

@@ -5,10 +5,29 @@
 
 use super::{exit, remote};
 use crate::approvals::{Answer, Request, Rule, Verdict, view};
-use crate::cli::DecisionArgs;
 use crate::engine::{Command, Reply};
 use crate::errln;
 use crate::sanitize::for_terminal;
+
+/// `awtui approve` / `awtui deny`: which request, how, where.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DecisionArgs {
+    /// The request's number (`#3` or `3`); without it, list what waits.
+    pub request: Option<String>,
+    /// Keep the decision for this agent: for the call's exact command or
+    /// file, or for RULE (such as 'Bash(git status*)') when given.
+    #[arg(long, value_name = "RULE", num_args = 0..=1, default_missing_value = "")]
+    pub always: Option<String>,
+    /// Why (the model sees it when denied).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// The instance (default: the only one running).
+    #[arg(long)]
+    pub instance: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Reads `#3` or `3`.
 pub fn parse_request(text: &str) -> Result<u64, String> {

@@ -20,16 +20,24 @@ use crate::sanitize::for_terminal;
 /// How many recent messages attach shows first.
 const RECENT: usize = 20;
 
-/// Attaches to the instance; returns the exit code.
-pub fn run(instance: Option<&str>) -> u8 {
-    let follow_mode = !std::io::IsTerminal::is_terminal(&std::io::stdout())
-        || !std::io::IsTerminal::is_terminal(&std::io::stdin());
-    run_with(instance, follow_mode)
+/// `awtui attach [instance] [--follow]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct AttachArgs {
+    /// The instance (default: the only or current one).
+    pub instance: Option<String>,
+    /// Follow in plain text instead of the screen (also without a
+    /// terminal): lines typed are posted, Ctrl-C detaches.
+    #[arg(long)]
+    pub follow: bool,
 }
 
-/// Attaches with the control room, or in plain text with `follow_mode`.
-pub fn run_with(instance: Option<&str>, follow_mode: bool) -> u8 {
-    let target = instance.map(|i| {
+/// Attaches with the control room, or in plain text with `--follow` or
+/// without a terminal; returns the exit code.
+pub fn run(args: &AttachArgs) -> u8 {
+    let follow_mode = args.follow
+        || !std::io::IsTerminal::is_terminal(&std::io::stdout())
+        || !std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let target = args.instance.as_deref().map(|i| {
         if i.starts_with('@') {
             i.to_string()
         } else {

@@ -5,6 +5,7 @@
 use crate::errln;
 use std::io::{IsTerminal, Read};
 
+use clap::Subcommand;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -12,13 +13,119 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Map, Value, json};
 
 use super::exit;
-use crate::cli::{CtxCommand, DocCommand};
 
 /// Exit code when the instance cannot be reached.
 const EXIT_UNREACHABLE: u8 = 3;
 
-/// Runs one context command; prints the result (JSON with `json`).
-pub fn run(command: CtxCommand, json: bool) -> u8 {
+/// `awtui ctx [--json] <tool> …`: one context tool and how to print its
+/// result.
+#[derive(Debug, clap::Args)]
+pub struct CtxArgs {
+    /// Print the tool's JSON result.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// The tool and its arguments.
+    #[command(subcommand)]
+    pub command: CtxCommand,
+}
+
+/// `awtui ctx …`: one context tool each.
+#[derive(Debug, Subcommand)]
+pub enum CtxCommand {
+    /// Post to the channel (the message, or standard input).
+    Send { message: Option<String> },
+    /// Read the channel (the newest, after `since`, or a page with
+    /// `--after` / `--before`), acknowledging your mentions.
+    Read {
+        #[arg(long, conflicts_with_all = ["after", "before"])]
+        since: Option<String>,
+        #[command(flatten)]
+        page: PageArgs,
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// Read the channel's newest messages (or a page) without acknowledging
+    /// anything.
+    Peek {
+        #[command(flatten)]
+        page: PageArgs,
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// Your unread mentions (marks them delivered; `--peek` changes nothing).
+    Inbox {
+        #[arg(long)]
+        peek: bool,
+    },
+    /// Acknowledge your inbox up to a message id or timestamp.
+    Ack { until: String },
+    /// Who is in the workflow.
+    Agents,
+    /// Shared documents.
+    Doc {
+        #[command(subcommand)]
+        command: DocCommand,
+    },
+    /// Every context tool an agent can call, with what it does and its
+    /// arguments (or only NAME's); needs no running instance.
+    Tools {
+        /// One tool.
+        name: Option<String>,
+    },
+    /// Call any context tool by name with a JSON object of arguments (the
+    /// task tools, for instance: `ctx call task_claim '{"task_id":…}'`);
+    /// prints its JSON result.
+    Call {
+        tool: String,
+        /// The arguments as a JSON object (default `{}`; `-` reads stdin).
+        args: Option<String>,
+    },
+}
+
+/// Paging through the channel's whole history; `--json` output carries
+/// `next`, the position of the following page.
+#[derive(Debug, clap::Args)]
+pub struct PageArgs {
+    /// The oldest messages after this id (0: from the start) or time.
+    #[arg(long, conflicts_with = "before")]
+    pub after: Option<String>,
+    /// The newest messages before this id.
+    #[arg(long)]
+    pub before: Option<String>,
+}
+
+/// `awtui ctx doc …`. Without a file, the entry document.
+#[derive(Debug, Subcommand)]
+pub enum DocCommand {
+    /// Print a document.
+    Read { file: Option<String> },
+    /// Replace a document with `--text` or standard input.
+    Write {
+        file: Option<String>,
+        #[arg(long)]
+        text: Option<String>,
+    },
+    /// Append `--text` or standard input to a document.
+    Append {
+        file: Option<String>,
+        #[arg(long)]
+        text: Option<String>,
+    },
+    /// List the documents.
+    List,
+    /// Create a document that does not exist yet.
+    Create {
+        file: String,
+        #[arg(long)]
+        text: Option<String>,
+    },
+    /// Delete a document.
+    Delete { file: String },
+}
+
+/// Runs one context command; prints the result (JSON with `--json`).
+pub fn run(args: CtxArgs) -> u8 {
+    let CtxArgs { json, command } = args;
     if let CtxCommand::Tools { name } = &command {
         return tools(name.as_deref(), json);
     }
@@ -297,7 +404,7 @@ mod tests {
 
     fn tool_call(argv: &[&str]) -> Result<(String, Map<String, Value>), String> {
         let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
-        let Some(Command::Ctx { command, .. }) = cli.command else {
+        let Some(Command::Ctx(CtxArgs { command, .. })) = cli.command else {
             panic!("not a ctx command");
         };
         request(command).map(|(tool, args)| (tool, arguments(args)))

@@ -3,15 +3,33 @@
 //! a terminal; otherwise the patch exactly as git prints it).
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::exit;
 use crate::errln;
 use crate::workspace::diff::{self, DiffRequest};
 
+/// `awtui diff <agent[@instance]> [--turn N] [--stat] [--dir D]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DiffArgs {
+    /// agent or agent@instance.
+    pub target: String,
+    /// Only this turn's changes (the agent's turns are numbered on its
+    /// branch: 1, 2, …).
+    #[arg(long)]
+    pub turn: Option<u32>,
+    /// Files and line counts only.
+    #[arg(long)]
+    pub stat: bool,
+    /// A folder of the repository (default: the current folder).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
 /// Prints the diff; returns the exit code.
-pub fn run(target: &str, turn: Option<u32>, stat: bool, dir: Option<&Path>) -> u8 {
-    let t = match super::workspace::find(target, dir) {
+pub fn run(args: &DiffArgs) -> u8 {
+    let (turn, stat) = (args.turn, args.stat);
+    let t = match super::workspace::find(&args.target, args.dir.as_deref()) {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -34,7 +52,7 @@ pub fn run(target: &str, turn: Option<u32>, stat: bool, dir: Option<&Path>) -> u
     if text.trim().is_empty() {
         // Said on stderr: stdout stays an (empty) patch for scripts.
         match turn {
-            Some(n) => errln!("no changes: turn {n} of {target} changed nothing"),
+            Some(n) => errln!("no changes: turn {n} of {} changed nothing", args.target),
             None => errln!(
                 "no changes: {} is at its base {} (nothing committed yet)",
                 at.branch,

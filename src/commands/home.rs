@@ -23,7 +23,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
-use ratatui::crossterm::event::{Event, EventStream};
+use ratatui::crossterm::event::Event;
 use tokio::sync::{Notify, mpsc, watch};
 
 use super::exit;
@@ -35,7 +35,9 @@ use crate::instance::registry::{self, InstanceInfo};
 use crate::tui::attention::{self, FirstSeen, Jump, Polled};
 use crate::tui::home::{self, Home, HomeEffect, HomeView, child};
 use crate::tui::notify::{Looking, Notifier, NotifyConfig};
-use crate::tui::{Alerts, Config, QuitAction, TuiError, TuiExit, TuiOptions};
+use crate::tui::{
+    Alerts, Config, Happened, QuitAction, Screen, Term, TuiError, TuiExit, TuiOptions,
+};
 
 /// How often the list re-reads the registry and asks every instance.
 pub const POLL_EVERY: Duration = Duration::from_secs(2);
@@ -236,48 +238,75 @@ async fn home_loop(config: Config) -> u8 {
 }
 
 /// The list (or attention view) until the user opens an instance or quits.
-/// The terminal is restored on every path.
+/// The terminal is restored on every path ([`crate::tui::Screen`]).
 async fn list_screen(home: &mut Home, s: &mut Session) -> Result<Next, TuiError> {
-    let mut terminal = std::mem::ManuallyDrop::new(crate::tui::terminal::init()?);
-    let _guard = crate::tui::terminal::Guard;
-    let mut input = EventStream::new();
-    let mut alerts = s.alerts.0.clone().lock_owned().await;
-    let mut signals = crate::tui::Signals::new();
     if let Some(p) = s.board.borrow_and_update().clone() {
         home.polled((*p).clone(), chrono::Utc::now());
     }
-    loop {
-        s.looking.send_if_modified(|l| {
-            let now = home.looking();
+    let alerts = s.alerts.clone();
+    crate::tui::run_screen(&mut List { home, s }, Some(&alerts)).await
+}
+
+/// The list screen in the terminal loop.
+struct List<'a> {
+    home: &'a mut Home,
+    s: &'a mut Session,
+}
+
+/// News from the list's own sources.
+enum ListNews {
+    /// A new poll.
+    Polled,
+    /// A stop or start under way ended: what it said.
+    Said(Result<String, String>),
+    /// Up times move.
+    Later,
+}
+
+impl Screen for List<'_> {
+    type News = ListNews;
+    type Exit = Next;
+
+    /// The list is cheap: drawn after everything.
+    fn dirty(&self) -> bool {
+        true
+    }
+
+    fn draw(&mut self, frame: &mut ratatui::Frame<'_>) {
+        self.home.now = chrono::Utc::now();
+        let area = frame.area();
+        home::view::render(self.home, &self.s.config.theme, area, frame.buffer_mut());
+    }
+
+    async fn next(&mut self) -> ListNews {
+        let now = self.home.looking();
+        self.s.looking.send_if_modified(|l| {
             let changed = *l != now;
             *l = now;
             changed
         });
-        home.now = chrono::Utc::now();
-        let theme = &s.config.theme;
-        terminal.draw(|f| home::view::render(home, theme, f.area(), f.buffer_mut()))?;
-        let effects = tokio::select! {
-            Ok(()) = s.board.changed() => {
+        let s = &mut *self.s;
+        tokio::select! {
+            Ok(()) = s.board.changed() => ListNews::Polled,
+            Some(said) = s.jobs.next(), if !s.jobs.is_empty() => ListNews::Said(said),
+            () = tokio::time::sleep(Duration::from_secs(30)) => ListNews::Later,
+        }
+    }
+
+    async fn handle(
+        &mut self,
+        what: Happened<ListNews>,
+        _term: &mut Term,
+    ) -> Result<Option<Next>, TuiError> {
+        let (home, s) = (&mut *self.home, &mut *self.s);
+        let effects = match what {
+            Happened::News(ListNews::Polled) => {
                 if let Some(p) = s.board.borrow_and_update().clone() {
                     home.polled((*p).clone(), chrono::Utc::now());
                 }
                 Vec::new()
             }
-            ev = input.next() => match ev {
-                Some(Ok(Event::Key(k))) => home.key(k, &home::list_folder),
-                Some(Ok(_)) => Vec::new(),
-                // The terminal is gone.
-                Some(Err(_)) | None => vec![HomeEffect::Quit],
-            },
-            Some(bytes) = alerts.recv() => {
-                use std::io::Write;
-                let backend = terminal.backend_mut();
-                if let Err(e) = backend.write_all(bytes.as_bytes()).and_then(|()| backend.flush()) {
-                    tracing::warn!("notification: {e}");
-                }
-                Vec::new()
-            }
-            Some(said) = s.jobs.next(), if !s.jobs.is_empty() => {
+            Happened::News(ListNews::Said(said)) => {
                 match said {
                     Ok(text) => home.say(&text, false),
                     Err(text) => home.say(&text, true),
@@ -285,19 +314,17 @@ async fn list_screen(home: &mut Home, s: &mut Session) -> Result<Next, TuiError>
                 s.kick.notify_one();
                 Vec::new()
             }
-            _ = signals.recv() => vec![HomeEffect::Quit],
-            // Up times move.
-            () = tokio::time::sleep(Duration::from_secs(30)) => Vec::new(),
+            Happened::News(ListNews::Later) => Vec::new(),
+            Happened::Input(Event::Key(k)) => home.key(k, &home::list_folder),
+            Happened::Input(_) => Vec::new(),
+            // The terminal is gone, or a signal.
+            Happened::InputGone | Happened::Signal => vec![HomeEffect::Quit],
         };
         for effect in effects {
             match effect {
-                HomeEffect::Quit => {
-                    crate::tui::terminal::restore();
-                    return Ok(Next::Quit);
-                }
+                HomeEffect::Quit => return Ok(Some(Next::Quit)),
                 HomeEffect::Open { info, jump } => {
-                    crate::tui::terminal::restore();
-                    return Ok(Next::Open(Box::new(info), jump));
+                    return Ok(Some(Next::Open(Box::new(info), jump)));
                 }
                 HomeEffect::Stop(info) => {
                     let args = vec!["stop".to_string(), format!("@{}", info.instance)];
@@ -317,6 +344,7 @@ async fn list_screen(home: &mut Home, s: &mut Session) -> Result<Next, TuiError>
                 }
             }
         }
+        Ok(None)
     }
 }
 

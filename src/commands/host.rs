@@ -1,12 +1,13 @@
-//! Hosting an engine in this process for `run` and `start`: load the
-//! workflow, lock the instance, start the engine, serve its control
-//! endpoint and register it (so `list`, `send`, `stop`, `peek` and `attach`
-//! reach it from any terminal), show its events, and on SIGINT, SIGTERM or
-//! SIGHUP stop it the way `awtui stop` does. It logs to the instance's
-//! `awtui.log` ([`super::logging`]); everything it prints goes through
+//! Hosting an engine in this process for `run` and `start`, in the
+//! foreground or as the background host that `start --background` and the
+//! control room start: given the workflow [`startup::prepare`]d, lock the
+//! instance, start the engine, serve its control endpoint and register it
+//! (so `list`, `send`, `stop`, `peek` and `attach` reach it from any
+//! terminal), show its events, and on SIGINT, SIGTERM or SIGHUP stop it
+//! the way `awtui stop` does. It logs to the instance's `awtui.log`
+//! ([`super::logging`]); everything it prints goes through
 //! [`crate::output`], so a closed or unread pipe never stops the engine.
 
-use std::path::Path;
 use std::time::Instant;
 
 use tokio::sync::broadcast;
@@ -15,11 +16,10 @@ use crate::errln;
 
 use super::exit;
 use super::report::{self, AgentTracker};
-use super::validate::load_reporting;
+use super::startup::{self, Prepared};
 use crate::agents::runner::{RunMode, RunOutcome};
-use crate::engine::{Command, Engine, EngineError, EngineEvent, EngineOptions};
-use crate::instance::{self, InstanceError, daemon, layout};
-use crate::workflow::setup::SetupError;
+use crate::engine::{Command, EngineEvent};
+use crate::instance::{self, layout};
 
 /// How a hosted instance shows what happens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,13 +41,9 @@ pub enum Output {
     },
 }
 
-/// What to host.
-#[derive(Clone, Debug)]
-pub struct HostOptions<'a> {
-    /// The workflow file.
-    pub file: &'a Path,
-    /// The instance name (default: the workflow's own).
-    pub instance: Option<&'a str>,
+/// How to host.
+#[derive(Clone, Copy, Debug)]
+pub struct HostOptions {
     /// `Run` ends when idle; `Start` when stopped.
     pub mode: RunMode,
     /// How to show it.
@@ -56,48 +52,20 @@ pub struct HostOptions<'a> {
     pub daemon_child: bool,
 }
 
-/// The exit code for an instance that could not be claimed.
-pub fn claim_failure(e: &InstanceError) -> u8 {
-    match e {
-        InstanceError::AlreadyRunning { .. } => exit::ALREADY_RUNNING,
-        InstanceError::Layout(layout::LayoutError::Setup(_)) | InstanceError::Owner(_) => {
-            exit::INVALID
-        }
-        _ => exit::FAILED,
-    }
-}
-
-/// Hosts the instance until it ends; returns the exit code.
-pub fn host(opts: HostOptions<'_>) -> u8 {
-    if opts.daemon_child
-        && let Err(e) = daemon::detach()
-    {
-        errln!("warning: cannot start a session of its own: {e}");
-    }
-    let Some(loaded) = load_reporting(opts.file) else {
-        return exit::INVALID;
-    };
-    let mut workflow = loaded.workflow;
-    instance::standalone::apply_workdir(&mut workflow);
-    // A backend that cannot run is reported before the instance folder is
-    // made or locked.
-    if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
-        errln!("{e}");
-        return exit::INVALID;
-    }
-    let name = instance::owner::resolve(&workflow, opts.instance);
-    let claim = match instance::claim(&workflow, &name) {
+/// Hosts the prepared instance until it ends; returns the exit code.
+pub fn host(prepared: Prepared, opts: HostOptions) -> u8 {
+    let claim = match startup::claim(&prepared) {
         Ok(c) => c,
-        Err(e) => {
-            errln!("{e}");
-            return claim_failure(&e);
-        }
+        Err(code) => return code,
     };
     // Warnings go to the instance's log, as the control room's do.
     let log = claim.home().join(layout::LOG_FILE);
     if let Err(e) = super::logging::to_file(&log) {
         errln!("warning: cannot write the log {}: {e}", log.display());
     }
+    startup::log_tally();
+    let workflow = prepared.workflow.clone();
+    let name = prepared.instance.clone();
     tracing::info!(
         "hosting {} as instance {} ({:?})",
         workflow.file.display(),
@@ -113,24 +81,10 @@ pub fn host(opts: HostOptions<'_>) -> u8 {
         return exit::FAILED;
     };
     let started = Instant::now();
-    let options = EngineOptions {
-        instance: name.clone(),
-        mode: opts.mode,
-        // Outside edits reach screens attached later too.
-        watch_documents: true,
-    };
     runtime.block_on(async move {
-        let (engine, events) = match Engine::start(workflow.clone(), options).await {
+        let (engine, events) = match startup::launch(prepared, opts.mode).await {
             Ok(started) => started,
-            Err(e) => {
-                errln!("{e}");
-                return match e {
-                    EngineError::Setup(SetupError::Failed { .. } | SetupError::Spawn { .. }) => {
-                        exit::FAILED
-                    }
-                    _ => exit::INVALID,
-                };
-            }
+            Err(code) => return code,
         };
         let signals = Signals::listen();
         let served = match instance::serve(&engine, claim, opts.mode).await {

@@ -24,6 +24,18 @@ pub const FILES: [(&str, &str); 3] = [
     ),
 ];
 
+/// `awtui init`: writes the starter files into the current folder; returns
+/// the exit code.
+pub fn run_here() -> u8 {
+    match std::env::current_dir() {
+        Ok(dir) => run(&dir),
+        Err(e) => {
+            errln!("cannot read the current directory: {e}");
+            exit::FAILED
+        }
+    }
+}
+
 /// Writes the starter files into `dir`; returns the exit code.
 pub fn run(dir: &Path) -> u8 {
     let existing: Vec<&str> = FILES

@@ -108,8 +108,17 @@ fn rows(info: InstanceInfo, status: Option<InstanceStatus>) -> InstanceRow {
     }
 }
 
+/// `awtui list [--json]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ListArgs {
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Lists what runs; returns the exit code.
-pub fn run(json: bool) -> u8 {
+pub fn run(args: &ListArgs) -> u8 {
+    let json = args.json;
     let Some(rt) = remote::runtime() else {
         return exit::FAILED;
     };

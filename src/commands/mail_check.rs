@@ -3,17 +3,16 @@
 //! skipped) and prints each problem, then a one-line verdict, the way
 //! `awtui aop check` does for AOP blocks.
 
-use std::path::Path;
-
-use super::aop_check::read_input;
+use super::aop_check::{CheckArgs, read_input};
 use super::exit;
 use crate::protocols::agent_mail::{self, MailCheck, Mode};
 use crate::{errln, outln};
 
-/// Reads `source` (`-` for stdin), prints problems as `name: level: …` and
-/// a verdict. With `strict`, any problem makes it exit 1.
-pub fn run(source: &Path, strict: bool) -> u8 {
-    let (name, text) = match read_input(source) {
+/// Reads the source (`-` for stdin), prints problems as `name: level: …`
+/// and a verdict. With `--strict`, any problem makes it exit 1.
+pub fn run(args: &CheckArgs) -> u8 {
+    let strict = args.strict;
+    let (name, text) = match read_input(&args.source) {
         Ok(t) => t,
         Err(e) => {
             errln!("{e}");

@@ -20,6 +20,7 @@ pub mod report;
 pub mod run;
 pub mod send;
 pub mod start;
+pub mod startup;
 pub mod stop;
 pub mod tasks;
 pub mod validate;

@@ -11,31 +11,40 @@ use std::path::Path;
 use super::exit;
 use super::remote;
 use super::start;
+use super::startup::WorkflowArgs;
 use crate::context::mentions;
 use crate::instance::standalone::{self, Spec};
 
-/// `awtui new`'s options.
-#[derive(Clone, Debug)]
-pub struct NewArgs<'a> {
-    /// The agent's name.
-    pub name: &'a str,
-    /// `model:`.
-    pub model: Option<&'a str>,
-    /// `backend:`.
-    pub backend: Option<&'a str>,
-    /// The system prompt: text, or a file to read it from.
-    pub system: Option<&'a str>,
-    /// Keep the conversation and documents on disk.
+/// `awtui new <name> [--model M] [--backend B] [--system S] [--context]
+/// [--command P] [--json]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct NewArgs {
+    /// Its name (send --to <name> talks to it).
+    pub name: String,
+    /// Model (an anthropic/, openai/ or ollama/ prefix picks the backend).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Backend (default: claude, unless --model or --command decides).
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// System prompt: text, or a file to read it from.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Keep its conversation and a notes document on disk (otherwise the
+    /// conversation lives in memory while it runs).
+    #[arg(long)]
     pub context: bool,
-    /// The program of a `command` agent.
-    pub command: Option<&'a str>,
-    /// Print the result as JSON.
+    /// Program for the command backend.
+    #[arg(long)]
+    pub command: Option<String>,
+    /// Print the started agent as JSON.
+    #[arg(long)]
     pub json: bool,
 }
 
 /// Creates and starts the agent; returns the exit code.
-pub fn run(args: NewArgs<'_>) -> u8 {
-    let name = args.name;
+pub fn run(args: &NewArgs) -> u8 {
+    let name = args.name.as_str();
     if !mentions::is_valid_name(name) || mentions::RESERVED_NAMES.contains(&name) {
         errln!(
             "'{name}' cannot be an agent name: use letters, digits, '_' and '-', starting with a letter (not system, user or all)"
@@ -59,7 +68,7 @@ pub fn run(args: NewArgs<'_>) -> u8 {
         );
         return exit::ALREADY_RUNNING;
     }
-    let system = match args.system {
+    let system = match args.system.as_deref() {
         Some(s) if Path::new(s).exists() && !Path::new(s).is_dir() => {
             match crate::fsutil::read_text_capped(Path::new(s), crate::fsutil::MAX_PROMPT_BYTES) {
                 Ok(text) => Some(text),
@@ -80,9 +89,9 @@ pub fn run(args: NewArgs<'_>) -> u8 {
     };
     let spec = Spec {
         name: name.to_string(),
-        model: args.model.map(str::to_string),
-        backend: args.backend.map(str::to_string),
-        command: args.command.map(str::to_string),
+        model: args.model.clone(),
+        backend: args.backend.clone(),
+        command: args.command.clone(),
         system,
         context: args.context,
         workdir,
@@ -94,5 +103,9 @@ pub fn run(args: NewArgs<'_>) -> u8 {
             return exit::FAILED;
         }
     };
-    start::background(&file, Some(name), false, args.json)
+    let workflow = WorkflowArgs {
+        file,
+        instance: Some(name.to_string()),
+    };
+    start::background(&workflow, false, args.json)
 }

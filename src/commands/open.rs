@@ -4,9 +4,10 @@
 //! the same messages as `awtui validate` and `awtui run`.
 //!
 //! With its context on disk the instance runs in a background host from
-//! the start (the one already running for it is found, or `awtui start
-//! --background` starts it) and the screen attaches to it like `awtui
-//! attach`. `q` asks: stop the instance (agents stopped cleanly, its
+//! the start (the one already running for it is found, or one is started
+//! as `awtui start --background` starts it, from the workflow loaded and
+//! checked here once: [`super::startup`]) and the screen attaches to it
+//! like `awtui attach`. `q` asks: stop the instance (agents stopped cleanly, its
 //! context left on disk, so the same command resumes it), or detach: the
 //! screen goes, the host goes on, and a turn in progress is never
 //! interrupted. SIGTERM and SIGHUP stop it, as `q` then `y` does. A memory
@@ -19,15 +20,14 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use super::exit;
-use super::validate::load_reporting;
+use super::startup::{self, Preflight, Prepared, WorkflowArgs};
 use crate::agents::runner::RunMode;
-use crate::engine::{Engine, EngineError, EngineOptions, Link};
+use crate::engine::Link;
 use crate::tui::{self, QuitAction, TuiOptions};
-use crate::workflow::setup::{self, SetupError, is_valid_instance_name};
 
-/// Opens `file` as instance `instance` (default: the workflow's own, see
-/// [`crate::instance::owner`]); returns the exit code.
-pub fn run(file: &Path, instance: Option<&str>) -> u8 {
+/// Opens the workflow as its instance (default name: the workflow's own,
+/// see [`crate::instance::owner`]); returns the exit code.
+pub fn run(args: &WorkflowArgs) -> u8 {
     let config = match tui::Config::load() {
         Ok(c) => c,
         Err(e) => {
@@ -35,21 +35,11 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
             return exit::INVALID;
         }
     };
-    let Some(loaded) = load_reporting(file) else {
-        return exit::INVALID;
+    let prepared = match startup::prepare(args, Preflight::Each) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
-    let instance = &crate::instance::owner::resolve(&loaded.workflow, instance);
-    if !is_valid_instance_name(instance) {
-        errln!("{}", SetupError::InstanceName(instance.into()));
-        return exit::INVALID;
-    }
-    let problems = crate::engine::preflight(&loaded.workflow);
-    for p in &problems {
-        errln!("{}: error: {p}", file.display());
-    }
-    if !problems.is_empty() {
-        return exit::INVALID;
-    }
+    let file = args.file.as_path();
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         errln!(
             "awtui: the control room needs a terminal; use `awtui run {}` to run headless",
@@ -57,45 +47,39 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
         );
         return exit::INVALID;
     }
-    let dir = setup::context_dir(&loaded.workflow, instance)
-        .ok()
-        .flatten();
-    let log = log_path(dir.as_deref(), instance);
+    let dir = prepared.context_dir();
+    let log = log_path(dir.as_deref(), &prepared.instance);
     if let Err(e) = super::logging::to_file(&log) {
         errln!("warning: cannot write the log {}: {e}", log.display());
     }
-    tracing::info!("opening {} as instance {instance}", file.display());
-    if let Some(home) = &dir {
-        return hosted(file, instance, home, config);
+    tracing::info!(
+        "opening {} as instance {}",
+        file.display(),
+        prepared.instance
+    );
+    match dir {
+        Some(home) => hosted(&prepared, &home, config),
+        None => in_process(prepared, &log, config),
     }
+}
 
+/// The control room on an engine in this process (a memory context, which
+/// cannot outlive the screen); returns the exit code.
+fn in_process(prepared: Prepared, log: &Path, config: tui::Config) -> u8 {
     // One engine per instance, reachable from other terminals (list, send,
     // stop, attach) like any started instance.
-    let claim = match crate::instance::claim(&loaded.workflow, instance) {
+    let claim = match startup::claim(&prepared) {
         Ok(c) => c,
-        Err(e) => {
-            errln!("{e}");
-            return super::host::claim_failure(&e);
-        }
+        Err(code) => return code,
     };
+    startup::log_tally();
     let Some(runtime) = super::runtime(true) else {
         return exit::FAILED;
     };
-    let options = EngineOptions {
-        instance: instance.to_string(),
-        mode: RunMode::Start,
-        watch_documents: true,
-    };
     runtime.block_on(async move {
-        let (engine, first) = match Engine::start(loaded.workflow, options).await {
+        let (engine, first) = match startup::launch(prepared, RunMode::Start).await {
             Ok(started) => started,
-            Err(e) => {
-                errln!("{e}");
-                return match e {
-                    EngineError::Setup(SetupError::Failed { .. }) => exit::FAILED,
-                    _ => exit::INVALID,
-                };
-            }
+            Err(code) => return code,
         };
         let served = match crate::instance::serve(&engine, claim, RunMode::Start).await {
             Ok(s) => Some(s),
@@ -144,12 +128,13 @@ pub fn run(file: &Path, instance: Option<&str>) -> u8 {
 
 /// The control room attached to the instance's background host, started
 /// when none runs (see the module doc); returns the exit code.
-fn hosted(file: &Path, instance: &str, home: &Path, config: tui::Config) -> u8 {
+fn hosted(prepared: &Prepared, home: &Path, config: tui::Config) -> u8 {
     use crate::instance::registry;
+    let instance = &prepared.instance;
     let running = registry::read_home(home).filter(|i| registry::process_alive(i.pid));
     let info = match running {
         Some(info) => info,
-        None => match super::start::spawn_background(file, Some(instance), false) {
+        None => match super::start::spawn_background(prepared, false) {
             Ok(started) => started.info,
             Err(code) => return code,
         },

@@ -26,26 +26,39 @@ use crate::instance::control::{Reply, Request};
 use crate::instance::query::PeekQuery;
 use crate::protocols::agent_mail::MessageType;
 
-/// `awtui peek`'s options.
-#[derive(Clone, Debug)]
-pub struct PeekArgs<'a> {
-    /// The target.
-    pub to: Option<&'a str>,
+/// `awtui peek [--to target] [-n N] [--type T] [--bead B] [--tasks] [--json]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct PeekArgs {
+    /// agent@instance (its inbox), @instance (the channel), or a
+    /// standalone agent (its conversation).
+    #[arg(long)]
+    pub to: Option<String>,
     /// How many messages.
-    pub limit: usize,
-    /// An Agent Mail type.
-    pub kind: Option<&'a str>,
-    /// A bead id.
-    pub bead: Option<&'a str>,
-    /// JSON output.
-    pub json: bool,
-    /// Add the task board.
+    #[arg(short = 'n', default_value_t = 20)]
+    pub n: usize,
+    /// Only Agent Mail messages of this type (HELP_REQUEST, PROGRESS, …).
+    #[arg(long = "type")]
+    pub kind: Option<String>,
+    /// Only Agent Mail messages about this bead.
+    #[arg(long)]
+    pub bead: Option<String>,
+    /// Also show the task board (with --json: one object with
+    /// `messages` and `tasks`).
+    #[arg(long)]
     pub tasks: bool,
+    /// JSON output (an inbox's items as inbox_check returns them:
+    /// id, timestamp, from, message, priority, state).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Shows the messages; returns the exit code.
-pub fn run(args: PeekArgs<'_>) -> u8 {
-    let kind = match args.kind.map(|k| MessageType::from_keyword(k).ok_or(k)) {
+pub fn run(args: &PeekArgs) -> u8 {
+    let kind = match args
+        .kind
+        .as_deref()
+        .map(|k| MessageType::from_keyword(k).ok_or(k))
+    {
         None => None,
         Some(Ok(k)) => Some(k),
         Some(Err(k)) => {
@@ -57,16 +70,16 @@ pub fn run(args: PeekArgs<'_>) -> u8 {
             return exit::INVALID;
         }
     };
-    let resolved = match remote::resolve(args.to) {
+    let resolved = match remote::resolve(args.to.as_deref()) {
         Ok(r) => r,
         Err(code) => return code,
     };
     let agent = resolved.agent.filter(|_| !resolved.info.standalone);
     let query = PeekQuery {
         agent,
-        limit: args.limit,
+        limit: args.n,
         kind,
-        bead: args.bead.map(str::to_string),
+        bead: args.bead.clone(),
         before: None,
     };
     let Some(rt) = remote::runtime() else {

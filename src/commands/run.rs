@@ -15,23 +15,41 @@
 //! pause, a failed setup step, a stop), 2 for an invalid workflow, 4 when
 //! the instance is already running.
 
-use std::path::Path;
-
 use super::host::{self, HostOptions, Output};
+use super::startup::{self, Preflight, WorkflowArgs};
 use crate::agents::runner::RunMode;
 
-/// Runs `file` as instance `instance`; returns the exit code.
-pub fn run(file: &Path, instance: Option<&str>, verbose: bool, json: bool) -> u8 {
-    let output = match (json, verbose) {
+/// `awtui run <file> [--instance N] [--verbose] [--json]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RunArgs {
+    /// The workflow and the instance's name.
+    #[command(flatten)]
+    pub workflow: WorkflowArgs,
+    /// Also show agent activity, document changes and counters (stderr);
+    /// with --json, stream every event as a JSON line instead.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Print one JSON object with the whole result at the end (stdout).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the workflow until every agent is idle; returns the exit code.
+pub fn run(args: &RunArgs) -> u8 {
+    let output = match (args.json, args.verbose) {
         (true, true) => Output::JsonLines,
         (true, false) => Output::Report,
         (false, verbose) => Output::Human { verbose },
     };
-    host::host(HostOptions {
-        file,
-        instance,
-        mode: RunMode::Run,
-        output,
-        daemon_child: false,
-    })
+    match startup::prepare(&args.workflow, Preflight::First) {
+        Ok(prepared) => host::host(
+            prepared,
+            HostOptions {
+                mode: RunMode::Run,
+                output,
+                daemon_child: false,
+            },
+        ),
+        Err(code) => code,
+    }
 }

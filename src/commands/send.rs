@@ -29,18 +29,23 @@ use crate::engine::EngineEvent;
 use crate::engine::event::MessageSnapshot;
 use crate::instance::control::{Reply, Request};
 
-/// `awtui send`'s options.
-#[derive(Clone, Debug)]
-pub struct SendArgs<'a> {
-    /// The message, or `-` for standard input.
-    pub message: &'a str,
-    /// The target.
-    pub to: Option<&'a str>,
-    /// Wait for the replies.
+/// `awtui send <message> [--to target] [--wait [--timeout S]] [--json]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct SendArgs {
+    /// The message (`-` reads it from standard input).
+    pub message: String,
+    /// agent@instance (adds the @mention), @instance (as is), or agent
+    /// (a standalone agent, or an agent of the only running instance).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Wait for the mentioned agents' replies and print them.
+    #[arg(long)]
     pub wait: bool,
-    /// How long to wait, in seconds.
+    /// With --wait: give up after this many seconds.
+    #[arg(long, default_value_t = 600)]
     pub timeout: u64,
     /// JSON output.
+    #[arg(long)]
     pub json: bool,
 }
 
@@ -52,8 +57,8 @@ fn gave_up(status: &AgentStatus) -> bool {
 }
 
 /// Posts the message; returns the exit code.
-pub fn run(args: SendArgs<'_>) -> u8 {
-    let mut message = args.message.to_string();
+pub fn run(args: &SendArgs) -> u8 {
+    let mut message = args.message.clone();
     if message == "-" {
         message.clear();
         // One byte past the limit is enough to know it is over.
@@ -79,7 +84,7 @@ pub fn run(args: SendArgs<'_>) -> u8 {
         errln!("the message is empty");
         return exit::INVALID;
     }
-    let resolved = match remote::resolve(args.to) {
+    let resolved = match remote::resolve(args.to.as_deref()) {
         Ok(r) => r,
         Err(code) => {
             if args.to.is_none() && code == exit::INVALID {
@@ -143,7 +148,7 @@ async fn wait_for_replies(
     client: &mut crate::instance::control::Client,
     id: u64,
     mut waiting: BTreeSet<String>,
-    args: SendArgs<'_>,
+    args: &SendArgs,
 ) -> u8 {
     let instance = client.info.instance.clone();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.timeout);

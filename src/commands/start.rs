@@ -1,67 +1,92 @@
 //! `awtui start <file>`: a persistent instance that never ends on idle, only
 //! when stopped (`awtui stop`, Ctrl-C, SIGTERM). In the foreground it shows
 //! the channel like `run`; `--background` detaches it (see
-//! [`crate::instance::daemon`]) and prints its name and pid.
+//! [`crate::instance::daemon`]) and prints its name and pid. Both go
+//! through [`super::startup`]: with `--background` this process loads and
+//! checks the workflow, and the host it starts only loads it.
 
 use std::ffi::OsString;
-use std::path::Path;
 use std::time::Duration;
 
 use super::exit;
 use super::host::{self, HostOptions, Output};
-use super::validate::load_reporting;
+use super::startup::{self, Preflight, Prepared, WorkflowArgs};
 use crate::agents::runner::RunMode;
 use crate::errln;
-use crate::instance::{self, InstanceError, daemon, layout, lock, registry};
+use crate::instance::{InstanceError, daemon, layout, lock, registry};
 
 /// How long `--background` waits for the instance to be up (setup steps
 /// run first and may be slow).
 const READY_WAIT: Duration = Duration::from_secs(120);
 
-/// `awtui start`'s options.
-#[derive(Clone, Debug)]
-pub struct StartArgs<'a> {
-    /// The workflow file.
-    pub file: &'a Path,
-    /// The instance name (default: the workflow's own).
-    pub instance: Option<&'a str>,
-    /// Detach.
+/// `awtui start <file> [--instance N] [--background] [--verbose] [--json]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct StartArgs {
+    /// The workflow and the instance's name.
+    #[command(flatten)]
+    pub workflow: WorkflowArgs,
+    /// Detach: run in the background (logs in the instance folder) and
+    /// print its name and pid.
+    #[arg(long)]
     pub background: bool,
-    /// Show activity too.
+    /// Also show agent activity, document changes and counters.
+    #[arg(long)]
     pub verbose: bool,
-    /// Every event as a JSON line.
+    /// Print every event as a JSON line (with --background: the started
+    /// instance as JSON).
+    #[arg(long)]
     pub json: bool,
-    /// This is the detached child (hidden flag).
+    /// Internal: this process is the detached child of --background.
+    #[arg(long = "daemon-child", hide = true)]
     pub daemon_child: bool,
 }
 
 /// Starts the instance; returns the exit code.
-pub fn run(args: StartArgs<'_>) -> u8 {
+pub fn run(args: &StartArgs) -> u8 {
     if args.background && !args.daemon_child {
-        return background(args.file, args.instance, args.verbose, args.json);
+        return background(&args.workflow, args.verbose, args.json);
     }
-    host::host(HostOptions {
-        file: args.file,
-        instance: args.instance,
-        mode: RunMode::Start,
-        output: if args.daemon_child {
-            Output::Log {
-                verbose: args.verbose,
-            }
-        } else if args.json {
-            Output::JsonLines
-        } else {
-            Output::Human {
-                verbose: args.verbose,
-            }
+    let preflight = if args.daemon_child {
+        if let Err(e) = daemon::detach() {
+            errln!("warning: cannot start a session of its own: {e}");
+        }
+        // The process that started this one checked the backends.
+        Preflight::Done
+    } else {
+        Preflight::First
+    };
+    let prepared = match startup::prepare(&args.workflow, preflight) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    host::host(
+        prepared,
+        HostOptions {
+            mode: RunMode::Start,
+            output: if args.daemon_child {
+                Output::Log {
+                    verbose: args.verbose,
+                }
+            } else if args.json {
+                Output::JsonLines
+            } else {
+                Output::Human {
+                    verbose: args.verbose,
+                }
+            },
+            daemon_child: args.daemon_child,
         },
-        daemon_child: args.daemon_child,
-    })
+    )
 }
 
-/// Starts `file` as `instance` in the background and prints where it runs.
-pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool) -> u8 {
-    let d = match spawn_background(file, instance, verbose) {
+/// Starts the workflow in the background and prints where it runs
+/// (`start --background`, `new`); returns the exit code.
+pub fn background(args: &WorkflowArgs, verbose: bool, json: bool) -> u8 {
+    let prepared = match startup::prepare(args, Preflight::First) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let d = match spawn_background(&prepared, verbose) {
         Ok(d) => d,
         Err(code) => return code,
     };
@@ -86,31 +111,13 @@ pub fn background(file: &Path, instance: Option<&str>, verbose: bool, json: bool
     exit::OK
 }
 
-/// Starts `file` as `instance` in a background host and waits until it
-/// serves; the exit code after saying why not.
-pub fn spawn_background(
-    file: &Path,
-    instance: Option<&str>,
-    verbose: bool,
-) -> Result<daemon::Detached, u8> {
-    let Some(loaded) = load_reporting(file) else {
-        return Err(exit::INVALID);
-    };
-    let mut workflow = loaded.workflow;
-    instance::standalone::apply_workdir(&mut workflow);
-    if let Some(e) = crate::engine::preflight(&workflow).into_iter().next() {
-        errln!("{e}");
-        return Err(exit::INVALID);
-    }
-    let instance = &instance::owner::resolve(&workflow, instance);
-    let home = match layout::home(&workflow, instance) {
-        Ok(h) => h,
-        Err(e) => {
-            let e = InstanceError::from(e);
-            errln!("{e}");
-            return Err(host::claim_failure(&e));
-        }
-    };
+/// Starts the prepared instance in a background host (which loads the
+/// workflow again to run it, and trusts this process's check of its
+/// backends) and waits until it serves; the exit code after saying why
+/// not, with what the host said.
+pub fn spawn_background(prepared: &Prepared, verbose: bool) -> Result<daemon::Detached, u8> {
+    let instance = prepared.instance.as_str();
+    let home = prepared.home()?;
     let owner_alive = || registry::read_home(&home).is_some_and(|i| registry::process_alive(i.pid));
     if lock::is_held_by_live(&home, owner_alive) {
         let e = InstanceError::AlreadyRunning {
@@ -121,9 +128,15 @@ pub fn spawn_background(
         errln!("{e}");
         return Err(exit::ALREADY_RUNNING);
     }
+    // This process's part of the start is logged where the host's is.
+    let log = home.join(layout::LOG_FILE);
+    if let Err(e) = super::logging::to_file(&log) {
+        errln!("warning: cannot write the log {}: {e}", log.display());
+    }
+    startup::log_tally();
     let mut child_args: Vec<OsString> = vec![
         "start".into(),
-        workflow.file.clone().into(),
+        prepared.workflow.file.clone().into(),
         "--instance".into(),
         instance.into(),
     ];

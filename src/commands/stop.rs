@@ -32,16 +32,37 @@ const STOP_WAIT: Duration = Duration::from_secs(60);
 /// How often progress is checked while waiting.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Stops what `target` names (or everything with `all`); returns the exit code.
-pub fn run(target: Option<&str>, all: bool, clean: bool, force: bool) -> u8 {
+/// `awtui stop [target] [--all] [--clean [--force]]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct StopArgs {
+    /// agent, agent@instance or @instance (default: the only instance).
+    pub target: Option<String>,
+    /// Stop every running instance and standalone agent.
+    #[arg(long, conflicts_with = "target")]
+    pub all: bool,
+    /// Then remove the instance's worktrees and branches (workspace:
+    /// worktree) that are merged or discarded; works on an instance
+    /// that is not running too (@instance, repository of the current
+    /// folder).
+    #[arg(long, conflicts_with = "all")]
+    pub clean: bool,
+    /// With --clean: remove unmerged work and uncommitted changes too.
+    #[arg(long, requires = "clean")]
+    pub force: bool,
+}
+
+/// Stops what the target names (or everything with `--all`); returns the
+/// exit code.
+pub fn run(args: &StopArgs) -> u8 {
+    let target = args.target.as_deref();
     let Some(rt) = remote::runtime() else {
         return exit::FAILED;
     };
     rt.block_on(async move {
-        if clean {
-            return stop_and_clean(target, force).await;
+        if args.clean {
+            return stop_and_clean(target, args.force).await;
         }
-        if all {
+        if args.all {
             let running = match remote::running() {
                 Ok(r) => r,
                 Err(code) => return code,

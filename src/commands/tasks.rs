@@ -12,9 +12,23 @@ use crate::instance::control::Client;
 use crate::sanitize::for_terminal;
 use crate::tasks::TaskStatus;
 
+/// `awtui tasks [instance] [--json]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct TasksArgs {
+    /// The instance (default: the only one running).
+    pub instance: Option<String>,
+    /// The whole board as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Prints the board; returns the exit code.
-pub fn run(instance: Option<&str>, json: bool) -> u8 {
-    let target = instance.map(|i| format!("@{}", i.trim_start_matches('@')));
+pub fn run(args: &TasksArgs) -> u8 {
+    let json = args.json;
+    let target = args
+        .instance
+        .as_deref()
+        .map(|i| format!("@{}", i.trim_start_matches('@')));
     let resolved = match remote::resolve(target.as_deref()) {
         Ok(r) => r,
         Err(code) => return code,

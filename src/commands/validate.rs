@@ -1,7 +1,7 @@
 //! `awtui validate <file>`: every problem with its position, or a summary.
 
 use crate::{errln, outln};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::exit;
 use crate::workflow::setup::{SetupError, is_valid_instance_name};
@@ -10,6 +10,7 @@ use crate::workflow::{self, LoadError, Loaded};
 /// Loads a workflow, printing every error (and warnings) the way
 /// `awtui validate` does; `None` when it has errors.
 pub fn load_reporting(file: &Path) -> Option<Loaded> {
+    super::startup::count_load();
     match workflow::load(file) {
         Ok(loaded) => {
             for w in loaded.warnings.warnings() {
@@ -34,12 +35,28 @@ pub fn load_reporting(file: &Path) -> Option<Loaded> {
     }
 }
 
+/// `awtui validate <file> [--instance N] [--check-hosts]`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The workflow file (YAML).
+    pub file: PathBuf,
+    /// Instance name used to show where the context would live
+    /// (default: the workflow file's name).
+    #[arg(long)]
+    pub instance: Option<String>,
+    /// Also connect to every host agents run on (`hosts:`): reachable,
+    /// authentication accepted, the agents' CLIs installed there.
+    #[arg(long)]
+    pub check_hosts: bool,
+}
+
 /// Prints the summary (exit 0) or every error (exit 2); warnings go to stderr.
-pub fn run(file: &Path, instance: Option<&str>, check_hosts: bool) -> u8 {
+pub fn run(args: &ValidateArgs) -> u8 {
+    let file = args.file.as_path();
     let Some(loaded) = load_reporting(file) else {
         return exit::INVALID;
     };
-    let instance = &crate::instance::owner::resolve(&loaded.workflow, instance);
+    let instance = &crate::instance::owner::resolve(&loaded.workflow, args.instance.as_deref());
     if !is_valid_instance_name(instance) {
         errln!("{}", SetupError::InstanceName(instance.into()));
         return exit::INVALID;
@@ -52,7 +69,7 @@ pub fn run(file: &Path, instance: Option<&str>, check_hosts: bool) -> u8 {
             found.error(a.pos, format!("agent '{}' cannot run: {e}", a.name));
         }
     }
-    if check_hosts {
+    if args.check_hosts {
         check_hosts_now(&loaded.workflow, &mut found);
     }
     // Worktrees: the repository, base and branch names are checked as a

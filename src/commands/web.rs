@@ -12,16 +12,21 @@ use tokio_util::sync::CancellationToken;
 use super::exit;
 use crate::{errln, outln};
 
-/// The command line of `awtui web`.
-#[derive(Clone, Debug)]
+/// `awtui web [--port P] [--listen ADDR --allow-remote] [--new-token]`.
+#[derive(Clone, Debug, clap::Args)]
 pub struct WebArgs {
-    /// The port (0: any).
+    /// The port (0: any free one).
+    #[arg(long, default_value_t = crate::web::DEFAULT_PORT)]
     pub port: u16,
-    /// The address to listen on.
+    /// Listen on this address instead of 127.0.0.1 (needs
+    /// --allow-remote unless it is a loopback address).
+    #[arg(long, default_value = "127.0.0.1")]
     pub listen: IpAddr,
-    /// A non-loopback address is allowed.
+    /// Allow a --listen address other than loopback.
+    #[arg(long)]
     pub allow_remote: bool,
-    /// Rotate the secret first.
+    /// Make a new access token first; the old one stops working.
+    #[arg(long)]
     pub new_token: bool,
 }
 

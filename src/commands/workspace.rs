@@ -54,12 +54,52 @@ fn failed(e: WorkspaceError) -> u8 {
 }
 
 /// `awtui merge <agent[@instance]> [--into B] [--no-ff]`.
-pub fn merge(target: &str, into: Option<&str>, no_ff: bool, dir: Option<&Path>) -> u8 {
-    let t = match find(target, dir) {
+#[derive(Clone, Debug, clap::Args)]
+pub struct MergeArgs {
+    /// agent or agent@instance.
+    pub target: String,
+    /// Always make a merge commit.
+    #[arg(long)]
+    pub no_ff: bool,
+    /// The branch to merge into (default: the one the workspace was
+    /// based on).
+    #[arg(long)]
+    pub into: Option<String>,
+    /// A folder of the repository (default: the current folder).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// `awtui revert <agent[@instance]> --turn N`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RevertArgs {
+    /// agent or agent@instance.
+    pub target: String,
+    /// The turn to undo (as `awtui diff --turn` numbers them).
+    #[arg(long)]
+    pub turn: u32,
+    /// A folder of the repository (default: the current folder).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// `awtui discard <agent[@instance]>`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DiscardArgs {
+    /// agent or agent@instance.
+    pub target: String,
+    /// A folder of the repository (default: the current folder).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// Merges the agent's branch; returns the exit code.
+pub fn merge(args: &MergeArgs) -> u8 {
+    let t = match find(&args.target, args.dir.as_deref()) {
         Ok(t) => t,
         Err(code) => return code,
     };
-    let m = match manage::merge(&t.repo, &t.at, into, no_ff) {
+    let m = match manage::merge(&t.repo, &t.at, args.into.as_deref(), args.no_ff) {
         Ok(m) => m,
         Err(e) => return failed(e),
     };
@@ -75,13 +115,13 @@ pub fn merge(target: &str, into: Option<&str>, no_ff: bool, dir: Option<&Path>) 
     exit::OK
 }
 
-/// `awtui revert <agent[@instance]> --turn N`.
-pub fn revert(target: &str, turn: u32, dir: Option<&Path>) -> u8 {
-    let t = match find(target, dir) {
+/// Reverts one turn; returns the exit code.
+pub fn revert(args: &RevertArgs) -> u8 {
+    let t = match find(&args.target, args.dir.as_deref()) {
         Ok(t) => t,
         Err(code) => return code,
     };
-    match manage::revert(&t.repo, &t.at, &t.agent, turn) {
+    match manage::revert(&t.repo, &t.at, &t.agent, args.turn) {
         Ok(r) => {
             super::print::line(crate::workspace::view::reverted_sentence(&t.at.branch, &r));
             exit::OK
@@ -90,9 +130,9 @@ pub fn revert(target: &str, turn: u32, dir: Option<&Path>) -> u8 {
     }
 }
 
-/// `awtui discard <agent[@instance]>`.
-pub fn discard(target: &str, dir: Option<&Path>) -> u8 {
-    let t = match find(target, dir) {
+/// Marks the workspace discarded; returns the exit code.
+pub fn discard(args: &DiscardArgs) -> u8 {
+    let t = match find(&args.target, args.dir.as_deref()) {
         Ok(t) => t,
         Err(code) => return code,
     };

@@ -42,17 +42,25 @@ pub const EXIT_USAGE: u8 = 2;
 /// Exit code for other failures while relaying.
 pub const EXIT_FAILED: u8 = 1;
 
-/// The command-line arguments of `awtui mcp`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The command-line arguments of `awtui mcp` (parsed by clap straight into
+/// this struct; the field docs are the help texts).
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
 pub struct BridgeArgs {
-    /// The running instance's name (see [`instance_dir`] when absent).
+    /// The running instance (default: with --workflow, that workflow's
+    /// own; otherwise the only one running in the folder).
+    #[arg(long)]
     pub instance: Option<String>,
-    /// Who to act as; picks the token file.
+    /// The agent to act as (its token comes from AWTUI_TOKEN or the
+    /// instance's token folder in the per-user state dir).
+    #[arg(long)]
     pub agent: String,
-    /// The folder holding `.workflow/<instance>/` (default: the current
-    /// directory), or the instance folder itself.
+    /// The folder holding .workflow/<instance>/ (default: the current
+    /// directory).
+    #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// A workflow file whose context settings say where the instance lives.
+    /// The workflow file, whose context settings say where the instance
+    /// lives.
+    #[arg(long, conflicts_with = "dir")]
     pub workflow: Option<PathBuf>,
 }
 

@@ -11,9 +11,12 @@
 //! one pure `update(Input) -> Vec<Effect>`; keys go through the
 //! [`keymap`] to [`action::Action`]s, the same grammar the command bar
 //! parses; each pane is a module under `panes/` with its own state and
-//! drawing and lists its commands for the hint line and the help. The loop
-//! here only moves inputs in and effects out, and draws when something
-//! changed (a dirty flag coalesces bursts of events into one frame).
+//! drawing and lists its commands for the hint line and the help. The
+//! instance screen here only moves inputs in and effects out; it runs in
+//! the terminal loop the home list runs in too (`screen`: the key stream,
+//! redraws, resizes, signals, the terminal restored on every path), which
+//! draws when something changed (a dirty flag coalesces bursts of events
+//! into one frame).
 //!
 //! Decisions where the issue is silent:
 //! - On start the screen asks for a snapshot of the newest
@@ -56,6 +59,7 @@ pub mod home;
 pub mod keymap;
 pub mod notify;
 pub mod panes;
+mod screen;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -66,14 +70,16 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
-use ratatui::crossterm::event::{Event, EventStream};
+use ratatui::crossterm::event::Event;
+use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 pub use app::Exit as TuiExit;
 use app::{App, AppOptions, Effect, Input};
 pub use config::{Config, ConfigError};
+pub(crate) use screen::{Happened, Screen, Term, run as run_screen};
 
-use crate::engine::{Command, EngineEvent, Link, Reply, RequestError};
+use crate::engine::{Command, CommandSender, EngineEvent, Link, Reply, RequestError};
 
 /// How long quitting waits for the engine to stop its agents.
 const STOP_WAIT: Duration = Duration::from_secs(20);
@@ -160,12 +166,9 @@ pub fn local_utc_offset() -> i32 {
 }
 
 /// Runs the control room on `link` until the user quits or the instance
-/// ends. The terminal is restored on every path.
+/// ends. The terminal is restored on every path ([`screen::run`]).
 pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
-    let Link {
-        commands,
-        mut events,
-    } = link;
+    let Link { commands, events } = link;
     let mut app = App::new(
         options.config,
         AppOptions {
@@ -174,109 +177,151 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
         },
     );
     app.jump = options.jump.clone();
-    // Notifications from the home screen's poller, written between frames.
-    let mut alerts = match &options.alerts {
-        Some(a) => Some(a.0.clone().lock_owned().await),
-        None => None,
-    };
-    // Every running instance (for `@` completion and `/stop @other`).
-    let mut instances = watch_instances();
-    // Instances being stopped from here: what each stop said.
-    let mut stops: FuturesUnordered<BoxFuture<'static, Result<String, String>>> =
-        FuturesUnordered::new();
-    // Replies on their way back to the app (each command's own answer).
-    let mut replies: FuturesUnordered<BoxFuture<'static, Result<Reply, RequestError>>> =
-        FuturesUnordered::new();
     if commands.is_closed() {
         return Ok(TuiExit::EngineEnded);
     }
-    replies.push(Box::pin(commands.request(app.resync(options.history))));
-    // Never dropped: ratatui's `Drop` reports a failure to show the cursor
-    // with `eprintln!`, which panics once the terminal has hung up. The
-    // guard restores the terminal (cursor included) on every path instead.
-    let mut terminal = std::mem::ManuallyDrop::new(terminal::init()?);
-    let _guard = terminal::Guard;
-    let mut input = Some(EventStream::new());
-    let started = Instant::now();
-    let mut signals = Signals::new();
-    let mut stop_deadline: Option<tokio::time::Instant> = None;
-    let mut screen_gone = false;
-    // The last tick: input does not re-arm the wake-up, so the header's
-    // clock keeps moving while the user types.
-    let mut last_tick = tokio::time::Instant::now();
+    let mut instance = Instance {
+        replies: FuturesUnordered::new(),
+        stops: FuturesUnordered::new(),
+        instances: watch_instances(),
+        history: options.history,
+        started: Instant::now(),
+        stop_deadline: None,
+        last_tick: tokio::time::Instant::now(),
+        app,
+        commands,
+        events,
+    };
+    let resync = instance.app.resync(options.history);
+    instance
+        .replies
+        .push(Box::pin(instance.commands.request(resync)));
+    screen::run(&mut instance, options.alerts.as_ref()).await
+}
 
-    loop {
-        if app.dirty && !screen_gone {
-            app.now = chrono::Utc::now();
-            terminal.draw(|f| ui::draw(&mut app, f))?;
+/// The control room of one instance as a [`Screen`]: the app, its link to
+/// the engine, and what is under way.
+struct Instance {
+    app: App,
+    commands: CommandSender,
+    events: broadcast::Receiver<EngineEvent>,
+    /// How many recent messages a resync loads.
+    history: usize,
+    /// Replies on their way back to the app (each command's own answer).
+    replies: FuturesUnordered<BoxFuture<'static, Result<Reply, RequestError>>>,
+    /// Every running instance (for `@` completion and `/stop @other`).
+    instances: tokio::sync::watch::Receiver<Vec<(String, std::path::PathBuf)>>,
+    /// Instances being stopped from here: what each stop said.
+    stops: FuturesUnordered<BoxFuture<'static, Result<String, String>>>,
+    started: Instant,
+    /// When a shutdown asked for must be over.
+    stop_deadline: Option<tokio::time::Instant>,
+    /// The last tick: input does not re-arm the wake-up, so the header's
+    /// clock keeps moving while the user types.
+    last_tick: tokio::time::Instant,
+}
+
+/// News from the control room's own sources.
+enum News {
+    Engine(Result<EngineEvent, RecvError>),
+    Reply(Result<Reply, RequestError>),
+    Tick,
+    StopOverdue,
+    Instances,
+    Stopped(Result<String, String>),
+}
+
+impl Screen for Instance {
+    type News = News;
+    type Exit = TuiExit;
+
+    fn dirty(&self) -> bool {
+        self.app.dirty
+    }
+
+    fn draw(&mut self, frame: &mut ratatui::Frame<'_>) {
+        self.app.now = chrono::Utc::now();
+        ui::draw(&mut self.app, frame);
+    }
+
+    async fn next(&mut self) -> News {
+        self.app.now = chrono::Utc::now();
+        let wake = tokio::time::Instant::now() + self.app.wake_after(self.last_tick.elapsed());
+        tokio::select! {
+            ev = self.events.recv() => News::Engine(ev),
+            Some(reply) = self.replies.next(), if !self.replies.is_empty() => News::Reply(reply),
+            () = tokio::time::sleep_until(wake) => News::Tick,
+            () = sleep_until(self.stop_deadline) => News::StopOverdue,
+            Ok(()) = self.instances.changed() => News::Instances,
+            Some(said) = self.stops.next(), if !self.stops.is_empty() => News::Stopped(said),
         }
-        app.now = chrono::Utc::now();
-        let wake = tokio::time::Instant::now() + app.wake_after(last_tick.elapsed());
-        let mut effects = tokio::select! {
-            ev = events.recv() => match ev {
-                Ok(e) => app.update(Input::Engine(e)),
-                Err(RecvError::Lagged(n)) => {
-                    tracing::warn!("fell {n} events behind; asking for a new snapshot");
-                    vec![Effect::Command(app.resync(options.history))]
-                }
-                Err(RecvError::Closed) => app.update(Input::EngineGone),
-            },
-            Some(reply) = replies.next(), if !replies.is_empty() => app.update(Input::reply(reply)),
-            Some(ev) = next_input(&mut input) => match ev {
-                Ok(Event::Key(k)) => app.update(Input::Key(k)),
-                Ok(Event::Mouse(m)) => app.update(Input::Mouse(m)),
-                Ok(Event::Paste(p)) => app.update(Input::Paste(p)),
-                Ok(Event::Resize(..)) => { app.dirty = true; Vec::new() }
-                Ok(_) => Vec::new(),
-                Err(e) => {
-                    // The terminal is gone (hang-up): stop as on SIGHUP.
-                    tracing::warn!("terminal input failed: {e}");
-                    input = None;
-                    screen_gone = true;
-                    app.update(Input::Action(action::Action::Quit { force: true }))
-                }
-            },
-            () = tokio::time::sleep_until(wake) => {
-                last_tick = tokio::time::Instant::now();
-                app.update(Input::Tick(started.elapsed()))
+    }
+
+    async fn handle(
+        &mut self,
+        what: Happened<News>,
+        term: &mut Term,
+    ) -> Result<Option<TuiExit>, TuiError> {
+        let app = &mut self.app;
+        let mut effects = match what {
+            Happened::News(News::Engine(Ok(e))) => app.update(Input::Engine(e)),
+            Happened::News(News::Engine(Err(RecvError::Lagged(n)))) => {
+                tracing::warn!("fell {n} events behind; asking for a new snapshot");
+                vec![Effect::Command(app.resync(self.history))]
             }
-            () = sleep_until(stop_deadline) => {
+            Happened::News(News::Engine(Err(RecvError::Closed))) => app.update(Input::EngineGone),
+            Happened::News(News::Reply(reply)) => app.update(Input::reply(reply)),
+            Happened::News(News::Tick) => {
+                self.last_tick = tokio::time::Instant::now();
+                app.update(Input::Tick(self.started.elapsed()))
+            }
+            Happened::News(News::StopOverdue) => {
                 tracing::warn!("the engine did not stop in time; leaving");
                 app.exit.get_or_insert(TuiExit::Shutdown);
                 vec![Effect::Quit]
             }
-            Some(bytes) = next_alert(&mut alerts) => {
-                use std::io::Write;
-                let backend = terminal.backend_mut();
-                if let Err(e) = backend.write_all(bytes.as_bytes()).and_then(|()| backend.flush()) {
-                    tracing::warn!("notification: {e}");
-                }
+            Happened::News(News::Instances) => {
+                app.instances = self
+                    .instances
+                    .borrow_and_update()
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .collect();
                 Vec::new()
             }
-            Ok(()) = instances.changed() => {
-                app.instances = instances.borrow_and_update().iter().map(|(n, _)| n.clone()).collect();
-                Vec::new()
-            }
-            Some(said) = stops.next(), if !stops.is_empty() => {
+            Happened::News(News::Stopped(said)) => {
                 app.status = Some(match said {
-                    Ok(text) => app::Status { text, error: false, warning: false },
-                    Err(text) => app::Status { text, error: true, warning: false },
+                    Ok(text) => app::Status {
+                        text,
+                        error: false,
+                        warning: false,
+                    },
+                    Err(text) => app::Status {
+                        text,
+                        error: true,
+                        warning: false,
+                    },
                 });
                 app.dirty = true;
                 Vec::new()
             }
-            hangup = signals.recv() => {
+            Happened::Input(Event::Key(k)) => app.update(Input::Key(k)),
+            Happened::Input(Event::Mouse(m)) => app.update(Input::Mouse(m)),
+            Happened::Input(Event::Paste(p)) => app.update(Input::Paste(p)),
+            Happened::Input(_) => Vec::new(),
+            // The terminal is gone (hang-up): stop as on SIGHUP.
+            Happened::InputGone => app.update(Input::Action(action::Action::Quit { force: true })),
+            Happened::Signal => {
                 tracing::info!("signal received; quitting");
-                screen_gone |= hangup;
                 app.update(Input::Action(action::Action::Quit { force: true }))
             }
         };
         // Coalesce: take every event already waiting before drawing again.
         loop {
-            match events.try_recv() {
+            match self.events.try_recv() {
                 Ok(e) => effects.extend(app.update(Input::Engine(e))),
                 Err(TryRecvError::Lagged(_)) => {
-                    effects.push(Effect::Command(app.resync(options.history)))
+                    effects.push(Effect::Command(app.resync(self.history)))
                 }
                 Err(TryRecvError::Closed) => {
                     effects.extend(app.update(Input::EngineGone));
@@ -290,13 +335,13 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
             match effect {
                 Effect::Command(c) => {
                     if matches!(c, Command::Shutdown) {
-                        stop_deadline = Some(tokio::time::Instant::now() + STOP_WAIT);
+                        self.stop_deadline = Some(tokio::time::Instant::now() + STOP_WAIT);
                     }
-                    if commands.is_closed() {
+                    if self.commands.is_closed() {
                         app.update(Input::EngineGone);
                         quit = true;
                     } else {
-                        replies.push(Box::pin(commands.request(c)));
+                        self.replies.push(Box::pin(self.commands.request(c)));
                     }
                 }
                 Effect::Copy(text) => {
@@ -305,21 +350,7 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                     }
                 }
                 Effect::Pager(text) => {
-                    // Stop reading keys: the pager owns the terminal now.
-                    drop(input.take());
-                    terminal::suspend();
-                    let result = tokio::task::spawn_blocking(move || terminal::page(&text))
-                        .await
-                        .unwrap_or_else(|e| Err(e.to_string()));
-                    terminal::resume()?;
-                    // A fresh terminal redraws everything on the blank
-                    // screen (`clear` would query the cursor position).
-                    let fresh = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(
-                        std::io::stdout(),
-                    ))?;
-                    std::mem::forget(std::mem::replace(&mut *terminal, fresh));
-                    input = Some(EventStream::new());
-                    if let Err(e) = result {
+                    if let Err(e) = term.page(text).await? {
                         app.update(Input::Action(action::Action::Prompt(String::new())));
                         app.status = Some(app::Status {
                             text: crate::sanitize::for_terminal(&e),
@@ -331,35 +362,22 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
                 }
                 Effect::StopInstance(name) => {
                     // In its own folder: two instances may share a name.
-                    let dir = instances
+                    let dir = self
+                        .instances
                         .borrow()
                         .iter()
                         .find(|(n, _)| *n == name)
                         .map(|(_, d)| d.clone())
                         .unwrap_or_else(|| std::path::PathBuf::from("/"));
                     let args = vec!["stop".to_string(), format!("@{name}")];
-                    stops.push(Box::pin(
+                    self.stops.push(Box::pin(
                         async move { home::child::awtui(&args, &dir).await },
                     ));
                 }
                 Effect::Quit => quit = true,
             }
         }
-        if quit {
-            break;
-        }
-    }
-    drop(input);
-    terminal::restore();
-    Ok(app.exit.unwrap_or(TuiExit::EngineEnded))
-}
-
-async fn next_alert(
-    alerts: &mut Option<tokio::sync::OwnedMutexGuard<tokio::sync::mpsc::UnboundedReceiver<String>>>,
-) -> Option<String> {
-    match alerts {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
+        Ok(quit.then(|| app.exit.take().unwrap_or(TuiExit::EngineEnded)))
     }
 }
 
@@ -397,53 +415,10 @@ fn watch_instances() -> tokio::sync::watch::Receiver<Vec<(String, std::path::Pat
     rx
 }
 
-async fn next_input(input: &mut Option<EventStream>) -> Option<std::io::Result<Event>> {
-    match input {
-        Some(s) => s.next().await,
-        None => std::future::pending().await,
-    }
-}
-
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
-    }
-}
-
-/// SIGTERM, SIGHUP and SIGINT (Ctrl-C reaches the app as a key in raw
-/// mode; SIGINT only comes from `kill`).
-pub(crate) struct Signals {
-    term: Option<tokio::signal::unix::Signal>,
-    hup: Option<tokio::signal::unix::Signal>,
-    int: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    pub(crate) fn new() -> Signals {
-        use tokio::signal::unix::{SignalKind, signal};
-        Signals {
-            term: signal(SignalKind::terminate()).ok(),
-            hup: signal(SignalKind::hangup()).ok(),
-            int: signal(SignalKind::interrupt()).ok(),
-        }
-    }
-
-    /// Resolves on a signal; `true` for a hang-up (the screen is gone).
-    pub(crate) async fn recv(&mut self) -> bool {
-        async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
-            match s {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        }
-        tokio::select! {
-            () = one(&mut self.term) => false,
-            () = one(&mut self.int) => false,
-            () = one(&mut self.hup) => true,
-        }
     }
 }
 

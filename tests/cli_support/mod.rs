@@ -386,3 +386,22 @@ pub fn approval_decisions(state: &Path) -> Vec<Value> {
         .map(|v| v["decision"].clone())
         .collect()
 }
+
+/// What each process that took part in starting an instance logged in
+/// `log` (see `awtui::commands::startup::log_tally`): how many times it
+/// loaded the workflow and how many times it checked its backends, in the
+/// order the processes logged it.
+pub fn startup_tallies(log: &Path) -> Vec<(u64, u64)> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split_once(awtui::commands::startup::TALLY))
+        .map(|(_, counts)| {
+            let n: Vec<u64> = counts
+                .split_whitespace()
+                .map(|w| w.parse().unwrap())
+                .collect();
+            assert_eq!(n.len(), 2, "a tally is two numbers: {counts}");
+            (n[0], n[1])
+        })
+        .collect()
+}
