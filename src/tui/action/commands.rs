@@ -614,8 +614,10 @@ fn parse_send(a: &Args<'_>) -> Result<Action, ParseError> {
     })
 }
 
-/// `approve` and `deny`: an optional request number, `always`, and (deny
-/// only) a reason.
+/// `approve` and `deny`: an optional request number (without one, the
+/// request on the card), `always` (keep the answer as a rule for the
+/// agent: the call's exact command or file), and (deny only) a reason the
+/// model sees.
 fn parse_decide(a: &Args<'_>) -> Result<Action, ParseError> {
     let allow = a.def.name == "approve";
     let mut words = a.rest.splitn(3, char::is_whitespace).peekable();
@@ -657,7 +659,10 @@ fn parse_revoke(a: &Args<'_>) -> Result<Action, ParseError> {
     }
 }
 
-/// Reads the words after `task`.
+/// Reads the words after `task`. A task left out means the one selected
+/// on the board; `task done` and `task fail` without their text are put
+/// back in the bar by the app, completed with the task's id, for the
+/// outcome or error to be typed.
 fn parse_task(a: &Args<'_>) -> Result<TaskAction, ParseError> {
     let (sub, rest) = match a.words.split_first() {
         Some((s, r)) => (*s, r),

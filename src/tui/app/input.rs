@@ -128,11 +128,7 @@ impl App {
     /// line of the last in view; drawing clamps it to the last page),
     /// `back` closes it, any other command is carried out.
     fn scrolling_overlay_key(&mut self, overlay: Layer, k: Key) -> Option<Vec<Effect>> {
-        let section = match overlay {
-            Layer::Help => Section::Help,
-            _ => Section::Rules,
-        };
-        let action = self.keymap.get(section, &k).cloned();
+        let action = self.keymap.get(overlay.section(), &k).cloned();
         let (scroll, page) = self.overlay_scroll(overlay)?;
         let offset = (*scroll)?;
         match action {

@@ -46,6 +46,17 @@ impl Layer {
         Layer::Help,
         Layer::Confirm,
     ];
+
+    /// The keymap section of the layer's keys.
+    pub fn section(self) -> Section {
+        match self {
+            Layer::Diff => Section::Diff,
+            Layer::Card => Section::Card,
+            Layer::Rules => Section::Rules,
+            Layer::Help => Section::Help,
+            Layer::Confirm => Section::Confirm,
+        }
+    }
 }
 
 mod actions;
