@@ -12,6 +12,7 @@ use crate::vocab::{DiffTarget, Since, WorkspaceOp};
 use super::*;
 
 impl App {
+    /// Whether the instance has an agent of this name.
     pub(super) fn agent_known(&self, name: &str) -> bool {
         self.agents.rows.iter().any(|r| r.name == name)
     }
@@ -55,30 +56,42 @@ impl App {
             }
         }
         let target = target.map(|t| t.trim_start_matches('@').to_string());
-        match self.target_agent(target, "stop") {
-            Some(agent) => {
-                self.info(format!("stopping {agent}"));
-                vec![Effect::Command(Command::Stop { agent })]
-            }
-            None => Vec::new(),
-        }
+        self.for_agent(target, "stop", Some("stopping"), |agent| Command::Stop {
+            agent,
+        })
     }
 
+    /// `restart`: lets a stopped or failed agent work again.
     pub(super) fn restart(&mut self, target: Option<String>) -> Vec<Effect> {
-        match self.target_agent(target, "restart") {
-            Some(agent) => {
-                self.info(format!("restarting {agent}"));
-                vec![Effect::Command(Command::Restart { agent })]
-            }
-            None => Vec::new(),
-        }
+        self.for_agent(target, "restart", Some("restarting"), |agent| {
+            Command::Restart { agent }
+        })
     }
 
+    /// `logs`: an agent's last turns and stderr, for the pager.
     pub(super) fn logs(&mut self, target: Option<String>) -> Vec<Effect> {
-        match self.target_agent(target, "logs") {
-            Some(agent) => vec![Effect::Command(Command::ReadAgentLogs { agent })],
-            None => Vec::new(),
+        self.for_agent(target, "logs", None, |agent| Command::ReadAgentLogs {
+            agent,
+        })
+    }
+
+    /// The engine command `command` makes for the agent named (or the
+    /// selected one), saying `doing` and its name first; an error naming
+    /// `what` when there is no such agent.
+    fn for_agent(
+        &mut self,
+        target: Option<String>,
+        what: &str,
+        doing: Option<&str>,
+        command: impl FnOnce(String) -> Command,
+    ) -> Vec<Effect> {
+        let Some(agent) = self.target_agent(target, what) else {
+            return Vec::new();
+        };
+        if let Some(doing) = doing {
+            self.info(format!("{doing} {agent}"));
         }
+        vec![Effect::Command(command(agent))]
     }
 
     /// `diff`: reads the named agent's or task's work (on the board the
@@ -124,6 +137,7 @@ impl App {
         Vec::new()
     }
 
+    /// `resume`: goes on after a loop-guard or budget pause.
     pub(super) fn resume(&mut self) -> Vec<Effect> {
         if self.paused.is_none() {
             self.info("the instance is not paused");
@@ -131,6 +145,7 @@ impl App {
         vec![Effect::Command(Command::Resume)]
     }
 
+    /// `send`: posts `@to text`, to an agent that exists.
     pub(super) fn send(&mut self, to: String, text: String) -> Vec<Effect> {
         if !self.names().contains(&to) {
             return self.refuse(format!("send: there is no agent '{to}'"));
@@ -140,6 +155,7 @@ impl App {
         })]
     }
 
+    /// `post`: posts to the channel and follows it again.
     pub(super) fn post(&mut self, text: String) -> Vec<Effect> {
         self.channel.newest();
         vec![Effect::Command(Command::Post { text })]
@@ -178,6 +194,7 @@ impl App {
         Vec::new()
     }
 
+    /// `ack`: acknowledges an inbox (in the Inbox pane the row's).
     pub(super) fn ack(&mut self, agent: Option<String>, until: AckTarget) -> Vec<Effect> {
         let items = self.inbox_items();
         let (agent, through) = match (agent, until) {

@@ -30,6 +30,7 @@ impl App {
             .unwrap_or_else(|| default.to_string())
     }
 
+    /// Stops the instance (at once when it already ended).
     pub(super) fn shutdown(&mut self) -> Vec<Effect> {
         if self.ended {
             self.exit = Some(Exit::Shutdown);
@@ -40,6 +41,7 @@ impl App {
         vec![Effect::Command(Command::Shutdown)]
     }
 
+    /// Quits as the screen was opened to: stopping or detaching.
     pub(super) fn quit(&mut self) -> Vec<Effect> {
         match self.options.on_quit {
             QuitAction::Shutdown | QuitAction::Ask => self.shutdown(),
@@ -108,6 +110,7 @@ impl App {
         self.quit()
     }
 
+    /// Asks `question` before quitting.
     fn ask_to_quit(&mut self, question: String) -> Vec<Effect> {
         self.confirm = Some(Confirm {
             question,

@@ -9,6 +9,7 @@ use crate::tui::panes::command_bar::BarMode;
 use super::*;
 
 impl App {
+    /// `focus`: moves the focus (the bar remembers where it came from).
     pub(super) fn focus_on(&mut self, target: FocusTarget) -> Vec<Effect> {
         let i = Pane::ORDER
             .iter()
@@ -47,6 +48,7 @@ impl App {
         self.bar.set(text);
     }
 
+    /// `prompt`: the bar, holding `text`.
     pub(super) fn prompt(&mut self, text: &str) -> Vec<Effect> {
         self.open_bar(BarMode::Command, text);
         Vec::new()
@@ -65,11 +67,13 @@ impl App {
         self.handle(self.focus, Handle::Act(&Action::Back))
     }
 
+    /// `help`: opens or closes `?`.
     pub(super) fn toggle_help(&mut self) -> Vec<Effect> {
         self.help = if self.help.is_some() { None } else { Some(0) };
         Vec::new()
     }
 
+    /// `rules`: opens or closes the approval rules.
     pub(super) fn toggle_rules(&mut self) -> Vec<Effect> {
         self.rules_view = if self.rules_view.is_some() {
             None
@@ -79,6 +83,7 @@ impl App {
         Vec::new()
     }
 
+    /// `expand`: folds or unfolds the selected message.
     pub(super) fn expand(&mut self) -> Vec<Effect> {
         if !self.channel.toggle_expand() {
             self.error("the selected message has no CONTEXT block and fits the screen");
@@ -124,6 +129,7 @@ impl App {
         Vec::new()
     }
 
+    /// `search-next` (`next`) or `search-prev`.
     pub(super) fn search_step(&mut self, next: bool) -> Vec<Effect> {
         match self.channel.next_match(next) {
             Some((k, n)) => self.info(format!("match {k}/{n}")),
@@ -132,6 +138,7 @@ impl App {
         Vec::new()
     }
 
+    /// `filter`: filters the channel (`None` clears it).
     pub(super) fn filter(&mut self, filter: Option<Filter>) -> Vec<Effect> {
         match filter {
             Some(f) => {
@@ -151,6 +158,7 @@ impl App {
         Vec::new()
     }
 
+    /// Shows and focuses the channel.
     fn show_channel(&mut self) {
         self.focus = Pane::Channel;
         self.main = Pane::Channel;
