@@ -2901,3 +2901,130 @@ fn notices_from_before_attaching_are_shown_once() {
     })));
     assert!(app.status.is_none(), "shown once: {:?}", app.status);
 }
+
+/// The app with `overrides` (a user's config) applied over the shipped
+/// keys.
+fn rebound(a: &mut App, overrides: &str) {
+    let mut config = Config::defaults();
+    config
+        .merge(overrides, std::path::Path::new("u.toml"))
+        .expect("a valid override");
+    a.keymap = config.keymap;
+}
+
+/// The diff view's keys are `[keys.diff]`: a user's config rebinds them,
+/// its footer names them, and `/step` does from the bar what its keys do.
+#[test]
+fn the_diff_views_keys_come_from_the_keymap() {
+    let mut a = app();
+    rebound(
+        &mut a,
+        "[keys.diff]\n\"q\" = \"\"\n\"z\" = \"back\"\n\"n\" = \"step next\"\n\"]\" = \"\"\n\"l\" = \"\"\n",
+    );
+    run(&mut a, vec![ch('1'), ch('j'), ch('d')]);
+    a.update(Input::Reply(Ok(Reply::Diff {
+        view: Box::new(coder_diff(None)),
+    })));
+    let shown = screen(&mut a, 120, 40);
+    assert!(shown.contains("[ n step · t all"), "{shown}");
+    // `]` is unbound now and does nothing; `n` reads the next step.
+    assert!(run(&mut a, vec![ch(']')]).is_empty());
+    assert_eq!(
+        run(&mut a, vec![ch('n')]),
+        vec![Effect::Command(Command::ReadDiff {
+            target: awtui::workspace::view::DiffTarget::Agent("coder".into()),
+            turn: Some(1)
+        })]
+    );
+    // `q` no longer closes it (nor quits); `z` does.
+    assert!(run(&mut a, vec![ch('q')]).is_empty());
+    assert!(a.diff.is_some() && a.confirm.is_none());
+    run(&mut a, vec![ch('z')]);
+    assert!(a.diff.is_none());
+    // Without a diff view, `/step` says what is missing.
+    assert!(bar_line(&mut a, "/step next").is_empty());
+    assert!(a.status.clone().unwrap().text.contains("no diff view"));
+}
+
+/// The help's and the rules' keys are `[keys.help]` and `[keys.rules]`;
+/// their titles name them.
+#[test]
+fn the_overlays_keys_come_from_the_keymap() {
+    let mut a = app();
+    rebound(
+        &mut a,
+        "[keys.help]\n\"x\" = \"back\"\n\"J\" = \"scroll-down 5\"\n[keys.rules]\n\"w\" = \"back\"\n\"esc\" = \"\"\n",
+    );
+    run(&mut a, vec![ch('?')]);
+    run(&mut a, vec![ch('J')]);
+    assert_eq!(a.help, Some(5));
+    assert!(screen(&mut a, 120, 40).contains(" help · j/k scroll · esc closes "));
+    run(&mut a, vec![ch('x')]);
+    assert!(a.help.is_none());
+    a.update(Input::Action(Action::Rules));
+    let shown = screen(&mut a, 120, 40);
+    assert!(
+        shown.contains(" approval rules · j/k scroll · q closes "),
+        "{shown}"
+    );
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    assert!(a.rules_view.is_some(), "esc is unbound in the rules now");
+    run(&mut a, vec![ch('w')]);
+    assert!(a.rules_view.is_none());
+}
+
+/// The editor's moves and edits are `text` commands of `[keys.editor]`:
+/// the shipped ones work, a user's binding adds one, an unbound key with
+/// Ctrl types nothing.
+#[test]
+fn the_editors_keys_are_text_commands_of_the_keymap() {
+    let mut a = editing("one two\n");
+    rebound(&mut a, "[keys.editor]\n\"ctrl-z\" = \"text undo\"\n");
+    let text = |a: &App| a.documents.editor.as_ref().unwrap().text();
+    // End of the line, a word back, select to the end, cut, paste twice.
+    run(&mut a, vec![ctrl('e')]);
+    run(
+        &mut a,
+        vec![Input::Key(KeyEvent::new(
+            KeyCode::Char('b'),
+            KeyModifiers::ALT,
+        ))],
+    );
+    run(
+        &mut a,
+        vec![Input::Key(KeyEvent::new(KeyCode::End, KeyModifiers::SHIFT))],
+    );
+    run(&mut a, vec![ctrl('x')]);
+    assert_eq!(text(&a), "one \n");
+    run(&mut a, vec![ctrl('y'), ctrl('y')]);
+    assert_eq!(text(&a), "one twotwo\n");
+    run(&mut a, vec![ctrl('z')]);
+    assert_eq!(text(&a), "one two\n");
+    run(&mut a, vec![ctrl('g'), ctrl('u')]);
+    assert_eq!(
+        text(&a),
+        "one \n",
+        "ctrl-g typed nothing; ctrl-u undid the cut"
+    );
+    // `/text` from the bar with nothing edited says so.
+    let mut b = app();
+    assert!(bar_line(&mut b, "/text undo").is_empty());
+    assert!(
+        b.status
+            .clone()
+            .unwrap()
+            .text
+            .contains("nothing is being edited")
+    );
+}
+
+/// Typing a whole command in the bar shows its forms on the hint line.
+#[test]
+fn the_bar_shows_the_forms_of_the_command_typed() {
+    let mut a = app();
+    let mut inputs = vec![ch('i')];
+    inputs.extend(typed("/stop "));
+    run(&mut a, inputs);
+    let hints = hint_line(&mut a);
+    assert!(hints.contains("/stop [agent|@instance]"), "{hints}");
+}

@@ -3,10 +3,14 @@
 //! the one grammar (`"s" = "stop"`), per section: `global` applies
 //! everywhere, the pane sections (`agents`, `channel`, `inbox`,
 //! `documents`, `tasks`) while that pane has the focus and win over `global`,
-//! `editor` while a document is being edited (every other key types),
-//! `conflict` while a document conflict waits for an answer, `card` while
-//! a tool approval card is shown (its commands act on the card's request)
-//! and `confirm` while a yes/no question is asked.
+//! `editor` while a document is being edited (its moves and edits are
+//! `text …` commands; every other character types), `conflict` while a
+//! document conflict waits for an answer, `card` while a tool approval card
+//! is shown (its commands act on the card's request), `confirm` while a
+//! yes/no question is asked, `diff` in the diff view, `rules` and `help`
+//! in those overlays (their moves scroll them, `back` closes them) and
+//! `home` on the list of instances. Every key of every view is here, so
+//! `?` lists them all and a user's config changes any of them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -30,11 +34,19 @@ pub enum Section {
     Card,
     /// A yes/no question (quit, delete, discard).
     Confirm,
+    /// The diff view.
+    Diff,
+    /// The approval rules overlay.
+    Rules,
+    /// The help overlay.
+    Help,
+    /// The list of instances (home).
+    Home,
 }
 
 impl Section {
     /// Every section, in help order.
-    pub const ALL: [Section; 10] = [
+    pub const ALL: [Section; 14] = [
         Section::Global,
         Section::Pane(Pane::Agents),
         Section::Pane(Pane::Channel),
@@ -45,6 +57,10 @@ impl Section {
         Section::Conflict,
         Section::Card,
         Section::Confirm,
+        Section::Diff,
+        Section::Rules,
+        Section::Help,
+        Section::Home,
     ];
 
     /// The section's name in the config file.
@@ -56,12 +72,21 @@ impl Section {
             Section::Conflict => "conflict",
             Section::Card => "card",
             Section::Confirm => "confirm",
+            Section::Diff => "diff",
+            Section::Rules => "rules",
+            Section::Help => "help",
+            Section::Home => "home",
         }
     }
 
     /// The section with this name (`bar` has no bindings: it types).
     pub fn from_name(name: &str) -> Option<Section> {
         Section::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Every section's name, for errors (`global, agents, …`).
+    pub fn names() -> String {
+        Section::ALL.map(Section::name).join(", ")
     }
 }
 
@@ -310,9 +335,7 @@ pub struct Binding {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeymapError {
     /// The section is not one of the known ones.
-    #[error(
-        "[keys.{0}]: unknown section (known: global, agents, channel, inbox, documents, tasks, editor, conflict, card, confirm)"
-    )]
+    #[error("[keys.{0}]: unknown section (known: {known})", known = Section::names())]
     Section(String),
     /// The key cannot be read.
     #[error("[keys.{section}] \"{key}\": {source}")]
@@ -411,26 +434,52 @@ impl Keymap {
             .flat_map(|m| m.values())
     }
 
+    /// The key to show for `command` in `section` alone: the shortest to
+    /// read (`q` rather than `ctrl-c`).
+    pub fn key_in(&self, section: Section, command: &str) -> Option<Key> {
+        shortest(
+            self.bindings(section)
+                .filter(|b| b.command == command)
+                .map(|b| b.key),
+        )
+    }
+
     /// The first key bound to `command` in `section` (or global), for hints.
     pub fn key_for(&self, section: Section, command: &str) -> Option<Key> {
-        // The shortest key to read: `q` rather than `ctrl-c`.
-        let find = |s: Section| {
-            self.bindings(s)
-                .filter(|b| b.command == command)
-                .map(|b| b.key)
-                .min_by_key(|k| (k.to_string().chars().count(), *k))
-        };
-        find(section).or_else(|| find(Section::Global))
+        self.key_in(section, command)
+            .or_else(|| self.key_in(Section::Global, command))
+    }
+
+    /// The key to show for `command` in `section` alone: `preferred` when
+    /// it is bound to it (`esc` to close, though `q` closes too), else the
+    /// shortest.
+    pub fn key_preferring(&self, section: Section, command: &str, preferred: &str) -> Option<Key> {
+        Key::parse(preferred)
+            .ok()
+            .filter(|k| {
+                self.sections
+                    .get(&section)
+                    .and_then(|m| m.get(k))
+                    .is_some_and(|b| b.command == command)
+            })
+            .or_else(|| self.key_in(section, command))
     }
 
     /// The key for a global `command` that works while the command bar
     /// types (one with Ctrl or Alt, or a function key: the others type).
     pub fn key_for_in_bar(&self, command: &str) -> Option<Key> {
-        self.bindings(Section::Global)
-            .filter(|b| b.command == command && b.key.reaches_past_the_bar())
-            .map(|b| b.key)
-            .min_by_key(|k| (k.to_string().chars().count(), *k))
+        shortest(
+            self.bindings(Section::Global)
+                .filter(|b| b.command == command && b.key.reaches_past_the_bar())
+                .map(|b| b.key),
+        )
     }
+}
+
+/// The shortest key to read among `keys` (the first in key order among
+/// equals).
+fn shortest(keys: impl Iterator<Item = Key>) -> Option<Key> {
+    keys.min_by_key(|k| (k.to_string().chars().count(), *k))
 }
 
 impl Key {
@@ -524,5 +573,26 @@ mod tests {
             BTreeMap::from([("x".to_string(), "help".to_string())]),
         );
         assert!(km.apply(&bad).unwrap_err().to_string().contains("nowhere"));
+    }
+
+    /// Hints show the preferred key when it is bound to the command, else
+    /// the shortest; an unknown section's error lists every section.
+    #[test]
+    fn shown_keys_and_known_sections() {
+        let km = crate::tui::config::Config::defaults().keymap;
+        let esc = Key::parse("esc").ok();
+        assert_eq!(km.key_in(Section::Diff, "back"), Some(Key::char('q')));
+        assert_eq!(km.key_preferring(Section::Diff, "back", "esc"), esc);
+        assert_eq!(
+            km.key_preferring(Section::Diff, "step all", "esc"),
+            Some(Key::char('t'))
+        );
+        assert_eq!(km.key_in(Section::Diff, "quit"), None);
+        let mut bad = BTreeMap::new();
+        bad.insert("nowhere".to_string(), BTreeMap::new());
+        let e = Keymap::default().apply(&bad).unwrap_err().to_string();
+        for section in Section::ALL {
+            assert!(e.contains(section.name()), "{e}");
+        }
     }
 }

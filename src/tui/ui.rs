@@ -129,7 +129,11 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
         match layer {
             super::app::Layer::Diff => {
                 if let Some(d) = &mut app.diff {
-                    Component::draw(d, area, buf, &theme, true);
+                    let cx = super::panes::diff::DiffContext {
+                        theme: &theme,
+                        keymap: &app.keymap,
+                    };
+                    Component::draw(d, area, buf, &cx, true);
                 }
             }
             super::app::Layer::Card => {
@@ -147,10 +151,11 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
             }
             super::app::Layer::Rules => {
                 if let Some(mut scroll) = app.rules_view {
-                    super::panes::approvals::draw_rules(
+                    app.rules_page = super::panes::approvals::draw_rules(
                         area,
                         buf,
                         &app.approvals,
+                        &app.keymap,
                         &theme,
                         &mut scroll,
                     );
@@ -484,6 +489,10 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
         // that get past it (the others type).
         for &(k, what) in bar_hints(&app.bar) {
             push(k, what, k == "enter" || k == "esc");
+        }
+        // The forms of the command being typed, when there is room.
+        if let Some(c) = app.bar.command() {
+            push(&format!("/{}", c.usage), "", false);
         }
         if let Some(k) = app.keymap.key_for_in_bar("help") {
             push(&k.to_string(), "help", true);

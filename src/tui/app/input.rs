@@ -8,10 +8,11 @@ use ratatui::layout::Position;
 
 use crate::sanitize::for_terminal;
 use crate::tui::QuitAction;
-use crate::tui::action::{Action, FocusTarget, Pane};
+use crate::tui::action::{Action, FocusTarget, Motion, Pane};
 use crate::tui::component::{Component, Handle, Mouse};
 use crate::tui::keymap::{Key, Section};
 use crate::tui::panes::command_bar::{BarEvent, BarMode};
+use crate::tui::panes::scroll::Window;
 
 use super::*;
 
@@ -55,8 +56,7 @@ impl App {
         let (key, k) = (*key, *k);
         match overlay {
             Layer::Confirm => self.confirm_key(k),
-            Layer::Help => self.help_key(k),
-            Layer::Rules => self.rules_key(k),
+            Layer::Help | Layer::Rules => self.scrolling_overlay_key(overlay, k),
             Layer::Card => self.card_key(k),
             Layer::Diff => self.diff_key(key, k),
         }
@@ -113,15 +113,29 @@ impl App {
         Some(self.apply(None, o))
     }
 
-    fn rules_key(&mut self, k: Key) -> Option<Vec<Effect>> {
-        let scroll = self.rules_view.as_mut()?;
-        use crate::tui::keymap::KeyCodeKey as C;
-        match k.code {
-            C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
-            C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
-            C::Esc | C::Char('q') | C::Enter => self.rules_view = None,
-            C::Char('c') if k.ctrl => self.rules_view = None,
-            _ => {}
+    /// The scroll of the help or the rules overlay, with its page (as
+    /// last drawn); `None` for the other layers.
+    fn overlay_scroll(&mut self, overlay: Layer) -> Option<(&mut Option<usize>, usize)> {
+        match overlay {
+            Layer::Help => Some((&mut self.help, self.help_page)),
+            Layer::Rules => Some((&mut self.rules_view, self.rules_page)),
+            _ => None,
+        }
+    }
+
+    /// `[keys.help]` or `[keys.rules]` while that overlay is open: it
+    /// takes every key; its moves scroll it (a page as drawn, keeping one
+    /// line of the last in view; drawing clamps it to the last page),
+    /// `back` closes it, any other command is carried out.
+    fn scrolling_overlay_key(&mut self, overlay: Layer, k: Key) -> Option<Vec<Effect>> {
+        let action = self.keymap.get(overlay.section(), &k).cloned();
+        let (scroll, page) = self.overlay_scroll(overlay)?;
+        let offset = (*scroll)?;
+        match action {
+            Some(Action::Move(m)) => *scroll = Some(Window::uncounted(page).scroll(offset, m)),
+            Some(Action::Back) => *scroll = None,
+            Some(other) => return Some(self.act(other)),
+            None => {}
         }
         Some(Vec::new())
     }
@@ -150,28 +164,6 @@ impl App {
             a => a,
         };
         Some(self.act(action))
-    }
-
-    fn help_key(&mut self, k: Key) -> Option<Vec<Effect>> {
-        let scroll = self.help.as_mut()?;
-        use crate::tui::keymap::KeyCodeKey as C;
-        // A page as drawn, keeping one line of the last in view.
-        let page = self.help_page.saturating_sub(1).max(1);
-        match k.code {
-            C::Char('j') | C::Down => *scroll = scroll.saturating_add(1),
-            C::Char('k') | C::Up => *scroll = scroll.saturating_sub(1),
-            C::Char('d') if k.ctrl => *scroll = scroll.saturating_add(10),
-            C::Char('u') if k.ctrl => *scroll = scroll.saturating_sub(10),
-            C::PageDown | C::Char(' ') => *scroll = scroll.saturating_add(page),
-            C::PageUp => *scroll = scroll.saturating_sub(page),
-            C::Char('g') | C::Home => *scroll = 0,
-            // Drawing clamps it to the last page.
-            C::Char('G') | C::End => *scroll = usize::MAX,
-            C::Esc | C::Char('?' | 'q') | C::Enter | C::F(1) => self.help = None,
-            C::Char('c') if k.ctrl => self.help = None,
-            _ => {}
-        }
-        Some(Vec::new())
     }
 
     pub(super) fn bar_key(&mut self, key: KeyEvent, k: Key) -> Vec<Effect> {
@@ -258,10 +250,13 @@ impl App {
 
     pub(super) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
         if self.help.is_some() || self.confirm.is_some() {
-            if let (Some(s), MouseEventKind::ScrollDown) = (&mut self.help, m.kind) {
-                *s = s.saturating_add(3);
-            } else if let (Some(s), MouseEventKind::ScrollUp) = (&mut self.help, m.kind) {
-                *s = s.saturating_sub(3);
+            let motion = match m.kind {
+                MouseEventKind::ScrollDown => Some(Motion::ScrollDown(3)),
+                MouseEventKind::ScrollUp => Some(Motion::ScrollUp(3)),
+                _ => None,
+            };
+            if let (Some(s), Some(motion)) = (&mut self.help, motion) {
+                *s = Window::uncounted(self.help_page).scroll(*s, motion);
             }
             return Vec::new();
         }

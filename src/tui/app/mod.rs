@@ -6,15 +6,18 @@
 //! here, so the whole app is tested by feeding inputs and reading state.
 //!
 //! A key goes to the first component that takes it (gitui's consumed / not
-//! consumed): an open question (y/n), the help overlay, the command bar
+//! consumed): the layers over the panes, top first ([`Layer`]: a question,
+//! the help, the rules, the approval card, the diff view, each through its
+//! keymap section), the command bar
 //! ([`BarEvent`](super::panes::command_bar::BarEvent)), the editor (its
-//! `[keys.editor]` bindings, then the text area), and finally the keymap:
-//! the focused pane's section, then global.
+//! `[keys.editor]` bindings, else a character types), and finally the
+//! keymap: the focused pane's section, then global.
 //!
 //! This module holds the state and what crosses panes (handing input to a
 //! pane's [`Component`] and carrying out its [`Outcome`]); `input` turns
-//! keys, the mouse and the bar into actions, `actions` carries them out,
-//! and `engine` applies the engine's events, replies and snapshots.
+//! keys, the mouse and the bar into actions, `actions` hands each action
+//! to its handler (`session`, `agents`, `views`, `tasks`), and `engine`
+//! applies the engine's events, replies and snapshots.
 
 /// The layers drawn over the panes, bottom first: drawn in this order and
 /// asked for keys in the reverse one (the top layer first), so what takes
@@ -43,11 +46,26 @@ impl Layer {
         Layer::Help,
         Layer::Confirm,
     ];
+
+    /// The keymap section of the layer's keys.
+    pub fn section(self) -> Section {
+        match self {
+            Layer::Diff => Section::Diff,
+            Layer::Card => Section::Card,
+            Layer::Rules => Section::Rules,
+            Layer::Help => Section::Help,
+            Layer::Confirm => Section::Confirm,
+        }
+    }
 }
 
 mod actions;
+mod agents;
 mod engine;
 mod input;
+mod session;
+mod tasks;
+mod views;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -243,6 +261,8 @@ pub struct App {
     pub card_hidden: Option<u64>,
     /// The approval rules overlay, with its scroll.
     pub rules_view: Option<usize>,
+    /// How many lines of the rules the last drawing showed (a page).
+    pub rules_page: usize,
     /// The agents pane.
     pub agents: Agents,
     /// The channel pane.
@@ -321,6 +341,7 @@ impl App {
             approvals: Default::default(),
             card_hidden: None,
             rules_view: None,
+            rules_page: 10,
             agents: Agents::default(),
             channel: Channel::default(),
             inbox: Inbox::default(),

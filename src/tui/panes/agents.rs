@@ -9,9 +9,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::channel::SPINNER;
+use super::scroll::Window;
 use crate::agents::backend::event::short_tool_name;
 use crate::engine::event::AgentSnapshot;
 use crate::sanitize::for_terminal;
+use crate::tui::action::Motion;
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
 use crate::vocab::BackendEvent;
@@ -221,13 +223,10 @@ impl Agents {
         })
     }
 
-    /// Moves the selection by `delta` rows.
-    pub fn step(&mut self, delta: isize) {
-        if self.rows.is_empty() {
-            return;
-        }
-        let max = self.rows.len() as isize - 1;
-        self.selected = (self.selected as isize + delta).clamp(0, max) as usize;
+    /// Moves the selection; a page is the whole list (it is short).
+    pub fn step(&mut self, motion: Motion) {
+        let n = self.rows.len();
+        self.selected = Window { len: n, height: n }.select(self.selected, motion);
     }
 
     /// The agent drawn at row `y` of the pane's inner area.
@@ -254,11 +253,11 @@ impl Agents {
         let two = h >= self.rows.len() * 2 && w < 70;
         let per = if two { 2 } else { 1 };
         let visible = (h / per).max(1);
-        let first = if self.selected >= visible {
-            self.selected + 1 - visible
-        } else {
-            0
-        };
+        let first = Window {
+            len: self.rows.len(),
+            height: visible,
+        }
+        .first_showing(self.selected);
         self.drawn = (per, first);
         let name_w = self.rows.iter().map(|r| width(&r.name)).max().unwrap_or(0);
         let unread_w = self
@@ -411,17 +410,12 @@ impl crate::tui::component::Component for Agents {
         action: &crate::tui::action::Action,
         _cx: &AgentsContext<'_>,
     ) -> crate::tui::component::Outcome {
-        use crate::tui::action::{Action, FocusTarget, Motion, Pane};
+        use crate::tui::action::{Action, FocusTarget, Pane};
         use crate::tui::component::Outcome;
         match action {
             Action::Open => Outcome::then(Action::Focus(FocusTarget::Pane(Pane::Inbox))),
             Action::Move(m) => {
-                match *m {
-                    Motion::Up(n) | Motion::ScrollUp(n) => self.step(-(n as isize)),
-                    Motion::Down(n) | Motion::ScrollDown(n) => self.step(n as isize),
-                    Motion::PageUp | Motion::Top => self.step(-10_000),
-                    Motion::PageDown | Motion::Bottom => self.step(10_000),
-                }
+                self.step(*m);
                 Outcome::default()
             }
             _ => Outcome::default(),
@@ -440,7 +434,8 @@ impl crate::tui::component::Component for Agents {
                     self.selected = i;
                 }
             }
-            Mouse::Scroll { up } => self.step(if up { -1 } else { 1 }),
+            Mouse::Scroll { up: true } => self.step(Motion::Up(1)),
+            Mouse::Scroll { up: false } => self.step(Motion::Down(1)),
         }
         Default::default()
     }

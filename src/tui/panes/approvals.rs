@@ -34,10 +34,7 @@ pub fn card_keys(keymap: &Keymap) -> String {
         .iter()
         .filter_map(|(command, what)| {
             keymap
-                .bindings(Section::Card)
-                .filter(|b| b.command == *command)
-                .map(|b| b.key)
-                .min_by_key(|k| (k.to_string().chars().count(), *k))
+                .key_in(Section::Card, command)
                 .map(|k| format!("{k} {what}"))
         })
         .collect::<Vec<_>>()
@@ -227,17 +224,20 @@ fn rules_lines(s: &ApprovalsSnapshot, theme: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
-/// Draws the rules overlay over `area`.
+/// Draws the rules overlay over `area`; returns how many lines it shows
+/// (a page).
 pub fn draw_rules(
     area: Rect,
     buf: &mut Buffer,
     s: &ApprovalsSnapshot,
+    keymap: &Keymap,
     theme: &Theme,
     scroll: &mut usize,
-) {
+) -> usize {
+    let title = super::overlay::scroll_title("approval rules", keymap, Section::Rules);
     let frame = super::overlay::Overlay {
-        title: " approval rules · j/k scroll · esc closes ",
+        title: &title,
         min_width: 20,
     };
-    frame.draw(area, buf, theme, &rules_lines(s, theme), scroll, cut_line);
+    frame.draw(area, buf, theme, &rules_lines(s, theme), scroll, cut_line)
 }

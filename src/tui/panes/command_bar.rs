@@ -16,7 +16,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::tui::action::COMMANDS;
+use super::scroll::Window;
+use crate::tui::action::{COMMANDS, CommandDef};
 use crate::tui::text::{char_width, width};
 use crate::tui::theme::Theme;
 
@@ -216,7 +217,7 @@ impl CommandBar {
         } else if start == 0 && word.starts_with('/') && self.mode == BarMode::Command {
             let mut found: Vec<&str> = COMMANDS
                 .iter()
-                .map(|(n, _, _)| *n)
+                .map(|c| c.name)
                 .filter(|n| n.starts_with(&word[1..]))
                 .collect();
             // Stable: the most used first, leaving last, the rest in order.
@@ -234,6 +235,17 @@ impl CommandBar {
             next: 0,
         });
         self.complete(names)
+    }
+
+    /// The command whose name is typed in full (`/stop coder` → `stop`),
+    /// for the hint line to show its forms.
+    pub fn command(&self) -> Option<&'static CommandDef> {
+        if self.mode != BarMode::Command || self.input.starts_with("//") {
+            return None;
+        }
+        let line = self.input.strip_prefix('/')?;
+        let (word, _) = line.split_once(char::is_whitespace)?;
+        CommandDef::find(word)
     }
 
     /// Handles a key while the bar has the focus.
@@ -362,7 +374,11 @@ impl CommandBar {
         let (rows, (crow, ccol)) = self.rows_at(area.width);
         // Scroll so the cursor's row is shown.
         let shown = area.height as usize;
-        let first = (crow + 1).saturating_sub(shown);
+        let first = Window {
+            len: rows.len(),
+            height: shown,
+        }
+        .first_showing(crow);
         let indent = " ".repeat(width(prompt));
         for (k, row) in rows.iter().enumerate().skip(first).take(shown) {
             let lead = if k == 0 {

@@ -15,12 +15,13 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 use syntect::easy::HighlightLines;
 
 use super::documents::{SYNTAXES, THEMES, styled};
+use super::scroll::Window;
 use crate::engine::Command;
 use crate::sanitize::for_terminal;
-use crate::tui::action::Action;
+use crate::tui::action::{Action, Step};
 use crate::tui::app::{Confirm, ConfirmAction};
 use crate::tui::component::{Component, Mouse, Outcome};
-use crate::tui::keymap::{Key, KeyCodeKey as C, Keymap, Section};
+use crate::tui::keymap::{Key, Keymap, Section};
 use crate::tui::text::{truncate, truncate_line};
 use crate::tui::theme::Theme;
 use crate::vocab::{DiffTarget, DiffView, WorkspaceOp};
@@ -42,13 +43,17 @@ pub struct DiffPane {
     /// A newer read was asked for (shown in the title until it comes).
     pub loading: bool,
     lines: Vec<Line<'static>>,
+    /// How many body lines the last drawing showed (a page).
+    rows: usize,
 }
 
-/// What a key in the diff view asks for.
+/// What a key (or a command) in the diff view asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DiffKey {
     /// Handled inside the view (scrolling), or not a key of the view.
     Nothing,
+    /// A command of another kind, for the app to carry out.
+    Then(Action),
     /// Close the view.
     Close,
     /// Read the diff of this step (everything when `None`).
@@ -66,6 +71,7 @@ impl DiffPane {
             scroll: 0,
             loading: false,
             lines,
+            rows: 0,
         }
     }
 
@@ -105,46 +111,100 @@ impl DiffPane {
         turns.get(next).copied()
     }
 
-    /// Handles one key.
-    pub fn key(&mut self, k: &Key) -> DiffKey {
-        match k.code {
-            C::Char('j') | C::Down => self.scroll = self.scroll.saturating_add(1),
-            C::Char('k') | C::Up => self.scroll = self.scroll.saturating_sub(1),
-            C::Char('d') if k.ctrl => self.scroll = self.scroll.saturating_add(10),
-            C::Char('u') if k.ctrl => self.scroll = self.scroll.saturating_sub(10),
-            C::PageDown | C::Char(' ') => self.scroll = self.scroll.saturating_add(20),
-            C::PageUp => self.scroll = self.scroll.saturating_sub(20),
-            C::Char('g') | C::Home => self.scroll = 0,
-            // Drawing clamps it to the last page.
-            C::Char('G') | C::End => self.scroll = usize::MAX,
-            C::Char(']') | C::Right | C::Char('l') => {
-                if let Some(t) = self.neighbour(true) {
-                    return DiffKey::Read(t);
-                }
-            }
-            C::Char('[') | C::Left | C::Char('h') => {
-                if let Some(t) = self.neighbour(false) {
-                    return DiffKey::Read(t);
-                }
-            }
-            C::Char('t') => return DiffKey::Read(None),
-            C::Char('R') => return DiffKey::Read(self.view.turn),
-            C::Char('m') => return DiffKey::Ask(WorkspaceOp::Merge),
-            C::Char('r') => {
-                if let Some(turn) = self.view.turn {
-                    return DiffKey::Ask(WorkspaceOp::Revert { turn });
-                }
-            }
-            C::Char('x') => return DiffKey::Ask(WorkspaceOp::Discard),
-            C::Esc | C::Char('q') => return DiffKey::Close,
-            C::Char('c') if k.ctrl => return DiffKey::Close,
-            _ => {}
+    /// Handles one key, as `[keys.diff]` binds it; an unbound key does
+    /// nothing (the view takes every key).
+    pub fn key(&mut self, k: &Key, keymap: &Keymap) -> DiffKey {
+        match keymap.get(Section::Diff, k) {
+            Some(action) => self.act_on(&action.clone()),
+            None => DiffKey::Nothing,
         }
-        DiffKey::Nothing
+    }
+
+    /// What a command means here: moves scroll the diff, `back` closes
+    /// it, `step` reads another step, `merge` and `discard` (of no agent
+    /// named) ask about the agent shown; any other is the app's.
+    pub fn act_on(&mut self, action: &Action) -> DiffKey {
+        match action {
+            Action::Move(m) => {
+                let window = Window {
+                    len: self.lines.len(),
+                    height: self.rows,
+                };
+                self.scroll = window.scroll(self.scroll, *m);
+                DiffKey::Nothing
+            }
+            Action::Back => DiffKey::Close,
+            Action::Step(step) => self.step(*step),
+            Action::Workspace { agent: None, op } => DiffKey::Ask(*op),
+            other => DiffKey::Then(other.clone()),
+        }
+    }
+
+    /// Another step, everything, the same again, or reverting the step
+    /// shown (nothing to revert when everything is shown).
+    fn step(&self, step: Step) -> DiffKey {
+        let read = |turn: Option<Option<u32>>| turn.map_or(DiffKey::Nothing, DiffKey::Read);
+        match step {
+            Step::Next => read(self.neighbour(true)),
+            Step::Prev => read(self.neighbour(false)),
+            Step::All => DiffKey::Read(None),
+            Step::Refresh => DiffKey::Read(self.view.turn),
+            Step::Revert => match self.view.turn {
+                Some(turn) => DiffKey::Ask(WorkspaceOp::Revert { turn }),
+                None => DiffKey::Nothing,
+            },
+        }
+    }
+
+    /// What the app does for `key`.
+    pub fn outcome(&mut self, key: DiffKey) -> Outcome {
+        match key {
+            DiffKey::Nothing => Outcome::default(),
+            DiffKey::Then(action) => Outcome::then(action),
+            DiffKey::Close => Outcome::close(),
+            DiffKey::Read(turn) => Outcome::command(self.read(turn)),
+            DiffKey::Ask(op) => match self.view.target.clone() {
+                DiffTarget::Agent(agent) => Outcome::ask(ask_workspace(agent, op)),
+                DiffTarget::Task(_) => Outcome::error(format!(
+                    "{}: a task's workspace is merged or dropped with workspace_update",
+                    op.name()
+                )),
+            },
+        }
+    }
+
+    /// The last line: the view's keys as `[keys.diff]` binds them (`[ ]
+    /// step · t all · m merge · … · esc close`), only what applies to the
+    /// shown step and target.
+    fn footer(&self, keymap: &Keymap) -> String {
+        let agent = matches!(self.view.target, DiffTarget::Agent(_));
+        let turn = self.view.turn.is_some();
+        let items: [(&[&str], &str, bool); 7] = [
+            (&["step prev", "step next"], "step", true),
+            (&["step all"], "all", true),
+            (&["merge"], "merge", agent),
+            (&["step revert"], "revert this turn", agent && turn),
+            (&["discard"], "discard", agent),
+            (&["step refresh"], "refresh", true),
+            (&["back"], "close", true),
+        ];
+        items
+            .iter()
+            .filter(|(_, _, shown)| *shown)
+            .filter_map(|(commands, what, _)| {
+                let keys: Vec<String> = commands
+                    .iter()
+                    .filter_map(|c| keymap.key_preferring(Section::Diff, c, "esc"))
+                    .map(|k| k.to_string())
+                    .collect();
+                (!keys.is_empty()).then(|| format!("{} {what}", keys.join(" ")))
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
     }
 
     /// Draws the view over `area`.
-    pub fn draw(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    pub fn draw(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, keymap: &Keymap) {
         let w = area.width.saturating_sub(2);
         let h = area.height.saturating_sub(2);
         if w < 20 || h < 6 {
@@ -187,23 +247,23 @@ impl DiffPane {
             y += 1;
         }
         // The last row holds the keys.
-        let rows = bottom.saturating_sub(y + 1) as usize;
-        self.scroll = self.scroll.min(self.lines.len().saturating_sub(rows));
-        for l in self.lines.iter().skip(self.scroll).take(rows) {
+        self.rows = bottom.saturating_sub(y + 1) as usize;
+        self.scroll = Window {
+            len: self.lines.len(),
+            height: self.rows,
+        }
+        .clamp(self.scroll);
+        for l in self.lines.iter().skip(self.scroll).take(self.rows) {
             buf.set_line(inner.x, y, &truncate_line(l.clone(), width), inner.width);
             y += 1;
         }
-        let keys = if matches!(self.view.target, DiffTarget::Task(_)) {
-            "[ ] step · t all · R refresh · esc close"
-        } else if self.view.turn.is_some() {
-            "[ ] step · t all · m merge · r revert this turn · x discard · R refresh · esc close"
-        } else {
-            "[ ] step · t all · m merge · x discard · R refresh · esc close"
-        };
         buf.set_line(
             inner.x,
             bottom - 1,
-            &Line::styled(truncate(keys, width), Style::new().fg(theme.dim)),
+            &Line::styled(
+                truncate(&self.footer(keymap), width),
+                Style::new().fg(theme.dim),
+            ),
             inner.width,
         );
     }
@@ -376,41 +436,40 @@ pub fn ask_workspace(agent: String, op: WorkspaceOp) -> Confirm {
     }
 }
 
-/// The diff view is an overlay: it takes every key while open, and is
-/// drawn over the whole screen.
+/// What the diff view reads to draw.
+pub struct DiffContext<'a> {
+    /// Colours.
+    pub theme: &'a Theme,
+    /// The keys its footer names.
+    pub keymap: &'a Keymap,
+}
+
+/// The diff view is an overlay: it takes every key while open
+/// (`[keys.diff]`), and is drawn over the whole screen.
 impl Component for DiffPane {
-    type Context<'a> = Theme;
+    type Context<'a> = DiffContext<'a>;
 
-    fn act(&mut self, _action: &Action, _theme: &Theme) -> Outcome {
+    fn act(&mut self, action: &Action, _cx: &DiffContext<'_>) -> Outcome {
+        let key = self.act_on(action);
+        self.outcome(key)
+    }
+
+    fn key(&mut self, _key: &KeyEvent, k: &Key, keymap: &Keymap) -> Option<Outcome> {
+        let key = DiffPane::key(self, k, keymap);
+        Some(self.outcome(key))
+    }
+
+    fn mouse(&mut self, _mouse: Mouse, _cx: &DiffContext<'_>) -> Outcome {
         Outcome::default()
     }
 
-    fn key(&mut self, _key: &KeyEvent, k: &Key, _keymap: &Keymap) -> Option<Outcome> {
-        Some(match DiffPane::key(self, k) {
-            DiffKey::Nothing => Outcome::default(),
-            DiffKey::Close => Outcome::close(),
-            DiffKey::Read(turn) => Outcome::command(self.read(turn)),
-            DiffKey::Ask(op) => match self.view.target.clone() {
-                DiffTarget::Agent(agent) => Outcome::ask(ask_workspace(agent, op)),
-                DiffTarget::Task(_) => Outcome::error(format!(
-                    "{}: a task's workspace is merged or dropped with workspace_update",
-                    op.name()
-                )),
-            },
-        })
-    }
-
-    fn mouse(&mut self, _mouse: Mouse, _theme: &Theme) -> Outcome {
-        Outcome::default()
-    }
-
-    /// Its keys are fixed (drawn in its own footer), not in the keymap.
+    /// Its keys are `[keys.diff]`, named in its own footer.
     fn commands(&self) -> (Section, &'static [&'static str]) {
-        (Section::Global, &[])
+        (Section::Diff, &[])
     }
 
-    fn draw(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, _focused: bool) {
-        DiffPane::draw(self, area, buf, theme);
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, cx: &DiffContext<'_>, _focused: bool) {
+        DiffPane::draw(self, area, buf, cx.theme, cx.keymap);
     }
 }
 
@@ -440,8 +499,10 @@ mod tests {
         }
     }
 
-    fn key(c: char) -> Key {
-        Key::char(c)
+    /// The view after pressing `c` with the shipped keys.
+    fn press(p: &mut DiffPane, c: char) -> DiffKey {
+        let keymap = crate::tui::config::Config::defaults().keymap;
+        p.key(&Key::char(c), &keymap)
     }
 
     const PATCH: &str = " a.rs | 2 +-\n 1 file changed\n\ndiff --git a/a.rs b/a.rs\nindex 1..2 100644\n--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-fn old() {}\n+fn new() { \u{1b}[31m }\n";
@@ -449,26 +510,26 @@ mod tests {
     #[test]
     fn steps_go_from_the_total_through_each_turn_and_stop_at_the_ends() {
         let mut p = DiffPane::new(view(None, PATCH));
-        assert_eq!(p.key(&key('[')), DiffKey::Nothing);
-        assert_eq!(p.key(&key(']')), DiffKey::Read(Some(1)));
+        assert_eq!(press(&mut p, '['), DiffKey::Nothing);
+        assert_eq!(press(&mut p, ']'), DiffKey::Read(Some(1)));
         p.replace(view(Some(2), PATCH));
-        assert_eq!(p.key(&key(']')), DiffKey::Nothing);
-        assert_eq!(p.key(&key('[')), DiffKey::Read(Some(1)));
-        assert_eq!(p.key(&key('t')), DiffKey::Read(None));
+        assert_eq!(press(&mut p, ']'), DiffKey::Nothing);
+        assert_eq!(press(&mut p, '['), DiffKey::Read(Some(1)));
+        assert_eq!(press(&mut p, 't'), DiffKey::Read(None));
     }
 
     #[test]
     fn revert_needs_a_step_and_operations_are_asked_first() {
         let mut p = DiffPane::new(view(None, PATCH));
-        assert_eq!(p.key(&key('r')), DiffKey::Nothing);
-        assert_eq!(p.key(&key('m')), DiffKey::Ask(WorkspaceOp::Merge));
-        assert_eq!(p.key(&key('x')), DiffKey::Ask(WorkspaceOp::Discard));
+        assert_eq!(press(&mut p, 'r'), DiffKey::Nothing);
+        assert_eq!(press(&mut p, 'm'), DiffKey::Ask(WorkspaceOp::Merge));
+        assert_eq!(press(&mut p, 'x'), DiffKey::Ask(WorkspaceOp::Discard));
         p.replace(view(Some(2), PATCH));
         assert_eq!(
-            p.key(&key('r')),
+            press(&mut p, 'r'),
             DiffKey::Ask(WorkspaceOp::Revert { turn: 2 })
         );
-        assert_eq!(p.key(&key('q')), DiffKey::Close);
+        assert_eq!(press(&mut p, 'q'), DiffKey::Close);
     }
 
     #[test]

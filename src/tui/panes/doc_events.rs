@@ -393,30 +393,13 @@ impl crate::tui::component::Component for Documents {
                 None => Outcome::default(),
             },
             Action::Move(m) => {
-                let page = self.view_height.saturating_sub(1).max(1);
                 match *m {
-                    Motion::Up(k) => self.selected = self.selected.saturating_sub(k),
-                    Motion::Down(k) => {
-                        self.selected = self
-                            .selected
-                            .saturating_add(k)
-                            .min(self.files.len().saturating_sub(1))
-                    }
-                    // g/G/Home/End move in the list, like j/k (the viewer
+                    // j/k, g/G and Home/End move in the list (the viewer
                     // scrolls with the page and scroll motions).
-                    Motion::Top => self.selected = 0,
-                    Motion::Bottom => self.selected = self.files.len().saturating_sub(1),
-                    m => {
-                        if let Some(v) = &mut self.viewer {
-                            v.scroll = match m {
-                                Motion::PageUp => v.scroll.saturating_sub(page),
-                                Motion::PageDown => v.scroll.saturating_add(page),
-                                Motion::ScrollUp(k) => v.scroll.saturating_sub(k),
-                                Motion::ScrollDown(k) => v.scroll.saturating_add(k),
-                                _ => v.scroll,
-                            };
-                        }
+                    Motion::Up(_) | Motion::Down(_) | Motion::Top | Motion::Bottom => {
+                        self.selected = self.list_window().select(self.selected, *m);
                     }
+                    m => self.scroll_viewer(m),
                 }
                 Outcome::default()
             }
@@ -424,25 +407,28 @@ impl crate::tui::component::Component for Documents {
         }
     }
 
-    /// The editor takes every key: its conflict and editor bindings, else
-    /// typing.
+    /// The editor takes every key: its conflict and editor bindings (its
+    /// moves and edits are `text` commands), else a character types;
+    /// anything else does nothing.
     fn key(
         &mut self,
         key: &ratatui::crossterm::event::KeyEvent,
         k: &crate::tui::keymap::Key,
         keymap: &crate::tui::keymap::Keymap,
     ) -> Option<Outcome> {
-        use crate::tui::keymap::Section;
+        use crate::tui::keymap::{KeyCodeKey, Section};
         let e = self.editor.as_mut()?;
-        if e.conflict.is_some()
-            && let Some(a) = keymap.get(Section::Conflict, k)
-        {
+        let bound = e
+            .conflict
+            .as_ref()
+            .and_then(|_| keymap.get(Section::Conflict, k))
+            .or_else(|| keymap.get(Section::Editor, k));
+        if let Some(a) = bound {
             return Some(Outcome::then(a.clone()));
         }
-        if let Some(a) = keymap.get(Section::Editor, k) {
-            return Some(Outcome::then(a.clone()));
+        if matches!(k.code, KeyCodeKey::Char(_)) && !k.ctrl && !k.alt {
+            e.area.input_without_shortcuts(*key);
         }
-        e.area.input(*key);
         Some(Outcome::default())
     }
 
@@ -462,12 +448,12 @@ impl crate::tui::component::Component for Documents {
             Mouse::Scroll { up } => {
                 if let Some(e) = &mut self.editor {
                     e.area.scroll((if up { -3 } else { 3 }, 0));
-                } else if let Some(v) = &mut self.viewer {
-                    v.scroll = if up {
-                        v.scroll.saturating_sub(3)
+                } else {
+                    self.scroll_viewer(if up {
+                        crate::tui::action::Motion::ScrollUp(3)
                     } else {
-                        v.scroll.saturating_add(3)
-                    };
+                        crate::tui::action::Motion::ScrollDown(3)
+                    });
                 }
             }
         }

@@ -22,12 +22,14 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
-use ratatui_textarea::{TextArea, WrapMode};
+use ratatui_textarea::{CursorMove, Scrolling, TextArea, WrapMode};
 use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, ThemeSet};
 use syntect::parsing::SyntaxSet;
 
 use crate::sanitize::for_terminal;
+use crate::tui::action::{Motion, TextEdit, TextMotion, TextOp};
+use crate::tui::panes::scroll::Window;
 use crate::tui::text::{truncate, truncate_middle};
 use crate::tui::theme::Theme;
 
@@ -334,7 +336,11 @@ impl Viewer {
         let n = self.len();
         let starts = self.row_starts(width);
         let total = *starts.last().unwrap_or(&0);
-        let scroll = wanted.min(total.saturating_sub(height.max(1)));
+        let scroll = Window {
+            len: total,
+            height: height.max(1),
+        }
+        .clamp(wanted);
         let first = starts.partition_point(|&s| s <= scroll).saturating_sub(1);
         let skip = scroll - starts[first];
         let end = starts.partition_point(|&s| s < scroll + height).min(n);
@@ -459,6 +465,63 @@ impl Editor {
     pub fn dirty(&self) -> bool {
         self.text() != self.base
     }
+
+    /// Carries out a `text` command: a move (ending the selection, or
+    /// extending it) or an edit.
+    pub fn apply(&mut self, op: TextOp) {
+        let a = &mut self.area;
+        match op {
+            TextOp::Move { motion, select } => {
+                if !select {
+                    a.cancel_selection();
+                } else if !a.is_selecting() {
+                    a.start_selection();
+                }
+                match cursor_move(motion) {
+                    Some(m) => a.move_cursor(m),
+                    None if motion == TextMotion::PageUp => a.scroll(Scrolling::PageUp),
+                    None => a.scroll(Scrolling::PageDown),
+                }
+            }
+            TextOp::Edit(edit) => {
+                match edit {
+                    TextEdit::Newline => a.insert_newline(),
+                    TextEdit::Tab => _ = a.insert_tab(),
+                    TextEdit::Backspace => _ = a.delete_char(),
+                    TextEdit::Delete => _ = a.delete_next_char(),
+                    TextEdit::DeleteWordBack => _ = a.delete_word(),
+                    TextEdit::DeleteWordForward => _ = a.delete_next_word(),
+                    TextEdit::DeleteToLineEnd => _ = a.delete_line_by_end(),
+                    TextEdit::DeleteToLineStart => _ = a.delete_line_by_head(),
+                    TextEdit::Undo => _ = a.undo(),
+                    TextEdit::Redo => _ = a.redo(),
+                    TextEdit::Cut => _ = a.cut(),
+                    TextEdit::Copy => a.copy(),
+                    TextEdit::Paste => _ = a.paste(),
+                };
+            }
+        }
+    }
+}
+
+/// The text area's move for a `text` move; `None` for a page (the text
+/// area scrolls instead).
+fn cursor_move(m: TextMotion) -> Option<CursorMove> {
+    Some(match m {
+        TextMotion::Left => CursorMove::Back,
+        TextMotion::Right => CursorMove::Forward,
+        TextMotion::Up => CursorMove::Up,
+        TextMotion::Down => CursorMove::Down,
+        TextMotion::PageUp | TextMotion::PageDown => return None,
+        TextMotion::LineStart => CursorMove::Head,
+        TextMotion::LineEnd => CursorMove::End,
+        TextMotion::WordBack => CursorMove::WordBack,
+        TextMotion::WordForward => CursorMove::WordForward,
+        TextMotion::ParagraphBack => CursorMove::ParagraphBack,
+        TextMotion::ParagraphForward => CursorMove::ParagraphForward,
+        TextMotion::Top => CursorMove::Top,
+        TextMotion::Bottom => CursorMove::Bottom,
+    })
 }
 
 /// The documents pane's state.
@@ -492,6 +555,21 @@ impl Documents {
     /// The selected file.
     pub fn selected_file(&self) -> Option<&str> {
         self.files.get(self.selected).map(String::as_str)
+    }
+
+    /// The file list as a view (for moving its selection).
+    pub(super) fn list_window(&self) -> Window {
+        Window {
+            len: self.files.len(),
+            height: self.view_height,
+        }
+    }
+
+    /// Scrolls the viewer by `motion` (drawing clamps it to the end).
+    pub(super) fn scroll_viewer(&mut self, motion: Motion) {
+        if let Some(v) = &mut self.viewer {
+            v.scroll = Window::uncounted(self.view_height).scroll(v.scroll, motion);
+        }
     }
 
     /// Draws list and viewer/editor into `area` (inside the pane border).

@@ -1,80 +1,37 @@
-//! The help overlay, generated from the keymap and the command list: what
-//! the user sees is exactly what is bound.
+//! The help overlay, generated from the keymap and the command table:
+//! what the user sees is exactly what is bound.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::tui::action::COMMANDS;
-use crate::tui::keymap::{Keymap, Section};
+use crate::tui::action::{COMMANDS, CommandDef, TextOp};
+use crate::tui::keymap::{Key, Keymap, Section};
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
 
-/// What a command does, from the command list.
+/// What a command does, from the command table: the command, then what
+/// it does; an editor's `text` command says first what it does (`undo
+/// (text undo)`), as the editor's keys read best that way.
 pub fn describe(command: &str) -> String {
-    let head = command.split_whitespace().next().unwrap_or("");
-    let head = head.trim_end_matches('!');
-    let base = COMMANDS
-        .iter()
-        .find(|(n, _, _)| *n == head)
-        .map(|(_, _, d)| *d)
-        .unwrap_or("");
+    let mut words = command.split_whitespace();
+    let head = words.next().unwrap_or("");
+    if head == "text"
+        && let Ok(op) = TextOp::parse(&words.collect::<Vec<_>>())
+    {
+        return format!("{} ({command})", op.help());
+    }
+    let base = CommandDef::find(head).map_or("", |c| c.help);
     format!("{command:<18} {base}")
 }
 
-/// The keys the editor (ratatui-textarea 0.9's defaults) takes that no
-/// `[keys.editor]` binding shadows: the first key of each, the others it
-/// has, and what they do. Every other key types.
-pub const EDITOR_KEYS: [(&str, &str, &str); 17] = [
-    ("ctrl-u", "", "undo"),
-    ("ctrl-r", "", "redo"),
-    ("alt-<", "ctrl-alt-up", "start of the document"),
-    ("alt->", "ctrl-alt-down", "end of the document"),
-    ("ctrl-a", "home", "start of the line"),
-    ("ctrl-e", "end", "end of the line"),
-    ("alt-b", "ctrl-left", "word back"),
-    ("alt-f", "ctrl-right", "word forward"),
-    ("alt-p", "ctrl-up, alt-[", "paragraph back"),
-    ("alt-n", "ctrl-down, alt-]", "paragraph forward"),
-    ("ctrl-b/f/p/n", "", "left, right, up, down (as the arrows)"),
-    ("pgdown", "ctrl-v", "page down (pgup or alt-v: page up)"),
-    ("ctrl-w", "alt-backspace", "delete the word before"),
-    ("alt-d", "alt-delete", "delete the word after"),
-    (
-        "ctrl-k",
-        "",
-        "delete to the end of the line (ctrl-j: to its start)",
-    ),
-    ("shift-←→↑↓", "", "select (then ctrl-x cut, ctrl-y paste)"),
-    ("tab", "", "a tab; ctrl-h / ctrl-d: backspace / delete"),
-];
-
-/// The `[editor]` block's editing keys (see [`EDITOR_KEYS`]).
-fn editor_lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
-    let key_style = Style::new().fg(theme.mention);
-    let mut out = vec![Line::styled(
-        "  every other key types; the editing keys (ratatui-textarea):",
-        theme.dimmed(),
-    )];
-    for (key, also, what) in EDITOR_KEYS {
-        let bound = crate::tui::keymap::Key::parse(key)
-            .is_ok_and(|k| keymap.get(Section::Editor, &k).is_some());
-        if bound {
-            continue;
-        }
-        let also = if also.is_empty() {
-            String::new()
-        } else {
-            format!(" (also {also})")
-        };
-        out.push(Line::from(vec![
-            Span::styled(format!("  {key:<11}"), key_style),
-            Span::raw(if width(key) > 10 { " " } else { "" }),
-            Span::raw(format!("{what}{also}")),
-        ]));
-    }
-    out
+/// A binding's line in `?`: the key in its column (a key wider than the
+/// column keeps a space after it), then [`describe`].
+fn binding_columns(key: &Key, command: &str) -> (String, String) {
+    let key = key.to_string();
+    let gap = if width(&key) >= 11 { " " } else { "" };
+    (format!("  {key:<11}{gap}"), describe(command))
 }
 
 /// The help text: every binding by section, then every command.
@@ -89,13 +46,17 @@ pub fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
         }
         out.push(Line::styled(format!("[{}]", section.name()), title));
         for b in bindings {
+            let (key, what) = binding_columns(&b.key, &b.command);
             out.push(Line::from(vec![
-                Span::styled(format!("  {:<11}", b.key.to_string()), key_style),
-                Span::raw(describe(&b.command)),
+                Span::styled(key, key_style),
+                Span::raw(what),
             ]));
         }
         if section == Section::Editor {
-            out.extend(editor_lines(keymap, theme));
+            out.push(Line::styled(
+                "  every other character types",
+                theme.dimmed(),
+            ));
         }
         out.push(Line::default());
     }
@@ -113,7 +74,10 @@ pub fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
         "[commands]  (type /command in the bar)",
         title,
     ));
-    for (_, usage, what) in COMMANDS {
+    for CommandDef {
+        usage, help: what, ..
+    } in COMMANDS
+    {
         // A command of several forms gets one line per form.
         let mut forms = usage.split(" | ");
         out.push(Line::from(vec![
@@ -144,8 +108,9 @@ pub fn draw(
     theme: &Theme,
     scroll: &mut usize,
 ) -> usize {
+    let title = super::overlay::scroll_title("help", keymap, Section::Help);
     let frame = super::overlay::Overlay {
-        title: " help · j/k scroll · esc closes ",
+        title: &title,
         min_width: 10,
     };
     frame.draw(
@@ -165,15 +130,20 @@ pub fn draw(
 mod tests {
     use super::*;
 
+    /// `?` as plain text, one line a row.
+    fn help_text(config: &crate::tui::config::Config) -> Vec<String> {
+        lines(&config.keymap, &config.theme)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
     /// Every key the shipped keymap binds, in every section, is in `?`
     /// with what it does, under its section's heading.
     #[test]
     fn every_keymap_entry_appears_in_help() {
         let config = crate::tui::config::Config::defaults();
-        let text: Vec<String> = lines(&config.keymap, &config.theme)
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect();
+        let text = help_text(&config);
         let mut checked = 0;
         for section in Section::ALL {
             let heading = text
@@ -181,7 +151,8 @@ mod tests {
                 .position(|l| *l == format!("[{}]", section.name()));
             for b in config.keymap.bindings(section) {
                 let at = heading.unwrap_or_else(|| panic!("no [{}] in help", section.name()));
-                let line = format!("  {:<11}{}", b.key.to_string(), describe(&b.command));
+                let (key, what) = binding_columns(&b.key, &b.command);
+                let line = format!("{key}{what}");
                 let end = text[at + 1..]
                     .iter()
                     .position(String::is_empty)
@@ -197,15 +168,34 @@ mod tests {
         assert!(checked > 40, "only {checked} bindings");
     }
 
+    /// Every declared command is in `?` (each of its forms, the first with
+    /// what it does) and parses from its own example.
+    #[test]
+    fn every_declared_command_appears_in_help_and_parses_from_its_example() {
+        let config = crate::tui::config::Config::defaults();
+        let text = help_text(&config);
+        for c in COMMANDS {
+            let mut forms = c.usage.split(" | ");
+            let first = format!("  /{}  {}", forms.next().unwrap_or_default(), c.help);
+            assert!(text.contains(&first), "{first:?} is not in ?");
+            for form in forms {
+                let line = format!("    /{form}");
+                assert!(text.contains(&line), "{line:?} is not in ?");
+            }
+            assert!(
+                crate::tui::action::Action::parse(c.example).is_ok(),
+                "{} does not parse",
+                c.example
+            );
+        }
+    }
+
     /// The approval card's and the confirm prompt's keys are in `?`, each
     /// under its own heading.
     #[test]
     fn the_card_and_confirm_keys_are_in_help() {
         let config = crate::tui::config::Config::defaults();
-        let text: Vec<String> = lines(&config.keymap, &config.theme)
-            .iter()
-            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-            .collect();
+        let text = help_text(&config);
         let block = |heading: &str| {
             let at = text.iter().position(|l| l == heading).expect(heading);
             let end = at + text[at..].iter().position(String::is_empty).unwrap();
@@ -239,13 +229,7 @@ mod tests {
     #[test]
     fn the_editors_keys_are_in_help() {
         let mut config = crate::tui::config::Config::defaults();
-        let text = |config: &crate::tui::config::Config| -> Vec<String> {
-            lines(&config.keymap, &config.theme)
-                .iter()
-                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-                .collect()
-        };
-        let all = text(&config);
+        let all = help_text(&config);
         let at = all.iter().position(|l| l == "[editor]").expect("[editor]");
         let end = at + all[at..].iter().position(String::is_empty).unwrap();
         let block = all[at..end].join("\n");
@@ -264,7 +248,7 @@ mod tests {
             [("ctrl-u".to_string(), "save".to_string())].into(),
         );
         config.keymap.apply(&tables).expect("binds");
-        let all = text(&config);
+        let all = help_text(&config);
         assert!(!all.iter().any(|l| l.contains("ctrl-u     undo")));
         assert!(all.iter().any(|l| l.contains("ctrl-u     save")));
     }

@@ -15,7 +15,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::channel::{Channel, clock, mark};
+use super::scroll::Window;
 use crate::sanitize::for_terminal;
+use crate::tui::action::Motion;
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
 use crate::vocab::mentions::{Priority, USER};
@@ -98,6 +100,12 @@ pub fn items(
 }
 
 impl Inbox {
+    /// Moves the selection among `n` items; a page is the whole inbox (it
+    /// is short).
+    pub fn step(&mut self, motion: Motion, n: usize) {
+        self.selected = Window { len: n, height: n }.select(self.selected, motion);
+    }
+
     /// Draws the two sections into `area` (no border).
     #[allow(clippy::too_many_arguments)]
     pub fn draw(
@@ -220,7 +228,11 @@ impl Inbox {
             .iter()
             .position(|(_, k)| *k == Some(self.selected))
             .unwrap_or(0);
-        let first = (sel_row + 1).saturating_sub(h);
+        let first = Window {
+            len: lines.len(),
+            height: h,
+        }
+        .first_showing(sel_row);
         for (row, (line, k)) in lines.iter().skip(first).take(h).enumerate() {
             let y = area.y + row as u16;
             buf.set_line(area.x, y, line, area.width);
@@ -259,20 +271,12 @@ impl crate::tui::component::Component for Inbox {
         action: &crate::tui::action::Action,
         cx: &InboxContext<'_>,
     ) -> crate::tui::component::Outcome {
-        use crate::tui::action::{Action, Motion};
+        use crate::tui::action::Action;
         use crate::tui::component::Outcome;
         match action {
             Action::Open => Outcome::then(Action::Pager),
             Action::Move(m) => {
-                let n = cx.items.len();
-                let s = &mut self.selected;
-                *s = match *m {
-                    Motion::Up(k) | Motion::ScrollUp(k) => s.saturating_sub(k),
-                    Motion::Down(k) | Motion::ScrollDown(k) => s.saturating_add(k),
-                    Motion::PageUp | Motion::Top => 0,
-                    Motion::PageDown | Motion::Bottom => n,
-                }
-                .min(n.saturating_sub(1));
+                self.step(*m, cx.items.len());
                 Outcome::default()
             }
             _ => Outcome::default(),
@@ -282,7 +286,7 @@ impl crate::tui::component::Component for Inbox {
     fn mouse(
         &mut self,
         mouse: crate::tui::component::Mouse,
-        _cx: &InboxContext<'_>,
+        cx: &InboxContext<'_>,
     ) -> crate::tui::component::Outcome {
         use crate::tui::component::Mouse;
         match mouse {
@@ -291,8 +295,8 @@ impl crate::tui::component::Component for Inbox {
                     self.selected = *k;
                 }
             }
-            Mouse::Scroll { up: true } => self.selected = self.selected.saturating_sub(1),
-            Mouse::Scroll { up: false } => self.selected += 1,
+            Mouse::Scroll { up: true } => self.step(Motion::Up(1), cx.items.len()),
+            Mouse::Scroll { up: false } => self.step(Motion::Down(1), cx.items.len()),
         }
         Default::default()
     }

@@ -10,4 +10,5 @@ pub mod documents;
 pub mod help;
 pub mod inbox;
 pub mod overlay;
+pub mod scroll;
 pub mod tasks;

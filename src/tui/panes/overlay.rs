@@ -8,7 +8,23 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
+use super::scroll::Window;
+use crate::tui::keymap::{Keymap, Section};
 use crate::tui::theme::Theme;
+
+/// A scrolling overlay's title with its keys as `section` binds them
+/// (` help · j/k scroll · esc closes `).
+pub fn scroll_title(name: &str, keymap: &Keymap, section: Section) -> String {
+    let key = |command, preferred| keymap.key_preferring(section, command, preferred);
+    let mut parts = vec![name.to_string()];
+    if let (Some(down), Some(up)) = (key("down", "j"), key("up", "k")) {
+        parts.push(format!("{down}/{up} scroll"));
+    }
+    if let Some(back) = key("back", "esc") {
+        parts.push(format!("{back} closes"));
+    }
+    format!(" {} ", parts.join(" · "))
+}
 
 /// One overlay's frame: its title and the narrowest box worth drawing.
 pub struct Overlay<'a> {
@@ -46,7 +62,11 @@ impl Overlay<'_> {
             .title(self.title.to_string());
         let inner = block.inner(rect);
         block.render(rect, buf);
-        *scroll = (*scroll).min(lines.len().saturating_sub(inner.height as usize));
+        *scroll = Window {
+            len: lines.len(),
+            height: inner.height as usize,
+        }
+        .clamp(*scroll);
         let width = inner.width as usize;
         for (row, line) in lines
             .iter()

@@ -25,6 +25,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::channel::{Channel, Message};
+use super::scroll::Window;
 use crate::duration::age;
 use crate::protocols::agent_mail::MailContent;
 use crate::sanitize::for_terminal;
@@ -734,35 +735,22 @@ impl Tasks {
         )
     }
 
-    /// Moves the selection (in the list) or scrolls the details.
+    /// Moves the selection (in the list) or scrolls the details (drawing
+    /// clamps them to the last page).
     pub fn motion(&mut self, m: Motion, board: &TaskSnapshot) {
-        let page = self.view_height.saturating_sub(1).max(1);
         if let Some(d) = &mut self.detail {
-            d.scroll = match m {
-                Motion::Up(k) | Motion::ScrollUp(k) => d.scroll.saturating_sub(k),
-                Motion::Down(k) | Motion::ScrollDown(k) => d.scroll.saturating_add(k),
-                Motion::PageUp => d.scroll.saturating_sub(page),
-                Motion::PageDown => d.scroll.saturating_add(page),
-                Motion::Top => 0,
-                // Drawing clamps it to the last page.
-                Motion::Bottom => usize::MAX,
-            };
+            d.scroll = Window::uncounted(self.view_height).scroll(d.scroll, m);
             return;
         }
         let list = listed(board, &self.filter);
         let Some(cur) = self.selected_index(&list) else {
             return;
         };
-        let last = list.len() - 1;
-        let next = match m {
-            Motion::Up(k) | Motion::ScrollUp(k) => cur.saturating_sub(k),
-            Motion::Down(k) | Motion::ScrollDown(k) => cur.saturating_add(k).min(last),
-            Motion::PageUp => cur.saturating_sub(page),
-            Motion::PageDown => cur.saturating_add(page).min(last),
-            Motion::Top => 0,
-            Motion::Bottom => last,
+        let window = Window {
+            len: list.len(),
+            height: self.view_height,
         };
-        self.selected = Some(list[next].id.clone());
+        self.selected = Some(list[window.select(cur, m)].id.clone());
     }
 
     /// Leaves the details; false when they were not shown (not consumed).
@@ -810,7 +798,11 @@ impl Tasks {
                 return;
             };
             let lines = cx.detail_lines(task, Some(d));
-            d.scroll = d.scroll.min(lines.len().saturating_sub(h));
+            d.scroll = Window {
+                len: lines.len(),
+                height: h,
+            }
+            .clamp(d.scroll);
             for (k, l) in lines.iter().skip(d.scroll).take(h).enumerate() {
                 buf.set_line(area.x, area.y + k as u16, l, area.width);
             }
@@ -862,7 +854,11 @@ impl Tasks {
             .iter()
             .rposition(|r| task_of(r) == sel && sel.is_some())
             .unwrap_or(0);
-        let first = (sel_row + 1).saturating_sub(h);
+        let first = Window {
+            len: rows.len(),
+            height: h,
+        }
+        .first_showing(sel_row);
         for (row, r) in rows.iter().skip(first).take(h).enumerate() {
             let line = match *r {
                 Row::Header(status, n) => {

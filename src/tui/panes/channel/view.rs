@@ -5,6 +5,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::tui::action::Motion;
+use crate::tui::panes::scroll::Window;
 use crate::tui::theme::Theme;
 
 use super::render::{body, indent_width};
@@ -83,7 +84,11 @@ impl Channel {
         if n == 0 {
             return;
         }
-        let page = self.drawn.height.saturating_sub(1).max(1);
+        let page = Window {
+            len: n,
+            height: self.drawn.height,
+        }
+        .page();
         let last_seen = if self.drawn.height == 0 || self.view == View::Follow {
             n - 1
         } else {
