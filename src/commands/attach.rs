@@ -13,9 +13,9 @@ use tokio::sync::broadcast;
 use super::exit;
 use super::print;
 use super::remote;
-use crate::engine::{Command, EngineEvent, Reply, RequestError};
-use crate::instance::registry::InstanceInfo;
 use crate::sanitize::for_terminal;
+use crate::vocab::InstanceInfo;
+use crate::vocab::{Command, EngineEvent, Reply, RequestError};
 
 /// How many recent messages attach shows first.
 const RECENT: usize = 20;
@@ -85,6 +85,7 @@ async fn screen(info: InstanceInfo, config: crate::tui::Config) -> u8 {
     let options = crate::tui::TuiOptions {
         config,
         on_quit: crate::tui::QuitAction::Detach,
+        neighbours: Some(super::child::neighbours()),
         ..crate::tui::TuiOptions::default()
     };
     let ended = match attached(&info, options).await {
@@ -112,7 +113,7 @@ async fn screen(info: InstanceInfo, config: crate::tui::Config) -> u8 {
 }
 
 /// A link to the instance, or the exit code after saying why not.
-async fn connect(info: &InstanceInfo) -> Result<crate::engine::Link, u8> {
+async fn connect(info: &InstanceInfo) -> Result<crate::vocab::Link, u8> {
     match tokio::time::timeout(remote::ANSWER_TIMEOUT, crate::instance::connect(info)).await {
         Ok(Ok(link)) => Ok(link),
         Ok(Err(e)) => {

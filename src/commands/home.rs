@@ -26,6 +26,7 @@ use futures_util::stream::FuturesUnordered;
 use ratatui::crossterm::event::Event;
 use tokio::sync::{Notify, mpsc, watch};
 
+use super::child;
 use super::exit;
 use crate::context::mentions::USER;
 use crate::errln;
@@ -33,7 +34,7 @@ use crate::instance::control::{Client, Reply, Request};
 use crate::instance::query::PeekQuery;
 use crate::instance::registry::{self, InstanceInfo};
 use crate::tui::attention::{self, FirstSeen, Jump, Polled};
-use crate::tui::home::{self, Home, HomeEffect, HomeView, child};
+use crate::tui::home::{self, Home, HomeEffect, HomeView};
 use crate::tui::notify::{Looking, Notifier, NotifyConfig};
 use crate::tui::{
     Alerts, Config, Happened, QuitAction, Screen, Term, TuiError, TuiExit, TuiOptions,
@@ -210,6 +211,7 @@ async fn home_loop(config: Config) -> u8 {
             on_quit: QuitAction::Home,
             jump: Some(jump),
             alerts: Some(s.alerts.clone()),
+            neighbours: Some(child::neighbours()),
             ..TuiOptions::default()
         };
         let name = crate::sanitize::for_terminal(&info.instance);

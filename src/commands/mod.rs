@@ -3,6 +3,7 @@
 pub mod aop_check;
 pub mod approve;
 pub mod attach;
+pub mod child;
 pub mod ctx;
 pub mod diff;
 pub mod home;

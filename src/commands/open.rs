@@ -103,6 +103,7 @@ fn in_process(prepared: Prepared, log: &Path, config: tui::Config) -> u8 {
                 // Nothing on disk to resume from: it cannot outlive the
                 // screen.
                 on_quit: QuitAction::Shutdown,
+                neighbours: Some(super::child::neighbours()),
                 ..TuiOptions::default()
             },
         )
@@ -145,6 +146,7 @@ fn hosted(prepared: &Prepared, home: &Path, config: tui::Config) -> u8 {
     let options = TuiOptions {
         config,
         on_quit: QuitAction::Ask,
+        neighbours: Some(super::child::neighbours()),
         ..TuiOptions::default()
     };
     let ended = match runtime.block_on(super::attach::attached(&info, options)) {

@@ -6,13 +6,13 @@
 
 use tracing::Level;
 
-use crate::agents::backend::BackendEvent;
-use crate::agents::runner::AgentStatus;
-use crate::context::ChannelEntry;
-use crate::engine::EngineEvent;
 use crate::output::{self, Stream};
 use crate::protocols::Annotations;
 use crate::sanitize::for_terminal;
+use crate::vocab::AgentStatus;
+use crate::vocab::BackendEvent;
+use crate::vocab::ChannelEntry;
+use crate::vocab::EngineEvent;
 
 /// `── #12 10:00:05 coder → @reviewer` then the message.
 pub fn message_text(entry: &ChannelEntry, annotations: Option<&Annotations>) -> String {
@@ -94,7 +94,7 @@ pub fn describe(event: &EngineEvent, verbose: bool) -> Option<Said> {
         EngineEvent::Resumed => ("▶ resumed".to_string(), Level::INFO),
         // A headless run has no card: say what waits and how to answer.
         EngineEvent::Approval { approval } => match approval.as_ref() {
-            crate::approvals::ApprovalEvent::Requested { request } => (
+            crate::vocab::ApprovalEvent::Requested { request } => (
                 format!(
                     "? {}  → awtui approve {id} | awtui deny {id} [--reason TEXT] [--always]",
                     super::approve::render(request).trim_end(),
@@ -151,7 +151,7 @@ pub fn describe(event: &EngineEvent, verbose: bool) -> Option<Said> {
 
 /// Prints, on stderr, why one of this front end's commands failed (told
 /// to it alone, never on the event stream).
-pub fn failure(failed: &crate::engine::CommandFailed) {
+pub fn failure(failed: &crate::vocab::CommandFailed) {
     output::err(format!(
         "✗ {}: {}",
         for_terminal(&failed.command),
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_waiting_approval_says_how_to_answer_it_from_the_shell() {
-        let request = crate::approvals::Request {
+        let request = crate::vocab::Request {
             id: 4,
             agent: "coder".into(),
             tool: "Bash".into(),
@@ -222,7 +222,7 @@ mod tests {
         };
         let said = describe(
             &EngineEvent::Approval {
-                approval: Box::new(crate::approvals::ApprovalEvent::Requested { request }),
+                approval: Box::new(crate::vocab::ApprovalEvent::Requested { request }),
             },
             false,
         )

@@ -3,14 +3,10 @@
 //! end): recent messages or an inbox with the Agent Mail filters, and the
 //! instance's status for `list`.
 
-use serde::{Deserialize, Serialize};
-
-use super::registry::InstanceInfo;
-use crate::agents::runner::{PauseReason, RunOutcome};
 use crate::context::{ChannelEntry, ContextStore};
-use crate::engine::event::AgentSnapshot;
+use crate::protocols;
 use crate::protocols::agent_mail::MailRecord;
-use crate::protocols::{self};
+pub use crate::vocab::instances::InstanceStatus;
 pub use crate::vocab::peek::{PeekItem, PeekQuery};
 
 impl PeekItem {
@@ -89,19 +85,6 @@ pub fn peek(store: &dyn ContextStore, q: &PeekQuery) -> Result<Vec<PeekItem>, St
             Ok(all.split_off(skip))
         }
     }
-}
-
-/// A running instance as `list` shows it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct InstanceStatus {
-    /// Its record.
-    pub info: InstanceInfo,
-    /// Each agent's status and counters.
-    pub agents: Vec<AgentSnapshot>,
-    /// Why it is paused, if it is.
-    pub paused: Option<PauseReason>,
-    /// How it ended, once it has (it is shutting down).
-    pub finished: Option<RunOutcome>,
 }
 
 #[cfg(test)]

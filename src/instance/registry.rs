@@ -12,56 +12,10 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-
 use super::layout::{self, INSTANCE_FILE, LayoutError};
 use super::lock;
 use crate::fsutil::atomic_write;
-
-/// What a running instance says about itself (`instance.json` and its
-/// registry entry hold the same).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct InstanceInfo {
-    /// The instance name (`@name`).
-    pub instance: String,
-    /// The workflow's name.
-    pub workflow_name: String,
-    /// The workflow file, absolute.
-    pub workflow: PathBuf,
-    /// Where its agents work (the workflow's folder, or a standalone
-    /// agent's working directory).
-    pub workdir: PathBuf,
-    /// The instance folder.
-    pub home: PathBuf,
-    /// The engine's process.
-    pub pid: u32,
-    /// `run` (ends when idle) or `start` (persistent).
-    pub mode: String,
-    /// A standalone agent made by `awtui new`.
-    #[serde(default)]
-    pub standalone: bool,
-    /// The agents, in workflow order.
-    pub agents: Vec<String>,
-    /// The control socket.
-    pub control: PathBuf,
-    /// The file holding the control endpoint's admin token (0600).
-    pub token_file: PathBuf,
-    /// The MCP server's HTTP URL.
-    pub mcp_url: String,
-    /// The MCP server's unix socket, when it has one.
-    #[serde(default)]
-    pub mcp_socket: Option<PathBuf>,
-    /// Where a background instance writes its output.
-    #[serde(default)]
-    pub log: Option<PathBuf>,
-    /// The per-user state dir the instance uses (where its agents' tokens
-    /// are), so a reader with another environment finds them.
-    #[serde(default)]
-    pub state_dir: Option<PathBuf>,
-    /// When the engine started.
-    pub started: DateTime<Utc>,
-}
+pub use crate::vocab::instances::InstanceInfo;
 
 impl InstanceInfo {
     /// The workflow file's name, as `list` shows it (`(standalone)` for
@@ -269,6 +223,7 @@ pub fn running() -> Result<Vec<InstanceInfo>, RegistryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::Utc;
 
     #[test]
     fn this_process_is_alive_and_a_dead_one_is_not() {

@@ -12,12 +12,12 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
-use crate::instance::query::{InstanceStatus, PeekItem};
-use crate::instance::registry::InstanceInfo;
 use crate::protocols::agent_mail::{MailContent, MessageType};
 use crate::sanitize::for_terminal;
 use crate::vocab::AgentStatus;
+use crate::vocab::InstanceInfo;
 use crate::vocab::mentions::USER;
+use crate::vocab::{InstanceStatus, PeekItem};
 
 /// One running instance as the home screen last saw it.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,7 +31,7 @@ pub struct Polled {
     /// The tool calls waiting for the person, oldest first, when the
     /// poller knows them (`awtui web` follows each instance's approval
     /// events; home leaves this empty and says only that an agent waits).
-    pub approvals: Vec<crate::approvals::Request>,
+    pub approvals: Vec<crate::vocab::Request>,
 }
 
 /// Why something needs the person.
@@ -257,7 +257,7 @@ pub fn collect(polled: &[Polled], seen: &mut FirstSeen, now: DateTime<Utc>) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::event::AgentSnapshot;
+    use crate::vocab::AgentSnapshot;
     use crate::vocab::ChannelEntry;
     use crate::vocab::{AgentMetrics, PauseReason};
     use chrono::TimeZone;
@@ -413,7 +413,7 @@ mod tests {
             vec![],
             vec![agent("cc", AgentStatus::WaitingForApproval)],
         );
-        p.approvals = vec![crate::approvals::Request {
+        p.approvals = vec![crate::vocab::Request {
             id: 1,
             agent: "cc".into(),
             tool: "Bash".into(),

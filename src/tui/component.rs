@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use super::action::Action;
 use super::app::Confirm;
 use super::keymap::{Key, Keymap, Section};
-use crate::engine::Command;
+use crate::vocab::Command;
 
 /// What a component asks of the app after handling something.
 #[derive(Debug, Default, PartialEq)]

@@ -79,7 +79,7 @@ use app::{App, AppOptions, Effect, Input};
 pub use config::{Config, ConfigError};
 pub(crate) use screen::{Happened, Screen, Term, run as run_screen};
 
-use crate::engine::{Command, CommandSender, EngineEvent, Link, Reply, RequestError};
+use crate::vocab::{Command, CommandSender, EngineEvent, Link, Reply, RequestError};
 
 /// How long quitting waits for the engine to stop its agents.
 const STOP_WAIT: Duration = Duration::from_secs(20);
@@ -117,6 +117,33 @@ pub struct TuiOptions {
     /// Bytes to write to the terminal between frames (bell and desktop
     /// notifications from the home screen's poller).
     pub alerts: Option<Alerts>,
+    /// The other running instances (`@` completion, `/stop @other`); none
+    /// without it.
+    pub neighbours: Option<Neighbours>,
+}
+
+/// How the screen learns of the other running instances and stops one,
+/// supplied by the commands layer (`commands::child::neighbours`): the
+/// screen reads no registry and starts no process itself.
+#[derive(Clone)]
+pub struct Neighbours {
+    /// Every running instance's name and folder (called on a blocking
+    /// thread, every few seconds).
+    pub running: std::sync::Arc<dyn Fn() -> Vec<(String, std::path::PathBuf)> + Send + Sync>,
+    /// Stops instance `name`, whose folder is `dir`: what it said, or why
+    /// it could not.
+    #[allow(clippy::type_complexity)]
+    pub stop: std::sync::Arc<
+        dyn Fn(String, std::path::PathBuf) -> BoxFuture<'static, Result<String, String>>
+            + Send
+            + Sync,
+    >,
+}
+
+impl std::fmt::Debug for Neighbours {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Neighbours")
+    }
 }
 
 /// A feed of notification bytes shared by the screens of one `awtui`
@@ -148,6 +175,7 @@ impl Default for TuiOptions {
             history: 10_000,
             jump: None,
             alerts: None,
+            neighbours: None,
         }
     }
 }
@@ -183,7 +211,8 @@ pub async fn run(link: Link, options: TuiOptions) -> Result<TuiExit, TuiError> {
     let mut instance = Instance {
         replies: FuturesUnordered::new(),
         stops: FuturesUnordered::new(),
-        instances: watch_instances(),
+        instances: watch_instances(options.neighbours.clone()),
+        neighbours: options.neighbours,
         history: options.history,
         started: Instant::now(),
         stop_deadline: None,
@@ -213,6 +242,8 @@ struct Instance {
     instances: tokio::sync::watch::Receiver<Vec<(String, std::path::PathBuf)>>,
     /// Instances being stopped from here: what each stop said.
     stops: FuturesUnordered<BoxFuture<'static, Result<String, String>>>,
+    /// Finds and stops the other instances.
+    neighbours: Option<Neighbours>,
     started: Instant,
     /// When a shutdown asked for must be over.
     stop_deadline: Option<tokio::time::Instant>,
@@ -369,10 +400,13 @@ impl Screen for Instance {
                         .find(|(n, _)| *n == name)
                         .map(|(_, d)| d.clone())
                         .unwrap_or_else(|| std::path::PathBuf::from("/"));
-                    let args = vec!["stop".to_string(), format!("@{name}")];
-                    self.stops.push(Box::pin(
-                        async move { home::child::awtui(&args, &dir).await },
-                    ));
+                    let stopped = match &self.neighbours {
+                        Some(n) => (n.stop)(name, dir),
+                        None => Box::pin(std::future::ready(Err(
+                            "other instances cannot be stopped from here".to_string(),
+                        ))),
+                    };
+                    self.stops.push(stopped);
                 }
                 Effect::Quit => quit = true,
             }
@@ -387,20 +421,19 @@ const INSTANCES_EVERY: Duration = Duration::from_secs(3);
 
 /// Every running instance's name and folder, re-read from the registry
 /// every [`INSTANCES_EVERY`] (the task ends with the screen).
-fn watch_instances() -> tokio::sync::watch::Receiver<Vec<(String, std::path::PathBuf)>> {
+fn watch_instances(
+    neighbours: Option<Neighbours>,
+) -> tokio::sync::watch::Receiver<Vec<(String, std::path::PathBuf)>> {
     let (tx, rx) = tokio::sync::watch::channel(Vec::new());
+    let Some(neighbours) = neighbours else {
+        return rx;
+    };
     tokio::spawn(async move {
         loop {
-            let found = tokio::task::spawn_blocking(|| {
-                crate::instance::registry::running()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|i| !i.standalone)
-                    .map(|i| (i.instance, i.workdir))
-                    .collect::<Vec<_>>()
-            })
-            .await
-            .unwrap_or_default();
+            let running = neighbours.running.clone();
+            let found = tokio::task::spawn_blocking(move || running())
+                .await
+                .unwrap_or_default();
             tx.send_if_modified(|v| {
                 let changed = *v != found;
                 *v = found;

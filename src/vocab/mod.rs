@@ -20,6 +20,7 @@ pub mod approvals;
 pub mod channel;
 pub mod command;
 pub mod event;
+pub mod instances;
 pub mod link;
 pub mod mentions;
 pub mod ops;
@@ -36,6 +37,7 @@ pub use approvals::{
 pub use channel::{ChannelEntry, Cursor, DeliveryState, DocumentChange, Since};
 pub use command::{Command, CommandFailed, Reply};
 pub use event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
+pub use instances::{InstanceInfo, InstanceStatus};
 pub use link::{CommandSender, Envelope, Facts, Link, ReplyTo, RequestError, Resync};
 pub use ops::{Deferred, OpsState, ThreadState};
 pub use peek::{PeekItem, PeekQuery};

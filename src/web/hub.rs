@@ -20,10 +20,10 @@ use tokio::sync::{Notify, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::view;
-use crate::engine::{Command, CommandFailed, CommandSender, EngineEvent, Reply, RequestError};
 use crate::instance::registry::{self, InstanceInfo};
 use crate::tui::attention::{self, AttentionItem, FirstSeen, Jump, Polled};
 use crate::vocab::{ApprovalEvent, Request};
+use crate::vocab::{Command, CommandFailed, CommandSender, EngineEvent, Reply, RequestError};
 
 /// How often the registry is read and every instance asked for its status.
 pub const POLL_EVERY: Duration = Duration::from_secs(1);

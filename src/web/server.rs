@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 use super::auth::{Guard, Verdict};
 use super::hub::{Hub, HubError};
 use super::view;
-use crate::engine::{Command, Reply};
 use crate::vocab::{Answer, DiffTarget, Since};
+use crate::vocab::{Command, Reply};
 
 /// How many channel messages the page gets at first (and per "older").
 pub const WINDOW: usize = 200;
@@ -256,7 +256,7 @@ async fn older(State(web): State<Web>, Path(id): Path<String>, uri: Uri) -> Resp
         let mut client = crate::instance::control::Client::open(&info).await.ok()?;
         match client
             .request(crate::instance::control::Request::Peek(
-                crate::instance::query::PeekQuery {
+                crate::vocab::PeekQuery {
                     agent: None,
                     limit: WINDOW,
                     kind: None,

@@ -5,13 +5,13 @@
 
 use serde_json::{Value, json};
 
-use crate::agents::backend::BackendEvent;
-use crate::approvals::{Request, view::LineKind};
-use crate::engine::EngineEvent;
-use crate::engine::event::{AgentSnapshot, MessageSnapshot, Snapshot};
 use crate::protocols::Annotations;
 use crate::protocols::aop::Segment;
+use crate::vocab::BackendEvent;
+use crate::vocab::EngineEvent;
+use crate::vocab::{AgentSnapshot, MessageSnapshot, Snapshot};
 use crate::vocab::{AgentStatus, ChannelEntry};
+use crate::vocab::{Request, approval_view::LineKind};
 
 /// One word for an agent's status, for the page's colours.
 pub fn status_class(status: &AgentStatus) -> &'static str {
@@ -73,7 +73,7 @@ pub fn agent(a: &AgentSnapshot) -> Value {
 /// A pending approval as its card shows it: who, which tool, the call as
 /// lines (`$ command` or a diff), the agent's last message.
 pub fn approval(instance: &str, r: &Request) -> Value {
-    let lines: Vec<Value> = crate::approvals::view::describe(r)
+    let lines: Vec<Value> = crate::vocab::approval_view::describe(r)
         .into_iter()
         .map(|(kind, text)| {
             let kind = match kind {
@@ -103,13 +103,12 @@ pub fn activity(a: &BackendEvent) -> Option<String> {
     Some(match a {
         BackendEvent::Thinking => "thinking".into(),
         BackendEvent::Text { text } | BackendEvent::Stream { text } => cut(text),
-        BackendEvent::ToolCall { name } => format!(
-            "calling {}",
-            crate::agents::backend::event::short_tool_name(name)
-        ),
+        BackendEvent::ToolCall { name } => {
+            format!("calling {}", crate::vocab::activity::short_tool_name(name))
+        }
         BackendEvent::ToolDone { name, ok } => format!(
             "{} {}",
-            crate::agents::backend::event::short_tool_name(name),
+            crate::vocab::activity::short_tool_name(name),
             if *ok { "done" } else { "failed" }
         ),
         BackendEvent::Final { text } => cut(text),

@@ -2,10 +2,10 @@
 //! the diff view and workspace operations, acks, posts, and answers to
 //! tool approval requests.
 
-use crate::engine::Command;
 use crate::tui::action::{AckTarget, Pane, Step};
 use crate::tui::panes::diff::ask_workspace;
 use crate::tui::panes::inbox;
+use crate::vocab::Command;
 use crate::vocab::mentions::USER;
 use crate::vocab::{DiffTarget, Since, WorkspaceOp};
 

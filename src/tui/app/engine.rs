@@ -3,12 +3,12 @@
 
 use crate::vocab::DiffTarget;
 
-use crate::engine::{Command, CommandFailed, EngineEvent, Reply};
 use crate::sanitize::for_terminal;
 use crate::tui::action::Pane;
 use crate::tui::panes::agents::AgentRow;
 use crate::tui::panes::inbox;
 use crate::vocab::mentions::USER;
+use crate::vocab::{Command, CommandFailed, EngineEvent, Reply};
 
 use super::*;
 
@@ -93,7 +93,7 @@ impl App {
     }
 
     /// Draws from a snapshot: the whole state, from scratch.
-    pub(super) fn snapshot(&mut self, s: crate::engine::event::Snapshot) -> Vec<Effect> {
+    pub(super) fn snapshot(&mut self, s: crate::vocab::Snapshot) -> Vec<Effect> {
         // What the engine noticed before this screen attached: the newest,
         // once, as it would have been shown live.
         if !self.ready

@@ -85,12 +85,12 @@ use super::panes::documents::Documents;
 use super::panes::inbox::{self, Inbox, InboxContext};
 use super::panes::tasks::{BoardContext, Tasks};
 use super::theme::Theme;
-use crate::engine::link::Resync;
-use crate::engine::{Command, CommandFailed, EngineEvent, Reply, RequestError};
 use crate::sanitize::for_terminal;
 use crate::vocab::Cursor;
+use crate::vocab::Resync;
 use crate::vocab::mentions::{ALL, USER};
 use crate::vocab::{AgentStatus, PauseReason};
+use crate::vocab::{Command, CommandFailed, EngineEvent, Reply, RequestError};
 
 /// Something that happened, for [`App::update`].
 #[derive(Debug)]

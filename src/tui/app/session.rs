@@ -1,9 +1,9 @@
 //! Leaving the control room (quit, detach, back home) and the answers to
 //! its yes/no questions.
 
-use crate::engine::Command;
 use crate::tui::QuitAction;
 use crate::tui::keymap::Section;
+use crate::vocab::Command;
 
 use super::*;
 

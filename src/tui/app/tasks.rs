@@ -2,10 +2,10 @@
 //! engine command, a prompt for what is missing, or a change of the
 //! board's view.
 
-use crate::engine::Command;
 use crate::sanitize::for_terminal;
 use crate::tui::action::{Pane, TaskAction};
 use crate::tui::panes::tasks;
+use crate::vocab::Command;
 use crate::vocab::TaskCommand;
 
 use super::*;

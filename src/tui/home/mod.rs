@@ -12,7 +12,6 @@
 //! jumps to the item, `!`, `a` or Esc goes back to the list. `?` shows
 //! these keys.
 
-pub mod child;
 pub mod view;
 
 use std::path::{Path, PathBuf};
@@ -22,9 +21,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::attention::{self, AttentionItem, FirstSeen, Jump, Polled};
 use super::notify::Looking;
-use crate::instance::registry::InstanceInfo;
 use crate::sanitize::for_terminal;
 use crate::vocab::AgentStatus;
+use crate::vocab::InstanceInfo;
 
 /// One instance as a row of the list.
 #[derive(Clone, Debug, PartialEq)]

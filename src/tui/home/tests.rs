@@ -1,8 +1,8 @@
 use super::*;
-use crate::engine::event::AgentSnapshot;
-use crate::instance::query::{InstanceStatus, PeekItem};
 use crate::vocab::AgentMetrics;
+use crate::vocab::AgentSnapshot;
 use crate::vocab::ChannelEntry;
+use crate::vocab::{InstanceStatus, PeekItem};
 use chrono::TimeZone;
 
 fn info(name: &str) -> InstanceInfo {

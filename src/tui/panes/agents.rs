@@ -10,13 +10,13 @@ use ratatui::text::{Line, Span};
 
 use super::channel::SPINNER;
 use super::scroll::Window;
-use crate::agents::backend::event::short_tool_name;
-use crate::engine::event::AgentSnapshot;
 use crate::sanitize::for_terminal;
 use crate::tui::action::Motion;
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
+use crate::vocab::AgentSnapshot;
 use crate::vocab::BackendEvent;
+use crate::vocab::activity::short_tool_name;
 use crate::vocab::{AgentMetrics, AgentStatus};
 
 /// One agent as shown.

@@ -10,11 +10,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
-use crate::approvals::view::{LineKind, describe};
 use crate::sanitize::for_terminal;
 use crate::tui::keymap::{Keymap, Section};
 use crate::tui::text::truncate;
 use crate::tui::theme::Theme;
+use crate::vocab::approval_view::{LineKind, describe};
 use crate::vocab::{ApprovalsSnapshot, Request, Verdict};
 
 /// The card's commands in the order its last line says them, with what

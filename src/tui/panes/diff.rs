@@ -16,7 +16,6 @@ use syntect::easy::HighlightLines;
 
 use super::documents::{SYNTAXES, THEMES, styled};
 use super::scroll::Window;
-use crate::engine::Command;
 use crate::sanitize::for_terminal;
 use crate::tui::action::{Action, Step};
 use crate::tui::app::{Confirm, ConfirmAction};
@@ -24,6 +23,7 @@ use crate::tui::component::{Component, Mouse, Outcome};
 use crate::tui::keymap::{Key, Keymap, Section};
 use crate::tui::text::{truncate, truncate_line};
 use crate::tui::theme::Theme;
+use crate::vocab::Command;
 use crate::vocab::{DiffTarget, DiffView, WorkspaceOp};
 use ratatui::crossterm::event::KeyEvent;
 

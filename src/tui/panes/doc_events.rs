@@ -4,13 +4,13 @@
 //! The app only carries it out.
 
 use super::documents::{Conflict, Documents, Editor, Viewer};
-use crate::engine::Command;
-use crate::engine::watch::EDITOR;
 use crate::sanitize::for_terminal;
 use crate::tui::action::Resolution;
 use crate::tui::app::{Confirm, ConfirmAction};
 pub use crate::tui::component::Outcome;
+use crate::vocab::Command;
 use crate::vocab::DocumentChange;
+use crate::vocab::EDITOR;
 use crate::vocab::mentions::USER;
 
 impl Documents {

@@ -901,9 +901,9 @@ impl crate::tui::component::Component for Tasks {
         action: &crate::tui::action::Action,
         cx: &BoardContext<'_>,
     ) -> crate::tui::component::Outcome {
-        use crate::engine::Command;
         use crate::tui::action::Action;
         use crate::tui::component::Outcome;
+        use crate::vocab::Command;
         match action {
             // Shows the current task's details and asks the engine for all
             // of its checkpoints.
@@ -1003,9 +1003,9 @@ impl crate::tui::component::Component for Tasks {
 /// Whether `command` (one of the board's) applies to a task in `status`:
 /// done, fail and skip where the status table allows the move, release
 /// where an agent holds the task. Every other command always applies.
-pub fn applies(command: &str, status: crate::tasks::TaskStatus) -> bool {
-    use crate::tasks::TaskStatus as S;
-    use crate::tasks::transitions::is_allowed;
+pub fn applies(command: &str, status: crate::vocab::TaskStatus) -> bool {
+    use crate::vocab::TaskStatus as S;
+    use crate::vocab::transitions::is_allowed;
     match command {
         "task done" => is_allowed(status, S::Completed),
         "task fail" => is_allowed(status, S::Failed),
@@ -1032,7 +1032,7 @@ mod tests {
 
     #[test]
     fn only_the_actions_a_status_allows() {
-        use crate::tasks::TaskStatus as S;
+        use crate::vocab::TaskStatus as S;
         for s in [S::Completed, S::Skipped] {
             for c in ["task done", "task fail", "task release", "task skip"] {
                 assert!(!applies(c, s), "{c} on {s}");

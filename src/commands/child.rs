@@ -3,7 +3,27 @@
 //! stops and starts instances exactly as the command line does, and
 //! nothing is printed over it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The other running instances as the control room sees them: found in the
+/// registry and stopped with `awtui stop`, here in the commands layer (the
+/// screen itself reads no registry and starts no process).
+pub fn neighbours() -> crate::tui::Neighbours {
+    crate::tui::Neighbours {
+        running: Arc::new(|| {
+            crate::instance::registry::running()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|i| !i.standalone)
+                .map(|i| (i.instance, i.workdir))
+                .collect()
+        }),
+        stop: Arc::new(|name: String, dir: PathBuf| {
+            Box::pin(async move { awtui(&["stop".to_string(), format!("@{name}")], &dir).await })
+        }),
+    }
+}
 
 /// Runs `awtui <args>` in `dir`; its last line of output on success, its
 /// error output (or why it could not run) on failure. Sanitized.
