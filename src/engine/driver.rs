@@ -21,7 +21,7 @@ use crate::agents::runner::{
 };
 use crate::context::mentions::{SYSTEM, USER};
 use crate::context::{ChannelEntry, Since};
-use crate::context::{ContextEvent, SharedContext, blocking};
+use crate::context::{ContextEvent, blocking};
 use crate::mcp::McpHandle;
 use crate::protocols::agent_ops::parse_ops;
 use crate::workflow::BackendKind;
@@ -117,11 +117,6 @@ pub struct Driver {
     saved_sessions: HashMap<String, String>,
     outcome: Option<RunOutcome>,
 }
-
-/// How many recent turns' raw output `ReadAgentLogs` returns.
-const LOG_TURNS: usize = 3;
-/// At most this much of each output and of the stderr log (their ends).
-const LOG_CAP: usize = 256 * 1024;
 
 impl Driver {
     /// A loop over a started MCP server and runner.
@@ -1214,52 +1209,15 @@ impl Driver {
             task_workspace: &task_workspace,
             workflow_dir: &self.cx.workflow.base_dir,
         };
-        if let Command::ReadAgentLogs { agent } = &command {
-            // Files of any size: read off the loop, answered when done.
-            let read = is_agent(agent).then(|| {
-                (
-                    self.ops_files.clone(),
-                    self.cx.agent_dir(agent).join("stderr.log"),
-                )
-            });
-            let agent = agent.clone();
-            tokio::task::spawn_blocking(move || {
-                let answer = match read {
-                    Some((files, stderr)) => {
-                        super::ops::agent_logs(&files, &agent, &stderr, LOG_TURNS, LOG_CAP)
-                    }
-                    None => Err(format!("there is no agent '{agent}'")),
-                }
-                .map_err(|error| CommandFailed {
-                    command: name.to_string(),
-                    error,
-                });
-                let _ = reply.send(answer);
-            });
-            return;
-        }
-        if let Some(job) = channel_job(&self.cx.context, &command) {
-            // A send waits for the disk, a peek reads pages: off the loop.
-            tokio::task::spawn_blocking(move || {
-                let _ = reply.send(job().map_err(|error| CommandFailed {
-                    command: name.to_string(),
-                    error,
-                }));
-            });
-            return;
-        }
-        if let Some(job) = super::workspace_cmd::job(&known, &command) {
-            // Git work: off the loop, answered when done.
-            tokio::task::spawn_blocking(move || {
-                let answer = job.and_then(|j| j.run()).map_err(|error| CommandFailed {
-                    command: name.to_string(),
-                    error,
-                });
-                if let Err(failed) = &answer {
-                    tracing::info!("{failed}");
-                }
-                let _ = reply.send(answer);
-            });
+        let sources = super::jobs::Sources {
+            context: &self.cx.context,
+            ops_files: &self.ops_files,
+            agent_dir: &|agent: &str| self.cx.agent_dir(agent),
+            known,
+        };
+        if let Some(job) = super::jobs::for_command(&sources, &command) {
+            // Disk, git or pages: off the loop, answered when done.
+            super::jobs::dispatch(name, job, reply);
             return;
         }
         let answer = self.carry_out(command).map_err(|error| CommandFailed {
@@ -1610,32 +1568,4 @@ async fn next_tick(interval: &mut Option<tokio::time::Interval>) {
         }
         None => std::future::pending().await,
     }
-}
-
-/// The channel commands the engine answers off its loop ([`Command::Send`],
-/// [`Command::Peek`]), as a job over the instance's context: the owner of
-/// the channel does the work, the loop only dispatches it.
-fn channel_job(
-    context: &SharedContext,
-    command: &Command,
-) -> Option<impl FnOnce() -> Result<Reply, String> + Send + 'static> {
-    enum Job {
-        Send(String),
-        Peek(crate::vocab::PeekQuery),
-    }
-    let job = match command {
-        Command::Send { text } => Job::Send(text.clone()),
-        Command::Peek { query } => Job::Peek(query.clone()),
-        _ => return None,
-    };
-    let context = context.clone();
-    Some(move || match job {
-        Job::Send(text) => context
-            .append(USER, &text)
-            .map(|entry| Reply::Posted { id: entry.id })
-            .map_err(|e| e.to_string()),
-        Job::Peek(query) => context
-            .read(|s| crate::instance::query::peek(s, &query))
-            .map(|items| Reply::Messages { items }),
-    })
 }

@@ -5,6 +5,7 @@
 
 mod answers;
 mod behind;
+mod jobs;
 pub use crate::vocab::command;
 mod driver;
 pub use crate::vocab::event;

@@ -1,0 +1,91 @@
+//! The commands the engine answers off its loop: what waits on the disk,
+//! on git or on reading pages runs as a job on a blocking thread, answered
+//! to its sender when done, while the loop goes on deciding and
+//! dispatching. The driver only asks [`for_command`] and hands the job to
+//! [`dispatch`].
+
+use std::path::PathBuf;
+
+use super::ops::OpsFiles;
+use super::workspace_cmd::{self, Known};
+use crate::context::SharedContext;
+use crate::context::mentions::USER;
+use crate::vocab::link::ReplyTo;
+use crate::vocab::{Command, CommandFailed, Reply};
+
+/// How many recent turns' raw output `ReadAgentLogs` returns.
+const LOG_TURNS: usize = 3;
+/// At most this much of each output and of the stderr log (their ends).
+const LOG_CAP: usize = 256 * 1024;
+
+/// One command's work, done on a blocking thread.
+pub type Job = Box<dyn FnOnce() -> Result<Reply, String> + Send>;
+
+/// What the jobs read from: the instance's state, its logs and its
+/// workspaces.
+pub struct Sources<'a> {
+    /// The instance's state (`send`, `peek`).
+    pub context: &'a SharedContext,
+    /// The agents' turn logs (`ReadAgentLogs`).
+    pub ops_files: &'a OpsFiles,
+    /// An agent's folder (its `stderr.log`).
+    pub agent_dir: &'a dyn Fn(&str) -> PathBuf,
+    /// The workspaces (`ReadDiff`, `Workspace`).
+    pub known: Known<'a>,
+}
+
+/// The job that answers `command`, when it is one answered off the loop.
+pub fn for_command(sources: &Sources<'_>, command: &Command) -> Option<Job> {
+    match command {
+        Command::Send { text } => {
+            let (context, text) = (sources.context.clone(), text.clone());
+            Some(Box::new(move || {
+                context
+                    .append(USER, &text)
+                    .map(|entry| Reply::Posted { id: entry.id })
+                    .map_err(|e| e.to_string())
+            }))
+        }
+        Command::Peek { query } => {
+            let (context, query) = (sources.context.clone(), query.clone());
+            Some(Box::new(move || {
+                context
+                    .read(|s| crate::instance::query::peek(s, &query))
+                    .map(|items| Reply::Messages { items })
+            }))
+        }
+        Command::ReadAgentLogs { agent } => {
+            let read = (sources.known.is_agent)(agent).then(|| {
+                (
+                    sources.ops_files.clone(),
+                    (sources.agent_dir)(agent).join("stderr.log"),
+                )
+            });
+            let agent = agent.clone();
+            Some(Box::new(move || match read {
+                Some((files, stderr)) => {
+                    super::ops::agent_logs(&files, &agent, &stderr, LOG_TURNS, LOG_CAP)
+                }
+                None => Err(format!("there is no agent '{agent}'")),
+            }))
+        }
+        _ => workspace_cmd::job(&sources.known, command)
+            .map(|job| -> Job { Box::new(move || job.and_then(|j| j.run())) }),
+    }
+}
+
+/// Runs `job` on a blocking thread and answers its sender when done (a
+/// failure is logged and answered as [`CommandFailed`]).
+pub fn dispatch(name: &'static str, job: Job, reply: ReplyTo) {
+    tokio::task::spawn_blocking(move || {
+        let answer = job().map_err(|error| CommandFailed {
+            command: name.to_string(),
+            error,
+        });
+        if let Err(failed) = &answer {
+            tracing::info!("{failed}");
+        }
+        // The sender may have stopped waiting; nobody else is told.
+        let _ = reply.send(answer);
+    });
+}
