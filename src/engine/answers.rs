@@ -47,6 +47,14 @@ pub enum Job {
         /// The turn's ack, applied once the answer is durable.
         then_ack: Option<u64>,
     },
+    /// Post `text` as `from` (a system note about a turn that must follow
+    /// its answer in the channel: lenient AOP findings, refused tools).
+    Note {
+        /// Who posts it.
+        from: String,
+        /// The note.
+        text: String,
+    },
     /// Acknowledge `agent`'s inbox up to `through`.
     Ack {
         /// Whose inbox.
@@ -157,34 +165,44 @@ struct Channel<'a> {
 fn write(channel: &Channel<'_>, batch: Vec<Job>, lost: &async_mpsc::UnboundedSender<Lost>) {
     let mut jobs = batch.into_iter().peekable();
     while jobs.peek().is_some() {
-        let mut answers = Vec::new();
-        while let Some(Job::Answer { .. }) = jobs.peek() {
-            if let Some(Job::Answer {
-                agent,
-                text,
-                then_ack,
-            }) = jobs.next()
-            {
-                answers.push((agent, text, then_ack));
+        // (sender, text, the ack that follows, whether the runner waits
+        // to see it)
+        let mut posts = Vec::new();
+        while let Some(Job::Answer { .. } | Job::Note { .. }) = jobs.peek() {
+            match jobs.next() {
+                Some(Job::Answer {
+                    agent,
+                    text,
+                    then_ack,
+                }) => posts.push((agent, text, then_ack, true)),
+                Some(Job::Note { from, text }) => posts.push((from, text, None, false)),
+                _ => {}
             }
         }
-        let posts: Vec<(&str, &str)> = answers
+        let pairs: Vec<(&str, &str)> = posts
             .iter()
-            .map(|(agent, text, _)| (agent.as_str(), text.as_str()))
+            .map(|(from, text, ..)| (from.as_str(), text.as_str()))
             .collect();
-        let written = (channel.append)(&posts);
-        for ((agent, text, then_ack), result) in answers.iter().zip(written) {
+        let written = (channel.append)(&pairs);
+        for ((from, text, then_ack, answer), result) in posts.iter().zip(written) {
             match result {
                 Ok(_) => {
                     if let Some(through) = then_ack {
-                        ack(channel, agent, *through, lost);
+                        ack(channel, from, *through, lost);
                     }
+                }
+                Err(e) if *answer => {
+                    let _ = lost.send(Lost {
+                        agent: from.clone(),
+                        text: text.clone(),
+                        error: e.to_string(),
+                    });
                 }
                 Err(e) => {
                     let _ = lost.send(Lost {
-                        agent: agent.clone(),
-                        text: text.clone(),
-                        error: e.to_string(),
+                        agent: from.clone(),
+                        text: String::new(),
+                        error: format!("cannot post {from}'s message: {e}"),
                     });
                 }
             }
@@ -236,6 +254,10 @@ mod tests {
         let (tx, mut lost) = async_mpsc::unbounded_channel();
         let answers = Answers::start(ctx.clone(), tx);
         answers.queue(answer("a", "from a", Some(asked.id)));
+        answers.queue(Job::Note {
+            from: "system".into(),
+            text: "a note about a's answer".into(),
+        });
         answers.queue(answer("b", "from b", None));
         answers.queue(Job::Ack {
             agent: "b".into(),
@@ -247,7 +269,14 @@ mod tests {
             .iter()
             .map(|e| (e.from.as_str(), e.message.as_str()))
             .collect();
-        assert_eq!(said[1..], [("a", "from a"), ("b", "from b")]);
+        assert_eq!(
+            said[1..],
+            [
+                ("a", "from a"),
+                ("system", "a note about a's answer"),
+                ("b", "from b")
+            ]
+        );
         for agent in ["a", "b"] {
             assert_eq!(ctx.read(|s| s.cursor(agent).unwrap()).acked, asked.id);
         }

@@ -590,6 +590,16 @@ impl Driver {
         }
     }
 
+    /// Posts a system note about a turn behind the answers queued before
+    /// it, so the note follows the answer it is about in the channel.
+    fn post_after_answers(&mut self, text: &str) {
+        self.queue_held_answer();
+        self.answers.queue(super::answers::Job::Note {
+            from: SYSTEM.to_string(),
+            text: text.to_string(),
+        });
+    }
+
     fn post(&mut self, from: &str, text: &str) {
         if let Err(e) = self.cx.context.append(from, text) {
             self.notice(format!("cannot post {from}'s message: {e}"));
@@ -909,7 +919,7 @@ impl Driver {
                 message: text.clone(),
             },
         });
-        self.post(SYSTEM, &text);
+        self.post_after_answers(&text);
     }
 
     /// The CLI refused tools for lack of permission: the turn did not do
@@ -934,7 +944,7 @@ impl Driver {
                 message: text.clone(),
             },
         });
-        self.post(SYSTEM, &text);
+        self.post_after_answers(&text);
     }
 
     /// A turn ran without awtui's tools (the CLI did not connect to the MCP
@@ -951,7 +961,7 @@ impl Driver {
             },
         });
         if self.without_tools.insert(agent.to_string()) {
-            self.post(SYSTEM, &text);
+            self.post_after_answers(&text);
         }
     }
 
