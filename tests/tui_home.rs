@@ -463,3 +463,106 @@ fn home_hints_look_like_an_instances() {
     assert_eq!(buf[(0, row)].fg, theme.mention, "the key");
     assert_ne!(buf[(6, row)].fg, theme.mention, "what it does");
 }
+
+/// The keys shown in the open help's key column at 120×40, each key of
+/// a `j/k`-style pair apart.
+fn help_keys_shown(h: &Home) -> Vec<String> {
+    let screen = draw(h, 120, 40);
+    screen
+        .lines()
+        .filter_map(|l| {
+            // Inside the help's box: `│  keys   what it does │`.
+            let inner = l.split('│').nth(2)?;
+            let keys = inner.strip_prefix("  ")?.split("  ").next()?;
+            (!keys.starts_with(' ')).then_some(keys)
+        })
+        .flat_map(|keys| keys.split([' ', '/']).map(str::to_string))
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
+fn overridden(toml: &str) -> Home {
+    let mut config = Config::defaults();
+    config
+        .merge(toml, Path::new("u.toml"))
+        .expect("a valid override");
+    let mut h = home();
+    h.keymap = config.keymap;
+    h
+}
+
+/// Issue 24: every `[keys.home]` binding, the shipped ones and a user's
+/// (one to a command the help has no line of its own for included), is
+/// in home's `?`.
+#[test]
+fn every_home_binding_is_in_homes_help() {
+    for toml in [
+        "",
+        "[keys.home]\n\"x\" = \"stop\"\n\"pgdown\" = \"page-down\"\n",
+    ] {
+        let mut h = overridden(toml);
+        h.key(key(KeyCode::Char('?')), &no_files);
+        let shown = help_keys_shown(&h);
+        let mut checked = 0;
+        for b in h.keymap.bindings(awtui::tui::keymap::Section::Home) {
+            let k = b.key.to_string();
+            assert!(
+                shown.contains(&k),
+                "{k} ({}) is not in ?: {shown:?}",
+                b.command
+            );
+            checked += 1;
+        }
+        assert!(checked >= 18, "only {checked} bindings");
+    }
+}
+
+/// Issue 24: a rebinding in the user's config changes what the home
+/// screen's keys do, and its hints, `?` and the stop question say so.
+#[test]
+fn a_config_override_rebinds_the_home_keys() {
+    let mut h = overridden(
+        "[keys.home]\n\"x\" = \"stop\"\n\"s\" = \"\"\n\"J\" = \"down\"\n\"ctrl-q\" = \"quit\"\n\
+         [keys.confirm]\n\"o\" = \"yes\"\n\"y\" = \"\"\n\
+         [keys.help]\n\"e\" = \"back\"\n",
+    );
+    let text = draw(&h, 120, 40);
+    assert!(
+        text.contains("x stop") && !text.contains("s stop"),
+        "{text}"
+    );
+    // `s` is unbound: it asks nothing; `J` moves down.
+    assert!(h.key(key(KeyCode::Char('s')), &no_files).is_empty());
+    assert_eq!(h.prompt, None);
+    h.key(key(KeyCode::Char('J')), &no_files);
+    assert_eq!(h.selected, 1);
+    // `x` asks, naming the answers as bound; `y` no longer stops, `o` does.
+    h.key(key(KeyCode::Char('x')), &no_files);
+    assert!(draw(&h, 120, 40).contains("Stop @docs and every agent in it? (o/n)"));
+    assert!(h.key(key(KeyCode::Char('y')), &no_files).is_empty());
+    assert_eq!(h.prompt, None);
+    h.key(key(KeyCode::Char('x')), &no_files);
+    match h.key(key(KeyCode::Char('o')), &no_files).as_slice() {
+        [HomeEffect::Stop(info)] => assert_eq!(info.instance, "docs"),
+        other => panic!("{other:?}"),
+    }
+    // `?` lists the new keys; `[keys.help]`'s `e` closes it.
+    h.key(key(KeyCode::Char('?')), &no_files);
+    let text = draw(&h, 120, 40);
+    assert!(
+        text.contains("stop the instance and its agents (asks o/n)"),
+        "{text}"
+    );
+    assert!(text.contains("J j down/k up    move"), "{text}");
+    h.key(key(KeyCode::Char('e')), &no_files);
+    assert_eq!(h.help, None);
+    // A quit key with Ctrl leaves from anywhere, the help included.
+    h.key(key(KeyCode::Char('?')), &no_files);
+    assert_eq!(
+        h.key(
+            KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL),
+            &no_files
+        ),
+        vec![HomeEffect::Quit]
+    );
+}

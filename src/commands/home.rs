@@ -184,6 +184,7 @@ async fn home_loop(config: Config) -> u8 {
     let board = spawn_poller(config.notify, looking_rx, alerts_tx, kick.clone());
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let mut home = Home::new(cwd, crate::tui::local_utc_offset());
+    home.keymap = config.keymap.clone();
     let mut s = Session {
         config,
         board,

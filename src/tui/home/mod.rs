@@ -5,25 +5,32 @@
 //! instance attached, stop one, start a workflow file); what it polled
 //! comes in through [`Home::polled`].
 //!
-//! Keys in the list: `j`/`k` (arrows) move, `g`/`G` first/last, Enter
-//! opens, `s` stops (after `y`), `n` starts a workflow file (a path prompt;
-//! Tab completes), `!` or `a` shows the attention view, `q` or Ctrl-C
-//! leaves (every instance keeps running). In the attention view: Enter
-//! jumps to the item, `!`, `a` or Esc goes back to the list. `?` shows
-//! these keys.
+//! Every key is a binding ([`keys`]): `[keys.home]` on the list and the
+//! attention view (by default `j`/`k` move, `g`/`G` first/last, Enter
+//! opens or jumps, `s` stops, `n` starts a workflow file, `!` or `a`
+//! switches views, Esc goes back to the list, `?` shows the keys, `q` or
+//! Ctrl-C leaves, every instance keeps running), `[keys.help]` in `?` and
+//! `[keys.confirm]` for the stop question. Only the path typed after `n`
+//! is plain text input (Tab completes it, [`complete`]).
 
+pub mod complete;
+pub mod help;
+pub mod keys;
 pub mod view;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::attention::{self, AttentionItem, FirstSeen, Jump, Polled};
+use super::keymap::Keymap;
 use super::notify::Looking;
 use crate::sanitize::for_terminal;
 use crate::vocab::AgentStatus;
 use crate::vocab::InstanceInfo;
+
+pub use complete::{Lister, complete, list_folder};
 
 /// One instance as a row of the list.
 #[derive(Clone, Debug, PartialEq)]
@@ -147,10 +154,6 @@ pub enum HomeEffect {
     Quit,
 }
 
-/// Lists a folder for path completion: each entry's name and whether it is
-/// a folder.
-pub type Lister<'a> = &'a dyn Fn(&Path) -> Vec<(String, bool)>;
-
 /// The home screen's state.
 #[derive(Debug, Default)]
 pub struct Home {
@@ -184,43 +187,25 @@ pub struct Home {
     /// The help overlay (`?`), with its scroll.
     pub help: Option<usize>,
     /// The help's page and its last scroll position, as last drawn.
-    pub help_drawn: std::cell::Cell<(usize, usize)>,
+    pub help_drawn: Cell<(usize, usize)>,
+    /// How many rows of the list or the attention view show, as last
+    /// drawn (how far a page moves the selection).
+    pub list_drawn: Cell<usize>,
+    /// What each key does (`[keys.home]`, `[keys.help]`,
+    /// `[keys.confirm]`): the shipped defaults until the caller sets the
+    /// user's.
+    pub keymap: Keymap,
 }
 
-/// The home screen's keys, for its `?` help.
-pub const HELP: [(&str, &str); 14] = [
-    ("[instances]", ""),
-    (
-        "enter",
-        "open the instance (attached: leaving it keeps it running)",
-    ),
-    ("s", "stop the instance and its agents (asks y/n)"),
-    ("n", "start a workflow file (tab completes the path)"),
-    ("! or a", "the attention view"),
-    ("j/k ↑↓", "move (g/G or home/end: first/last)"),
-    ("?", "this help (j/k, pgup/pgdown scroll; esc closes)"),
-    ("q ctrl-c", "leave (every instance keeps running)"),
-    ("", ""),
-    ("[attention]", ""),
-    (
-        "enter",
-        "jump to the item: its instance, at its message or agent",
-    ),
-    ("! a esc", "back to the instances"),
-    ("", ""),
-    (
-        "[in an instance]",
-        "H back to this list, ! its attention view, ? its keys",
-    ),
-];
-
 impl Home {
-    /// An empty home screen; `cwd` resolves relative paths typed after `n`.
+    /// An empty home screen with the shipped keys; `cwd` resolves
+    /// relative paths typed after `n`.
     pub fn new(cwd: PathBuf, utc_offset: i32) -> Home {
         Home {
             cwd,
             utc_offset,
             now: Utc::now(),
+            keymap: super::config::Config::defaults().keymap,
             ..Home::default()
         }
     }
@@ -264,234 +249,6 @@ impl Home {
             .find(|p| p.info.home == home)
             .map(|p| p.info.clone())
     }
-
-    /// A key while the help is open: scrolls it, or closes it (`None`).
-    fn help_key(&self, key: KeyEvent, scroll: usize) -> Option<usize> {
-        let (page, last) = self.help_drawn.get();
-        let page = page.saturating_sub(1).max(1);
-        let scroll = match key.code {
-            KeyCode::Char('j') | KeyCode::Down => scroll + 1,
-            KeyCode::Char('k') | KeyCode::Up => scroll.saturating_sub(1),
-            KeyCode::PageDown | KeyCode::Char(' ') => scroll + page,
-            KeyCode::PageUp => scroll.saturating_sub(page),
-            KeyCode::Char('g') | KeyCode::Home => 0,
-            KeyCode::Char('G') | KeyCode::End => last,
-            KeyCode::Esc | KeyCode::Char('?' | 'q') | KeyCode::Enter | KeyCode::F(1) => {
-                return None;
-            }
-            _ => scroll,
-        };
-        Some(scroll.min(last))
-    }
-
-    /// Takes one key; `list` lists folders for Tab completion.
-    pub fn key(&mut self, key: KeyEvent, list: Lister<'_>) -> Vec<HomeEffect> {
-        if key.kind == KeyEventKind::Release {
-            return Vec::new();
-        }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if ctrl && key.code == KeyCode::Char('c') {
-            return vec![HomeEffect::Quit];
-        }
-        if let Some(scroll) = self.help {
-            self.help = self.help_key(key, scroll);
-            return Vec::new();
-        }
-        match self.prompt.take() {
-            Some(Prompt::Stop(info)) => {
-                if key.code == KeyCode::Char('y') {
-                    self.say(&format!("stopping @{}…", info.instance), false);
-                    return vec![HomeEffect::Stop(*info)];
-                }
-                self.say("not stopped", false);
-                return Vec::new();
-            }
-            Some(Prompt::New { text, cycle }) => return self.new_key(key, text, cycle, list),
-            None => {}
-        }
-        let n = match self.view {
-            HomeView::List => self.rows.len(),
-            HomeView::Attention => self.items.len(),
-        };
-        let sel = match self.view {
-            HomeView::List => &mut self.selected,
-            HomeView::Attention => &mut self.item_selected,
-        };
-        match key.code {
-            KeyCode::Char('j') | KeyCode::Down => *sel = (*sel + 1).min(n.saturating_sub(1)),
-            KeyCode::Char('k') | KeyCode::Up => *sel = sel.saturating_sub(1),
-            KeyCode::Char('g') | KeyCode::Home => *sel = 0,
-            KeyCode::Char('G') | KeyCode::End => *sel = n.saturating_sub(1),
-            KeyCode::Char('q') => return vec![HomeEffect::Quit],
-            KeyCode::Char('?') | KeyCode::F(1) => self.help = Some(0),
-            KeyCode::Char('!') | KeyCode::Char('a') => {
-                self.view = match self.view {
-                    HomeView::List => HomeView::Attention,
-                    HomeView::Attention => HomeView::List,
-                };
-            }
-            KeyCode::Esc if self.view == HomeView::Attention => self.view = HomeView::List,
-            KeyCode::Enter => return self.open(),
-            KeyCode::Char('s') if self.view == HomeView::List => {
-                match self.polled.get(self.selected) {
-                    Some(p) => {
-                        self.status = None;
-                        self.prompt = Some(Prompt::Stop(Box::new(p.info.clone())));
-                    }
-                    None => self.say("nothing to stop", true),
-                }
-            }
-            KeyCode::Char('n') if self.view == HomeView::List => {
-                self.status = None;
-                self.prompt = Some(Prompt::New {
-                    text: String::new(),
-                    cycle: None,
-                });
-            }
-            _ => {}
-        }
-        Vec::new()
-    }
-
-    /// Enter: the selected instance, or where the selected item happened.
-    fn open(&mut self) -> Vec<HomeEffect> {
-        let target = match self.view {
-            HomeView::List => self
-                .polled
-                .get(self.selected)
-                .map(|p| (p.info.clone(), Jump::Instance)),
-            HomeView::Attention => self
-                .items
-                .get(self.item_selected)
-                .and_then(|i| self.info(&i.home).map(|info| (info, i.jump.clone()))),
-        };
-        match target {
-            Some((info, jump)) => vec![HomeEffect::Open { info, jump }],
-            None => {
-                self.say("nothing selected", true);
-                Vec::new()
-            }
-        }
-    }
-
-    fn new_key(
-        &mut self,
-        key: KeyEvent,
-        mut text: String,
-        cycle: Option<(Vec<String>, usize)>,
-        list: Lister<'_>,
-    ) -> Vec<HomeEffect> {
-        let mut cycle_next = None;
-        match key.code {
-            KeyCode::Esc => return Vec::new(),
-            KeyCode::Enter => {
-                let t = text.trim();
-                if t.is_empty() {
-                    return Vec::new();
-                }
-                let path = expand(t, &self.cwd);
-                self.say(&format!("starting {}…", path.display()), false);
-                return vec![HomeEffect::Start(path)];
-            }
-            KeyCode::Tab => match cycle {
-                Some((c, i)) => {
-                    let i = (i + 1) % c.len();
-                    text = c[i].clone();
-                    cycle_next = Some((c, i));
-                }
-                None => {
-                    let c = complete(&text, &self.cwd, list);
-                    match c.len() {
-                        0 => self.say("no workflow file or folder matches", true),
-                        1 => text = c[0].clone(),
-                        _ => {
-                            let common = common_prefix(&c);
-                            if common.len() > text.len() {
-                                text = common;
-                            } else {
-                                text = c[0].clone();
-                                cycle_next = Some((c, 0));
-                            }
-                        }
-                    }
-                }
-            },
-            KeyCode::Backspace => {
-                text.pop();
-            }
-            KeyCode::Char(ch) => text.push(ch),
-            _ => {}
-        }
-        self.prompt = Some(Prompt::New {
-            text,
-            cycle: cycle_next,
-        });
-        Vec::new()
-    }
-}
-
-/// `~/…` and relative paths made absolute.
-fn expand(text: &str, cwd: &Path) -> PathBuf {
-    if let Some(rest) = text.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
-    {
-        return PathBuf::from(home).join(rest);
-    }
-    cwd.join(text)
-}
-
-/// The completions of a typed path: folders (with `/`) and YAML files in
-/// its folder whose names start with what follows the last `/`, sorted.
-pub fn complete(text: &str, cwd: &Path, list: Lister<'_>) -> Vec<String> {
-    let (dir, prefix) = match text.rfind('/') {
-        Some(i) => (&text[..=i], &text[i + 1..]),
-        None => ("", text),
-    };
-    let folder = if dir.is_empty() {
-        cwd.to_path_buf()
-    } else {
-        expand(dir, cwd)
-    };
-    let mut out: Vec<String> = list(&folder)
-        .into_iter()
-        .filter(|(name, _)| name.starts_with(prefix))
-        .filter(|(name, _)| !name.starts_with('.') || prefix.starts_with('.'))
-        .filter(|(name, is_dir)| *is_dir || name.ends_with(".yaml") || name.ends_with(".yml"))
-        .map(|(name, is_dir)| format!("{dir}{name}{}", if is_dir { "/" } else { "" }))
-        .collect();
-    out.sort();
-    out
-}
-
-fn common_prefix(c: &[String]) -> String {
-    let first = &c[0];
-    let mut n = first.len();
-    for s in &c[1..] {
-        n = n.min(
-            first
-                .char_indices()
-                .zip(s.chars())
-                .take_while(|((_, a), b)| a == b)
-                .map(|((i, a), _)| i + a.len_utf8())
-                .last()
-                .unwrap_or(0),
-        );
-    }
-    first[..n].to_string()
-}
-
-/// Lists a real folder for [`complete`] (unreadable folders list nothing).
-pub fn list_folder(dir: &Path) -> Vec<(String, bool)> {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| {
-                    let is_dir = e.path().is_dir();
-                    (e.file_name().to_string_lossy().into_owned(), is_dir)
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

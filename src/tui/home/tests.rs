@@ -4,6 +4,7 @@ use crate::vocab::AgentSnapshot;
 use crate::vocab::ChannelEntry;
 use crate::vocab::{InstanceStatus, PeekItem};
 use chrono::TimeZone;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 fn info(name: &str) -> InstanceInfo {
     InstanceInfo {
@@ -232,4 +233,51 @@ fn n_prompts_for_a_path_and_tab_completes_yaml_files_and_folders() {
         vec![HomeEffect::Start("/w/flows/demo.yaml".into())]
     );
     assert_eq!(h.prompt, None);
+}
+
+/// A `quit` key with Ctrl (Ctrl-C) leaves from the help and both prompts
+/// as well as the list; `[keys.help]`'s other keys scroll the help.
+#[test]
+fn ctrl_c_leaves_from_anywhere_and_the_help_scrolls_by_its_keys() {
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut h = home();
+    h.key(key(KeyCode::Char('?')), &no_files);
+    assert_eq!(h.key(ctrl_c, &no_files), vec![HomeEffect::Quit]);
+    // Drawn 5 lines tall over 14: ctrl-d scrolls 10, clamped to the last
+    // page; `?` closes it again.
+    h.help_drawn.set((5, 9));
+    let ctrl_d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL);
+    h.key(ctrl_d, &no_files);
+    assert_eq!(h.help, Some(9));
+    h.key(key(KeyCode::Char('?')), &no_files);
+    assert_eq!(h.help, None);
+    for prompt in ['s', 'n'] {
+        h.key(key(KeyCode::Char(prompt)), &no_files);
+        assert!(h.prompt.is_some());
+        assert_eq!(h.key(ctrl_c, &no_files), vec![HomeEffect::Quit]);
+        h.prompt = None;
+    }
+}
+
+/// Commands the shipped keys leave out work when bound: a page down by
+/// the rows drawn, and `start <file>` starting that file at once.
+#[test]
+fn other_commands_bound_on_home_do_what_they_say() {
+    let mut h = home();
+    let mut tables = std::collections::BTreeMap::new();
+    tables.insert(
+        "home".to_string(),
+        std::collections::BTreeMap::from([
+            ("pgdown".to_string(), "page-down".to_string()),
+            ("R".to_string(), "start flows/review.yaml".to_string()),
+        ]),
+    );
+    h.keymap.apply(&tables).unwrap();
+    h.list_drawn.set(3);
+    h.key(key(KeyCode::PageDown), &no_files);
+    assert_eq!(h.selected, 1, "the last row");
+    assert_eq!(
+        h.key(key(KeyCode::Char('R')), &no_files),
+        vec![HomeEffect::Start("/w/flows/review.yaml".into())]
+    );
 }

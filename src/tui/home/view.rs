@@ -8,7 +8,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
+use super::help::{self, HelpLine};
 use super::{Home, HomeView, Prompt};
+use crate::tui::keymap::Section;
+use crate::tui::panes::overlay::{Overlay, scroll_title};
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
 
@@ -68,6 +71,7 @@ pub fn render(home: &Home, theme: &Theme, area: Rect, buf: &mut Buffer) {
         HomeView::Attention => home.item_selected,
     } + 1;
     let visible = inner.height as usize;
+    home.list_drawn.set(visible.saturating_sub(1));
     let skip = if visible > 1 && selected >= visible {
         selected + 1 - visible
     } else {
@@ -82,8 +86,9 @@ pub fn render(home: &Home, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let (text, style) = match &home.prompt {
         Some(Prompt::Stop(info)) => (
             format!(
-                "Stop @{} and every agent in it? (y/n)",
-                crate::sanitize::for_terminal(&info.instance)
+                "Stop @{} and every agent in it? ({})",
+                crate::sanitize::for_terminal(&info.instance),
+                help::yes_no(&home.keymap)
             ),
             Style::default().fg(theme.warning),
         ),
@@ -112,34 +117,13 @@ pub fn render(home: &Home, theme: &Theme, area: Rect, buf: &mut Buffer) {
     Paragraph::new(Line::from(Span::styled(text, style))).render(bottom, buf);
     // The same style as an instance's hint line (keys coloured, help and
     // quit kept when space is short).
-    let keys: &[(&str, &str)] = match home.view {
-        _ if home.help.is_some() => &[("j/k", "scroll"), ("esc", "close the help")],
-        HomeView::List => &[
-            ("enter", "open"),
-            ("s", "stop"),
-            ("n", "new"),
-            ("!", "attention"),
-            ("j/k", "move"),
-            ("?", "help"),
-            ("q", "quit"),
-        ],
-        HomeView::Attention => &[
-            ("enter", "jump to it"),
-            ("! esc", "list"),
-            ("j/k", "move"),
-            ("?", "help"),
-            ("q", "quit"),
-        ],
-    };
-    let keys = keys
-        .iter()
-        .map(|(k, what)| (k.to_string(), what.to_string(), matches!(*k, "?" | "q")))
-        .collect();
+    let keys = help::hints(&home.keymap, home.view, home.help.is_some());
     crate::tui::ui::hint_line(keys, theme, w).render(hints, buf);
     if let Some(mut scroll) = home.help {
-        let lines = help_lines(theme);
-        let frame = crate::tui::panes::overlay::Overlay {
-            title: " help · j/k scroll · esc closes ",
+        let lines = help_lines(home, theme);
+        let title = scroll_title("help", &home.keymap, Section::Help);
+        let frame = Overlay {
+            title: &title,
             min_width: 10,
         };
         let page = frame.draw(area, buf, theme, &lines, &mut scroll, |l, w| {
@@ -151,27 +135,37 @@ pub fn render(home: &Home, theme: &Theme, area: Rect, buf: &mut Buffer) {
     }
 }
 
-/// The home screen's help: its keys ([`super::HELP`]).
-fn help_lines(theme: &Theme) -> Vec<Line<'static>> {
+/// The home screen's help ([`help::lines`]), keys in a column wide
+/// enough for the widest.
+fn help_lines(home: &Home, theme: &Theme) -> Vec<Line<'static>> {
     let title = Style::default()
         .fg(theme.accent)
         .add_modifier(Modifier::BOLD);
-    super::HELP
+    let lines = help::lines(&home.keymap);
+    let column = lines
         .iter()
-        .map(|(key, what)| {
-            if key.starts_with('[') {
-                Line::from(vec![
-                    Span::styled(key.to_string(), title),
-                    Span::raw(format!("  {what}")),
-                ])
-            } else if key.is_empty() {
-                Line::default()
-            } else {
-                Line::from(vec![
-                    Span::styled(format!("  {key:<10}"), Style::default().fg(theme.mention)),
-                    Span::raw(what.to_string()),
-                ])
-            }
+        .map(|l| match l {
+            HelpLine::Keys(keys, _) => width(keys) + 2,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    lines
+        .into_iter()
+        .map(|l| match l {
+            HelpLine::Heading(name, note) => Line::from(vec![
+                Span::styled(name, title),
+                Span::raw(format!("  {note}")),
+            ]),
+            HelpLine::Keys(keys, what) => Line::from(vec![
+                Span::styled(
+                    format!("  {}", cell(&keys, column)),
+                    Style::default().fg(theme.mention),
+                ),
+                Span::raw(what),
+            ]),
+            HelpLine::Blank => Line::default(),
         })
         .collect()
 }
@@ -242,10 +236,11 @@ fn list_lines(home: &Home, theme: &Theme, width_total: u16) -> Vec<Line<'static>
         dim.add_modifier(Modifier::BOLD),
     ))];
     if home.rows.is_empty() && home.loaded {
-        lines.push(Line::from(Span::styled(
-            "nothing is running: n starts a workflow file",
-            dim,
-        )));
+        let text = match help::start_key(&home.keymap) {
+            Some(key) => format!("nothing is running: {key} starts a workflow file"),
+            None => "nothing is running".to_string(),
+        };
+        lines.push(Line::from(Span::styled(text, dim)));
     }
     for (i, r) in home.rows.iter().enumerate() {
         let base = if i == home.selected {
