@@ -397,6 +397,20 @@ pub fn write_private_file(path: &Path, data: &[u8]) -> io::Result<()> {
     replace_at(dir.as_fd(), &name, data, true)
 }
 
+/// Writes a secret that is written anew before every use (a turn's config
+/// files: the MCP config with the agent's token, settings): atomic and
+/// 0600 like [`write_private_file`], but not synced. After a crash it is
+/// written again before it is read, so waiting for the disk buys nothing,
+/// and ten turns starting while git commits fill the disk's queue would
+/// each wait tens of milliseconds on the engine's loop.
+pub fn write_private_file_unsynced(path: &Path, data: &[u8]) -> io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dir_if_missing(parent)?;
+    }
+    let (dir, name) = open_parent(path)?;
+    replace_with(dir.as_fd(), &name, data, true, false).map(drop)
+}
+
 /// Makes a rename or create in `dir` durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()

@@ -132,12 +132,13 @@ fn resolve(inv: &Invocation, hint: &str) -> Result<PathBuf, BackendError> {
 }
 
 fn write_private(file: &PrivateFile) -> Result<(), BackendError> {
-    crate::fsutil::write_private_file(&file.path, file.content.as_bytes()).map_err(|source| {
-        BackendError::Io {
+    // Made again before every turn: atomic, not synced.
+    crate::fsutil::write_private_file_unsynced(&file.path, file.content.as_bytes()).map_err(
+        |source| BackendError::Io {
             path: file.path.clone(),
             source,
-        }
-    })
+        },
+    )
 }
 
 /// Links every entry of the user's folder into the private one, except
