@@ -13,16 +13,14 @@ use std::time::Duration;
 
 use awtui::agents::backend::capped::OUTPUT_CAP;
 use awtui::agents::backend::process::spawn;
-use awtui::agents::backend::{
-    BackendEvent, RunningTurn, TurnOutcome, TurnRequest, TurnUpdate, invocation, parse,
-};
+use awtui::agents::backend::{BackendEvent, RunningTurn, TurnRequest, invocation, parse};
 use awtui::agents::runtime::Local;
 use awtui::engine::{Command, Engine, EngineEvent};
 use awtui::instance::registry::process_alive;
 use awtui::workflow::BackendKind;
 
 use cli_support::{eventually, within};
-use fixture::{next_event, start_engine};
+use fixture::{collect, next_event, start_engine};
 
 /// Kills, at the end of a test, the processes whose pids the agents wrote
 /// into `*.pid` files, if they are still this test's (their environment
@@ -131,20 +129,6 @@ fn start_turn(dir: &Path, timeout: Option<Duration>) -> RunningTurn {
         &Local,
     )
     .unwrap()
-}
-
-async fn collect(mut turn: RunningTurn) -> (Vec<BackendEvent>, TurnOutcome) {
-    let mut events = Vec::new();
-    within("the turn to finish", async {
-        loop {
-            match turn.updates.recv().await {
-                Some(TurnUpdate::Event(e)) => events.push(e),
-                Some(TurnUpdate::Done(o)) => return (events, o),
-                None => panic!("updates closed without an outcome"),
-            }
-        }
-    })
-    .await
 }
 
 /// Starts a child in its own session (`setsid`) that writes its pid to

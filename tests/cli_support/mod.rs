@@ -16,7 +16,7 @@ use serde_json::Value;
 mod patience;
 // Not every test crate uses every helper.
 #[allow(unused_imports)]
-pub use patience::{PATIENCE, eventually, wait_for, within};
+pub use patience::{PATIENCE, eventually, poll_within, wait_for, within};
 
 /// A command's exit code and output.
 #[derive(Debug)]

@@ -15,20 +15,27 @@ pub const PATIENCE: Duration = Duration::from_secs(60);
 /// condition decides when the wait ends.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Polls `check` until it returns `Some`, or fails after [`PATIENCE`]
-/// naming `what`: the one blocking polling loop.
-pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + PATIENCE;
+/// Polls `check` until it returns `Some`, or gives `None` once `limit` has
+/// passed: the one blocking polling loop, for waits that clean up before
+/// they fail (most tests want [`wait_for`]).
+pub fn poll_within<T>(limit: Duration, mut check: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + limit;
     loop {
         if let Some(v) = check() {
-            return v;
+            return Some(v);
         }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what} (within {PATIENCE:?})"
-        );
+        if Instant::now() >= deadline {
+            return None;
+        }
         std::thread::sleep(POLL);
     }
+}
+
+/// Polls `check` until it returns `Some`, or fails after [`PATIENCE`]
+/// naming `what`.
+pub fn wait_for<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
+    poll_within(PATIENCE, check)
+        .unwrap_or_else(|| panic!("timed out waiting for {what} (within {PATIENCE:?})"))
 }
 
 /// Polls the future `check` makes until it yields `Some`, or fails after

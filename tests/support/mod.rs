@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 mod patience;
 // Not every test crate uses every helper.
 #[allow(unused_imports)]
-pub use patience::{PATIENCE, eventually, wait_for, within};
+pub use patience::{PATIENCE, eventually, poll_within, wait_for, within};
 
 pub fn agents() -> Vec<String> {
     vec!["coder".into(), "reviewer".into(), "qa".into()]
