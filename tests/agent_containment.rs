@@ -6,22 +6,21 @@
 //! or is huge arrives whole (lossily, capped, the rest archived).
 
 mod cli_support;
+mod fixture;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use awtui::agents::backend::capped::OUTPUT_CAP;
 use awtui::agents::backend::process::spawn;
-use awtui::agents::backend::{
-    BackendEvent, RunningTurn, TurnOutcome, TurnRequest, TurnUpdate, invocation, parse,
-};
-use awtui::agents::runner::RunMode;
+use awtui::agents::backend::{BackendEvent, RunningTurn, TurnRequest, invocation, parse};
 use awtui::agents::runtime::Local;
-use awtui::engine::{Command, Engine, EngineEvent, EngineOptions};
+use awtui::engine::{Command, Engine, EngineEvent};
 use awtui::instance::registry::process_alive;
 use awtui::workflow::BackendKind;
 
-use cli_support::PATIENCE;
+use cli_support::{eventually, within};
+use fixture::{collect, next_event, start_engine};
 
 /// Kills, at the end of a test, the processes whose pids the agents wrote
 /// into `*.pid` files, if they are still this test's (their environment
@@ -52,17 +51,13 @@ impl Sandbox {
     /// Waits for an agent to write a pid into `name`.
     async fn pid(&self, name: &str) -> u32 {
         let path = self.path().join(name);
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(pid) = std::fs::read_to_string(&path)
+        eventually(&format!("a pid in {name}"), || {
+            let pid = std::fs::read_to_string(&path)
                 .ok()
-                .and_then(|t| t.trim().parse().ok())
-            {
-                return pid;
-            }
-            assert!(Instant::now() < deadline, "{name} was never written");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+                .and_then(|t| t.trim().parse().ok());
+            async move { pid }
+        })
+        .await
     }
 }
 
@@ -134,19 +129,6 @@ fn start_turn(dir: &Path, timeout: Option<Duration>) -> RunningTurn {
         &Local,
     )
     .unwrap()
-}
-
-async fn collect(mut turn: RunningTurn) -> (Vec<BackendEvent>, TurnOutcome) {
-    let mut events = Vec::new();
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let update = tokio::time::timeout_at(deadline.into(), turn.updates.recv()).await;
-        match update.expect("the turn did not finish in time") {
-            Some(TurnUpdate::Event(e)) => events.push(e),
-            Some(TurnUpdate::Done(o)) => return (events, o),
-            None => panic!("updates closed without an outcome"),
-        }
-    }
 }
 
 /// Starts a child in its own session (`setsid`) that writes its pid to
@@ -329,48 +311,20 @@ async fn a_cut_json_line_marks_the_answer_only_when_it_cost_the_answer() {
 
 // ---- the engine ----
 
-async fn engine(
-    s: &Sandbox,
-    yaml: &str,
-) -> (Engine, tokio::sync::broadcast::Receiver<EngineEvent>) {
-    std::fs::write(s.path().join("w.yaml"), yaml).unwrap();
-    let workflow = awtui::workflow::load(&s.path().join("w.yaml"))
-        .unwrap()
-        .workflow;
-    Engine::start(
-        workflow,
-        EngineOptions {
-            instance: "default".into(),
-            mode: RunMode::Start,
-            watch_documents: false,
-        },
-    )
-    .await
-    .unwrap()
-}
-
 async fn notice(
     events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
     needle: &str,
 ) -> String {
-    tokio::time::timeout(PATIENCE, async {
-        loop {
-            if let EngineEvent::Notice { text } = events.recv().await.expect("engine ended")
-                && text.contains(needle)
-            {
-                return text;
-            }
-        }
+    next_event(events, &format!("a notice with {needle:?}"), |e| match e {
+        EngineEvent::Notice { text } if text.contains(needle) => Some(text),
+        _ => None,
     })
     .await
-    .unwrap_or_else(|_| panic!("no notice with {needle:?}"))
 }
 
 async fn shutdown(engine: Engine) {
     engine.send(Command::Shutdown);
-    tokio::time::timeout(PATIENCE, engine.wait())
-        .await
-        .expect("the engine shut down");
+    within("the engine to shut down", engine.wait()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -380,8 +334,9 @@ async fn an_engine_timeout_archives_what_was_printed() {
         "agent.sh",
         "cat >/dev/null\necho the answer so far\nsleep 1000\n",
     );
-    let (engine, mut events) = engine(
-        &s,
+    let (engine, mut events) = start_engine(
+        s.path(),
+        "w.yaml",
         "agents:\n  coder:\n    command: ./agent.sh\n    timeout: 2s\nlimits:\n  retries: 0\nkickoff: \"@coder go\"\n",
     )
     .await;
@@ -406,8 +361,9 @@ async fn an_engine_stop_ends_children_that_called_setsid() {
             setsid_sleeper("escaped.pid")
         ),
     );
-    let (engine, _events) = engine(
-        &s,
+    let (engine, _events) = start_engine(
+        s.path(),
+        "w.yaml",
         "agents:\n  coder:\n    command: ./agent.sh\nkickoff: \"@coder go\"\n",
     )
     .await;
@@ -415,14 +371,10 @@ async fn an_engine_stop_ends_children_that_called_setsid() {
     engine.send(Command::Stop {
         agent: "coder".into(),
     });
-    let deadline = Instant::now() + PATIENCE;
-    while process_alive(escaped) {
-        assert!(
-            Instant::now() < deadline,
-            "the setsid'ed child outlived stop"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("the setsid'ed child to end with stop", || async {
+        (!process_alive(escaped)).then_some(())
+    })
+    .await;
     shutdown(engine).await;
 }
 
@@ -434,25 +386,22 @@ async fn a_huge_answer_becomes_a_capped_message_and_the_archive_has_it_all() {
         "agent.sh",
         &format!("cat >/dev/null\nhead -c {TOTAL} /dev/zero | tr '\\0' a\n"),
     );
-    let (engine, _events) = engine(
-        &s,
+    let (engine, _events) = start_engine(
+        s.path(),
+        "w.yaml",
         "agents:\n  big:\n    command: ./agent.sh\nkickoff: \"@big go\"\n",
     )
     .await;
-    let deadline = Instant::now() + PATIENCE;
-    let message = loop {
-        let posted = engine.context().read(|c| {
+    let message = eventually("the answer posted", || async {
+        engine.context().read(|c| {
             c.read(None, None)
                 .unwrap()
                 .into_iter()
                 .find(|e| e.from == "big")
-        });
-        if let Some(m) = posted {
-            break m.message;
-        }
-        assert!(Instant::now() < deadline, "the answer was never posted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+                .map(|m| m.message)
+        })
+    })
+    .await;
     let (body, note) = message
         .split_once("\n\n[output truncated at 4 MiB; the full output is in ")
         .unwrap_or_else(|| panic!("no note at {}", message.len()));

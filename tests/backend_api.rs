@@ -1,15 +1,15 @@
 //! The API backends against a fake model server: streaming, tool use executed
 //! in-process, usage, step limits and API errors.
 
+mod fixture;
 #[path = "fakes/llm_server.rs"]
 mod llm_server;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use awtui::agents::backend::api::{self, ApiConfig, ToolExecutor, ToolResult, ToolSpec};
-use awtui::agents::backend::{RunningTurn, TurnOutcome, TurnUpdate};
 use awtui::workflow::BackendKind;
+use fixture::collect;
 use llm_server::{Scripted, sse};
 use serde_json::{Value, json};
 
@@ -35,19 +35,6 @@ impl ToolExecutor for Tools {
         ToolResult {
             content: "{\"id\":7}".into(),
             is_error: false,
-        }
-    }
-}
-
-async fn finish(mut turn: RunningTurn) -> TurnOutcome {
-    loop {
-        match tokio::time::timeout(Duration::from_secs(30), turn.updates.recv())
-            .await
-            .unwrap()
-        {
-            Some(TurnUpdate::Done(o)) => return o,
-            Some(TurnUpdate::Event(_)) => {}
-            None => panic!("no outcome"),
         }
     }
 }
@@ -132,7 +119,7 @@ async fn anthropic_tool_use_round_trip() {
         tools.clone(),
         None,
     );
-    let o = finish(turn).await;
+    let (_, o) = collect(turn).await;
     assert!(o.success, "{:?}", o.error);
     assert_eq!(o.answer.as_deref(), Some("Asked @coder."));
     assert_eq!((o.usage.input_tokens, o.usage.output_tokens), (100, 17));
@@ -194,7 +181,7 @@ async fn openai_tool_calls_round_trip() {
     ])
     .await;
     let tools = Arc::new(Tools::default());
-    let o = finish(api::spawn(
+    let (_, o) = collect(api::spawn(
         config(BackendKind::Openai, &url),
         "sys".into(),
         "go".into(),
@@ -225,7 +212,7 @@ async fn api_errors_and_step_limits_fail_with_reasons() {
             .into(),
     }])
     .await;
-    let o = finish(api::spawn(
+    let (_, o) = collect(api::spawn(
         config(BackendKind::Anthropic, &url),
         String::new(),
         "x".into(),
@@ -251,7 +238,7 @@ async fn api_errors_and_step_limits_fail_with_reasons() {
     let (url, _) = llm_server::start(vec![looping(), looping()]).await;
     let mut cfg = config(BackendKind::Openai, &url);
     cfg.max_steps = 2;
-    let o = finish(api::spawn(
+    let (_, o) = collect(api::spawn(
         cfg,
         String::new(),
         "x".into(),

@@ -3,14 +3,15 @@
 //! formats; crashes, hangs and stops become clear outcomes.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use awtui::agents::backend::process::spawn;
-use awtui::agents::backend::{
-    BackendEvent, RunningTurn, TurnOutcome, TurnRequest, TurnUpdate, invocation, parse,
-};
+use awtui::agents::backend::{BackendEvent, TurnOutcome, TurnRequest, invocation, parse};
 use awtui::agents::runtime::Local;
 use awtui::workflow::BackendKind;
+
+mod fixture;
+use fixture::{collect, eventually};
 
 fn fake_bin(dir: &Path, name: &str) {
     let fake = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/fake_agent.py");
@@ -69,19 +70,6 @@ async fn run(req: TurnRequest, bin: &Path) -> (Vec<BackendEvent>, TurnOutcome) {
     )
     .unwrap();
     collect(turn).await
-}
-
-async fn collect(mut turn: RunningTurn) -> (Vec<BackendEvent>, TurnOutcome) {
-    let mut events = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let update = tokio::time::timeout_at(deadline.into(), turn.updates.recv()).await;
-        match update.expect("turn did not finish in time") {
-            Some(TurnUpdate::Event(e)) => events.push(e),
-            Some(TurnUpdate::Done(o)) => return (events, o),
-            None => panic!("updates closed without an outcome"),
-        }
-    }
 }
 
 #[tokio::test]
@@ -204,22 +192,18 @@ async fn stopping_ends_the_whole_process_group() {
     .unwrap();
     let group = turn.pid.unwrap();
     // Wait until the fake has started its child (sleep 300) in the group.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while members(group) < 2 {
-        assert!(Instant::now() < deadline, "fake never started its child");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("the fake to start its child", || async {
+        (members(group) >= 2).then_some(())
+    })
+    .await;
     turn.stop();
     let (_, o) = collect(turn).await;
     assert_eq!(o.error.as_deref(), Some("stopped"));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while members(group) > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "process group {group} still has members"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        &format!("process group {group} to have no members"),
+        || async { (members(group) == 0).then_some(()) },
+    )
+    .await;
 }
 
 #[tokio::test]

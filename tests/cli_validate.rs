@@ -4,6 +4,10 @@
 use std::path::Path;
 use std::process::Command;
 
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::{PATIENCE, poll_within};
+
 fn awtui(args: &[&str]) -> (i32, String, String) {
     awtui_with_path(args, &std::env::var("PATH").unwrap())
 }
@@ -175,17 +179,11 @@ fn awtui_bounded(args: &[&str]) -> (i32, String) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("awtui {args:?} hung");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    // Not `wait_for`: a hung child is killed before the test fails.
+    let Some(status) = poll_within(PATIENCE, || child.try_wait().unwrap()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("awtui {args:?} hung");
     };
     let mut stderr = String::new();
     child

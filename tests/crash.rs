@@ -7,7 +7,11 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::PATIENCE;
 
 use awtui::context::{ContextStore, FileStore, StoreLayout};
 
@@ -53,7 +57,7 @@ fn kill_9_loses_no_returned_append_and_tears_nothing() {
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
         let mut returned = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + PATIENCE;
         // Let it run for a varying number of appends, then kill it mid-loop.
         let wanted = 40 + round * 37;
         while returned.len() < wanted && Instant::now() < deadline {
@@ -155,7 +159,7 @@ fn kill_9_mid_document_write_leaves_the_old_or_the_new_document_never_a_mix() {
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
         let mut returned = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + PATIENCE;
         let wanted = 5 + round * 7;
         while returned.len() < wanted && Instant::now() < deadline {
             let Some(Ok(line)) = lines.next() else { break };

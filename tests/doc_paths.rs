@@ -11,6 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use awtui::context::{ContextError, ContextStore, FileStore, StoreLayout};
 
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::PATIENCE;
+
 fn layout() -> StoreLayout {
     StoreLayout {
         channel: "channel.md".into(),
@@ -252,7 +256,7 @@ fn a_folder_swapped_for_a_link_during_writes_places_nothing_outside() {
     };
     // 500 writes that land, each retried while refused.
     // (A generous limit only guards against a hang, never a slow machine.)
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    let deadline = std::time::Instant::now() + PATIENCE;
     let (mut ok, mut refused, mut other) = (0, 0, Vec::new());
     while ok < 500 && std::time::Instant::now() < deadline {
         match store.write_document(Some(&format!("sub/d{ok}.md")), "x") {

@@ -11,12 +11,11 @@ use std::process::Command as Process;
 
 use awtui::agents::runner::{AgentStatus, RunMode, RunOutcome};
 use awtui::context::{ChannelEntry, ContextStore, FileStore, StoreLayout};
-use awtui::engine::{Command, Engine, EngineEvent, EngineOptions, Reply, RequestError};
+use awtui::engine::{Command, Engine, EngineEvent, Reply, RequestError};
 use tokio::sync::broadcast;
 
-#[path = "cli_support/patience.rs"]
-mod patience;
-use patience::PATIENCE;
+mod fixture;
+use fixture::{EngineStart, next_event, within};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -201,20 +200,12 @@ async fn start(yaml: &str, mode: RunMode) -> Run {
 }
 
 async fn start_in(dir: tempfile::TempDir, root: PathBuf, yaml: &str, mode: RunMode) -> Run {
-    std::fs::write(root.join("w.yaml"), yaml).unwrap();
-    let workflow = awtui::workflow::load(&root.join("w.yaml"))
-        .unwrap()
-        .workflow;
-    let (engine, events) = Engine::start(
-        workflow,
-        EngineOptions {
-            instance: "default".into(),
-            mode,
-            watch_documents: false,
-        },
-    )
-    .await
-    .unwrap();
+    let (engine, events) = EngineStart {
+        mode,
+        ..EngineStart::default()
+    }
+    .start_yaml(&root, "w.yaml", yaml)
+    .await;
     Run {
         _dir: dir,
         root,
@@ -228,16 +219,7 @@ async fn wait_for(
     events: &mut broadcast::Receiver<EngineEvent>,
     mut pred: impl FnMut(&EngineEvent) -> bool,
 ) -> EngineEvent {
-    tokio::time::timeout(PATIENCE, async {
-        loop {
-            let e = events.recv().await.expect("engine ended");
-            if pred(&e) {
-                return e;
-            }
-        }
-    })
-    .await
-    .expect("event did not come in time")
+    next_event(events, "a matching event", |e| pred(&e).then_some(e)).await
 }
 
 fn messages(run: &Run) -> Vec<ChannelEntry> {
@@ -268,7 +250,7 @@ kickoff: "@cc start the chain"
 "#;
     let mut run = start(yaml, RunMode::Run).await;
     let mut tokens = std::collections::BTreeMap::new();
-    let outcome = tokio::time::timeout(PATIENCE, async {
+    let outcome = within("the run to finish", async {
         loop {
             match run.events.recv().await {
                 Ok(EngineEvent::Metrics { agent, metrics }) => {
@@ -283,8 +265,7 @@ kickoff: "@cc start the chain"
             }
         }
     })
-    .await
-    .unwrap();
+    .await;
     let msgs = messages(&run);
     let lines: Vec<String> = msgs
         .iter()

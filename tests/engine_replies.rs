@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-use awtui::agents::runner::RunMode;
-use awtui::engine::{Command, Engine, EngineEvent, EngineOptions, Link, Reply, RequestError};
+use awtui::engine::{Command, Engine, EngineEvent, Link, Reply, RequestError};
 use awtui::instance::control::{self, ControlHandle};
 use awtui::instance::registry::InstanceInfo;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
@@ -14,9 +13,8 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::broadcast;
 
-#[path = "cli_support/patience.rs"]
-mod patience;
-use patience::PATIENCE;
+mod fixture;
+use fixture::{PATIENCE, start_engine};
 
 /// What A's document holds: must never reach B.
 const SECRET: &str = "only-for-A-4711";
@@ -36,20 +34,7 @@ context:
 "#;
 
 async fn start(dir: &Path) -> (Engine, broadcast::Receiver<EngineEvent>) {
-    std::fs::write(dir.join("replies.yaml"), WORKFLOW).unwrap();
-    let workflow = awtui::workflow::load(&dir.join("replies.yaml"))
-        .unwrap()
-        .workflow;
-    let (engine, first) = Engine::start(
-        workflow,
-        EngineOptions {
-            instance: "default".into(),
-            mode: RunMode::Start,
-            watch_documents: false,
-        },
-    )
-    .await
-    .unwrap();
+    let (engine, first) = start_engine(dir, "replies.yaml", WORKFLOW).await;
     // The document A reads (written through the engine, as a front end would).
     assert_eq!(
         engine
@@ -390,8 +375,9 @@ async fn a_remote_link_gets_its_replies_and_another_sees_only_facts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_logs_are_read_through_the_engine() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("logs.yaml"),
+    let (engine, _first) = start_engine(
+        dir.path(),
+        "logs.yaml",
         r#"
 name: logs
 agents:
@@ -399,20 +385,7 @@ agents:
     command: ["sh", "-c", "cat >/dev/null; echo 'why-it-failed-42' >&2; echo '@user pong-17'"]
 "#,
     )
-    .unwrap();
-    let workflow = awtui::workflow::load(&dir.path().join("logs.yaml"))
-        .unwrap()
-        .workflow;
-    let (engine, _first) = Engine::start(
-        workflow,
-        EngineOptions {
-            instance: "default".into(),
-            mode: RunMode::Start,
-            watch_documents: false,
-        },
-    )
-    .await
-    .unwrap();
+    .await;
     let mut link = engine.link();
     let ask = Command::ReadAgentLogs {
         agent: "echo".into(),

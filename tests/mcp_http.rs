@@ -551,15 +551,11 @@ async fn event_streams_carry_only_json_messages() {
 
 /// The one request waiting for a decision, once it has arrived.
 async fn asked(approvals: &awtui::approvals::Approvals) -> Vec<awtui::approvals::Request> {
-    let mut pending = Vec::new();
-    for _ in 0..400 {
-        pending = approvals.pending();
-        if !pending.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(pending.len(), 1, "the request never arrived");
+    let pending = eventually("the request to arrive", || async {
+        Some(approvals.pending()).filter(|p| !p.is_empty())
+    })
+    .await;
+    assert_eq!(pending.len(), 1, "one request");
     pending
 }
 
@@ -654,10 +650,7 @@ async fn a_reply_slower_than_the_hold_still_streams_to_the_client() {
             "user",
         )
         .unwrap();
-    let answer = tokio::time::timeout(std::time::Duration::from_secs(30), asking)
-        .await
-        .expect("the reply never came")
-        .unwrap();
+    let answer = within("the reply", asking).await.unwrap();
     assert_eq!(answer["behavior"], "deny", "{answer}");
     inst.handle.stop().await;
 }

@@ -11,11 +11,9 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use sshd_support::{PATIENCE, Sshd};
-
-const POLL: Duration = Duration::from_millis(20);
+use sshd_support::{PATIENCE, Sshd, wait_for};
 
 fn ok(out: Output, what: &str) -> String {
     assert!(
@@ -29,12 +27,8 @@ fn ok(out: Output, what: &str) -> String {
 }
 
 /// Polls `cond` until it holds; panics with `what` after `PATIENCE`.
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !cond() {
-        assert!(Instant::now() < deadline, "not within {PATIENCE:?}: {what}");
-        std::thread::sleep(POLL);
-    }
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    wait_for(what, || cond().then_some(()))
 }
 
 /// git isolated from the user's and the system's configuration.
@@ -236,7 +230,7 @@ fn a_dynamic_remote_forward_reaches_a_local_listener() {
 
     local.set_nonblocking(true).unwrap();
     let mut conn = None;
-    wait_for(
+    wait_until(
         "the forwarded connection reaches the local listener",
         || match local.accept() {
             Ok((s, _)) => {
@@ -271,7 +265,7 @@ fn open_session(sshd: &Sshd, needle: &str) -> (std::process::Child, Vec<u32>) {
         .spawn()
         .unwrap();
     let mut remote = Vec::new();
-    wait_for("the remote sleep runs", || {
+    wait_until("the remote sleep runs", || {
         remote = remote_with(sshd, needle);
         !remote.is_empty()
     });
@@ -291,7 +285,7 @@ fn remote_with(sshd: &Sshd, needle: &str) -> Vec<u32> {
 /// Waits for `client` to exit and returns its status.
 fn exit_of(client: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
     let mut status = None;
-    wait_for(what, || {
+    wait_until(what, || {
         status = client.try_wait().unwrap();
         status.is_some()
     });
@@ -343,7 +337,7 @@ fn stop_refuses_new_sessions_keeps_open_ones_and_restart_serves_again() {
     let status = exit_of(&mut client, "the stopped listener's session drops");
     assert_eq!(status.code(), Some(255));
     drop(sshd);
-    wait_for("drop ends the remote command", || {
+    wait_until("drop ends the remote command", || {
         remote.iter().all(|&p| !alive(p))
     });
 }
@@ -394,7 +388,7 @@ fn kill_all_drops_open_sessions_restart_recovers_and_drop_cleans_up() {
 
     let listener = sshd.listener_pid().unwrap();
     drop(sshd);
-    wait_for("drop ends the listener and the orphaned command", || {
+    wait_until("drop ends the listener and the orphaned command", || {
         !alive(listener) && orphans.iter().all(|&p| !alive(p))
     });
 }

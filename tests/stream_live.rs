@@ -4,13 +4,11 @@
 
 use std::path::Path;
 
-use awtui::agents::runner::RunMode;
-use awtui::engine::{Command, Engine, EngineEvent, EngineOptions, Reply};
+use awtui::engine::{Command, EngineEvent, Reply};
 use tokio::sync::broadcast;
 
-#[path = "cli_support/patience.rs"]
-mod patience;
-use patience::PATIENCE;
+mod fixture;
+use fixture::{next_event, start_engine};
 
 fn workflow(dir: &Path) -> String {
     format!(
@@ -29,36 +27,18 @@ context:
 
 /// The next message from `from`, skipping every other event.
 async fn next_message(events: &mut broadcast::Receiver<EngineEvent>, from: &str) -> String {
-    tokio::time::timeout(PATIENCE, async {
-        loop {
-            if let EngineEvent::Message { entry, .. } = events.recv().await.expect("events")
-                && entry.from == from
-            {
-                return entry.message;
-            }
-        }
+    next_event(events, &format!("a message from {from}"), |e| match e {
+        EngineEvent::Message { entry, .. } if entry.from == from => Some(entry.message),
+        _ => None,
     })
     .await
-    .unwrap_or_else(|_| panic!("no message from {from}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_agents_stream_grows_in_the_channel_while_it_runs() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("streams.yaml"), workflow(dir.path())).unwrap();
-    let workflow = awtui::workflow::load(&dir.path().join("streams.yaml"))
-        .unwrap()
-        .workflow;
-    let (engine, mut events) = Engine::start(
-        workflow,
-        EngineOptions {
-            instance: "default".into(),
-            mode: RunMode::Start,
-            watch_documents: false,
-        },
-    )
-    .await
-    .unwrap();
+    let (engine, mut events) =
+        start_engine(dir.path(), "streams.yaml", &workflow(dir.path())).await;
     assert_eq!(
         engine
             .request(Command::Post {

@@ -7,7 +7,11 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+#[path = "cli_support/patience.rs"]
+mod patience;
+use patience::PATIENCE;
 
 use awtui::tasks::journal::{FileJournal, NoJournal};
 use awtui::tasks::{PlannedTask, TaskStore};
@@ -117,7 +121,7 @@ fn kill_9_loses_no_acknowledged_task_change() {
             .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let wanted = 10 + round * 7;
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + PATIENCE;
         let mut seen = 0;
         let record = |line: &str, claimed: &mut Vec<String>, completed: &mut Vec<String>| {
             if let Some(id) = line.strip_prefix("CLAIMED ") {

@@ -20,11 +20,7 @@ use awtui::tasks::{TaskBoard, TaskStore};
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value, json};
-use support::{Client, call, http_client};
-
-/// How long one call may take before the test calls it a hang (the
-/// server's own deadline is shorter, so a hang shows as its error).
-const CALL_PATIENCE: Duration = Duration::from_secs(30);
+use support::{Client, PATIENCE, call, http_client};
 
 /// A small deterministic generator, seeded by proptest's case.
 struct Gen(u64);
@@ -297,7 +293,7 @@ fn every_tool_answers_hostile_arguments_within_a_deadline() {
         let shown: String = args.to_string().chars().take(300).collect();
         let answer = rt.block_on(async {
             tokio::time::timeout(
-                CALL_PATIENCE,
+                PATIENCE, // the server's own deadline is shorter: a hang shows as its error
                 client.call_tool(
                     CallToolRequestParams::new(name.clone())
                         .with_arguments(args.as_object().cloned().unwrap_or_default()),
@@ -323,7 +319,7 @@ fn every_tool_answers_hostile_arguments_within_a_deadline() {
         // The instance still answers.
         let alive = rt.block_on(async {
             tokio::time::timeout(
-                CALL_PATIENCE,
+                PATIENCE, // the server's own deadline is shorter: a hang shows as its error
                 support::try_call(&reviewer, "channel_peek", json!({"limit": 1})),
             )
             .await

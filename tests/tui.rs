@@ -14,12 +14,15 @@ use awtui::engine::{Command, EngineEvent, Reply};
 use awtui::mcp::DocumentChange;
 use awtui::tasks::{Checkpoint, PlanWorkflow, RegisteredAgent, Task, TaskEvent, TaskStatus};
 use awtui::tui::action::{Action, Pane};
-use awtui::tui::app::{App, AppOptions, Effect, Input};
+use awtui::tui::app::{App, Effect, Input};
 use awtui::tui::{Config, QuitAction, ui};
 use chrono::TimeZone;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
+
+mod fixture;
+use fixture::new_app;
 
 const AGENTS: [&str; 3] = ["planner", "coder", "reviewer"];
 
@@ -321,13 +324,7 @@ const NOTES: &str =
     "# Plan\n1. Parse a --shout flag.\n\n```sh\nif [ \"$1\" = --shout ]; then shout=1; fi\n```\n";
 
 fn app_with(paused: bool) -> App {
-    let mut app = App::new(
-        Config::defaults(),
-        AppOptions {
-            on_quit: QuitAction::Shutdown,
-            utc_offset: 0,
-        },
-    );
+    let mut app = new_app(QuitAction::Shutdown);
     let effects = app.update(Input::Reply(Ok(Reply::Snapshot {
         snapshot: Box::new(snapshot(paused)),
     })));
@@ -898,13 +895,7 @@ fn quitting_with_unsaved_edits_asks() {
 
 #[test]
 fn detaching_never_shuts_down() {
-    let mut a = App::new(
-        Config::defaults(),
-        AppOptions {
-            on_quit: QuitAction::Detach,
-            utc_offset: 0,
-        },
-    );
+    let mut a = new_app(QuitAction::Detach);
     assert_eq!(run(&mut a, vec![ch('q')]), vec![Effect::Quit]);
     assert_eq!(a.exit, Some(awtui::tui::TuiExit::Detached));
 }
@@ -1269,13 +1260,7 @@ fn deferred_messages_are_shown_as_deferred_in_the_inbox() {
 /// it once), and a failed command is the app's own error line.
 #[test]
 fn events_before_the_snapshot_reply_are_kept_and_failures_are_private() {
-    let mut a = App::new(
-        Config::defaults(),
-        AppOptions {
-            on_quit: QuitAction::Shutdown,
-            utc_offset: 0,
-        },
-    );
+    let mut a = new_app(QuitAction::Shutdown);
     let ask = a.resync(100);
     assert_eq!(ask, Command::Snapshot { messages: 100 });
     // Already in the snapshot (older), then newer than it.
@@ -1363,13 +1348,7 @@ fn crowded() -> App {
         "findings/review.md.theirs".into(),
         "notes.md".into(),
     ];
-    let mut app = App::new(
-        Config::defaults(),
-        AppOptions {
-            on_quit: QuitAction::Shutdown,
-            utc_offset: 0,
-        },
-    );
+    let mut app = new_app(QuitAction::Shutdown);
     app.update(Input::Reply(Ok(Reply::Snapshot {
         snapshot: Box::new(snap),
     })));
@@ -1457,13 +1436,7 @@ fn the_users_unread_count_covers_messages_not_loaded() {
     // counts 4,936 in all.
     snap.user_unread = 4_936;
     snap.total_messages = 1_000_000;
-    let mut a = App::new(
-        Config::defaults(),
-        AppOptions {
-            on_quit: QuitAction::Shutdown,
-            utc_offset: 0,
-        },
-    );
+    let mut a = new_app(QuitAction::Shutdown);
     a.update(Input::Reply(Ok(Reply::Snapshot {
         snapshot: Box::new(snap),
     })));
@@ -1503,13 +1476,7 @@ fn an_idle_screen_wakes_once_a_minute_when_the_clock_turns() {
     // A stalled agent shows a still icon: the screen stays idle.
     let mut snap = snapshot(false);
     snap.messages.retain(|m| m.entry.id != 9); // no open stream
-    let mut a = App::new(
-        Config::defaults(),
-        AppOptions {
-            on_quit: QuitAction::Shutdown,
-            utc_offset: 0,
-        },
-    );
+    let mut a = new_app(QuitAction::Shutdown);
     a.update(Input::Reply(Ok(Reply::Snapshot {
         snapshot: Box::new(snap),
     })));
@@ -2499,14 +2466,10 @@ fn help_over_an_approval_card_takes_the_keys() {
 #[test]
 fn a_config_override_rebinds_a_card_key() {
     let mut a = app_with_approvals();
-    let mut config = Config::defaults();
-    config
-        .merge(
-            "[keys.card]\n\"Y\" = \"approve\"\n\"y\" = \"\"\n\"x\" = \"prompt /deny \"\n",
-            std::path::Path::new("u.toml"),
-        )
-        .expect("a valid override");
-    a.keymap = config.keymap;
+    rebound(
+        &mut a,
+        "[keys.card]\n\"Y\" = \"approve\"\n\"y\" = \"\"\n\"x\" = \"prompt /deny \"\n",
+    );
     // The card says the keys as bound.
     let shown = screen(&mut a, 120, 40);
     assert!(shown.contains("Y allow once · n deny (reason)"), "{shown}");
@@ -2874,13 +2837,7 @@ fn page_keys_in_help_move_by_the_page_shown() {
 /// once, as a warning; later snapshots (a resync) do not show it again.
 #[test]
 fn notices_from_before_attaching_are_shown_once() {
-    let mut app = App::new(
-        Config::defaults(),
-        AppOptions {
-            on_quit: QuitAction::Shutdown,
-            utc_offset: 0,
-        },
-    );
+    let mut app = new_app(QuitAction::Shutdown);
     let mut s = snapshot(false);
     s.notices = vec![
         "restored .cursor/mcp.json left behind by an earlier run".into(),

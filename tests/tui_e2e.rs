@@ -10,9 +10,9 @@ mod cli_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use cli_support::PATIENCE;
+use cli_support::{PATIENCE, poll_within, wait_for};
 
 /// What the session's shell prints once awtui has exited and its exit code
 /// is in the file: seen on screen, it also proves tmux has taken in
@@ -77,17 +77,8 @@ impl Tmux {
     }
 
     fn wait_for(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let screen = self.capture();
-            if f(&screen) {
-                return screen;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; screen:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        poll_within(PATIENCE, || Some(self.capture()).filter(|s| f(s)))
+            .unwrap_or_else(|| panic!("timed out waiting for {what}; screen:\n{}", self.capture()))
     }
 }
 
@@ -247,11 +238,9 @@ fn a_hang_up_stops_the_instance_cleanly() {
     let pid = awtui_pid(&tmux);
     // Closing the terminal sends SIGHUP; writes to it fail from then on.
     tmux.cmd(&["kill-server"]);
-    let deadline = Instant::now() + PATIENCE;
-    while Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(Instant::now() < deadline, "awtui still runs after SIGHUP");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for("awtui to end after SIGHUP", || {
+        (!Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+    });
     let log = std::fs::read_to_string(dir.path().join(".workflow/demo/awtui.log")).unwrap();
     assert!(log.contains("instance ended"), "{log}");
     assert!(!log.contains("panic"), "{log}");
@@ -504,46 +493,26 @@ fn detaching_during_a_turn_lets_it_finish_once() {
     let _stop = StopAll(d);
     let (tmux, exit_file) = run_awtui("midturn", d, "", "slow.yaml");
     let turns = || std::fs::read_to_string(d.join("turns.log")).unwrap_or_default();
-    let deadline = Instant::now() + PATIENCE;
-    while turns().is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "the turn never started:\n{}",
-            tmux.capture()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll_within(PATIENCE, || (!turns().is_empty()).then_some(()))
+        .unwrap_or_else(|| panic!("the turn never started:\n{}", tmux.capture()));
     tmux.wait_for("the control room", |s| s.contains("slow"));
     tmux.keys(&["q"]);
     tmux.wait_for("the stop-or-detach question", |s| s.contains("(y/d/n)"));
     tmux.keys(&["d"]);
     assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
     std::fs::write(d.join("go"), "").unwrap();
-    let deadline = Instant::now() + PATIENCE;
-    while !turns().contains("end") {
-        assert!(
-            Instant::now() < deadline,
-            "the turn never ended: {:?}",
-            turns()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll_within(PATIENCE, || turns().contains("end").then_some(()))
+        .unwrap_or_else(|| panic!("the turn never ended: {:?}", turns()));
     // Its answer is in the channel once: the turn was not run again.
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let channel =
-            std::fs::read_to_string(d.join(".workflow/slow/channel.jsonl")).unwrap_or_default();
-        if channel.contains("finished the slow work") {
-            assert_eq!(
-                channel.matches("finished the slow work").count(),
-                1,
-                "{channel}"
-            );
-            break;
-        }
-        assert!(Instant::now() < deadline, "no answer: {channel}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let channel = wait_for("the answer in the channel", || {
+        Some(std::fs::read_to_string(d.join(".workflow/slow/channel.jsonl")).unwrap_or_default())
+            .filter(|c| c.contains("finished the slow work"))
+    });
+    assert_eq!(
+        channel.matches("finished the slow work").count(),
+        1,
+        "{channel}"
+    );
     assert_eq!(turns(), "start\nend\n", "the turn ran once, uninterrupted");
 }
 
@@ -680,15 +649,12 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     );
     assert!(started.status.success());
     // The demo's last message (to @user) is in before the screen opens.
-    let deadline = Instant::now() + PATIENCE;
-    loop {
+    wait_for("the demo to finish", || {
         let peek = awtui(d, &["peek", "--to", "user@first"]);
-        if String::from_utf8_lossy(&peek.stdout).contains("the review is done") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the demo did not finish");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        String::from_utf8_lossy(&peek.stdout)
+            .contains("the review is done")
+            .then_some(())
+    });
     let (tmux, exit_file) = run_awtui("bell", d, "", "");
     let mark = d.join("bell-rang");
     tmux.cmd(&["set-option", "-g", "monitor-bell", "on"]);
@@ -719,11 +685,7 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     // (which would write a queued alert itself).
     let mut rang_inside = false;
     if inside {
-        let deadline = Instant::now() + PATIENCE;
-        while !mark.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        rang_inside = mark.exists();
+        rang_inside = poll_within(PATIENCE, || mark.exists().then_some(())).is_some();
         tmux.keys(&["H"]);
     }
     tmux.wait_for("the second instance's HELP_REQUEST counted", |s| {
@@ -732,10 +694,7 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     // The alert is written in the same poll that showed the count: a short
     // bound on purpose, since with the bell off this waits for nothing.
     const SAME_POLL: Duration = Duration::from_secs(2);
-    let deadline = Instant::now() + SAME_POLL;
-    while !mark.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll_within(SAME_POLL, || mark.exists().then_some(()));
     let rang = if inside { rang_inside } else { mark.exists() };
     tmux.keys(&["q"]);
     assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());

@@ -3,17 +3,19 @@
 //! commands, the engine's events and each command's private reply come back
 //! into the app.
 
-use std::time::Duration;
-
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 
-use awtui::agents::runner::{AgentStatus, RunMode};
-use awtui::engine::{Engine, EngineOptions, Link, Reply, RequestError};
+use awtui::agents::runner::AgentStatus;
+use awtui::engine::{Engine, EngineEvent, Link, Reply, RequestError};
+use awtui::tui::QuitAction;
 use awtui::tui::action::Action;
-use awtui::tui::app::{App, AppOptions, Effect, Exit, Input};
-use awtui::tui::{Config, QuitAction};
+use awtui::tui::app::{App, Effect, Exit, Input};
+use tokio::sync::broadcast;
+
+mod fixture;
+use fixture::{EngineStart, new_app, start_engine, within};
 
 const WORKFLOW: &str = r#"
 name: ping
@@ -33,6 +35,23 @@ struct Headless {
 }
 
 impl Headless {
+    /// A fresh app on `engine`'s commands and `events`, asking for its
+    /// first snapshot.
+    fn new(engine: &Engine, events: broadcast::Receiver<EngineEvent>) -> Headless {
+        let mut h = Headless {
+            app: new_app(QuitAction::Shutdown),
+            link: Link {
+                commands: engine.commands(),
+                events,
+            },
+            replies: FuturesUnordered::new(),
+            quit: false,
+        };
+        let first = h.app.resync(100);
+        h.apply(vec![Effect::Command(first)]);
+        h
+    }
+
     fn apply(&mut self, effects: Vec<Effect>) {
         for e in effects {
             match e {
@@ -63,46 +82,20 @@ impl Headless {
                 self.apply(effects);
             }
         };
-        tokio::time::timeout(Duration::from_secs(20), wait)
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+        within(what, wait).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_drives_a_real_engine() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("ping.yaml"), WORKFLOW).unwrap();
-    let workflow = awtui::workflow::load(&dir.path().join("ping.yaml"))
-        .unwrap()
-        .workflow;
-    let (engine, events) = Engine::start(
-        workflow,
-        EngineOptions {
-            instance: "default".into(),
-            mode: RunMode::Start,
-            watch_documents: true,
-        },
-    )
-    .await
-    .unwrap();
-    let mut h = Headless {
-        app: App::new(
-            Config::defaults(),
-            AppOptions {
-                on_quit: QuitAction::Shutdown,
-                utc_offset: 0,
-            },
-        ),
-        link: Link {
-            commands: engine.commands(),
-            events,
-        },
-        replies: FuturesUnordered::new(),
-        quit: false,
-    };
-    let first = h.app.resync(100);
-    h.apply(vec![Effect::Command(first)]);
+    let (engine, events) = EngineStart {
+        watch_documents: true,
+        ..EngineStart::default()
+    }
+    .start_yaml(dir.path(), "ping.yaml", WORKFLOW)
+    .await;
+    let mut h = Headless::new(&engine, events);
     h.until("the snapshot and the notes", |a, _| {
         a.ready && a.documents.viewer.is_some()
     })
@@ -177,37 +170,8 @@ async fn the_task_board_changes_through_the_engine() {
     use awtui::tui::action::{FocusTarget, Pane, TaskAction};
 
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("ping.yaml"), WORKFLOW).unwrap();
-    let workflow = awtui::workflow::load(&dir.path().join("ping.yaml"))
-        .unwrap()
-        .workflow;
-    let (engine, events) = Engine::start(
-        workflow,
-        EngineOptions {
-            instance: "default".into(),
-            mode: RunMode::Start,
-            watch_documents: false,
-        },
-    )
-    .await
-    .unwrap();
-    let mut h = Headless {
-        app: App::new(
-            Config::defaults(),
-            AppOptions {
-                on_quit: QuitAction::Shutdown,
-                utc_offset: 0,
-            },
-        ),
-        link: Link {
-            commands: engine.commands(),
-            events,
-        },
-        replies: FuturesUnordered::new(),
-        quit: false,
-    };
-    let first = h.app.resync(100);
-    h.apply(vec![Effect::Command(first)]);
+    let (engine, events) = start_engine(dir.path(), "ping.yaml", WORKFLOW).await;
+    let mut h = Headless::new(&engine, events);
     h.until("the snapshot", |a, _| a.ready).await;
 
     // Add: the board shows the new task once the engine announces it.

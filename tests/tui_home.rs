@@ -14,7 +14,7 @@ use awtui::engine::{Command, Reply};
 use awtui::instance::query::{InstanceStatus, PeekItem};
 use awtui::instance::registry::InstanceInfo;
 use awtui::tui::action::{Action, Pane};
-use awtui::tui::app::{App, AppOptions, Effect, Exit, Input};
+use awtui::tui::app::{App, Effect, Exit, Input};
 use awtui::tui::attention::{Jump, Polled};
 use awtui::tui::home::{Home, HomeEffect};
 use awtui::tui::{Config, QuitAction};
@@ -22,6 +22,9 @@ use chrono::{TimeZone, Utc};
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
+
+mod fixture;
+use fixture::new_app;
 
 fn at(h: u32, m: u32, s: u32) -> chrono::DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 15, h, m, s).unwrap()
@@ -267,13 +270,7 @@ fn snapshot() -> Snapshot {
 }
 
 fn app(on_quit: QuitAction, jump: Option<Jump>) -> App {
-    let mut app = App::new(
-        Config::defaults(),
-        AppOptions {
-            on_quit,
-            utc_offset: 0,
-        },
-    );
+    let mut app = new_app(on_quit);
     app.jump = jump;
     app.update(Input::Reply(Ok(Reply::Snapshot {
         snapshot: Box::new(snapshot()),

@@ -6,6 +6,7 @@
 //! These tests need the `git` program; without it they fail (never skip).
 
 mod cli_support;
+mod fixture;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -1121,24 +1122,17 @@ fn kill_9_mid_turn_leaves_git_consistent_and_the_turn_continues_in_the_same_work
 /// into the user's checkout and says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_engine_reads_an_agents_diff_and_merges_it_for_the_control_room() {
-    use awtui::agents::runner::RunMode;
-    use awtui::engine::{Command as Cmd, Engine, EngineOptions, Reply};
+    use awtui::engine::{Command as Cmd, Reply};
     use awtui::workspace::view::{DiffTarget, WorkspaceOp};
+    use fixture::EngineStart;
 
     let w = team_world();
-    let workflow = awtui::workflow::load(&w.dir.join("team.yaml"))
-        .unwrap()
-        .workflow;
-    let (engine, _events) = Engine::start(
-        workflow,
-        EngineOptions {
-            instance: "i".into(),
-            mode: RunMode::Start,
-            watch_documents: false,
-        },
-    )
-    .await
-    .unwrap();
+    let (engine, _events) = EngineStart {
+        instance: "i",
+        ..EngineStart::default()
+    }
+    .start_file(&w.dir.join("team.yaml"))
+    .await;
     let dir = w.dir.clone();
     tokio::task::spawn_blocking(move || {
         wait_for("a's first step", || {

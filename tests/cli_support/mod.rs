@@ -9,12 +9,14 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
 mod patience;
-pub use patience::PATIENCE;
+// Not every test crate uses every helper.
+#[allow(unused_imports)]
+pub use patience::{PATIENCE, eventually, poll_within, wait_for, within};
 
 /// A command's exit code and output.
 #[derive(Debug)]
@@ -176,19 +178,14 @@ impl World {
 
     /// Waits for a spawned child to exit; its exit code.
     pub fn wait_child(&mut self, pid: u32) -> i32 {
-        let deadline = Instant::now() + PATIENCE;
         let child = self
             .children
             .iter_mut()
             .find(|c| c.id() == pid)
             .expect("a spawned child");
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(Instant::now() < deadline, "child {pid} did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for(&format!("child {pid} to exit"), || {
+            child.try_wait().unwrap().map(|s| s.code().unwrap_or(-1))
+        })
     }
 
     /// `list --json`.
@@ -238,18 +235,6 @@ impl Drop for World {
 /// Whether process `pid` is alive (not a zombie).
 pub fn alive(pid: u32) -> bool {
     awtui::instance::registry::process_alive(pid)
-}
-
-/// Polls `check` until it returns `Some`, or fails after [`PATIENCE`].
-pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(v) = check() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The lines a spawned process writes, read in background threads.

@@ -27,8 +27,7 @@ use std::fs::{self, OpenOptions};
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, Stdio};
 
 use rustix::process::{Pid, Signal, kill_process};
 
@@ -37,7 +36,9 @@ use rustix::process::{Pid, Signal, kill_process};
 #[allow(clippy::duplicate_mod)]
 #[path = "../cli_support/patience.rs"]
 mod patience;
-pub use patience::PATIENCE;
+// Not every test crate uses every helper.
+#[allow(unused_imports)]
+pub use patience::{PATIENCE, poll_within, wait_for};
 
 /// The server binary the fixture runs (sshd wants an absolute path).
 pub const SSHD: &str = "/usr/sbin/sshd";
@@ -47,9 +48,6 @@ pub const SSH: &str = "/usr/bin/ssh";
 pub const SSH_KEYGEN: &str = "/usr/bin/ssh-keygen";
 /// The name `ssh_config` gives the fixture's server.
 pub const HOST_ALIAS: &str = "awtui-test-host";
-
-/// How often a wait re-checks its condition (the bound is `PATIENCE`).
-const POLL: Duration = Duration::from_millis(20);
 
 /// A running `sshd` on 127.0.0.1, its keys and the client config that
 /// reaches it. Dropping it kills the listener, every session it started
@@ -216,7 +214,7 @@ impl Sshd {
                 .extend(descendants(root).iter().map(|p| (p.pid, p.start)));
             signal(root, Signal::TERM);
             signal(root, Signal::CONT);
-            if wait_deadline(&mut child, PATIENCE).is_none() {
+            if poll_within(PATIENCE, || child.try_wait().ok().flatten()).is_none() {
                 signal(child.id(), Signal::KILL);
                 let _ = child.wait();
             }
@@ -422,37 +420,43 @@ impl Sshd {
             .map_err(|e| format!("spawn {SSHD}: {e}"))?;
         self.listener = Some(child);
 
-        let deadline = Instant::now() + PATIENCE;
-        loop {
+        let mut last_stderr = String::new();
+        let ended = poll_within(PATIENCE, || {
             let child = self.listener.as_mut().expect("listener just spawned");
             if let Ok(Some(status)) = child.try_wait() {
                 self.listener = None;
-                return Err(format!(
+                return Some(Err(format!(
                     "sshd exited ({status}) before it accepted a session; dir {}, sshd.log:\n{}",
                     self.dir.display(),
                     log_since(self)
-                ));
+                )));
             }
-            let probe = self
+            let probe = match self
                 .ssh()
                 .args(["-o", "ConnectTimeout=10", HOST_ALIAS, "true"])
                 .stdout(Stdio::null())
                 .output()
-                .map_err(|e| format!("run {SSH}: {e}"))?;
+            {
+                Ok(probe) => probe,
+                Err(e) => return Some(Err(format!("run {SSH}: {e}"))),
+            };
             if probe.status.success() {
-                return Ok(());
+                return Some(Ok(()));
             }
-            if Instant::now() >= deadline {
+            last_stderr = String::from_utf8_lossy(&probe.stderr).trim().to_string();
+            None
+        });
+        match ended {
+            Some(done) => done,
+            None => {
                 self.stop();
-                return Err(format!(
+                Err(format!(
                     "sshd on port {} did not accept `ssh {HOST_ALIAS} true` within {PATIENCE:?}; \
-                     last ssh stderr: {}; sshd.log:\n{}",
+                     last ssh stderr: {last_stderr}; sshd.log:\n{}",
                     self.port,
-                    String::from_utf8_lossy(&probe.stderr).trim(),
                     log_since(self)
-                ));
+                ))
             }
-            std::thread::sleep(POLL);
         }
     }
 
@@ -598,20 +602,6 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 fn signal(pid: u32, sig: Signal) {
     if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
         let _ = kill_process(pid, sig);
-    }
-}
-
-/// Polls `child` until it exits or `limit` passes.
-fn wait_deadline(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(status);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(POLL);
     }
 }
 

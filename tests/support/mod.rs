@@ -4,7 +4,6 @@
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use awtui::context::{FileStore, MemoryStore, StoreLayout};
 use awtui::mcp::{McpConfig, McpHandle, McpServer, SharedContext};
@@ -23,7 +22,9 @@ use tokio::sync::mpsc;
 #[allow(clippy::duplicate_mod)]
 #[path = "../cli_support/patience.rs"]
 mod patience;
-pub use patience::PATIENCE;
+// Not every test crate uses every helper.
+#[allow(unused_imports)]
+pub use patience::{PATIENCE, eventually, poll_within, wait_for, within};
 
 pub fn agents() -> Vec<String> {
     vec!["coder".into(), "reviewer".into(), "qa".into()]
@@ -208,14 +209,12 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let asked = |holds: bool| holds.then_some(());
+    eventually(what, || {
+        let holds = check();
+        async move { asked(holds.await) }
+    })
+    .await
 }
 
 /// The next notification, or a panic after [`PATIENCE`].
