@@ -174,12 +174,19 @@ fn turn_numbers_go_on_across_clean_and_reopening() {
         log.starts_with("awtui:").then(|| log.trim().to_string())
     });
     assert_eq!(subject, "awtui: a turn 2");
-    let logs: Vec<String> = std::fs::read_dir(w.dir.join(".workflow/i/logs/output"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("-a-turn"))
-        .collect();
+    // The turn's commit is made before the engine hears the turn ended
+    // (and writes its output log): wait for the log.
+    let logs = cli_support::wait_for("a's turn-2 output log", || {
+        let logs: Vec<String> = std::fs::read_dir(w.dir.join(".workflow/i/logs/output"))
+            .ok()?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("-a-turn"))
+            .collect();
+        logs.iter()
+            .any(|n| n.ends_with("-a-turn2.txt"))
+            .then_some(logs)
+    });
     assert!(logs.iter().any(|n| n.ends_with("-a-turn2.txt")), "{logs:?}");
     assert!(logs.iter().any(|n| n.ends_with("-a-turn1.txt")), "{logs:?}");
     assert_eq!(w.run(&["stop", "@i"]).code, 0);
