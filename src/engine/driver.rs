@@ -2,6 +2,7 @@
 //! that changes the instance happens here, in one task, in order.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc};
@@ -45,6 +46,27 @@ struct Running {
     number: u32,
 }
 
+/// A turn whose process is being started on a blocking thread (writing its
+/// private files and spawning its CLI wait on the disk and the kernel, up
+/// to tens of milliseconds each while git commits fill the disk's queue).
+struct Launching {
+    turn: TurnId,
+    /// The runner stopped the turn before its process was up: stop it as
+    /// soon as it is.
+    stop: bool,
+}
+
+/// A launch's result, handed back to the loop.
+struct Launched {
+    agent: String,
+    turn: TurnId,
+    messages: Vec<u64>,
+    number: u32,
+    tool_lists_at_start: Option<u64>,
+    approvals_from: u64,
+    result: Result<crate::agents::backend::RunningTurn, crate::agents::backend::BackendError>,
+}
+
 /// How many notices a snapshot carries.
 const RECENT_NOTICES: usize = 8;
 
@@ -65,7 +87,12 @@ enum Relayed {
 /// The loop's state.
 pub struct Driver {
     pub runner: Runner,
-    pub cx: LaunchContext,
+    /// Shared with the threads that launch turns.
+    pub cx: Arc<LaunchContext>,
+    /// Turns whose process is being started, by agent.
+    launching: HashMap<String, Launching>,
+    launched_tx: mpsc::UnboundedSender<Launched>,
+    launched_rx: mpsc::UnboundedReceiver<Launched>,
     /// The context's MCP server (`None` with `context: false`).
     pub mcp: Option<McpHandle>,
     pub events: broadcast::Sender<EngineEvent>,
@@ -133,6 +160,7 @@ impl Driver {
     ) -> Self {
         let (turn_tx, turn_rx) = mpsc::unbounded_channel();
         let (lost_tx, lost_rx) = mpsc::unbounded_channel();
+        let (launched_tx, launched_rx) = mpsc::unbounded_channel();
         let answers = super::answers::Answers::start(cx.context.clone(), lost_tx);
         // Counters from earlier runs: reopening does not reset them.
         let mut kept_metrics = HashMap::new();
@@ -146,7 +174,7 @@ impl Driver {
         let ops_files = OpsFiles::new(&cx.state_root);
         Driver {
             runner,
-            cx,
+            cx: Arc::new(cx),
             mcp,
             events,
             announcer: super::tasks::Announcer::default(),
@@ -171,6 +199,9 @@ impl Driver {
             answers,
             answer_held: None,
             lost_rx,
+            launching: HashMap::new(),
+            launched_tx,
+            launched_rx,
             saved_sessions: HashMap::new(),
             prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
@@ -244,6 +275,7 @@ impl Driver {
             tokio::select! {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
                 Some(lost) = self.lost_rx.recv() => self.answer_lost(lost),
+                Some(launched) = self.launched_rx.recv() => self.turn_launched(launched),
                 ev = self.ctx_events.recv() => self.context_event(ev),
                 () = next_tick(&mut stale_check) => {
                     self.mark_silent_offline();
@@ -548,6 +580,11 @@ impl Driver {
                 {
                     running.stopper.stop();
                 }
+                if let Some(launching) = self.launching.get_mut(&agent)
+                    && launching.turn == turn
+                {
+                    launching.stop = true;
+                }
             }
             Effect::PostSystem { text } => self.post(SYSTEM, &text),
             Effect::PostFinalAnswer { agent, text } => {
@@ -651,7 +688,42 @@ impl Driver {
         }
         let tool_lists_at_start = (backend.lists_tools_at_start() && self.cx.mcp.is_some())
             .then(|| self.cx.context.tool_lists(&agent));
-        match launch::start_turn(&self.cx, &def, &messages, session) {
+        // Started on a blocking thread; the loop hears of it as `Launched`.
+        self.launching
+            .insert(agent.clone(), Launching { turn, stop: false });
+        let approvals_from = self.cx.context.approvals().next_id();
+        let (cx, launched) = (self.cx.clone(), self.launched_tx.clone());
+        tokio::task::spawn_blocking(move || {
+            let result = launch::start_turn(&cx, &def, &messages, session);
+            let _ = launched.send(Launched {
+                agent,
+                turn,
+                messages,
+                number,
+                tool_lists_at_start,
+                approvals_from,
+                result,
+            });
+        });
+    }
+
+    /// A turn's process is up (or could not be started): the loop starts
+    /// relaying it, or reports the failure as the turn's end.
+    fn turn_launched(&mut self, launched: Launched) {
+        let Launched {
+            agent,
+            turn,
+            messages,
+            number,
+            tool_lists_at_start,
+            approvals_from,
+            result,
+        } = launched;
+        let stop = match self.launching.get(&agent) {
+            Some(l) if l.turn == turn => self.launching.remove(&agent).is_some_and(|l| l.stop),
+            _ => false,
+        };
+        match result {
             Ok(running) => {
                 if let Some(pid) = running.pid
                     && let Err(e) = orphans::record(&self.cx.state_root, &agent, pid)
@@ -668,10 +740,16 @@ impl Driver {
                         stopper,
                         messages: messages.clone(),
                         tool_lists_at_start,
-                        approvals_from: self.cx.context.approvals().next_id(),
+                        approvals_from,
                         number,
                     },
                 );
+                if stop {
+                    // Stopped while it was being started.
+                    if let Some(r) = self.running.get_mut(&agent) {
+                        r.stopper.stop();
+                    }
+                }
                 let tx = self.turn_tx.clone();
                 let name = agent.clone();
                 let workspace = self.cx.workspaces.get(&agent).cloned();
@@ -722,6 +800,7 @@ impl Driver {
                 });
             }
         }
+        self.drain();
     }
 
     fn turn_update(&mut self, agent: String, turn: TurnId, update: TurnUpdate) {
@@ -1105,7 +1184,10 @@ impl Driver {
                 (check, by)
             }
             // Changes were missed: look for free tasks anyway.
-            None => (true, None),
+            None => {
+                self.announcer.resync();
+                (true, None)
+            }
         };
         if check {
             let _ = self.announce_tasks(by.as_deref());
@@ -1517,10 +1599,18 @@ impl Driver {
             .context
             .approvals()
             .close_all("the instance ended while the request waited");
+        let deadline = Instant::now() + SHUTDOWN_WAIT;
+        // Turns still being started come up first, to be stopped with the
+        // rest.
+        while !self.launching.is_empty() {
+            match tokio::time::timeout_at(deadline, self.launched_rx.recv()).await {
+                Ok(Some(launched)) => self.turn_launched(launched),
+                Ok(None) | Err(_) => break,
+            }
+        }
         for running in self.running.values_mut() {
             running.stopper.stop();
         }
-        let deadline = Instant::now() + SHUTDOWN_WAIT;
         while !self.running.is_empty() {
             match tokio::time::timeout_at(deadline, self.turn_rx.recv()).await {
                 Ok(Some((agent, turn, Relayed::Done { outcome: o, .. }))) => {

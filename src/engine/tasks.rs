@@ -197,6 +197,13 @@ pub struct Announcer {
     /// failure), so that agent alone is not woken by its news, whoever's
     /// change the news happens to come with.
     freed_by: std::collections::BTreeMap<String, Option<String>>,
+    /// Tasks seen held (claimed or past pending) and not yet seen given
+    /// back. The board is read live, so it can show a task free before its
+    /// release reaches [`observe`](Announcer::observe); such a task waits
+    /// for that event, which says who freed it, instead of being told as
+    /// news of whatever change came first (and keeping the wrong agent
+    /// from hearing of it).
+    held: BTreeSet<String>,
 }
 
 impl Announcer {
@@ -211,10 +218,19 @@ impl Announcer {
             if t.status != TaskStatus::Pending || t.claimed_by.is_some() {
                 self.announced.remove(&t.id);
                 self.freed_by.remove(&t.id);
+                self.held.insert(t.id.clone());
             } else {
-                self.freed_by.insert(t.id.clone(), by.map(str::to_string));
+                if self.held.remove(&t.id) {
+                    self.freed_by.insert(t.id.clone(), by.map(str::to_string));
+                }
             }
         }
+    }
+
+    /// Changes were missed: what was held is not known any more, so free
+    /// tasks are told as news again without waiting for their release.
+    pub fn resync(&mut self) {
+        self.held.clear();
     }
 
     /// The system message for tasks that became available since the last
@@ -242,7 +258,7 @@ impl Announcer {
         self.announced.retain(|id| ids.contains(id));
         let new: Vec<&Task> = ready
             .iter()
-            .filter(|t| !self.announced.contains(&t.id))
+            .filter(|t| !self.announced.contains(&t.id) && !self.held.contains(&t.id))
             .collect();
         if new.is_empty() {
             return None;
@@ -545,5 +561,61 @@ mod tests {
             ((), events)
         });
         assert_eq!(pump(&mut ann).len(), 1, "given back by unregistering");
+    }
+
+    /// The board is read live: a task its holder gave back can be free on
+    /// the board before the release reaches the announcer, while another
+    /// agent's change is being told. It is not told as that change's news
+    /// (which would keep that agent, not the holder, from hearing of it):
+    /// it waits for its release, which names who freed it.
+    #[test]
+    fn a_release_not_yet_seen_waits_for_its_own_event() {
+        let board = TaskBoard::default();
+        let mut events = board.subscribe();
+        let agents: Vec<String> = ["w1", "w2", "w3"].map(String::from).to_vec();
+        let mut ann = Announcer::default();
+        let tasks = plan(&board);
+        assert!(ann.news(&board, &agents, None).is_some(), "planned");
+        let now = Utc::now();
+        let me = board.change(|s| {
+            let me = s
+                .register(
+                    "w1",
+                    "w1",
+                    "custom",
+                    None,
+                    vec![],
+                    None,
+                    serde_json::Value::Null,
+                    now,
+                )
+                .unwrap();
+            let t = s.claim("w1", &tasks[0].id, &me.id, now).unwrap().unwrap();
+            (me, vec![TaskEvent::TaskChanged(t)])
+        });
+        let seen = |events: &mut tokio::sync::broadcast::Receiver<_>| {
+            let mut out = Vec::new();
+            while let Ok(crate::context::ContextEvent::TaskChanged { change }) = events.try_recv() {
+                out.push(*change);
+            }
+            out
+        };
+        for c in seen(&mut events) {
+            ann.observe(&c.event, c.by.as_deref());
+        }
+        // w1 leaves holding it; its release is on the board, not yet seen.
+        board.change_by("w1", |s| {
+            let freed = s.unregister("w1", &me.id, now).unwrap();
+            ((), freed.into_iter().map(TaskEvent::TaskChanged).collect())
+        });
+        assert_eq!(ann.news(&board, &agents, Some("w2")), None, "not w2's news");
+        for c in seen(&mut events) {
+            ann.observe(&c.event, c.by.as_deref());
+        }
+        let news = ann
+            .news(&board, &agents, Some("w2"))
+            .expect("the release is news");
+        assert!(news.contains(&tasks[0].id), "{news}");
+        assert!(news.contains("@w2 @w3") && !news.contains("@w1"), "{news}");
     }
 }
