@@ -486,6 +486,31 @@ mod tests {
         assert!(!text.contains("@w1"), "{text}");
     }
 
+    /// Registers `agent` and has it claim `task`, announcing the claim.
+    fn register_and_claim(
+        board: &TaskBoard,
+        agent: &str,
+        task: &str,
+        now: chrono::DateTime<Utc>,
+    ) -> crate::tasks::RegisteredAgent {
+        board.change(|s| {
+            let me = s
+                .register(
+                    agent,
+                    agent,
+                    "custom",
+                    None,
+                    vec![],
+                    None,
+                    serde_json::Value::Null,
+                    now,
+                )
+                .unwrap();
+            let t = s.claim(agent, task, &me.id, now).unwrap().unwrap();
+            (me, vec![TaskEvent::TaskChanged(t)])
+        })
+    }
+
     /// Issue 23: the engine only asks for news on changes that may free
     /// tasks; a claim seen in between is enough for the release to be news.
     #[test]
@@ -511,22 +536,7 @@ mod tests {
             "announced when planned"
         );
         let now = Utc::now();
-        let me = board.change(|s| {
-            let me = s
-                .register(
-                    "qa",
-                    "q",
-                    "custom",
-                    None,
-                    vec![],
-                    None,
-                    serde_json::Value::Null,
-                    now,
-                )
-                .unwrap();
-            let t = s.claim("qa", &tasks[0].id, &me.id, now).unwrap().unwrap();
-            (me, vec![TaskEvent::TaskChanged(t)])
-        });
+        let me = register_and_claim(&board, "qa", &tasks[0].id, now);
         assert_eq!(
             pump(&mut ann),
             Vec::<String>::new(),
@@ -577,22 +587,7 @@ mod tests {
         let tasks = plan(&board);
         assert!(ann.news(&board, &agents, None).is_some(), "planned");
         let now = Utc::now();
-        let me = board.change(|s| {
-            let me = s
-                .register(
-                    "w1",
-                    "w1",
-                    "custom",
-                    None,
-                    vec![],
-                    None,
-                    serde_json::Value::Null,
-                    now,
-                )
-                .unwrap();
-            let t = s.claim("w1", &tasks[0].id, &me.id, now).unwrap().unwrap();
-            (me, vec![TaskEvent::TaskChanged(t)])
-        });
+        let me = register_and_claim(&board, "w1", &tasks[0].id, now);
         let seen = |events: &mut tokio::sync::broadcast::Receiver<_>| {
             let mut out = Vec::new();
             while let Ok(crate::context::ContextEvent::TaskChanged { change }) = events.try_recv() {
