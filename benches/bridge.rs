@@ -8,7 +8,8 @@
 //! - 20 bridges, one per agent, each sending 500 messages at once: sends
 //!   per second (target ≥ 5,000);
 //! - the bridge's resident memory right after `initialize` and after its
-//!   sends (target ≤ 8 MiB).
+//!   sends (target ≤ 8 MiB), and how much of it is the `awtui` binary's
+//!   pages, the shared libraries' and the rest (heap, stacks).
 //!
 //! The server runs in this process on a runtime of two workers, as in
 //! `awtui`; each client is a plain thread writing a line and reading the
@@ -110,12 +111,60 @@ impl Bridge {
 
     /// Resident memory of the bridge process, in KiB.
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
+        self.rss().total
+    }
+
+    /// Resident memory of the bridge process and where it lies, from its
+    /// `/proc/<pid>/smaps`.
+    fn rss(&self) -> Rss {
+        let smaps = std::fs::read_to_string(format!("/proc/{}/smaps", self.child.id())).unwrap();
+        let binary = env!("CARGO_BIN_EXE_awtui");
+        let mut rss = Rss::default();
+        let mut path = "";
+        for line in smaps.lines() {
+            let mut words = line.split_whitespace();
+            let first = words.next().unwrap_or("");
+            if first.contains('-') && !first.ends_with(':') {
+                path = words.nth(4).unwrap_or("");
+            } else if first == "Rss:" {
+                let kib: u64 = words.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+                rss.total += kib;
+                if path == binary {
+                    rss.binary += kib;
+                } else if path.contains(".so") {
+                    rss.libraries += kib;
+                }
+            }
+        }
+        rss
+    }
+}
+
+/// Resident memory of a bridge, in KiB.
+#[derive(Debug, Default)]
+struct Rss {
+    /// Everything resident (what `VmRSS` counts).
+    total: u64,
+    /// Pages of the `awtui` binary: code, read-only data, and the
+    /// relocated data the loader wrote.
+    binary: u64,
+    /// Pages of the shared libraries (libc, libm, the loader, libgcc_s).
+    libraries: u64,
+}
+
+impl Rss {
+    fn mib(kib: u64) -> f64 {
+        kib as f64 / 1024.0
+    }
+
+    /// `binary 5.1, libraries 2.0, heap and stacks 0.4 MiB`.
+    fn split(&self) -> String {
+        format!(
+            "binary {:.1}, libraries {:.1}, heap and stacks {:.1} MiB",
+            Rss::mib(self.binary),
+            Rss::mib(self.libraries),
+            Rss::mib(self.total - self.binary - self.libraries)
+        )
     }
 }
 
@@ -186,7 +235,7 @@ fn main() {
     // One bridge: ping, append and send, interleaved so the disk's and
     // the machine's moods touch all three alike.
     let mut one = Bridge::start(tmp.path(), "a0");
-    let rss_initialized = one.rss_kib();
+    let rss_initialized = one.rss();
     let mut append = append_probe(&dir);
     for i in 0..50 {
         one.ping();
@@ -202,7 +251,7 @@ fn main() {
         one.send(&format!("message {i} from the bench"));
         sends.push(start.elapsed());
     }
-    let rss_after = one.rss_kib();
+    let rss_after = one.rss();
     let (ping, append, send) = (p50(pings), p50(appends), p50(sends));
     println!("through `awtui mcp` (stdio bridge), {samples} samples:");
     println!("  ping p50                     {:.3} ms", ms(ping));
@@ -214,10 +263,12 @@ fn main() {
     );
     println!(
         "  bridge RSS                   {:.1} MiB after initialize, {:.1} MiB after {} sends   (target <= 8)",
-        rss_initialized as f64 / 1024.0,
-        rss_after as f64 / 1024.0,
+        Rss::mib(rss_initialized.total),
+        Rss::mib(rss_after.total),
         samples + 50
     );
+    println!("    after initialize: {}", rss_initialized.split());
+    println!("    after the sends:  {}", rss_after.split());
     drop(one);
 
     // Twenty bridges sending at once.

@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use awtui::cli::{AopCommand, Cli, Command, MailCommand};
+use awtui::mcp::bridge::BridgeArgs;
 use awtui::{commands, errln, output};
 use clap::Parser;
 
@@ -54,9 +55,30 @@ fn misspelt_subcommand(file: &std::path::Path) -> Option<String> {
     awtui::workflow::diagnostic::did_you_mean(word, names).map(str::to_string)
 }
 
+/// `awtui mcp`'s arguments, read without clap when plainly given: one
+/// bridge runs per agent for the agent's whole life, and neither the whole
+/// grammar nor clap's parser should stay resident in each. `None` for any
+/// other command line: the full parser then reads it (help and usage
+/// errors as always).
+fn bridge_args() -> Option<BridgeArgs> {
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next()? != "mcp" {
+        return None;
+    }
+    BridgeArgs::plain(argv)
+}
+
 /// Runs the command; its exit code, and whether it hosted an instance.
 fn dispatch() -> (ExitCode, bool) {
-    let cli = match Cli::try_parse() {
+    let parsed = match bridge_args() {
+        Some(args) => Ok(Cli {
+            command: Some(Command::Mcp(args)),
+            file: None,
+            instance: None,
+        }),
+        None => Cli::try_parse(),
+    };
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return (ExitCode::from(usage(e)), false),
     };

@@ -276,6 +276,52 @@ async fn bridge_refuses_when_the_instance_is_not_running() {
     assert_eq!(code, 3, "{stderr}");
 }
 
+/// `awtui mcp` reads plainly given arguments without clap (src/main.rs,
+/// `BridgeArgs::plain`); its help and usage errors still come from the
+/// whole command line's grammar, word for word.
+#[test]
+fn the_bridge_s_help_and_usage_errors_are_the_command_line_s() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_awtui"))
+            .args(args)
+            .env_remove("AWTUI_TOKEN")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let help = run(&["mcp", "--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert_eq!(help.stdout, run(&["help", "mcp"]).stdout);
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        text.contains("Usage: awtui mcp [OPTIONS] --agent <AGENT>"),
+        "{text}"
+    );
+    for (args, says) in [
+        (&["mcp"][..], "required arguments were not provided"),
+        (
+            &["mcp", "--agent", "a", "--dir", ".", "--workflow", "w.yaml"],
+            "cannot be used with",
+        ),
+        (
+            &["mcp", "--agent", "a", "--agent", "b"],
+            "cannot be used multiple times",
+        ),
+        (
+            &["mcp", "--agent=a", "--bogus", "b"],
+            "unexpected argument '--bogus'",
+        ),
+    ] {
+        let out = run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(says) && stderr.contains("Usage: awtui mcp"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bridge_with_a_wrong_token_fails_and_writes_nothing() {
     let inst = Instance::start().await;

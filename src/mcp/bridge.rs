@@ -28,6 +28,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+mod args;
+pub use args::BridgeArgs;
+
 use super::endpoint::Endpoint;
 use super::identity::{self, TOKEN_ENV};
 use super::relay::{Addr, Answer, SESSION_HEADER, SseLines, Upstream};
@@ -41,28 +44,6 @@ pub const EXIT_NOT_RUNNING: u8 = 3;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for other failures while relaying.
 pub const EXIT_FAILED: u8 = 1;
-
-/// The command-line arguments of `awtui mcp` (parsed by clap straight into
-/// this struct; the field docs are the help texts).
-#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
-pub struct BridgeArgs {
-    /// The running instance (default: with --workflow, that workflow's
-    /// own; otherwise the only one running in the folder).
-    #[arg(long)]
-    pub instance: Option<String>,
-    /// The agent to act as (its token comes from AWTUI_TOKEN or the
-    /// instance's token folder in the per-user state dir).
-    #[arg(long)]
-    pub agent: String,
-    /// The folder holding .workflow/<instance>/ (default: the current
-    /// directory).
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
-    /// The workflow file, whose context settings say where the instance
-    /// lives.
-    #[arg(long, conflicts_with = "dir")]
-    pub workflow: Option<PathBuf>,
-}
 
 /// Why the bridge stopped without success.
 #[derive(Debug, thiserror::Error)]
