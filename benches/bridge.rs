@@ -8,8 +8,10 @@
 //! - 20 bridges, one per agent, each sending 500 messages at once: sends
 //!   per second (target ≥ 5,000);
 //! - the bridge's resident memory right after `initialize` and after its
-//!   sends (target ≤ 8 MiB), and how much of it is the `awtui` binary's
-//!   pages, the shared libraries' and the rest (heap, stacks).
+//!   sends (target ≤ 8 MiB), and how much of it is the program's pages,
+//!   the shared libraries' and the rest (heap, stacks). `awtui mcp` hands
+//!   over to the `awtui-mcp` built beside it; with `AWTUI_MCP_IN_PROCESS=1`
+//!   in the environment it runs the bridge itself, for comparison.
 //!
 //! The server runs in this process on a runtime of two workers, as in
 //! `awtui`; each client is a plain thread writing a line and reading the
@@ -114,11 +116,18 @@ impl Bridge {
         self.rss().total
     }
 
+    /// The program the bridge process runs: `awtui-mcp` once `awtui mcp`
+    /// handed over to it, `awtui` when it runs the bridge itself.
+    fn program(&self) -> std::path::PathBuf {
+        std::fs::read_link(format!("/proc/{}/exe", self.child.id())).unwrap()
+    }
+
     /// Resident memory of the bridge process and where it lies, from its
     /// `/proc/<pid>/smaps`.
     fn rss(&self) -> Rss {
         let smaps = std::fs::read_to_string(format!("/proc/{}/smaps", self.child.id())).unwrap();
-        let binary = env!("CARGO_BIN_EXE_awtui");
+        let program = self.program();
+        let binary = program.to_str().unwrap_or_default();
         let mut rss = Rss::default();
         let mut path = "";
         for line in smaps.lines() {
@@ -145,8 +154,8 @@ impl Bridge {
 struct Rss {
     /// Everything resident (what `VmRSS` counts).
     total: u64,
-    /// Pages of the `awtui` binary: code, read-only data, and the
-    /// relocated data the loader wrote.
+    /// Pages of the program it runs (`awtui-mcp` or `awtui`): code,
+    /// read-only data, and the relocated data the loader wrote.
     binary: u64,
     /// Pages of the shared libraries (libc, libm, the loader, libgcc_s).
     libraries: u64,
@@ -266,6 +275,10 @@ fn main() {
         Rss::mib(rss_initialized.total),
         Rss::mib(rss_after.total),
         samples + 50
+    );
+    println!(
+        "    running {} (AWTUI_MCP_IN_PROCESS=1 keeps the bridge in awtui)",
+        one.program().display()
     );
     println!("    after initialize: {}", rss_initialized.split());
     println!("    after the sends:  {}", rss_after.split());

@@ -60,12 +60,18 @@ fn misspelt_subcommand(file: &std::path::Path) -> Option<String> {
 /// grammar nor clap's parser should stay resident in each. `None` for any
 /// other command line: the full parser then reads it (help and usage
 /// errors as always).
+/// Such a bridge hands itself over to `awtui-mcp` when that is installed
+/// beside `awtui` (the bridge alone, a fraction of the memory;
+/// [`awtui::mcp::bridge::handover`]), and runs here when it is not.
 fn bridge_args() -> Option<BridgeArgs> {
     let mut argv = std::env::args_os().skip(1);
     if argv.next()? != "mcp" {
         return None;
     }
-    BridgeArgs::plain(argv)
+    let rest: Vec<std::ffi::OsString> = argv.collect();
+    let args = BridgeArgs::plain(rest.clone())?;
+    awtui::mcp::bridge::handover::hand_over(&rest);
+    Some(args)
 }
 
 /// Runs the command; its exit code, and whether it hosted an instance.

@@ -13,8 +13,19 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 fn bridge(args: &[&str], token_env: Option<&str>) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_awtui"));
-    cmd.arg("mcp")
+    bridge_of(
+        Path::new(env!("CARGO_BIN_EXE_awtui")),
+        &["mcp"],
+        args,
+        token_env,
+    )
+}
+
+/// `program` with `first` then `args` (the bridge's arguments), pipes for
+/// a client, no token unless given.
+fn bridge_of(program: &Path, first: &[&str], args: &[&str], token_env: Option<&str>) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(first)
         .args(args)
         .env_remove("AWTUI_TOKEN")
         .stdin(Stdio::piped())
@@ -27,20 +38,20 @@ fn bridge(args: &[&str], token_env: Option<&str>) -> Command {
     cmd
 }
 
+/// The bridge's arguments for `agent` of the instance under `root`.
+fn args_for<'a>(root: &'a Path, agent: &'a str) -> [&'a str; 6] {
+    [
+        "--instance",
+        "default",
+        "--agent",
+        agent,
+        "--dir",
+        root.to_str().unwrap(),
+    ]
+}
+
 fn spawn_for(root: &Path, agent: &str, token_env: Option<&str>) -> Child {
-    bridge(
-        &[
-            "--instance",
-            "default",
-            "--agent",
-            agent,
-            "--dir",
-            root.to_str().unwrap(),
-        ],
-        token_env,
-    )
-    .spawn()
-    .unwrap()
+    bridge(&args_for(root, agent), token_env).spawn().unwrap()
 }
 
 async fn rmcp_over(mut child: Child) -> (Client, tokio::sync::mpsc::UnboundedReceiver<String>) {
@@ -279,6 +290,93 @@ async fn bridge_refuses_when_the_instance_is_not_running() {
 /// `awtui mcp` reads plainly given arguments without clap (src/main.rs,
 /// `BridgeArgs::plain`); its help and usage errors still come from the
 /// whole command line's grammar, word for word.
+/// The program a process runs now (after any hand-over), as the kernel
+/// names it.
+fn program_of(child: &Child) -> std::path::PathBuf {
+    std::fs::read_link(format!("/proc/{}/exe", child.id().unwrap())).unwrap()
+}
+
+/// Handshake through a raw bridge, a check that it runs `program` by then,
+/// and one `channel_send` of `text`; the message's id. The bridge ends when
+/// its stdin closes.
+async fn send_through(mut child: Child, program: &Path, text: &str) -> (Child, u64) {
+    let mut raw = Raw {
+        stdin: child.stdin.take().unwrap(),
+        stdout: BufReader::new(child.stdout.take().unwrap()).lines(),
+    };
+    raw_handshake(&mut raw).await;
+    assert_eq!(program_of(&child), program, "{text}");
+    raw.send(json!({
+        "jsonrpc": "2.0", "id": "send", "method": "tools/call",
+        "params": {"name": "channel_send", "arguments": {"message": text}}
+    }))
+    .await;
+    let reply = raw.recv().await;
+    let id = raw_payload(&reply["result"])["id"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{reply}"));
+    drop(raw);
+    (child, id)
+}
+
+/// Which program each way of starting a bridge ends up running, and that
+/// each relays: `awtui mcp` hands over to the `awtui-mcp` installed beside
+/// it; an `awtui` copied alone, or beside an `awtui-mcp` that is not a
+/// program (a script that would run with the shell), runs the bridge
+/// itself; an `awtui-mcp` of another version hands the bridge back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_runs_as_awtui_mcp_only_when_that_is_its_own_program() {
+    use awtui::mcp::bridge::handover;
+    let inst = Instance::start().await;
+    let args = args_for(inst.root(), "qa");
+    let awtui = std::fs::canonicalize(env!("CARGO_BIN_EXE_awtui")).unwrap();
+    let lean = std::fs::canonicalize(env!("CARGO_BIN_EXE_awtui-mcp")).unwrap();
+    let alone = tempfile::tempdir().unwrap();
+    let copy = alone.path().join("awtui");
+    std::fs::copy(&awtui, &copy).unwrap();
+    let fake = tempfile::tempdir().unwrap();
+    let fake_copy = fake.path().join("awtui");
+    std::fs::copy(&awtui, &fake_copy).unwrap();
+    let ran = fake.path().join("the script ran");
+    let script = fake.path().join(handover::BINARY);
+    std::fs::write(&script, format!("touch '{}'\n", ran.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let mut stale = bridge_of(&lean, &[], &args, None);
+    stale
+        .env(handover::VERSION_ENV, "0.0.0-stale")
+        .env(handover::PARENT_ENV, &awtui);
+    let cases = [
+        ("awtui mcp", bridge(&args, None), &lean),
+        (
+            "a copy alone",
+            bridge_of(&copy, &["mcp"], &args, None),
+            &copy,
+        ),
+        (
+            "beside a script",
+            bridge_of(&fake_copy, &["mcp"], &args, None),
+            &fake_copy,
+        ),
+        ("a stale awtui-mcp", stale, &awtui),
+    ];
+    for (n, (case, mut command, program)) in cases.into_iter().enumerate() {
+        let child = command.spawn().unwrap();
+        let (mut child, id) = send_through(child, program, case).await;
+        let status = tokio::time::timeout(PATIENCE, child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "{case}: {status}");
+        assert_eq!(id, n as u64 + 1, "{case}");
+        let entry = inst.handle.context().read(|s| s.entry(id)).unwrap();
+        assert_eq!((entry.from.as_str(), entry.message.as_str()), ("qa", case));
+    }
+    assert!(!ran.exists(), "a script named awtui-mcp was run");
+    inst.handle.stop().await;
+}
+
 #[test]
 fn the_bridge_s_help_and_usage_errors_are_the_command_line_s() {
     let run = |args: &[&str]| {
@@ -292,6 +390,15 @@ fn the_bridge_s_help_and_usage_errors_are_the_command_line_s() {
     let help = run(&["mcp", "--help"]);
     assert_eq!(help.status.code(), Some(0));
     assert_eq!(help.stdout, run(&["help", "mcp"]).stdout);
+    // `awtui-mcp` takes plain arguments only, and hands the rest to
+    // `awtui mcp`: the same help.
+    let lean = std::process::Command::new(env!("CARGO_BIN_EXE_awtui-mcp"))
+        .arg("--help")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(lean.status.code(), Some(0));
+    assert_eq!(lean.stdout, help.stdout);
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(
         text.contains("Usage: awtui mcp [OPTIONS] --agent <AGENT>"),

@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 mod args;
+pub mod handover;
 pub use args::BridgeArgs;
 
 use super::endpoint::Endpoint;
