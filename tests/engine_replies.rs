@@ -455,3 +455,164 @@ async fn a_snapshot_counts_every_unread_mention_of_the_user_not_only_the_loaded(
     engine.send(Command::Shutdown);
     engine.wait().await;
 }
+
+/// A token holder that misbehaves on the control socket (a user's script
+/// gone wrong, or an agent's process that read the token): posts the store
+/// refuses, peeks with absurd or malformed queries, a flood of pipelined
+/// posts, an endless line. Each is answered to it by name, nothing refused
+/// is written, the engine answers another client all along, and the
+/// endless line closes only that connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_control_client_gets_errors_by_name_and_the_engine_keeps_answering() {
+    use awtui::context::MAX_BODY;
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _first) = start(dir.path()).await;
+    let (info, handle) = serve(dir.path(), &engine).await;
+    let mut hostile = Raw::open(&info).await;
+    let mut other = Raw::open(&info).await;
+    let before = engine.context().read(|s| s.last_id());
+
+    // Posts the store refuses: too long (a byte over 4 MiB), not a message.
+    let long = "x".repeat(MAX_BODY + 1);
+    hostile
+        .send(&serde_json::json!({"request": "post", "text": long, "ref": 1}))
+        .await;
+    hostile
+        .send(&serde_json::json!({"request": "post", "text": "", "ref": 2}))
+        .await;
+    let too_long = hostile.reply(1).await;
+    assert_eq!(too_long["reply"], "error", "{too_long}");
+    let says = too_long["error"].as_str().unwrap();
+    assert!(says.contains(&MAX_BODY.to_string()), "{says}");
+    let empty = hostile.reply(2).await;
+    assert_eq!(empty["reply"], "error", "{empty}");
+
+    // Peeks: no such inbox (named), a malformed limit, a limit beyond any
+    // channel, and a page before the first message.
+    for (reference, query) in [
+        (
+            3,
+            serde_json::json!({"agent": "../../etc/passwd", "limit": 5}),
+        ),
+        (4, serde_json::json!({"limit": -1})),
+        (5, serde_json::json!({"limit": u64::MAX})),
+        (6, serde_json::json!({"limit": 10, "before": 0})),
+        (
+            7,
+            serde_json::json!({"limit": u64::MAX, "before": u64::MAX}),
+        ),
+    ] {
+        let mut line = query;
+        line["request"] = "peek".into();
+        line["ref"] = reference.into();
+        hostile.send(&line).await;
+    }
+    let no_inbox = hostile.reply(3).await;
+    assert_eq!(no_inbox["reply"], "error", "{no_inbox}");
+    assert!(
+        no_inbox["error"]
+            .as_str()
+            .unwrap()
+            .contains("../../etc/passwd"),
+        "{no_inbox}"
+    );
+    let malformed = hostile.reply(4).await;
+    assert_eq!(malformed["reply"], "error", "{malformed}");
+    for reference in [5, 7] {
+        let all = hostile.reply(reference).await;
+        assert_eq!(all["reply"], "messages", "{all}");
+        assert_eq!(all["items"].as_array().unwrap().len() as u64, before);
+    }
+    let none = hostile.reply(6).await;
+    assert_eq!(none["items"], serde_json::json!([]), "{none}");
+    assert_eq!(
+        engine.context().read(|s| s.last_id()),
+        before,
+        "nothing refused was written"
+    );
+
+    // A flood of pipelined posts: every one answered, in order, each
+    // written once; another client's snapshot is answered meanwhile.
+    const FLOOD: u64 = 300;
+    for i in 0..FLOOD {
+        hostile
+            .send(&serde_json::json!({"request": "post", "text": format!("flood {i}"), "ref": 100 + i}))
+            .await;
+    }
+    other
+        .send(&serde_json::json!({"command": "snapshot", "messages": 5, "ref": 1}))
+        .await;
+    assert_eq!(other.reply(1).await["reply"], "snapshot");
+    let mut ids = Vec::new();
+    for i in 0..FLOOD {
+        let posted = hostile.reply(100 + i).await;
+        assert_eq!(posted["reply"], "posted", "{posted}");
+        ids.push(posted["id"].as_u64().unwrap());
+    }
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    for (i, id) in ids.iter().enumerate() {
+        let entry = engine.context().read(|s| s.entry(*id)).unwrap();
+        assert_eq!(
+            (entry.from.as_str(), entry.message),
+            ("user", format!("flood {i}"))
+        );
+    }
+    assert_eq!(engine.context().read(|s| s.last_id()), before + FLOOD);
+
+    // An endless line: a request before it is still answered, then the
+    // limit is named and that connection closed. Nothing of it is written.
+    hostile
+        .send(&serde_json::json!({"request": "status", "ref": 1000}))
+        .await;
+    let chunk = vec![b'x'; 1 << 20];
+    let mut sent = 0u64;
+    while sent <= control::MAX_LINE {
+        if hostile.writer.write_all(&chunk).await.is_err() {
+            break;
+        }
+        sent += chunk.len() as u64;
+    }
+    assert_eq!(hostile.reply(1000).await["reply"], "status");
+    let refused = loop {
+        let line = hostile.line().await;
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if value.get("reply").is_some() {
+            break value;
+        }
+    };
+    assert_eq!(refused["reply"], "error", "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains(&control::MAX_LINE.to_string()),
+        "{refused}"
+    );
+    let closed = loop {
+        match tokio::time::timeout(PATIENCE, hostile.lines.next_line())
+            .await
+            .expect("the connection closes")
+        {
+            Ok(Some(_event)) => continue,
+            Ok(None) | Err(_) => break true,
+        }
+    };
+    assert!(closed);
+    assert_eq!(engine.context().read(|s| s.last_id()), before + FLOOD);
+
+    // The other client, and a new one, are served as before.
+    other
+        .send(&serde_json::json!({"request": "post", "text": "still here", "ref": 2}))
+        .await;
+    assert_eq!(other.reply(2).await["reply"], "posted");
+    let mut again = Raw::open(&info).await;
+    again
+        .send(&serde_json::json!({"request": "peek", "limit": 1, "ref": 1}))
+        .await;
+    let last = again.reply(1).await;
+    assert_eq!(last["items"][0]["entry"]["message"], "still here", "{last}");
+
+    handle.stop().await;
+    engine.send(Command::Shutdown);
+    engine.wait().await;
+}

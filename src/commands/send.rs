@@ -71,17 +71,9 @@ pub fn run(args: &SendArgs) -> u8 {
             return exit::FAILED;
         }
     }
-    // The same limit as an agent's post: a message every agent can be sent.
-    if message.len() > crate::mcp::MAX_BODY {
-        errln!(
-            "the message is over the {} MiB limit on one channel message ({} bytes); nothing was sent",
-            crate::mcp::MAX_BODY / (1024 * 1024),
-            crate::mcp::MAX_BODY
-        );
-        return exit::INVALID;
-    }
-    if message.trim().is_empty() {
-        errln!("the message is empty");
+    // The engine checks it too; here nothing is sent that it would refuse.
+    if let Err(e) = crate::context::check_message(&message) {
+        errln!("{e}");
         return exit::INVALID;
     }
     let resolved = match remote::resolve(args.to.as_deref()) {

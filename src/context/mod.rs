@@ -184,6 +184,30 @@ pub enum ContextError {
     UnknownAgent { name: String },
     #[error("{path}: {reason}")]
     Corrupt { path: PathBuf, reason: String },
+    #[error("the message is empty; write something to send")]
+    EmptyMessage,
+    #[error(
+        "the message is {bytes} bytes, over the {} MiB limit on one channel message ({MAX_BODY} bytes); nothing was sent",
+        MAX_BODY / (1024 * 1024)
+    )]
+    MessageTooLong { bytes: usize },
+}
+
+/// Whether `message` may be posted: not blank, and at most [`MAX_BODY`]
+/// bytes (what an agent can post in one MCP request, so every agent can be
+/// sent it). One check for every way a message enters the channel: an
+/// agent's `channel_send`, `awtui send`, the control socket, the control
+/// room.
+pub fn check_message(message: &str) -> Result<()> {
+    if message.trim().is_empty() {
+        return Err(ContextError::EmptyMessage);
+    }
+    if message.len() > MAX_BODY {
+        return Err(ContextError::MessageTooLong {
+            bytes: message.len(),
+        });
+    }
+    Ok(())
 }
 
 /// Result alias for context operations.

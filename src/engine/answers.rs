@@ -27,10 +27,9 @@
 //! - **A clean stop loses nothing.** Dropping the writer writes what is
 //!   still queued before it returns.
 
-use std::sync::mpsc;
-use std::thread::JoinHandle;
-
 use tokio::sync::mpsc as async_mpsc;
+
+use super::lane::Lane;
 
 use crate::context::{ChannelEntry, SharedContext, Since};
 
@@ -89,63 +88,35 @@ pub struct Lost {
 /// The writer thread and its queue.
 #[derive(Debug)]
 pub struct Answers {
-    tx: Option<mpsc::Sender<Job>>,
-    thread: Option<JoinHandle<()>>,
+    lane: Lane<Job>,
 }
 
 impl Answers {
     /// Starts the writer over `context`; failures come back on `lost`.
     pub fn start(context: SharedContext, lost: async_mpsc::UnboundedSender<Lost>) -> Answers {
-        let (tx, rx) = mpsc::channel::<Job>();
-        let thread = std::thread::Builder::new()
-            .name("awtui-answers".into())
-            .spawn(move || {
-                while let Ok(first) = rx.recv() {
-                    let mut batch = vec![first];
-                    batch.extend(rx.try_iter());
-                    let channel = Channel {
-                        append: &|posts: &[(&str, &str)]| context.append_all(posts),
-                        ack: &|agent: &str, through| {
-                            context.ack(agent, Since::Id(through)).map(|_| ())
-                        },
-                        deliver: &|agent: &str, through| {
-                            context.mark_delivered(agent, through).map(|_| ())
-                        },
-                    };
-                    write(&channel, batch, &lost);
-                }
-            })
-            .expect("cannot start the thread that writes final answers");
-        Answers {
-            tx: Some(tx),
-            thread: Some(thread),
-        }
+        let lane = Lane::start("awtui-answers", move |batch| {
+            let channel = Channel {
+                append: &|posts: &[(&str, &str)]| context.append_all(posts),
+                ack: &|agent: &str, through| context.ack(agent, Since::Id(through)).map(|_| ()),
+                deliver: &|agent: &str, through| context.mark_delivered(agent, through).map(|_| ()),
+            };
+            write(&channel, batch, &lost);
+        })
+        .expect("cannot start the thread that writes final answers");
+        Answers { lane }
     }
 
     /// A writer that writes nothing (what is left once the real one was
     /// dropped at the end of a run).
     pub fn stopped() -> Answers {
         Answers {
-            tx: None,
-            thread: None,
+            lane: Lane::stopped(),
         }
     }
 
     /// Queues `job` behind everything queued before it.
     pub fn queue(&self, job: Job) {
-        if let Some(tx) = &self.tx {
-            // The thread ends only when the queue is dropped.
-            let _ = tx.send(job);
-        }
-    }
-}
-
-impl Drop for Answers {
-    fn drop(&mut self) {
-        self.tx.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.lane.queue(job);
     }
 }
 

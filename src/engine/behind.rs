@@ -11,69 +11,50 @@
 //! (the counters only inform).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::mpsc;
-use std::thread::JoinHandle;
+use std::path::{Path, PathBuf};
+
+use super::lane::Lane;
 
 /// The writer thread and its queue.
 #[derive(Debug)]
 pub struct Behind {
-    tx: Option<mpsc::Sender<(PathBuf, Vec<u8>)>>,
-    thread: Option<JoinHandle<()>>,
+    /// `None` when the thread could not start: files are written at once.
+    lane: Option<Lane<(PathBuf, Vec<u8>)>>,
 }
 
 impl Behind {
     /// Starts the writer thread.
     pub fn start() -> Behind {
-        let (tx, rx) = mpsc::channel::<(PathBuf, Vec<u8>)>();
-        let thread = std::thread::Builder::new()
-            .name("awtui-behind".into())
-            .spawn(move || {
-                while let Ok(first) = rx.recv() {
-                    // Everything queued meanwhile, newest per file.
-                    let mut batch: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
-                    batch.insert(first.0, first.1);
-                    while let Ok((path, bytes)) = rx.try_recv() {
-                        batch.insert(path, bytes);
-                    }
-                    for (path, bytes) in batch {
-                        let written = match path.parent() {
-                            Some(dir) => crate::fsutil::create_dir_if_missing(dir),
-                            None => Ok(()),
-                        }
-                        .and_then(|()| crate::fsutil::atomic_write(&path, &bytes));
-                        if let Err(e) = written {
-                            tracing::warn!("cannot write {}: {e}", path.display());
-                        }
-                    }
-                }
-            })
-            .ok();
-        Behind {
-            tx: thread.as_ref().map(|_| tx),
-            thread,
-        }
+        let lane = Lane::start("awtui-behind", |batch: Vec<(PathBuf, Vec<u8>)>| {
+            // Everything queued meanwhile, newest per file.
+            let newest: BTreeMap<PathBuf, Vec<u8>> = batch.into_iter().collect();
+            for (path, bytes) in newest {
+                replace(&path, &bytes);
+            }
+        });
+        Behind { lane: lane.ok() }
     }
 
     /// Queues `bytes` as the whole new content of `path`; written at once
     /// when the thread could not start.
     pub fn write(&self, path: PathBuf, bytes: Vec<u8>) {
-        let Some(tx) = &self.tx else {
-            if let Err(e) = crate::fsutil::atomic_write(&path, &bytes) {
-                tracing::warn!("cannot write {}: {e}", path.display());
-            }
-            return;
-        };
-        let _ = tx.send((path, bytes));
+        match &self.lane {
+            Some(lane) => lane.queue((path, bytes)),
+            None => replace(&path, &bytes),
+        }
     }
 }
 
-impl Drop for Behind {
-    fn drop(&mut self) {
-        self.tx.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+/// Replaces `path` with `bytes`, atomically and durably (its folder made
+/// first); a failure is logged (the counters only inform).
+fn replace(path: &Path, bytes: &[u8]) {
+    let written = match path.parent() {
+        Some(dir) => crate::fsutil::create_dir_if_missing(dir),
+        None => Ok(()),
+    }
+    .and_then(|()| crate::fsutil::atomic_write(path, bytes));
+    if let Err(e) = written {
+        tracing::warn!("cannot write {}: {e}", path.display());
     }
 }
 

@@ -134,6 +134,9 @@ pub struct Driver {
     behind: super::behind::Behind,
     /// Writes final answers and acks behind the loop, in order.
     answers: super::answers::Answers,
+    /// Writes the user's posts from other terminals behind the loop, in
+    /// order (`None` once the run ended).
+    posts: Option<super::jobs::Posts>,
     /// A final answer waiting for the ack that follows it in the same
     /// round of effects (they are written as one job).
     answer_held: Option<super::answers::Job>,
@@ -162,6 +165,7 @@ impl Driver {
         let (lost_tx, lost_rx) = mpsc::unbounded_channel();
         let (launched_tx, launched_rx) = mpsc::unbounded_channel();
         let answers = super::answers::Answers::start(cx.context.clone(), lost_tx);
+        let posts = super::jobs::Posts::start(cx.context.clone());
         // Counters from earlier runs: reopening does not reset them.
         let mut kept_metrics = HashMap::new();
         for name in cx.workflow.agent_names() {
@@ -196,6 +200,7 @@ impl Driver {
             started: chrono::Utc::now(),
             kept_metrics,
             behind: super::behind::Behind::start(),
+            posts: Some(posts),
             answers,
             answer_held: None,
             lost_rx,
@@ -1288,6 +1293,18 @@ impl Driver {
     async fn command(&mut self, envelope: Envelope) {
         let Envelope { command, reply } = envelope;
         let name = command.name();
+        if let Command::Send { text } = command {
+            match &self.posts {
+                Some(posts) => posts.queue(text, reply),
+                None => {
+                    let _ = reply.send(Err(CommandFailed {
+                        command: name.to_string(),
+                        error: "the instance is stopping; nothing was sent".into(),
+                    }));
+                }
+            }
+            return;
+        }
         let is_agent = |a: &str| self.cx.workflow.agent(a).is_some();
         let task_workspace = |t: &str| {
             self.cx
@@ -1328,9 +1345,8 @@ impl Driver {
         let unknown = |agent: &str| format!("there is no agent '{agent}' in this workflow");
         match cmd {
             Command::Post { text } => {
-                self.cx
-                    .context
-                    .append(USER, &text)
+                crate::context::check_message(&text)
+                    .and_then(|()| self.cx.context.append(USER, &text))
                     .map_err(|e| e.to_string())?;
             }
             Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
@@ -1391,8 +1407,8 @@ impl Driver {
                     })
                 });
             }
-            // Answered off the loop by `command` (workspace_cmd, log reads,
-            // channel_job).
+            // Answered off the loop by `command` (the posts' lane,
+            // workspace_cmd, log reads, peeks).
             Command::Send { .. }
             | Command::Peek { .. }
             | Command::ReadDiff { .. }
@@ -1629,7 +1645,8 @@ impl Driver {
         // The answers and acks still queued land before the last report.
         self.queue_held_answer();
         let answers = std::mem::replace(&mut self.answers, super::answers::Answers::stopped());
-        blocking(move || drop(answers));
+        let posts = self.posts.take();
+        blocking(move || drop((answers, posts)));
         self.sync_messages();
         for kind in std::mem::take(&mut self.prepared_workdirs) {
             let backend = crate::agents::backend::backend_for(kind);

@@ -2,10 +2,12 @@
 //! on git or on reading pages runs as a job on a blocking thread, answered
 //! to its sender when done, while the loop goes on deciding and
 //! dispatching. The driver only asks [`for_command`] and hands the job to
-//! [`dispatch`].
+//! [`dispatch`]. The user's posts (`send`) go to [`Posts`] instead, which
+//! keeps their order.
 
 use std::path::PathBuf;
 
+use super::lane::Lane;
 use super::ops::OpsFiles;
 use super::workspace_cmd::{self, Known};
 use crate::context::SharedContext;
@@ -37,15 +39,6 @@ pub struct Sources<'a> {
 /// The job that answers `command`, when it is one answered off the loop.
 pub fn for_command(sources: &Sources<'_>, command: &Command) -> Option<Job> {
     match command {
-        Command::Send { text } => {
-            let (context, text) = (sources.context.clone(), text.clone());
-            Some(Box::new(move || {
-                context
-                    .append(USER, &text)
-                    .map(|entry| Reply::Posted { id: entry.id })
-                    .map_err(|e| e.to_string())
-            }))
-        }
         Command::Peek { query } => {
             let (context, query) = (sources.context.clone(), query.clone());
             Some(Box::new(move || {
@@ -88,4 +81,55 @@ pub fn dispatch(name: &'static str, job: Job, reply: ReplyTo) {
         // The sender may have stopped waiting; nobody else is told.
         let _ = reply.send(answer);
     });
+}
+
+/// The user's posts from other terminals (`awtui send`, the control
+/// socket's `post`), written by one thread in the order the engine got
+/// them, so a client that sends several in a row sees them in the channel
+/// in its order; posts queued together share one `fdatasync`. Each is
+/// answered with its id once durable, or with why it was refused (blank,
+/// too long: [`crate::context::check_message`]); a refused one is not
+/// written and the others are.
+#[derive(Debug)]
+pub struct Posts {
+    lane: Lane<(String, ReplyTo)>,
+}
+
+impl Posts {
+    /// Starts the writer over `context`.
+    pub fn start(context: SharedContext) -> Posts {
+        let lane = Lane::start("awtui-posts", move |batch: Vec<(String, ReplyTo)>| {
+            let checked: Vec<_> = batch
+                .iter()
+                .map(|(text, _)| crate::context::check_message(text))
+                .collect();
+            let valid: Vec<(&str, &str)> = batch
+                .iter()
+                .zip(&checked)
+                .filter(|(_, c)| c.is_ok())
+                .map(|((text, _), _)| (USER, text.as_str()))
+                .collect();
+            let mut written = context.append_all(&valid).into_iter();
+            for ((_, reply), check) in batch.into_iter().zip(checked) {
+                let answer = check
+                    .and_then(|()| written.next().unwrap_or_else(|| unreachable!("one each")))
+                    .map(|entry| Reply::Posted { id: entry.id })
+                    .map_err(|e| CommandFailed {
+                        command: "send".into(),
+                        error: e.to_string(),
+                    });
+                if let Err(failed) = &answer {
+                    tracing::info!("{failed}");
+                }
+                let _ = reply.send(answer);
+            }
+        })
+        .expect("cannot start the thread that writes the user's posts");
+        Posts { lane }
+    }
+
+    /// Queues the post `text`, answered on `reply`.
+    pub fn queue(&self, text: String, reply: ReplyTo) {
+        self.lane.queue((text, reply));
+    }
 }

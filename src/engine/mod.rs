@@ -6,6 +6,7 @@
 mod answers;
 mod behind;
 mod jobs;
+mod lane;
 pub use crate::vocab::command;
 mod driver;
 pub use crate::vocab::event;

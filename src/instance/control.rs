@@ -521,7 +521,6 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
         // A liveness probe (connect, then close) or a silent client.
         _ => return,
     }
-    let mut lines = reader.lines();
     match serde_json::from_str::<Hello>(&hello) {
         Ok(h) if same_token(h.token.trim(), &shared.token) => {}
         Ok(_) => {
@@ -549,14 +548,42 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
     // Answers on their way, for this client alone, in the order of its
     // lines (so a client without refs knows which is which too).
     let mut answers: FuturesOrdered<BoxFuture<'static, Answer>> = FuturesOrdered::new();
+    // The line being read (never more than [`MAX_LINE`]), and whether more
+    // are: after the client's end of input or an over-long line, only the
+    // answers already owed are written.
+    let mut line = Vec::new();
+    let mut reading = true;
     loop {
+        if !reading && answers.is_empty() {
+            break;
+        }
         tokio::select! {
-            line = lines.next_line() => {
-                let Ok(Some(line)) = line else { break };
-                if line.trim().is_empty() {
-                    continue;
+            read = read_capped(&mut reader, &mut line), if reading => {
+                let ended = !matches!(read, Ok(n) if n > 0);
+                match framed(&line, ended) {
+                    Framed::Partial => continue,
+                    Framed::Line(text) => {
+                        if !text.trim().is_empty() {
+                            answers.push_back(handle_line(&shared, text, agent_pid));
+                        }
+                    }
+                    Framed::NotText => answers.push_back(now(
+                        Reply::error("unreadable line (not UTF-8 text)"),
+                        None,
+                    )),
+                    Framed::TooLong => {
+                        let error = format!(
+                            "a line is over the {MAX_LINE}-byte limit of this socket; \
+                             the connection is closed"
+                        );
+                        answers.push_back(now(Reply::error(error), None));
+                        reading = false;
+                    }
                 }
-                answers.push_back(handle_line(&shared, &line, agent_pid));
+                line.clear();
+                if ended {
+                    reading = false;
+                }
             }
             Some(answer) = answers.next(), if !answers.is_empty() => {
                 if write_line(&mut w, &ServerLine::Reply(answer)).await.is_err() {
@@ -592,12 +619,60 @@ async fn connection(stream: UnixStream, shared: Arc<Shared>) {
     let _ = w.shutdown().await;
 }
 
+/// The longest line a client may send after its hello: the largest
+/// command (a 4 MiB post or document) with every byte escaped in JSON
+/// (`\u001b` is six bytes for one), and room for the rest of the line.
+/// A token holder (any process of the user's, an agent's included) can
+/// then not make the instance hold an endless line.
+pub const MAX_LINE: u64 = 6 * crate::context::MAX_BODY as u64 + 64 * 1024;
+
+/// Reads on into `line` up to a newline, never past [`MAX_LINE`] bytes in
+/// all. What was read stays in `line` if the read is given up (it is one
+/// branch of the connection's `select!`).
+async fn read_capped(
+    reader: &mut BufReader<OwnedReadHalf>,
+    line: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    let mut limited = reader.take(MAX_LINE.saturating_sub(line.len() as u64));
+    limited.read_until(b'\n', line).await
+}
+
+/// What the bytes read so far make.
+#[derive(Debug, PartialEq, Eq)]
+enum Framed<'a> {
+    /// Not a whole line yet.
+    Partial,
+    /// One line (without its newline).
+    Line(&'a str),
+    /// A whole line that is not UTF-8.
+    NotText,
+    /// [`MAX_LINE`] bytes and still no newline.
+    TooLong,
+}
+
+/// Cuts `buf` (read up to a newline, [`MAX_LINE`] or the end of input,
+/// `ended`) into what it is.
+fn framed(buf: &[u8], ended: bool) -> Framed<'_> {
+    let body = match buf.strip_suffix(b"\n") {
+        Some(body) => body,
+        None if buf.len() as u64 >= MAX_LINE => return Framed::TooLong,
+        None if ended => buf,
+        None => return Framed::Partial,
+    };
+    match std::str::from_utf8(body) {
+        Ok(text) => Framed::Line(text),
+        Err(_) => Framed::NotText,
+    }
+}
+
+/// An answer ready now.
+fn now(reply: Reply, reference: Option<u64>) -> BoxFuture<'static, Answer> {
+    Box::pin(std::future::ready(Answer { reply, reference }))
+}
+
 /// Carries out one line; its answer, for this client alone (at once for
 /// requests and bad lines, when the engine answers for commands).
 fn handle_line(shared: &Shared, line: &str, agent_pid: Option<u32>) -> BoxFuture<'static, Answer> {
-    let now = |reply: Reply, reference: Option<u64>| -> BoxFuture<'static, Answer> {
-        Box::pin(std::future::ready(Answer { reply, reference }))
-    };
     let value = match serde_json::from_str::<serde_json::Value>(line) {
         Ok(v) => v,
         Err(e) => {
@@ -1077,6 +1152,21 @@ mod tests {
             status: AgentStatus::Idle,
         });
         assert_eq!(m.agents, vec![agent(AgentStatus::Idle)]);
+    }
+
+    #[test]
+    fn lines_are_framed_by_newline_under_the_cap() {
+        assert_eq!(framed(b"{\"a\":1}\n", false), Framed::Line("{\"a\":1}"));
+        assert_eq!(framed(b"{\"a\"", false), Framed::Partial);
+        assert_eq!(framed(b"last", true), Framed::Line("last"));
+        assert_eq!(framed(b"", true), Framed::Line(""));
+        assert_eq!(framed(b"\xff\xfe\n", false), Framed::NotText);
+        let cap = MAX_LINE as usize;
+        let mut long = vec![b'x'; cap - 1];
+        long.push(b'\n');
+        assert!(matches!(framed(&long, false), Framed::Line(l) if l.len() == cap - 1));
+        assert_eq!(framed(&vec![b'x'; cap], false), Framed::TooLong);
+        assert_eq!(framed(&vec![b'x'; cap], true), Framed::TooLong);
     }
 
     #[test]

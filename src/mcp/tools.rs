@@ -515,11 +515,7 @@ impl ToolBox {
     }
 
     fn channel_send(&self, caller: &str, message: &str) -> Result<Value, ToolError> {
-        if message.trim().is_empty() {
-            return Err(ToolError::Failed(
-                "the message is empty; write something to send".into(),
-            ));
-        }
+        crate::context::check_message(message)?;
         let entry = self.ctx.append(caller, message)?;
         Ok(json!({
             "id": entry.id,
