@@ -34,6 +34,12 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
 struct Running {
     turn: TurnId,
     stopper: TurnStopper,
+    start: TurnStart,
+}
+
+/// What the loop knew when it launched a turn, kept until the turn ends.
+#[derive(Debug, Default)]
+struct TurnStart {
     /// The messages the turn delivered (its frontmatter `id` must be the last).
     messages: Vec<u64>,
     /// How often the agent had listed awtui's tools when the turn started,
@@ -60,10 +66,7 @@ struct Launching {
 struct Launched {
     agent: String,
     turn: TurnId,
-    messages: Vec<u64>,
-    number: u32,
-    tool_lists_at_start: Option<u64>,
-    approvals_from: u64,
+    start: TurnStart,
     result: Result<crate::agents::backend::RunningTurn, crate::agents::backend::BackendError>,
 }
 
@@ -703,10 +706,12 @@ impl Driver {
             let _ = launched.send(Launched {
                 agent,
                 turn,
-                messages,
-                number,
-                tool_lists_at_start,
-                approvals_from,
+                start: TurnStart {
+                    messages,
+                    tool_lists_at_start,
+                    approvals_from,
+                    number,
+                },
                 result,
             });
         });
@@ -718,10 +723,7 @@ impl Driver {
         let Launched {
             agent,
             turn,
-            messages,
-            number,
-            tool_lists_at_start,
-            approvals_from,
+            start,
             result,
         } = launched;
         let stop = match self.launching.get(&agent) {
@@ -736,6 +738,7 @@ impl Driver {
                     self.notice(format!("cannot record {agent}'s turn: {e}"));
                 }
                 let (mut updates, stopper) = running.into_parts();
+                let (answered, number) = (start.messages.clone(), start.number);
                 // A running turn counts as alive on the task board.
                 self.cx.context.tasks().set_in_turn(&agent, true);
                 self.running.insert(
@@ -743,10 +746,7 @@ impl Driver {
                     Running {
                         turn,
                         stopper,
-                        messages: messages.clone(),
-                        tool_lists_at_start,
-                        approvals_from,
-                        number,
+                        start,
                     },
                 );
                 if stop {
@@ -758,7 +758,6 @@ impl Driver {
                 let tx = self.turn_tx.clone();
                 let name = agent.clone();
                 let workspace = self.cx.workspaces.get(&agent).cloned();
-                let answered = messages.clone();
                 tokio::spawn(async move {
                     while let Some(update) = updates.recv().await {
                         let relayed = match update.redacted() {
@@ -850,27 +849,24 @@ impl Driver {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
         self.sync_messages();
-        let (delivered_at_start, tool_lists_at_start, approvals_from, number) =
-            match self.running.get(&agent) {
-                Some(r) if r.turn == turn => {
-                    orphans::clear(&self.cx.state_root, &agent);
-                    self.cx.context.tasks().set_in_turn(&agent, false);
-                    self.cx
-                        .context
-                        .approvals()
-                        .close_agent(&agent, "the agent's turn ended while the request waited");
-                    self.running.remove(&agent).map(|r| {
-                        (
-                            r.messages,
-                            r.tool_lists_at_start,
-                            r.approvals_from,
-                            r.number,
-                        )
-                    })
-                }
-                _ => None,
+        let TurnStart {
+            messages: delivered_at_start,
+            tool_lists_at_start,
+            approvals_from,
+            number,
+        } = match self.running.get(&agent) {
+            Some(r) if r.turn == turn => {
+                orphans::clear(&self.cx.state_root, &agent);
+                self.cx.context.tasks().set_in_turn(&agent, false);
+                self.cx
+                    .context
+                    .approvals()
+                    .close_agent(&agent, "the agent's turn ended while the request waited");
+                self.running.remove(&agent).map(|r| r.start)
             }
-            .unwrap_or_default();
+            _ => None,
+        }
+        .unwrap_or_default();
         if let Some(id) = &outcome.session_id {
             self.save_session(&agent, id);
         }

@@ -494,18 +494,7 @@ mod tests {
         now: chrono::DateTime<Utc>,
     ) -> crate::tasks::RegisteredAgent {
         board.change(|s| {
-            let me = s
-                .register(
-                    agent,
-                    agent,
-                    "custom",
-                    None,
-                    vec![],
-                    None,
-                    serde_json::Value::Null,
-                    now,
-                )
-                .unwrap();
+            let me = register(s, agent, now);
             let t = s.claim(agent, task, &me.id, now).unwrap().unwrap();
             (me, vec![TaskEvent::TaskChanged(t)])
         })
