@@ -347,6 +347,12 @@ async fn the_bridge_runs_as_awtui_mcp_only_when_that_is_its_own_program() {
     stale
         .env(handover::VERSION_ENV, "0.0.0-stale")
         .env(handover::PARENT_ENV, &awtui);
+    // Handed back to an `awtui` that is gone since: served where it is.
+    let gone = alone.path().join("gone");
+    let mut orphan = bridge_of(&lean, &[], &args, None);
+    orphan
+        .env(handover::VERSION_ENV, "0.0.0-stale")
+        .env(handover::PARENT_ENV, &gone);
     let cases = [
         ("awtui mcp", bridge(&args, None), &lean),
         (
@@ -360,6 +366,7 @@ async fn the_bridge_runs_as_awtui_mcp_only_when_that_is_its_own_program() {
             &fake_copy,
         ),
         ("a stale awtui-mcp", stale, &awtui),
+        ("handed back to nothing", orphan, &lean),
     ];
     for (n, (case, mut command, program)) in cases.into_iter().enumerate() {
         let child = command.spawn().unwrap();

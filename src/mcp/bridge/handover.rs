@@ -99,17 +99,20 @@ pub fn hand_over(args: &[OsString]) {
 pub fn lean_main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let handed_by_other = std::env::var_os(VERSION_ENV).is_some_and(|v| v != VERSION);
-    let code = match BridgeArgs::plain(args.clone()) {
+    let plain = BridgeArgs::plain(args.clone());
+    let code = match plain {
         Some(plain) if !handed_by_other => super::main(plain),
-        _ => hand_back(args),
+        _ => hand_back(args, plain),
     };
     crate::output::flush();
     code
 }
 
 /// Runs `awtui mcp <args>` in `awtui` itself: the one that handed over, or
-/// the one beside this program.
-fn hand_back(args: Vec<OsString>) -> ExitCode {
+/// the one beside this program. When that cannot be run (gone since),
+/// plainly given arguments (`plain`) are still served here rather than
+/// failing the agent's CLI.
+fn hand_back(args: Vec<OsString>, plain: Option<BridgeArgs>) -> ExitCode {
     let parent = std::env::var_os(PARENT_ENV).map(PathBuf::from).or_else(|| {
         let exe = std::env::current_exe().ok()?;
         Some(exe.parent()?.join("awtui"))
@@ -121,8 +124,11 @@ fn hand_back(args: Vec<OsString>) -> ExitCode {
     let yes = OsString::from("1");
     let args: Vec<OsString> = std::iter::once(OsString::from("mcp")).chain(args).collect();
     let e = exec(&parent, &args, &[(IN_PROCESS_ENV, &yes)]);
-    crate::errln!("awtui-mcp: cannot run {} mcp: {e}", parent.display());
-    ExitCode::from(EXIT_USAGE)
+    let Some(plain) = plain else {
+        crate::errln!("awtui-mcp: cannot run {} mcp: {e}", parent.display());
+        return ExitCode::from(EXIT_USAGE);
+    };
+    super::main(plain)
 }
 
 #[cfg(test)]
