@@ -531,32 +531,50 @@ async fn a_hostile_control_client_gets_errors_by_name_and_the_engine_keeps_answe
         "nothing refused was written"
     );
 
-    // A flood of pipelined posts: every one answered, in order, each
-    // written once; another client's snapshot is answered meanwhile.
+    // A flood of pipelined posts, requests (`send`) and commands (`post`,
+    // as the control room sends) mixed: every one answered, all written
+    // once and in the order sent; another client's snapshot is answered
+    // meanwhile.
     const FLOOD: u64 = 300;
+    let as_command = |i: u64| i % 3 == 0;
     for i in 0..FLOOD {
+        let (kind, name) = if as_command(i) {
+            ("command", "post")
+        } else {
+            ("request", "post")
+        };
         hostile
-            .send(&serde_json::json!({"request": "post", "text": format!("flood {i}"), "ref": 100 + i}))
+            .send(&serde_json::json!({kind: name, "text": format!("flood {i}"), "ref": 100 + i}))
             .await;
     }
     other
         .send(&serde_json::json!({"command": "snapshot", "messages": 5, "ref": 1}))
         .await;
     assert_eq!(other.reply(1).await["reply"], "snapshot");
-    let mut ids = Vec::new();
     for i in 0..FLOOD {
-        let posted = hostile.reply(100 + i).await;
-        assert_eq!(posted["reply"], "posted", "{posted}");
-        ids.push(posted["id"].as_u64().unwrap());
+        let answer = hostile.reply(100 + i).await;
+        let expected = if as_command(i) { "done" } else { "posted" };
+        assert_eq!(answer["reply"], expected, "{answer}");
     }
-    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
-    for (i, id) in ids.iter().enumerate() {
-        let entry = engine.context().read(|s| s.entry(*id)).unwrap();
-        assert_eq!(
-            (entry.from.as_str(), entry.message),
-            ("user", format!("flood {i}"))
-        );
-    }
+    let flood = engine.context().read(|s| s.read(None, None).unwrap());
+    let flood: Vec<(String, String)> = flood[before as usize..]
+        .iter()
+        .map(|e| (e.from.clone(), e.message.clone()))
+        .collect();
+    let sent: Vec<(String, String)> = (0..FLOOD)
+        .map(|i| ("user".to_string(), format!("flood {i}")))
+        .collect();
+    assert_eq!(flood, sent, "written once each, in the order sent");
+    // The control room's `post` is checked like any other.
+    hostile
+        .send(&serde_json::json!({"command": "post", "text": " \n ", "ref": 999}))
+        .await;
+    let blank = hostile.reply(999).await;
+    assert_eq!(
+        (blank["reply"].as_str(), blank["command"].as_str()),
+        (Some("error"), Some("post")),
+        "{blank}"
+    );
     assert_eq!(engine.context().read(|s| s.last_id()), before + FLOOD);
 
     // An endless line: a request before it is still answered, then the

@@ -137,8 +137,8 @@ pub struct Driver {
     behind: super::behind::Behind,
     /// Writes final answers and acks behind the loop, in order.
     answers: super::answers::Answers,
-    /// Writes the user's posts from other terminals behind the loop, in
-    /// order (`None` once the run ended).
+    /// Writes the person's posts behind the loop, in order (`None` once
+    /// the run ended).
     posts: Option<super::jobs::Posts>,
     /// A final answer waiting for the ack that follows it in the same
     /// round of effects (they are written as one job).
@@ -1289,9 +1289,9 @@ impl Driver {
     async fn command(&mut self, envelope: Envelope) {
         let Envelope { command, reply } = envelope;
         let name = command.name();
-        if let Command::Send { text } = command {
+        if let Command::Send { text } | Command::Post { text } = command {
             match &self.posts {
-                Some(posts) => posts.queue(text, reply),
+                Some(posts) => posts.queue(name, text, reply),
                 None => {
                     let _ = reply.send(Err(CommandFailed {
                         command: name.to_string(),
@@ -1340,11 +1340,6 @@ impl Driver {
         let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
         let unknown = |agent: &str| format!("there is no agent '{agent}' in this workflow");
         match cmd {
-            Command::Post { text } => {
-                crate::context::check_message(&text)
-                    .and_then(|()| self.cx.context.append(USER, &text))
-                    .map_err(|e| e.to_string())?;
-            }
             Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
                 return Err(unknown(&agent));
             }
@@ -1406,6 +1401,7 @@ impl Driver {
             // Answered off the loop by `command` (the posts' lane,
             // workspace_cmd, log reads, peeks).
             Command::Send { .. }
+            | Command::Post { .. }
             | Command::Peek { .. }
             | Command::ReadDiff { .. }
             | Command::Workspace { .. }

@@ -83,39 +83,53 @@ pub fn dispatch(name: &'static str, job: Job, reply: ReplyTo) {
     });
 }
 
-/// The user's posts from other terminals (`awtui send`, the control
-/// socket's `post`), written by one thread in the order the engine got
-/// them, so a client that sends several in a row sees them in the channel
-/// in its order; posts queued together share one `fdatasync`. Each is
-/// answered with its id once durable, or with why it was refused (blank,
-/// too long: [`crate::context::check_message`]); a refused one is not
-/// written and the others are.
+/// The person's posts (the control room's, `awtui web`'s and `attach`'s
+/// `post`, `awtui send`'s and the control socket's `send`), written by one
+/// thread in the order the engine got them, so a client that posts several
+/// in a row sees them in the channel in its order, and the loop never
+/// waits for the disk; posts queued together share one `fdatasync`. Each
+/// is answered once durable (`send` with the message's id, `post` with
+/// `Done`), or with why it was refused (blank, too long:
+/// [`crate::context::check_message`]); a refused one is not written and
+/// the others are.
 #[derive(Debug)]
 pub struct Posts {
-    lane: Lane<(String, ReplyTo)>,
+    lane: Lane<Post>,
+}
+
+/// One post on its way, and how its sender is answered.
+#[derive(Debug)]
+struct Post {
+    text: String,
+    /// `send` (answered with the id) or `post` (answered with `Done`).
+    command: &'static str,
+    reply: ReplyTo,
 }
 
 impl Posts {
     /// Starts the writer over `context`.
     pub fn start(context: SharedContext) -> Posts {
-        let lane = Lane::start("awtui-posts", move |batch: Vec<(String, ReplyTo)>| {
+        let lane = Lane::start("awtui-posts", move |batch: Vec<Post>| {
             let checked: Vec<_> = batch
                 .iter()
-                .map(|(text, _)| crate::context::check_message(text))
+                .map(|post| crate::context::check_message(&post.text))
                 .collect();
             let valid: Vec<(&str, &str)> = batch
                 .iter()
                 .zip(&checked)
                 .filter(|(_, c)| c.is_ok())
-                .map(|((text, _), _)| (USER, text.as_str()))
+                .map(|(post, _)| (USER, post.text.as_str()))
                 .collect();
             let mut written = context.append_all(&valid).into_iter();
-            for ((_, reply), check) in batch.into_iter().zip(checked) {
+            for (Post { command, reply, .. }, check) in batch.into_iter().zip(checked) {
                 let answer = check
                     .and_then(|()| written.next().unwrap_or_else(|| unreachable!("one each")))
-                    .map(|entry| Reply::Posted { id: entry.id })
+                    .map(|entry| match command {
+                        "send" => Reply::Posted { id: entry.id },
+                        _ => Reply::Done,
+                    })
                     .map_err(|e| CommandFailed {
-                        command: "send".into(),
+                        command: command.into(),
                         error: e.to_string(),
                     });
                 if let Err(failed) = &answer {
@@ -128,8 +142,13 @@ impl Posts {
         Posts { lane }
     }
 
-    /// Queues the post `text`, answered on `reply`.
-    pub fn queue(&self, text: String, reply: ReplyTo) {
-        self.lane.queue((text, reply));
+    /// Queues the post `text` of `command` (`send` or `post`), answered on
+    /// `reply`.
+    pub fn queue(&self, command: &'static str, text: String, reply: ReplyTo) {
+        self.lane.queue(Post {
+            text,
+            command,
+            reply,
+        });
     }
 }

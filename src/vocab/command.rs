@@ -14,12 +14,13 @@ use super::event::Snapshot;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum Command {
-    /// Post a message to the channel as `user`.
+    /// Post a message to the channel as `user` (answered with `Done` once
+    /// it is durable). Like [`Command::Send`], written off the engine's
+    /// loop, in the order the engine got them; the engine hears of the
+    /// message as of any other.
     Post { text: String },
     /// Post a message to the channel as `user` and answer with its id
-    /// ([`Reply::Posted`]): `awtui send`. Carried out off the engine's
-    /// loop (the append waits for the disk); the engine hears of the
-    /// message as of any other.
+    /// ([`Reply::Posted`]): `awtui send`.
     Send { text: String },
     /// Ask for recent messages or an inbox, with the Agent Mail filters
     /// (answered by [`Reply::Messages`]): `awtui peek`, `awtui web`'s
