@@ -536,7 +536,7 @@ async fn a_hostile_control_client_gets_errors_by_name_and_the_engine_keeps_answe
     // once and in the order sent; another client's snapshot is answered
     // meanwhile.
     const FLOOD: u64 = 300;
-    let as_command = |i: u64| i % 3 == 0;
+    let as_command = |i: u64| i.is_multiple_of(3);
     for i in 0..FLOOD {
         let (kind, name) = if as_command(i) {
             ("command", "post")
