@@ -145,6 +145,9 @@ pub struct Driver {
     answer_held: Option<super::answers::Job>,
     /// Answers (and acks) the writer could not write.
     lost_rx: mpsc::UnboundedReceiver<super::answers::Lost>,
+    /// State files (counters, session ids) written behind the loop that
+    /// could not be written: told to the person.
+    behind_failed: mpsc::UnboundedReceiver<String>,
     /// The session id last saved for each agent (saved once per change:
     /// the id a turn started with is saved mid-turn, not again at its end).
     saved_sessions: HashMap<String, String>,
@@ -166,6 +169,7 @@ impl Driver {
     ) -> Self {
         let (turn_tx, turn_rx) = mpsc::unbounded_channel();
         let (lost_tx, lost_rx) = mpsc::unbounded_channel();
+        let (behind_tx, behind_failed) = mpsc::unbounded_channel();
         let (launched_tx, launched_rx) = mpsc::unbounded_channel();
         let answers = super::answers::Answers::start(cx.context.clone(), lost_tx);
         let posts = super::jobs::Posts::start(cx.context.clone());
@@ -202,7 +206,8 @@ impl Driver {
             clock: Instant::now(),
             started: chrono::Utc::now(),
             kept_metrics,
-            behind: super::behind::Behind::start(),
+            behind: super::behind::Behind::start(behind_tx),
+            behind_failed,
             posts: Some(posts),
             answers,
             answer_held: None,
@@ -283,6 +288,7 @@ impl Driver {
             tokio::select! {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
                 Some(lost) = self.lost_rx.recv() => self.answer_lost(lost),
+                Some(failed) = self.behind_failed.recv() => self.notice(failed),
                 Some(launched) = self.launched_rx.recv() => self.turn_launched(launched),
                 ev = self.ctx_events.recv() => self.context_event(ev),
                 () = next_tick(&mut stale_check) => {
@@ -1446,20 +1452,20 @@ impl Driver {
         Ok(Reply::Done)
     }
 
-    /// The whole state, for a front end drawing from scratch.
-    /// Keeps `agent`'s session id durably (before the next turn can need
-    /// it after a crash) when it is not the one already kept.
+    /// Keeps `agent`'s session id (durably, behind the loop, newest per
+    /// agent winning) when it is not the one already kept.
     fn save_session(&mut self, agent: &str, id: &str) {
         if self.saved_sessions.get(agent).map(String::as_str) == Some(id) {
             return;
         }
-        match blocking(|| sessions::save(&self.cx.state_root, agent, id)) {
-            Ok(()) => {
-                self.saved_sessions
-                    .insert(agent.to_string(), id.to_string());
-            }
-            Err(e) => self.notice(format!("cannot save {agent}'s session id: {e}")),
-        }
+        // Behind the loop, like the counters: with ten agents starting at
+        // once, ten syncs here would hold every front end's command.
+        self.behind.write(
+            sessions::path(&self.cx.state_root, agent),
+            id.as_bytes().to_vec(),
+        );
+        self.saved_sessions
+            .insert(agent.to_string(), id.to_string());
     }
 
     /// Writes `agent`'s lasting counters when they changed (a failure is a
@@ -1479,6 +1485,7 @@ impl Driver {
         }
     }
 
+    /// The whole state, for a front end drawing from scratch.
     fn snapshot(&self, limit: usize) -> Snapshot {
         let runner_agents = self.runner.agents();
         let agents = self
@@ -1623,7 +1630,7 @@ impl Driver {
             match tokio::time::timeout_at(deadline, self.turn_rx.recv()).await {
                 Ok(Some((agent, turn, Relayed::Done { outcome: o, .. }))) => {
                     if let Some(id) = &o.session_id {
-                        let _ = blocking(|| sessions::save(&self.cx.state_root, &agent, id));
+                        self.save_session(&agent, id);
                     }
                     if self.running.get(&agent).is_some_and(|r| r.turn == turn) {
                         self.running.remove(&agent);

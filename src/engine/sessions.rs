@@ -2,10 +2,9 @@
 //! crash resumes each agent's own conversation.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::launch::agent_dir;
-use crate::fsutil::atomic_write;
 
 const FILE: &str = "session";
 
@@ -22,11 +21,10 @@ pub fn load(state_root: &Path, agents: &[String]) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Saves `agent`'s session id.
-pub fn save(state_root: &Path, agent: &str, id: &str) -> std::io::Result<()> {
-    let dir = agent_dir(state_root, agent);
-    std::fs::create_dir_all(&dir)?;
-    atomic_write(&dir.join(FILE), id.as_bytes())
+/// Where `agent`'s session id is kept (the engine writes it behind its
+/// loop, `engine::behind`).
+pub fn path(state_root: &Path, agent: &str) -> PathBuf {
+    agent_dir(state_root, agent).join(FILE)
 }
 
 #[cfg(test)]
@@ -36,7 +34,9 @@ mod tests {
     #[test]
     fn saved_sessions_load_back() {
         let dir = tempfile::tempdir().unwrap();
-        save(dir.path(), "coder", "sess-1").unwrap();
+        let file = path(dir.path(), "coder");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        crate::fsutil::atomic_write(&file, b"sess-1").unwrap();
         let agents = vec!["coder".to_string(), "qa".to_string()];
         let loaded = load(dir.path(), &agents);
         assert_eq!(loaded.get("coder").map(String::as_str), Some("sess-1"));
