@@ -382,7 +382,9 @@ fn a_corrupt_middle_line_is_skipped_without_losing_the_rest() {
     let s = open(&config);
     assert_eq!(s.len(), 2);
     assert!(
-        s.open_warnings()[0].contains(":2: skipped an unreadable line"),
+        s.open_warnings()
+            .iter()
+            .any(|w| w.contains(":2: skipped an unreadable line")),
         "{:?}",
         s.open_warnings()
     );

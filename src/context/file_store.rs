@@ -23,12 +23,17 @@ use serde::{Deserialize, Serialize};
 
 use super::documents::{Docs, FileDocs};
 use super::index::{ChannelIndex, Loc};
+use super::seal::Seal;
 use super::store::{CursorState, Journal, Pending, Store, SyncTarget};
 use super::writer::LatestWriter;
 use super::{ChannelEntry, ContextError, Cursor, Handover, Result, StoreLayout};
 
 /// Name of the cursor file in the instance folder.
 pub const STATE_FILE: &str = "state.json";
+/// Where [`FileStore::open`] keeps the channel's seal key when it is given
+/// no other place (tools and tests; an instance keeps it outside the
+/// workspace, see [`crate::instance::layout::channel_key`]).
+pub const CHANNEL_KEY_FILE: &str = "channel.key";
 
 /// The channel's on-disk files and the cursor file.
 #[derive(Debug)]
@@ -46,6 +51,8 @@ pub struct FileJournal {
     /// Writes `state.json` (cursors) on a thread of its own.
     state: LatestWriter,
     warnings: Vec<String>,
+    /// Seals every line written ([`super::seal`]).
+    seal: Seal,
 }
 
 /// How many batches of mirror text may wait for the writer thread before
@@ -191,8 +198,18 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ContextError + '_ {
 
 impl FileStore {
     /// Opens (or creates) the instance folder `dir` and restores everything
-    /// in it.
+    /// in it, with the channel's seal key in the folder itself
+    /// ([`CHANNEL_KEY_FILE`]): for tools and tests. An instance keeps its
+    /// key outside the workspace ([`FileStore::open_sealed`]).
     pub fn open(dir: &Path, config: &StoreLayout) -> Result<FileStore> {
+        Self::open_sealed(dir, config, &dir.join(CHANNEL_KEY_FILE))
+    }
+
+    /// Opens (or creates) the instance folder `dir` and restores everything
+    /// in it; the channel's lines are sealed with the key in `key` (made
+    /// there when missing), and a line without a valid seal is refused
+    /// with a warning naming the file and line ([`super::seal`]).
+    pub fn open_sealed(dir: &Path, config: &StoreLayout, key: &Path) -> Result<FileStore> {
         // Made 0700 when missing (it will hold agent tokens); an existing
         // folder keeps its mode.
         crate::fsutil::create_dir_if_missing(dir).map_err(io_err(dir))?;
@@ -209,13 +226,21 @@ impl FileStore {
                 .open(&jsonl_path)
                 .map_err(io_err(&jsonl_path))?,
         );
+        let mut warnings = Vec::new();
+        let len_now = jsonl.metadata().map_err(io_err(&jsonl_path))?.len();
+        let (seal, key_warning) =
+            Seal::load_or_create(key, len_now).map_err(|e| ContextError::Corrupt {
+                path: key.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+        warnings.extend(key_warning);
         let mut index = ChannelIndex::over_file(
             config.agents.clone(),
             Arc::clone(&jsonl),
             jsonl_path.clone(),
+            Some(seal.clone()),
         );
-        let mut warnings = Vec::new();
-        let recovered = load_lines(&jsonl, &jsonl_path, &mut index, &mut warnings)?;
+        let recovered = load_lines(&jsonl, &jsonl_path, &seal, &mut index, &mut warnings)?;
         if recovered.torn {
             jsonl.set_len(recovered.len).map_err(io_err(&jsonl_path))?;
             jsonl.sync_all().map_err(io_err(&jsonl_path))?;
@@ -256,6 +281,7 @@ impl FileStore {
                 mirror: MirrorWriter::start(mirror_path),
                 state: LatestWriter::start(state_path),
                 warnings,
+                seal,
             },
         ))
     }
@@ -313,6 +339,7 @@ fn rebuild_mirror(path: &Path, index: &ChannelIndex) -> std::io::Result<()> {
 fn load_lines(
     file: &File,
     path: &Path,
+    seal: &Seal,
     index: &mut ChannelIndex,
     warnings: &mut Vec<String>,
 ) -> Result<Recovered> {
@@ -344,6 +371,16 @@ fn load_lines(
         offset += n as u64;
         let text = &line[..n - 1];
         if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Err(why) = seal.check(at, text) {
+            // Refused before its id is looked at, so it never takes the id
+            // of the real message written after it.
+            warnings.push(format!(
+                "{}:{line_no}: refused a line awtui did not write ({why}): {}",
+                path.display(),
+                preview(text)
+            ));
             continue;
         }
         match serde_json::from_slice::<ChannelEntry>(text) {
@@ -388,13 +425,71 @@ fn read_state(path: &Path) -> Result<Option<StateFile>> {
     }
 }
 
+/// The start of a refused line, for the warning (a line may be 4 MiB).
+fn preview(text: &[u8]) -> String {
+    const MAX: usize = 160;
+    let shown = String::from_utf8_lossy(&text[..text.len().min(MAX)]).into_owned();
+    let shown = crate::sanitize::for_terminal(&shown.replace(['\n', '\r'], " "));
+    if text.len() > MAX {
+        format!("{shown}… ({} bytes)", text.len())
+    } else {
+        shown
+    }
+}
+
+impl FileJournal {
+    /// Takes off the channel file whatever someone else appended since
+    /// awtui's last line (an agent's file tools can reach it), keeping it
+    /// aside in `<file>.foreign` for the person to see: the file holds
+    /// awtui's lines only, and the offsets the index keeps stay right.
+    fn refuse_foreign_tail(&mut self) -> Result<()> {
+        let size = self
+            .jsonl
+            .metadata()
+            .map_err(io_err(&self.jsonl_path))?
+            .len();
+        if size <= self.len {
+            return Ok(());
+        }
+        let aside = self.jsonl_path.with_extension("jsonl.foreign");
+        let mut foreign =
+            vec![0u8; (size - self.len).min(crate::context::MAX_BODY as u64) as usize];
+        let kept = std::os::unix::fs::FileExt::read_exact_at(&*self.jsonl, &mut foreign, self.len)
+            .and_then(|()| {
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&aside)?
+                    .write_all(&foreign)
+            });
+        self.jsonl
+            .set_len(self.len)
+            .map_err(io_err(&self.jsonl_path))?;
+        let msg = format!(
+            "{}: refused {} bytes awtui did not write, appended after byte {}; {}",
+            self.jsonl_path.display(),
+            size - self.len,
+            self.len,
+            match kept {
+                Ok(()) => format!("kept aside in {}", aside.display()),
+                Err(e) => format!("they could not be kept aside ({e})"),
+            }
+        );
+        tracing::warn!("{msg}");
+        self.warnings.push(msg);
+        Ok(())
+    }
+}
+
 impl Journal for FileJournal {
     fn write(&mut self, entry: &ChannelEntry) -> Result<Option<Loc>> {
         let mut line = serde_json::to_vec(entry).map_err(|e| ContextError::Corrupt {
             path: self.jsonl_path.clone(),
             reason: e.to_string(),
         })?;
+        self.seal.sign(&mut line);
         line.push(b'\n');
+        self.refuse_foreign_tail()?;
         if let Err(e) = (&*self.jsonl).write_all(&line) {
             // Cut off whatever part of the line reached the file, so the next
             // write starts on a clean line.
@@ -487,6 +582,31 @@ mod journal_tests {
             std::fs::read(dir.path().join("channel.jsonl")).unwrap(),
             b""
         );
+    }
+
+    /// An old line changed in place after opening (an agent's file tools
+    /// reach the file) reads as changed, never as the forged text.
+    #[test]
+    fn a_line_changed_in_place_reads_as_changed_not_as_forged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = FileStore::open(dir.path(), &layout()).unwrap();
+        let n = super::super::index::RECENT as u64 + 10;
+        for i in 1..=n {
+            store.stage("user", &format!("note {i:05}"), None).unwrap();
+        }
+        let flusher = store.flusher();
+        flusher.flush().unwrap();
+        store.publish_staged(&flusher);
+        let path = dir.path().join("channel.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replacen("note 00001", "DEPLOY!!!!", 1)).unwrap();
+        let first = store.entry(1).unwrap();
+        assert!(
+            first.message.contains("changed on disk") && !first.message.contains("DEPLOY"),
+            "{}",
+            first.message
+        );
+        assert_eq!(store.entry(2).unwrap().message, "note 00002");
     }
 
     /// A channel longer than what is kept whole reads back the same from

@@ -61,6 +61,9 @@ pub enum Bodies {
         path: PathBuf,
         /// The newest entries, whole: `(position, entry)`.
         recent: VecDeque<(usize, ChannelEntry)>,
+        /// Checks each line read back was written by awtui (the file is in
+        /// the agents' workspace; see [`super::seal`]).
+        seal: Option<super::seal::Seal>,
     },
 }
 
@@ -105,14 +108,20 @@ impl ChannelIndex {
     }
 
     /// An empty index whose entries' texts stay in `file` (at `path`),
-    /// pushed with their [`Loc`].
-    pub fn over_file(agents: Vec<String>, file: Arc<File>, path: PathBuf) -> Self {
+    /// pushed with their [`Loc`]; a line read back must pass `seal`.
+    pub fn over_file(
+        agents: Vec<String>,
+        file: Arc<File>,
+        path: PathBuf,
+        seal: Option<super::seal::Seal>,
+    ) -> Self {
         ChannelIndex {
             agents,
             bodies: Bodies::File {
                 file,
                 path,
                 recent: VecDeque::new(),
+                seal,
             },
             ..Default::default()
         }
@@ -139,7 +148,12 @@ impl ChannelIndex {
         let meta = self.meta[pos];
         match &self.bodies {
             Bodies::Memory(all) => all[pos].clone(),
-            Bodies::File { file, path, recent } => {
+            Bodies::File {
+                file,
+                path,
+                recent,
+                seal,
+            } => {
                 if let Some(first) = recent.front()
                     && pos >= first.0
                 {
@@ -149,6 +163,12 @@ impl ChannelIndex {
                 let read = file
                     .read_exact_at(&mut line, meta.loc.offset)
                     .map_err(|e| e.to_string())
+                    .and_then(|()| match seal {
+                        Some(seal) => seal
+                            .check(meta.loc.offset, &line)
+                            .map_err(|e| format!("it was changed on disk: {e}")),
+                        None => Ok(()),
+                    })
                     .and_then(|()| {
                         serde_json::from_slice::<ChannelEntry>(&line).map_err(|e| e.to_string())
                     });

@@ -9,6 +9,7 @@ pub mod index;
 pub mod memory_store;
 pub use crate::vocab::mentions;
 pub mod paths;
+pub mod seal;
 pub mod shared;
 pub mod store;
 pub mod writer;
@@ -49,7 +50,11 @@ pub struct StoreLayout {
 impl StoreLayout {
     /// The channel files, which are never documents.
     pub fn own_files(&self) -> Vec<String> {
-        vec![self.channel.clone(), file_store::jsonl_name(&self.channel)]
+        vec![
+            self.channel.clone(),
+            file_store::jsonl_name(&self.channel),
+            file_store::CHANNEL_KEY_FILE.to_string(),
+        ]
     }
 }
 

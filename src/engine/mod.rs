@@ -196,7 +196,13 @@ impl Engine {
         let (store, state_root, temporary): (Box<dyn ContextStore>, PathBuf, bool) =
             match (&workflow.context, &prepared.context_dir) {
                 (ContextConfig::File(_), Some(dir)) => {
-                    let store = FileStore::open(dir, &layout)?;
+                    let key = crate::instance::layout::channel_key(dir).map_err(|e| {
+                        ContextError::Corrupt {
+                            path: dir.clone(),
+                            reason: format!("no place for the channel's seal key: {e}"),
+                        }
+                    })?;
+                    let store = FileStore::open_sealed(dir, &layout, &key)?;
                     notices.extend(store.open_warnings().iter().cloned());
                     (Box::new(store), dir.clone(), false)
                 }

@@ -220,6 +220,22 @@ pub fn approvals_journal(home: &Path) -> Result<PathBuf, LayoutError> {
     Ok(dir.join(format!("{}.jsonl", path_hash(&home))))
 }
 
+/// Where an instance's channel seal key goes: in the per-user data dir
+/// (`<data dir>/channel-keys/<hash of the instance folder>.key`), beside
+/// the approvals journal and for the same reason: the instance folder is
+/// in reach of every agent's file tools, and whoever holds the key can
+/// write lines the channel accepts as awtui's ([`crate::context::seal`]).
+/// Without a data dir (no `$HOME`) it stays in the instance folder.
+pub fn channel_key(home: &Path) -> Result<PathBuf, LayoutError> {
+    let in_home = home.join(crate::context::file_store::CHANNEL_KEY_FILE);
+    let Ok(data) = data_dir() else {
+        return Ok(in_home);
+    };
+    let dir = private_dir(&data.join("channel-keys"))?;
+    let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    Ok(dir.join(format!("{}.key", path_hash(&home))))
+}
+
 /// Where the control socket goes: in the instance folder, or under the
 /// state dir when that path is too long for a unix socket.
 pub fn control_socket(home: &Path) -> Result<PathBuf, LayoutError> {
