@@ -46,6 +46,9 @@ fn build(dir: &std::path::Path, messages: u64) {
         1 << 20,
         std::fs::File::create(dir.join("channel.jsonl")).unwrap(),
     );
+    // Sealed as an instance writes them, so reopening checks every line.
+    let key = dir.join(awtui::context::file_store::CHANNEL_KEY_FILE);
+    let (seal, _) = awtui::context::seal::Seal::load_or_create(&key, 0).unwrap();
     let t0 = chrono::Utc::now() - chrono::Duration::days(30);
     let mut last = None;
     for id in 1..=messages {
@@ -61,8 +64,10 @@ fn build(dir: &std::path::Path, messages: u64) {
             mentions: vec![to],
             reply_to: None,
         };
-        serde_json::to_writer(&mut out, &e).unwrap();
-        out.write_all(b"\n").unwrap();
+        let mut line = serde_json::to_vec(&e).unwrap();
+        seal.sign(&mut line);
+        line.push(b'\n');
+        out.write_all(&line).unwrap();
         last = Some(e);
     }
     out.flush().unwrap();

@@ -100,10 +100,31 @@ pub fn unregister(info: &InstanceInfo) {
     let _ = std::fs::remove_file(info.home.join(INSTANCE_FILE));
 }
 
-/// The record in an instance folder, if any (running or not).
+/// The record of the instance in folder `home`, if any (running or not).
+///
+/// `instance.json` lies in the instance folder, in reach of every agent's
+/// file tools, and its fields are paths awtui acts on: the control socket
+/// a client hands the admin token to, the token file, the MCP URL a bridge
+/// hands an agent's token to, the state dir tokens are read from, the pid
+/// a screen signals. So the folder's copy only says where to look: the
+/// record returned is the same instance's copy in a private registry
+/// ([`layout::registry_dirs`]), for this very folder and pid. A folder
+/// record with no such copy is not believed.
 pub fn read_home(home: &Path) -> Option<InstanceInfo> {
     let bytes = crate::fsutil::read_record(&home.join(INSTANCE_FILE)).ok()?;
-    serde_json::from_slice(&bytes).ok()
+    let claimed: InstanceInfo = serde_json::from_slice(&bytes).ok()?;
+    let name = claimed.registry_name();
+    let here = std::fs::canonicalize(home).ok();
+    layout::registry_dirs()
+        .into_iter()
+        .chain(layout::pointer_registry_dir())
+        .find_map(|dir| {
+            let bytes = crate::fsutil::read_record(&dir.join(&name)).ok()?;
+            let record: InstanceInfo = serde_json::from_slice(&bytes).ok()?;
+            let same_folder = record.home == home
+                || (here.is_some() && std::fs::canonicalize(&record.home).ok() == here);
+            (same_folder && record.pid == claimed.pid).then_some(record)
+        })
 }
 
 /// Whether process `pid` exists and is not a zombie.

@@ -13,3 +13,4 @@
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
 mod journal;
+mod records;
