@@ -12,3 +12,6 @@
 
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+mod ssh;
+#[path = "../sshd_support/mod.rs"]
+mod sshd_support;
