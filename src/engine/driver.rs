@@ -50,6 +50,9 @@ struct TurnStart {
     approvals_from: u64,
     /// The agent's own turn number (pane, logs and commits).
     number: u32,
+    /// The host connection the turn runs over and which of its masters
+    /// was up when it started (a remote turn only).
+    link: Option<(Arc<crate::agents::runtime::ssh::Connection>, u64)>,
 }
 
 /// A turn whose process is being started on a blocking thread (writing its
@@ -84,6 +87,9 @@ enum Relayed {
     Done {
         outcome: BackendOutcome,
         committed: Option<String>,
+        /// A failed remote turn whose host connection was lost: what to
+        /// say (naming the host).
+        lost: Option<String>,
     },
 }
 
@@ -297,9 +303,11 @@ impl Driver {
                 }
                 Some((agent, turn, relayed)) = self.turn_rx.recv() => match relayed {
                     Relayed::Update(update) => self.turn_update(agent, turn, update),
-                    Relayed::Done { outcome, committed } => {
-                        self.turn_done(agent, turn, outcome, committed)
-                    }
+                    Relayed::Done {
+                        outcome,
+                        committed,
+                        lost,
+                    } => self.turn_done(agent, turn, outcome, committed, lost),
                 },
                 () = sleep_until(deadline) => {
                     self.deliver_deferred(None);
@@ -709,6 +717,12 @@ impl Driver {
         let (cx, launched) = (self.cx.clone(), self.launched_tx.clone());
         tokio::task::spawn_blocking(move || {
             let result = launch::start_turn(&cx, &def, &messages, session);
+            // Read after the turn's preparation waited for the host's
+            // master: the one the turn runs over.
+            let link = launch::connection_of(&cx, &agent).and_then(|conn| {
+                let generation = conn.link.session()?.generation;
+                Some((conn, generation))
+            });
             let _ = launched.send(Launched {
                 agent,
                 turn,
@@ -717,6 +731,7 @@ impl Driver {
                     tool_lists_at_start,
                     approvals_from,
                     number,
+                    link,
                 },
                 result,
             });
@@ -745,6 +760,7 @@ impl Driver {
                 }
                 let (mut updates, stopper) = running.into_parts();
                 let (answered, number) = (start.messages.clone(), start.number);
+                let link = start.link.clone();
                 // A running turn counts as alive on the task board.
                 self.cx.context.tasks().set_in_turn(&agent, true);
                 self.running.insert(
@@ -788,7 +804,22 @@ impl Driver {
                                         }
                                         _ => None,
                                     };
-                                Relayed::Done { outcome, committed }
+                                // A failed turn on a host: did its
+                                // connection go? (Off the loop: it may
+                                // ask the master.)
+                                let lost = match &link {
+                                    Some((conn, generation)) if !outcome.success => conn
+                                        .link
+                                        .lost_during(*generation)
+                                        .await
+                                        .map(|e| e.to_string()),
+                                    _ => None,
+                                };
+                                Relayed::Done {
+                                    outcome,
+                                    committed,
+                                    lost,
+                                }
                             }
                             other => Relayed::Update(other),
                         };
@@ -841,7 +872,7 @@ impl Driver {
                     self.handle(Event::Backend { agent, turn, event });
                 }
             }
-            TurnUpdate::Done(outcome) => self.turn_done(agent, turn, outcome, None),
+            TurnUpdate::Done(outcome) => self.turn_done(agent, turn, outcome, None, None),
         }
     }
 
@@ -851,6 +882,7 @@ impl Driver {
         turn: TurnId,
         outcome: BackendOutcome,
         committed: Option<String>,
+        lost: Option<String>,
     ) {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
@@ -860,6 +892,7 @@ impl Driver {
             tool_lists_at_start,
             approvals_from,
             number,
+            ..
         } = match self.running.get(&agent) {
             Some(r) if r.turn == turn => {
                 orphans::clear(&self.cx.state_root, &agent);
@@ -953,7 +986,10 @@ impl Driver {
                 session_id: outcome.session_id,
             }
         } else {
-            let reason = outcome.error.unwrap_or_else(|| "the turn failed".into());
+            let reason = lost
+                .clone()
+                .or(outcome.error)
+                .unwrap_or_else(|| "the turn failed".into());
             let printed = outcome.answer.as_deref().unwrap_or_default();
             let now = chrono::Utc::now();
             let kept =
@@ -962,9 +998,15 @@ impl Driver {
             if let Some(notice) = kept {
                 self.notice(notice);
             }
-            TurnOutcome::Failure {
-                reason,
-                session_id: outcome.session_id,
+            match lost {
+                Some(_) => TurnOutcome::ConnectionLost {
+                    reason,
+                    session_id: outcome.session_id,
+                },
+                None => TurnOutcome::Failure {
+                    reason,
+                    session_id: outcome.session_id,
+                },
             }
         };
         self.handle(Event::TurnFinished {

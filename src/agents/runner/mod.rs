@@ -230,6 +230,7 @@ impl Runner {
                     kill_running(a, &mut fx);
                     a.phase = Phase::Idle;
                     a.failures = 0;
+                    a.connection_losses = 0;
                     a.budget_turns = 0;
                 }
             }
@@ -575,6 +576,7 @@ impl Runner {
                     a.session_id = session_id;
                 }
                 a.failures = 0;
+                a.connection_losses = 0;
                 // Ack up to the last id such that every unread id up to it
                 // was handed over: in the prompt or during the turn.
                 let through = a
@@ -604,6 +606,12 @@ impl Runner {
                     a.session_id = session_id;
                 }
                 fail_turn(a, reason, now, &retry, fx);
+            }
+            TurnOutcome::ConnectionLost { reason, session_id } => {
+                if session_id.is_some() {
+                    a.session_id = session_id;
+                }
+                lose_connection(a, reason, now, &retry, fx);
             }
         }
     }
@@ -884,6 +892,43 @@ fn kill_running(a: &mut AgentState, fx: &mut Vec<Effect>) {
         });
         a.phase = Phase::Idle;
     }
+}
+
+/// How many turns in a row a lost host connection may cut off before the
+/// next loss counts as a failure (a link that keeps dropping ends in a
+/// clear error, not in endless retries).
+pub const MAX_CONNECTION_LOSSES: u32 = 5;
+
+/// A turn cut off by a lost host connection: said in the channel and
+/// retried after the first back-off without counting as a failure (the
+/// retry waits for the host's connection to be back); past
+/// [`MAX_CONNECTION_LOSSES`] in a row it is a failure like any other.
+fn lose_connection(
+    a: &mut AgentState,
+    reason: String,
+    now: Millis,
+    policy: &RetryPolicy,
+    fx: &mut Vec<Effect>,
+) {
+    a.connection_losses += 1;
+    if a.connection_losses > MAX_CONNECTION_LOSSES {
+        return fail_turn(a, reason, now, policy, fx);
+    }
+    fx.push(Effect::PostSystem {
+        text: format!(
+            "{}'s turn was cut off: {reason}. It is tried again once the connection is back \
+             (not counted as a failure).",
+            a.name
+        ),
+    });
+    let retry = a.failures + 1;
+    let at = now.after(policy.delay(1));
+    fx.push(Effect::ScheduleRetry {
+        agent: a.name.clone(),
+        at,
+        retry,
+    });
+    a.phase = Phase::RetryWait { at, retry, reason };
 }
 
 /// A failed attempt: schedule a retry, or fail the agent when out of retries.
