@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli_support::{World, init_repo, wait_for};
+use crate::cli_support::{World, git, init_repo, wait_for};
 use crate::sshd_support::Sshd;
 
 /// An agent whose turn `n` (one more than the `turn-*.txt` files in its
@@ -95,6 +95,17 @@ fn said(w: &World, what: &str) -> String {
     })
 }
 
+/// Waits until `agent`'s turn `n` came back and was committed locally
+/// (its turn, remote commit and fetch included, is over).
+fn came_back(w: &World, agent: &str, n: u32) {
+    let branch = format!("awtui/i/{agent}");
+    let file = format!("turn-{n}.txt");
+    wait_for(&format!("{agent}'s turn {n} to come back"), || {
+        let files = git(&w.dir, &["ls-tree", "-r", "--name-only", &branch]);
+        files.contains(&file).then_some(())
+    });
+}
+
 /// The control socket of the instance's master connection.
 fn control_socket(w: &World) -> PathBuf {
     wait_for("the control socket", || {
@@ -149,7 +160,7 @@ fn masters_on(socket: &Path) -> Vec<u32> {
                 .split(|b| *b == 0)
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
-            !zombie && args.iter().any(|a| a == "-M") && args.iter().any(|a| *a == socket)
+            !zombie && args.iter().any(|a| a == "-M") && args.contains(&socket)
         })
         .collect()
 }
@@ -175,7 +186,7 @@ fn a_reconnect_in_one_turn_leaves_the_other_agents_session_alone() {
     // b's first turn goes straight through; a's holds.
     open(&gates, "b-1");
     w.start_background("far.yaml", "i");
-    said(&w, "b-1 done");
+    came_back(&w, "b", 1);
     wait_waiting(&gates, "a-1");
     let socket = control_socket(&w);
     let first = kill_master(&sshd, &socket);
@@ -212,9 +223,44 @@ fn a_reconnect_in_one_turn_leaves_the_other_agents_session_alone() {
         Some(master),
         "the master changed"
     );
-    // a's turn lost its connection: it was said, naming the host.
-    let lost = said(&w, "connection to host 'box' lost");
-    assert!(lost.starts_with("a's turn"), "{lost}");
+    // a's turn lost its connection: it was said, naming the host and why
+    // (the master was killed, and said nothing).
+    let lost = said(&w, "a's turn was cut off: ");
+    assert!(
+        lost.contains("connection to host 'box' lost: ") && lost.contains("killed by signal 9"),
+        "{lost}"
+    );
+    let b_lost = messages(&w)
+        .into_iter()
+        .filter(|m| m.starts_with("b's turn"))
+        .collect::<Vec<_>>();
+    assert!(b_lost.is_empty(), "b lost its session: {b_lost:?}");
+}
+
+#[test]
+fn a_host_that_stays_down_ends_in_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sshd = Sshd::start(tmp.path());
+    let gates = tmp.path().join("gates");
+    std::fs::create_dir_all(&gates).unwrap();
+    let mut w = two_on_one_host(&sshd, &gates);
+    open(&gates, "b-1");
+    w.start_background("far.yaml", "i");
+    wait_waiting(&gates, "a-1");
+    came_back(&w, "b", 1);
+    let socket = control_socket(&w);
+    // The host takes no new connection; then the master goes.
+    sshd.stop();
+    kill_master(&sshd, &socket);
+    let failed = said(&w, "a failed after");
+    assert!(
+        failed.contains("connection to host 'box' lost: ")
+            && failed.contains("reconnecting failed: cannot connect: ")
+            && failed.contains("Connection refused"),
+        "{failed}"
+    );
+    // Nothing but the first start ran: no turn went on without the host.
+    assert_eq!(starts(&gates, "a-1"), 1);
 }
 
 #[test]

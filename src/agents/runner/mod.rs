@@ -1030,6 +1030,62 @@ mod tests {
         }
     }
 
+    /// The turn `fx` starts for `agent`.
+    fn started_turn(fx: &[Effect], agent: &str) -> Option<TurnId> {
+        fx.iter().find_map(|e| match e {
+            Effect::StartTurn { agent: a, turn, .. } if a == agent => Some(*turn),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn a_lost_connection_is_said_and_retried_without_counting_up_to_a_bound() {
+        let (mut r, fx) = started(RunMode::Start);
+        let mut turn = started_turn(&fx, "coder").expect("coder works");
+        let lost = "connection to host 'box' lost: Connection reset";
+        let mut now = 1;
+        for n in 1..=MAX_CONNECTION_LOSSES {
+            let fx = r.handle(
+                Millis(now),
+                Event::TurnFinished {
+                    agent: "coder".into(),
+                    turn,
+                    outcome: TurnOutcome::ConnectionLost {
+                        reason: lost.into(),
+                        session_id: None,
+                    },
+                },
+            );
+            let said = fx.iter().any(|e| {
+                matches!(e, Effect::PostSystem { text }
+                    if text.starts_with(&format!("coder's turn was cut off: {lost}")))
+            });
+            assert!(said, "loss {n} was not said: {fx:?}");
+            assert!(
+                fx.iter()
+                    .any(|e| matches!(e, Effect::ScheduleRetry { agent, .. } if agent == "coder"))
+            );
+            assert_eq!(r.agents[0].failures, 0, "loss {n} counted as a failure");
+            now += 60_000;
+            let fx = r.handle(Millis(now), Event::Tick);
+            turn = started_turn(&fx, "coder").expect("the turn is tried again");
+        }
+        // One loss more than the bound is a failure like any other.
+        r.handle(
+            Millis(now + 1),
+            Event::TurnFinished {
+                agent: "coder".into(),
+                turn,
+                outcome: TurnOutcome::ConnectionLost {
+                    reason: lost.into(),
+                    session_id: None,
+                },
+            },
+        );
+        assert_eq!(r.agents[0].failures, 1);
+        assert!(matches!(&r.agents[0].phase, Phase::RetryWait { reason, .. } if reason == lost));
+    }
+
     #[test]
     fn own_final_answer_seen_in_the_next_turn_is_not_a_mid_turn_post() {
         let (mut r, _) = started(RunMode::Start);
