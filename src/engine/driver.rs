@@ -154,6 +154,10 @@ pub struct Driver {
     /// State files (counters, session ids) written behind the loop that
     /// could not be written: told to the person.
     behind_failed: mpsc::UnboundedReceiver<String>,
+    /// What the hosts' connections say as it happens (a master that ended)
+    /// and its sender (kept: the channel stays open without hosts).
+    host_notices: mpsc::UnboundedReceiver<String>,
+    _host_tx: mpsc::UnboundedSender<String>,
     /// The session id last saved for each agent (saved once per change:
     /// the id a turn started with is saved mid-turn, not again at its end).
     saved_sessions: HashMap<String, String>,
@@ -177,6 +181,10 @@ impl Driver {
         let (lost_tx, lost_rx) = mpsc::unbounded_channel();
         let (behind_tx, behind_failed) = mpsc::unbounded_channel();
         let (launched_tx, launched_rx) = mpsc::unbounded_channel();
+        let (host_tx, host_notices) = mpsc::unbounded_channel();
+        for conn in cx.hosts.values().flatten() {
+            conn.link.tell(host_tx.clone());
+        }
         let answers = super::answers::Answers::start(cx.context.clone(), lost_tx);
         let posts = super::jobs::Posts::start(cx.context.clone());
         // Counters from earlier runs: reopening does not reset them.
@@ -214,6 +222,8 @@ impl Driver {
             kept_metrics,
             behind: super::behind::Behind::start(behind_tx),
             behind_failed,
+            host_notices,
+            _host_tx: host_tx,
             posts: Some(posts),
             answers,
             answer_held: None,
@@ -295,6 +305,7 @@ impl Driver {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
                 Some(lost) = self.lost_rx.recv() => self.answer_lost(lost),
                 Some(failed) = self.behind_failed.recv() => self.notice(failed),
+                Some(said) = self.host_notices.recv() => self.notice(said),
                 Some(launched) = self.launched_rx.recv() => self.turn_launched(launched),
                 ev = self.ctx_events.recv() => self.context_event(ev),
                 () = next_tick(&mut stale_check) => {

@@ -235,6 +235,13 @@ fn a_reconnect_in_one_turn_leaves_the_other_agents_session_alone() {
         .filter(|m| m.starts_with("b's turn"))
         .collect::<Vec<_>>();
     assert!(b_lost.is_empty(), "b lost its session: {b_lost:?}");
+    // The drop itself is a notice of the instance's, naming the host.
+    let log = w.dir.join(".workflow/i/awtui.log");
+    wait_for("the drop to be noticed in the instance's log", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|t| t.contains("connection to host 'box' lost: "))
+    });
 }
 
 #[test]

@@ -16,12 +16,12 @@ use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt};
 use tokio::process::{Child, Command};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::{SSH, SSH_OPTIONS, STEP_LIMIT, mux_args, ssh_output};
@@ -92,6 +92,8 @@ pub struct Link {
     runtime: tokio::runtime::Handle,
     /// Ends the watchers, and with them their masters.
     stop: CancellationToken,
+    /// Where a master's end is said as it happens (the engine's notices).
+    notices: Arc<OnceLock<mpsc::UnboundedSender<String>>>,
 }
 
 impl Drop for Link {
@@ -109,9 +111,16 @@ impl Link {
             starting: tokio::sync::Mutex::new(()),
             runtime: tokio::runtime::Handle::current(),
             stop: CancellationToken::new(),
+            notices: Arc::default(),
         };
         link.start_one().await?;
         Ok(link)
+    }
+
+    /// Says from now on to `to` when a master ends, naming the host (a
+    /// drop while no turn runs is said too). Only the first call counts.
+    pub fn tell(&self, to: mpsc::UnboundedSender<String>) {
+        let _ = self.notices.set(to);
     }
 
     /// The live master, if one is up.
@@ -172,7 +181,7 @@ impl Link {
             .is_ok()
     }
 
-    /// Why the last master ended ("" before any ended).
+    /// Why the last master ended.
     fn last_reason(&self) -> String {
         let state = self.state.borrow();
         state
@@ -201,6 +210,7 @@ impl Link {
             session.generation,
             self.stop.clone(),
             self.spec.host.clone(),
+            self.notices.clone(),
         ));
         Ok(session)
     }
@@ -317,6 +327,7 @@ async fn watch_master(
     generation: u64,
     stop: CancellationToken,
     host: String,
+    notices: Arc<OnceLock<mpsc::UnboundedSender<String>>>,
 ) {
     // Held here: `Child::wait` would close it, and it is the lifeline.
     let _lifeline = master.child.stdin.take();
@@ -327,7 +338,16 @@ async fn watch_master(
     let _ = tokio::time::timeout(Duration::from_secs(1), &mut master.drained).await;
     let last = master.last_error.lock().expect("not poisoned").clone();
     let reason = why_it_ended(status.ok(), &last);
-    tracing::warn!("connection to host '{host}' lost: {reason}");
+    let said = format!(
+        "connection to host '{host}' lost: {reason}; it is started again when one of its agents' \
+         turns needs it"
+    );
+    match notices.get() {
+        Some(to) => {
+            let _ = to.send(said);
+        }
+        None => tracing::warn!("{said}"),
+    }
     state.send_modify(|s| {
         if s.up.is_some_and(|u| u.generation == generation) {
             s.up = None;
