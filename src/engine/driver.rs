@@ -50,6 +50,9 @@ struct TurnStart {
     approvals_from: u64,
     /// The agent's own turn number (pane, logs and commits).
     number: u32,
+    /// The host connection the turn runs over and which of its masters
+    /// was up when it started (a remote turn only).
+    link: Option<(Arc<crate::agents::runtime::ssh::Connection>, u64)>,
 }
 
 /// A turn whose process is being started on a blocking thread (writing its
@@ -84,6 +87,9 @@ enum Relayed {
     Done {
         outcome: BackendOutcome,
         committed: Option<String>,
+        /// A failed remote turn whose host connection was lost: what to
+        /// say (naming the host).
+        lost: Option<String>,
     },
 }
 
@@ -148,6 +154,10 @@ pub struct Driver {
     /// State files (counters, session ids) written behind the loop that
     /// could not be written: told to the person.
     behind_failed: mpsc::UnboundedReceiver<String>,
+    /// What the hosts' connections say as it happens (a master that ended)
+    /// and its sender (kept: the channel stays open without hosts).
+    host_notices: mpsc::UnboundedReceiver<String>,
+    _host_tx: mpsc::UnboundedSender<String>,
     /// The session id last saved for each agent (saved once per change:
     /// the id a turn started with is saved mid-turn, not again at its end).
     saved_sessions: HashMap<String, String>,
@@ -171,6 +181,10 @@ impl Driver {
         let (lost_tx, lost_rx) = mpsc::unbounded_channel();
         let (behind_tx, behind_failed) = mpsc::unbounded_channel();
         let (launched_tx, launched_rx) = mpsc::unbounded_channel();
+        let (host_tx, host_notices) = mpsc::unbounded_channel();
+        for conn in cx.hosts.values().flatten() {
+            conn.link.tell(host_tx.clone());
+        }
         let answers = super::answers::Answers::start(cx.context.clone(), lost_tx);
         let posts = super::jobs::Posts::start(cx.context.clone());
         // Counters from earlier runs: reopening does not reset them.
@@ -208,6 +222,8 @@ impl Driver {
             kept_metrics,
             behind: super::behind::Behind::start(behind_tx),
             behind_failed,
+            host_notices,
+            _host_tx: host_tx,
             posts: Some(posts),
             answers,
             answer_held: None,
@@ -289,6 +305,7 @@ impl Driver {
                 Some(cmd) = self.commands.recv() => self.command(cmd).await,
                 Some(lost) = self.lost_rx.recv() => self.answer_lost(lost),
                 Some(failed) = self.behind_failed.recv() => self.notice(failed),
+                Some(said) = self.host_notices.recv() => self.notice(said),
                 Some(launched) = self.launched_rx.recv() => self.turn_launched(launched),
                 ev = self.ctx_events.recv() => self.context_event(ev),
                 () = next_tick(&mut stale_check) => {
@@ -297,9 +314,11 @@ impl Driver {
                 }
                 Some((agent, turn, relayed)) = self.turn_rx.recv() => match relayed {
                     Relayed::Update(update) => self.turn_update(agent, turn, update),
-                    Relayed::Done { outcome, committed } => {
-                        self.turn_done(agent, turn, outcome, committed)
-                    }
+                    Relayed::Done {
+                        outcome,
+                        committed,
+                        lost,
+                    } => self.turn_done(agent, turn, outcome, committed, lost),
                 },
                 () = sleep_until(deadline) => {
                     self.deliver_deferred(None);
@@ -709,6 +728,12 @@ impl Driver {
         let (cx, launched) = (self.cx.clone(), self.launched_tx.clone());
         tokio::task::spawn_blocking(move || {
             let result = launch::start_turn(&cx, &def, &messages, session);
+            // Read after the turn's preparation waited for the host's
+            // master: the one the turn runs over.
+            let link = launch::connection_of(&cx, &agent).and_then(|conn| {
+                let generation = conn.link.session()?.generation;
+                Some((conn, generation))
+            });
             let _ = launched.send(Launched {
                 agent,
                 turn,
@@ -717,6 +742,7 @@ impl Driver {
                     tool_lists_at_start,
                     approvals_from,
                     number,
+                    link,
                 },
                 result,
             });
@@ -745,6 +771,7 @@ impl Driver {
                 }
                 let (mut updates, stopper) = running.into_parts();
                 let (answered, number) = (start.messages.clone(), start.number);
+                let link = start.link.clone();
                 // A running turn counts as alive on the task board.
                 self.cx.context.tasks().set_in_turn(&agent, true);
                 self.running.insert(
@@ -788,7 +815,22 @@ impl Driver {
                                         }
                                         _ => None,
                                     };
-                                Relayed::Done { outcome, committed }
+                                // A failed turn on a host: did its
+                                // connection go? (Off the loop: it may
+                                // ask the master.)
+                                let lost = match &link {
+                                    Some((conn, generation)) if !outcome.success => conn
+                                        .link
+                                        .lost_during(*generation)
+                                        .await
+                                        .map(|e| e.to_string()),
+                                    _ => None,
+                                };
+                                Relayed::Done {
+                                    outcome,
+                                    committed,
+                                    lost,
+                                }
                             }
                             other => Relayed::Update(other),
                         };
@@ -841,7 +883,7 @@ impl Driver {
                     self.handle(Event::Backend { agent, turn, event });
                 }
             }
-            TurnUpdate::Done(outcome) => self.turn_done(agent, turn, outcome, None),
+            TurnUpdate::Done(outcome) => self.turn_done(agent, turn, outcome, None, None),
         }
     }
 
@@ -851,6 +893,7 @@ impl Driver {
         turn: TurnId,
         outcome: BackendOutcome,
         committed: Option<String>,
+        lost: Option<String>,
     ) {
         // Everything the agent posted during the turn reaches the runner
         // first: that is how it knows not to post the final answer again.
@@ -860,6 +903,7 @@ impl Driver {
             tool_lists_at_start,
             approvals_from,
             number,
+            ..
         } = match self.running.get(&agent) {
             Some(r) if r.turn == turn => {
                 orphans::clear(&self.cx.state_root, &agent);
@@ -953,7 +997,10 @@ impl Driver {
                 session_id: outcome.session_id,
             }
         } else {
-            let reason = outcome.error.unwrap_or_else(|| "the turn failed".into());
+            let reason = lost
+                .clone()
+                .or(outcome.error)
+                .unwrap_or_else(|| "the turn failed".into());
             let printed = outcome.answer.as_deref().unwrap_or_default();
             let now = chrono::Utc::now();
             let kept =
@@ -962,9 +1009,15 @@ impl Driver {
             if let Some(notice) = kept {
                 self.notice(notice);
             }
-            TurnOutcome::Failure {
-                reason,
-                session_id: outcome.session_id,
+            match lost {
+                Some(_) => TurnOutcome::ConnectionLost {
+                    reason,
+                    session_id: outcome.session_id,
+                },
+                None => TurnOutcome::Failure {
+                    reason,
+                    session_id: outcome.session_id,
+                },
             }
         };
         self.handle(Event::TurnFinished {

@@ -301,6 +301,13 @@ pub fn start_turn(
     backend.start(req, tools, runtime.as_ref())
 }
 
+/// The connection `agent`'s turns run over, when it runs on a host that
+/// connected: the engine asks it whether a failed turn lost it.
+pub fn connection_of(cx: &LaunchContext, agent: &str) -> Option<Arc<ssh::Connection>> {
+    let host = cx.host_of(agent)?;
+    cx.hosts.get(host)?.as_ref().ok().cloned()
+}
+
 /// Where `agent`'s turn runs: on its host, confined when it is
 /// sandboxed, else here.
 fn runtime_for(cx: &LaunchContext, agent: &AgentDef, req: &TurnRequest) -> Box<dyn Runtime> {

@@ -14,3 +14,6 @@
 mod cli_support;
 mod journal;
 mod records;
+mod ssh;
+#[path = "../sshd_support/mod.rs"]
+mod sshd_support;

@@ -235,4 +235,14 @@ pub enum TurnOutcome {
         /// A session id learnt before the failure, kept for the retry.
         session_id: Option<String>,
     },
+    /// The turn lost the connection to the host it ran on (not the
+    /// agent's failure): it is retried once the connection is back, up to
+    /// a bound. Nothing is acked.
+    ConnectionLost {
+        /// What was lost, naming the host ("connection to host 'box'
+        /// lost: …").
+        reason: String,
+        /// A session id learnt before the loss, kept for the retry.
+        session_id: Option<String>,
+    },
 }

@@ -230,6 +230,7 @@ impl Runner {
                     kill_running(a, &mut fx);
                     a.phase = Phase::Idle;
                     a.failures = 0;
+                    a.connection_losses = 0;
                     a.budget_turns = 0;
                 }
             }
@@ -575,6 +576,7 @@ impl Runner {
                     a.session_id = session_id;
                 }
                 a.failures = 0;
+                a.connection_losses = 0;
                 // Ack up to the last id such that every unread id up to it
                 // was handed over: in the prompt or during the turn.
                 let through = a
@@ -604,6 +606,12 @@ impl Runner {
                     a.session_id = session_id;
                 }
                 fail_turn(a, reason, now, &retry, fx);
+            }
+            TurnOutcome::ConnectionLost { reason, session_id } => {
+                if session_id.is_some() {
+                    a.session_id = session_id;
+                }
+                lose_connection(a, reason, now, &retry, fx);
             }
         }
     }
@@ -886,6 +894,43 @@ fn kill_running(a: &mut AgentState, fx: &mut Vec<Effect>) {
     }
 }
 
+/// How many turns in a row a lost host connection may cut off before the
+/// next loss counts as a failure (a link that keeps dropping ends in a
+/// clear error, not in endless retries).
+pub const MAX_CONNECTION_LOSSES: u32 = 5;
+
+/// A turn cut off by a lost host connection: said in the channel and
+/// retried after the first back-off without counting as a failure (the
+/// retry waits for the host's connection to be back); past
+/// [`MAX_CONNECTION_LOSSES`] in a row it is a failure like any other.
+fn lose_connection(
+    a: &mut AgentState,
+    reason: String,
+    now: Millis,
+    policy: &RetryPolicy,
+    fx: &mut Vec<Effect>,
+) {
+    a.connection_losses += 1;
+    if a.connection_losses > MAX_CONNECTION_LOSSES {
+        return fail_turn(a, reason, now, policy, fx);
+    }
+    fx.push(Effect::PostSystem {
+        text: format!(
+            "{}'s turn was cut off: {reason}. It is tried again once the connection is back \
+             (not counted as a failure).",
+            a.name
+        ),
+    });
+    let retry = a.failures + 1;
+    let at = now.after(policy.delay(1));
+    fx.push(Effect::ScheduleRetry {
+        agent: a.name.clone(),
+        at,
+        retry,
+    });
+    a.phase = Phase::RetryWait { at, retry, reason };
+}
+
 /// A failed attempt: schedule a retry, or fail the agent when out of retries.
 fn fail_turn(
     a: &mut AgentState,
@@ -983,6 +1028,62 @@ mod tests {
             final_text: Some(text.into()),
             session_id: None,
         }
+    }
+
+    /// The turn `fx` starts for `agent`.
+    fn started_turn(fx: &[Effect], agent: &str) -> Option<TurnId> {
+        fx.iter().find_map(|e| match e {
+            Effect::StartTurn { agent: a, turn, .. } if a == agent => Some(*turn),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn a_lost_connection_is_said_and_retried_without_counting_up_to_a_bound() {
+        let (mut r, fx) = started(RunMode::Start);
+        let mut turn = started_turn(&fx, "coder").expect("coder works");
+        let lost = "connection to host 'box' lost: Connection reset";
+        let mut now = 1;
+        for n in 1..=MAX_CONNECTION_LOSSES {
+            let fx = r.handle(
+                Millis(now),
+                Event::TurnFinished {
+                    agent: "coder".into(),
+                    turn,
+                    outcome: TurnOutcome::ConnectionLost {
+                        reason: lost.into(),
+                        session_id: None,
+                    },
+                },
+            );
+            let said = fx.iter().any(|e| {
+                matches!(e, Effect::PostSystem { text }
+                    if text.starts_with(&format!("coder's turn was cut off: {lost}")))
+            });
+            assert!(said, "loss {n} was not said: {fx:?}");
+            assert!(
+                fx.iter()
+                    .any(|e| matches!(e, Effect::ScheduleRetry { agent, .. } if agent == "coder"))
+            );
+            assert_eq!(r.agents[0].failures, 0, "loss {n} counted as a failure");
+            now += 60_000;
+            let fx = r.handle(Millis(now), Event::Tick);
+            turn = started_turn(&fx, "coder").expect("the turn is tried again");
+        }
+        // One loss more than the bound is a failure like any other.
+        r.handle(
+            Millis(now + 1),
+            Event::TurnFinished {
+                agent: "coder".into(),
+                turn,
+                outcome: TurnOutcome::ConnectionLost {
+                    reason: lost.into(),
+                    session_id: None,
+                },
+            },
+        );
+        assert_eq!(r.agents[0].failures, 1);
+        assert!(matches!(&r.agents[0].phase, Phase::RetryWait { reason, .. } if reason == lost));
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub(crate) struct AgentState {
     pub acked_through: u64,
     /// Failed attempts since its last success.
     pub failures: u32,
+    /// Turns cut off by a lost host connection since its last success
+    /// (retried without counting as failures, up to a bound).
+    pub connection_losses: u32,
     /// Turns counted against `max_turns` (reset by restart and resume).
     pub budget_turns: u32,
     pub metrics: AgentMetrics,
@@ -111,6 +114,7 @@ impl AgentState {
             unread: BTreeSet::new(),
             acked_through: 0,
             failures: 0,
+            connection_losses: 0,
             budget_turns: 0,
             metrics: AgentMetrics::default(),
             session_id: None,

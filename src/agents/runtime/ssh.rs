@@ -5,8 +5,11 @@
 //! connection sharing) whose own session is a lifeline — it reads awtui's
 //! pipe, so when awtui ends, even by kill -9, the master ends too — and,
 //! with a context, a remote forward to awtui's MCP port on a port the
-//! remote picks. Each turn is one local shell script in the turn's process
-//! group ([`Remote::prepare`]):
+//! remote picks. The master belongs to the host, not to a turn: its
+//! [`Link`] starts it and starts it again when it is gone, in awtui's own
+//! process, one start at a time (see [`link`]). Each turn is one local
+//! shell script in the turn's process group ([`Remote::prepare`]), which
+//! only uses the master:
 //!
 //! 1. push the agent's branch to the host's repository
 //!    (`refs/awtui/sync/<instance>/<agent>`);
@@ -19,13 +22,16 @@
 //!    local worktree, where awtui commits the turn as for a local agent, so
 //!    `awtui diff`, merge and revert work unchanged.
 
+pub mod link;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncBufReadExt;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
+
+pub use link::{Link, LinkError, Session};
 
 use super::{Launch, Runtime, resolve_local};
 use crate::agents::backend::BackendError;
@@ -73,25 +79,29 @@ pub struct Connection {
     home: String,
     /// The repository there, absolute.
     pub repo: String,
-    /// The remote port forwarded to awtui's MCP server.
-    mcp_port: Option<u16>,
-    /// The local MCP port it forwards to.
+    /// The local MCP port the master forwards to.
     local_mcp_port: Option<u16>,
-    /// The master; its stdin is the lifeline (dropped with the connection).
-    _master: Child,
+    /// The owner of the master (dropped with the connection, and the
+    /// master with it).
+    pub link: Link,
+}
+
+/// The arguments that reuse the master on `control`.
+fn mux_args(control: &Path) -> Vec<String> {
+    let mut args = vec![
+        "-S".to_string(),
+        control.display().to_string(),
+        "-o".into(),
+        "ControlMaster=no".into(),
+    ];
+    args.extend(SSH_OPTIONS.map(String::from));
+    args
 }
 
 impl Connection {
     /// The arguments that reuse the master.
     fn mux(&self) -> Vec<String> {
-        let mut args = vec![
-            "-S".to_string(),
-            self.control.display().to_string(),
-            "-o".into(),
-            "ControlMaster=no".into(),
-        ];
-        args.extend(SSH_OPTIONS.map(String::from));
-        args
+        mux_args(&self.control)
     }
 
     /// `ssh …` with the master, as one shell word list.
@@ -153,11 +163,11 @@ fn failed(host: &HostDef, what: String) -> HostError {
     }
 }
 
-/// Connects to `host`: starts the master (authentication happens here),
-/// learns the remote home, makes the repository if missing, checks that
-/// every program in `programs` is there (each with the agent's own `PATH`
-/// when it sets one), and forwards a remote port to
-/// `mcp_port` when there is a context. `control_dir` is a private folder
+/// Connects to `host`: starts the master (authentication happens here)
+/// with, when there is a context, a remote port forwarded to `mcp_port`,
+/// learns the remote home, makes the repository if missing, and checks
+/// that every program in `programs` is there (each with the agent's own
+/// `PATH` when it sets one). `control_dir` is a private folder
 /// for the control socket.
 pub async fn connect(
     host: &HostDef,
@@ -170,69 +180,22 @@ pub async fn connect(
         "{}.sock",
         &crate::instance::layout::path_hash(&instance_dir.join(&host.ssh))[..12]
     ));
-    let _ = std::fs::remove_file(&control);
-    let mut master = Command::new(SSH);
-    master
-        .args(["-M", "-S"])
-        .arg(&control)
-        .args(["-o", "ControlPersist=no", "-o", "ConnectTimeout=15"])
-        .args(SSH_OPTIONS)
-        .arg(&host.ssh)
-        // The lifeline: it ends when its stdin closes, that is when
-        // awtui does, and the master with it.
-        .arg("echo awtui-ready; exec cat >/dev/null")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = master
-        .spawn()
-        .map_err(|e| failed(host, format!("cannot run {SSH}: {e}")))?;
-    let stdout = child.stdout.take().expect("piped");
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let ready = tokio::time::timeout(STEP_LIMIT, lines.next_line())
-        .await
-        .unwrap_or(Ok(None));
-    match ready {
-        Ok(Some(l)) if l.trim() == "awtui-ready" => {}
-        _ => {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                use tokio::io::AsyncReadExt;
-                let _ = e.read_to_string(&mut err).await;
-            }
-            let _ = child.kill().await;
-            let last = err
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("the connection closed")
-                .trim()
-                .to_string();
-            return Err(failed(
-                host,
-                format!("cannot connect: {}", crate::sanitize::for_terminal(&last)),
-            ));
-        }
-    }
-    // Keep draining the master's output so it never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    if let Some(mut e) = child.stderr.take() {
-        tokio::spawn(async move {
-            let mut sink = tokio::io::sink();
-            let _ = tokio::io::copy(&mut e, &mut sink).await;
-        });
-    }
+    let link = link::Link::start(link::MasterSpec {
+        host: host.name.clone(),
+        dest: host.ssh.clone(),
+        control: control.clone(),
+        local_mcp_port: mcp_port,
+    })
+    .await
+    .map_err(|e| failed(host, e))?;
     let mut conn = Connection {
         name: host.name.clone(),
         dest: host.ssh.clone(),
         control,
         home: String::new(),
         repo: String::new(),
-        mcp_port: None,
         local_mcp_port: mcp_port,
-        _master: child,
+        link,
     };
     let mut args = conn.mux();
     args.push(host.ssh.clone());
@@ -292,28 +255,6 @@ pub async fn connect(
     ssh_output(&args, &format!("making the repository {}", conn.repo))
         .await
         .map_err(|e| failed(host, e))?;
-    if let Some(port) = mcp_port {
-        let mut args = conn.mux();
-        args.extend([
-            "-O".into(),
-            "forward".into(),
-            "-R".into(),
-            format!("0:127.0.0.1:{port}"),
-            host.ssh.clone(),
-        ]);
-        let out = ssh_output(&args, "forwarding awtui's MCP port")
-            .await
-            .map_err(|e| failed(host, e))?;
-        conn.mcp_port = Some(out.trim().parse().map_err(|_| {
-            failed(
-                host,
-                format!(
-                    "forwarding awtui's MCP port: ssh answered '{}', not a port",
-                    out.trim()
-                ),
-            )
-        })?);
-    }
     Ok(conn)
 }
 
@@ -389,8 +330,8 @@ impl Remote {
     }
 
     /// The same text with this machine's paths and MCP address made the
-    /// host's.
-    fn translate(&self, text: &str) -> String {
+    /// host's (the port `session`'s master forwards).
+    fn translate(&self, session: &Session, text: &str) -> String {
         let run = self.conn.run_dir(&self.instance_key, &self.agent);
         let mut out = text.to_string();
         let pairs = [
@@ -409,7 +350,7 @@ impl Remote {
                 out = out.replace(&from, &to);
             }
         }
-        if let (Some(local), Some(remote)) = (self.conn.local_mcp_port, self.conn.mcp_port) {
+        if let (Some(local), Some(remote)) = (self.conn.local_mcp_port, session.mcp_port) {
             for host in ["127.0.0.1", "localhost"] {
                 out = out.replace(&format!("{host}:{local}"), &format!("127.0.0.1:{remote}"));
             }
@@ -417,9 +358,10 @@ impl Remote {
         out
     }
 
-    /// The script run on the host (its only argument on the command line;
-    /// no secret is in it) and the bytes sent on its stdin first.
-    pub fn remote_script(&self, inv: &Invocation) -> (String, Vec<u8>) {
+    /// The script run on the host over `session`'s master (its only
+    /// argument on the command line; no secret is in it) and the bytes
+    /// sent on its stdin first.
+    pub fn remote_script(&self, inv: &Invocation, session: &Session) -> (String, Vec<u8>) {
         let run = self.conn.run_dir(&self.instance_key, &self.agent);
         let wt = self.conn.worktree(&self.instance_key, &self.agent);
         let mut payload: Vec<u8> = Vec::new();
@@ -456,13 +398,20 @@ impl Remote {
             payload.extend_from_slice(bytes);
         };
         for f in &inv.files {
-            let path = self.translate(&f.path.display().to_string());
-            take(&mut s, &path, self.translate(&f.content).as_bytes());
+            let path = self.translate(session, &f.path.display().to_string());
+            take(
+                &mut s,
+                &path,
+                self.translate(session, &f.content).as_bytes(),
+            );
         }
         let mut env = String::new();
         for (k, v) in &inv.env {
             if crate::workflow::is_env_name(k) {
-                env.push_str(&format!("export {k}={}\n", quote(&self.translate(v))));
+                env.push_str(&format!(
+                    "export {k}={}\n",
+                    quote(&self.translate(session, v))
+                ));
             }
         }
         take(&mut s, &format!("{run}/env"), env.as_bytes());
@@ -476,7 +425,7 @@ impl Remote {
                 Ok(rest) if !home.is_empty() => format!("{}/{}", self.conn.home, rest.display()),
                 _ => m.from.display().to_string(),
             };
-            let into = self.translate(&m.into.display().to_string());
+            let into = self.translate(session, &m.into.display().to_string());
             s.push_str(&format!(
                 "mkdir -p {into}; for f in {from}/* {from}/.[!.]*; do [ -e \"$f\" ] || continue; \
                  t={into}/\"$(basename \"$f\")\"; [ -e \"$t\" ] || [ -L \"$t\" ] || ln -s \"$f\" \"$t\"; done\n",
@@ -484,8 +433,8 @@ impl Remote {
                 from = quote(&from),
             ));
         }
-        let mut cmd = vec![self.translate(&inv.program)];
-        cmd.extend(inv.args.iter().map(|a| self.translate(a)));
+        let mut cmd = vec![self.translate(session, &inv.program)];
+        cmd.extend(inv.args.iter().map(|a| self.translate(session, a)));
         s.push_str("cd \"$WT\"; . \"$R/env\"; rm -f \"$R/env\"\n");
         s.push_str("set +e; exec 3<&0\n");
         s.push_str("cat <&3 >/dev/null 2>&1 & c=$!\n");
@@ -509,8 +458,10 @@ impl Remote {
         (s, payload)
     }
 
-    /// The local script of one turn: reconnect if the link was lost,
-    /// push, run there, fetch back.
+    /// The local script of one turn: push, run there over the master,
+    /// fetch back. It never starts a master: a master gone since the turn
+    /// was prepared fails the turn saying so (the link restarts it, and
+    /// the engine retries the turn once it is back).
     fn local_script(&self, remote: &str) -> String {
         // The ssh:// form: git never reads `dest:path` as a transport
         // (the destination's letters are checked when the workflow loads;
@@ -520,19 +471,14 @@ impl Remote {
         let ssh = self.conn.ssh_words();
         let dest = quote(&self.conn.dest);
         let control = quote(&self.conn.control.display().to_string());
-        // A lost master (the network, the host restarted) is replaced by
-        // one that outlives this turn by a minute, forwarding the same
-        // remote port so the agent's MCP address stays right.
-        let forward = match (self.conn.mcp_port, self.conn.local_mcp_port) {
-            (Some(r), Some(l)) => format!("-R {r}:127.0.0.1:{l} "),
-            _ => String::new(),
-        };
-        let options = join(&SSH_OPTIONS.map(String::from));
+        let lost = quote(&format!(
+            "awtui: connection to host '{}' lost: its master connection is gone",
+            self.conn.name
+        ));
         let keys = crate::workspace::remote::keys(&self.branch());
         format!(
             "if ! {SSH} -S {control} -O check {dest} >/dev/null 2>&1; then\n\
-               rm -f {control}\n\
-               {SSH} -M -S {control} -o ControlPersist=60 -o ExitOnForwardFailure=yes {options} -f -N {forward}{dest} || exit 255\n\
+               echo {lost} >&2; exit 255\n\
              fi\n\
              export GIT_SSH_COMMAND={gitssh}\n\
              git -C {wt} config {k_host} {dest} && git -C {wt} config {k_repo} {repo} && \
@@ -563,8 +509,15 @@ impl Runtime for Remote {
         self.conn.name.clone()
     }
 
+    /// Waits for the host's master first (started again by its link if
+    /// it is gone; this runs on a blocking thread).
     fn prepare(&self, inv: Invocation, _hint: &str) -> Result<Launch, BackendError> {
-        let (remote, payload) = self.remote_script(&inv);
+        let session = self
+            .conn
+            .link
+            .ensure_blocking()
+            .map_err(|e| BackendError::Unavailable(e.to_string()))?;
+        let (remote, payload) = self.remote_script(&inv, &session);
         let script = self.local_script(&remote);
         let sh = resolve_local("sh")?;
         Ok(Launch {
