@@ -12,3 +12,4 @@
 
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+mod sandbox;
