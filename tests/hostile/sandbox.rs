@@ -94,26 +94,29 @@ fn agent(w: &World, name: &str, workspace: &str, out: &Path, extra: &str) -> Str
     )
 }
 
-/// Waits for a message with `text` in instance `i`'s channel; on failure
-/// says what the channel holds (the turn's failure notice).
-fn waits_for_message(w: &World, text: &str) {
-    let seen = poll_within(PATIENCE, || {
-        w.channel("i")
-            .iter()
-            .any(|m| m["message"] == text)
-            .then_some(())
-    });
-    if seen.is_none() {
+/// Waits for a message of instance `i`'s channel that `matches`; on
+/// failure says what the channel holds (a turn's failure notice).
+fn wait_in_channel(w: &World, what: &str, matches: impl Fn(&serde_json::Value) -> bool) {
+    if poll_within(PATIENCE, || {
+        w.channel("i").iter().any(&matches).then_some(())
+    })
+    .is_none()
+    {
         let said: Vec<String> = w
             .channel("i")
             .iter()
             .map(|m| format!("{}: {}", m["from"], m["message"]))
             .collect();
         panic!(
-            "no message {text:?} within {PATIENCE:?}; the channel:\n{}",
+            "no {what} within {PATIENCE:?}; the channel:\n{}",
             said.join("\n")
         );
     }
+}
+
+/// Waits for a message with `text` in instance `i`'s channel.
+fn waits_for_message(w: &World, text: &str) {
+    wait_in_channel(w, &format!("message {text:?}"), |m| m["message"] == text);
 }
 
 #[test]
@@ -256,6 +259,52 @@ fn kill_9_of_awtui_ends_the_sandboxed_processes() {
     rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
     wait_for("every sandboxed process to end with awtui", || {
         marked(&marker).is_empty().then_some(())
+    });
+}
+
+/// The processes whose command line starts with `prefix`.
+fn running(prefix: &str) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| cmdline(*pid).starts_with(prefix))
+        .collect()
+}
+
+#[test]
+fn a_timed_out_turn_ends_the_whole_sandbox_even_what_left_its_session() {
+    // Unique command lines: the escaped one drops every marker awtui
+    // could find it by (its environment, its session, its group).
+    let escaped = format!("sleep 600.{}", std::process::id());
+    let main = format!("sleep 601.{}", std::process::id());
+    let mut w = one_agent_world(
+        "stuck",
+        &format!(
+            "env -i setsid {escaped} &
+{main}"
+        ),
+        "    timeout: 3s
+",
+    );
+    std::fs::write(
+        w.dir.join("boxed.yaml"),
+        read(&w.dir.join("boxed.yaml")).replace("kickoff", "limits:\n  retries: 0\nkickoff"),
+    )
+    .unwrap();
+    w.start_background("boxed.yaml", "i");
+    wait_for("both sandboxed sleeps", || {
+        (!running(&escaped).is_empty() && !running(&main).is_empty()).then_some(())
+    });
+    wait_in_channel(&w, "notice of the timeout", |m| {
+        m["message"]
+            .as_str()
+            .is_some_and(|t| t.contains("no result after 3s (its timeout)"))
+    });
+    wait_for("every sandboxed process to end with its turn", || {
+        (running(&escaped).is_empty() && running(&main).is_empty()).then_some(())
     });
 }
 
