@@ -398,7 +398,8 @@ fn awtui_binaries() -> Vec<PathBuf> {
 /// writable workspace: the repository's git dir (found from the workflow
 /// folder upwards, and each worktree's repository as awtui recorded it),
 /// the workflow file and every file it names (system prompts, programs of
-/// `command:`), the person's `config.toml`, awtui's folders in the
+/// `command:` and of `mcp:` servers, which unsandboxed agents may run), the
+/// person's `config.toml`, awtui's folders in the
 /// workflow folder (`.workflow/`) and the instance folder (the channel
 /// journal and the documents, which change only through the MCP tools),
 /// and the agent's own folder there.
@@ -421,8 +422,16 @@ fn trusted_paths(cx: &LaunchContext, req: &TurnRequest) -> Vec<PathBuf> {
         if let crate::workflow::PromptSource::File(p) = &agent.prompt_source {
             paths.push(p.clone());
         }
-        let program = agent.command.as_ref().and_then(|c| c.first());
-        if let Some(program) = program.filter(|p| p.contains('/')) {
+        let servers = agent.mcp.iter().filter_map(|m| match &m.transport {
+            crate::workflow::McpTransport::Stdio { command, .. } => Some(command),
+            crate::workflow::McpTransport::Http { .. } => None,
+        });
+        let programs = agent
+            .command
+            .iter()
+            .filter_map(|c| c.first())
+            .chain(servers);
+        for program in programs.filter(|p| p.contains('/')) {
             paths.push(wf.base_dir.join(program));
         }
     }
