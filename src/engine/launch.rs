@@ -358,7 +358,10 @@ fn runtime_for(cx: &LaunchContext, agent: &AgentDef, req: &TurnRequest) -> Box<d
             let _ = std::fs::create_dir_all(dir);
         }
     }
-    let mut writable = vec![req.workdir.clone(), req.state_dir.clone()];
+    // Its own folder under the instance folder holds what awtui writes
+    // for it before each turn (its MCP config, its system prompt): read,
+    // never written, from inside.
+    let mut writable = vec![req.workdir.clone()];
     if !req.private_dir.as_os_str().is_empty() {
         let _ = std::fs::create_dir_all(&req.private_dir);
         writable.push(req.private_dir.clone());
@@ -376,9 +379,71 @@ fn runtime_for(cx: &LaunchContext, agent: &AgentDef, req: &TurnRequest) -> Box<d
         &cx.prepared.instance,
     ));
     hidden.extend(sandbox.hidden.iter().cloned());
+    let mut readable = vec![cx.workflow.base_dir.clone()];
+    readable.extend(awtui_binaries());
     Box::new(Sandboxed {
         writable,
+        read_only: trusted_paths(cx, req),
         hidden,
-        readable: vec![cx.workflow.base_dir.clone()],
+        readable,
     })
+}
+
+/// awtui's own programs, which the agent runs as `$AWTUI_BIN` (`awtui
+/// ctx`) and through its MCP config (`awtui mcp`, handed over to
+/// `awtui-mcp` beside it): mounted back read-only into the sandbox, whose
+/// private `/tmp` would hide them when awtui was built or installed there.
+fn awtui_binaries() -> Vec<PathBuf> {
+    let Ok(exe) = std::env::current_exe() else {
+        return Vec::new();
+    };
+    let bridge = exe.with_file_name(crate::mcp::bridge::handover::BINARY);
+    vec![exe, bridge]
+}
+
+/// What awtui trusts and a sandboxed agent must not write, even inside its
+/// writable workspace: the repository's git dir (found from the workflow
+/// folder upwards, and each worktree's repository as awtui recorded it),
+/// the workflow file and every file it names (system prompts, programs of
+/// `command:` and of `mcp:` servers, which unsandboxed agents may run), the
+/// person's `config.toml`, awtui's folders in the
+/// workflow folder (`.workflow/`) and the instance folder (the channel
+/// journal and the documents, which change only through the MCP tools),
+/// and the agent's own folder there.
+fn trusted_paths(cx: &LaunchContext, req: &TurnRequest) -> Vec<PathBuf> {
+    let wf = &cx.workflow;
+    let mut paths = vec![
+        wf.file.clone(),
+        wf.base_dir.join(crate::fsutil::WORKFLOW_FOLDER),
+        cx.state_root.clone(),
+        req.state_dir.clone(),
+    ];
+    paths.extend(
+        wf.base_dir
+            .ancestors()
+            .map(|d| d.join(".git"))
+            .find(|g| g.symlink_metadata().is_ok()),
+    );
+    paths.extend(cx.workspaces.values().map(|ws| ws.repo.join(".git")));
+    for agent in &wf.agents {
+        if let crate::workflow::PromptSource::File(p) = &agent.prompt_source {
+            paths.push(p.clone());
+        }
+        let servers = agent.mcp.iter().filter_map(|m| match &m.transport {
+            crate::workflow::McpTransport::Stdio { command, .. } => Some(command),
+            crate::workflow::McpTransport::Http { .. } => None,
+        });
+        let programs = agent
+            .command
+            .iter()
+            .filter_map(|c| c.first())
+            .chain(servers);
+        for program in programs.filter(|p| p.contains('/')) {
+            paths.push(wf.base_dir.join(program));
+        }
+    }
+    paths.extend(crate::tui::config::user_config_path());
+    paths.sort();
+    paths.dedup();
+    paths
 }

@@ -17,3 +17,4 @@ mod records;
 mod ssh;
 #[path = "../sshd_support/mod.rs"]
 mod sshd_support;
+mod sandbox;

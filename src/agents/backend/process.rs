@@ -43,7 +43,7 @@ use super::invocation::Invocation;
 use super::outcome::{Exit, OutcomeBuilder};
 use super::parse::StreamParser;
 use super::turn::{RunningTurn, TurnUpdate};
-use crate::agents::runtime::Runtime;
+use crate::agents::runtime::{Runtime, spawner};
 
 /// How long a turn's processes get between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -110,7 +110,9 @@ pub fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|source| BackendError::Spawn {
+    // From awtui's one lasting spawning thread: a sandbox dies with the
+    // thread that forked it.
+    let mut child = spawner::spawn(cmd).map_err(|source| BackendError::Spawn {
         program: name,
         source,
     })?;

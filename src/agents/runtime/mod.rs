@@ -11,6 +11,7 @@
 
 pub mod placement;
 pub mod sandbox;
+pub mod spawner;
 pub mod ssh;
 
 use std::path::{Path, PathBuf};

@@ -2,11 +2,15 @@
 //! whole filesystem read-only but for what it may write (its workspace,
 //! its own folders, its CLI's state folders), a private `/tmp`, and an
 //! empty folder where the other agents' folders and every token file are.
-//! The network is not confined: awtui's MCP endpoint and the model API
-//! stay reachable (and so does everything else; see the README).
+//! What awtui trusts stays read-only even inside a writable workspace:
+//! the repository's git dir, the workflow file and the files it names,
+//! awtui's instance folder (channel, documents), and any `.git` directly
+//! inside a writable folder. The network is not confined: awtui's MCP
+//! endpoint and the model API stay reachable (and so does everything else;
+//! see the README).
 //!
-//! The mount list is pure ([`Sandboxed::args`]); [`check`] runs `bwrap`
-//! once to see that it works here.
+//! The mount list is pure but for resolving links ([`Sandboxed::args`]);
+//! [`check`] runs `bwrap` once to see that it works here.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,30 +28,47 @@ pub struct Sandboxed {
     /// Folders (or files) it may write: its workspace, its own folders,
     /// its CLI's state, the workflow's `writable:`.
     pub writable: Vec<PathBuf>,
+    /// Folders (or files) awtui trusts, read-only even inside a writable
+    /// folder (a writable folder deeper inside one is writable again): the
+    /// git dir, the workflow file and what it names, the instance folder.
+    pub read_only: Vec<PathBuf>,
     /// Folders (or files) it may not see: the token and control folders,
     /// every agent's folders (its own are writable again above them), the
     /// workflow's `hidden:`.
     pub hidden: Vec<PathBuf>,
-    /// Folders under `/tmp` it still reads (the private `/tmp` would hide
-    /// them): the workflow's folder, its program's folder, its `PATH`.
+    /// Folders (or files) under `/tmp` it still reads (the private `/tmp`
+    /// would hide them): the workflow's folder, its program's folder, its
+    /// `PATH`, awtui's own binary. A writable path at the same place wins.
     pub readable: Vec<PathBuf>,
 }
 
 /// How a path is mounted, in the order that decides what lies on top at
-/// the same depth.
+/// the same depth: read-only wins over writable, hidden over both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Mount {
     Readable,
     Writable,
+    ReadOnly,
     Hidden,
+}
+
+/// The git link or folder directly inside `dir`, when there is one: a
+/// writable workspace's own `.git` is never writable from inside (its
+/// config, hooks and attributes run as the person when awtui's git or the
+/// person's own git reads them; its link says which repository awtui's
+/// git works on).
+fn git_entry(dir: &Path) -> Option<PathBuf> {
+    let git = dir.join(".git");
+    git.symlink_metadata().is_ok().then_some(git)
 }
 
 impl Sandboxed {
     /// The `bwrap` arguments before `--` and the command. Deeper paths are
     /// mounted later, so an agent's own folder inside a hidden one is
-    /// visible again, and a hidden folder inside a writable workspace
-    /// stays hidden. Paths that do not exist are left out (a writable one
-    /// is made first by [`prepare`](Runtime::prepare)).
+    /// visible again, and a hidden or read-only folder inside a writable
+    /// workspace stays so. A `.git` directly inside a writable folder is
+    /// read-only. Paths that do not exist are left out (a writable one is
+    /// made first by [`prepare`](Runtime::prepare)).
     pub fn args(&self) -> Vec<String> {
         let mut args: Vec<String> = [
             "--ro-bind",
@@ -76,6 +97,9 @@ impl Sandboxed {
         };
         add(&self.readable, Mount::Readable);
         add(&self.writable, Mount::Writable);
+        add(&self.read_only, Mount::ReadOnly);
+        let gits: Vec<PathBuf> = self.writable.iter().filter_map(|w| git_entry(w)).collect();
+        add(&gits, Mount::ReadOnly);
         add(&self.hidden, Mount::Hidden);
         mounts.sort_by(|(a, ha), (b, hb)| {
             a.components()
@@ -87,7 +111,9 @@ impl Sandboxed {
         for (path, how) in mounts {
             let p = path.display().to_string();
             match how {
-                Mount::Readable => args.extend(["--ro-bind".into(), p.clone(), p]),
+                Mount::Readable | Mount::ReadOnly => {
+                    args.extend(["--ro-bind".into(), p.clone(), p])
+                }
                 Mount::Writable => args.extend(["--bind".into(), p.clone(), p]),
                 Mount::Hidden if path.is_dir() => args.extend(["--tmpfs".into(), p]),
                 Mount::Hidden => args.extend(["--ro-bind".into(), "/dev/null".into(), p]),
@@ -222,7 +248,7 @@ mod tests {
         let s = Sandboxed {
             writable: vec![root.clone(), me.clone()],
             hidden: vec![agents.clone()],
-            readable: vec![],
+            ..Sandboxed::default()
         };
         let mounts = pairs(&s.args());
         let at = |p: &Path| mounts.iter().position(|(_, m)| Path::new(m) == p).unwrap();
@@ -242,7 +268,7 @@ mod tests {
         let s = Sandboxed {
             writable: vec![tmp.path().join("nope")],
             hidden: vec![file.clone()],
-            readable: vec![],
+            ..Sandboxed::default()
         };
         let mounts = pairs(&s.args());
         assert_eq!(
@@ -251,6 +277,90 @@ mod tests {
                 "ro-bind".into(),
                 file.canonicalize().unwrap().display().to_string()
             )]
+        );
+    }
+
+    /// The last mount of `path` and its kind (what lies on top).
+    fn on_top(mounts: &[(String, String)], path: &Path) -> String {
+        mounts
+            .iter()
+            .rev()
+            .find(|(_, m)| Path::new(m) == path)
+            .map(|(how, _)| how.clone())
+            .unwrap_or_else(|| panic!("{} is not mounted: {mounts:?}", path.display()))
+    }
+
+    #[test]
+    fn what_awtui_trusts_stays_read_only_inside_a_writable_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().canonicalize().unwrap();
+        let git = ws.join(".git");
+        let workflow = ws.join("w.yaml");
+        let instance = ws.join(".workflow/i");
+        let own = instance.join("agents/me");
+        std::fs::create_dir_all(git.join("info")).unwrap();
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(&workflow, "agents: {}").unwrap();
+        let s = Sandboxed {
+            // The agent's own folder is both written by prepare and trusted:
+            // read-only wins at the same place.
+            writable: vec![ws.clone(), own.clone()],
+            read_only: vec![workflow.clone(), instance.clone(), own.clone()],
+            hidden: vec![instance.join("agents")],
+            ..Sandboxed::default()
+        };
+        let mounts = pairs(&s.args());
+        assert_eq!(on_top(&mounts, &ws), "bind");
+        // The workspace's own `.git` without being named.
+        assert_eq!(on_top(&mounts, &git), "ro-bind");
+        assert_eq!(on_top(&mounts, &workflow), "ro-bind");
+        assert_eq!(on_top(&mounts, &instance), "ro-bind");
+        assert_eq!(on_top(&mounts, &instance.join("agents")), "tmpfs");
+        assert_eq!(on_top(&mounts, &own), "ro-bind");
+    }
+
+    #[test]
+    fn a_writable_folder_inside_a_read_only_one_is_writable_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let folder = root.join(".workflow");
+        let worktree = folder.join(".worktrees/i/me");
+        std::fs::create_dir_all(&worktree).unwrap();
+        std::fs::write(worktree.join(".git"), "gitdir: /repo/.git/worktrees/me").unwrap();
+        let s = Sandboxed {
+            writable: vec![worktree.clone()],
+            read_only: vec![folder.clone()],
+            ..Sandboxed::default()
+        };
+        let mounts = pairs(&s.args());
+        assert_eq!(on_top(&mounts, &folder), "ro-bind");
+        assert_eq!(on_top(&mounts, &worktree), "bind");
+        // Its `.git` link stays as awtui made it.
+        assert_eq!(on_top(&mounts, &worktree.join(".git")), "ro-bind");
+    }
+
+    #[test]
+    fn awtuis_binary_under_tmp_is_mounted_back_after_the_private_tmp() {
+        let tmp = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+        let bin = tmp
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("target/debug/awtui");
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::fs::write(&bin, "").unwrap();
+        let s = Sandboxed {
+            readable: vec![bin.clone()],
+            ..Sandboxed::default()
+        };
+        let args = s.args();
+        let tmpfs = args.windows(2).position(|w| w == ["--tmpfs", "/tmp"]);
+        let bound = args
+            .windows(3)
+            .position(|w| w[0] == "--ro-bind" && Path::new(&w[1]) == bin && w[1] == w[2]);
+        assert!(
+            matches!((tmpfs, bound), (Some(t), Some(b)) if t < b),
+            "{args:?}"
         );
     }
 }
