@@ -14,3 +14,6 @@
 mod cli_support;
 mod journal;
 mod records;
+mod web;
+#[path = "../web_support/mod.rs"]
+mod web_support;
