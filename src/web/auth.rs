@@ -454,6 +454,31 @@ mod tests {
     }
 
     #[test]
+    fn a_spent_token_is_replaced_in_its_file_and_a_rotation_there_ends_every_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        let first = "cd".repeat(32);
+        std::fs::write(&file, format!("{first}\n")).unwrap();
+        let g = Guard::new(
+            first.clone(),
+            Some(file.clone()),
+            hosts_for([127, 0, 0, 1].into(), 1),
+        )
+        .unwrap();
+        let session = sign_in(&g, &first).unwrap();
+        let next = std::fs::read_to_string(&file).unwrap().trim().to_string();
+        assert!(well_formed(&next) && next != first, "{next}");
+        let live = |s: &str| g.has_session(&headers(&[("authorization", &format!("Bearer {s}"))]));
+        assert!(live(&session), "its own write ends nothing");
+        // `awtui web --new-token` in another process.
+        let rotated = "ef".repeat(32);
+        std::fs::write(&file, format!("{rotated}\n")).unwrap();
+        assert!(!live(&session));
+        assert!(matches!(sign_in(&g, &next), Err(SignInError::Wrong)));
+        assert!(sign_in(&g, &rotated).is_ok());
+    }
+
+    #[test]
     fn the_oldest_session_goes_past_the_cap() {
         let g = guard();
         let mut token = "ab".repeat(32);
