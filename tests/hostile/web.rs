@@ -175,6 +175,20 @@ fn a_server_on_another_loopback_port_gets_nothing_and_the_history_keeps_no_live_
             "the preview page",
             "return document.body && document.body.textContent.includes('preview')",
         );
+        // The preview's own script finds nothing of awtui in its storage
+        // (storage is scoped by port too) nor in its cookies.
+        let there = stored_values(&b);
+        assert!(
+            secrets.iter().all(|s| !there.contains(s)),
+            "the preview's storage holds an awtui secret: {there:?}"
+        );
+        let cookies = b.script("return document.cookie");
+        assert!(
+            secrets
+                .iter()
+                .all(|s| !cookies.as_str().unwrap().contains(s.as_str())),
+            "{cookies}"
+        );
     }
     let heads = wait_for("the preview's requests", || {
         let s = seen.lock().unwrap().clone();
