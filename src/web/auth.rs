@@ -479,6 +479,30 @@ mod tests {
     }
 
     #[test]
+    fn a_phone_on_the_served_address_signs_in_and_is_checked_as_on_loopback() {
+        let g = Guard::new(
+            "ab".repeat(32),
+            None,
+            hosts_for([100, 101, 102, 103].into(), 7780),
+        )
+        .unwrap();
+        let own = [
+            ("host", "100.101.102.103:7780"),
+            ("origin", "http://100.101.102.103:7780"),
+            ("sec-fetch-site", "same-origin"),
+            ("content-type", "application/json"),
+        ];
+        assert!(g.same_origin_ok(&headers(&own)));
+        let session = sign_in(&g, &"ab".repeat(32)).unwrap();
+        let bearer = format!("Bearer {session}");
+        let mut get = own[..1].to_vec();
+        get.push(("authorization", &bearer));
+        assert_eq!(g.check(&headers(&get), false), Verdict::Pass);
+        let foreign = [("origin", "http://100.101.102.104:7780"), own[3]];
+        assert!(!g.same_origin_ok(&headers(&foreign)));
+    }
+
+    #[test]
     fn the_oldest_session_goes_past_the_cap() {
         let g = guard();
         let mut token = "ab".repeat(32);
