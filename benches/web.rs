@@ -217,8 +217,21 @@ fn main() {
         .parse()
         .unwrap();
     let token = url.split("token=").nth(1).unwrap().to_string();
-    let cookie = format!("awtui_web={token}");
-    let get = |path: &str| http(port, "GET", path, &[("Cookie", &cookie)], "");
+    // The page's sign-in: the printed token for a session value.
+    let (status, signed) = http(
+        port,
+        "POST",
+        "/api/signin",
+        &[
+            ("Authorization", &format!("Bearer {token}")),
+            ("Content-Type", "application/json"),
+        ],
+        "{}",
+    );
+    assert_eq!(status, 200, "{signed}");
+    let signed: serde_json::Value = serde_json::from_str(&signed).unwrap();
+    let auth = format!("Bearer {}", signed["session"].as_str().unwrap());
+    let get = |path: &str| http(port, "GET", path, &[("Authorization", &auth)], "");
     let id = wait("the instance in the overview", || {
         let (_, body) = get("/api/overview");
         let o: serde_json::Value = serde_json::from_str(&body).ok()?;
@@ -266,7 +279,7 @@ fn main() {
     sse.set_read_timeout(Some(PATIENCE)).unwrap();
     write!(
         sse,
-        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\n\r\n"
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: {auth}\r\n\r\n"
     )
     .unwrap();
     let mut events = BufReader::new(sse);
@@ -285,7 +298,7 @@ fn main() {
                 "POST",
                 &format!("/api/instances/{id}/action"),
                 &[
-                    ("Cookie", &cookie),
+                    ("Authorization", &auth),
                     ("Content-Type", "application/json"),
                     ("X-Awtui-Csrf", &csrf),
                 ],

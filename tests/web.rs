@@ -1,5 +1,6 @@
-//! `awtui web` over HTTP, with the real binary: the secret (401 without it,
-//! the cookie it becomes, rotation, 0600 file), the Host check, CSRF-proof
+//! `awtui web` over HTTP, with the real binary: the sign-in token (spent
+//! by one sign-in, `--link`, rotation, 0600 file), sessions (401 without
+//! one, the old cookie ignored and cleared), the Host check, CSRF-proof
 //! posts, the security headers, posting to the channel, answering an
 //! approval from the fake Claude Code, the loopback rule, and the webhook
 //! (a local server that fails first, then takes the item).
@@ -25,24 +26,28 @@ fn demo_served() -> (World, Web, String) {
 }
 
 #[test]
-fn no_token_or_a_wrong_one_gets_401_and_no_data() {
+fn no_session_or_a_wrong_one_gets_401_and_no_data() {
     let (_w, web, id) = demo_served();
+    let old_cookie = format!("awtui_web={}", web.token);
+    let zeros = format!("Bearer {}", "0".repeat(64));
+    let printed = format!("Bearer {}", web.token);
     for path in [
-        "/".to_string(),
         "/api/overview".to_string(),
         "/api/events".to_string(),
         "/api/session".to_string(),
         format!("/api/instances/{id}"),
-        "/app.js".to_string(),
     ] {
-        for cookie in [
+        for credential in [
             None,
-            Some("awtui_web=0123"),
-            Some(&*format!("awtui_web={}", "0".repeat(64))),
+            Some(("Cookie", old_cookie.as_str())),
+            Some(("Authorization", "Bearer 0123")),
+            Some(("Authorization", zeros.as_str())),
+            // The sign-in token itself is taken only by the exchange.
+            Some(("Authorization", printed.as_str())),
         ] {
-            let headers: Vec<(&str, &str)> = cookie.map(|c| ("Cookie", c)).into_iter().collect();
+            let headers: Vec<(&str, &str)> = credential.into_iter().collect();
             let a = http(web.port, "GET", &path, &headers, "");
-            assert_eq!(a.status, 401, "{path} with {cookie:?}: {}", a.body);
+            assert_eq!(a.status, 401, "{path} with {credential:?}: {}", a.body);
             assert!(
                 !a.body.contains("demo") && !a.body.contains("planner"),
                 "{}",
@@ -50,16 +55,11 @@ fn no_token_or_a_wrong_one_gets_401_and_no_data() {
             );
         }
     }
-    let wrong = http(
-        web.port,
-        "GET",
-        &format!("/?token={}", "1".repeat(64)),
-        &[],
-        "",
-    );
-    assert_eq!(wrong.status, 401);
-    assert!(wrong.header("set-cookie").is_none());
-    // The right cookie reads everything.
+    // A wrong sign-in token makes no session.
+    let wrong = web.sign_in_with(&"1".repeat(64));
+    assert_eq!(wrong.status, 401, "{}", wrong.body);
+    assert!(wrong.body.contains("awtui web --link"), "{}", wrong.body);
+    // The session reads everything.
     assert_eq!(web.get("/api/overview").status, 200);
     assert!(
         web.get(&format!("/api/instances/{id}"))
@@ -69,33 +69,94 @@ fn no_token_or_a_wrong_one_gets_401_and_no_data() {
 }
 
 #[test]
-fn the_token_becomes_an_httponly_strict_cookie_and_leaves_the_address_bar() {
+fn the_printed_token_is_spent_by_one_sign_in_and_link_prints_the_next() {
+    let mut w = World::demo();
+    w.start_background("demo.yaml", "demo");
+    let web = Web::start_signed_out(&mut w, &[], "");
+    // The token rides in the fragment: never sent to a server.
+    assert!(
+        web.url
+            .starts_with(&format!("http://127.0.0.1:{}/#token=", web.port)),
+        "{}",
+        web.url
+    );
+    let first = web.sign_in_with(&web.token);
+    assert_eq!(first.status, 200, "{}", first.body);
+    let session = first.json()["session"].as_str().unwrap().to_string();
+    assert_ne!(session, web.token);
+    assert_eq!(web.sign_in_with(&web.token).status, 401, "spent twice");
+    // `awtui web --link` prints the next address for the same server.
+    let r = w.run(&["web", "--link", "--port", &web.port.to_string()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let link = r.stdout.trim();
+    assert!(
+        link.starts_with(&format!("http://127.0.0.1:{}/#token=", web.port)),
+        "{link}"
+    );
+    let next = link.split("#token=").nth(1).unwrap();
+    assert_ne!(next, web.token);
+    let second = web.sign_in_with(next);
+    assert_eq!(second.status, 200, "{}", second.body);
+    // Both sessions work; a foreign page cannot sign in even with a token.
+    for s in [&session, second.json()["session"].as_str().unwrap()] {
+        let a = http(
+            web.port,
+            "GET",
+            "/api/overview",
+            &[("Authorization", &format!("Bearer {s}"))],
+            "",
+        );
+        assert_eq!(a.status, 200, "{}", a.body);
+    }
+    let r = w.run(&["web", "--link", "--port", &web.port.to_string()]);
+    let token = r.stdout.trim().split("#token=").nth(1).unwrap().to_string();
+    let foreign = http(
+        web.port,
+        "POST",
+        "/api/signin",
+        &[
+            ("Authorization", &format!("Bearer {token}")),
+            ("Content-Type", "application/json"),
+            ("Origin", "http://127.0.0.1:1"),
+        ],
+        "{}",
+    );
+    assert_eq!(foreign.status, 403, "{}", foreign.body);
+    assert_eq!(web.sign_in_with(&token).status, 200, "a refusal spent it");
+}
+
+#[test]
+fn the_page_is_served_without_data_the_old_cookie_is_cleared_and_every_answer_is_secured() {
     let (_w, web, _id) = demo_served();
-    let a = http(web.port, "GET", &format!("/?token={}", web.token), &[], "");
-    assert_eq!(a.status, 303, "{a:?}");
-    assert_eq!(a.header("location"), Some("/"));
-    let cookie = a.header("set-cookie").expect("a cookie");
-    assert!(
-        cookie.starts_with(&format!("awtui_web={};", web.token)),
-        "{cookie}"
-    );
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-        "{cookie}"
-    );
-    let page = web.get("/");
+    let page = http(web.port, "GET", "/", &[], "");
     assert_eq!(page.status, 200);
     assert!(
-        page.body.contains("<script src=\"/app.js\""),
+        page.body.contains("<script src=\"/signin.js\"></script>")
+            && page.body.contains("<script src=\"/app.js\""),
         "{}",
         page.body
     );
+    assert!(!page.body.contains("planner"), "{}", page.body);
+    // A browser that still holds the old cookie is told to drop it.
+    let old = http(
+        web.port,
+        "GET",
+        "/",
+        &[("Cookie", &format!("awtui_web={}", web.token))],
+        "",
+    );
+    let cleared = old.header("set-cookie").expect("the old cookie cleared");
+    assert!(
+        cleared.starts_with("awtui_web=;") && cleared.contains("Max-Age=0"),
+        "{cleared}"
+    );
+    assert!(page.header("set-cookie").is_none());
     // Every answer carries a policy that forbids inline script.
     for a in [
         &page,
-        &a,
+        &old,
         &web.get("/api/overview"),
-        &http(web.port, "GET", "/", &[], ""),
+        &http(web.port, "GET", "/api/overview", &[], ""),
     ] {
         let csp = a.header("content-security-policy").expect("a CSP");
         assert!(
@@ -110,7 +171,7 @@ fn the_token_becomes_an_httponly_strict_cookie_and_leaves_the_address_bar() {
 #[test]
 fn a_foreign_host_header_is_refused_before_anything() {
     let (_w, web, _id) = demo_served();
-    let cookie = web.cookie();
+    let auth = web.auth();
     for host in [
         "evil.example",
         &format!("evil.example:{}", web.port),
@@ -120,20 +181,28 @@ fn a_foreign_host_header_is_refused_before_anything() {
             web.port,
             "GET",
             "/api/overview",
-            &[("Host", host), ("Cookie", &cookie)],
+            &[("Host", host), ("Authorization", &auth)],
             "",
         );
         assert_eq!(a.status, 421, "{host}: {}", a.body);
         assert!(!a.body.contains("demo"), "{}", a.body);
         let t = http(
             web.port,
-            "GET",
-            &format!("/?token={}", web.token),
-            &[("Host", host)],
-            "",
+            "POST",
+            "/api/signin",
+            &[
+                ("Host", host),
+                ("Authorization", &format!("Bearer {}", web.token)),
+                ("Content-Type", "application/json"),
+            ],
+            "{}",
         );
         assert_eq!(t.status, 421);
-        assert!(t.header("set-cookie").is_none());
+        assert!(!t.body.contains("session"), "{}", t.body);
+        assert_eq!(
+            http(web.port, "GET", "/", &[("Host", host)], "").status,
+            421
+        );
     }
     let ok = http(
         web.port,
@@ -141,7 +210,7 @@ fn a_foreign_host_header_is_refused_before_anything() {
         "/api/overview",
         &[
             ("Host", &format!("localhost:{}", web.port)),
-            ("Cookie", &cookie),
+            ("Authorization", &auth),
         ],
         "",
     );
@@ -151,7 +220,7 @@ fn a_foreign_host_header_is_refused_before_anything() {
 #[test]
 fn forged_cross_site_posts_are_refused_and_a_real_one_reaches_the_channel() {
     let (w, web, id) = demo_served();
-    let cookie = web.cookie();
+    let auth = web.auth();
     let csrf = web.csrf();
     let path = format!("/api/instances/{id}/action");
     let body = json!({"action": "post", "text": "forged hello"}).to_string();
@@ -159,35 +228,38 @@ fn forged_cross_site_posts_are_refused_and_a_real_one_reaches_the_channel() {
     let forged: Vec<Vec<(&str, &str)>> = vec![
         // A form post from another site: no CSRF header, not JSON.
         vec![
-            ("Cookie", &cookie),
+            ("Authorization", &auth),
             ("Content-Type", "text/plain"),
             ("Origin", "http://evil.example"),
         ],
         // JSON without the CSRF header.
-        vec![("Cookie", &cookie), ("Content-Type", "application/json")],
+        vec![
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
         // A wrong CSRF value.
         vec![
-            ("Cookie", &cookie),
+            ("Authorization", &auth),
             ("Content-Type", "application/json"),
             ("X-Awtui-Csrf", "00"),
         ],
         // The right value from a foreign origin.
         vec![
-            ("Cookie", &cookie),
+            ("Authorization", &auth),
             ("Content-Type", "application/json"),
             ("X-Awtui-Csrf", &csrf),
             ("Origin", "http://evil.example"),
         ],
         // The right value, not JSON.
         vec![
-            ("Cookie", &cookie),
+            ("Authorization", &auth),
             ("Content-Type", "text/plain"),
             ("X-Awtui-Csrf", &csrf),
             ("Origin", &own),
         ],
         // A cross-site fetch the browser labels.
         vec![
-            ("Cookie", &cookie),
+            ("Authorization", &auth),
             ("Content-Type", "application/json"),
             ("X-Awtui-Csrf", &csrf),
             ("Sec-Fetch-Site", "cross-site"),
@@ -197,7 +269,7 @@ fn forged_cross_site_posts_are_refused_and_a_real_one_reaches_the_channel() {
         let a = http(web.port, "POST", &path, headers, &body);
         assert_eq!(a.status, 403, "{headers:?}: {}", a.body);
     }
-    // Without the cookie: 401.
+    // Without the session: 401.
     let a = http(
         web.port,
         "POST",
@@ -316,9 +388,9 @@ fn listening_beyond_loopback_needs_allow_remote_and_says_what_it_exposes() {
 }
 
 #[test]
-fn a_new_token_replaces_the_old_one_which_then_gets_401_and_the_file_is_0600() {
+fn a_new_token_ends_every_session_of_a_running_server_and_the_file_is_0600() {
     let mut w = World::new();
-    let first = Web::start(&mut w, &[]);
+    let first = Web::start_signed_out(&mut w, &[], "");
     let file = w.state.join("web").join("token");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&file)
@@ -327,49 +399,27 @@ fn a_new_token_replaces_the_old_one_which_then_gets_401_and_the_file_is_0600() {
         .mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), first.token);
-    // The same token on the next start.
-    let same = Web::start(&mut w, &[]);
+    // The same (unspent) token on the next start.
+    let same = Web::start_signed_out(&mut w, &[], "");
     assert_eq!(same.token, first.token);
+    // Signed in at the first server: the token is spent, the file holds
+    // the next one.
+    assert_eq!(first.get("/api/overview").status, 200);
+    let next = std::fs::read_to_string(&file).unwrap().trim().to_string();
+    assert_ne!(next, first.token);
     let rotated = Web::start(&mut w, &["--new-token"]);
-    assert_ne!(rotated.token, first.token);
-    assert_eq!(
-        std::fs::read_to_string(&file).unwrap().trim(),
-        rotated.token
-    );
-    let old = http(
-        rotated.port,
-        "GET",
-        "/api/overview",
-        &[("Cookie", &first.cookie())],
-        "",
-    );
-    assert_eq!(old.status, 401);
-    let old_link = http(
-        rotated.port,
-        "GET",
-        &format!("/?token={}", first.token),
-        &[],
-        "",
-    );
-    assert_eq!(old_link.status, 401);
+    assert_ne!(rotated.token, next);
     assert_eq!(rotated.get("/api/overview").status, 200);
-    // A server already running takes the new token too.
-    let old_there = http(
-        first.port,
-        "GET",
-        "/api/overview",
-        &[("Cookie", &first.cookie())],
-        "",
-    );
-    assert_eq!(old_there.status, 401);
-    let new_there = http(
-        first.port,
-        "GET",
-        "/api/overview",
-        &[("Cookie", &rotated.cookie())],
-        "",
-    );
-    assert_eq!(new_there.status, 200);
+    // The server already running ends its sessions and takes neither old
+    // token.
+    let ended = first.get("/api/overview");
+    assert_eq!(ended.status, 401, "{}", ended.body);
+    for old in [&first.token, &next] {
+        assert_eq!(first.sign_in_with(old).status, 401);
+    }
+    // It takes the current one (what `awtui web --link` prints).
+    let current = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(first.sign_in_with(current.trim()).status, 200);
     let mode = std::fs::metadata(&file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
 }
@@ -439,7 +489,7 @@ fn a_new_attention_item_reaches_the_webhook_after_a_failure_without_the_token() 
         ),
     );
     let token = web.token.clone();
-    let page = web.url.split('?').next().unwrap().to_string();
+    let page = web.url.split('#').next().unwrap().to_string();
     w.start_background("cc.yaml", "default");
     let hooked = wait_for("the item after one failure and a retry", || {
         let g = got.lock().unwrap().clone();
@@ -506,9 +556,9 @@ fn sse_until(web: &Web, needle: &str, then: impl FnOnce()) -> String {
     s.set_read_timeout(Some(cli_support::PATIENCE)).unwrap();
     write!(
         s,
-        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {}\r\n\r\n",
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\n\r\n",
         web.port,
-        web.cookie()
+        web.auth()
     )
     .unwrap();
     let mut reader = BufReader::new(s);
@@ -729,9 +779,9 @@ fn sigterm_ends_it_with_a_live_stream_open_and_stdout_is_the_one_line() {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", web.port)).unwrap();
     write!(
         s,
-        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: {}\r\n\r\n",
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\n\r\n",
         web.port,
-        web.cookie()
+        web.auth()
     )
     .unwrap();
     let mut first = [0u8; 12];

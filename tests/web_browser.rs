@@ -29,7 +29,7 @@ fn the_page_renders_the_channel_posts_from_its_box_and_keeps_hostile_text_as_tex
     let web = Web::start(&mut w, &[]);
     web.instance_id("demo");
     let b = Browser::start(1280, 800);
-    b.go(&web.url);
+    b.go(&web.link());
     // The token left the address bar.
     let at = b.script("return location.href");
     let at = at.as_str().unwrap();
@@ -97,7 +97,7 @@ fn an_approval_card_denies_with_a_reason_and_allows_from_the_page() {
     let web = Web::start(&mut w, &[]);
     web.instance_id("default");
     let b = Browser::start(390, 844);
-    b.go(&web.url);
+    b.go(&web.link());
     b.wait_element("#approvals .approval");
     let text = b.script("return document.querySelector('#approvals .approval').textContent");
     let text = text.as_str().unwrap();
@@ -222,7 +222,7 @@ fn a_cross_site_page_cannot_post_and_no_token_gets_401() {
     );
     assert!(!body.as_str().unwrap().contains("planner"), "{body}");
     // Signed in, then a page of another site tries every way to post.
-    b.go(&web.url);
+    b.go(&web.link());
     b.wait_element("#channel .msg");
     b.go(&format!("http://localhost:{}/", other_site()));
     let target = format!("http://127.0.0.1:{}/api/instances/{id}/action", web.port);
@@ -253,8 +253,8 @@ fn a_cross_site_page_cannot_post_and_no_token_gets_401() {
             .any(|m| m["message"].as_str().unwrap_or("").contains("forged")),
         "a cross-site post got through"
     );
-    // A link to the page followed from another site (a webhook's) comes
-    // without the SameSite=Strict cookie; the page gets there anyway.
+    // A link to the page followed from another site (a webhook's) carries
+    // no credential; the page signs itself in from its own storage.
     b.go(&format!("http://localhost:{}/", other_site()));
     b.script(&format!(
         "const a = document.createElement('a'); a.href = {}; a.textContent = 'open'; \
@@ -304,7 +304,7 @@ fn screenshots_at_phone_and_desktop_sizes() {
         );
     }
     let b = Browser::start(390, 844);
-    b.go(&format!("{}#i={demo}", web.url));
+    b.go(&format!("{}&i={demo}", web.link()));
     b.wait_element("#approvals .approval");
     b.wait_script(
         "the channel",

@@ -1,8 +1,11 @@
-//! `awtui web [--port P] [--listen ADDR --allow-remote] [--new-token]`:
-//! serves every running instance to a browser until Ctrl-C or SIGTERM
-//! (see [`crate::web`]). Prints one line on stdout, the address to open
-//! with its token; what a non-loopback address exposes goes to stderr;
-//! everything else goes to the log (`<data dir>/web/awtui-web.log`).
+//! `awtui web [--port P] [--listen ADDR --allow-remote] [--new-token]
+//! [--link]`: serves every running instance to a browser until Ctrl-C or
+//! SIGTERM (see [`crate::web`]). Prints one line on stdout, the address to
+//! open with its one-time sign-in token; what a non-loopback address
+//! exposes goes to stderr; everything else goes to the log
+//! (`<data dir>/web/awtui-web.log`). With `--link` it only prints the
+//! sign-in address for the server already running there (each address
+//! signs one browser in).
 
 use std::net::IpAddr;
 
@@ -25,9 +28,14 @@ pub struct WebArgs {
     /// Allow a --listen address other than loopback.
     #[arg(long)]
     pub allow_remote: bool,
-    /// Make a new access token first; the old one stops working.
+    /// Make a new sign-in token first; the old one and every session of a
+    /// running server stop working.
     #[arg(long)]
     pub new_token: bool,
+    /// Only print a sign-in address for the server running on --port
+    /// (each address signs one browser in), then exit.
+    #[arg(long)]
+    pub link: bool,
 }
 
 /// Runs the server; returns the exit code.
@@ -38,6 +46,18 @@ pub fn run(args: WebArgs) -> u8 {
             crate::web::WebError::RemoteNotAllowed(args.listen)
         );
         return exit::INVALID;
+    }
+    if args.link {
+        return match crate::web::link(args.listen, args.port, args.new_token) {
+            Ok(address) => {
+                outln!("{address}");
+                exit::OK
+            }
+            Err(e) => {
+                errln!("awtui web: {e}");
+                exit::FAILED
+            }
+        };
     }
     let config = match crate::tui::Config::load() {
         Ok(c) => c,

@@ -4,7 +4,7 @@
 //! renders what the engines say and sends them the same commands the
 //! control room and the CLI send.
 //!
-//! - [`auth`]: the per-user secret, its cookie, the Host and CSRF checks.
+//! - [`auth`]: the sign-in token, the sessions, the Host and CSRF checks.
 //! - [`hub`]: the instances, their live events, the attention list.
 //! - [`view`]: the engine's data as the page draws it.
 //! - [`server`]: the routes, the security headers, the live stream.
@@ -68,7 +68,7 @@ pub struct Options {
 
 /// A server that runs.
 pub struct Served {
-    /// The address to open, with the token.
+    /// The address to open, with the sign-in token in its fragment.
     pub url: String,
     /// The page's address without the token (for links).
     pub page: String,
@@ -76,6 +76,34 @@ pub struct Served {
     pub addr: SocketAddr,
     /// The server task; it ends after `stop`.
     pub task: JoinHandle<()>,
+}
+
+/// The page's address on `listen`:`port`, as a browser reaches it.
+pub fn page_address(listen: IpAddr, port: u16) -> String {
+    let host = if listen.is_unspecified() || listen.is_loopback() {
+        "127.0.0.1".to_string()
+    } else {
+        match listen {
+            IpAddr::V4(a) => a.to_string(),
+            IpAddr::V6(a) => format!("[{a}]"),
+        }
+    };
+    format!("http://{host}:{port}/")
+}
+
+/// The sign-in address: the page with the token in the fragment, which a
+/// browser never sends to a server (nor in a `Referer`); the page's
+/// script takes it out of the address at once.
+pub fn signin_address(page: &str, token: &str) -> String {
+    format!("{page}#token={token}")
+}
+
+/// The sign-in address of the server on `listen`:`port` with the current
+/// (unspent) token from the file (one is made when there is none, or a
+/// new one with `new_token`): `awtui web --link`, for another browser.
+pub fn link(listen: IpAddr, port: u16, new_token: bool) -> Result<String, WebError> {
+    let token = auth::load_or_create(new_token)?;
+    Ok(signin_address(&page_address(listen, port), &token))
 }
 
 /// Checks the options, reads (or makes) the secret, binds and serves until
@@ -96,16 +124,8 @@ pub async fn start(opts: Options, stop: CancellationToken) -> Result<Served, Web
         addr: asked,
         source,
     })?;
-    let shown_host = if opts.listen.is_unspecified() || opts.listen.is_loopback() {
-        "127.0.0.1".to_string()
-    } else {
-        match opts.listen {
-            IpAddr::V4(a) => a.to_string(),
-            IpAddr::V6(a) => format!("[{a}]"),
-        }
-    };
-    let page = format!("http://{shown_host}:{}/", addr.port());
-    let url = format!("{page}?token={token}");
+    let page = page_address(opts.listen, addr.port());
+    let url = signin_address(&page, &token);
     let guard = auth::Guard::new(
         token,
         auth::token_path().ok(),

@@ -1,5 +1,6 @@
-//! The HTTP side of `awtui web`: the page (three embedded files), a small
-//! JSON API under `/api/`, and the live stream at `/api/events` (server-
+//! The HTTP side of `awtui web`: the page (four embedded files, served to
+//! anyone: they hold no data), a small JSON API under `/api/` ([`ROUTES`],
+//! each behind a session), and the live stream at `/api/events` (server-
 //! sent events). Every response carries the security headers
 //! ([`secure`]); every request goes through the [`Guard`] first.
 
@@ -12,12 +13,12 @@ use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::auth::{Guard, Verdict};
+use super::auth::{Guard, SignInError, Verdict};
 use super::hub::{Hub, HubError};
 use super::view;
 use crate::vocab::{Answer, DiffTarget, Since};
@@ -31,8 +32,30 @@ const MAX_BODY: usize = 64 * 1024;
 const INDEX_HTML: &str = include_str!("static/index.html");
 const APP_JS: &str = include_str!("static/app.js");
 const APP_CSS: &str = include_str!("static/app.css");
-const SIGNIN_HTML: &str = include_str!("static/signin.html");
 const SIGNIN_JS: &str = include_str!("static/signin.js");
+
+/// The page's files: served without a session (they hold no data; the
+/// page cannot have its session before its script ran).
+pub const PAGE: &[&str] = &["/", "/app.js", "/app.css", "/signin.js"];
+
+/// Where the page exchanges the sign-in token for a session value.
+pub const SIGNIN: &str = "/api/signin";
+
+/// Every API route as (method, path): the router is built from this list,
+/// so each one is behind the guard and the attacker's test
+/// (`tests/hostile/web.rs`) knocks on each. Everything but [`SIGNIN`]
+/// needs a session; [`SIGNIN`] takes only the sign-in token.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("POST", SIGNIN),
+    ("GET", "/api/session"),
+    ("GET", "/api/overview"),
+    ("GET", "/api/events"),
+    ("GET", "/api/instances/{id}"),
+    ("GET", "/api/instances/{id}/messages"),
+    ("GET", "/api/instances/{id}/diff"),
+    ("GET", "/api/instances/{id}/document"),
+    ("POST", "/api/instances/{id}/action"),
+];
 
 /// The policy forbidding inline script (and everything from elsewhere).
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
@@ -50,29 +73,56 @@ pub struct Web {
     pub stop: CancellationToken,
 }
 
+/// The handler of one of [`ROUTES`] (`None`: not an API route).
+fn api_route(method: &str, path: &str) -> Option<MethodRouter<Web>> {
+    Some(match (method, path) {
+        ("POST", SIGNIN) => post(signin),
+        ("GET", "/api/session") => get(session),
+        ("GET", "/api/overview") => get(overview),
+        ("GET", "/api/events") => get(events),
+        ("GET", "/api/instances/{id}") => get(instance),
+        ("GET", "/api/instances/{id}/messages") => get(older),
+        ("GET", "/api/instances/{id}/diff") => get(diff),
+        ("GET", "/api/instances/{id}/document") => get(document),
+        ("POST", "/api/instances/{id}/action") => post(action),
+        _ => return None,
+    })
+}
+
+/// The handler of one of [`PAGE`].
+fn page_file(path: &str) -> Option<Response> {
+    let (text, kind) = match path {
+        "/" => (INDEX_HTML, "text/html; charset=utf-8"),
+        "/app.js" => (APP_JS, "text/javascript; charset=utf-8"),
+        "/app.css" => (APP_CSS, "text/css; charset=utf-8"),
+        "/signin.js" => (SIGNIN_JS, "text/javascript; charset=utf-8"),
+        _ => return None,
+    };
+    Some(asset(text, kind))
+}
+
 /// The app: routes, the guard, the headers.
 pub fn app(web: Web) -> Router {
-    Router::new()
-        .route("/", get(index))
-        .route(
-            "/app.js",
-            get(|| async { asset(APP_JS, "text/javascript; charset=utf-8") }),
-        )
-        .route(
-            "/app.css",
-            get(|| async { asset(APP_CSS, "text/css; charset=utf-8") }),
-        )
-        .route("/api/session", get(session))
-        .route("/api/overview", get(overview))
-        .route("/api/events", get(events))
-        .route("/api/instances/{id}", get(instance))
-        .route("/api/instances/{id}/messages", get(older))
-        .route("/api/instances/{id}/diff", get(diff))
-        .route("/api/instances/{id}/document", get(document))
-        .route("/api/instances/{id}/action", post(action))
-        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such page") })
+    let mut router = Router::new();
+    for path in PAGE {
+        router = router.route(
+            path,
+            get(move || async move { page_file(path).unwrap_or_else(not_found) }),
+        );
+    }
+    for (method, path) in ROUTES {
+        let handler = api_route(method, path)
+            .unwrap_or_else(|| panic!("{method} {path} is in ROUTES without a handler"));
+        router = router.route(path, handler);
+    }
+    router
+        .fallback(|| async { not_found() })
         .layer(middleware::from_fn_with_state(web.clone(), guard))
         .with_state(web)
+}
+
+fn not_found() -> Response {
+    error(StatusCode::NOT_FOUND, "no such page")
 }
 
 /// Adds the security headers to a response.
@@ -144,62 +194,65 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Every request: the Host, then the secret (or the token being
-/// exchanged for the cookie), then for POSTs the CSRF proofs.
+/// Every request: the Host; then the page's files go out to anyone and
+/// the sign-in goes to its handler; everything else needs a session, and a
+/// POST the CSRF proofs. An old cookie a browser still sends is cleared.
 async fn guard(State(web): State<Web>, req: Request, next: Next) -> Response {
+    let clear = super::auth::has_old_cookie(req.headers());
+    let mut r = decide(&web, req, next).await;
+    if clear && let Ok(v) = HeaderValue::from_str(&super::auth::clear_old_cookie()) {
+        r.headers_mut().append(header::SET_COOKIE, v);
+    }
+    secure(r)
+}
+
+/// [`guard`]'s decision, and the answer.
+async fn decide(web: &Web, req: Request, next: Next) -> Response {
     let headers = req.headers();
     if !web.guard.host_ok(headers) {
-        return secure(error(
+        return error(
             StatusCode::MISDIRECTED_REQUEST,
             "this server answers only to its own address",
-        ));
-    }
-    if req.uri().path() == "/"
-        && let Some(token) = query_param(req.uri(), "token")
-    {
-        if !web.guard.is_token(&token) {
-            return secure(error(StatusCode::UNAUTHORIZED, "wrong token"));
-        }
-        let mut r = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
-        if let Ok(cookie) = HeaderValue::from_str(&web.guard.cookie()) {
-            r.headers_mut().insert(header::SET_COOKIE, cookie);
-        }
-        return secure(r);
-    }
-    if req.uri().path() == "/signin.js" {
-        return secure(asset(SIGNIN_JS, "text/javascript; charset=utf-8"));
-    }
-    let post = req.method() != Method::GET && req.method() != Method::HEAD;
-    let verdict = web.guard.check(headers, post);
-    if verdict == Verdict::Unauthorized && req.uri().path() == "/" {
-        // A link followed from another site (a webhook's, a chat's) comes
-        // without the SameSite=Strict cookie; the page reloads itself once
-        // (same-site now, so the cookie goes along). No data either way.
-        return secure(
-            (
-                StatusCode::UNAUTHORIZED,
-                [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-                SIGNIN_HTML,
-            )
-                .into_response(),
         );
     }
-    match verdict {
-        Verdict::Pass => secure(next.run(req).await),
-        Verdict::BadHost => secure(error(StatusCode::MISDIRECTED_REQUEST, "wrong host")),
-        Verdict::Unauthorized => secure(error(
+    let path = req.uri().path();
+    let get = req.method() == Method::GET || req.method() == Method::HEAD;
+    if (get && PAGE.contains(&path)) || (!get && path == SIGNIN) {
+        return next.run(req).await;
+    }
+    match web.guard.check(headers, !get) {
+        Verdict::Pass => next.run(req).await,
+        Verdict::BadHost => error(StatusCode::MISDIRECTED_REQUEST, "wrong host"),
+        Verdict::Unauthorized => error(
             StatusCode::UNAUTHORIZED,
-            "open the address awtui web printed (with its token)",
-        )),
-        Verdict::Forbidden => secure(error(
+            "not signed in: open the address awtui web printed, or the one \
+             `awtui web --link` prints",
+        ),
+        Verdict::Forbidden => error(
             StatusCode::FORBIDDEN,
             "refused: not sent by the page (CSRF header, JSON body and same origin needed)",
-        )),
+        ),
     }
 }
 
-async fn index() -> Response {
-    asset(INDEX_HTML, "text/html; charset=utf-8")
+/// Spends the sign-in token (`Authorization: Bearer`) for a session value,
+/// for a request the page's script sent (JSON, our own origin).
+async fn signin(State(web): State<Web>, req: Request) -> Response {
+    let headers = req.headers();
+    if !web.guard.same_origin_ok(headers) {
+        return error(
+            StatusCode::FORBIDDEN,
+            "refused: not sent by the page (JSON body and same origin needed)",
+        );
+    }
+    match web.guard.sign_in(headers) {
+        Ok(session) => ok(json!({"session": session})),
+        Err(e @ SignInError::Wrong) => error(StatusCode::UNAUTHORIZED, &e.to_string()),
+        Err(e) => {
+            tracing::error!("web: {e}");
+            error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
+        }
+    }
 }
 
 async fn session(State(web): State<Web>) -> Response {
@@ -449,6 +502,17 @@ async fn events(State(web): State<Web>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_route_has_its_handler_and_none_is_a_page_file() {
+        for (method, path) in ROUTES {
+            assert!(api_route(method, path).is_some(), "{method} {path}");
+            assert!(path.starts_with("/api/"), "{path}");
+        }
+        for path in PAGE {
+            assert!(page_file(path).is_some(), "{path}");
+        }
+    }
 
     #[test]
     fn query_parameters_are_decoded() {

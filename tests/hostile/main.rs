@@ -18,3 +18,6 @@ mod ssh;
 #[path = "../sshd_support/mod.rs"]
 mod sshd_support;
 mod sandbox;
+mod web;
+#[path = "../web_support/mod.rs"]
+mod web_support;

@@ -139,25 +139,69 @@ pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body:
     }
 }
 
+/// The status of one request to `127.0.0.1:port` (only the status line is
+/// read: a live stream that never ends answers too).
+pub fn status_of(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(crate::cli_support::PATIENCE))
+        .unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !raw.windows(2).any(|w| w == b"\r\n") {
+        let n = s.read(&mut buf).expect("read the status line");
+        assert!(
+            n > 0,
+            "{method} {path}: the connection closed before the status"
+        );
+        raw.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&raw)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .expect("a status")
+}
+
 /// A running `awtui web`.
 pub struct Web {
     pub pid: u32,
     pub lines: Lines,
-    /// The address printed, with the token.
+    /// The address printed, with the sign-in token in its fragment.
     pub url: String,
     pub port: u16,
+    /// The sign-in token of the printed address.
     pub token: String,
+    /// The data dir (the token file is `web/token` in it).
+    pub state: PathBuf,
+    /// The test's own session value, once signed in.
+    session: std::sync::OnceLock<String>,
 }
 
 impl Web {
     /// `awtui web --port 0 <extra>` in `w`, once it printed its address
-    /// (with an empty user config: the tester's own is never read).
+    /// (with an empty user config: the tester's own is never read); the
+    /// test signs in with the printed address (spending it: a browser
+    /// opens [`Web::link`]).
     pub fn start(w: &mut World, extra: &[&str]) -> Web {
         Web::start_with_config(w, extra, "")
     }
 
     /// [`Web::start`] with `config` as the user's `config.toml`.
     pub fn start_with_config(w: &mut World, extra: &[&str], config: &str) -> Web {
+        let web = Web::start_signed_out(w, extra, config);
+        web.session();
+        web
+    }
+
+    /// [`Web::start_with_config`] without signing in: the printed address
+    /// is left for a browser.
+    pub fn start_signed_out(w: &mut World, extra: &[&str], config: &str) -> Web {
         let dir = w.tmp.path().join("config");
         std::fs::create_dir_all(dir.join("awtui")).unwrap();
         std::fs::write(dir.join("awtui").join("config.toml"), config).unwrap();
@@ -179,24 +223,68 @@ impl Web {
             .unwrap()
             .parse()
             .unwrap();
-        let token = url.split("token=").nth(1).expect("a token").to_string();
+        let token = url.split("#token=").nth(1).expect("a token").to_string();
         Web {
             pid,
             lines,
             url,
             port,
             token,
+            state: w.state.clone(),
+            session: std::sync::OnceLock::new(),
         }
     }
 
-    /// The cookie header the page's visits carry.
-    pub fn cookie(&self) -> String {
-        format!("awtui_web={}", self.token)
+    /// A sign-in address not spent yet, as `awtui web --link` prints it
+    /// (the token file's current token).
+    pub fn link(&self) -> String {
+        let token = std::fs::read_to_string(self.state.join("web").join("token")).unwrap();
+        format!("http://127.0.0.1:{}/#token={}", self.port, token.trim())
     }
 
-    /// A GET with the cookie.
+    /// Spends `token` at `/api/signin` as the page does; the answer.
+    pub fn sign_in_with(&self, token: &str) -> Answer {
+        http(
+            self.port,
+            "POST",
+            "/api/signin",
+            &[
+                ("Authorization", &format!("Bearer {token}")),
+                ("Content-Type", "application/json"),
+                ("Origin", &format!("http://127.0.0.1:{}", self.port)),
+            ],
+            "{}",
+        )
+    }
+
+    /// The test's session value (signed in with the current token on
+    /// first use).
+    pub fn session(&self) -> String {
+        self.session
+            .get_or_init(|| {
+                let link = self.link();
+                let token = link.split("#token=").nth(1).unwrap();
+                let a = self.sign_in_with(token);
+                assert_eq!(a.status, 200, "sign in: {}", a.body);
+                a.json()["session"].as_str().unwrap().to_string()
+            })
+            .clone()
+    }
+
+    /// The `Authorization` value the page's requests carry.
+    pub fn auth(&self) -> String {
+        format!("Bearer {}", self.session())
+    }
+
+    /// A GET with the session.
     pub fn get(&self, path: &str) -> Answer {
-        http(self.port, "GET", path, &[("Cookie", &self.cookie())], "")
+        http(
+            self.port,
+            "GET",
+            path,
+            &[("Authorization", &self.auth())],
+            "",
+        )
     }
 
     /// The CSRF value the page reads.
@@ -214,7 +302,7 @@ impl Web {
             "POST",
             &format!("/api/instances/{id}/action"),
             &[
-                ("Cookie", &self.cookie()),
+                ("Authorization", &self.auth()),
                 ("Content-Type", "application/json"),
                 ("X-Awtui-Csrf", &csrf),
                 ("Origin", &format!("http://127.0.0.1:{}", self.port)),

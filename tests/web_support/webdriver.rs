@@ -22,7 +22,8 @@ pub struct Browser {
     driver: Child,
     port: u16,
     session: String,
-    _profile: tempfile::TempDir,
+    /// The browser's profile folder (taken by [`Browser::quit`]).
+    profile: Option<tempfile::TempDir>,
 }
 
 impl Browser {
@@ -46,14 +47,14 @@ impl Browser {
             driver,
             port,
             session: String::new(),
-            _profile: tempfile::tempdir().unwrap(),
+            profile: Some(tempfile::tempdir().unwrap()),
         };
         wait_for("chromedriver to be ready", || {
             std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
             let a = http(port, "GET", "/status", &[], "");
             (a.status == 200 && a.json()["value"]["ready"] == true).then_some(())
         });
-        let profile = b._profile.path().display().to_string();
+        let profile = b.profile.as_ref().unwrap().path().display().to_string();
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {
@@ -112,6 +113,32 @@ impl Browser {
     /// Opens `url`.
     pub fn go(&self, url: &str) {
         self.call("POST", &self.at("url"), json!({"url": url}));
+    }
+
+    /// Goes one entry back in the tab's history, as the Back button does.
+    pub fn back(&self) {
+        self.call("POST", &self.at("back"), json!({}));
+    }
+
+    /// Goes one entry forward in the tab's history.
+    pub fn forward(&self) {
+        self.call("POST", &self.at("forward"), json!({}));
+    }
+
+    /// Ends the browser (it writes its history and session files out) and
+    /// hands back its profile folder, for a test that reads them as an
+    /// attacker would.
+    pub fn quit(mut self) -> tempfile::TempDir {
+        let session = std::mem::take(&mut self.session);
+        let _ = self.try_call("DELETE", &format!("/session/{session}"), json!({}));
+        self.end_driver();
+        self.profile.take().expect("the profile folder")
+    }
+
+    /// Ends chromedriver (and with it the browser).
+    fn end_driver(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
     }
 
     /// The elements matching the CSS `selector`.
@@ -226,8 +253,7 @@ impl Drop for Browser {
         if !self.session.is_empty() {
             let _ = self.try_call("DELETE", &format!("/session/{}", self.session), json!({}));
         }
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+        self.end_driver();
     }
 }
 

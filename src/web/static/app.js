@@ -38,7 +38,7 @@ function when(at) {
 }
 
 async function api(path) {
-  const r = await fetch(path, {credentials: 'same-origin', cache: 'no-store'});
+  const r = await fetch(path, {headers: awtuiAuth.headers(), credentials: 'omit', cache: 'no-store'});
   const body = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;
@@ -46,8 +46,8 @@ async function api(path) {
 
 async function act(instance, action) {
   const r = await fetch('/api/instances/' + encodeURIComponent(instance) + '/action', {
-    method: 'POST', credentials: 'same-origin',
-    headers: {'Content-Type': 'application/json', 'X-Awtui-Csrf': S.csrf},
+    method: 'POST', credentials: 'omit',
+    headers: awtuiAuth.headers({'Content-Type': 'application/json', 'X-Awtui-Csrf': S.csrf}),
     body: JSON.stringify(action),
   });
   const body = await r.json().catch(() => ({}));
@@ -450,22 +450,25 @@ function apply(ev) {
 }
 
 function connect() {
-  const es = new EventSource('/api/events');
-  es.onopen = () => { $('live').textContent = 'live'; $('live').className = 'live'; };
-  es.onerror = () => { $('live').textContent = 'reconnecting'; $('live').className = 'live off'; };
-  es.onmessage = (m) => {
-    let p;
-    try { p = JSON.parse(m.data); } catch (_) { return; }
-    if (p.type === 'hello') {
-      // (Re)connected, maybe to a restarted server: a fresh CSRF value and state.
-      api('/api/session').then((s) => { S.csrf = s.csrf; }).catch(() => {});
-      refreshOverview();
-      if (S.current) loadState();
-    }
-    else if (p.type === 'overview') { S.overview = p.overview; renderOverview(); }
-    else if (p.type === 'event' && p.instance === S.current) apply(p.event);
-    else if (p.type === 'resync' && (p.instance === null || p.instance === S.current)) { loadState(); refreshOverview(); }
-  };
+  const live = (text, cls) => { $('live').textContent = text; $('live').className = cls; };
+  awtuiAuth.stream('/api/events', {
+    open: () => live('live', 'live'),
+    error: () => live('reconnecting', 'live off'),
+    denied: () => { live('signed out', 'live off'); toast(SIGNED_OUT, true); },
+    message: (data) => {
+      let p;
+      try { p = JSON.parse(data); } catch (_) { return; }
+      if (p.type === 'hello') {
+        // (Re)connected, maybe to a restarted server: a fresh CSRF value and state.
+        api('/api/session').then((s) => { S.csrf = s.csrf; }).catch(() => {});
+        refreshOverview();
+        if (S.current) loadState();
+      }
+      else if (p.type === 'overview') { S.overview = p.overview; renderOverview(); }
+      else if (p.type === 'event' && p.instance === S.current) apply(p.event);
+      else if (p.type === 'resync' && (p.instance === null || p.instance === S.current)) { loadState(); refreshOverview(); }
+    },
+  });
 }
 
 async function refreshOverview() {
@@ -542,14 +545,17 @@ function keys(e) {
   }
 }
 
+const SIGNED_OUT = 'Not signed in: open the address awtui web printed (each signs in one browser; awtui web --link prints a new one).';
+
 async function main() {
   try {
+    await awtuiAuth.signIn();
     const s = await api('/api/session');
     S.csrf = s.csrf;
     S.user = s.user;
-    try { sessionStorage.removeItem('awtui-signin-reloaded'); } catch (_) { /* storage off */ }
   } catch (e) {
-    toast('Not signed in: open the address awtui web printed.', true);
+    toast(SIGNED_OUT, true);
+    document.body.appendChild(el('p', 'signed-out', SIGNED_OUT));
     return;
   }
   for (const b of document.querySelectorAll('#tabs button')) b.addEventListener('click', () => showTab(b.dataset.tab));
