@@ -12,3 +12,6 @@
 
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+#[path = "../web_support/mod.rs"]
+mod web_support;
+mod pages;
