@@ -12,6 +12,6 @@
 
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+mod pages;
 #[path = "../web_support/mod.rs"]
 mod web_support;
-mod pages;

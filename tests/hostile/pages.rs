@@ -1,7 +1,7 @@
 //! Issue 34 (8, must hold 9): one agent must not multiply its output into
-//! every page load. The attacker is a scripted agent that posts ten
-//! messages of 3 MiB each (the MCP limit is 4 MiB a request), some bytes
-//! multi-byte so a careless cut splits a character. awtui's own pages of
+//! every page load. The attacker is a scripted agent that posts thirty
+//! messages of 128 KiB, then ten of 3 MiB each (the MCP limit is 4 MiB a
+//! request), some bytes multi-byte so a careless cut splits a character. awtui's own pages of
 //! the channel — `awtui peek`, `peek --json`, the web page's first load and
 //! its live stream — stay within their byte budget, say what they
 //! shortened, and every message is still fetchable whole (`awtui peek
@@ -20,8 +20,12 @@ use crate::web_support::Web;
 const BUDGET: usize = 2 * 1024 * 1024;
 /// How much of one message a page shows at most.
 const PER_MESSAGE: usize = 64 * 1024;
-/// How many big messages the agent posts, and how big each is.
-const COUNT: usize = 10;
+/// How many messages the agent posts, and how big: the first
+/// [`MEDIUM`] of [`MEDIUM_SIZE`] (more than a page holds even shortened),
+/// the others of [`SIZE`].
+const COUNT: usize = 40;
+const MEDIUM: usize = 30;
+const MEDIUM_SIZE: usize = 128 * 1024;
 const SIZE: usize = 3 * 1024 * 1024;
 
 /// Waits for the gate file, then posts every `big/*.txt` through the
@@ -34,12 +38,14 @@ for f in big/*.txt; do "$AWTUI_BIN" ctx send < "$f" >/dev/null; done
 "$AWTUI_BIN" ctx send "all posted" >/dev/null
 "#;
 
-/// Message `k`'s text: about [`SIZE`] bytes, distinct per message, with
-/// two- and four-byte characters across every cut a page could make.
+/// Message `k`'s text: about [`MEDIUM_SIZE`] or [`SIZE`] bytes, distinct
+/// per message, with two- and four-byte characters across every cut a page
+/// could make.
 fn big(k: usize) -> String {
+    let size = if k < MEDIUM { MEDIUM_SIZE } else { SIZE };
     let mut text = format!("big message {k}\n");
     let mut line = 0;
-    while text.len() < SIZE {
+    while text.len() < size {
         text.push_str(&format!("k={k} line={line} \"quoted\" é ü 🚀 tail\n"));
         line += 1;
     }
@@ -154,13 +160,23 @@ fn one_agents_huge_messages_stay_out_of_every_page() {
     let cut: Vec<&Value> = items.iter().filter(|i| i["truncated"] == true).collect();
     assert!(!cut.is_empty(), "no item marked truncated");
     for item in &cut {
-        assert_eq!(item["bytes"].as_u64(), Some(texts[0].len() as u64));
+        assert_eq!(item["bytes"].as_u64(), Some(texts[COUNT - 1].len() as u64));
     }
+    // More than a page holds: the oldest are left out, and it says so.
+    let many = w.run(&["peek", "--to", "@default", "-n", "41"]);
+    eprintln!("peek -n 41: {} bytes", many.stdout.len());
+    assert!(many.stdout.len() <= BUDGET, "{} bytes", many.stdout.len());
+    assert!(many.stderr.contains("left out"), "{}", many.stderr);
 
     // The web page's first load of the instance: bounded, marked.
     let first = web.get(&format!("/api/instances/{id}"));
     eprintln!("web first load: {} bytes", first.body.len());
-    assert_eq!(first.status, 200, "{}", &first.body[..first.body.len().min(300)]);
+    assert_eq!(
+        first.status,
+        200,
+        "{}",
+        &first.body[..first.body.len().min(300)]
+    );
     assert!(first.body.len() <= BUDGET, "{} bytes", first.body.len());
     let state = first.json();
     let shown = state["messages"].as_array().unwrap();
@@ -170,11 +186,18 @@ fn one_agents_huge_messages_stay_out_of_every_page() {
         shown.len(),
         state["left_out"]
     );
-    assert!(state["left_out"].as_u64().unwrap_or(0) > 0, "no count of what was left out");
+    assert!(
+        state["left_out"].as_u64().unwrap_or(0) > 0,
+        "no count of what was left out"
+    );
     // Older pages too.
     let newest = shown.last().unwrap()["id"].as_u64().unwrap();
     let older = web.get(&format!("/api/instances/{id}/messages?before={newest}"));
-    assert!(older.body.len() <= BUDGET, "older: {} bytes", older.body.len());
+    assert!(
+        older.body.len() <= BUDGET,
+        "older: {} bytes",
+        older.body.len()
+    );
 
     // Every message stays fetchable whole, byte for byte: by the CLI…
     let ids: Vec<u64> = w
@@ -184,18 +207,37 @@ fn one_agents_huge_messages_stay_out_of_every_page() {
         .map(|e| e["id"].as_u64().unwrap())
         .collect();
     assert_eq!(ids.len(), COUNT);
-    for (k, msg) in [(0, ids[0]), (COUNT - 1, ids[COUNT - 1])] {
-        let whole = w.run(&["peek", "--to", "@default", "--message", &msg.to_string(), "--json"]);
+    for k in [0, COUNT - 1] {
+        let msg = ids[k];
+        let whole = w.run(&[
+            "peek",
+            "--to",
+            "@default",
+            "--message",
+            &msg.to_string(),
+            "--json",
+        ]);
         assert_eq!(whole.code, 0, "{}", whole.stderr);
         let item = whole.json();
         assert_eq!(item["entry"]["message"].as_str(), Some(texts[k].as_str()));
         assert!(item.get("truncated").is_none_or(|t| t == false));
         let plain = w.run(&["peek", "--to", "@default", "--message", &msg.to_string()]);
-        assert!(plain.stdout.contains(&texts[k]), "the text output is not whole");
+        assert!(
+            plain.stdout.contains(&texts[k]),
+            "the text output is not whole"
+        );
         // …and by the page's "show all".
         let page = web.get(&format!("/api/instances/{id}/messages/{msg}"));
-        assert_eq!(page.status, 200, "{}", &page.body[..page.body.len().min(300)]);
-        assert_eq!(page.json()["message"]["text"].as_str(), Some(texts[k].as_str()));
+        assert_eq!(
+            page.status,
+            200,
+            "{}",
+            &page.body[..page.body.len().min(300)]
+        );
+        assert_eq!(
+            page.json()["message"]["text"].as_str(),
+            Some(texts[k].as_str())
+        );
     }
     eprintln!("engine after the pages: {}", memory(engine));
     eprintln!("web server after the pages: {}", memory(web.pid));

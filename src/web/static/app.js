@@ -286,7 +286,25 @@ function messageNode(m) {
   } else {
     li.appendChild(el('div', 'text', m.text));
   }
+  if (m.truncated) li.appendChild(cutNode(m, li));
   return li;
+}
+
+// A shortened message (pages carry at most 64 KiB of each): its whole
+// size, and "show all", which reads it whole and draws it in its place.
+function cutNode(m, li) {
+  const row = el('div', 'cut', 'shortened: ' + new TextEncoder().encode(m.text || '').length + ' of ' + m.bytes + ' bytes shown ');
+  const all = el('button', null, 'show all');
+  all.addEventListener('click', async () => {
+    try {
+      const r = await api('/api/instances/' + encodeURIComponent(S.current) + '/messages/' + Number(m.id));
+      const i = S.state.messages.findIndex((x) => x.id === m.id);
+      if (i >= 0) S.state.messages[i] = r.message;
+      li.replaceWith(messageNode(r.message));
+    } catch (e) { toast(String(e.message || e), true); }
+  });
+  row.appendChild(all);
+  return row;
 }
 
 function renderChannel() {
