@@ -59,6 +59,19 @@ impl Cut {
     }
 }
 
+impl Cut {
+    /// `entry` with the note of its cut as a last line, for a front end
+    /// that shows only the text (the control room after a snapshot).
+    pub fn marked(&self, mut entry: ChannelEntry, instance: &str) -> ChannelEntry {
+        let fetch = format!("awtui peek --message {} --to @{instance}", entry.id);
+        if let Some(note) = self.note(entry.message.len(), &fetch) {
+            entry.message.push('\n');
+            entry.message.push_str(&note);
+        }
+        entry
+    }
+}
+
 /// Whether a count is zero (such a count is left out of the JSON).
 pub fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -138,6 +151,14 @@ mod tests {
         assert_eq!(Cut::shorten(&mut short, 5), Cut::default());
         assert_eq!(short.message, "hi");
         assert_eq!(Cut::default().note(2, "x"), None);
+        let marked = cut.marked(e.clone(), "i");
+        assert!(
+            marked
+                .message
+                .starts_with("éé\n[shortened: the first 4 of 20 bytes")
+        );
+        assert!(marked.message.ends_with("awtui peek --message 3 --to @i]"));
+        assert_eq!(Cut::default().marked(e.clone(), "i"), e);
         // Unmarked messages carry no extra fields.
         assert_eq!(serde_json::to_string(&Cut::default()).unwrap(), "{}");
     }
