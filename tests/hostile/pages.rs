@@ -242,3 +242,49 @@ fn one_agents_huge_messages_stay_out_of_every_page() {
     eprintln!("engine after the pages: {}", memory(engine));
     eprintln!("web server after the pages: {}", memory(web.pid));
 }
+
+/// The page itself: a shortened message says so, and "show all" draws it
+/// whole in its place (read in a real Chromium).
+#[test]
+fn the_page_shows_a_shortened_message_and_shows_all_of_it_on_request() {
+    let mut w = World::new();
+    w.script("a.sh", AGENT);
+    std::fs::create_dir_all(w.dir.join("big")).unwrap();
+    let text = big(0);
+    std::fs::write(w.dir.join("big/00.txt"), &text).unwrap();
+    std::fs::write(w.dir.join("gate"), "").unwrap();
+    std::fs::write(
+        w.dir.join("wf.yaml"),
+        "agents:\n  a:\n    command: ./a.sh\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    w.start_background("wf.yaml", "default");
+    wait_for("the agent's last word", || {
+        w.channel("default")
+            .iter()
+            .any(|m| m["message"] == "all posted")
+            .then_some(())
+    });
+    let web = Web::start(&mut w, &[]);
+    web.instance_id("default");
+    let b = crate::web_support::webdriver::Browser::start(1280, 800);
+    b.go(&web.url);
+    let note = b.wait_element("#channel .msg .cut");
+    assert!(
+        b.text(&note)
+            .contains(&format!("of {} bytes shown", text.len())),
+        "{}",
+        b.text(&note)
+    );
+    // Clicked from inside the page: the channel may be drawn again
+    // between finding the button and clicking it.
+    let tail = text.lines().last().unwrap().to_string();
+    b.wait_script(
+        "the whole message drawn in the page",
+        &format!(
+            "const b = document.querySelector('#channel .msg .cut button'); if (b) b.click();
+             return [...document.querySelectorAll('#channel .msg')].some(m => m.textContent.includes({}) && !m.querySelector('.cut'))",
+            serde_json::to_string(&tail).unwrap()
+        ),
+    );
+}

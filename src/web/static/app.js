@@ -5,6 +5,7 @@
 const S = {
   csrf: '', user: 'user', overview: null, current: null, state: null,
   tab: 'channel', known: new Set(), primed: false, refetch: null, diffAgent: null,
+  whole: new Map(),  // 'instance:id' -> a shortened message read whole ("show all")
 };
 
 const $ = (id) => document.getElementById(id);
@@ -298,8 +299,7 @@ function cutNode(m, li) {
   all.addEventListener('click', async () => {
     try {
       const r = await api('/api/instances/' + encodeURIComponent(S.current) + '/messages/' + Number(m.id));
-      const i = S.state.messages.findIndex((x) => x.id === m.id);
-      if (i >= 0) S.state.messages[i] = r.message;
+      S.whole.set(S.current + ':' + m.id, r.message);
       li.replaceWith(messageNode(r.message));
     } catch (e) { toast(String(e.message || e), true); }
   });
@@ -311,7 +311,7 @@ function renderChannel() {
   const ch = $('channel');
   const atBottom = ch.scrollHeight - ch.scrollTop - ch.clientHeight < 40;
   clear(ch);
-  for (const m of S.state.messages) ch.appendChild(messageNode(m));
+  for (const m of S.state.messages) ch.appendChild(messageNode(S.whole.get(S.current + ':' + m.id) || m));
   $('older').hidden = !(S.state.messages.length && S.state.messages[0].id > 1);
   if (atBottom || !renderChannel.done) { ch.scrollTop = ch.scrollHeight; renderChannel.done = true; }
 }
