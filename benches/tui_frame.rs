@@ -131,6 +131,7 @@ fn app(size: Size) -> App {
             MessageSnapshot {
                 annotations: awtui::protocols::annotate(&entry.message),
                 entry,
+                cut: Default::default(),
             }
         })
         .collect();
@@ -146,6 +147,7 @@ fn app(size: Size) -> App {
         );
     }
     let snapshot = Snapshot {
+        left_out: 0,
         workflow: "bench".into(),
         instance: "default".into(),
         agents: agents

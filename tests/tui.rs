@@ -44,6 +44,7 @@ fn message(e: ChannelEntry) -> MessageSnapshot {
     MessageSnapshot {
         annotations: awtui::protocols::annotate(&e.message),
         entry: e,
+        cut: Default::default(),
     }
 }
 
@@ -152,6 +153,7 @@ fn snapshot(paused: bool) -> Snapshot {
         },
     );
     Snapshot {
+        left_out: 0,
         workflow: "demo".into(),
         instance: "default".into(),
         agents: vec![

@@ -86,6 +86,7 @@ fn inbox(id: u64, from: &str, text: &str, time: chrono::DateTime<Utc>) -> PeekIt
         entry: entry(id, from, text, time),
         priority: None,
         state: None,
+        cut: Default::default(),
     }
 }
 
@@ -235,6 +236,7 @@ fn attention_enter_jumps_to_the_help_request() {
 fn snapshot() -> Snapshot {
     Snapshot {
         approvals: Default::default(),
+        left_out: 0,
         user_unread: 0,
         workflow: "review".into(),
         instance: "api-refactor".into(),
@@ -254,6 +256,7 @@ fn snapshot() -> Snapshot {
                 MessageSnapshot {
                     annotations: awtui::protocols::annotate(&e.message),
                     entry: e,
+                    cut: Default::default(),
                 }
             })
             .collect(),

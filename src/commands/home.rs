@@ -87,11 +87,12 @@ pub async fn poll_one(info: InstanceInfo) -> Polled {
                 kind: None,
                 bead: None,
                 before: None,
+                message: None,
             }))
             .await
             .ok()?
         {
-            Reply::Messages { items } => items,
+            Reply::Messages { items, .. } => items,
             _ => Vec::new(),
         };
         Some((status, inbox))

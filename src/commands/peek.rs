@@ -13,6 +13,13 @@
 //! `PROGRESS`, …) and `--bead` those about one bead; `-n` is applied after
 //! the filters.
 //!
+//! A page is bounded in bytes ([`crate::vocab::pages`]): a message longer
+//! than 64 KiB is shown shortened, marked with its whole size and the
+//! command that prints it whole (`--message ID`; with `--json`, the item
+//! carries `truncated: true` and `bytes`), and when the messages would pass
+//! the page's budget the oldest are left out, saying how many and how to
+//! page back (`--before ID`).
+//!
 //! `--tasks` adds the instance's task board: after the messages as text (as
 //! `awtui tasks` shows it), or with `--json` one object
 //! `{"messages": [...], "tasks": {...}}` instead of the bare array (which
@@ -23,10 +30,11 @@ use super::print;
 use super::remote;
 use crate::errln;
 use crate::instance::control::{Reply, Request};
-use crate::instance::query::PeekQuery;
+use crate::instance::query::{PeekItem, PeekQuery};
 use crate::protocols::agent_mail::MessageType;
 
-/// `awtui peek [--to target] [-n N] [--type T] [--bead B] [--tasks] [--json]`.
+/// `awtui peek [--to target] [-n N] [--type T] [--bead B] [--before ID]
+/// [--message ID] [--tasks] [--json]`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct PeekArgs {
     /// agent@instance (its inbox), @instance (the channel), or a
@@ -42,6 +50,13 @@ pub struct PeekArgs {
     /// Only Agent Mail messages about this bead.
     #[arg(long)]
     pub bead: Option<String>,
+    /// Only messages before this id (paging back through the channel).
+    #[arg(long, value_name = "ID")]
+    pub before: Option<u64>,
+    /// Only this message, whole: a page shows at most 64 KiB of each
+    /// message and says so when it shortened one.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["n", "kind", "bead", "before", "tasks"])]
+    pub message: Option<u64>,
     /// Also show the task board (with --json: one object with
     /// `messages` and `tasks`).
     #[arg(long)]
@@ -80,7 +95,8 @@ pub fn run(args: &PeekArgs) -> u8 {
         limit: args.n,
         kind,
         bead: args.bead.clone(),
-        before: None,
+        before: args.before,
+        message: args.message,
     };
     let Some(rt) = remote::runtime() else {
         return exit::FAILED;
@@ -90,14 +106,15 @@ pub fn run(args: &PeekArgs) -> u8 {
             Ok(c) => c,
             Err(code) => return code,
         };
-        let items = match remote::request(&mut client, Request::Peek(query.clone())).await {
-            Ok(Reply::Messages { items }) => items,
-            Ok(other) => {
-                errln!("unexpected answer: {other:?}");
-                return exit::FAILED;
-            }
-            Err(code) => return code,
-        };
+        let (items, left_out) =
+            match remote::request(&mut client, Request::Peek(query.clone())).await {
+                Ok(Reply::Messages { items, left_out }) => (items, left_out),
+                Ok(other) => {
+                    errln!("unexpected answer: {other:?}");
+                    return exit::FAILED;
+                }
+                Err(code) => return code,
+            };
         let board = if args.tasks {
             match super::tasks::fetch_board(&mut client).await {
                 Ok(b) => Some(b),
@@ -106,7 +123,18 @@ pub fn run(args: &PeekArgs) -> u8 {
         } else {
             None
         };
+        if left_out > 0 {
+            // Paging back applies to the channel, not to an inbox.
+            let oldest = items.first().filter(|_| query.agent.is_none());
+            errln!(
+                "{}",
+                left_out_note(left_out, oldest.map(|i| i.entry.id), args.to.as_deref())
+            );
+        }
         if args.json {
+            if args.message.is_some() {
+                return print_json(items.first().map(PeekItem::to_json));
+            }
             // An inbox's items in the shape inbox_check returns.
             let items: Vec<serde_json::Value> = items.iter().map(|i| i.to_json()).collect();
             let text = match &board {
@@ -141,6 +169,10 @@ pub fn run(args: &PeekArgs) -> u8 {
                 ));
             }
             print::message(&item.entry, Some(&item.annotations));
+            let fetch = whole_command(item.entry.id, args);
+            if let Some(note) = item.cut.note(item.entry.message.len(), &fetch) {
+                print::line(note);
+            }
         }
         if let Some(board) = &board {
             print::line(
@@ -151,4 +183,39 @@ pub fn run(args: &PeekArgs) -> u8 {
         }
         exit::OK
     })
+}
+
+/// The command that prints message `id` whole, with the same target.
+fn whole_command(id: u64, args: &PeekArgs) -> String {
+    match &args.to {
+        Some(to) => format!("awtui peek --message {id} --to {to}"),
+        None => format!("awtui peek --message {id}"),
+    }
+}
+
+/// What a person is told when the page left older messages out: how
+/// many, and for the channel (`oldest`: the oldest shown) how to page back.
+fn left_out_note(left_out: usize, oldest: Option<u64>, to: Option<&str>) -> String {
+    let budget = crate::vocab::pages::PAGE_BUDGET / (1024 * 1024);
+    let back = match (oldest, to) {
+        (Some(id), Some(to)) => format!("; page back with `awtui peek --to {to} --before {id}`"),
+        (Some(id), None) => format!("; page back with `awtui peek --before {id}`"),
+        (None, _) => String::new(),
+    };
+    let s = if left_out == 1 { "" } else { "s" };
+    format!("{left_out} older message{s} left out to keep this page within {budget} MiB{back}")
+}
+
+/// Prints one JSON value (an item, or `null`).
+fn print_json(value: Option<serde_json::Value>) -> u8 {
+    match serde_json::to_string_pretty(&value.unwrap_or_default()) {
+        Ok(text) => {
+            super::print::json(text);
+            exit::OK
+        }
+        Err(e) => {
+            errln!("{e}");
+            exit::FAILED
+        }
+    }
 }

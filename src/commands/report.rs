@@ -152,7 +152,11 @@ pub fn messages(store: &dyn ContextStore) -> Vec<MessageSnapshot> {
                         .iter()
                         .all(|m| store.delivery(entry.id, m) == Some(DeliveryState::Acked));
             }
-            MessageSnapshot { entry, annotations }
+            MessageSnapshot {
+                entry,
+                annotations,
+                cut: Default::default(),
+            }
         })
         .collect()
 }

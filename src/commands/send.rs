@@ -185,6 +185,7 @@ async fn wait_for_replies(
                 replies.push(MessageSnapshot {
                     entry,
                     annotations: *annotations,
+                    cut: Default::default(),
                 });
             }
             EngineEvent::Status { agent, status }

@@ -609,6 +609,27 @@ mod journal_tests {
         assert_eq!(store.entry(2).unwrap().message, "note 00002");
     }
 
+    /// Issue 34: huge messages are not all held whole; they read back
+    /// whole from the file, and a page can count what lies before an id.
+    #[test]
+    fn huge_messages_are_held_within_the_byte_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = FileStore::open(dir.path(), &layout()).unwrap();
+        let big = "x".repeat(3 * 1024 * 1024);
+        for _ in 0..10 {
+            file.append("coder", &big).unwrap();
+        }
+        let held = file.index.resident();
+        assert!(
+            held * big.len() <= super::super::index::RECENT_BYTES,
+            "{held} held"
+        );
+        assert_eq!(file.entry(1).unwrap().message, big);
+        assert_eq!(file.entry(10).unwrap().message, big);
+        assert_eq!(file.count_before(4), 3);
+        assert_eq!(file.count_before(u64::MAX), 10);
+    }
+
     /// A channel longer than what is kept whole reads back the same from
     /// the file by offset, before and after reopening, as from memory.
     #[test]

@@ -5,7 +5,8 @@
 //! Reads, inbox checks and delivery lookups cost O(log n + result), never a
 //! scan of the history. The index does not hold the messages themselves
 //! for a file store: their text is read back from the channel file by
-//! offset ([`Bodies`]), and only the newest [`RECENT`] entries are kept
+//! offset ([`Bodies`]), and only the newest [`RECENT`] entries (at most
+//! [`RECENT_BYTES`] of text) are kept
 //! whole, so memory grows by a few dozen bytes per message, not by its size.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -25,6 +26,9 @@ use super::{
 /// How many of the newest entries a file-backed index keeps whole (what
 /// reads of the latest messages and prompts mostly ask for).
 pub const RECENT: usize = 2048;
+/// And at most this many bytes of their texts: one agent's huge messages
+/// are read back from the file, not held (issue 34).
+pub const RECENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Where an entry's line lies in the channel file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +65,8 @@ pub enum Bodies {
         path: PathBuf,
         /// The newest entries, whole: `(position, entry)`.
         recent: VecDeque<(usize, ChannelEntry)>,
+        /// The bytes of their texts.
+        recent_bytes: usize,
         /// Checks each line read back was written by awtui (the file is in
         /// the agents' workspace; see [`super::seal`]).
         seal: Option<super::seal::Seal>,
@@ -121,6 +127,7 @@ impl ChannelIndex {
                 file,
                 path,
                 recent: VecDeque::new(),
+                recent_bytes: 0,
                 seal,
             },
             ..Default::default()
@@ -153,6 +160,7 @@ impl ChannelIndex {
                 path,
                 recent,
                 seal,
+                ..
             } => {
                 if let Some(first) = recent.front()
                     && pos >= first.0
@@ -276,11 +284,19 @@ impl ChannelIndex {
         });
         match &mut self.bodies {
             Bodies::Memory(all) => all.push(entry),
-            Bodies::File { recent, .. } => {
-                if recent.len() == RECENT {
-                    recent.pop_front();
-                }
+            Bodies::File {
+                recent,
+                recent_bytes,
+                ..
+            } => {
+                *recent_bytes += entry.message.len();
                 recent.push_back((at, entry));
+                while recent.len() > RECENT || *recent_bytes > RECENT_BYTES {
+                    let Some((_, old)) = recent.pop_front() else {
+                        break;
+                    };
+                    *recent_bytes -= old.message.len();
+                }
             }
         }
         Ok(())
@@ -385,6 +401,11 @@ impl ChannelIndex {
         self.position(id).map(|p| self.load(p))
     }
 
+    /// How many entries have an id below `id`, in O(log n).
+    pub fn count_before(&self, id: u64) -> usize {
+        self.meta.partition_point(|e| e.id < id)
+    }
+
     /// Index of the first entry after `since`.
     fn start_after(&self, since: Since) -> usize {
         match since {
@@ -480,6 +501,20 @@ impl ChannelIndex {
             .collect();
         unread.sort_by_key(|(priority, e)| (*priority, e.id));
         Ok(unread)
+    }
+
+    /// How many unread mentions `recipient` has, read from the index alone
+    /// (a snapshot's count; the messages may be huge).
+    pub fn unread_count(&self, recipient: &str) -> Result<usize> {
+        let cursor = self.cursor(recipient)?;
+        let Some(positions) = self.mentioned.get(recipient) else {
+            return Ok(0);
+        };
+        let first_unread = positions.partition_point(|&p| self.meta[p as usize].id <= cursor.acked);
+        Ok(positions[first_unread..]
+            .iter()
+            .filter(|&&p| !self.hidden.contains(&self.meta[p as usize].id))
+            .count())
     }
 
     /// Ids of `recipient`'s unread mentions in inbox order.

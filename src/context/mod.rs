@@ -262,6 +262,9 @@ pub trait ContextStore: Send {
     fn page(&self, page: Page, limit: usize) -> PageOf;
     /// The entry with this id.
     fn entry(&self, id: u64) -> Option<ChannelEntry>;
+    /// How many entries have an id below `id`, without reading any (a
+    /// page bounded in bytes says how many it left out).
+    fn count_before(&self, id: u64) -> usize;
     /// The id of the newest entry, 0 when empty.
     fn last_id(&self) -> u64;
     /// Number of entries.
@@ -278,6 +281,8 @@ pub trait ContextStore: Send {
     /// building the inbox (only unread messages are read, for their
     /// priority; cheap however long the history).
     fn inbox_ids(&self, agent: &str) -> Result<Vec<u64>>;
+    /// How many unread mentions `agent` has, without reading any.
+    fn unread_count(&self, agent: &str) -> Result<usize>;
     /// The id of `agent`'s oldest unread mention, without building the inbox.
     fn oldest_unread(&self, agent: &str) -> Result<Option<u64>>;
     /// Records that `agent` was handed everything up to `through`.

@@ -288,6 +288,9 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     fn entry(&self, id: u64) -> Option<ChannelEntry> {
         self.index.entry(id)
     }
+    fn count_before(&self, id: u64) -> usize {
+        self.index.count_before(id)
+    }
     fn last_id(&self) -> u64 {
         self.index.last_id()
     }
@@ -296,6 +299,9 @@ impl<D: Docs + Send, J: Journal> ContextStore for Store<D, J> {
     }
     fn inbox(&self, agent: &str) -> Result<Vec<InboxItem>> {
         self.index.inbox(agent)
+    }
+    fn unread_count(&self, agent: &str) -> Result<usize> {
+        self.index.unread_count(agent)
     }
     fn inbox_ids(&self, agent: &str) -> Result<Vec<u64>> {
         self.index.inbox_ids(agent)

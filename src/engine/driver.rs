@@ -1560,33 +1560,39 @@ impl Driver {
             .collect();
         let mut recipients = self.cx.workflow.agent_names();
         recipients.push(USER.to_string());
-        self.cx.context.read(|s| Snapshot {
-            workflow: self.cx.workflow.name.clone(),
-            instance: self.cx.prepared.instance.clone(),
-            agents,
-            messages: s
-                .read(None, Some(limit))
-                .unwrap_or_default()
-                .into_iter()
-                .map(|entry| MessageSnapshot {
-                    annotations: crate::protocols::annotate(&entry.message),
-                    entry,
-                })
-                .collect(),
-            total_messages: s.len(),
-            user_unread: s.inbox(USER).map_or(0, |i| i.len()),
-            documents: s.list_documents().unwrap_or_default(),
-            entry_document: s.entry_document().to_string(),
-            cursors: recipients
-                .into_iter()
-                .filter_map(|r| s.cursor(&r).ok().map(|c| (r, c)))
-                .collect(),
-            paused: self.runner.pause_reason().cloned(),
-            ops: self.ops.clone(),
-            tasks: super::tasks::snapshot(self.cx.context.tasks()),
-            started: Some(self.started),
-            approvals: self.cx.context.approvals().snapshot(),
-            notices: self.recent_notices.borrow().iter().cloned().collect(),
+        self.cx.context.read(|s| {
+            // Bounded in bytes too: one agent's huge messages must not
+            // weigh on every front end's first draw (issue 34).
+            let page = crate::instance::query::newest(s, None, limit);
+            Snapshot {
+                workflow: self.cx.workflow.name.clone(),
+                instance: self.cx.prepared.instance.clone(),
+                agents,
+                messages: page
+                    .items
+                    .into_iter()
+                    .map(|item| MessageSnapshot {
+                        entry: item.entry,
+                        annotations: item.annotations,
+                        cut: item.cut,
+                    })
+                    .collect(),
+                left_out: page.left_out,
+                total_messages: s.len(),
+                user_unread: s.unread_count(USER).unwrap_or(0),
+                documents: s.list_documents().unwrap_or_default(),
+                entry_document: s.entry_document().to_string(),
+                cursors: recipients
+                    .into_iter()
+                    .filter_map(|r| s.cursor(&r).ok().map(|c| (r, c)))
+                    .collect(),
+                paused: self.runner.pause_reason().cloned(),
+                ops: self.ops.clone(),
+                tasks: super::tasks::snapshot(self.cx.context.tasks()),
+                started: Some(self.started),
+                approvals: self.cx.context.approvals().snapshot(),
+                notices: self.recent_notices.borrow().iter().cloned().collect(),
+            }
         })
     }
 

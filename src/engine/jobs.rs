@@ -44,7 +44,10 @@ pub fn for_command(sources: &Sources<'_>, command: &Command) -> Option<Job> {
             Some(Box::new(move || {
                 context
                     .read(|s| crate::instance::query::peek(s, &query))
-                    .map(|items| Reply::Messages { items })
+                    .map(|page| Reply::Messages {
+                        items: page.items,
+                        left_out: page.left_out,
+                    })
             }))
         }
         Command::ReadAgentLogs { agent } => {

@@ -107,8 +107,12 @@ pub enum Reply {
     },
     /// The messages asked for.
     Messages {
-        /// Oldest first (channel) or in inbox order.
+        /// Oldest first (channel) or in inbox order, within the byte
+        /// budget of a page ([`crate::vocab::pages`]).
         items: Vec<PeekItem>,
+        /// How many of those asked for were left out to keep that budget.
+        #[serde(default, skip_serializing_if = "crate::vocab::pages::is_zero")]
+        left_out: usize,
     },
     /// The instance's status.
     Status {
@@ -744,7 +748,9 @@ fn engine_request(
     Box::pin(async move {
         let reply = match answer.await {
             Ok(crate::engine::Reply::Posted { id }) => Reply::Posted { id },
-            Ok(crate::engine::Reply::Messages { items }) => Reply::Messages { items },
+            Ok(crate::engine::Reply::Messages { items, left_out }) => {
+                Reply::Messages { items, left_out }
+            }
             Ok(other) => Reply::error(format!("unexpected answer from the engine: {other:?}")),
             Err(e) => Reply::error(e.to_string()),
         };
@@ -1039,6 +1045,7 @@ mod tests {
                 kind: None,
                 bead: Some("b-1".into()),
                 before: None,
+                message: None,
             })),
         ] {
             let json = serde_json::to_string(&line).unwrap();
@@ -1129,6 +1136,7 @@ mod tests {
             status: AgentStatus::Stopped,
         });
         m.snapshot(Some(&Snapshot {
+            left_out: 0,
             workflow: "w".into(),
             instance: "i".into(),
             agents: vec![agent(AgentStatus::Idle)],

@@ -3,33 +3,61 @@
 //! end): recent messages or an inbox with the Agent Mail filters, and the
 //! instance's status for `list`.
 
-use crate::context::{ChannelEntry, ContextStore};
+use crate::context::{ChannelEntry, ContextStore, Page};
 use crate::protocols;
 use crate::protocols::agent_mail::MailRecord;
 pub use crate::vocab::instances::InstanceStatus;
+use crate::vocab::pages::{Cut, MESSAGE_CAP, MESSAGES_BUDGET, json_len};
 pub use crate::vocab::peek::{PeekItem, PeekQuery};
 
 impl PeekItem {
     /// What `awtui peek --json` prints: an inbox item (priority and state
     /// known) in the one inbox item shape `inbox_check` returns
     /// ([`crate::context::inbox_item_json`]); a channel message as itself
-    /// with its annotations.
+    /// with its annotations. A shortened message says so either way
+    /// (`truncated`, and its whole size in `bytes`).
     pub fn to_json(&self) -> serde_json::Value {
         match (self.priority, self.state) {
             (Some(priority), Some(state)) => {
-                crate::context::inbox_item_json(&self.entry, priority, state)
+                let mut item = crate::context::inbox_item_json(&self.entry, priority, state);
+                if let (Some(object), Some(bytes)) = (item.as_object_mut(), self.cut.bytes) {
+                    object.insert("truncated".into(), self.cut.truncated.into());
+                    object.insert("bytes".into(), bytes.into());
+                }
+                item
             }
             _ => serde_json::to_value(self).unwrap_or_default(),
         }
     }
+
+    /// One message as a page shows it: at most [`MESSAGE_CAP`] bytes of
+    /// its text (marked when shortened), annotated.
+    pub fn shown(mut entry: ChannelEntry) -> PeekItem {
+        let cut = Cut::shorten(&mut entry, MESSAGE_CAP);
+        PeekItem {
+            annotations: protocols::annotate(&entry.message),
+            entry,
+            priority: None,
+            state: None,
+            cut,
+        }
+    }
+}
+
+/// A page of messages within the byte budget of a page.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Bounded {
+    /// Oldest first (channel) or in inbox order.
+    pub items: Vec<PeekItem>,
+    /// How many of the messages asked for were left out (the oldest, or
+    /// the last in inbox order) to keep the page within
+    /// [`MESSAGES_BUDGET`].
+    pub left_out: usize,
 }
 
 /// Whether an Agent Mail record passes the query's filters (the same tests
 /// as `agent_mail::by_type` and `agent_mail::by_bead`).
 fn passes(mail: Option<&MailRecord>, q: &PeekQuery) -> bool {
-    if q.kind.is_none() && q.bead.is_none() {
-        return true;
-    }
     let Some(record) = mail else { return false };
     let one = std::slice::from_ref(record);
     q.kind
@@ -39,50 +67,113 @@ fn passes(mail: Option<&MailRecord>, q: &PeekQuery) -> bool {
             .is_none_or(|b| !crate::protocols::agent_mail::by_bead(one, b).is_empty())
 }
 
-/// Answers a peek from the store.
-pub fn peek(store: &dyn ContextStore, q: &PeekQuery) -> Result<Vec<PeekItem>, String> {
-    let item = |entry: ChannelEntry| PeekItem {
-        annotations: protocols::annotate(&entry.message),
-        entry,
-        priority: None,
-        state: None,
-    };
+/// Whether the query filters by Agent Mail type or bead.
+fn filtered(q: &PeekQuery) -> bool {
+    q.kind.is_some() || q.bead.is_some()
+}
+
+/// Whether `entry` passes the query's filters (read on the whole text).
+fn wanted(entry: &ChannelEntry, q: &PeekQuery) -> bool {
+    !filtered(q) || passes(protocols::annotate(&entry.message).mail.as_ref(), q)
+}
+
+/// The channel's messages before `before` (every one when `None`), newest
+/// first, each read from the store only when the page asks for it.
+fn newest_first(
+    store: &dyn ContextStore,
+    before: Option<u64>,
+) -> impl Iterator<Item = ChannelEntry> + '_ {
+    let mut cursor = before.unwrap_or(u64::MAX);
+    std::iter::from_fn(move || {
+        let entry = store.page(Page::Before(cursor), 1).entries.pop()?;
+        cursor = entry.id;
+        Some(entry)
+    })
+}
+
+/// Shows `candidates` (the front first) shortened, as many as fit
+/// [`MESSAGES_BUDGET`]; the rest is counted as left out (`known`: how many
+/// candidates there are, when known without reading them).
+fn fill(candidates: impl Iterator<Item = ChannelEntry>, known: Option<usize>) -> Bounded {
+    let mut page = Bounded::default();
+    let mut used = 0usize;
+    let mut candidates = candidates.map(PeekItem::shown);
+    for item in candidates.by_ref() {
+        used = used.saturating_add(json_len(&item));
+        if used > MESSAGES_BUDGET {
+            page.left_out = 1;
+            break;
+        }
+        page.items.push(item);
+    }
+    if page.left_out > 0 {
+        page.left_out = match known {
+            Some(n) => n.saturating_sub(page.items.len()),
+            None => 1 + candidates.count(),
+        };
+    }
+    page
+}
+
+/// The newest `limit` channel messages before `before` (all when `None`)
+/// that fit a page, oldest first: what a snapshot and `awtui peek` show.
+pub fn newest(store: &dyn ContextStore, before: Option<u64>, limit: usize) -> Bounded {
+    let known = store.count_before(before.unwrap_or(u64::MAX)).min(limit);
+    let mut page = fill(newest_first(store, before).take(limit), Some(known));
+    page.items.reverse();
+    page
+}
+
+/// Message `id`, whole (never shortened).
+fn whole(store: &dyn ContextStore, id: u64) -> Result<Bounded, String> {
+    let entry = store
+        .entry(id)
+        .ok_or_else(|| format!("there is no message #{id} in the channel"))?;
+    Ok(Bounded {
+        items: vec![PeekItem {
+            annotations: protocols::annotate(&entry.message),
+            entry,
+            priority: None,
+            state: None,
+            cut: Cut::default(),
+        }],
+        left_out: 0,
+    })
+}
+
+/// Answers a peek from the store, within the byte budget of a page.
+pub fn peek(store: &dyn ContextStore, q: &PeekQuery) -> Result<Bounded, String> {
+    if let Some(id) = q.message {
+        return whole(store, id);
+    }
     match &q.agent {
-        Some(agent) => Ok(store
-            .inbox(agent)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|i| PeekItem {
-                priority: Some(i.priority),
-                state: Some(i.state),
-                ..item(i.entry)
-            })
-            .filter(|i| passes(i.annotations.mail.as_ref(), q))
-            .take(q.limit)
-            .collect()),
-        None if q.kind.is_none() && q.bead.is_none() && q.before.is_some() => Ok(store
-            .page(crate::context::Page::Before(q.before.unwrap_or(0)), q.limit)
-            .entries
-            .into_iter()
-            .map(item)
-            .collect()),
-        None if q.kind.is_none() && q.bead.is_none() => Ok(store
-            .read(None, Some(q.limit))
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(item)
-            .collect()),
-        None => {
-            let mut all: Vec<PeekItem> = store
-                .read(None, None)
+        Some(agent) => {
+            let inbox: Vec<_> = store
+                .inbox(agent)
                 .map_err(|e| e.to_string())?
                 .into_iter()
-                .filter(|e| q.before.is_none_or(|b| e.id < b))
-                .map(item)
-                .filter(|i| passes(i.annotations.mail.as_ref(), q))
+                .filter(|i| wanted(&i.entry, q))
+                .take(q.limit)
                 .collect();
-            let skip = all.len().saturating_sub(q.limit);
-            Ok(all.split_off(skip))
+            let known = inbox.len();
+            let marks: Vec<_> = inbox.iter().map(|i| (i.priority, i.state)).collect();
+            let mut page = fill(inbox.into_iter().map(|i| i.entry), Some(known));
+            for (item, (priority, state)) in page.items.iter_mut().zip(marks) {
+                item.priority = Some(priority);
+                item.state = Some(state);
+            }
+            Ok(page)
+        }
+        None if !filtered(q) => Ok(newest(store, q.before, q.limit)),
+        None => {
+            let mut page = fill(
+                newest_first(store, q.before)
+                    .filter(|e| wanted(e, q))
+                    .take(q.limit),
+                None,
+            );
+            page.items.reverse();
+            Ok(page)
         }
     }
 }
@@ -92,6 +183,11 @@ mod tests {
     use super::*;
     use crate::context::{DeliveryState, MemoryStore, Priority, StoreLayout};
     use crate::protocols::agent_mail::MessageType;
+
+    /// The items of a peek (the budget is tested on its own).
+    fn peek(s: &dyn ContextStore, q: &PeekQuery) -> Result<Vec<PeekItem>, String> {
+        super::peek(s, q).map(|page| page.items)
+    }
 
     fn store() -> MemoryStore {
         let mut s = MemoryStore::new(&StoreLayout {
@@ -124,6 +220,7 @@ mod tests {
             kind,
             bead: bead.map(str::to_string),
             before: None,
+            message: None,
         };
         assert_eq!(peek(&s, &q(None, None, None)).unwrap().len(), 3);
         let older = peek(
@@ -210,5 +307,64 @@ mod tests {
         )
         .unwrap();
         assert!(channel[1].to_json()["entry"]["id"].is_u64());
+    }
+
+    /// Issue 34: a page of huge messages keeps the newest that fit the
+    /// budget, each shortened and marked, counts what it left out, and
+    /// still hands any one message over whole.
+    #[test]
+    fn a_page_of_huge_messages_is_bounded_and_each_stays_whole_on_request() {
+        let mut s = store();
+        let big = "é".repeat(64 * 1024);
+        for _ in 0..40 {
+            s.append("coder", &big).unwrap();
+        }
+        let q = PeekQuery {
+            limit: 50,
+            ..PeekQuery::default()
+        };
+        let page = super::peek(&s, &q).unwrap();
+        let weight: usize = page.items.iter().map(json_len).sum();
+        assert!(weight <= MESSAGES_BUDGET, "{weight} bytes");
+        assert!(page.left_out > 0);
+        assert_eq!(page.items.len() + page.left_out, 43);
+        let newest = page.items.last().unwrap();
+        assert_eq!(newest.entry.id, 43);
+        assert!(newest.cut.truncated && newest.cut.bytes == Some(big.len()));
+        assert!(newest.entry.message.len() <= MESSAGE_CAP);
+        let older = super::peek(
+            &s,
+            &PeekQuery {
+                before: Some(page.items[0].entry.id),
+                ..q.clone()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            older.items.last().unwrap().entry.id + 1,
+            page.items[0].entry.id
+        );
+        let whole = super::peek(
+            &s,
+            &PeekQuery {
+                message: Some(10),
+                ..q
+            },
+        )
+        .unwrap();
+        assert_eq!(whole.items[0].entry.message, big);
+        assert_eq!(whole.items[0].cut, Cut::default());
+        let json = whole.items[0].to_json();
+        assert!(json.get("truncated").is_none(), "{json}");
+        assert!(
+            super::peek(
+                &s,
+                &PeekQuery {
+                    message: Some(99),
+                    ..PeekQuery::default()
+                }
+            )
+            .is_err()
+        );
     }
 }

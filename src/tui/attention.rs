@@ -286,6 +286,7 @@ mod tests {
     fn inbox_item(id: u64, minute: u32, from: &str, text: &str) -> PeekItem {
         PeekItem {
             annotations: crate::protocols::annotate(text),
+            cut: Default::default(),
             entry: ChannelEntry {
                 id,
                 timestamp: Utc.with_ymd_and_hms(2026, 1, 1, 10, minute, 0).unwrap(),

@@ -124,8 +124,15 @@ pub enum Reply {
     Done,
     /// The message [`Command::Send`] posted.
     Posted { id: u64 },
-    /// The messages [`Command::Peek`] asked for, oldest first.
-    Messages { items: Vec<super::peek::PeekItem> },
+    /// The messages [`Command::Peek`] asked for, oldest first, within the
+    /// byte budget of a page ([`super::pages`]).
+    Messages {
+        items: Vec<super::peek::PeekItem>,
+        /// How many of those asked for were left out (the oldest) to keep
+        /// the page within its budget.
+        #[serde(default, skip_serializing_if = "super::pages::is_zero")]
+        left_out: usize,
+    },
     /// The whole state, answering [`Command::Snapshot`].
     Snapshot { snapshot: Box<Snapshot> },
     /// A document's content, answering [`Command::ReadDocument`].

@@ -77,8 +77,13 @@ pub struct Snapshot {
     pub workflow: String,
     pub instance: String,
     pub agents: Vec<AgentSnapshot>,
-    /// The most recent messages, oldest first.
+    /// The most recent messages, oldest first, within the byte budget of a
+    /// page ([`super::pages`]).
     pub messages: Vec<MessageSnapshot>,
+    /// How many of the messages asked for were left out (the oldest) to
+    /// keep the snapshot within that budget.
+    #[serde(default)]
+    pub left_out: usize,
     /// How many messages the channel holds in all.
     pub total_messages: usize,
     /// How many mentions of `user` are unread in the whole channel (the
@@ -129,4 +134,7 @@ pub struct MessageSnapshot {
     pub entry: ChannelEntry,
     #[serde(flatten)]
     pub annotations: Annotations,
+    /// Whether the text was shortened for the snapshot, and its whole size.
+    #[serde(flatten)]
+    pub cut: super::pages::Cut,
 }

@@ -24,6 +24,7 @@ pub mod instances;
 pub mod link;
 pub mod mentions;
 pub mod ops;
+pub mod pages;
 pub mod peek;
 pub mod tasks;
 pub mod transitions;
@@ -40,6 +41,7 @@ pub use event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
 pub use instances::{InstanceInfo, InstanceStatus};
 pub use link::{CommandSender, Envelope, Facts, Link, ReplyTo, RequestError, Resync};
 pub use ops::{Deferred, OpsState, ThreadState};
+pub use pages::Cut;
 pub use peek::{PeekItem, PeekQuery};
 pub use tasks::{
     Checkpoint, PlanWorkflow, PlanWorkspace, RegisteredAgent, Task, TaskCommand, TaskEvent,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::channel::{ChannelEntry, DeliveryState};
 use super::mentions::Priority;
+use super::pages::Cut;
 use crate::protocols::Annotations;
 use crate::protocols::agent_mail::MessageType;
 
@@ -27,6 +28,11 @@ pub struct PeekQuery {
     /// `awtui web`'s "older messages").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<u64>,
+    /// Only this message, whole (never shortened): how a page's shortened
+    /// message is read in full (`awtui peek --message`, the web page's
+    /// "show all").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<u64>,
 }
 
 /// One message of a peek, with what the protocols read in it.
@@ -43,4 +49,7 @@ pub struct PeekItem {
     /// In an inbox: queued or delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<DeliveryState>,
+    /// Whether the text was shortened for the page, and its whole size.
+    #[serde(flatten)]
+    pub cut: Cut,
 }

@@ -52,6 +52,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/events"),
     ("GET", "/api/instances/{id}"),
     ("GET", "/api/instances/{id}/messages"),
+    // One message whole: the page's "show all" (bounded pages).
+    ("GET", "/api/instances/{id}/messages/{msg}"),
     ("GET", "/api/instances/{id}/diff"),
     ("GET", "/api/instances/{id}/document"),
     ("POST", "/api/instances/{id}/action"),
@@ -82,6 +84,7 @@ fn api_route(method: &str, path: &str) -> Option<MethodRouter<Web>> {
         ("GET", "/api/events") => get(events),
         ("GET", "/api/instances/{id}") => get(instance),
         ("GET", "/api/instances/{id}/messages") => get(older),
+        ("GET", "/api/instances/{id}/messages/{msg}") => get(whole_message),
         ("GET", "/api/instances/{id}/diff") => get(diff),
         ("GET", "/api/instances/{id}/document") => get(document),
         ("POST", "/api/instances/{id}/action") => post(action),
@@ -297,44 +300,66 @@ async fn instance(State(web): State<Web>, Path(id): Path<String>) -> Response {
     }
 }
 
-/// Up to [`WINDOW`] messages before `?before=ID`, oldest first.
+/// Up to [`WINDOW`] messages before `?before=ID`, oldest first, within
+/// the byte budget of a page (`left_out`: how many older ones did not fit).
 async fn older(State(web): State<Web>, Path(id): Path<String>, uri: Uri) -> Response {
     let Some(before) = query_param(&uri, "before").and_then(|b| b.parse::<u64>().ok()) else {
         return error(StatusCode::BAD_REQUEST, "?before=<message id> is needed");
     };
-    let Some(info) = web.hub.info(&id) else {
-        return error(StatusCode::NOT_FOUND, "no such instance");
+    let query = crate::vocab::PeekQuery {
+        limit: WINDOW,
+        before: Some(before),
+        ..Default::default()
     };
-    let asked = async {
-        let mut client = crate::instance::control::Client::open(&info).await.ok()?;
-        match client
-            .request(crate::instance::control::Request::Peek(
-                crate::vocab::PeekQuery {
-                    agent: None,
-                    limit: WINDOW,
-                    kind: None,
-                    bead: None,
-                    before: Some(before),
-                },
-            ))
-            .await
-            .ok()?
-        {
-            crate::instance::control::Reply::Messages { items } => Some(items),
-            _ => None,
+    match peek_direct(&web, &id, query).await {
+        Ok((items, left_out)) => {
+            let messages: Vec<Value> = items.iter().map(view::peeked).collect();
+            ok(json!({"messages": messages, "left_out": left_out}))
         }
+        Err(r) => r,
+    }
+}
+
+/// One message whole, never shortened: what a page's "show all" reads
+/// after the page showed it shortened.
+async fn whole_message(State(web): State<Web>, Path((id, msg)): Path<(String, u64)>) -> Response {
+    let query = crate::vocab::PeekQuery {
+        message: Some(msg),
+        ..Default::default()
     };
-    let Some(items) = asked.await else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the instance does not answer",
-        );
+    match peek_direct(&web, &id, query).await {
+        Ok((items, _)) => match items.first() {
+            Some(item) => ok(json!({"message": view::peeked(item)})),
+            None => error(StatusCode::NOT_FOUND, "no such message"),
+        },
+        Err(r) => r,
+    }
+}
+
+/// Asks instance `id` for a peek over a connection of its own: the items
+/// and how many were left out.
+async fn peek_direct(
+    web: &Web,
+    id: &str,
+    query: crate::vocab::PeekQuery,
+) -> Result<(Vec<crate::vocab::PeekItem>, usize), Response> {
+    use crate::instance::control::{Client, Reply, Request};
+    let Some(info) = web.hub.info(id) else {
+        return Err(error(StatusCode::NOT_FOUND, "no such instance"));
     };
-    let messages: Vec<Value> = items
-        .iter()
-        .map(|i| view::message(&i.entry, &i.annotations))
-        .collect();
-    ok(json!({"messages": messages}))
+    let mut client = Client::open(&info).await.map_err(|_| gone())?;
+    match client.request(Request::Peek(query)).await {
+        Ok(Reply::Messages { items, left_out }) => Ok((items, left_out)),
+        Ok(Reply::Error { error: e, .. }) => Err(error(StatusCode::NOT_FOUND, &e)),
+        _ => Err(gone()),
+    }
+}
+
+fn gone() -> Response {
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "the instance does not answer",
+    )
 }
 
 /// An agent's work: its steps and the diff of `?turn=N` (or everything).

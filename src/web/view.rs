@@ -2,6 +2,13 @@
 //! words already chosen (an agent's status as text, an approval's call as
 //! lines, a message's AOP blocks as framed parts). Agent text goes out as
 //! it is; the page only ever puts it in the document as text.
+//!
+//! Every page is bounded in bytes ([`crate::vocab::pages`]): a message
+//! longer than 64 KiB goes out shortened with `truncated: true` and its
+//! whole size in `bytes` (the page offers "show all", which reads it from
+//! `/api/instances/<id>/messages/<msg>`), in the first load, the "older"
+//! pages and the live stream alike; the first load keeps the newest
+//! messages that fit and says how many it left out (`left_out`).
 
 use serde_json::{Value, json};
 
@@ -9,7 +16,8 @@ use crate::protocols::Annotations;
 use crate::protocols::aop::Segment;
 use crate::vocab::BackendEvent;
 use crate::vocab::EngineEvent;
-use crate::vocab::{AgentSnapshot, MessageSnapshot, Snapshot};
+use crate::vocab::pages::{Cut, MESSAGE_CAP, MESSAGES_BUDGET, json_len, within_budget};
+use crate::vocab::{AgentSnapshot, MessageSnapshot, PeekItem, Snapshot};
 use crate::vocab::{AgentStatus, ChannelEntry};
 use crate::vocab::{Request, approval_view::LineKind};
 
@@ -26,9 +34,27 @@ pub fn status_class(status: &AgentStatus) -> &'static str {
     }
 }
 
-/// A channel message: its text, its AOP blocks (each with its type) and
-/// the Agent Mail type it carries, if any.
-pub fn message(entry: &ChannelEntry, annotations: &Annotations) -> Value {
+/// A channel message as a page shows it: shortened to [`MESSAGE_CAP`]
+/// (and annotated again) when it is longer, marked so.
+pub fn capped(entry: &ChannelEntry, annotations: &Annotations) -> Value {
+    if entry.message.len() <= MESSAGE_CAP {
+        return message(entry, annotations, Cut::default());
+    }
+    let mut short = entry.clone();
+    let cut = Cut::shorten(&mut short, MESSAGE_CAP);
+    message(&short, &crate::protocols::annotate(&short.message), cut)
+}
+
+/// A message of a peek (already shortened by the instance, or whole when
+/// asked for whole).
+pub fn peeked(item: &PeekItem) -> Value {
+    message(&item.entry, &item.annotations, item.cut)
+}
+
+/// A channel message: its text, its AOP blocks (each with its type), the
+/// Agent Mail type it carries, if any, and whether the text is shortened
+/// (`truncated`, with the whole size in `bytes`).
+pub fn message(entry: &ChannelEntry, annotations: &Annotations, cut: Cut) -> Value {
     let parts: Vec<Value> = match &annotations.aop {
         Some(parsed) => parsed
             .segments
@@ -54,6 +80,8 @@ pub fn message(entry: &ChannelEntry, annotations: &Annotations) -> Value {
         "reply_to": entry.reply_to,
         "parts": parts,
         "mail": annotations.mail.as_ref().and_then(|m| m.kind()).map(|k| k.to_string()),
+        "truncated": cut.truncated,
+        "bytes": cut.bytes.unwrap_or(entry.message.len()),
     })
 }
 
@@ -120,17 +148,23 @@ pub fn activity(a: &BackendEvent) -> Option<String> {
 /// The whole instance, for the page's first draw (and every resync):
 /// `id` is the page's name for it.
 pub fn state(id: &str, s: &Snapshot) -> Value {
-    let messages: Vec<Value> = s
+    // The instance bounds its snapshot; the page's own shapes are bounded
+    // again here (an older instance, or shapes heavier than the engine's).
+    let newest_first = s
         .messages
         .iter()
-        .map(|m: &MessageSnapshot| message(&m.entry, &m.annotations))
-        .collect();
+        .rev()
+        .map(|m: &MessageSnapshot| message(&m.entry, &m.annotations, m.cut));
+    let mut messages = within_budget(newest_first, MESSAGES_BUDGET, json_len);
+    let left_out = s.left_out + (s.messages.len() - messages.len());
+    messages.reverse();
     json!({
         "id": id,
         "instance": s.instance,
         "workflow": s.workflow,
         "agents": s.agents.iter().map(agent).collect::<Vec<_>>(),
         "messages": messages,
+        "left_out": left_out,
         "total_messages": s.total_messages,
         "user_unread": s.user_unread,
         "documents": s.documents,
@@ -157,7 +191,7 @@ pub fn state(id: &str, s: &Snapshot) -> Value {
 pub fn event(e: &EngineEvent) -> Option<Value> {
     Some(match e {
         EngineEvent::Message { entry, annotations } => {
-            json!({"kind": "message", "message": message(entry, annotations)})
+            json!({"kind": "message", "message": capped(entry, annotations)})
         }
         EngineEvent::Status { agent, status } => json!({
             "kind": "status",
@@ -201,15 +235,42 @@ mod tests {
             mentions: vec!["user".into()],
             reply_to: None,
         };
-        let v = message(&entry, &crate::protocols::annotate(text));
+        let v = message(&entry, &crate::protocols::annotate(text), Cut::default());
         assert_eq!(v["parts"][0]["block"], "FINAL");
         assert_eq!(v["parts"][0]["attrs"], "agent=r status=ok");
         // Agent text goes out as it is: the page shows it as text.
         assert_eq!(v["parts"][0]["text"], "All <b>done</b>.");
         assert_eq!(v["parts"][1]["text"], "@user see above");
         let help = "[ol-3] HELP_REQUEST\nIssue Type: STUCK\n## Problem\np\n## Question\nq?";
-        let v = message(&entry, &crate::protocols::annotate(help));
+        let v = message(&entry, &crate::protocols::annotate(help), Cut::default());
         assert_eq!(v["mail"], "HELP_REQUEST");
         assert_eq!(v["parts"], serde_json::json!([]));
+    }
+
+    /// Issue 34: a live message longer than the cap goes out shortened,
+    /// marked with its whole size, on a character boundary.
+    #[test]
+    fn a_huge_live_message_goes_out_shortened_and_marked() {
+        let text = format!("x{}", "é".repeat(MESSAGE_CAP));
+        let entry = ChannelEntry {
+            id: 9,
+            timestamp: chrono::DateTime::UNIX_EPOCH,
+            from: "a".into(),
+            message: text.clone(),
+            mentions: vec![],
+            reply_to: None,
+        };
+        let annotations = crate::protocols::annotate(&text);
+        let v = event(&EngineEvent::Message {
+            entry: entry.clone(),
+            annotations: Box::new(annotations),
+        })
+        .unwrap();
+        let m = &v["message"];
+        assert_eq!(m["truncated"], true);
+        assert_eq!(m["bytes"], text.len());
+        let shown = m["text"].as_str().unwrap();
+        assert!(shown.len() <= MESSAGE_CAP && text.starts_with(shown));
+        assert!(v.to_string().len() < 2 * MESSAGE_CAP);
     }
 }

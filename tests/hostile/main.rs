@@ -19,5 +19,6 @@ mod ssh;
 mod sshd_support;
 mod sandbox;
 mod web;
+mod pages;
 #[path = "../web_support/mod.rs"]
 mod web_support;

@@ -117,10 +117,11 @@ impl App {
         {
             self.agents.selected = i;
         }
+        // A message the snapshot shortened says so (issue 34).
         self.channel.reset(
             s.messages
                 .into_iter()
-                .map(|m| (m.entry, m.annotations))
+                .map(|m| (m.cut.marked(m.entry, &s.instance), m.annotations))
                 .collect(),
             s.total_messages,
         );

@@ -44,6 +44,7 @@ fn agent(name: &str, status: AgentStatus, cost: f64) -> AgentSnapshot {
 fn mention(id: u64, text: &str) -> PeekItem {
     PeekItem {
         annotations: crate::protocols::annotate(text),
+        cut: Default::default(),
         entry: ChannelEntry {
             id,
             timestamp: Utc.with_ymd_and_hms(2026, 1, 1, 10, 0, id as u32).unwrap(),

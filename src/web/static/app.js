@@ -5,6 +5,7 @@
 const S = {
   csrf: '', user: 'user', overview: null, current: null, state: null,
   tab: 'channel', known: new Set(), primed: false, refetch: null, diffAgent: null,
+  whole: new Map(),  // 'instance:id' -> a shortened message read whole ("show all")
 };
 
 const $ = (id) => document.getElementById(id);
@@ -286,14 +287,31 @@ function messageNode(m) {
   } else {
     li.appendChild(el('div', 'text', m.text));
   }
+  if (m.truncated) li.appendChild(cutNode(m, li));
   return li;
+}
+
+// A shortened message (pages carry at most 64 KiB of each): its whole
+// size, and "show all", which reads it whole and draws it in its place.
+function cutNode(m, li) {
+  const row = el('div', 'cut', 'shortened: ' + new TextEncoder().encode(m.text || '').length + ' of ' + m.bytes + ' bytes shown ');
+  const all = el('button', null, 'show all');
+  all.addEventListener('click', async () => {
+    try {
+      const r = await api('/api/instances/' + encodeURIComponent(S.current) + '/messages/' + Number(m.id));
+      S.whole.set(S.current + ':' + m.id, r.message);
+      li.replaceWith(messageNode(r.message));
+    } catch (e) { toast(String(e.message || e), true); }
+  });
+  row.appendChild(all);
+  return row;
 }
 
 function renderChannel() {
   const ch = $('channel');
   const atBottom = ch.scrollHeight - ch.scrollTop - ch.clientHeight < 40;
   clear(ch);
-  for (const m of S.state.messages) ch.appendChild(messageNode(m));
+  for (const m of S.state.messages) ch.appendChild(messageNode(S.whole.get(S.current + ':' + m.id) || m));
   $('older').hidden = !(S.state.messages.length && S.state.messages[0].id > 1);
   if (atBottom || !renderChannel.done) { ch.scrollTop = ch.scrollHeight; renderChannel.done = true; }
 }
