@@ -12,3 +12,7 @@
 
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+#[path = "../tmux_support/mod.rs"]
+mod tmux_support;
+mod card;
+mod rules;
