@@ -16,6 +16,7 @@
 pub mod journal;
 pub mod rules;
 pub mod shell;
+pub mod workspace;
 pub use crate::vocab::approval_view as view;
 
 use std::collections::{BTreeMap, HashMap};
@@ -424,7 +425,9 @@ impl Approvals {
         let (rx, id, timeout) = {
             let mut state = self.lock();
             let rules = state.rules.get(agent).cloned().unwrap_or_default();
-            let (verdict, source) = rules::decide(&rules, &state.standing, agent, tool, &input);
+            let workspace = state.workspaces.get(agent).map(PathBuf::as_path);
+            let (verdict, source) =
+                rules::decide(&rules, &state.standing, agent, tool, &input, workspace);
             let id = state.next_id;
             state.next_id += 1;
             let request = Request {

@@ -80,7 +80,10 @@ fn a_command_longer_than_the_card_scrolls_and_says_so() {
     let (tmux, s) = card_for(dir.path(), "scroll", &command);
     assert!(s.contains("$ echo line01⏎"), "{s}");
     assert!(!s.contains(PAYLOAD), "a 61-line command cannot fit:\n{s}");
-    assert!(s.contains("more below"), "the card must say it holds more:\n{s}");
+    assert!(
+        s.contains("more below"),
+        "the card must say it holds more:\n{s}"
+    );
     for _ in 0..10 {
         tmux.keys(&["PageDown"]);
     }

@@ -10,9 +10,9 @@
 //! One test binary for every surface, so the next surface gets its attacker
 //! beside the others: add a module below.
 
+mod card;
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+mod rules;
 #[path = "../tmux_support/mod.rs"]
 mod tmux_support;
-mod card;
-mod rules;

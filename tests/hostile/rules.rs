@@ -163,7 +163,10 @@ fn without_a_recorded_workspace_only_dev_null_and_fd_copies_pass() {
             ask: vec![],
         },
     )]));
-    assert_eq!(answer(&approvals, "ls 2>/dev/null 2>&1"), Some(Verdict::Allow));
+    assert_eq!(
+        answer(&approvals, "ls 2>/dev/null 2>&1"),
+        Some(Verdict::Allow)
+    );
     assert_eq!(answer(&approvals, "ls > out.txt"), None);
 }
 
@@ -171,7 +174,11 @@ fn without_a_recorded_workspace_only_dev_null_and_fd_copies_pass() {
 fn deny_rules_deny_what_they_denied_before() {
     let (ws, _outside) = workspace();
     let deny = ["Bash(rm *)", "Bash(curl*)"];
-    let approvals = hub(ws.path(), &["Bash(git status*)", "Bash(ls*)", "Bash"], &deny);
+    let approvals = hub(
+        ws.path(),
+        &["Bash(git status*)", "Bash(ls*)", "Bash"],
+        &deny,
+    );
     let lines = [
         "rm -rf x",
         "git status ${X@P}; rm -rf x",

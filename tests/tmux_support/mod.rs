@@ -27,9 +27,23 @@ impl Tmux {
             socket: format!("awtui-hostile-{name}-{}", std::process::id()),
         };
         let out = tmux.cmd(&[
-            "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "sh", "-c", script,
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "sh",
+            "-c",
+            script,
         ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         tmux.cmd(&["set-option", "-t", "t", "remain-on-exit", "on"]);
         tmux
     }
