@@ -142,7 +142,8 @@ impl App {
 
     /// `[keys.card]` while the card is shown: its commands act on the
     /// card's request (`approve`, `deny`, and a prompt of `/approve` or
-    /// `/deny` gets its number); unbound keys go on down.
+    /// `/deny` gets its number), its moves scroll it (drawing clamps the
+    /// offset to the last page); unbound keys go on down.
     fn card_key(&mut self, k: Key) -> Option<Vec<Effect>> {
         if self.focus == Pane::Bar || self.documents.editor.is_some() {
             return None;
@@ -161,6 +162,15 @@ impl App {
                 reason,
             },
             Action::Prompt(text) => Action::Prompt(for_request(&text, request)),
+            Action::Move(m) => {
+                let offset = self
+                    .card_scroll
+                    .filter(|(id, _)| *id == request)
+                    .map_or(0, |(_, offset)| offset);
+                let moved = Window::uncounted(self.card_page).scroll(offset, m);
+                self.card_scroll = Some((request, moved));
+                return Some(Vec::new());
+            }
             a => a,
         };
         Some(self.act(action))
