@@ -10,6 +10,7 @@
 //! a `..` below a folder that does not exist yet, an unreadable folder —
 //! is outside.
 
+use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
@@ -35,30 +36,68 @@ pub fn holds(workspace: Option<&Path>, target: &str) -> bool {
     resolve(&workspace.join(target)).is_some_and(|real| real.starts_with(&root))
 }
 
-/// `path` as the kernel would reach it: its longest existing part with
-/// every link and `..` resolved, then the parts that do not exist yet
-/// (only plain names: a `..` after a missing folder cannot be known).
-/// `None` when it cannot be resolved (a dangling link, no permission).
+/// Folders whose names mean something else in every process (`/proc/self`,
+/// `/dev/fd/3`, `/dev/stdout`): resolved here they would name awtui's own
+/// files, not those of the command's shell.
+const PER_PROCESS: [&str; 3] = ["/proc", "/dev", "/sys"];
+
+/// How many links a path may go through (as the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// `path` as the kernel would reach it, followed one name at a time: each
+/// link read and followed, `..` taken on the folder reached, the names
+/// that do not exist yet appended (only plain names: a `..` after a
+/// missing folder cannot be known). `None` when it cannot be resolved (a
+/// dangling link, a loop, no permission) or passes through
+/// [`PER_PROCESS`].
 fn resolve(path: &Path) -> Option<PathBuf> {
-    let parts: Vec<Component> = path.components().collect();
-    for known in (1..=parts.len()).rev() {
-        let prefix: PathBuf = parts[..known].iter().collect();
-        match prefix.symlink_metadata() {
-            Ok(_) => {
-                let mut real = prefix.canonicalize().ok()?;
-                for part in &parts[known..] {
-                    let Component::Normal(name) = part else {
-                        return None;
-                    };
-                    real.push(name);
-                }
-                return Some(real);
+    let mut todo: VecDeque<PathBuf> = components(path);
+    let mut real = PathBuf::from("/");
+    let (mut links, mut missing) = (0, false);
+    while let Some(part) = todo.pop_front() {
+        match part.components().next()? {
+            Component::RootDir => real = PathBuf::from("/"),
+            Component::CurDir => {}
+            Component::ParentDir if missing => return None,
+            Component::ParentDir => {
+                real.pop();
             }
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(_) => return None,
+            Component::Normal(name) => {
+                let next = real.join(name);
+                match next.symlink_metadata() {
+                    _ if missing => real = next,
+                    Ok(m) if m.file_type().is_symlink() => {
+                        links += 1;
+                        if links > MAX_LINKS {
+                            return None;
+                        }
+                        let target = std::fs::read_link(&next).ok()?;
+                        for c in components(&target).into_iter().rev() {
+                            todo.push_front(c);
+                        }
+                    }
+                    Ok(_) => real = next,
+                    Err(e) if e.kind() == ErrorKind::NotFound => {
+                        missing = true;
+                        real = next;
+                    }
+                    Err(_) => return None,
+                }
+            }
+            Component::Prefix(_) => return None,
+        }
+        if PER_PROCESS.iter().any(|p| real.starts_with(p)) {
+            return None;
         }
     }
-    None
+    Some(real)
+}
+
+/// The parts of `path`, one per entry (`/` first when absolute).
+fn components(path: &Path) -> VecDeque<PathBuf> {
+    path.components()
+        .map(|c| PathBuf::from(c.as_os_str()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -104,6 +143,15 @@ mod tests {
             assert!(!held(outside), "{outside} is outside");
         }
         assert!(!holds(None, "file"));
+        // Names that mean another file in the command's own process.
+        let cwd = std::env::current_dir().unwrap();
+        for per_process in ["/proc/self/cwd/x", "/dev/fd/1", "/dev/stdout"] {
+            assert!(!holds(Some(&cwd), per_process), "{per_process}");
+        }
+        std::os::unix::fs::symlink("/proc/self/cwd", w.join("me")).unwrap();
+        assert!(!held("me/x"));
+        std::os::unix::fs::symlink("loop", w.join("loop")).unwrap();
+        assert!(!held("loop"));
         assert!(holds(None, "/dev/null"));
         assert!(!holds(Some(Path::new("relative")), "file"));
     }

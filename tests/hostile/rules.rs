@@ -66,7 +66,7 @@ const ALLOW: [&str; 2] = ["Bash(git status*)", "Bash(ls*)"];
 
 /// Lines that must never be allowed by a pattern: each is put to a
 /// person. (`ws` in a line is replaced by the workspace's path.)
-const HOSTILE: [&str; 33] = [
+const HOSTILE: [&str; 35] = [
     // Issue 34, found 5: expansions the matcher cannot evaluate.
     "git status ${X@P}",
     "git status --porcelain ${PS4@P}",
@@ -100,6 +100,10 @@ const HOSTILE: [&str; 33] = [
     "ls > rc",
     "ls >> home/.bashrc",
     "ls > dangling",
+    // Names that mean another file in each process: resolved by awtui
+    // they would name awtui's own files.
+    "ls > /proc/self/cwd/x",
+    "ls > /dev/fd/3",
     // Reading a file outside into a command is exfiltration.
     "ls < ~/.ssh/id_rsa",
     "git status < /etc/shadow",
