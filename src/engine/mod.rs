@@ -265,11 +265,14 @@ impl Engine {
                 .collect(),
         );
         // Where each asking agent's commands run, from awtui's own
-        // records: an allow rule covers a redirection only inside it.
+        // records: an allow rule covers a redirection only inside it. An
+        // agent that may run on another host has none here (its files
+        // there are not these), so only `/dev/null` is covered for it.
         approvals.set_workspaces(
             workflow
                 .agents
                 .iter()
+                .filter(|a| a.host == crate::workflow::HostChoice::Local)
                 .map(|a| {
                     let dir = workspaces
                         .get(&a.name)
