@@ -2486,6 +2486,25 @@ fn approval_card_shows_the_whole_command_and_scrolls() {
     insta::assert_snapshot!("approval_card_long_command_scrolled_80x24", bottom);
 }
 
+/// A screen too small to draw the card: its keys decide nothing the
+/// person cannot see; once it shows again, they do.
+#[test]
+fn a_card_too_small_to_draw_takes_no_keys() {
+    let mut a = app_with_approvals();
+    screen(&mut a, 80, 6);
+    assert!(
+        !run(&mut a, vec![ch('y')])
+            .iter()
+            .any(|e| matches!(e, Effect::Command(Command::Approve { .. }))),
+        "y decided a request that is not on screen"
+    );
+    screen(&mut a, 80, 24);
+    assert!(matches!(
+        run(&mut a, vec![ch('y')]).as_slice(),
+        [Effect::Command(Command::Approve { request: 3, .. })]
+    ));
+}
+
 /// Help opened over an approval card is on top, so it takes the keys:
 /// `y` and `d` decide nothing the person cannot see, Esc closes help (not
 /// the card); then the card takes them again.

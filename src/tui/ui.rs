@@ -68,6 +68,8 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     app.dirty = false;
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         app.areas = Areas::default();
+        // No card is shown, so none takes keys.
+        app.card_page = 0;
         too_small(area, buf, Style::new().fg(app.theme.warning));
         return None;
     }

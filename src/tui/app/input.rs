@@ -143,12 +143,17 @@ impl App {
     /// `[keys.card]` while the card is shown: its commands act on the
     /// card's request (`approve`, `deny`, and a prompt of `/approve` or
     /// `/deny` gets its number), its moves scroll it (drawing clamps the
-    /// offset to the last page); unbound keys go on down.
+    /// offset to the last page); unbound keys go on down, and so do all
+    /// keys while the screen is too small to show the card.
     fn card_key(&mut self, k: Key) -> Option<Vec<Effect>> {
         if self.focus == Pane::Bar || self.documents.editor.is_some() {
             return None;
         }
         let request = self.card()?.id;
+        // A card too small to draw shows nothing: it decides nothing.
+        if self.card_page == 0 {
+            return None;
+        }
         let action = match self.keymap.get(Section::Card, &k)?.clone() {
             Action::Decide {
                 request: None,

@@ -262,7 +262,8 @@ pub struct App {
     /// The card's scroll: the request it was drawn for and its first
     /// body line shown (another request starts at the top).
     pub card_scroll: Option<(u64, usize)>,
-    /// How many body lines the card showed when last drawn (a page).
+    /// How many body lines the card showed when last drawn (a page); 0
+    /// when the screen was too small to draw it.
     pub card_page: usize,
     /// The approval rules overlay, with its scroll.
     pub rules_view: Option<usize>,
