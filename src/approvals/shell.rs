@@ -653,7 +653,7 @@ impl Parser {
 }
 
 /// Where the redirection `op` (`>`, `>>`, `>|`, `&>`, `&>>`, `<`, `<>`,
-/// `>&`, `<&`, `<<<`) with the target `word` points.
+/// `>&`, `<&`, `<<<`, `<<`) with the target `word` points.
 fn target(op: &str, word: &Token) -> Target {
     // `$'…'` and `$"…"` are decoded by bash in ways a path must not
     // depend on: such a target is unknown.
@@ -668,7 +668,8 @@ fn target(op: &str, word: &Token) -> Target {
             .chars()
             .all(|c| c.is_ascii_digit());
     match op {
-        "<<<" => Target::Text,
+        // A here-string's text, a heredoc's delimiter: no file.
+        "<<<" | "<<" => Target::Text,
         ">&" | "<&" if plain && !word.value.is_empty() && descriptor => Target::Descriptor,
         "<&" => Target::Unknown,
         _ if !plain || word.value.is_empty() => Target::Unknown,
@@ -810,7 +811,7 @@ mod tests {
     #[test]
     fn redirections_say_where_they_point() {
         use Target::{Descriptor, Text, Unknown};
-        let table: [(&str, Target); 22] = [
+        let table: [(&str, Target); 23] = [
             ("a > out", file("out", true)),
             ("a >> 'my file'", file("my file", true)),
             ("a >| x", file("x", true)),
@@ -826,6 +827,7 @@ mod tests {
             ("a <&0", Descriptor),
             ("a 3>&1-", Descriptor),
             ("a <<< $X", Text),
+            ("a <<'~/x'", Text),
             ("a > ~/.bashrc", Unknown),
             ("a > $HOME/x", Unknown),
             ("a > \"$HOME\"/x", Unknown),
