@@ -16,10 +16,11 @@
 pub mod journal;
 pub mod rules;
 pub mod shell;
+pub mod workspace;
 pub use crate::vocab::approval_view as view;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -183,6 +184,9 @@ struct State {
     /// The agents whose CLI asks (`permissions: ask`).
     asking: std::collections::HashSet<String>,
     rules: HashMap<String, RuleSet>,
+    /// Each agent's workspace as awtui made or chose it (never as a
+    /// request says): where an allowed command may redirect to.
+    workspaces: HashMap<String, PathBuf>,
     standing: Vec<Standing>,
     pending: BTreeMap<u64, Pending>,
     /// The last [`REMEMBERED`] requests that ended, by id.
@@ -241,6 +245,7 @@ impl Approvals {
                 state: Mutex::new(State {
                     asking: Default::default(),
                     rules: HashMap::new(),
+                    workspaces: HashMap::new(),
                     standing,
                     pending: BTreeMap::new(),
                     ended,
@@ -338,6 +343,13 @@ impl Approvals {
         state.rules = rules;
     }
 
+    /// Sets each agent's workspace from awtui's own records (the folder
+    /// awtui runs its turns in): a redirection in a command line is
+    /// covered by an allow rule only when it stays inside it.
+    pub fn set_workspaces(&self, workspaces: HashMap<String, PathBuf>) {
+        self.lock().workspaces = workspaces;
+    }
+
     /// Whether `agent`'s CLI asks through awtui (`permissions: ask`).
     pub fn asks(&self, agent: &str) -> bool {
         self.lock().asking.contains(agent)
@@ -413,7 +425,9 @@ impl Approvals {
         let (rx, id, timeout) = {
             let mut state = self.lock();
             let rules = state.rules.get(agent).cloned().unwrap_or_default();
-            let (verdict, source) = rules::decide(&rules, &state.standing, agent, tool, &input);
+            let workspace = state.workspaces.get(agent).map(PathBuf::as_path);
+            let (verdict, source) =
+                rules::decide(&rules, &state.standing, agent, tool, &input, workspace);
             let id = state.next_id;
             state.next_id += 1;
             let request = Request {

@@ -1,15 +1,19 @@
 //! Approval rules, pure: `Tool` or `Tool(pattern)` (e.g. `Bash(git status*)`,
 //! `Write(src/*)`), matched against the tool a CLI wants to run and its
 //! input, and the order in which the workflow's rules and the person's
-//! "always" decisions are consulted. No I/O here.
+//! "always" decisions are consulted. No I/O here but resolving the files
+//! a Bash line redirects to ([`super::workspace`]).
 //!
 //! A Bash line is judged command by command ([`super::shell`]): a glob
 //! over the whole line would let `git status; rm -rf ~` pass as
-//! `git status*`.
+//! `git status*`. An allow pattern covers only a line the parser fully
+//! understands whose redirections stay inside the agent's workspace.
+
+use std::path::Path;
 
 use serde_json::Value;
 
-use super::shell::{self, Parsed};
+use super::shell::{self, Parsed, Target};
 pub use crate::vocab::approvals::{Rule, RuleSet, Standing, Verdict};
 
 /// Why a rule's text could not be read.
@@ -267,14 +271,27 @@ impl<'a> Call<'a> {
     }
 
     /// The first of `rules` that allows the call, if they do: for Bash,
-    /// one naming the whole line exactly, or else every command matched
-    /// as written by one of `rules` or `help` (whose rules are never the
-    /// one reported), and the line fully understood.
-    fn allowed_by<'r>(&self, rules: &[&'r Rule], help: &[&Rule]) -> Option<&'r Rule> {
+    /// one without a pattern (the whole tool); else, when every
+    /// redirection stays in `workspace`, one naming the whole line
+    /// exactly, or every command matched as written by one of `rules` or
+    /// `help` (whose rules are never the one reported) and the line fully
+    /// understood.
+    fn allowed_by<'r>(
+        &self,
+        rules: &[&'r Rule],
+        help: &[&Rule],
+        workspace: Option<&Path>,
+    ) -> Option<&'r Rule> {
         let (line, parsed) = match self {
             Call::Other(subject) => return rules.iter().find(|r| r.matches_text(subject)).copied(),
             Call::Bash { line, parsed } => (*line, parsed),
         };
+        if let Some(r) = rules.iter().find(|r| r.pattern.is_none()) {
+            return Some(r);
+        }
+        if !redirections_held(parsed, workspace) {
+            return None;
+        }
         if let Some(r) = rules.iter().find(|r| r.names(line)) {
             return Some(r);
         }
@@ -294,6 +311,33 @@ impl<'a> Call<'a> {
     }
 }
 
+/// Programs that change the working folder, after which a relative
+/// redirection target is no longer relative to the workspace.
+const MOVES: [&str; 3] = ["cd", "pushd", "popd"];
+
+/// Whether every redirection of the line stays in `workspace` (the
+/// command's working folder): copies of descriptors, here-strings,
+/// `/dev/null` and plain paths that resolve inside it; a target only
+/// known when the line runs (`~`, `$HOME`, a glob) never does, nor a
+/// relative one in a line that changes folder.
+fn redirections_held(parsed: &Parsed, workspace: Option<&Path>) -> bool {
+    let moves = parsed
+        .commands
+        .iter()
+        .any(|c| MOVES.contains(&c.program.as_str()));
+    parsed
+        .commands
+        .iter()
+        .flat_map(|c| &c.redirections)
+        .all(|r| match &r.target {
+            Target::Descriptor | Target::Text => true,
+            Target::Unknown => false,
+            Target::File { path, .. } => {
+                (!moves || path.starts_with('/')) && super::workspace::holds(workspace, path)
+            }
+        })
+}
+
 /// The rules among `rules` whose tool name matches `tool`.
 fn for_tool<'r>(tool: &str, rules: impl IntoIterator<Item = &'r Rule>) -> Vec<&'r Rule> {
     rules.into_iter().filter(|r| glob(&r.tool, tool)).collect()
@@ -305,13 +349,16 @@ fn for_tool<'r>(tool: &str, rules: impl IntoIterator<Item = &'r Rule>) -> Vec<&'
 /// otherwise ask. So a workflow deny can never be overridden from the UI,
 /// and a person's "always" outranks the workflow's "ask" (it is the answer
 /// to that very question). A Bash line is denied or asked when any of its
-/// commands is, and allowed only when all are (see [`Call::allowed_by`]).
+/// commands is, and allowed only when all are and its redirections stay
+/// in `workspace`, the agent's working folder as awtui recorded it (see
+/// [`Call::allowed_by`]).
 pub fn decide(
     workflow: &RuleSet,
     standing: &[Standing],
     agent: &str,
     tool: &str,
     input: &Value,
+    workspace: Option<&Path>,
 ) -> (Verdict, Source) {
     let call = Call::new(tool, input);
     let person = |verdict| {
@@ -336,13 +383,13 @@ pub fn decide(
         return (Verdict::Deny, Source::Person(r.clone()));
     }
     let always = person(Verdict::Allow);
-    if let Some(r) = call.allowed_by(&always, &[]) {
+    if let Some(r) = call.allowed_by(&always, &[], workspace) {
         return (Verdict::Allow, Source::Person(r.clone()));
     }
     if let Some(r) = touched(&workflow.ask) {
         return (Verdict::Ask, Source::Workflow(r));
     }
-    if let Some(r) = call.allowed_by(&for_tool(tool, &workflow.allow), &always) {
+    if let Some(r) = call.allowed_by(&for_tool(tool, &workflow.allow), &always, workspace) {
         return (Verdict::Allow, Source::Workflow(r.clone()));
     }
     (Verdict::Ask, Source::Default)
@@ -352,6 +399,11 @@ pub fn decide(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A workspace for the tests: this crate's folder.
+    fn here() -> Option<&'static Path> {
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")))
+    }
 
     fn rule(s: &str) -> Rule {
         Rule::parse(s).unwrap()
@@ -420,19 +472,27 @@ mod tests {
                 &[always(Verdict::Allow, "Bash")],
                 "coder",
                 "Bash",
-                &push
+                &push,
+                here()
             )
             .0,
             Verdict::Deny
         );
-        assert_eq!(decide(&wf, &[], "coder", "Bash", &log).0, Verdict::Allow);
-        assert_eq!(decide(&wf, &[], "coder", "Write", &write).0, Verdict::Ask);
+        assert_eq!(
+            decide(&wf, &[], "coder", "Bash", &log, here()).0,
+            Verdict::Allow
+        );
+        assert_eq!(
+            decide(&wf, &[], "coder", "Write", &write, here()).0,
+            Verdict::Ask
+        );
         let (v, src) = decide(
             &wf,
             &[always(Verdict::Allow, "Write(a.txt)")],
             "coder",
             "Write",
             &write,
+            here(),
         );
         assert_eq!(v, Verdict::Allow);
         assert_eq!(src, Source::Person(rule("Write(a.txt)")));
@@ -443,7 +503,8 @@ mod tests {
                 &[always(Verdict::Allow, "Write")],
                 "other",
                 "Write",
-                &write
+                &write,
+                here()
             )
             .0,
             Verdict::Ask
@@ -458,13 +519,14 @@ mod tests {
                 ],
                 "coder",
                 "Edit",
-                &write
+                &write,
+                here()
             )
             .0,
             Verdict::Deny
         );
         assert_eq!(
-            decide(&RuleSet::default(), &[], "coder", "Edit", &write),
+            decide(&RuleSet::default(), &[], "coder", "Edit", &write, here()),
             (Verdict::Ask, Source::Default)
         );
     }
@@ -478,7 +540,15 @@ mod tests {
             deny: set(deny),
             ask: vec![],
         };
-        decide(&wf, &[], "coder", "Bash", &json!({ "command": command })).0
+        decide(
+            &wf,
+            &[],
+            "coder",
+            "Bash",
+            &json!({ "command": command }),
+            here(),
+        )
+        .0
     }
 
     #[test]
@@ -628,6 +698,7 @@ mod tests {
                 "coder",
                 "Bash",
                 &json!({ "command": command }),
+                here(),
             )
             .0
         };

@@ -58,6 +58,41 @@ pub enum Unclear {
     /// `case`, `function`, `select`: syntax this parser does not follow.
     #[error("'{0}' is not followed here")]
     Syntax(String),
+    /// An expansion whose result the parser cannot know is only data:
+    /// `${X@P}` (bash runs the command substitutions the value holds),
+    /// `${!X}`, `${a[i]}`, `${X:i}`, `$[…]`, `$((…))` (arithmetic, which
+    /// expands what a variable holds, `a[$(…)]` included), `$_`.
+    #[error("the expansion '{0}' is evaluated in a way this parser does not follow")]
+    Expansion(String),
+}
+
+/// What a redirection points at, as far as the line says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Another file descriptor (`2>&1`, `>&2`, `<&0`, `2>&-`).
+    Descriptor,
+    /// A here-string's text (`<<< word`): no file.
+    Text,
+    /// A file named plainly (no expansion, glob or `~`): `path` as the
+    /// shell opens it, quotes removed; `writes` unless only read (`<`).
+    File {
+        /// The file's name as the shell would open it.
+        path: String,
+        /// Whether the file is written (`>`, `>>`, `>|`, `&>`, `<>`, …).
+        writes: bool,
+    },
+    /// A target only known when the line runs (`$HOME/x`, `~/.bashrc`,
+    /// `*.txt`, `>(…)`), or none.
+    Unknown,
+}
+
+/// One redirection of a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Redirection {
+    /// As written (`2>&1`, `> out.txt`).
+    pub written: String,
+    /// Where it points.
+    pub target: Target,
 }
 
 /// One simple command of a line, in the two forms rules look at.
@@ -76,8 +111,8 @@ pub struct Command {
     pub program: String,
     /// Its leading `VAR=value` assignments.
     pub assignments: Vec<String>,
-    /// Its redirections (`> out.txt`, `2>&1`), as written.
-    pub redirections: Vec<String>,
+    /// Its redirections (`> out.txt`, `2>&1`).
+    pub redirections: Vec<Redirection>,
 }
 
 /// A line split into its commands.
@@ -114,8 +149,9 @@ struct Token {
     expands: bool,
     /// Holds an unquoted `*`, `?` or `[`.
     globs: bool,
-    /// Is a redirection (`>`, `2>&1`, `<(…)` is a word, not this).
-    redirection: bool,
+    /// Is a redirection (`>`, `2>&1`, `<(…)` is a word, not this): where
+    /// it points.
+    redirection: Option<Target>,
     /// Where it starts and ends in the line.
     span: (usize, usize),
 }
@@ -164,6 +200,9 @@ impl Parser {
                     self.finish(&mut tokens);
                 }
                 '(' if tokens.is_empty() => {
+                    if self.peek(1) == Some('(') {
+                        self.flag(Unclear::Expansion("((…))".into()));
+                    }
                     self.pos += 1;
                     self.list(Some(')'));
                 }
@@ -208,6 +247,7 @@ impl Parser {
         if let Some(prev) = tokens.pop_if(|t| fd(t)) {
             start = prev.span.0;
         }
+        let op_start = self.pos;
         if self.peek(0) == Some('<') && self.peek(1) == Some('<') {
             if self.peek(2) == Some('<') {
                 self.pos += 3;
@@ -221,6 +261,7 @@ impl Parser {
                 self.pos += 1;
             }
         }
+        let op: String = self.s[op_start..self.pos].iter().collect();
         self.skip_blanks();
         match self.peek(0) {
             Some(c)
@@ -228,24 +269,25 @@ impl Parser {
                     && (!is_operator(c)
                         || ((c == '<' || c == '>') && self.peek(1) == Some('('))) =>
             {
-                let target = self.word(close);
-                self.push_redirection(tokens, start, target.span.1);
+                let word = self.word(close);
+                let target = target(&op, &word);
+                self.push_redirection(tokens, start, word.span.1, target);
             }
             _ => {
                 self.flag(Unclear::Redirection);
-                self.push_redirection(tokens, start, self.pos);
+                self.push_redirection(tokens, start, self.pos, Target::Unknown);
             }
         }
     }
 
-    fn push_redirection(&self, tokens: &mut Vec<Token>, start: usize, end: usize) {
+    fn push_redirection(&self, tokens: &mut Vec<Token>, start: usize, end: usize, to: Target) {
         let raw: String = self.s[start..end].iter().collect();
         tokens.push(Token {
             value: raw.clone(),
             raw,
             expands: false,
             globs: false,
-            redirection: true,
+            redirection: Some(to),
             span: (start, end),
         });
     }
@@ -305,7 +347,7 @@ impl Parser {
             value,
             expands,
             globs,
-            redirection: false,
+            redirection: None,
             span: (start, self.pos),
         }
     }
@@ -317,15 +359,63 @@ impl Parser {
             match c {
                 '\'' => return,
                 '\\' if escapes => {
-                    if let Some(e) = self.peek(0) {
+                    if let Some(e) = self.ansi_c_escape() {
                         value.push(e);
-                        self.pos += 1;
                     }
                 }
                 _ => value.push(c),
             }
         }
         self.flag(Unclear::Unclosed('\''));
+    }
+
+    /// Reads the escape after a backslash in `$'…'` as bash decodes it
+    /// (`\x72` is `r`, `\162` is `r`, `\u0072` is `r`, `\n` a line break),
+    /// so `$'\x72m' -rf x` is `rm -rf x` to deny rules. `\c` and anything
+    /// it cannot decode make the line unclear.
+    fn ansi_c_escape(&mut self) -> Option<char> {
+        let e = self.peek(0)?;
+        self.pos += 1;
+        let simple = match e {
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            'x' | 'u' | 'U' | '0'..='7' | 'c' => None,
+            other => Some(other),
+        };
+        if simple.is_some() {
+            return simple;
+        }
+        let (radix, max) = match e {
+            'x' => (16, 2),
+            'u' => (16, 4),
+            'U' => (16, 8),
+            'c' => {
+                self.flag(Unclear::Expansion("$'\\c…'".into()));
+                return None;
+            }
+            _ => {
+                self.pos -= 1;
+                (8, 3)
+            }
+        };
+        let from = self.pos;
+        while self.pos - from < max && self.peek(0).is_some_and(|c| c.is_digit(radix)) {
+            self.pos += 1;
+        }
+        let digits: String = self.s[from..self.pos].iter().collect();
+        let decoded = u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32);
+        if decoded.is_none() {
+            self.flag(Unclear::Expansion(format!("$'\\{e}{digits}'")));
+        }
+        decoded
     }
 
     /// Reads `"…"` after its quote; whether it held an expansion.
@@ -363,9 +453,19 @@ impl Parser {
     /// false (nothing read) when none starts here.
     fn expansion(&mut self) -> bool {
         match (self.peek(0), self.peek(1)) {
+            (Some('$'), Some('(')) if self.peek(2) == Some('(') => {
+                self.flag(Unclear::Expansion("$((…))".into()));
+                self.pos += 2;
+                self.list(Some(')'));
+            }
             (Some('$' | '<' | '>'), Some('(')) => {
                 self.pos += 2;
                 self.list(Some(')'));
+            }
+            (Some('$'), Some('[')) => {
+                // Read on as text; what it holds is still found.
+                self.flag(Unclear::Expansion("$[…]".into()));
+                return false;
             }
             (Some('`'), _) => {
                 self.pos += 1;
@@ -376,12 +476,15 @@ impl Parser {
                 self.braced();
             }
             (Some('$'), Some(n)) if n.is_ascii_alphanumeric() || "_@*#?$!-".contains(n) => {
+                let name_start = self.pos + 1;
                 self.pos += 2;
-                while self
-                    .peek(0)
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-                {
-                    self.pos += 1;
+                if n.is_ascii_alphabetic() || n == '_' {
+                    while self.peek(0).is_some_and(is_name_char) {
+                        self.pos += 1;
+                    }
+                }
+                if self.s[name_start..self.pos] == ['_'] {
+                    self.flag(Unclear::Expansion("$_".into()));
                 }
             }
             _ => return false,
@@ -389,14 +492,78 @@ impl Parser {
         true
     }
 
-    /// Reads `${…}` after its brace; a substitution inside it is unclear.
+    /// Reads `${…}` after its brace. Only a parameter (`${X}`, `${#X}`)
+    /// and the operators whose result is data (`:-`, `=`, `?`, `+`, `#`,
+    /// `%`, `/`, `^`, `,`, with or without `:`) are clear; the word after
+    /// an operator is read like any other, its substitutions found.
     fn braced(&mut self) {
-        while let Some(c) = self.peek(0) {
+        if self.depth >= MAX_DEPTH {
+            self.flag(Unclear::TooDeep);
+            self.pos = self.s.len();
+            return;
+        }
+        self.depth += 1;
+        self.braced_at_depth();
+        self.depth -= 1;
+    }
+
+    fn braced_at_depth(&mut self) {
+        let start = self.pos;
+        if self.peek(0) == Some('#') && self.peek(1).is_some_and(|c| c != '}') {
             self.pos += 1;
+        }
+        let name_start = self.pos;
+        match self.peek(0) {
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                while self.peek(0).is_some_and(is_name_char) {
+                    self.pos += 1;
+                }
+            }
+            Some(c) if c.is_ascii_digit() => {
+                while self.peek(0).is_some_and(|c| c.is_ascii_digit()) {
+                    self.pos += 1;
+                }
+            }
+            Some('@' | '*' | '#' | '?' | '$' | '-') => self.pos += 1,
+            _ => {}
+        }
+        let name: String = self.s[name_start..self.pos].iter().collect();
+        let op = self.peek(0);
+        let clear = match op {
+            Some('}') | None => !name.is_empty(),
+            Some(':') => matches!(self.peek(1), Some('-' | '=' | '?' | '+')),
+            Some(c) => !name.is_empty() && "-=?+#%/^,".contains(c),
+        };
+        if name == "_" || !clear {
+            let shown: String = self.s[start..self.s.len().min(self.pos + 2)]
+                .iter()
+                .collect();
+            self.flag(Unclear::Expansion(format!("${{{shown}…}}")));
+        }
+        self.braced_word();
+    }
+
+    /// Reads the rest of `${…}` up to its `}`, finding the substitutions
+    /// it holds. Quotes and backslashes in it are read as text (and make
+    /// the line unclear): where bash ends such a word depends on the
+    /// quotes around the whole `${…}`, so the first `}` ends it here, as
+    /// it always did, and no command after it goes unseen by deny rules.
+    fn braced_word(&mut self) {
+        while let Some(c) = self.peek(0) {
             match c {
-                '}' => return,
-                '`' | '(' => self.flag(Unclear::Syntax("${…}".into())),
-                _ => {}
+                '}' => {
+                    self.pos += 1;
+                    return;
+                }
+                '\\' | '\'' | '"' => {
+                    self.flag(Unclear::Expansion(format!("a {c} inside ${{…}}")));
+                    self.pos += 1;
+                }
+                _ => {
+                    if !self.expansion() {
+                        self.pos += 1;
+                    }
+                }
             }
         }
         self.flag(Unclear::Unclosed('{'));
@@ -411,7 +578,7 @@ impl Parser {
     }
 
     fn command(&mut self, tokens: Vec<Token>) -> Option<Command> {
-        let plain = |t: &Token| t.raw == t.value && !t.redirection;
+        let plain = |t: &Token| t.raw == t.value && t.redirection.is_none();
         let mut rest = tokens.as_slice();
         while let Some((first, tail)) = rest.split_first() {
             if !(plain(first) && KEYWORDS.contains(&first.raw.as_str())) {
@@ -425,10 +592,14 @@ impl Parser {
         let written = join(rest.iter().map(|t| t.raw.as_str()));
         let redirections = rest
             .iter()
-            .filter(|t| t.redirection)
-            .map(|t| t.raw.clone())
+            .filter_map(|t| {
+                Some(Redirection {
+                    written: t.raw.clone(),
+                    target: t.redirection.clone()?,
+                })
+            })
             .collect();
-        let mut words = rest.iter().filter(|t| !t.redirection).peekable();
+        let mut words = rest.iter().filter(|t| t.redirection.is_none()).peekable();
         let mut assignments = Vec::new();
         while let Some(t) = words.next_if(|t| is_assignment(&t.raw)) {
             assignments.push(t.raw.clone());
@@ -479,6 +650,39 @@ impl Parser {
             self.flag(Unclear::Syntax(program.to_string()));
         }
     }
+}
+
+/// Where the redirection `op` (`>`, `>>`, `>|`, `&>`, `&>>`, `<`, `<>`,
+/// `>&`, `<&`, `<<<`, `<<`) with the target `word` points.
+fn target(op: &str, word: &Token) -> Target {
+    // `$'…'` and `$"…"` are decoded by bash in ways a path must not
+    // depend on: such a target is unknown.
+    let plain = !word.expands
+        && !word.globs
+        && !word.raw.starts_with('~')
+        && !word.raw.contains(['$', '`']);
+    let descriptor = word.value == "-"
+        || word
+            .value
+            .trim_end_matches('-')
+            .chars()
+            .all(|c| c.is_ascii_digit());
+    match op {
+        // A here-string's text, a heredoc's delimiter: no file.
+        "<<<" | "<<" => Target::Text,
+        ">&" | "<&" if plain && !word.value.is_empty() && descriptor => Target::Descriptor,
+        "<&" => Target::Unknown,
+        _ if !plain || word.value.is_empty() => Target::Unknown,
+        _ => Target::File {
+            path: word.value.clone(),
+            writes: op != "<",
+        },
+    }
+}
+
+/// Whether `c` may be part of a variable's name after its first character.
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
 }
 
 /// Characters that end a word when not quoted.
@@ -570,12 +774,123 @@ mod tests {
         assert_eq!(c.core, "rm -rf my dir");
         assert_eq!(c.program, "rm");
         assert_eq!(c.assignments, ["FOO=1", "BAR=2", "X=y"]);
-        assert_eq!(c.redirections, ["> log"]);
+        let written = |c: &Command| -> Vec<String> {
+            c.redirections.iter().map(|r| r.written.clone()).collect()
+        };
+        assert_eq!(written(c), ["> log"]);
         let r = &parse("a 2>&1 &>f >> g").commands[0];
         assert_eq!(r.written, "a 2>&1 &>f >> g");
-        assert_eq!(r.redirections, ["2>&1", "&>f", ">> g"]);
+        assert_eq!(written(r), ["2>&1", "&>f", ">> g"]);
         assert_eq!(parse("./rm x").commands[0].core, "rm x");
+        for escaped in ["$'\\x72m' x", "$'\\162m' x", "$'\\u0072m' x", "$'r\\m' x"] {
+            assert_eq!(parse(escaped).commands[0].core, "rm x", "{escaped}");
+        }
+        assert_eq!(parse("echo $'a\\tb\\0'").commands[0].core, "echo a\tb\0");
         assert_eq!(parse("\"r\"m x").commands[0].core, "rm x");
+    }
+
+    /// The targets of the first command's redirections.
+    fn targets(line: &str) -> Vec<Target> {
+        let commands = parse(line).commands;
+        commands
+            .last()
+            .unwrap()
+            .redirections
+            .iter()
+            .map(|r| r.target.clone())
+            .collect()
+    }
+
+    fn file(path: &str, writes: bool) -> Target {
+        Target::File {
+            path: path.into(),
+            writes,
+        }
+    }
+
+    #[test]
+    fn redirections_say_where_they_point() {
+        use Target::{Descriptor, Text, Unknown};
+        let table: [(&str, Target); 23] = [
+            ("a > out", file("out", true)),
+            ("a >> 'my file'", file("my file", true)),
+            ("a >| x", file("x", true)),
+            ("a &> x", file("x", true)),
+            ("a &>> x", file("x", true)),
+            ("a >& x", file("x", true)),
+            ("a 3> x", file("x", true)),
+            ("a <> x", file("x", true)),
+            ("a < x", file("x", false)),
+            ("a 2>&1", Descriptor),
+            ("a >&2", Descriptor),
+            ("a 2>&-", Descriptor),
+            ("a <&0", Descriptor),
+            ("a 3>&1-", Descriptor),
+            ("a <<< $X", Text),
+            ("a <<'~/x'", Text),
+            ("a > ~/.bashrc", Unknown),
+            ("a > $HOME/x", Unknown),
+            ("a > \"$HOME\"/x", Unknown),
+            ("a > *.txt", Unknown),
+            ("a > >(b)", Unknown),
+            ("a <& x", Unknown),
+            ("a >& $F", Unknown),
+        ];
+        for (line, want) in table {
+            assert_eq!(targets(line), [want], "{line:?}");
+        }
+        // Decoded by bash, not here: unknown.
+        assert_eq!(targets("a > $'\\x2e\\x2e/x'"), [Unknown]);
+        assert_eq!(targets("a > $\"../x\""), [Unknown]);
+        // A quoted `~` is a file named `~`.
+        assert_eq!(targets("a > '~'/x"), [file("~/x", true)]);
+    }
+
+    #[test]
+    fn expansions_that_run_or_evaluate_are_unclear() {
+        for line in [
+            "a ${X@P}",
+            "a \"${PS4@P}\"",
+            "a ${X@Q}",
+            "a ${!X}",
+            "a ${!X*}",
+            "a ${a[i]}",
+            "a ${X:i}",
+            "a ${X:0:2}",
+            "a $_",
+            "a \"$_\"",
+            "a ${_}",
+            "a ${_:-x}",
+            "a $[i]",
+            "a $((i))",
+            "((i))",
+            "a ${X:-'}'}",
+            "a ${X:-\\}}",
+            "a ${}",
+        ] {
+            assert!(
+                matches!(parse(line).unclear, Some(Unclear::Expansion(_))),
+                "{line:?}: {:?}",
+                parse(line).unclear
+            );
+        }
+        for line in [
+            "a $X ${X} \"$X\" ${#X} ${#} $1 ${10} $@ \"${@}\" $? $$ $_x ${_x}",
+            "a ${X:-d} ${X-d} ${X:=d} ${X:?no} ${X:+y} ${X+y}",
+            "a ${X#p} ${X##p} ${X%p} ${X%%p} ${X/a/b} ${X//a/b} ${X^} ${X^^} ${X,} ${X,,}",
+            "a ${X:-${Y:-z}}",
+            "a \\$_ '$_' '${X@P}'",
+        ] {
+            assert_eq!(parse(line).unclear, None, "{line:?}");
+        }
+        // What such an expansion runs is still found, for deny rules.
+        assert_eq!(cores("a ${X:-$(rm -rf x)}").0[0], "rm -rf x");
+        assert_eq!(cores("a ${X@P}; rm -rf x").0[1], "rm -rf x");
+        assert_eq!(cores("a $(( $(rm -rf x) ))").0[0], "rm -rf x");
+        assert_eq!(cores("a \"${X:-'}\"; rm -rf x").0[1], "rm -rf x");
+        // Nested braces are bounded too.
+        let deep = "${X:-".repeat(10_000);
+        assert_eq!(parse(&deep).unclear, Some(Unclear::TooDeep));
     }
 
     #[test]

@@ -270,6 +270,23 @@ impl Engine {
                 .map(|a| (a.name.clone(), a.approve.clone()))
                 .collect(),
         );
+        // Where each asking agent's commands run, from awtui's own
+        // records: an allow rule covers a redirection only inside it. An
+        // agent that may run on another host has none here (its files
+        // there are not these), so only `/dev/null` is covered for it.
+        approvals.set_workspaces(
+            workflow
+                .agents
+                .iter()
+                .filter(|a| a.host == crate::workflow::HostChoice::Local)
+                .map(|a| {
+                    let dir = workspaces
+                        .get(&a.name)
+                        .map_or_else(|| workflow.base_dir.clone(), |w| w.workdir.clone());
+                    (a.name.clone(), dir)
+                })
+                .collect(),
+        );
         approvals.set_timeout(
             workflow
                 .limits

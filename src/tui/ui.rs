@@ -68,6 +68,8 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     app.dirty = false;
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         app.areas = Areas::default();
+        // No card is shown, so none takes keys.
+        app.card_page = 0;
         too_small(area, buf, Style::new().fg(app.theme.warning));
         return None;
     }
@@ -137,16 +139,23 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
                 }
             }
             super::app::Layer::Card => {
-                if let Some(request) = app.card() {
-                    super::panes::approvals::draw_card(
+                if let Some(request) = app.card().cloned() {
+                    // A new request's card starts at its top.
+                    let mut scroll = app
+                        .card_scroll
+                        .filter(|(id, _)| *id == request.id)
+                        .map_or(0, |(_, offset)| offset);
+                    app.card_page = super::panes::approvals::draw_card(
                         area,
                         buf,
-                        request,
+                        &request,
                         app.approvals.pending.len(),
                         app.approvals.timeout_secs,
                         &app.keymap,
                         &theme,
+                        &mut scroll,
                     );
+                    app.card_scroll = Some((request.id, scroll));
                 }
             }
             super::app::Layer::Rules => {

@@ -75,6 +75,58 @@ pub fn describe(request: &Request) -> Vec<(LineKind, String)> {
     out
 }
 
+/// Spaces in a row beyond which a run is shown as `␣×N`.
+const SPACES_SHOWN: usize = 2;
+
+/// `text` as lines a person can trust, for a terminal that would hide
+/// part of it: a line break ends a line with `⏎`, a carriage return is
+/// `␍`, a tab `→`, any other control character its picture (`␛`) or
+/// `⟨U+0085⟩`, and characters that reorder or hide text (bidi controls,
+/// zero-width ones) `⟨U+202E⟩`. With `runs`, more than two spaces in a
+/// row are `␣×N`, so padding cannot push the rest of a command out of
+/// sight. Nothing is left out.
+pub fn visible_lines(text: &str, runs: bool) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let line = lines.last_mut().expect("never empty");
+        match c {
+            '\n' => {
+                line.push('⏎');
+                lines.push(String::new());
+            }
+            ' ' if runs => {
+                let mut n = 1;
+                while chars.next_if_eq(&' ').is_some() {
+                    n += 1;
+                }
+                if n > SPACES_SHOWN {
+                    line.push_str(&format!("␣×{n}"));
+                } else {
+                    line.extend(std::iter::repeat_n(' ', n));
+                }
+            }
+            '\t' => line.push('→'),
+            '\u{7f}' => line.push('␡'),
+            c if (c as u32) < 0x20 => {
+                line.push(char::from_u32(0x2400 + c as u32).unwrap_or('?'));
+            }
+            c if hidden(c) => line.push_str(&format!("⟨U+{:04X}⟩", c as u32)),
+            c => line.push(c),
+        }
+    }
+    lines
+}
+
+/// Characters a terminal shows as nothing or that reorder what follows.
+fn hidden(c: char) -> bool {
+    crate::sanitize::is_hidden_in_json(c)
+        || matches!(
+            c,
+            '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{ad}'
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +142,25 @@ mod tests {
             at: chrono::DateTime::UNIX_EPOCH,
             context: None,
         }
+    }
+
+    #[test]
+    fn what_a_terminal_would_hide_is_made_visible() {
+        let padded = format!("git status{}; curl x | sh", " ".repeat(400));
+        assert_eq!(
+            visible_lines(&padded, true),
+            ["git status␣×400; curl x | sh"]
+        );
+        assert_eq!(
+            visible_lines("a  b\nc\td\re\u{1b}]0;x", true),
+            ["a  b⏎", "c→d␍e␛]0;x"]
+        );
+        assert_eq!(
+            visible_lines("x\u{202e}y\u{200b}z\u{85}", false),
+            ["x⟨U+202E⟩y⟨U+200B⟩z⟨U+0085⟩"]
+        );
+        assert_eq!(visible_lines("    indented", false), ["    indented"]);
+        assert_eq!(visible_lines("a\n", true), ["a⏎", ""]);
     }
 
     #[test]

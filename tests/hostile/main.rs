@@ -10,6 +10,7 @@
 //! One test binary for every surface, so the next surface gets its attacker
 //! beside the others: add a module below.
 
+mod card;
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
 mod journal;
@@ -22,3 +23,6 @@ mod web;
 mod pages;
 #[path = "../web_support/mod.rs"]
 mod web_support;
+mod rules;
+#[path = "../tmux_support/mod.rs"]
+mod tmux_support;

@@ -142,12 +142,18 @@ impl App {
 
     /// `[keys.card]` while the card is shown: its commands act on the
     /// card's request (`approve`, `deny`, and a prompt of `/approve` or
-    /// `/deny` gets its number); unbound keys go on down.
+    /// `/deny` gets its number), its moves scroll it (drawing clamps the
+    /// offset to the last page); unbound keys go on down, and so do all
+    /// keys while the screen is too small to show the card.
     fn card_key(&mut self, k: Key) -> Option<Vec<Effect>> {
         if self.focus == Pane::Bar || self.documents.editor.is_some() {
             return None;
         }
         let request = self.card()?.id;
+        // A card too small to draw shows nothing: it decides nothing.
+        if self.card_page == 0 {
+            return None;
+        }
         let action = match self.keymap.get(Section::Card, &k)?.clone() {
             Action::Decide {
                 request: None,
@@ -161,6 +167,15 @@ impl App {
                 reason,
             },
             Action::Prompt(text) => Action::Prompt(for_request(&text, request)),
+            Action::Move(m) => {
+                let offset = self
+                    .card_scroll
+                    .filter(|(id, _)| *id == request)
+                    .map_or(0, |(_, offset)| offset);
+                let moved = Window::uncounted(self.card_page).scroll(offset, m);
+                self.card_scroll = Some((request, moved));
+                return Some(Vec::new());
+            }
             a => a,
         };
         Some(self.act(action))

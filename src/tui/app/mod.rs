@@ -259,6 +259,12 @@ pub struct App {
     /// The approval request whose card was put away (Esc) until a newer
     /// one comes.
     pub card_hidden: Option<u64>,
+    /// The card's scroll: the request it was drawn for and its first
+    /// body line shown (another request starts at the top).
+    pub card_scroll: Option<(u64, usize)>,
+    /// How many body lines the card showed when last drawn (a page); 0
+    /// when the screen was too small to draw it.
+    pub card_page: usize,
     /// The approval rules overlay, with its scroll.
     pub rules_view: Option<usize>,
     /// How many lines of the rules the last drawing showed (a page).
@@ -340,6 +346,8 @@ impl App {
             tasks: Default::default(),
             approvals: Default::default(),
             card_hidden: None,
+            card_scroll: None,
+            card_page: 10,
             rules_view: None,
             rules_page: 10,
             agents: Agents::default(),

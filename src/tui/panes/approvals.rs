@@ -1,6 +1,7 @@
 //! Tool approvals in the control room: the card of the request waiting
-//! (agent, tool, the command or the diff of the file change, the agent's
-//! last message, the keys) and the rules overlay (each asking agent's
+//! (agent, tool, the whole command or the diff of the file change, with
+//! what a terminal would hide made visible, the agent's last message, the
+//! keys; it scrolls when it does not fit) and the rules overlay (each asking agent's
 //! workflow rules and the "always" decisions, with how to revoke them).
 //! Drawing only; the state is [`crate::vocab::ApprovalsSnapshot`].
 
@@ -12,9 +13,10 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Widget};
 
 use crate::sanitize::for_terminal;
 use crate::tui::keymap::{Keymap, Section};
-use crate::tui::text::truncate;
+use crate::tui::panes::scroll::Window;
+use crate::tui::text::{truncate, wrap_runs};
 use crate::tui::theme::Theme;
-use crate::vocab::approval_view::{LineKind, describe};
+use crate::vocab::approval_view::{LineKind, describe, visible_lines};
 use crate::vocab::{ApprovalsSnapshot, Request, Verdict};
 
 /// The card's commands in the order its last line says them, with what
@@ -41,13 +43,11 @@ pub fn card_keys(keymap: &Keymap) -> String {
         .join(" · ")
 }
 
-/// The card's lines: what is asked, the change, the context, the keys.
-fn card_lines(
-    request: &Request,
-    waiting: usize,
-    keymap: &Keymap,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
+/// The card's scrolling lines, wrapped to `width`: who asks, the call
+/// (the whole command, what a terminal would hide made visible, before
+/// the agent's description of it), the agent's last message. Nothing is
+/// cut: what does not fit scrolls.
+fn card_body(request: &Request, theme: &Theme, width: usize) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
         Span::styled(
             format!("@{}", for_terminal(&request.agent)),
@@ -60,6 +60,13 @@ fn card_lines(
         ),
     ])];
     lines.push(Line::raw(""));
+    // A command's spacing is what it does: runs of spaces are counted.
+    let runs = request.tool == "Bash";
+    let mut push = |text: &str, style: Style| {
+        for line in visible_lines(text, runs) {
+            lines.extend(wrap_runs(&[(for_terminal(&line), style)], width));
+        }
+    };
     for (kind, text) in describe(request) {
         let style = match kind {
             LineKind::Head => Style::new().add_modifier(Modifier::BOLD),
@@ -67,17 +74,19 @@ fn card_lines(
             LineKind::Added => Style::new().fg(theme.ok),
             LineKind::Plain => Style::new(),
         };
-        lines.push(Line::styled(for_terminal(&text), style));
+        push(&text, style);
     }
     if let Some(context) = request.context.as_deref().filter(|c| !c.trim().is_empty()) {
-        lines.push(Line::raw(""));
+        push("", Style::new());
         let first = context.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        lines.push(Line::styled(
-            format!("last message: {}", for_terminal(first.trim())),
-            theme.dimmed(),
-        ));
+        push(&format!("last message: {}", first.trim()), theme.dimmed());
     }
-    lines.push(Line::raw(""));
+    lines
+}
+
+/// The card's fixed last lines: how many more requests wait, the keys.
+fn card_footer(waiting: usize, keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::raw("")];
     if waiting > 1 {
         lines.push(Line::styled(
             format!("{} more waiting after this one", waiting - 1),
@@ -88,7 +97,30 @@ fn card_lines(
     lines
 }
 
-/// Draws the card of `request` over the lower part of `area`.
+/// The line that says the card holds more than it shows, and how to
+/// scroll it.
+fn more_line(above: usize, below: usize, keymap: &Keymap, theme: &Theme) -> Line<'static> {
+    let key = |command| keymap.key_in(Section::Card, command);
+    let mut parts = Vec::new();
+    if below > 0 {
+        let how = key("page-down")
+            .map(|k| format!(" · {k} scrolls"))
+            .unwrap_or_default();
+        parts.push(format!("↓ {below} more below{how}"));
+    }
+    if above > 0 {
+        let how = key("page-up")
+            .map(|k| format!(" · {k} back"))
+            .unwrap_or_default();
+        parts.push(format!("↑ {above} above{how}"));
+    }
+    Line::styled(parts.join("   "), Style::new().fg(theme.warning))
+}
+
+/// Draws the card of `request` over the lower part of `area`, its body
+/// scrolled to `scroll` (clamped here to the last page); returns how many
+/// body lines it shows (a page).
+#[allow(clippy::too_many_arguments)]
 pub fn draw_card(
     area: Rect,
     buf: &mut Buffer,
@@ -97,12 +129,16 @@ pub fn draw_card(
     timeout_secs: u64,
     keymap: &Keymap,
     theme: &Theme,
-) {
-    let lines = card_lines(request, waiting, keymap, theme);
+    scroll: &mut usize,
+) -> usize {
     let w = area.width.saturating_sub(4).min(100);
-    let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
-    if w < 20 || h < 4 {
-        return;
+    let body = card_body(request, theme, w.saturating_sub(2) as usize);
+    let footer = card_footer(waiting, keymap, theme);
+    let fixed = footer.len() + 2;
+    let h = ((body.len() + fixed) as u16).min(area.height.saturating_sub(2));
+    // Room for the footer, one line of the body and the "more" line.
+    if w < 20 || (h as usize) < fixed + 2 {
+        return 0;
     }
     let rect = Rect::new(
         area.x + (area.width - w) / 2,
@@ -123,17 +159,28 @@ pub fn draw_card(
         .title(truncate(&title, w.saturating_sub(2) as usize));
     let inner = block.inner(rect);
     block.render(rect, buf);
-    // The keys always show: the change is cut, not the last line.
-    let rows = inner.height as usize;
-    let mut shown: Vec<&Line> = lines.iter().collect();
-    if shown.len() > rows && rows > 0 {
-        let keys = shown.pop();
-        shown.truncate(rows - 1);
-        shown.extend(keys);
+    let mut rows = inner.height as usize - footer.len();
+    let mut shown: Vec<Line<'static>> = Vec::new();
+    if body.len() > rows {
+        // The keys always show; the body scrolls above a line saying so.
+        rows -= 1;
+        let window = Window {
+            len: body.len(),
+            height: rows,
+        };
+        *scroll = window.clamp(*scroll);
+        shown.extend(body[*scroll..*scroll + rows].iter().cloned());
+        let below = body.len() - *scroll - rows;
+        shown.push(more_line(*scroll, below, keymap, theme));
+    } else {
+        *scroll = 0;
+        shown.extend(body);
     }
-    for (i, line) in shown.into_iter().enumerate() {
+    shown.extend(footer);
+    for (i, line) in shown.iter().enumerate() {
         draw_line(buf, inner, i, line);
     }
+    rows
 }
 
 fn draw_line(buf: &mut Buffer, inner: Rect, row: usize, line: &Line<'static>) {
