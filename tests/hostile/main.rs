@@ -14,15 +14,15 @@ mod card;
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
 mod journal;
+mod pages;
 mod records;
+mod rules;
+mod sandbox;
 mod ssh;
 #[path = "../sshd_support/mod.rs"]
 mod sshd_support;
-mod sandbox;
-mod web;
-mod pages;
-#[path = "../web_support/mod.rs"]
-mod web_support;
-mod rules;
 #[path = "../tmux_support/mod.rs"]
 mod tmux_support;
+mod web;
+#[path = "../web_support/mod.rs"]
+mod web_support;

@@ -8,34 +8,11 @@
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixListener;
-use std::process::Command;
 
 use crate::cli_support::{PATIENCE, World, poll_within};
+use crate::tmux_support::Tmux;
 
 const WORKFLOW: &str = "agents:\n  w1:\n    command: ./w1.sh\n";
-
-/// A tmux server of the test's own, killed when dropped.
-struct Tmux(String);
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .args(["-L", &self.0, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .expect("tmux runs (apt-get install tmux)")
-    }
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "room"]).stdout)
-            .into_owned()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        self.cmd(&["kill-server"]);
-    }
-}
 
 #[test]
 fn a_rewritten_instance_record_never_gets_the_admin_token() {
@@ -55,38 +32,21 @@ fn a_rewritten_instance_record_never_gets_the_admin_token() {
     info["control"] = serde_json::json!(evil);
     std::fs::write(&record, serde_json::to_vec_pretty(&info).unwrap()).unwrap();
 
-    // The person opens the control room on the running instance.
-    let tmux = Tmux(format!("awtui-hostile-{}", std::process::id()));
-    let mut open = w.cmd(&["wf.yaml"]);
+    // The person opens the control room on the running instance, with
+    // the environment every command of the test gets.
+    let open = w.cmd(&["wf.yaml"]);
     let env: Vec<String> = open
         .get_envs()
-        .filter_map(|(k, v)| Some(format!("{}={}", k.to_str()?, v?.to_str()?)))
+        .filter_map(|(k, v)| Some(format!("'{}={}'", k.to_str()?, v?.to_str()?)))
         .collect();
-    open.env_clear();
-    let line = format!(
-        "cd '{}' && env {} '{}' wf.yaml",
-        w.dir.display(),
-        env.iter()
-            .map(|e| format!("'{e}'"))
-            .collect::<Vec<_>>()
-            .join(" "),
-        env!("CARGO_BIN_EXE_awtui")
-    );
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "room",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        &line,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let tmux = Tmux::start(
+        "records",
+        &format!(
+            "cd '{}' && env {} '{}' wf.yaml",
+            w.dir.display(),
+            env.join(" "),
+            env!("CARGO_BIN_EXE_awtui")
+        ),
     );
 
     // Either the room opens on the real instance, or the attacker's
@@ -98,7 +58,7 @@ fn a_rewritten_instance_record_never_gets_the_admin_token() {
             let _ = BufReader::new(stream).read_line(&mut hello);
             return Some(Err(hello));
         }
-        let screen = tmux.screen();
+        let screen = tmux.capture();
         (screen.contains("w1") && screen.contains("default")).then_some(Ok(screen))
     });
     match outcome {
@@ -106,7 +66,7 @@ fn a_rewritten_instance_record_never_gets_the_admin_token() {
         Some(Err(hello)) => {
             panic!("the control room connected to the socket the agent named and sent: {hello}")
         }
-        None => panic!("the control room never opened:\n{}", tmux.screen()),
+        None => panic!("the control room never opened:\n{}", tmux.capture()),
     }
     assert!(
         listener.accept().is_err(),
