@@ -69,7 +69,7 @@ pub enum Bodies {
         recent_bytes: usize,
         /// Checks each line read back was written by awtui (the file is in
         /// the agents' workspace; see [`super::seal`]).
-        seal: Option<super::seal::Seal>,
+        seal: Option<Box<super::seal::Seal>>,
     },
 }
 
@@ -128,7 +128,7 @@ impl ChannelIndex {
                 path,
                 recent: VecDeque::new(),
                 recent_bytes: 0,
-                seal,
+                seal: seal.map(Box::new),
             },
             ..Default::default()
         }
