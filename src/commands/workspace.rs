@@ -104,7 +104,7 @@ pub fn merge(args: &MergeArgs) -> u8 {
         Err(e) => return failed(e),
     };
     super::print::line(crate::workspace::view::merged_sentence(&m));
-    if let Ok(pending) = diff::uncommitted(&t.at)
+    if let Ok(pending) = diff::uncommitted(&t.repo, &t.at)
         && !pending.is_empty()
     {
         errln!(

@@ -3,39 +3,186 @@
 //! config behave exactly as in the user's shell, except for what runs code
 //! on its own.
 //!
-//! Agents must not get awtui to run their commands: every git awtui runs
-//! ignores the system config and runs no hooks, no fsmonitor, no `ext::`
-//! transport and only plain `ssh` ([`HARDENING`]). Filters (git-lfs) and
-//! the user's global and repository config are kept: the user's real
-//! repository needs them, and a repository an agent built (whose config
-//! names the command) is never one git runs in, since the agents' tools
-//! accept only the workflow's own repository
-//! ([`super::Repo::workflow_own`]).
+//! awtui is never an agent's deputy: no git it runs takes a program to
+//! run, a repository or a setting from anything an agent can write.
+//!
+//! - Every git ignores the system config and runs no hooks, no fsmonitor,
+//!   no `ext::` transport, only plain `ssh` and no submodule recursion
+//!   ([`HARDENING`]); `GIT_*` variables awtui inherited (but the person's
+//!   identity and global config file) are dropped, so none names another
+//!   repository, object store, attribute source or config.
+//! - Git for an agent's worktree names its git dir (the repository's own
+//!   record, `<common dir>/worktrees/<id>`) and its work tree explicitly
+//!   ([`Git::linked`]): the worktree's `.git` file, which the agent can
+//!   rewrite, is never read by git (awtui compares it with the record
+//!   first, see [`super::link`]).
+//! - Attributes come from a tree awtui chose ([`Git::with_attributes_from`]:
+//!   the branch's recorded base for a worktree, the checkout's `HEAD`
+//!   otherwise), never from `.gitattributes` files in a working tree, so an
+//!   agent cannot select a filter, textconv or merge driver of the person's
+//!   config. git older than 2.40 has no `--attr-source`: there every
+//!   filter, textconv, diff command and merge driver configured anywhere is
+//!   switched off instead ([`neutralized`]), which also switches off the
+//!   person's git-lfs for awtui's commits and checkouts.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Arc, OnceLock};
 
 use super::WorkspaceError;
 
 /// The `-c` settings before every git command: nothing in a config file
 /// starts a program git would not run anyway (see the module doc).
-pub const HARDENING: [&str; 4] = [
+pub const HARDENING: [&str; 6] = [
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
     "core.sshCommand=ssh",
     "protocol.ext.allow=never",
+    "submodule.recurse=false",
+    "diff.ignoreSubmodules=all",
 ];
 
-/// `git -C <dir>` with a stable, non-interactive environment.
+/// The only `GIT_*` variables of awtui's own environment its git keeps:
+/// the person's identity and their choice of global config file. Any other
+/// (`GIT_DIR`, `GIT_ALTERNATE_OBJECT_DIRECTORIES`, `GIT_CONFIG_*`,
+/// `GIT_ATTR_SOURCE`, `GIT_EXTERNAL_DIFF`, …) could point awtui's git at
+/// another repository or run a program.
+pub const KEPT_ENV: [&str; 7] = [
+    "GIT_CONFIG_GLOBAL",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+];
+
+/// Whether awtui's git drops the inherited variable `name`.
+pub fn dropped_env(name: &str) -> bool {
+    name.starts_with("GIT_") && !KEPT_ENV.contains(&name)
+}
+
+/// The first git with `--attr-source`.
+const ATTR_SOURCE_SINCE: (u32, u32) = (2, 40);
+
+/// `(major, minor)` of a `git version` line.
+pub fn parse_version(line: &str) -> Option<(u32, u32)> {
+    let v = line.trim().strip_prefix("git version ")?;
+    let mut parts = v.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    Some((major, minor))
+}
+
+/// Whether the `git` on PATH knows `--attr-source` (asked once).
+fn knows_attr_source() -> bool {
+    static KNOWS: OnceLock<bool> = OnceLock::new();
+    *KNOWS.get_or_init(|| {
+        let out = Command::new("git")
+            .arg("version")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .output();
+        out.ok()
+            .and_then(|o| parse_version(&String::from_utf8_lossy(&o.stdout)))
+            .is_some_and(|v| v >= ATTR_SOURCE_SINCE)
+    })
+}
+
+/// The `-c` settings switching off every driver named in `listing` (the
+/// output of `git config --name-only --get-regexp`): each filter's
+/// commands (and `required`), each diff driver's textconv, each merge
+/// driver's command (an empty one fails, which awtui reports as a
+/// conflict). For git without `--attr-source`; external diff commands are
+/// off by `--no-ext-diff` wherever awtui asks for a patch.
+pub fn neutralized(listing: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for key in listing.lines().map(str::trim) {
+        let Some((section, rest)) = key.split_once('.') else {
+            continue;
+        };
+        let Some((name, var)) = rest.rsplit_once('.') else {
+            continue;
+        };
+        let section = section.to_ascii_lowercase();
+        let settings: &[(&str, &str)] = match (section.as_str(), var.to_ascii_lowercase().as_str())
+        {
+            ("filter", _) => &[
+                ("clean", ""),
+                ("smudge", ""),
+                ("process", ""),
+                ("required", "false"),
+            ],
+            ("diff", "textconv") => &[("textconv", "")],
+            ("merge", "driver") => &[("driver", "")],
+            _ => continue,
+        };
+        for (var, value) in settings {
+            let setting = format!("{section}.{name}.{var}={value}");
+            if !out.contains(&setting) {
+                out.push(setting);
+            }
+        }
+    }
+    out
+}
+
+/// Where a [`Git`]'s attributes come from.
+#[derive(Clone, Debug)]
+enum Attributes {
+    /// The checkout's `HEAD` tree, found at the first command (the empty
+    /// tree while the branch has no commit).
+    Head(Arc<OnceLock<Option<String>>>),
+    /// A tree-ish awtui recorded.
+    Rev(String),
+}
+
+/// `git` run in a checkout with a stable, non-interactive environment and
+/// the settings of the module doc.
 #[derive(Clone, Debug)]
 pub struct Git {
     dir: PathBuf,
+    /// The git dir awtui's records name, for a linked worktree.
+    git_dir: Option<PathBuf>,
+    attributes: Attributes,
 }
 
 impl Git {
-    /// Git commands run in `dir`.
+    /// Git commands run in `dir` (a checkout the person made, or a folder
+    /// in one), with attributes from its `HEAD`.
     pub fn new(dir: impl Into<PathBuf>) -> Git {
-        Git { dir: dir.into() }
+        Git {
+            dir: dir.into(),
+            git_dir: None,
+            attributes: Attributes::Head(Arc::default()),
+        }
+    }
+
+    /// Git commands in the linked worktree `work_tree` whose git dir is
+    /// `git_dir` (from the repository's records, never from the worktree's
+    /// `.git` file), with attributes from `attributes` (the branch's
+    /// recorded base: a tree the person made), else from its `HEAD`.
+    pub fn linked(git_dir: &Path, work_tree: &Path, attributes: Option<&str>) -> Git {
+        Git {
+            dir: work_tree.to_path_buf(),
+            git_dir: Some(git_dir.to_path_buf()),
+            attributes: match attributes {
+                Some(rev) => Attributes::Rev(rev.to_string()),
+                None => Attributes::Head(Arc::default()),
+            },
+        }
+    }
+
+    /// The same git with attributes read from the tree-ish `rev`.
+    pub fn with_attributes_from(mut self, rev: &str) -> Git {
+        self.attributes = Attributes::Rev(rev.to_string());
+        self
     }
 
     /// The folder the commands run in.
@@ -43,22 +190,78 @@ impl Git {
         &self.dir
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    /// The command with the location, hardening and environment, but no
+    /// attribute settings.
+    fn base_command(&self) -> Command {
         let mut cmd = Command::new("git");
         cmd.arg("-C").arg(&self.dir);
+        if let Some(git_dir) = &self.git_dir {
+            cmd.arg("--git-dir").arg(git_dir);
+            cmd.arg("--work-tree").arg(&self.dir);
+        }
         for setting in HARDENING {
             cmd.arg("-c").arg(setting);
         }
-        cmd.args(args);
-        // An inherited GIT_DIR (awtui started from a hook) would point every
-        // command at another repository.
-        for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"] {
-            cmd.env_remove(var);
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_none_or(dropped_env) {
+                cmd.env_remove(&name);
+            }
         }
         cmd.env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("LC_ALL", "C");
         cmd.stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// The `-c` settings switching off every configured driver (git
+    /// without `--attr-source`).
+    fn driver_overrides(&self) -> Vec<String> {
+        let mut cmd = self.base_command();
+        cmd.args([
+            "config",
+            "--name-only",
+            "--get-regexp",
+            r"^(filter|diff|merge)\.",
+        ]);
+        let listing = cmd
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        neutralized(&listing)
+    }
+
+    /// The tree-ish attributes are read from (`None` outside a
+    /// repository, where git reads none).
+    fn attribute_source(&self) -> Option<String> {
+        match &self.attributes {
+            Attributes::Rev(rev) => Some(rev.clone()),
+            Attributes::Head(found) => found
+                .get_or_init(|| {
+                    let first_line = |args: &[&str]| {
+                        let out = self.base_command().args(args).output().ok()?;
+                        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                        (out.status.success() && !text.is_empty()).then_some(text)
+                    };
+                    first_line(&["rev-parse", "--verify", "-q", "HEAD^{tree}"])
+                        .or_else(|| first_line(&["hash-object", "-t", "tree", "/dev/null"]))
+                })
+                .clone(),
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = self.base_command();
+        if knows_attr_source() {
+            if let Some(source) = self.attribute_source() {
+                cmd.arg(format!("--attr-source={source}"));
+            }
+        } else {
+            for setting in self.driver_overrides() {
+                cmd.arg("-c").arg(setting);
+            }
+        }
+        cmd.args(args);
         cmd
     }
 

@@ -24,6 +24,7 @@ pub mod commit;
 pub mod diff;
 pub mod git;
 pub mod heal;
+pub mod link;
 pub mod manage;
 pub mod remote;
 pub mod view;
@@ -65,6 +66,8 @@ pub enum WorkspaceError {
         root: PathBuf,
         reason: String,
     },
+    #[error("the worktree {} is not as awtui made it: {reason}; awtui runs no git there (nothing was staged, committed, checked out or removed): look at what is in it, then point its .git back to the repository's record or remove it by hand (reopening the instance moves it aside and checks its branch out again)", root.display())]
+    LinkMoved { root: PathBuf, reason: String },
     #[error("no awtui workspace branch for '{0}' in this repository (awtui/<instance>/<agent>)")]
     NoWorkspace(String),
     #[error(
@@ -140,7 +143,8 @@ impl WorkspaceError {
             WorkspaceError::NoTarget(_) => "INVALID_ARGUMENT",
             WorkspaceError::CheckoutDirty { .. }
             | WorkspaceError::Busy { .. }
-            | WorkspaceError::NotOwnWorktree { .. } => "INVALID_STATE",
+            | WorkspaceError::NotOwnWorktree { .. }
+            | WorkspaceError::LinkMoved { .. } => "INVALID_STATE",
             WorkspaceError::Conflict { .. } => "MERGE_CONFLICT",
             WorkspaceError::Git { .. } | WorkspaceError::Io { .. } => "GIT_ERROR",
         }
@@ -340,6 +344,15 @@ pub struct Repo {
 }
 
 impl Repo {
+    /// The repository whose checkout's top folder is `toplevel` (awtui's
+    /// own record of it, such as [`AgentWorkspace::repo`]).
+    pub fn at(toplevel: &Path) -> Repo {
+        Repo {
+            toplevel: toplevel.to_path_buf(),
+            git: Git::new(toplevel),
+        }
+    }
+
     /// The repository containing `dir`.
     pub fn find(dir: &Path) -> Result<Repo, WorkspaceError> {
         let git = Git::new(dir);
@@ -557,6 +570,13 @@ impl Repo {
     ) -> Result<(), WorkspaceError> {
         let seen = self.observe(branch)?;
         let ours = seen.branch_exists && seen.recorded_base.is_some();
+        // A worktree whose `.git` no longer names the repository's record
+        // is not removed (not even with `discard`): what is in it is not
+        // what awtui made, and the person decides.
+        let checkout = match path.filter(|p| p.exists()) {
+            Some(p) => Some((p, self.worktree_git(p, seen.recorded_base.as_deref())?)),
+            None => None,
+        };
         if !discard {
             if ours && !self.is_merged(branch, into)? {
                 return Err(WorkspaceError::Unmerged {
@@ -564,14 +584,14 @@ impl Repo {
                     into: into.to_string(),
                 });
             }
-            if let Some(p) = path.filter(|p| p.exists()) {
-                let status = Git::new(p).run(&["status", "--porcelain"])?;
+            if let Some((p, git)) = &checkout {
+                let status = git.run(&["status", "--porcelain", "--ignore-submodules=all"])?;
                 if !status.trim().is_empty() {
                     return Err(WorkspaceError::UncommittedWork(p.to_path_buf()));
                 }
             }
         }
-        if let Some(p) = path.filter(|p| p.exists()) {
+        if let Some((p, _)) = checkout {
             self.git
                 .run(&["worktree", "remove", "--force", &p.display().to_string()])?;
             remove_empty_parents(p);

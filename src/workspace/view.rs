@@ -58,7 +58,7 @@ pub fn read(
             .collect(),
         turn,
         patch,
-        uncommitted: diff::uncommitted(at)?,
+        uncommitted: diff::uncommitted(repo, at)?,
     })
 }
 
@@ -112,7 +112,7 @@ pub fn apply(
         WorkspaceOp::Merge => {
             let m = manage::merge(repo, at, None, false)?;
             let mut said = merged_sentence(&m);
-            let pending = diff::uncommitted(at)?;
+            let pending = diff::uncommitted(repo, at)?;
             if !pending.is_empty() {
                 said.push_str(&format!(
                     " ({} file(s) in its worktree are not committed yet and were not merged)",

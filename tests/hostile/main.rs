@@ -12,6 +12,7 @@
 
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+mod git;
 mod journal;
 mod records;
 mod ssh;
