@@ -251,8 +251,14 @@ impl Git {
     }
 
     fn command(&self, args: &[&str]) -> Command {
+        self.command_for(args, knows_attr_source())
+    }
+
+    /// The command for a git with (`attr_source`) or without
+    /// `--attr-source`.
+    fn command_for(&self, args: &[&str], attr_source: bool) -> Command {
         let mut cmd = self.base_command();
-        if knows_attr_source() {
+        if attr_source {
             if let Some(source) = self.attribute_source() {
                 cmd.arg(format!("--attr-source={source}"));
             }
@@ -336,6 +342,93 @@ impl Git {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_read_from_git_version() {
+        assert_eq!(parse_version("git version 2.39.5\n"), Some((2, 39)));
+        assert_eq!(parse_version("git version 2.47.3"), Some((2, 47)));
+        assert_eq!(parse_version("git version 2.40.0.windows.1"), Some((2, 40)));
+        assert_eq!(parse_version("hub version 2"), None);
+        assert!((2, 39) < ATTR_SOURCE_SINCE && (2, 47) >= ATTR_SOURCE_SINCE);
+    }
+
+    #[test]
+    fn only_the_persons_identity_and_global_config_are_inherited() {
+        for kept in [
+            "GIT_CONFIG_GLOBAL",
+            "GIT_AUTHOR_NAME",
+            "GIT_COMMITTER_EMAIL",
+        ] {
+            assert!(!dropped_env(kept), "{kept}");
+        }
+        for dropped in [
+            "GIT_DIR",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+            "GIT_CONFIG_KEY_0",
+            "GIT_ATTR_SOURCE",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_EXEC_PATH",
+        ] {
+            assert!(dropped_env(dropped), "{dropped}");
+        }
+        assert!(!dropped_env("HOME"));
+    }
+
+    #[test]
+    fn every_configured_driver_is_switched_off_without_attr_source() {
+        let listing = "filter.lfs.clean\nfilter.lfs.smudge\nfilter.My.Dotted.process\n\
+                       diff.x.textconv\ndiff.external\ndiff.renames\nmerge.m.driver\nmerge.m.name\n";
+        assert_eq!(
+            neutralized(listing),
+            [
+                "filter.lfs.clean=",
+                "filter.lfs.smudge=",
+                "filter.lfs.process=",
+                "filter.lfs.required=false",
+                "filter.My.Dotted.clean=",
+                "filter.My.Dotted.smudge=",
+                "filter.My.Dotted.process=",
+                "filter.My.Dotted.required=false",
+                "diff.x.textconv=",
+                "merge.m.driver=",
+            ]
+        );
+    }
+
+    /// What git < 2.40 gets (no `--attr-source`): a filter the
+    /// configuration defines and an in-tree `.gitattributes` selects runs
+    /// neither on `add` nor on checkout, whatever git runs the test.
+    #[test]
+    fn without_attr_source_a_selected_filter_runs_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = Git::new(tmp.path());
+        let marker = tmp.path().join("ran");
+        let run = format!("sh -c 'touch {}; cat'", marker.display());
+        git.run(&["init", "-q"]).unwrap();
+        for (key, value) in [
+            ("filter.x.clean", run.as_str()),
+            ("filter.x.smudge", run.as_str()),
+            ("filter.x.required", "true"),
+            ("user.name", "t"),
+            ("user.email", "t@t.invalid"),
+        ] {
+            git.run(&["config", key, value]).unwrap();
+        }
+        std::fs::write(tmp.path().join(".gitattributes"), "* filter=x\n").unwrap();
+        std::fs::write(tmp.path().join("f.txt"), "x\n").unwrap();
+        let legacy = |args: &[&str]| {
+            let out = git.command_for(args, false).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+        };
+        legacy(&["add", "--all"]);
+        legacy(&["commit", "-qm", "one"]);
+        std::fs::remove_file(tmp.path().join("f.txt")).unwrap();
+        legacy(&["checkout", "--", "f.txt"]);
+        assert!(!marker.exists(), "the configured filter ran");
+    }
 
     #[test]
     fn config_naming_hooks_or_fsmonitor_runs_nothing() {

@@ -181,6 +181,32 @@ pub fn workflow_dir_of(root: &Path) -> Option<&Path> {
     .flatten()
 }
 
+/// The folder to find the repository from when a person runs awtui in
+/// `dir`: `dir` itself, or, when `dir` is in one of awtui's worktree folders
+/// (`<workflow dir>/.workflow/.worktrees/…`, or an old instance's
+/// `<workflow dir>/.workflow/<instance>/worktrees/…`), the workflow folder
+/// holding it: git is never asked to find a repository from an agent's
+/// worktree, whose `.git` the agent can point anywhere.
+pub fn outside_worktrees(dir: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let workflow = crate::fsutil::WORKFLOW_FOLDER.as_ref();
+    for a in dir.ancestors() {
+        let name = a.file_name();
+        let parent = a.parent();
+        let new_place = name == Some(WORKTREES_FOLDER.as_ref())
+            && parent.and_then(Path::file_name) == Some(workflow);
+        let old_place = name == Some("worktrees".as_ref())
+            && parent.and_then(Path::parent).and_then(Path::file_name) == Some(workflow);
+        if new_place || old_place {
+            let wf = a.ancestors().find(|x| x.file_name() == Some(workflow));
+            if let Some(top) = wf.and_then(Path::parent) {
+                return top.to_path_buf();
+            }
+        }
+    }
+    dir
+}
+
 /// The worktree folder of `agent` in an instance's worktrees folder
 /// `root` ([`worktrees_root`]).
 pub fn worktree_dir(root: &Path, agent: &str) -> PathBuf {
@@ -816,6 +842,25 @@ mod tests {
         assert_eq!(place(&at(Some(&new)), new.clone(), old.clone()), new);
         assert_eq!(place(&at(None), new.clone(), old.clone()), new);
         assert_eq!(place(&Observed::default(), new.clone(), old), new);
+    }
+
+    #[test]
+    fn a_person_in_an_agents_worktree_finds_the_workflows_repository() {
+        let at = |p: &str| outside_worktrees(Path::new(p));
+        assert_eq!(at("/r/.workflow/.worktrees/i/a/src"), Path::new("/r"));
+        assert_eq!(
+            at("/r/.workflow/.worktrees/i/.workspaces/ws_1"),
+            Path::new("/r")
+        );
+        assert_eq!(at("/r/app/.workflow/i/worktrees/a"), Path::new("/r/app"));
+        for plain in [
+            "/r",
+            "/r/src/worktrees/x",
+            "/r/.worktrees/i",
+            "/r/.workflow/i",
+        ] {
+            assert_eq!(at(plain), Path::new(plain), "{plain}");
+        }
     }
 
     #[test]

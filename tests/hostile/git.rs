@@ -52,6 +52,17 @@ sh "$PLANT" "$(pwd)" "$MARKER"
 echo done
 "#;
 
+/// [`PLANTING_AGENT`] making `.git` a symbolic link to its git dir
+/// instead of a link file.
+const SYMLINKING_AGENT: &str = r#"#!/bin/sh
+cat >/dev/null
+echo "the agent's work" > work.txt
+sh "$PLANT" "$(pwd)" "$MARKER"
+rm .git
+ln -s "$(pwd)/.evil" .git
+echo done
+"#;
+
 /// An agent that writes work and a `.gitattributes` selecting the driver
 /// `x` for every file (`filter`, `diff`, `merge`).
 const ATTRIBUTES_AGENT: &str = r#"#!/bin/sh
@@ -174,6 +185,25 @@ fn a_planted_git_dir_behind_a_rewritten_link_runs_nothing_and_gets_no_commit() {
     assert!(told.is_some(), "the person is told: {said:#?}");
 }
 
+/// `.git` made a symbolic link to the planted git dir: the same.
+#[test]
+fn a_git_link_made_a_symbolic_link_runs_nothing_and_gets_no_commit() {
+    let (w, marker) = world(SYMLINKING_AGENT);
+    let base = rev(&w.dir, "HEAD");
+    run_once(&w);
+    assert_nothing_ran(&marker);
+    assert_eq!(rev(&w.dir, "awtui/i/a"), base);
+    let foreign = std::fs::read_to_string(worktree(&w).join(".evil/refs/heads/awtui/i/a")).unwrap();
+    assert_eq!(foreign.trim(), base);
+    let said = notices(&w);
+    let told = said.iter().find(|m| {
+        m.contains("a's turn was not committed")
+            && m.contains(".workflow/.worktrees/i/a")
+            && m.contains("symbolic link")
+    });
+    assert!(told.is_some(), "the person is told: {said:#?}");
+}
+
 /// The same planted link after a committed turn: `awtui diff`, `revert`,
 /// `merge` and `stop --clean` run no git through it (revert used to
 /// fast-forward the planted branch with `git merge` in the worktree,
@@ -206,6 +236,16 @@ fn diff_revert_merge_and_clean_refuse_a_worktree_whose_link_was_moved() {
         d.stderr.contains(&shown) && d.stderr.contains(".git link"),
         "{}",
         d.stderr
+    );
+    // The person runs it from inside the agent's worktree: the repository
+    // is still the workflow's, not the one the planted link names.
+    let inside = w.cmd(&["diff", "a@i"]).current_dir(&root).output().unwrap();
+    let said = String::from_utf8_lossy(&inside.stderr);
+    assert_nothing_ran(&marker);
+    assert!(!inside.status.success(), "{inside:?}");
+    assert!(
+        said.contains(&shown) && said.contains(".git link"),
+        "{said}"
     );
 
     let r = w.run(&["revert", "a@i", "--turn", "1"]);
