@@ -183,6 +183,24 @@ fn a_planted_git_dir_behind_a_rewritten_link_runs_nothing_and_gets_no_commit() {
             && m.contains(".git link")
     });
     assert!(told.is_some(), "the person is told: {said:#?}");
+
+    // Reopened: the planted worktree is moved aside for the person and the
+    // branch checked out again; still nothing ran.
+    run_once(&w);
+    assert_nothing_ran(&marker);
+    let said = notices(&w);
+    assert!(
+        said.iter().any(
+            |m| m.contains("a's worktree") && m.contains("was broken (its .git link points to")
+        ),
+        "{said:#?}"
+    );
+    let aside = std::fs::read_dir(root.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("a.broken-"));
+    assert!(aside, "the planted worktree is kept aside");
+    assert_eq!(rev(&w.dir, "awtui/i/a"), base);
 }
 
 /// `.git` made a symbolic link to the planted git dir: the same.
