@@ -105,13 +105,13 @@ pub fn merge(args: &MergeArgs) -> u8 {
         Err(e) => return failed(e),
     };
     super::print::line(crate::workspace::view::merged_sentence(&m));
-    if let Ok(pending) = diff::uncommitted(&t.repo, &t.at)
-        && !pending.is_empty()
-    {
-        errln!(
+    match diff::uncommitted(&t.repo, &t.at) {
+        Ok(pending) if !pending.is_empty() => errln!(
             "note: {} file(s) in its worktree are not committed yet and were not merged",
             pending.len()
-        );
+        ),
+        Ok(_) => {}
+        Err(e) => errln!("note: {e}"),
     }
     exit::OK
 }

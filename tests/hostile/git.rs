@@ -286,6 +286,11 @@ fn diff_revert_merge_and_clean_refuse_a_worktree_whose_link_was_moved() {
         "{}",
         m.stdout
     );
+    assert!(
+        m.stderr.contains(&shown) && m.stderr.contains(".git link"),
+        "the merge says the worktree is not as awtui made it: {}",
+        m.stderr
+    );
     assert_eq!(rev(&w.dir, "main"), tip);
 
     let c = w.run(&["stop", "@i", "--clean"]);
