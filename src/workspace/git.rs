@@ -57,6 +57,21 @@ pub const KEPT_ENV: [&str; 7] = [
     "GIT_COMMITTER_DATE",
 ];
 
+/// The variables awtui's git is given: no prompt, no system config, plain
+/// messages.
+const SET_ENV: [(&str, &str); 3] = [
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("LC_ALL", "C"),
+];
+
+/// The shell lines giving a script's git the environment of awtui's own
+/// (see [`dropped_env`] and [`Git::script_args`]).
+pub const SCRIPT_ENV: &str = "for v in $(env | sed -n 's/^\\(GIT_[A-Za-z0-9_]*\\)=.*/\\1/p'); do \
+     case $v in GIT_CONFIG_GLOBAL|GIT_AUTHOR_NAME|GIT_AUTHOR_EMAIL|GIT_AUTHOR_DATE|\
+     GIT_COMMITTER_NAME|GIT_COMMITTER_EMAIL|GIT_COMMITTER_DATE) ;; *) unset \"$v\" ;; esac; done\n\
+     export GIT_TERMINAL_PROMPT=0 GIT_CONFIG_NOSYSTEM=1\n";
+
 /// Whether awtui's git drops the inherited variable `name`.
 pub fn dropped_env(name: &str) -> bool {
     name.starts_with("GIT_") && !KEPT_ENV.contains(&name)
@@ -190,28 +205,64 @@ impl Git {
         &self.dir
     }
 
+    /// The arguments before the subcommand that say where git works and
+    /// the [`HARDENING`] settings.
+    fn location_args(&self) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = vec!["-C".into(), self.dir.clone().into()];
+        if let Some(git_dir) = &self.git_dir {
+            args.extend(["--git-dir".into(), git_dir.clone().into()]);
+            args.extend(["--work-tree".into(), self.dir.clone().into()]);
+        }
+        for setting in HARDENING {
+            args.extend(["-c".into(), setting.into()]);
+        }
+        args
+    }
+
     /// The command with the location, hardening and environment, but no
     /// attribute settings.
     fn base_command(&self) -> Command {
         let mut cmd = Command::new("git");
-        cmd.arg("-C").arg(&self.dir);
-        if let Some(git_dir) = &self.git_dir {
-            cmd.arg("--git-dir").arg(git_dir);
-            cmd.arg("--work-tree").arg(&self.dir);
-        }
-        for setting in HARDENING {
-            cmd.arg("-c").arg(setting);
-        }
+        cmd.args(self.location_args());
         for (name, _) in std::env::vars_os() {
             if name.to_str().is_none_or(dropped_env) {
                 cmd.env_remove(&name);
             }
         }
-        cmd.env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("LC_ALL", "C");
+        for (name, value) in SET_ENV {
+            cmd.env(name, value);
+        }
         cmd.stdin(std::process::Stdio::null());
         cmd
+    }
+
+    /// The attribute settings for a git with (`attr_source`) or without
+    /// `--attr-source`.
+    fn attribute_args(&self, attr_source: bool) -> Vec<String> {
+        if attr_source {
+            self.attribute_source()
+                .map(|source| vec![format!("--attr-source={source}")])
+                .unwrap_or_default()
+        } else {
+            self.driver_overrides()
+                .into_iter()
+                .flat_map(|setting| ["-c".to_string(), setting])
+                .collect()
+        }
+    }
+
+    /// Every argument awtui's own git passes before its subcommand here,
+    /// for a shell script that runs git on this checkout (a host agent's
+    /// turn brings its work back with it); with [`SCRIPT_ENV`] first, the
+    /// script's git runs on the same terms.
+    pub fn script_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = self
+            .location_args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        args.extend(self.attribute_args(knows_attr_source()));
+        args
     }
 
     /// The `-c` settings switching off every configured driver (git
@@ -258,15 +309,7 @@ impl Git {
     /// `--attr-source`.
     fn command_for(&self, args: &[&str], attr_source: bool) -> Command {
         let mut cmd = self.base_command();
-        if attr_source {
-            if let Some(source) = self.attribute_source() {
-                cmd.arg(format!("--attr-source={source}"));
-            }
-        } else {
-            for setting in self.driver_overrides() {
-                cmd.arg("-c").arg(setting);
-            }
-        }
+        cmd.args(self.attribute_args(attr_source));
         cmd.args(args);
         cmd
     }
@@ -375,6 +418,33 @@ mod tests {
             assert!(dropped_env(dropped), "{dropped}");
         }
         assert!(!dropped_env("HOME"));
+    }
+
+    #[test]
+    fn a_scripts_git_keeps_the_same_variables_as_awtuis_own() {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{SCRIPT_ENV}env"))
+            .env("GIT_DIR", "/elsewhere")
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_GLOBAL", "/home/me/.gitconfig")
+            .env("GIT_AUTHOR_NAME", "Me")
+            .output()
+            .unwrap();
+        let env = String::from_utf8_lossy(&out.stdout);
+        let names: Vec<&str> = env
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(n, _)| n))
+            .filter(|n| n.starts_with("GIT_"))
+            .collect();
+        for name in &names {
+            assert!(
+                !dropped_env(name) || SET_ENV.iter().any(|(n, _)| n == name),
+                "{name} reached the script's git"
+            );
+        }
+        assert!(names.contains(&"GIT_CONFIG_GLOBAL") && names.contains(&"GIT_AUTHOR_NAME"));
+        assert!(names.contains(&"GIT_CONFIG_NOSYSTEM"), "{env}");
     }
 
     #[test]

@@ -358,3 +358,54 @@ fn in_tree_attributes_select_no_driver_from_the_persons_config() {
     assert!(m.stdout.contains("merge commit"), "{}", m.stdout);
     assert_nothing_ran(&marker);
 }
+
+/// What a host agent (`host:`, on another machine) leaves comes back into
+/// its local worktree with `git read-tree -u`: the `.gitattributes` it
+/// committed there must select no driver of the person's config on this
+/// machine either.
+#[test]
+fn a_host_agents_attributes_select_no_driver_where_its_turn_comes_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sshd = crate::sshd_support::Sshd::start(tmp.path());
+    let mut w = World::new();
+    let marker = w.tmp.path().join("payload-ran");
+    let remote = w.tmp.path().join("remote/app");
+    let workflow = format!(
+        "name: far\nhosts:\n  box:\n    ssh: {alias}\n    dir: {remote}\nagents:\n  a:\n    \
+         command: ./agent.sh\n    host: box\n    workspace: worktree\nkickoff: '@a go'\n",
+        alias = sshd.host_alias(),
+        remote = remote.display(),
+    );
+    init_repo(
+        &w.dir,
+        &[
+            ("far.yaml", &workflow),
+            ("agent.sh", ATTRIBUTES_AGENT),
+            ("app.txt", "v1\n"),
+        ],
+    );
+    let driver = w.tmp.path().join("driver.sh");
+    std::fs::write(
+        &driver,
+        format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display()),
+    )
+    .unwrap();
+    let global = w.tmp.path().join("gitconfig");
+    let d = driver.display();
+    std::fs::write(
+        &global,
+        format!("[filter \"x\"]\n\tclean = sh {d}\n\tsmudge = sh {d}\n"),
+    )
+    .unwrap();
+    w.env = sshd.ssh_command_env();
+    w.env
+        .push(("GIT_CONFIG_GLOBAL".into(), global.display().to_string()));
+    let r = w.run(&["run", "far.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(
+        git(&w.dir, &["show", "awtui/i/a:data.txt"]),
+        "the agent's data\n",
+        "the host's turn came back and was committed"
+    );
+    assert_nothing_ran(&marker);
+}
