@@ -190,21 +190,21 @@ pub fn workflow_dir_of(root: &Path) -> Option<&Path> {
 pub fn outside_worktrees(dir: &Path) -> PathBuf {
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let workflow = crate::fsutil::WORKFLOW_FOLDER.as_ref();
-    for a in dir.ancestors() {
-        let name = a.file_name();
+    let is_worktrees = |a: &Path| {
         let parent = a.parent();
-        let new_place = name == Some(WORKTREES_FOLDER.as_ref())
+        let new_place = a.file_name() == Some(WORKTREES_FOLDER.as_ref())
             && parent.and_then(Path::file_name) == Some(workflow);
-        let old_place = name == Some("worktrees".as_ref())
+        let old_place = a.file_name() == Some("worktrees".as_ref())
             && parent.and_then(Path::parent).and_then(Path::file_name) == Some(workflow);
-        if new_place || old_place {
-            let wf = a.ancestors().find(|x| x.file_name() == Some(workflow));
-            if let Some(top) = wf.and_then(Path::parent) {
-                return top.to_path_buf();
-            }
-        }
-    }
-    dir
+        new_place || old_place
+    };
+    // The outermost: a `.workflow/.worktrees` an agent made inside its
+    // worktree is still inside the worktree.
+    let outermost = dir.ancestors().filter(|a| is_worktrees(a)).last();
+    outermost
+        .and_then(|a| a.ancestors().find(|x| x.file_name() == Some(workflow)))
+        .and_then(Path::parent)
+        .map_or(dir.clone(), Path::to_path_buf)
 }
 
 /// The worktree folder of `agent` in an instance's worktrees folder
@@ -853,6 +853,10 @@ mod tests {
             Path::new("/r")
         );
         assert_eq!(at("/r/app/.workflow/i/worktrees/a"), Path::new("/r/app"));
+        assert_eq!(
+            at("/r/.workflow/.worktrees/i/a/.workflow/.worktrees/x/y"),
+            Path::new("/r")
+        );
         for plain in [
             "/r",
             "/r/src/worktrees/x",
