@@ -366,7 +366,7 @@ fn reopening_recreates_a_deleted_or_broken_worktree_from_its_branch() {
     git(&back.root, &["init", "-q"]);
     let (again, notes) = repo.ensure(&repo_dir, &state, "i", "a", None).unwrap();
     assert!(
-        notes[0].contains("was broken (its .git is not a worktree link)"),
+        notes[0].contains("was broken (its .git is a folder, not a worktree link)"),
         "{notes:?}"
     );
     let aside = std::fs::read_dir(again.root.parent().unwrap())

@@ -35,7 +35,7 @@ pub fn run(args: &DiffArgs) -> u8 {
     };
     let shown = diff::diff_text(&t.repo, &t.at, DiffRequest { turn, stat }).and_then(|text| {
         let pending = if turn.is_none() {
-            diff::uncommitted(&t.at)?
+            diff::uncommitted(&t.repo, &t.at)?
         } else {
             Vec::new()
         };

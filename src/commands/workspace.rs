@@ -36,7 +36,8 @@ pub fn find(target: &str, dir: Option<&Path>) -> Result<Target, u8> {
             exit::FAILED
         })?,
     };
-    let found = Repo::find(&here).and_then(|repo| {
+    // Never from inside an agent's worktree: its `.git` is the agent's.
+    let found = Repo::find(&crate::workspace::outside_worktrees(&here)).and_then(|repo| {
         let at = diff::locate(&repo, agent, instance)?;
         Ok(Target {
             agent: agent.to_string(),
@@ -104,13 +105,13 @@ pub fn merge(args: &MergeArgs) -> u8 {
         Err(e) => return failed(e),
     };
     super::print::line(crate::workspace::view::merged_sentence(&m));
-    if let Ok(pending) = diff::uncommitted(&t.at)
-        && !pending.is_empty()
-    {
-        errln!(
+    match diff::uncommitted(&t.repo, &t.at) {
+        Ok(pending) if !pending.is_empty() => errln!(
             "note: {} file(s) in its worktree are not committed yet and were not merged",
             pending.len()
-        );
+        ),
+        Ok(_) => {}
+        Err(e) => errln!("note: {e}"),
     }
     exit::OK
 }
@@ -148,7 +149,8 @@ pub fn discard(args: &DiscardArgs) -> u8 {
 /// Cleans `instance`'s workspaces in the repository at `dir` and prints
 /// what was removed and kept; the exit code (failed when work was kept).
 pub fn clean(dir: &Path, instance: &str, force: bool) -> u8 {
-    let done = match Repo::find(dir).and_then(|repo| manage::clean(&repo, instance, force)) {
+    let top = crate::workspace::outside_worktrees(dir);
+    let done = match Repo::find(&top).and_then(|repo| manage::clean(&repo, instance, force)) {
         Ok(d) => d,
         Err(e) => return failed(e),
     };

@@ -336,8 +336,21 @@ fn runtime_for(cx: &LaunchContext, agent: &AgentDef, req: &TurnRequest) -> Box<d
                 ),
             });
         };
+        // awtui's own git for the worktree the turn comes back to: located
+        // by the repository's record and only while it is as awtui made it.
+        let local = crate::workspace::Repo::at(&ws.repo).worktree_git(&ws.root, Some(&ws.base));
+        let local_git = match local {
+            Ok(git) => git.script_args(),
+            Err(e) => {
+                return Box::new(ssh::Unreachable {
+                    host: host.to_string(),
+                    why: e.to_string(),
+                });
+            }
+        };
         return Box::new(ssh::Remote {
             conn,
+            local_git,
             instance: cx.prepared.instance.clone(),
             instance_key: crate::instance::layout::path_hash(&cx.state_root)[..12].to_string(),
             agent: agent.name.clone(),

@@ -20,7 +20,9 @@ pub struct Job {
 /// Where a job's git runs.
 #[derive(Debug, PartialEq)]
 enum RepoAt {
-    /// The repository of an agent's worktree (awtui made it).
+    /// The repository of an agent's worktree, as awtui recorded it when it
+    /// made the worktree (its main checkout's top folder; never found from
+    /// the worktree, whose `.git` the agent can rewrite).
     Worktree(std::path::PathBuf),
     /// The workflow's own repository, which a task workspace's record
     /// names (checked before git runs: an old record may name any folder,
@@ -73,7 +75,7 @@ fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, String> 
                 ));
             };
             Ok(Job {
-                repo: RepoAt::Worktree(ws.root.clone()),
+                repo: RepoAt::Worktree(ws.repo.clone()),
                 at: Located {
                     branch: ws.branch.clone(),
                     base: ws.base.clone(),
@@ -117,7 +119,7 @@ impl Job {
     /// Runs the git work (blocking).
     pub fn run(self) -> Result<Reply, String> {
         let repo = match &self.repo {
-            RepoAt::Worktree(dir) => Repo::find(dir),
+            RepoAt::Worktree(repo) => Ok(Repo::at(repo)),
             RepoAt::Workflow { dir, named } => Repo::workflow_own(dir, named.as_deref()),
         }
         .map_err(|e| e.to_string())?;

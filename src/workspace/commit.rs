@@ -87,13 +87,13 @@ pub fn commit_turn_as(
     messages: &[u64],
     number: Option<u32>,
 ) -> Result<Option<Step>, WorkspaceError> {
-    let git = Git::new(&ws.root);
-    // Before anything is staged: `git add --all` in a folder that is no
-    // longer the agent's worktree would stage (and commit) in whatever
-    // repository git finds above it — the user's own checkout.
-    check_own(ws, &git)?;
+    // Before anything is staged: git for the worktree from the
+    // repository's record, and only while it is the agent's own (its
+    // `.git` link naming that record, `HEAD` on its branch); never the
+    // git dir its `.git` file names, nor a repository above the folder.
+    let git = own_git(ws, &super::Repo::at(&ws.repo))?;
     git.run(&["add", "--all"])?;
-    let staged = !git.check(&["diff", "--cached", "--quiet"])?;
+    let staged = !git.check(&["diff", "--cached", "--quiet", "--no-ext-diff"])?;
     let head = git.run(&["rev-parse", "HEAD"])?.trim().to_string();
     let done = steps(&git, &ws.base, "HEAD")?;
     let last = done.last().map_or(ws.base.as_str(), |s| s.commit.as_str());
@@ -131,31 +131,27 @@ pub fn commit_turn_as(
     Ok(Some(Step { turn, commit }))
 }
 
-/// Checks that `ws.root` is still the agent's own worktree, on the branch
-/// awtui made for it: a `.git` link file (not a folder, not missing), git
-/// seeing the folder itself as the top of its checkout, and `HEAD` on the
-/// agent's branch. An agent that removed `.git`, checked out another
-/// branch (`git checkout --ignore-other-worktrees main`, `git switch -c
-/// side`) or replaced the folder gets its turn left uncommitted, with the
-/// reason, and the user's checkout is never touched.
-pub fn check_own(ws: &AgentWorkspace, git: &Git) -> Result<(), WorkspaceError> {
+/// Git for `ws.root` when it is still the agent's own worktree, on the
+/// branch awtui made for it: its `.git` link naming the repository's
+/// record of it (not gone, not moved to a git dir of the agent's, not a
+/// folder, a symbolic link or a FIFO; see [`super::link`]) and `HEAD` on
+/// the agent's branch. An agent that removed or rewrote `.git`, checked
+/// out another branch (`git checkout --ignore-other-worktrees main`, `git
+/// switch -c side`) or replaced the folder gets its turn left uncommitted,
+/// with the reason; no git runs in what it made, and the user's checkout
+/// is never touched.
+pub fn own_git(ws: &AgentWorkspace, repo: &super::Repo) -> Result<Git, WorkspaceError> {
     let refuse = |reason: String| WorkspaceError::NotOwnWorktree {
         agent: ws.agent.clone(),
         root: ws.root.clone(),
         reason,
     };
-    match std::fs::symlink_metadata(ws.root.join(".git")) {
-        Ok(m) if m.is_file() => {}
-        Ok(_) => return Err(refuse("its .git is not a worktree link any more".into())),
-        Err(_) => return Err(refuse("its .git link is gone".into())),
-    }
-    let canonical =
-        |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let top = git.run(&["rev-parse", "--show-toplevel"])?;
-    let top = std::path::Path::new(top.trim());
-    if canonical(top) != canonical(&ws.root) {
-        return Err(refuse(format!("git sees it as part of {}", top.display())));
-    }
+    let git = repo
+        .worktree_git(&ws.root, Some(&ws.base))
+        .map_err(|e| match e {
+            WorkspaceError::LinkMoved { reason, .. } => refuse(reason),
+            other => other,
+        })?;
     let head = git.run(&["symbolic-ref", "-q", "HEAD"]).unwrap_or_default();
     let head = head.trim();
     let own = format!("refs/heads/{}", ws.branch);
@@ -168,7 +164,7 @@ pub fn check_own(ws: &AgentWorkspace, git: &Git) -> Result<(), WorkspaceError> {
             ws.branch, ws.branch
         )));
     }
-    Ok(())
+    Ok(git)
 }
 
 /// The driver's call at the end of a successful turn of `agent`: commits
@@ -184,10 +180,7 @@ pub fn after_turn(workspaces: &super::Workspaces, agent: &str, messages: &[u64])
 /// `number` when known (see [`commit_turn_as`]).
 pub fn after_turn_of(ws: &AgentWorkspace, messages: &[u64], number: Option<u32>) -> Option<String> {
     let agent = ws.agent.as_str();
-    let repo = super::Repo {
-        toplevel: ws.repo.clone(),
-        git: Git::new(&ws.repo),
-    };
+    let repo = super::Repo::at(&ws.repo);
     let mut notes = match repo.heal_in_place(agent, &ws.root, &ws.branch) {
         Ok(notes) => notes,
         Err(e) => vec![format!("cannot check {agent}'s worktree: {e}")],

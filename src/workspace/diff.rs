@@ -126,17 +126,27 @@ pub fn diff_text(
     } else {
         "--patch-with-stat"
     };
-    repo.git
-        .run(&["diff", "--no-color", "--no-ext-diff", form, &from, &to])
+    repo.git.run(&[
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        form,
+        &from,
+        &to,
+    ])
 }
 
 /// Files the agent changed in its worktree and not committed yet (its turn
-/// is still running), as `git status --porcelain` lines.
-pub fn uncommitted(at: &Located) -> Result<Vec<String>, WorkspaceError> {
+/// is still running), as `git status --porcelain` lines; git runs there
+/// only while the worktree is as awtui made it ([`Repo::checkout_git`]).
+pub fn uncommitted(repo: &Repo, at: &Located) -> Result<Vec<String>, WorkspaceError> {
     let Some(path) = &at.worktree else {
         return Ok(Vec::new());
     };
-    let status = super::Git::new(path).run(&["status", "--porcelain"])?;
+    let status =
+        repo.checkout_git(path)?
+            .run(&["status", "--porcelain", "--ignore-submodules=all"])?;
     Ok(status.lines().map(str::to_string).collect())
 }
 

@@ -41,30 +41,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WorkspaceError + '_ {
 }
 
 impl Repo {
-    /// The repository's folder of worktree records (`<common dir>/worktrees`).
-    fn worktree_records(&self) -> Result<PathBuf, WorkspaceError> {
-        let common = self.git.run(&["rev-parse", "--git-common-dir"])?;
-        Ok(self.toplevel.join(common.trim()).join("worktrees"))
-    }
-
-    /// The record of the worktree at `root`, found by the `gitdir` file
-    /// each record keeps (`<root>/.git`).
-    fn record_of(&self, root: &Path) -> Result<Option<PathBuf>, WorkspaceError> {
-        let link = root.join(".git");
-        let Ok(entries) = std::fs::read_dir(self.worktree_records()?) else {
-            return Ok(None);
-        };
-        for entry in entries.flatten() {
-            let Ok(text) = std::fs::read_to_string(entry.path().join("gitdir")) else {
-                continue;
-            };
-            if same_path(Path::new(text.trim()), &link) {
-                return Ok(Some(entry.path()));
-            }
-        }
-        Ok(None)
-    }
-
     /// Moves `root` aside, beside it, and forgets its worktree record.
     fn move_aside(&self, root: &Path) -> Result<PathBuf, WorkspaceError> {
         let name = root
@@ -103,20 +79,19 @@ impl Repo {
             return Ok(healed);
         }
         let link = root.join(".git");
-        let broken = match std::fs::symlink_metadata(&link) {
+        let broken: Option<String> = match std::fs::symlink_metadata(&link) {
             Err(_) => match self.relink(agent, root)? {
                 Some(note) => {
                     healed.notes.push(note);
                     None
                 }
-                None => Some("its .git link is gone and the repository no longer knows it"),
+                None => Some("its .git link is gone and the repository no longer knows it".into()),
             },
-            Ok(m) if !m.is_file() => Some("its .git is not a worktree link"),
-            Ok(_) => {
-                let top = Git::new(root).query(&["rev-parse", "--show-toplevel"])?;
-                let own = top.is_some_and(|t| same_path(Path::new(&t), root));
-                (!own).then_some("git does not see it as a worktree of its own")
-            }
+            Ok(_) => match self.branch_git(root, branch) {
+                Ok(_) => None,
+                Err(WorkspaceError::LinkMoved { reason, .. }) => Some(reason),
+                Err(e) => return Err(e),
+            },
         };
         if let Some(why) = broken {
             let aside = self.move_aside(root)?;
@@ -128,7 +103,10 @@ impl Repo {
             healed.recreate = true;
             return Ok(healed);
         }
-        healed.notes.extend(self.bring_back(agent, root, branch)?);
+        let git = self.branch_git(root, branch)?;
+        healed
+            .notes
+            .extend(self.bring_back(agent, root, branch, &git)?);
         Ok(healed)
     }
 
@@ -164,28 +142,34 @@ impl Repo {
         branch: &str,
     ) -> Result<Vec<String>, WorkspaceError> {
         let mut notes: Vec<String> = self.relink(agent, root)?.into_iter().collect();
-        let linked = std::fs::symlink_metadata(root.join(".git")).is_ok_and(|m| m.is_file());
-        let top = if linked {
-            Git::new(root).query(&["rev-parse", "--show-toplevel"])?
-        } else {
-            None
-        };
-        if top.is_some_and(|t| same_path(Path::new(&t), root)) {
-            notes.extend(self.bring_back(agent, root, branch)?);
+        match self.branch_git(root, branch) {
+            Ok(git) => notes.extend(self.bring_back(agent, root, branch, &git)?),
+            // Not the agent's own any more: no git runs there, and the
+            // commit that follows refuses it with the reason.
+            Err(WorkspaceError::LinkMoved { .. }) => {}
+            Err(e) => return Err(e),
         }
         Ok(notes)
     }
 
+    /// Git for `branch`'s worktree at `root` ([`Repo::worktree_git`]),
+    /// attributes from the branch's recorded base.
+    fn branch_git(&self, root: &Path, branch: &str) -> Result<Git, WorkspaceError> {
+        let base = self.recorded_base(branch)?;
+        self.worktree_git(root, base.as_deref())
+    }
+
     /// Puts the worktree at `root` back on `branch` when the agent
-    /// switched it elsewhere, if that loses nothing (see the module doc).
-    /// `None` when it was on its branch.
+    /// switched it elsewhere, if that loses nothing (see the module doc);
+    /// `git` is the worktree's ([`Repo::worktree_git`]). `None` when it
+    /// was on its branch.
     pub fn bring_back(
         &self,
         agent: &str,
         root: &Path,
         branch: &str,
+        git: &Git,
     ) -> Result<Option<String>, WorkspaceError> {
-        let git = Git::new(root);
         let own_ref = format!("refs/heads/{branch}");
         let head = git.query(&["symbolic-ref", "-q", "HEAD"])?;
         if head.as_deref() == Some(own_ref.as_str()) {
@@ -202,7 +186,7 @@ impl Repo {
         let back = |git: &Git| git.run(&["symbolic-ref", "HEAD", &own_ref]);
         if head_commit == own_commit {
             // Same commit: only HEAD moves; index and files stay.
-            back(&git)?;
+            back(git)?;
             return Ok(Some(format!(
                 "{agent} had switched its worktree to {on}; it is back on its branch {branch} \
                  with its work, and {on} is left as it was"
@@ -236,7 +220,7 @@ impl Repo {
         };
         if ahead && !elsewhere && !foreign && other.as_ref().is_none_or(|b| self.newer(b, branch)) {
             git.run(&["update-ref", &own_ref, &head_commit, &own_commit])?;
-            back(&git)?;
+            back(git)?;
             return Ok(Some(format!(
                 "{agent} had switched its worktree to {on} and committed there; its branch \
                  {branch} now has that work and the worktree is back on it ({on} is left as it was)"

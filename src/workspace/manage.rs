@@ -10,7 +10,7 @@
 //! checked out, or with `git merge --ff-only` in a clean checkout that has it.
 //! A conflict therefore changes nothing anywhere.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::commit::steps;
 use super::diff::{Located, step_range};
@@ -150,15 +150,15 @@ fn checked_out(repo: &Repo, name: &str) -> Result<Option<PathBuf>, WorkspaceErro
 }
 
 /// Tracked files changed in the checkout at `dir` (untracked ones too when
-/// `untracked`).
-fn changed_files(dir: &Path, untracked: bool) -> Result<Vec<String>, WorkspaceError> {
+/// `untracked`), read with `git`, the checkout's ([`Repo::checkout_git`]).
+fn changed_files(git: &Git, untracked: bool) -> Result<Vec<String>, WorkspaceError> {
     let flag = if untracked {
         "--untracked-files=all"
     } else {
         "--untracked-files=no"
     };
-    Ok(Git::new(dir)
-        .run(&["status", "--porcelain", flag])?
+    Ok(git
+        .run(&["status", "--porcelain", "--ignore-submodules=all", flag])?
         .lines()
         .filter_map(|l| l.get(3..))
         .map(str::to_string)
@@ -216,7 +216,8 @@ fn advance(
 ) -> Result<Option<PathBuf>, WorkspaceError> {
     match checked_out(repo, name)? {
         Some(dir) => {
-            let dirty = changed_files(&dir, false)?;
+            let git = repo.checkout_git(&dir)?;
+            let dirty = changed_files(&git, false)?;
             if !dirty.is_empty() {
                 return Err(WorkspaceError::CheckoutDirty {
                     branch: name.to_string(),
@@ -224,8 +225,11 @@ fn advance(
                     files: dirty.join(", "),
                 });
             }
-            // No hooks: every git awtui runs has them off (`Git`).
-            Git::new(&dir).run(&["merge", "--ff-only", "--quiet", new])?;
+            // No hooks: every git awtui runs has them off (`Git`); the
+            // files are checked out with the attributes of the checkout's
+            // own tree (for the agent's worktree: its recorded base), never
+            // those of the commits coming in.
+            git.run(&["merge", "--ff-only", "--quiet", new])?;
             Ok(Some(dir))
         }
         None => {
@@ -349,7 +353,7 @@ pub fn revert(
     turn: u32,
 ) -> Result<Reverted, WorkspaceError> {
     if let Some(dir) = &at.worktree {
-        let dirty = changed_files(dir, true)?;
+        let dirty = changed_files(&repo.checkout_git(dir)?, true)?;
         if !dirty.is_empty() {
             return Err(WorkspaceError::Busy {
                 path: dir.clone(),
@@ -459,15 +463,16 @@ pub fn clean(repo: &Repo, instance: &str, force: bool) -> Result<Cleaned, Worksp
                     done.kept.push((branch.to_string(), why));
                 }
             }
-            Err(e @ (WorkspaceError::Unmerged { .. } | WorkspaceError::UncommittedWork(_))) => {
-                let why = match e {
-                    WorkspaceError::Unmerged { into, .. } => format!("not merged into {into}"),
-                    WorkspaceError::UncommittedWork(p) => {
-                        format!("uncommitted changes in {}", p.display())
-                    }
-                    other => other.to_string(),
-                };
+            Err(WorkspaceError::Unmerged { into, .. }) => {
+                done.kept
+                    .push((branch.to_string(), format!("not merged into {into}")));
+            }
+            Err(WorkspaceError::UncommittedWork(p)) => {
+                let why = format!("uncommitted changes in {}", p.display());
                 done.kept.push((branch.to_string(), why));
+            }
+            Err(e @ WorkspaceError::LinkMoved { .. }) => {
+                done.kept.push((branch.to_string(), e.to_string()));
             }
             Err(e) => return Err(e),
         }

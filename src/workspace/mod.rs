@@ -24,6 +24,7 @@ pub mod commit;
 pub mod diff;
 pub mod git;
 pub mod heal;
+pub mod link;
 pub mod manage;
 pub mod remote;
 pub mod view;
@@ -65,6 +66,8 @@ pub enum WorkspaceError {
         root: PathBuf,
         reason: String,
     },
+    #[error("the worktree {} is not as awtui made it: {reason}; awtui runs no git there (nothing was staged, committed, checked out or removed): look at what is in it, then point its .git back to the repository's record or remove it by hand (reopening the instance moves it aside and checks its branch out again)", root.display())]
+    LinkMoved { root: PathBuf, reason: String },
     #[error("no awtui workspace branch for '{0}' in this repository (awtui/<instance>/<agent>)")]
     NoWorkspace(String),
     #[error(
@@ -140,7 +143,8 @@ impl WorkspaceError {
             WorkspaceError::NoTarget(_) => "INVALID_ARGUMENT",
             WorkspaceError::CheckoutDirty { .. }
             | WorkspaceError::Busy { .. }
-            | WorkspaceError::NotOwnWorktree { .. } => "INVALID_STATE",
+            | WorkspaceError::NotOwnWorktree { .. }
+            | WorkspaceError::LinkMoved { .. } => "INVALID_STATE",
             WorkspaceError::Conflict { .. } => "MERGE_CONFLICT",
             WorkspaceError::Git { .. } | WorkspaceError::Io { .. } => "GIT_ERROR",
         }
@@ -175,6 +179,32 @@ pub fn workflow_dir_of(root: &Path) -> Option<&Path> {
         && workflow.file_name() == Some(crate::fsutil::WORKFLOW_FOLDER.as_ref()))
     .then(|| workflow.parent())
     .flatten()
+}
+
+/// The folder to find the repository from when a person runs awtui in
+/// `dir`: `dir` itself, or, when `dir` is in one of awtui's worktree folders
+/// (`<workflow dir>/.workflow/.worktrees/…`, or an old instance's
+/// `<workflow dir>/.workflow/<instance>/worktrees/…`), the workflow folder
+/// holding it: git is never asked to find a repository from an agent's
+/// worktree, whose `.git` the agent can point anywhere.
+pub fn outside_worktrees(dir: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let workflow = crate::fsutil::WORKFLOW_FOLDER.as_ref();
+    let is_worktrees = |a: &Path| {
+        let parent = a.parent();
+        let new_place = a.file_name() == Some(WORKTREES_FOLDER.as_ref())
+            && parent.and_then(Path::file_name) == Some(workflow);
+        let old_place = a.file_name() == Some("worktrees".as_ref())
+            && parent.and_then(Path::parent).and_then(Path::file_name) == Some(workflow);
+        new_place || old_place
+    };
+    // The outermost: a `.workflow/.worktrees` an agent made inside its
+    // worktree is still inside the worktree.
+    let outermost = dir.ancestors().filter(|a| is_worktrees(a)).last();
+    outermost
+        .and_then(|a| a.ancestors().find(|x| x.file_name() == Some(workflow)))
+        .and_then(Path::parent)
+        .map_or(dir.clone(), Path::to_path_buf)
 }
 
 /// The worktree folder of `agent` in an instance's worktrees folder
@@ -340,6 +370,15 @@ pub struct Repo {
 }
 
 impl Repo {
+    /// The repository whose checkout's top folder is `toplevel` (awtui's
+    /// own record of it, such as [`AgentWorkspace::repo`]).
+    pub fn at(toplevel: &Path) -> Repo {
+        Repo {
+            toplevel: toplevel.to_path_buf(),
+            git: Git::new(toplevel),
+        }
+    }
+
     /// The repository containing `dir`.
     pub fn find(dir: &Path) -> Result<Repo, WorkspaceError> {
         let git = Git::new(dir);
@@ -557,6 +596,13 @@ impl Repo {
     ) -> Result<(), WorkspaceError> {
         let seen = self.observe(branch)?;
         let ours = seen.branch_exists && seen.recorded_base.is_some();
+        // A worktree whose `.git` no longer names the repository's record
+        // is not removed (not even with `discard`): what is in it is not
+        // what awtui made, and the person decides.
+        let checkout = match path.filter(|p| p.exists()) {
+            Some(p) => Some((p, self.worktree_git(p, seen.recorded_base.as_deref())?)),
+            None => None,
+        };
         if !discard {
             if ours && !self.is_merged(branch, into)? {
                 return Err(WorkspaceError::Unmerged {
@@ -564,14 +610,14 @@ impl Repo {
                     into: into.to_string(),
                 });
             }
-            if let Some(p) = path.filter(|p| p.exists()) {
-                let status = Git::new(p).run(&["status", "--porcelain"])?;
+            if let Some((p, git)) = &checkout {
+                let status = git.run(&["status", "--porcelain", "--ignore-submodules=all"])?;
                 if !status.trim().is_empty() {
                     return Err(WorkspaceError::UncommittedWork(p.to_path_buf()));
                 }
             }
         }
-        if let Some(p) = path.filter(|p| p.exists()) {
+        if let Some((p, _)) = checkout {
             self.git
                 .run(&["worktree", "remove", "--force", &p.display().to_string()])?;
             remove_empty_parents(p);
@@ -796,6 +842,29 @@ mod tests {
         assert_eq!(place(&at(Some(&new)), new.clone(), old.clone()), new);
         assert_eq!(place(&at(None), new.clone(), old.clone()), new);
         assert_eq!(place(&Observed::default(), new.clone(), old), new);
+    }
+
+    #[test]
+    fn a_person_in_an_agents_worktree_finds_the_workflows_repository() {
+        let at = |p: &str| outside_worktrees(Path::new(p));
+        assert_eq!(at("/r/.workflow/.worktrees/i/a/src"), Path::new("/r"));
+        assert_eq!(
+            at("/r/.workflow/.worktrees/i/.workspaces/ws_1"),
+            Path::new("/r")
+        );
+        assert_eq!(at("/r/app/.workflow/i/worktrees/a"), Path::new("/r/app"));
+        assert_eq!(
+            at("/r/.workflow/.worktrees/i/a/.workflow/.worktrees/x/y"),
+            Path::new("/r")
+        );
+        for plain in [
+            "/r",
+            "/r/src/worktrees/x",
+            "/r/.worktrees/i",
+            "/r/.workflow/i",
+        ] {
+            assert_eq!(at(plain), Path::new(plain), "{plain}");
+        }
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub fn read(
             .collect(),
         turn,
         patch,
-        uncommitted: diff::uncommitted(at)?,
+        uncommitted: diff::uncommitted(repo, at)?,
     })
 }
 
@@ -112,12 +112,14 @@ pub fn apply(
         WorkspaceOp::Merge => {
             let m = manage::merge(repo, at, None, false)?;
             let mut said = merged_sentence(&m);
-            let pending = diff::uncommitted(at)?;
-            if !pending.is_empty() {
-                said.push_str(&format!(
+            // The merge is done: what the worktree holds is a note on it.
+            match diff::uncommitted(repo, at) {
+                Ok(pending) if !pending.is_empty() => said.push_str(&format!(
                     " ({} file(s) in its worktree are not committed yet and were not merged)",
                     pending.len()
-                ));
+                )),
+                Ok(_) => {}
+                Err(e) => said.push_str(&format!(" (note: {e})")),
             }
             Ok(said)
         }

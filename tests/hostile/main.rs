@@ -13,6 +13,7 @@
 mod card;
 #[path = "../cli_support/mod.rs"]
 mod cli_support;
+mod git;
 mod journal;
 mod pages;
 mod records;

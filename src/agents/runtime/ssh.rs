@@ -314,6 +314,12 @@ pub struct Remote {
     pub private_dir: PathBuf,
     /// The agent's local worktree (its turns are committed here).
     pub local_worktree: PathBuf,
+    /// The arguments awtui's own git gives before its subcommand for that
+    /// worktree ([`crate::workspace::Git::script_args`]: its git dir from
+    /// the repository's record, attributes from the branch's base, the
+    /// hardening), so bringing the turn back runs no driver the returning
+    /// tree's `.gitattributes` select.
+    pub local_git: Vec<String>,
 }
 
 impl Remote {
@@ -467,7 +473,6 @@ impl Remote {
         // (the destination's letters are checked when the workflow loads;
         // the repository is absolute).
         let url = format!("ssh://{}{}", self.conn.dest, self.conn.repo);
-        let wt = quote(&self.local_worktree.display().to_string());
         let ssh = self.conn.ssh_words();
         let dest = quote(&self.conn.dest);
         let control = quote(&self.conn.control.display().to_string());
@@ -476,19 +481,22 @@ impl Remote {
             self.conn.name
         ));
         let keys = crate::workspace::remote::keys(&self.branch());
+        let wt = join(&self.local_git);
         format!(
             "if ! {SSH} -S {control} -O check {dest} >/dev/null 2>&1; then\n\
                echo {lost} >&2; exit 255\n\
              fi\n\
+             {git_env}\
              export GIT_SSH_COMMAND={gitssh}\n\
-             git -C {wt} config {k_host} {dest} && git -C {wt} config {k_repo} {repo} && \
-             git -C {wt} config {k_wt} {remote_wt}\n\
-             git -C {wt} push -q -f {url} HEAD:{sync} || exit 255\n\
+             git {wt} config {k_host} {dest} && git {wt} config {k_repo} {repo} && \
+             git {wt} config {k_wt} {remote_wt}\n\
+             git {wt} push -q -f {url} HEAD:{sync} || exit 255\n\
              {ssh} -T {dest} {remote}\n\
              rc=$?\n\
-             git -C {wt} fetch -q {url} +refs/heads/{branch}:{back} && \
-             git -C {wt} read-tree -u --reset {back}\n\
+             git {wt} fetch -q {url} +refs/heads/{branch}:{back} && \
+             git {wt} read-tree -u --reset {back}\n\
              exit $rc\n",
+            git_env = crate::workspace::git::SCRIPT_ENV,
             gitssh = quote(&ssh),
             url = quote(&url),
             sync = quote(&self.sync_ref()),
