@@ -24,6 +24,11 @@
 //!   filter, textconv, diff command and merge driver configured anywhere is
 //!   switched off instead ([`neutralized`]), which also switches off the
 //!   person's git-lfs for awtui's commits and checkouts.
+//! - Drivers the repository's own config files define (`.git/config`,
+//!   `config.worktree`: in the workspace, where agents write) are switched
+//!   off whatever git's version ([`repository_scoped`]), since
+//!   `.git/info/attributes` may select them; awtui's commits are never
+//!   signed nor its merges checked, so no configured signing program runs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -33,13 +38,20 @@ use super::WorkspaceError;
 
 /// The `-c` settings before every git command: nothing in a config file
 /// starts a program git would not run anyway (see the module doc).
-pub const HARDENING: [&str; 6] = [
+pub const HARDENING: [&str; 11] = [
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
     "core.sshCommand=ssh",
     "protocol.ext.allow=never",
     "submodule.recurse=false",
     "diff.ignoreSubmodules=all",
+    // awtui's own commits and merges are never signed nor checked: a
+    // repository config asking for it names the program that would run.
+    "commit.gpgSign=false",
+    "merge.verifySignatures=false",
+    "gpg.program=gpg",
+    "gpg.ssh.program=ssh-keygen",
+    "gpg.x509.program=gpgsm",
 ];
 
 /// The only `GIT_*` variables of awtui's own environment its git keeps:
@@ -148,6 +160,21 @@ pub fn neutralized(listing: &str) -> Vec<String> {
     out
 }
 
+/// The names in a `git config --show-scope --name-only` listing: all of
+/// them when `everywhere`, else those from the repository's own config
+/// files (scope `local` or `worktree`), which agents in the workspace can
+/// write.
+pub fn repository_scoped(listing: &str, everywhere: bool) -> String {
+    listing
+        .lines()
+        .filter_map(|line| {
+            let (scope, name) = line.split_once('\t')?;
+            (everywhere || matches!(scope, "local" | "worktree")).then_some(name)
+        })
+        .map(|name| format!("{name}\n"))
+        .collect()
+}
+
 /// Where a [`Git`]'s attributes come from.
 #[derive(Clone, Debug)]
 enum Attributes {
@@ -239,16 +266,21 @@ impl Git {
     /// The attribute settings for a git with (`attr_source`) or without
     /// `--attr-source`.
     fn attribute_args(&self, attr_source: bool) -> Vec<String> {
+        // Drivers the repository's own config defines are off in any case:
+        // that config lies in the workspace, where agents write, and
+        // `.git/info/attributes` (also there) is read whatever the source.
+        let mut args: Vec<String> = self
+            .driver_overrides(!attr_source)
+            .into_iter()
+            .flat_map(|setting| ["-c".to_string(), setting])
+            .collect();
         if attr_source {
-            self.attribute_source()
-                .map(|source| vec![format!("--attr-source={source}")])
-                .unwrap_or_default()
-        } else {
-            self.driver_overrides()
-                .into_iter()
-                .flat_map(|setting| ["-c".to_string(), setting])
-                .collect()
+            args.extend(
+                self.attribute_source()
+                    .map(|source| format!("--attr-source={source}")),
+            );
         }
+        args
     }
 
     /// Every argument awtui's own git passes before its subcommand here,
@@ -265,12 +297,15 @@ impl Git {
         args
     }
 
-    /// The `-c` settings switching off every configured driver (git
-    /// without `--attr-source`).
-    fn driver_overrides(&self) -> Vec<String> {
+    /// The `-c` settings switching off the configured drivers: every one
+    /// when `everywhere` (git without `--attr-source`), else those the
+    /// repository's own config files define (local and worktree scope,
+    /// with what they include).
+    fn driver_overrides(&self, everywhere: bool) -> Vec<String> {
         let mut cmd = self.base_command();
         cmd.args([
             "config",
+            "--show-scope",
             "--name-only",
             "--get-regexp",
             r"^(filter|diff|merge)\.",
@@ -279,7 +314,7 @@ impl Git {
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default();
-        neutralized(&listing)
+        neutralized(&repository_scoped(&listing, everywhere))
     }
 
     /// The tree-ish attributes are read from (`None` outside a
@@ -484,6 +519,8 @@ mod tests {
             ("filter.x.required", "true"),
             ("user.name", "t"),
             ("user.email", "t@t.invalid"),
+            ("commit.gpgSign", "true"),
+            ("gpg.program", run.as_str()),
         ] {
             git.run(&["config", key, value]).unwrap();
         }
@@ -498,6 +535,17 @@ mod tests {
         std::fs::remove_file(tmp.path().join("f.txt")).unwrap();
         legacy(&["checkout", "--", "f.txt"]);
         assert!(!marker.exists(), "the configured filter ran");
+    }
+
+    #[test]
+    fn only_the_repositorys_own_drivers_are_picked_unless_all_are() {
+        let listing = "global\tfilter.lfs.clean\nlocal\tfilter.x.clean\n\
+                       worktree\tdiff.y.textconv\ncommand\tmerge.z.driver\n";
+        assert_eq!(
+            repository_scoped(listing, false),
+            "filter.x.clean\ndiff.y.textconv\n"
+        );
+        assert_eq!(repository_scoped(listing, true).lines().count(), 4);
     }
 
     #[test]
@@ -520,6 +568,8 @@ mod tests {
             ),
             ("user.name", "t"),
             ("user.email", "t@t.invalid"),
+            ("commit.gpgSign", "true"),
+            ("gpg.program", run.as_str()),
         ] {
             git.run(&["config", key, value]).unwrap();
         }

@@ -409,3 +409,61 @@ fn a_host_agents_attributes_select_no_driver_where_its_turn_comes_back() {
     );
     assert_nothing_ran(&marker);
 }
+
+/// The repository's own `.git` lies in the shared workspace: an agent
+/// there allowed to write files (a sandboxed one no longer can) writes
+/// drivers into `.git/config`, selects them in `.git/info/attributes`, and
+/// asks for signed commits with a program of its own. awtui's git for a
+/// worktree agent (its checkout, per-turn commit, diff and merge) must run
+/// none of them.
+#[test]
+fn drivers_and_signing_planted_in_the_repositorys_own_config_run_nothing() {
+    let (w, marker) = world(PLAIN_AGENT);
+    let payload = w.tmp.path().join("payload.sh");
+    std::fs::write(
+        &payload,
+        format!(
+            "#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat \"${{1:--}}\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let p = payload.display();
+    let config = w.dir.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[filter \"x\"]\n\tclean = sh {p}\n\tsmudge = sh {p}\n\
+         [diff \"x\"]\n\ttextconv = sh {p}\n\
+         [merge \"x\"]\n\tdriver = sh {p} %O %A %B\n\
+         [commit]\n\tgpgSign = true\n\
+         [gpg]\n\tprogram = {p}\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    std::fs::create_dir_all(w.dir.join(".git/info")).unwrap();
+    std::fs::write(
+        w.dir.join(".git/info/attributes"),
+        "* filter=x diff=x merge=x\n",
+    )
+    .unwrap();
+
+    run_once(&w);
+    assert_nothing_ran(&marker);
+    assert!(
+        git(
+            &w.dir,
+            &[
+                "-c",
+                "filter.x.clean=cat",
+                "-c",
+                "filter.x.smudge=cat",
+                "show",
+                "awtui/i/a:work.txt"
+            ]
+        )
+        .contains("turn work"),
+        "the turn is committed"
+    );
+    let d = w.run(&["diff", "a@i"]);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    assert_nothing_ran(&marker);
+}
