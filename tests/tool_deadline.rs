@@ -7,7 +7,7 @@ mod cli_support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cli_support::{World, git, init_repo, wait_for};
+use cli_support::{World, init_repo, wait_for};
 use serde_json::Value;
 
 /// `awtui ctx --json call TOOL ARGS` as the agent whose MCP env `env` holds.
@@ -46,18 +46,12 @@ fn a_stuck_tool_call_is_answered_at_its_deadline_and_does_not_hold_up_others_or_
             (".gitignore", "*.env\nagent.sh\n.workflow/\n"),
         ],
     );
-    git(
-        &w.dir,
-        &[
-            "config",
-            "filter.slow.smudge",
-            &format!(
-                "sh -c 'while [ ! -e {} ]; do sleep 0.05; done; cat'",
-                release.display()
-            ),
-        ],
-    );
-    git(&w.dir, &["config", "filter.slow.clean", "cat"]);
+    // Defined in the person's global config: awtui's git switches off
+    // drivers the repository's own config defines (agents can write it).
+    w.global_git_config(&format!(
+        "[filter \"slow\"]\n\tsmudge = \"sh -c 'while [ ! -e {} ]; do sleep 0.05; done; cat'\"\n\tclean = cat\n",
+        release.display()
+    ));
 
     w.script(
         "agent.sh",

@@ -426,19 +426,13 @@ fn a_slow_turn_commit_does_not_hold_up_the_engine() {
             ),
         ],
     );
-    git(
-        &w.dir,
-        &[
-            "config",
-            "filter.stall.clean",
-            &format!(
-                "sh -c 'touch {}; while [ ! -e {} ]; do sleep 0.05; done; cat'",
-                filtering.display(),
-                release.display()
-            ),
-        ],
-    );
-    git(&w.dir, &["config", "filter.stall.smudge", "cat"]);
+    // The person's own filter (global config): awtui's git switches off
+    // drivers the repository's config defines.
+    w.global_git_config(&format!(
+        "[filter \"stall\"]\n\tclean = \"sh -c 'touch {}; while [ ! -e {} ]; do sleep 0.05; done; cat'\"\n\tsmudge = cat\n",
+        filtering.display(),
+        release.display()
+    ));
     w.start_background("slow.yaml", "s");
     cli_support::wait_for("the turn's commit to reach git", || {
         filtering.exists().then_some(())

@@ -149,6 +149,18 @@ impl World {
         pid
     }
 
+    /// Gives every `awtui` this world runs a global git config holding
+    /// `text` (`GIT_CONFIG_GLOBAL`): drivers defined there are the
+    /// person's own, which awtui's git still runs, unlike those the
+    /// repository's config defines (an agent may have written them).
+    pub fn global_git_config(&mut self, text: &str) -> PathBuf {
+        let path = self.tmp.path().join("gitconfig");
+        std::fs::write(&path, text).unwrap();
+        self.env
+            .push(("GIT_CONFIG_GLOBAL".into(), path.display().to_string()));
+        path
+    }
+
     /// Remembers a pid to kill at the end.
     pub fn adopt(&mut self, pid: u32) {
         self.pids.push(pid);

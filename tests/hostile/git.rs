@@ -321,19 +321,12 @@ fn in_tree_attributes_select_no_driver_from_the_persons_config() {
         ),
     )
     .unwrap();
-    let global = w.tmp.path().join("gitconfig");
     let d = driver.display();
-    std::fs::write(
-        &global,
-        format!(
-            "[filter \"x\"]\n\tclean = sh {d}\n\tsmudge = sh {d}\n\
-             [diff \"x\"]\n\ttextconv = sh {d}\n\
-             [merge \"x\"]\n\tdriver = sh {d} %O %A %B\n"
-        ),
-    )
-    .unwrap();
-    w.env
-        .push(("GIT_CONFIG_GLOBAL".into(), global.display().to_string()));
+    w.global_git_config(&format!(
+        "[filter \"x\"]\n\tclean = sh {d}\n\tsmudge = sh {d}\n\
+         [diff \"x\"]\n\ttextconv = sh {d}\n\
+         [merge \"x\"]\n\tdriver = sh {d} %O %A %B\n"
+    ));
     run_once(&w);
     assert_nothing_ran(&marker);
     assert_eq!(
@@ -390,16 +383,11 @@ fn a_host_agents_attributes_select_no_driver_where_its_turn_comes_back() {
         format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display()),
     )
     .unwrap();
-    let global = w.tmp.path().join("gitconfig");
     let d = driver.display();
-    std::fs::write(
-        &global,
-        format!("[filter \"x\"]\n\tclean = sh {d}\n\tsmudge = sh {d}\n"),
-    )
-    .unwrap();
     w.env = sshd.ssh_command_env();
-    w.env
-        .push(("GIT_CONFIG_GLOBAL".into(), global.display().to_string()));
+    w.global_git_config(&format!(
+        "[filter \"x\"]\n\tclean = sh {d}\n\tsmudge = sh {d}\n"
+    ));
     let r = w.run(&["run", "far.yaml", "--instance", "i"]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(
