@@ -211,13 +211,12 @@ pub fn control_token(home: &Path, private: &Path) -> Result<PathBuf, LayoutError
 /// included). Without a data dir (no `$HOME`) it stays in the instance
 /// folder.
 pub fn approvals_journal(home: &Path) -> Result<PathBuf, LayoutError> {
-    let in_home = home.join(crate::approvals::journal::APPROVALS_FILE);
-    let Ok(data) = data_dir() else {
-        return Ok(in_home);
-    };
-    let dir = private_dir(&data.join("approvals"))?;
-    let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
-    Ok(dir.join(format!("{}.jsonl", path_hash(&home))))
+    kept_for_instance(
+        home,
+        "approvals",
+        "jsonl",
+        crate::approvals::journal::APPROVALS_FILE,
+    )
 }
 
 /// Where an instance's channel seal key goes: in the per-user data dir
@@ -227,13 +226,29 @@ pub fn approvals_journal(home: &Path) -> Result<PathBuf, LayoutError> {
 /// write lines the channel accepts as awtui's ([`crate::context::seal`]).
 /// Without a data dir (no `$HOME`) it stays in the instance folder.
 pub fn channel_key(home: &Path) -> Result<PathBuf, LayoutError> {
-    let in_home = home.join(crate::context::file_store::CHANNEL_KEY_FILE);
+    kept_for_instance(
+        home,
+        "channel-keys",
+        "key",
+        crate::context::file_store::CHANNEL_KEY_FILE,
+    )
+}
+
+/// A file kept for the instance in `home` outside every workspace:
+/// `<data dir>/<folder>/<hash of the instance folder>.<ext>`, the folder
+/// private; `fallback` in the instance folder without a data dir.
+fn kept_for_instance(
+    home: &Path,
+    folder: &str,
+    ext: &str,
+    fallback: &str,
+) -> Result<PathBuf, LayoutError> {
     let Ok(data) = data_dir() else {
-        return Ok(in_home);
+        return Ok(home.join(fallback));
     };
-    let dir = private_dir(&data.join("channel-keys"))?;
+    let dir = private_dir(&data.join(folder))?;
     let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
-    Ok(dir.join(format!("{}.key", path_hash(&home))))
+    Ok(dir.join(format!("{}.{ext}", path_hash(&home))))
 }
 
 /// Where the control socket goes: in the instance folder, or under the

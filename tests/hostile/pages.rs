@@ -269,12 +269,16 @@ fn the_page_shows_a_shortened_message_and_shows_all_of_it_on_request() {
     web.instance_id("default");
     let b = crate::web_support::webdriver::Browser::start(1280, 800);
     b.go(&web.link());
-    let note = b.wait_element("#channel .msg .cut");
-    assert!(
-        b.text(&note)
-            .contains(&format!("of {} bytes shown", text.len())),
-        "{}",
-        b.text(&note)
+    // Read inside the page: the channel may be drawn again between
+    // finding the note and reading it.
+    let shown = format!("of {} bytes shown", text.len());
+    b.wait_script(
+        "the shortened message's note",
+        &format!(
+            "const n = document.querySelector('#channel .msg .cut');
+             return !!n && n.textContent.includes({})",
+            serde_json::to_string(&shown).unwrap()
+        ),
     );
     // Clicked from inside the page: the channel may be drawn again
     // between finding the button and clicking it.
