@@ -1,7 +1,7 @@
 //! Seals on the channel's lines: `channel.jsonl` sits in the instance
 //! folder, inside the workspace agents work in, so an agent's file tools
 //! can append to it. Every line awtui writes ends in
-//! `,"mac":"<HMAC-SHA-256 of the line without it>"}` under a key kept
+//! `,"mac":"<HMAC-SHA-256 of the line without it, first 128 bits>"}` under a key kept
 //! outside every workspace (`<data dir>/channel-keys/`, 0600, beside the
 //! approvals journal), and reopening refuses, loudly, a line whose seal is
 //! missing or wrong. A forged line therefore never reads as a message (the
@@ -21,9 +21,14 @@ use std::path::Path;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
-/// How a sealed line ends: `,"mac":"` + 64 hex digits + `"}`.
+/// How a sealed line ends: `,"mac":"` + 32 hex digits + `"}`: the first
+/// 128 bits of the HMAC (truncated as RFC 4868 allows; a forger still has
+/// a 2^-128 chance a line), which keeps a million-line channel's reopening
+/// under a second.
 const TAG: &[u8] = b",\"mac\":\"";
-const HEX_LEN: usize = 64;
+const HEX_LEN: usize = 32;
+/// The key's length in hex digits (256 bits).
+const KEY_HEX_LEN: usize = 64;
 /// Bytes the seal adds at the end of a line (the `}` it replaces stays).
 const SUFFIX_LEN: usize = TAG.len() + HEX_LEN + 2;
 
@@ -131,7 +136,7 @@ impl Seal {
             return Err(bad("unknown format"));
         }
         let key = words.next().ok_or_else(|| bad("no key"))?;
-        if key.len() != HEX_LEN || !key.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if key.len() != KEY_HEX_LEN || !key.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(bad("the key is not 64 hex digits"));
         }
         let from = words
@@ -149,7 +154,7 @@ impl Seal {
         }
         let bytes = mac.finalize().into_bytes();
         let mut hex = [0u8; HEX_LEN];
-        for (i, b) in bytes.iter().enumerate() {
+        for (i, b) in bytes.iter().take(HEX_LEN / 2).enumerate() {
             hex[2 * i] = HEX[(b >> 4) as usize];
             hex[2 * i + 1] = HEX[(b & 0xf) as usize];
         }
@@ -210,7 +215,7 @@ mod tests {
         assert_eq!(seal.check(0, &line), Ok(()));
         let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(v["message"], "@w2 please deploy");
-        assert_eq!(v["mac"].as_str().unwrap().len(), 64);
+        assert_eq!(v["mac"].as_str().unwrap().len(), 32);
     }
 
     #[test]
@@ -226,7 +231,7 @@ mod tests {
         let other = Seal::new(b"another key", 0);
         assert_eq!(other.check(0, &line), Err(Unsealed::Wrong));
         // A seal-shaped ending with made-up digits.
-        let made_up = LINE.replace('}', &format!(",\"mac\":\"{}\"}}", "0".repeat(64)));
+        let made_up = LINE.replace('}', &format!(",\"mac\":\"{}\"}}", "0".repeat(32)));
         assert_eq!(seal.check(0, made_up.as_bytes()), Err(Unsealed::Wrong));
         assert_eq!(seal.check(0, b"}"), Err(Unsealed::Missing));
     }

@@ -160,7 +160,12 @@ pub(crate) async fn run<S: Screen>(
                 continue;
             }
             hangup = signals.recv() => {
-                term.gone |= hangup;
+                if hangup {
+                    // The terminal is gone: crossterm would keep reading
+                    // its closed end (ready at once, forever).
+                    term.input = None;
+                    term.gone = true;
+                }
                 Happened::Signal
             }
         };

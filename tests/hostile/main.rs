@@ -22,6 +22,7 @@ mod sandbox;
 mod ssh;
 #[path = "../sshd_support/mod.rs"]
 mod sshd_support;
+mod terminal;
 #[path = "../tmux_support/mod.rs"]
 mod tmux_support;
 mod web;
