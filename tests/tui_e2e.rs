@@ -7,85 +7,24 @@
 //! install tmux`), it never passes silently.
 
 mod cli_support;
+mod tmux_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use cli_support::{PATIENCE, poll_within, wait_for};
+use tmux_support::{SESSION, Tmux};
 
 /// What the session's shell prints once awtui has exited and its exit code
 /// is in the file: seen on screen, it also proves tmux has taken in
 /// everything awtui wrote before.
 const EXITED: &str = "e2e: awtui exited";
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn capture(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
-    }
-
-    /// The main screen while awtui shows its alternate one (empty when
-    /// the alternate screen is off).
-    fn capture_main(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-a", "-t", "e2e"]).stdout)
-            .into_owned()
-    }
-
-    /// The screen and up to 100 lines of history, wrapped lines joined.
-    fn capture_history(&self) -> String {
-        let out = self.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "e2e"]);
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Sends keys. Keys are read in order, so the next ones need no wait;
-    /// only Escape does (see [`Tmux::escape`]).
-    fn keys(&self, keys: &[&str]) {
-        assert!(!keys.contains(&"Escape"), "use Tmux::escape");
-        let mut args = vec!["send-keys", "-t", "e2e"];
-        args.extend_from_slice(keys);
-        self.cmd(&args);
-    }
-
-    fn text(&self, text: &str) {
-        self.cmd(&["send-keys", "-t", "e2e", "-l", text]);
-    }
-
-    /// Sends Escape and waits until the screen shows `what` it did: an
-    /// Escape still unread when the next key comes is read with it as one
-    /// Alt-key.
-    fn escape(&self, what: &str, done: impl Fn(&str) -> bool) {
-        self.cmd(&["send-keys", "-t", "e2e", "Escape"]);
-        self.wait_for(what, done);
-    }
-
-    /// Escape out of the command bar: emptied and unfocused, it shows its
-    /// placeholder again.
-    fn leave_bar(&self) {
-        self.escape("the bar left", |s| s.contains("› type to post"));
-    }
-
-    fn wait_for(&self, what: &str, f: impl Fn(&str) -> bool) -> String {
-        poll_within(PATIENCE, || Some(self.capture()).filter(|s| f(s)))
-            .unwrap_or_else(|| panic!("timed out waiting for {what}; screen:\n{}", self.capture()))
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
+/// Escape out of the command bar: emptied and unfocused, it shows its
+/// placeholder again.
+fn leave_bar(tmux: &Tmux) {
+    tmux.escape("the bar left", |s| s.contains("› type to post"));
 }
 
 fn root() -> PathBuf {
@@ -133,35 +72,7 @@ fn run_awtui(name: &str, dir: &Path, env: &str, args: &str) -> (Tmux, PathBuf) {
         env!("CARGO_BIN_EXE_awtui"),
         exit_file.display()
     );
-    (session(name, &script), exit_file)
-}
-
-/// A fresh tmux server running `script` in a 120×40 session `e2e` that
-/// stays on screen after the program exits.
-fn session(name: &str, script: &str) -> Tmux {
-    let tmux = Tmux {
-        socket: format!("awtui-e2e-{name}-{}", std::process::id()),
-    };
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        script,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    tmux.cmd(&["set-option", "-t", "e2e", "remain-on-exit", "on"]);
-    tmux
+    (Tmux::start(name, &script), exit_file)
 }
 
 /// Waits until awtui has exited (the shell's [`EXITED`] line is on
@@ -189,7 +100,7 @@ fn quit_answering_yes(tmux: &Tmux, exit_file: &Path) -> String {
 }
 
 fn alternate_screen_on(tmux: &Tmux) -> String {
-    let alt = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{alternate_on}"]);
+    let alt = tmux.cmd(&["display-message", "-p", "-t", SESSION, "#{alternate_on}"]);
     String::from_utf8_lossy(&alt.stdout).trim().to_string()
 }
 
@@ -217,7 +128,7 @@ fn sigterm_restores_the_terminal_and_stops_the_instance() {
 
 fn awtui_pid(tmux: &Tmux) -> String {
     // The pane runs `sh -c`; awtui is its child.
-    let out = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{pane_pid}"]);
+    let out = tmux.cmd(&["display-message", "-p", "-t", SESSION, "#{pane_pid}"]);
     let sh = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let children = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
     children
@@ -277,7 +188,7 @@ fn the_control_room_in_a_real_terminal() {
 
     // Open a message in $PAGER (cat here): the screen is suspended and
     // comes back, and keys still work afterwards.
-    tmux.leave_bar();
+    leave_bar(&tmux);
     tmux.keys(&["2"]);
     tmux.keys(&["k"]);
     tmux.keys(&["o"]);
@@ -770,7 +681,7 @@ fn the_approval_card_and_its_keys_in_a_real_terminal() {
     tmux.keys(&["i"]);
     tmux.text("@cc again");
     tmux.keys(&["Enter"]);
-    tmux.leave_bar();
+    leave_bar(&tmux);
     tmux.wait_for("the second card", card(2));
     tmux.keys(&["n"]);
     tmux.wait_for("the deny in the bar", |s| s.contains("› /deny 2"));
@@ -786,17 +697,17 @@ fn the_approval_card_and_its_keys_in_a_real_terminal() {
     );
 
     // a: always; the next turn is answered by the rule, with no card.
-    tmux.leave_bar();
+    leave_bar(&tmux);
     tmux.keys(&["i"]);
     tmux.text("@cc once more");
     tmux.keys(&["Enter"]);
-    tmux.leave_bar();
+    leave_bar(&tmux);
     tmux.wait_for("the third card", card(3));
     tmux.keys(&["a"]);
     tmux.keys(&["i"]);
     tmux.text("@cc and again");
     tmux.keys(&["Enter"]);
-    tmux.leave_bar();
+    leave_bar(&tmux);
     tmux.wait_for("the rule's allow in the channel", |s| {
         s.contains("approval #4: allowed Bash") && s.contains("(rule Bash(git push))")
     });
@@ -814,12 +725,12 @@ fn the_approval_card_and_its_keys_in_a_real_terminal() {
     tmux.wait_for("the revoke in the channel", |s| {
         s.contains("approval rule revoked: cc Bash(git push)")
     });
-    tmux.leave_bar();
+    leave_bar(&tmux);
     let asked_before = decided.len();
     tmux.keys(&["i"]);
     tmux.text("@cc last");
     tmux.keys(&["Enter"]);
-    tmux.leave_bar();
+    leave_bar(&tmux);
     let last = asked_before + 1;
     tmux.wait_for("the last card", card(last as u32));
     assert_eq!(

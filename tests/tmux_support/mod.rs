@@ -10,7 +10,10 @@ use std::process::{Command, Output};
 
 use crate::cli_support::{PATIENCE, poll_within};
 
-/// A private tmux server running one session `t` of 120×40.
+/// The one session of a [`Tmux`] server (for `-t`).
+pub const SESSION: &str = "t";
+
+/// A private tmux server running one session [`SESSION`] of 120×40.
 pub struct Tmux {
     socket: String,
 }
@@ -24,7 +27,7 @@ impl Tmux {
             "tmux is not installed: this test needs it (apt-get install tmux)"
         );
         let tmux = Tmux {
-            socket: format!("awtui-hostile-{name}-{}", std::process::id()),
+            socket: format!("awtui-test-{name}-{}", std::process::id()),
         };
         let out = tmux.cmd(&[
             "new-session",
@@ -61,7 +64,8 @@ impl Tmux {
         Tmux::start(name, &script)
     }
 
-    fn cmd(&self, args: &[&str]) -> Output {
+    /// Any tmux command on this server.
+    pub fn cmd(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
@@ -74,11 +78,39 @@ impl Tmux {
         String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
     }
 
-    /// Sends keys (tmux key names).
+    /// The main screen while the program shows its alternate one (empty
+    /// when the alternate screen is off).
+    pub fn capture_main(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-a", "-t", "t"]).stdout)
+            .into_owned()
+    }
+
+    /// The screen and up to 100 lines of history, wrapped lines joined.
+    pub fn capture_history(&self) -> String {
+        let out = self.cmd(&["capture-pane", "-p", "-J", "-S", "-100", "-t", "t"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Sends keys (tmux key names). Keys are read in order, so the next
+    /// ones need no wait; only Escape does (see [`Tmux::escape`]).
     pub fn keys(&self, keys: &[&str]) {
+        assert!(!keys.contains(&"Escape"), "use Tmux::escape");
         let mut args = vec!["send-keys", "-t", "t"];
         args.extend_from_slice(keys);
         self.cmd(&args);
+    }
+
+    /// Types `text` literally.
+    pub fn text(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "t", "-l", text]);
+    }
+
+    /// Sends Escape and waits until the screen shows `what` it did: an
+    /// Escape still unread when the next key comes is read with it as one
+    /// Alt-key.
+    pub fn escape(&self, what: &str, done: impl Fn(&str) -> bool) {
+        self.cmd(&["send-keys", "-t", "t", "Escape"]);
+        self.wait_for(what, done);
     }
 
     /// Waits until the screen satisfies `f`; the screen then.

@@ -921,8 +921,17 @@ fn lose_connection(
             a.name
         ),
     });
-    let retry = a.failures + 1;
-    let at = now.after(policy.delay(1));
+    schedule_retry(a, a.failures + 1, now.after(policy.delay(1)), reason, fx);
+}
+
+/// Waits for retry number `retry` at `at`.
+fn schedule_retry(
+    a: &mut AgentState,
+    retry: u32,
+    at: Millis,
+    reason: String,
+    fx: &mut Vec<Effect>,
+) {
     fx.push(Effect::ScheduleRetry {
         agent: a.name.clone(),
         at,
@@ -942,13 +951,7 @@ fn fail_turn(
     a.failures += 1;
     if a.failures <= policy.max_retries {
         let retry = a.failures;
-        let at = now.after(policy.delay(retry));
-        fx.push(Effect::ScheduleRetry {
-            agent: a.name.clone(),
-            at,
-            retry,
-        });
-        a.phase = Phase::RetryWait { at, retry, reason };
+        schedule_retry(a, retry, now.after(policy.delay(retry)), reason, fx);
     } else {
         fx.push(Effect::PostSystem {
             text: format!(
