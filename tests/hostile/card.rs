@@ -32,8 +32,10 @@ fn card_for(dir: &Path, name: &str, command: &str) -> (Tmux, String) {
     )
     .unwrap();
     let tmux = Tmux::awtui(name, dir, "cc.yaml");
+    // The keys are the card's last row: with them on screen, the whole
+    // frame is (tmux may be read halfway through drawing one).
     let screen = tmux.wait_for("the approval card", |s| {
-        s.contains("approval #1") && s.contains("@cc wants to run Bash")
+        s.contains("approval #1") && s.contains("@cc wants to run Bash") && s.contains("allow once")
     });
     (tmux, screen)
 }
