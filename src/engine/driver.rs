@@ -119,6 +119,8 @@ pub struct Driver {
     turn_tx: mpsc::UnboundedSender<(String, TurnId, Relayed)>,
     turn_rx: mpsc::UnboundedReceiver<(String, TurnId, Relayed)>,
     running: HashMap<String, Running>,
+    /// Each agent's current (or last) turn as it happens, for snapshots.
+    live: HashMap<String, crate::vocab::live::AgentLive>,
     ops: OpsState,
     ops_files: OpsFiles,
     queue: VecDeque<Event>,
@@ -212,6 +214,7 @@ impl Driver {
             turn_tx,
             turn_rx,
             running: HashMap::new(),
+            live: HashMap::new(),
             ops,
             ops_files,
             queue: VecDeque::new(),
@@ -839,6 +842,8 @@ impl Driver {
                         }
                     }
                 });
+                // A new turn starts a new live view.
+                self.live.insert(agent.clone(), Default::default());
                 self.queue.push_back(Event::TurnStarted { agent, turn });
             }
             Err(e) => {
@@ -875,6 +880,7 @@ impl Driver {
                     }
                     _ => None,
                 };
+                self.live.entry(agent.clone()).or_default().apply(&event);
                 self.emit(EngineEvent::Activity {
                     agent: agent.clone(),
                     activity: event,
@@ -1555,6 +1561,11 @@ impl Driver {
             .map(|def| {
                 let view = runner_agents.iter().find(|v| v.name == def.name);
                 AgentSnapshot {
+                    protocol: crate::agents::backend::acp::protocol_name(
+                        def,
+                        &self.cx.workflow.base_dir,
+                    ),
+                    live: self.live.get(&def.name).cloned().unwrap_or_default(),
                     place: self.cx.place_name(def),
                     name: def.name.clone(),
                     backend: def.backend.name().to_string(),

@@ -117,6 +117,17 @@ pub fn drive(agent: &AgentDef, workdir: &Path) -> Result<Drive, String> {
     }
 }
 
+/// How `agent` is driven, as `validate`, the agents pane and `list
+/// --json` say it: `acp` or `headless`, empty for in-process API agents
+/// and plain programs (`command:`).
+pub fn protocol_name(agent: &AgentDef, workdir: &Path) -> String {
+    let vendor = backend_for(agent.backend);
+    if vendor.in_process() || agent.backend == BackendKind::Command {
+        return String::new();
+    }
+    drive(agent, workdir).map_or("acp", Drive::name).to_string()
+}
+
 /// The ACP program of `agent` (its `command:`'s first word for
 /// `backend: acp`).
 pub fn program_of(agent: &AgentDef) -> Option<String> {
