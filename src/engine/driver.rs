@@ -691,7 +691,11 @@ impl Driver {
             return;
         };
         let backend = crate::agents::backend::backend_for(def.backend);
-        if backend.workdir_config().is_some()
+        // Over ACP the servers come in `session/new`: no project file.
+        let headless = crate::agents::backend::acp::drive(&def, &self.cx.workflow.base_dir)
+            != Ok(crate::agents::backend::acp::Drive::Acp);
+        if headless
+            && backend.workdir_config().is_some()
             && !self.prepared_workdirs.contains(&def.backend)
             && let Some(mcp) = &self.cx.mcp
         {
