@@ -1409,7 +1409,13 @@ impl Driver {
                     .close_agent(&agent, "the agent was stopped while the request waited");
                 self.handle(Event::Stop { agent })
             }
-            Command::Restart { agent } => self.handle(Event::Restart { agent }),
+            Command::Restart { agent } => {
+                // A restart is a new process (its session loaded again).
+                tokio::spawn(crate::agents::backend::acp::release(
+                    &self.cx.agent_dir(&agent),
+                ));
+                self.handle(Event::Restart { agent })
+            }
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
                 self.cx
@@ -1700,6 +1706,8 @@ impl Driver {
                 Ok(None) | Err(_) => break,
             }
         }
+        // The ACP agents kept between turns end with the instance.
+        crate::agents::backend::acp::end_all_under(&self.cx.state_root).await;
         // The answers and acks still queued land before the last report.
         self.queue_held_answer();
         let answers = std::mem::replace(&mut self.answers, super::answers::Answers::stopped());
