@@ -1410,10 +1410,19 @@ impl Driver {
                 self.handle(Event::Stop { agent })
             }
             Command::Restart { agent } => {
-                // A restart is a new process (its session loaded again).
-                tokio::spawn(crate::agents::backend::acp::release(
-                    &self.cx.agent_dir(&agent),
-                ));
+                // A stopped ACP agent keeps the process that ended its
+                // cancelled turn, and with it the conversation (gemini
+                // cannot load a session in a new process); any other
+                // restart is a new process, its session loaded again.
+                let stopped = self
+                    .runner
+                    .agent(&agent)
+                    .is_some_and(|a| a.status == crate::agents::runner::AgentStatus::Stopped);
+                if !stopped {
+                    tokio::spawn(crate::agents::backend::acp::release(
+                        &self.cx.agent_dir(&agent),
+                    ));
+                }
                 self.handle(Event::Restart { agent })
             }
             Command::Resume => self.handle(Event::Resume),
