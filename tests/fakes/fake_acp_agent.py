@@ -29,6 +29,8 @@ Controlled by environment variables:
       ignore-cancel   on session/cancel, never answers the prompt; keeps
                       running (also after stdin closes) until killed
       crash           exits with status 3 in the prompt, after one chunk
+                      (with FAKE_ACP_CRASH_MARK: only when that file does
+                      not exist yet, and it creates it: a crash once)
       fs              asks the client fs/read_text_file {path:
                       FAKE_ACP_FS_READ} and fs/write_text_file {path:
                       FAKE_ACP_FS_WRITE, content: FAKE_ACP_FS_CONTENT}
@@ -435,7 +437,7 @@ class Turn:
         n = len(self.s.prompts)
         self.say(f"Thinking about prompt {n}.", "agent_thought_chunk")
         self.say(f"Working on prompt {n}. ")
-        if "crash" in MODES:
+        if "crash" in MODES and crash_now():
             note("crashing mid-prompt (simulated)")
             os._exit(3)
         if "plan" in MODES:
@@ -622,6 +624,19 @@ class Turn:
                            "status": "failed" if failed else "completed",
                            "content": [{"type": "content", "content": {"type": "text", "text": detail}}]})
         self.say("channel_send failed. " if failed else "Posted to the channel. ")
+
+
+def crash_now():
+    """Whether `crash` crashes this time (FAKE_ACP_CRASH_MARK: once)."""
+    mark = os.environ.get("FAKE_ACP_CRASH_MARK")
+    if not mark:
+        return True
+    try:
+        fd = os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
 
 
 def describe(response, ok):
