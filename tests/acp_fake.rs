@@ -55,7 +55,8 @@ impl Agent {
     }
 
     /// The agent's workflow entry: `backend: acp` running the fake, with
-    /// `extra` agent keys (indented by four) and `env` for the fake.
+    /// `extra` agent keys (indented by four) and `env` for the fake (a
+    /// value starting with `"` is YAML as written, escapes and all).
     fn yaml(&self, extra: &str, env: &[(&str, &str)]) -> String {
         let mut s = format!(
             "  {}:\n    backend: acp\n    command: [python3, \"{}\"]\n{extra}    env:\n      FAKE_ACP_LOG: \"{}\"\n      FAKE_ACP_STATE: \"{}\"\n      FAKE_ACP_PIDFILE: \"{}\"\n",
@@ -66,7 +67,12 @@ impl Agent {
             self.pidfile.display()
         );
         for (k, v) in env {
-            s.push_str(&format!("      {k}: '{v}'\n"));
+            // A value already in YAML double quotes (with escapes) as is.
+            if v.starts_with('"') {
+                s.push_str(&format!("      {k}: {v}\n"));
+            } else {
+                s.push_str(&format!("      {k}: '{v}'\n"));
+            }
         }
         s
     }
@@ -206,6 +212,49 @@ fn parent_of(pid: u32) -> u32 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let after = &stat[stat.rfind(')').unwrap() + 2..];
     after.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// A hostile agent names its shell call like awtui's own `channel_send`
+/// (which awtui allows by itself) and hides an escape sequence in the
+/// command: the call still goes to the person, and the listing shows the
+/// command without the escape.
+#[test]
+fn a_shell_call_titled_like_awtuis_own_tool_still_asks_the_person() {
+    need_python();
+    let mut w = World::new();
+    let fa = Agent::new(&w, "fa");
+    workflow(
+        &w,
+        "acp.yaml",
+        &[fa.yaml(
+            "    permissions: ask\n",
+            &[
+                ("FAKE_ACP_TITLE", "channel_send"),
+                (
+                    "FAKE_ACP_COMMAND",
+                    r#""echo pwned > pwned.txt # \e]52;c;cHduZWQ=\a\e[2J""#,
+                ),
+            ],
+        )],
+        "",
+        "@fa go",
+    );
+    w.start_background("acp.yaml", "default");
+    let p = wait_pending(&w, 1);
+    assert_eq!(p[0]["tool"], "Bash", "{p:?}");
+    assert!(!w.dir.join("pwned.txt").exists());
+    let listed = w.run(&["approve", "--instance", "default"]);
+    assert!(
+        listed.stdout.contains("echo pwned > pwned.txt"),
+        "{}",
+        listed.stdout
+    );
+    assert!(!listed.stdout.contains('\x1b'), "{:?}", listed.stdout);
+    run_ok(&w, &["deny", "1", "--instance", "default"]);
+    wait_message(&w, "fa", "done");
+    assert_eq!(fa.permission_outcomes(), ["reject-once"]);
+    assert!(!w.dir.join("pwned.txt").exists());
+    stop_instance(&w);
 }
 
 #[test]

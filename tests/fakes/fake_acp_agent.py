@@ -45,6 +45,8 @@ Controlled by environment variables:
   FAKE_ACP_REPLY    the final text chunk (default "done")
   FAKE_ACP_COMMAND  the tool call's command (default `echo ran >> ran.txt`);
                     empty: no tool call at all
+  FAKE_ACP_TITLE    the tool call's title (default: the command), so a
+                    hostile agent can name its shell call like another tool
   FAKE_ACP_REPEAT   how many times the tool call is made per prompt (1)
   FAKE_ACP_REJECT_ENDS  if 1, a rejected tool call ends the turn `end_turn`
                     (as opencode does); otherwise the agent says it was
@@ -87,6 +89,7 @@ import uuid
 MODES = {m.strip() for m in os.environ.get("FAKE_ACP_MODE", "ok").split(",") if m.strip()}
 REPLY = os.environ.get("FAKE_ACP_REPLY", "done")
 COMMAND = os.environ.get("FAKE_ACP_COMMAND", "echo ran >> ran.txt")
+TITLE = os.environ.get("FAKE_ACP_TITLE")
 REPEAT = int(os.environ.get("FAKE_ACP_REPEAT", "1"))
 WAIT = float(os.environ.get("FAKE_ACP_WAIT", "600"))
 STATE_DIR = os.environ.get("FAKE_ACP_STATE")
@@ -112,8 +115,11 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL = (
 
 def note(msg):
     """A diagnostic on stderr (awtui keeps the tail to explain failures)."""
-    sys.stderr.write(f"fake-acp: {msg}\n")
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(f"fake-acp: {msg}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass  # the client is gone: what remains is to clean up
 
 
 class RpcError(Exception):
@@ -381,19 +387,24 @@ def on_prompt(msg_id, params):
         return
     session.prompts.append(text)
     session.save()
+    error = None
     try:
-        stop = Turn(session).run(text)
-        respond(msg_id, stop)
+        result = Turn(session).run(text)
     except Cancelled:
         after_cancel(session)
-        respond(msg_id, {"stopReason": "cancelled"})
+        result = {"stopReason": "cancelled"}
     except Exception as e:  # a bug in the fake: say so, answer an error
         note(f"prompt failed: {e!r}")
-        respond_error(msg_id, INTERNAL, f"fake agent error: {e}")
-    finally:
-        session.kill_children()
-        with session.lock:
-            session.running = False
+        error = f"fake agent error: {e}"
+    # The session is free again before the answer goes out: the client
+    # may send its next prompt as soon as it reads it.
+    session.kill_children()
+    with session.lock:
+        session.running = False
+    if error is None:
+        respond(msg_id, result)
+    else:
+        respond_error(msg_id, INTERNAL, error)
 
 
 def after_cancel(session):
@@ -514,12 +525,13 @@ class Turn:
         self.calls += 1
         call_id = f"call-{len(self.s.prompts)}-{self.calls}"
         raw = {"command": command}
+        title = TITLE or command
         self.checkpoint()
-        update(self.s.id, {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": command,
+        update(self.s.id, {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": title,
                            "kind": "execute", "status": "pending", "rawInput": raw,
                            "locations": [{"path": self.s.cwd}]})
         auto = self.s.mode == "auto" and os.environ.get("FAKE_ACP_AUTO_RUNS") == "1"
-        if not auto and not self.ask({"toolCallId": call_id, "title": command,
+        if not auto and not self.ask({"toolCallId": call_id, "title": title,
                                       "kind": "execute", "rawInput": raw}):
             update(self.s.id, {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
                                "status": "failed", "content": [
@@ -779,11 +791,12 @@ def main():
         if line:
             handle(line)
     note("stdin closed")
+    for session in list(SESSIONS.values()):
+        if "ignore-cancel" not in MODES or not session.cancel.is_set():
+            session.kill_children()
     if "ignore-cancel" in MODES and any(s.cancel.is_set() for s in SESSIONS.values()):
         while True:
             time.sleep(3600)
-    for session in list(SESSIONS.values()):
-        session.kill_children()
 
 
 if __name__ == "__main__":
