@@ -797,3 +797,117 @@ fn after_awtui_restarts_the_saved_session_is_loaded() {
     assert_eq!(fa.calls("session/prompt")[1]["params"]["sessionId"], first);
     stop_instance(&w);
 }
+
+/// The turn's structure reaches the front ends as it happens: the tool
+/// call with its kind, status and diff, the plan, usage with its cost and
+/// the session id, every agent text in it made safe (the title here holds
+/// an OSC 52 clipboard write).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_calls_plan_and_usage_reach_the_front_ends_safely() {
+    use awtui::agents::backend::BackendEvent;
+    use awtui::agents::runner::AgentStatus;
+    use awtui::engine::{Command as Cmd, EngineEvent};
+    need_python();
+    let w = World::new();
+    let fa = Agent::new(&w, "fa");
+    workflow(
+        &w,
+        "acp.yaml",
+        &[fa.yaml(
+            "    permissions: full\n",
+            &[
+                ("FAKE_ACP_MODE", "plan"),
+                (
+                    "FAKE_ACP_TITLE",
+                    r#""append \e]52;c;cHduZWQ=\a to ran.txt""#,
+                ),
+            ],
+        )],
+        "",
+        "@fa go",
+    );
+    let (engine, mut events) = engine(&w, "acp.yaml").await;
+    let mut seen = Vec::new();
+    cli_support::within("fa's turn to end", async {
+        loop {
+            match events.recv().await.expect("engine ended") {
+                EngineEvent::Activity { agent, activity } if agent == "fa" => seen.push(activity),
+                EngineEvent::Status { agent, status }
+                    if agent == "fa" && status == AgentStatus::Idle && !seen.is_empty() =>
+                {
+                    return;
+                }
+                _ => {}
+            }
+        }
+    })
+    .await;
+    let tool = seen
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            BackendEvent::Tool { call } if call.kind == "execute" => Some(call.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no tool call in {seen:?}"));
+    assert_eq!(tool.status, "completed", "{tool:?}");
+    assert!(
+        !tool.title.contains('\x1b') && !tool.title.contains('\u{7}'),
+        "{tool:?}"
+    );
+    assert!(tool.title.contains("to ran.txt"), "{tool:?}");
+    let diff = tool
+        .diffs
+        .iter()
+        .find(|d| d.path.ends_with("ran.txt"))
+        .unwrap_or_else(|| panic!("no diff of ran.txt: {tool:?}"));
+    assert_eq!((diff.added, diff.removed), (1, 0), "{diff:?}");
+    let plan = seen
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            BackendEvent::Plan { entries } => Some(entries.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no plan in {seen:?}"));
+    assert_eq!(plan.len(), 3, "{plan:?}");
+    assert!(plan.iter().all(|e| e.status == "completed"), "{plan:?}");
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, BackendEvent::Usage { usage } if usage.cost_usd == Some(0.01))),
+        "{seen:?}"
+    );
+    let session = fa.calls("session/prompt")[0]["params"]["sessionId"].clone();
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, BackendEvent::Session { id } if session == id.as_str())),
+        "{seen:?}"
+    );
+    engine.send(Cmd::Shutdown);
+    engine.wait().await;
+}
+
+#[test]
+fn nobody_answering_denies_at_the_approval_timeout_and_the_model_is_told() {
+    need_python();
+    let mut w = World::new();
+    let fa = Agent::new(&w, "fa");
+    workflow(
+        &w,
+        "acp.yaml",
+        &[fa.yaml("    permissions: ask\n", &[])],
+        "  approval_timeout: 1s\n",
+        "@fa run it",
+    );
+    w.start_background("acp.yaml", "default");
+    wait_message(&w, "fa", "was rejected");
+    assert_eq!(fa.permission_outcomes(), ["reject-once"]);
+    assert_eq!(
+        cli_support::approval_decisions(&w.state)[0]["by"],
+        "timeout"
+    );
+    send(&w, "@fa again");
+    let prompts = fa.wait_prompts(2);
+    assert!(prompts[1].contains("nobody answered"), "{prompts:?}");
+    stop_instance(&w);
+}
