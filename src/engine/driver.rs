@@ -119,6 +119,8 @@ pub struct Driver {
     turn_tx: mpsc::UnboundedSender<(String, TurnId, Relayed)>,
     turn_rx: mpsc::UnboundedReceiver<(String, TurnId, Relayed)>,
     running: HashMap<String, Running>,
+    /// Each agent's current (or last) turn as it happens, for snapshots.
+    live: HashMap<String, crate::vocab::live::AgentLive>,
     ops: OpsState,
     ops_files: OpsFiles,
     queue: VecDeque<Event>,
@@ -212,6 +214,7 @@ impl Driver {
             turn_tx,
             turn_rx,
             running: HashMap::new(),
+            live: HashMap::new(),
             ops,
             ops_files,
             queue: VecDeque::new(),
@@ -839,6 +842,8 @@ impl Driver {
                         }
                     }
                 });
+                // A new turn starts a new live view.
+                self.live.insert(agent.clone(), Default::default());
                 self.queue.push_back(Event::TurnStarted { agent, turn });
             }
             Err(e) => {
@@ -875,6 +880,7 @@ impl Driver {
                     }
                     _ => None,
                 };
+                self.live.entry(agent.clone()).or_default().apply(&event);
                 self.emit(EngineEvent::Activity {
                     agent: agent.clone(),
                     activity: event,
@@ -1399,7 +1405,9 @@ impl Driver {
         let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
         let unknown = |agent: &str| format!("there is no agent '{agent}' in this workflow");
         match cmd {
-            Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
+            Command::Stop { agent } | Command::Cancel { agent } | Command::Restart { agent }
+                if !known(self, &agent) =>
+            {
                 return Err(unknown(&agent));
             }
             Command::Stop { agent } => {
@@ -1409,22 +1417,14 @@ impl Driver {
                     .close_agent(&agent, "the agent was stopped while the request waited");
                 self.handle(Event::Stop { agent })
             }
-            Command::Restart { agent } => {
-                // A stopped ACP agent keeps the process that ended its
-                // cancelled turn, and with it the conversation (gemini
-                // cannot load a session in a new process); any other
-                // restart is a new process, its session loaded again.
-                let stopped = self
-                    .runner
-                    .agent(&agent)
-                    .is_some_and(|a| a.status == crate::agents::runner::AgentStatus::Stopped);
-                if !stopped {
-                    tokio::spawn(crate::agents::backend::acp::release(
-                        &self.cx.agent_dir(&agent),
-                    ));
-                }
-                self.handle(Event::Restart { agent })
+            Command::Cancel { agent } => {
+                self.cx.context.approvals().close_agent(
+                    &agent,
+                    "the agent's turn was cancelled while the request waited",
+                );
+                self.handle(Event::Cancel { agent })
             }
+            Command::Restart { agent } => self.handle(Event::Restart { agent }),
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
                 self.cx
@@ -1564,6 +1564,11 @@ impl Driver {
             .map(|def| {
                 let view = runner_agents.iter().find(|v| v.name == def.name);
                 AgentSnapshot {
+                    protocol: crate::agents::backend::acp::protocol_name(
+                        def,
+                        &self.cx.workflow.base_dir,
+                    ),
+                    live: self.live.get(&def.name).cloned().unwrap_or_default(),
                     place: self.cx.place_name(def),
                     name: def.name.clone(),
                     backend: def.backend.name().to_string(),

@@ -117,6 +117,17 @@ pub fn drive(agent: &AgentDef, workdir: &Path) -> Result<Drive, String> {
     }
 }
 
+/// How `agent` is driven, as `validate`, the agents pane and `list
+/// --json` say it: `acp` or `headless`, empty for in-process API agents
+/// and plain programs (`command:`).
+pub fn protocol_name(agent: &AgentDef, workdir: &Path) -> String {
+    let vendor = backend_for(agent.backend);
+    if vendor.in_process() || agent.backend == BackendKind::Command {
+        return String::new();
+    }
+    drive(agent, workdir).map_or("acp", Drive::name).to_string()
+}
+
 /// The ACP program of `agent` (its `command:`'s first word for
 /// `backend: acp`).
 pub fn program_of(agent: &AgentDef) -> Option<String> {
@@ -169,21 +180,6 @@ fn forget(key: &Path, conn: &Arc<Conn>) {
     let mut map = live().lock().unwrap_or_else(|p| p.into_inner());
     if map.get(key).is_some_and(|c| Arc::ptr_eq(c, conn)) {
         map.remove(key);
-    }
-}
-
-/// Lets go of the live agent whose private folder is `state_dir` at
-/// once (a restart: its next turn starts a new process and loads its
-/// session); the future ends the old process.
-pub fn release(state_dir: &Path) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let conn = live()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(state_dir);
-    async move {
-        if let Some(c) = conn {
-            c.end().await;
-        }
     }
 }
 
