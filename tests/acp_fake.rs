@@ -561,37 +561,14 @@ async fn engine(
     .unwrap()
 }
 
-/// Waits for `agent`'s status to become `want`.
-async fn wait_status(
-    events: &mut tokio::sync::broadcast::Receiver<awtui::engine::EngineEvent>,
-    agent: &str,
-    want: awtui::agents::runner::AgentStatus,
-) {
-    cli_support::within(&format!("{agent} to be {want:?}"), async {
-        loop {
-            if let awtui::engine::EngineEvent::Status { agent: a, status } =
-                events.recv().await.expect("engine ended")
-                && a == agent
-                && status == want
-            {
-                return;
-            }
-        }
-    })
-    .await
-}
-
-/// Polls `check` without blocking the engine's threads.
-async fn until<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    cli_support::eventually(what, || std::future::ready(check())).await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancel_during_a_long_tool_call_then_the_same_session_goes_on() {
-    use awtui::agents::runner::AgentStatus;
-    use awtui::engine::Command as Cmd;
+/// `awtui stop --turn` (the person's Esc) during a long tool call: awtui
+/// sends `session/cancel`, the agent kills its command and answers
+/// `cancelled`, and stays up; woken again, the same process gets the next
+/// prompt in the same session.
+#[test]
+fn cancel_during_a_long_tool_call_then_the_same_session_goes_on() {
     need_python();
-    let w = World::new();
+    let mut w = World::new();
     let fa = Agent::new(&w, "fa");
     workflow(
         &w,
@@ -600,19 +577,11 @@ async fn cancel_during_a_long_tool_call_then_the_same_session_goes_on() {
         "",
         "@fa go",
     );
-    let (engine, mut events) = engine(&w, "acp.yaml").await;
-    let sleep = until("the long tool's child", || {
-        std::fs::read_to_string(&fa.pidfile)
-            .ok()?
-            .trim()
-            .parse::<u32>()
-            .ok()
-    })
-    .await;
+    w.start_background("acp.yaml", "default");
+    let sleep = fa.sleep_pid();
     let agent_pid = parent_of(sleep);
-    engine.send(Cmd::Stop { agent: "fa".into() });
-    wait_status(&mut events, "fa", AgentStatus::Stopped).await;
-    until("the tool's child to end", || (!alive(sleep)).then_some(())).await;
+    run_ok(&w, &["stop", "--turn", "fa@default"]);
+    wait_for("the tool's child to end", || (!alive(sleep)).then_some(()));
     let cancels = fa.calls("session/cancel");
     let prompt = &fa.calls("session/prompt")[0];
     assert_eq!(cancels.len(), 1, "{cancels:?}");
@@ -620,21 +589,14 @@ async fn cancel_during_a_long_tool_call_then_the_same_session_goes_on() {
         cancels[0]["params"]["sessionId"],
         prompt["params"]["sessionId"]
     );
+    wait_for("fa to be idle", || {
+        (status(&w, "fa") == "idle").then_some(())
+    });
     assert!(alive(agent_pid), "the agent ended its prompt: it stays up");
 
     std::fs::remove_file(&fa.pidfile).unwrap();
-    engine.send(Cmd::Restart { agent: "fa".into() });
-    engine.send(Cmd::Post {
-        text: "@fa go on".into(),
-    });
-    let again = until("the second tool's child", || {
-        std::fs::read_to_string(&fa.pidfile)
-            .ok()?
-            .trim()
-            .parse::<u32>()
-            .ok()
-    })
-    .await;
+    send(&w, "@fa go on");
+    let again = fa.sleep_pid();
     let prompts = fa.calls("session/prompt");
     assert_eq!(prompts.len(), 2);
     assert_eq!(
@@ -646,12 +608,10 @@ async fn cancel_during_a_long_tool_call_then_the_same_session_goes_on() {
         (1, agent_pid),
         "the same process"
     );
-    engine.send(Cmd::Shutdown);
-    engine.wait().await;
-    until("the agent to end with the instance", || {
+    stop_instance(&w);
+    wait_for("the agent to end with the instance", || {
         (!alive(agent_pid) && !alive(again)).then_some(())
-    })
-    .await;
+    });
 }
 
 #[test]
@@ -713,7 +673,7 @@ fn a_permission_request_after_cancel_is_answered_cancelled_and_nothing_runs() {
     );
     w.start_background("acp.yaml", "default");
     wait_pending(&w, 1);
-    run_ok(&w, &["stop", "fa@default"]);
+    run_ok(&w, &["stop", "--turn", "fa@default"]);
     let outcomes = wait_for("both permission requests answered", || {
         let o = fa.permission_outcomes();
         (o.len() == 2).then_some(o)

@@ -496,7 +496,7 @@ impl Conn {
                 if over.is_cancelled() || decision.expired {
                     return outcome(None);
                 }
-                if decision.verdict != Verdict::Allow && !decision.expired {
+                if decision.verdict != Verdict::Allow {
                     lock(&self.notes).push(format!(
                         "{} (your request to run {} {:?})",
                         decision.message(),
