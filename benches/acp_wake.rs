@@ -313,7 +313,7 @@ async fn bench(cli: &Cli, url: &str, counts: &Counts) {
         .await;
         warm.push(t);
     }
-    acp::release(&acp_dir.path().join("state")).await;
+    acp::end_all_under(acp_dir.path()).await;
 
     let (headless_dir, env) = world(cli, url);
     let mut headless = Vec::new();
