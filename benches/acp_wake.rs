@@ -24,7 +24,7 @@
 //! (headless turns after the first, default 3: each costs seconds) and
 //! `-- --only gemini|opencode`. The whole bench takes about 1.5 minutes.
 
-#[allow(dead_code)] // The bench uses one part of the fixture.
+// The fixture allows its own dead code (the bench uses one part of it).
 #[path = "../tests/fakes/llm_server.rs"]
 mod llm_server;
 
