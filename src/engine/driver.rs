@@ -1405,7 +1405,9 @@ impl Driver {
         let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
         let unknown = |agent: &str| format!("there is no agent '{agent}' in this workflow");
         match cmd {
-            Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
+            Command::Stop { agent } | Command::Cancel { agent } | Command::Restart { agent }
+                if !known(self, &agent) =>
+            {
                 return Err(unknown(&agent));
             }
             Command::Stop { agent } => {
@@ -1415,13 +1417,14 @@ impl Driver {
                     .close_agent(&agent, "the agent was stopped while the request waited");
                 self.handle(Event::Stop { agent })
             }
-            Command::Restart { agent } => {
-                // A restart is a new process (its session loaded again).
-                tokio::spawn(crate::agents::backend::acp::release(
-                    &self.cx.agent_dir(&agent),
-                ));
-                self.handle(Event::Restart { agent })
+            Command::Cancel { agent } => {
+                self.cx.context.approvals().close_agent(
+                    &agent,
+                    "the agent's turn was cancelled while the request waited",
+                );
+                self.handle(Event::Cancel { agent })
             }
+            Command::Restart { agent } => self.handle(Event::Restart { agent }),
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
                 self.cx

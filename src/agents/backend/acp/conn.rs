@@ -343,13 +343,15 @@ impl Conn {
     }
 
     /// Ends the agent: its whole process group and whatever it started.
+    /// It counts as dead from the start, so no turn picks it up while it
+    /// is being ended.
     pub async fn end(&self) {
+        self.die();
         let scope = self.scope.clone();
         let _ = tokio::task::spawn_blocking(move || {
             scope.end(crate::agents::backend::process::STOP_GRACE)
         })
         .await;
-        self.die();
     }
 
     /// Ends the processes of this agent that started after `since` (the
