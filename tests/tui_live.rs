@@ -2,7 +2,8 @@
 //! the agents pane shows each agent's protocol and, while a turn runs, its
 //! running tool call, plan progress and usage; `v` opens one agent's live
 //! view (text, tool calls with diffs, plan, usage), Enter posts the typed
-//! line to it, Esc cancels its turn and then closes the view. A hostile
+//! line to it, Esc cancels its turn (not the agent) and then closes the
+//! view. A hostile
 //! agent's titles never reach the screen's cells as escape sequences, and
 //! a flood of tool calls stays bounded.
 
@@ -351,27 +352,23 @@ fn esc_cancels_the_running_turn_then_closes_the_view() {
     let effects = a.update(key(KeyCode::Esc));
     assert_eq!(
         effects,
-        vec![Effect::Command(Command::Stop {
+        vec![Effect::Command(Command::Cancel {
             agent: "gem".into()
         })]
     );
     assert!(a.live.is_some(), "the first Esc keeps the view open");
     let s = screen(&mut a, 120, 40);
     assert!(s.contains("cancelling gem's turn"), "{s}");
-    a.update(status("gem", AgentStatus::Stopped));
-    // A line typed now reaches the agent and wakes it again.
+    // The turn ends; the agent stays ready, and a line typed now
+    // reaches it (it wakes on its own: no restart).
+    a.update(status("gem", AgentStatus::Idle));
     let mut inputs = typed("try again, smaller");
     inputs.push(key(KeyCode::Enter));
     assert_eq!(
         awtui::tui::drive(&mut a, inputs),
-        vec![
-            Effect::Command(Command::Post {
-                text: "@gem try again, smaller".into()
-            }),
-            Effect::Command(Command::Restart {
-                agent: "gem".into()
-            }),
-        ]
+        vec![Effect::Command(Command::Post {
+            text: "@gem try again, smaller".into()
+        })]
     );
     // No turn runs: Esc closes the view and sends nothing.
     assert!(a.update(key(KeyCode::Esc)).is_empty());
@@ -379,14 +376,14 @@ fn esc_cancels_the_running_turn_then_closes_the_view() {
 }
 
 #[test]
-fn esc_without_a_running_turn_closes_at_once_and_an_agent_stopped_elsewhere_stays_stopped() {
+fn esc_without_a_running_turn_closes_at_once_and_a_stopped_agent_stays_stopped() {
     let mut a = two_agents();
     a.update(ch('j'));
     a.update(ch('v'));
     assert_eq!(a.live.as_ref().unwrap().agent, "cod");
     assert!(a.update(key(KeyCode::Esc)).is_empty());
     assert!(a.live.is_none());
-    // Stopped with `s`, not by the view: a line is posted, no restart.
+    // Stopped with `s`: a line is posted, the agent is not restarted.
     a.update(status("cod", AgentStatus::Stopped));
     a.update(ch('v'));
     let mut inputs = typed("hi");
@@ -409,7 +406,7 @@ fn the_live_command_and_interrupt_name_agents() {
     inputs.push(key(KeyCode::Enter));
     assert_eq!(
         awtui::tui::drive(&mut a, inputs),
-        vec![Effect::Command(Command::Stop {
+        vec![Effect::Command(Command::Cancel {
             agent: "gem".into()
         })]
     );

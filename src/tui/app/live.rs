@@ -36,25 +36,22 @@ impl App {
         let Some(agent) = self.target_agent(target, "interrupt") else {
             return Vec::new();
         };
-        if !self.row(&agent).is_some_and(AgentRow::working) {
+        if !self.row(&agent).is_some_and(|r| r.status.in_turn()) {
             if in_view {
                 self.live = None;
                 return Vec::new();
             }
             return self.refuse(format!("interrupt: {agent} has no turn running"));
         }
-        if let Some(view) = self.live.as_mut().filter(|l| l.agent == agent) {
-            view.cancelled = true;
-        }
         self.info(format!(
-            "cancelling {agent}'s turn; type to it here to wake it again (or restart it)"
+            "cancelling {agent}'s turn; it stays ready for the next message"
         ));
-        cancel_turn(agent)
+        vec![Effect::Command(Command::Cancel { agent })]
     }
 
     /// Enter in the live view: posts the line to the channel addressed to
-    /// the view's agent, as the command bar posts `@agent text`; an agent
-    /// whose turn this view cancelled is let work again after it.
+    /// the view's agent, as the command bar posts `@agent text` (it wakes
+    /// the agent, which goes on with its conversation).
     fn live_send(&mut self, line: String) -> Vec<Effect> {
         let Some(view) = self.live.as_mut() else {
             return Vec::new();
@@ -64,23 +61,19 @@ impl App {
         }
         view.scroll = None;
         let agent = view.agent.clone();
-        let cancelled_here = std::mem::take(&mut view.cancelled);
         let stopped = self
             .row(&agent)
             .is_some_and(|r| r.status == AgentStatus::Stopped);
-        let mut effects = self.send(agent.clone(), line);
+        let effects = self.send(agent.clone(), line);
         if effects.is_empty() {
             return effects;
         }
-        match (stopped, cancelled_here) {
-            (true, true) => {
-                self.info(format!("sent to {agent}; waking it again"));
-                effects.push(Effect::Command(Command::Restart { agent }));
-            }
-            (true, false) => self.info(format!(
+        if stopped {
+            self.info(format!(
                 "sent; {agent} is stopped: it reads the message once restarted (/restart {agent})"
-            )),
-            (false, _) => self.info(format!("sent to {agent}")),
+            ));
+        } else {
+            self.info(format!("sent to {agent}"));
         }
         effects
     }
@@ -114,13 +107,4 @@ impl App {
             BarEvent::Consumed | BarEvent::NotConsumed => Vec::new(),
         })
     }
-}
-
-/// What cancels an agent's running turn. The engine has no command that
-/// ends the turn alone: `Stop` ends it (over ACP: `session/cancel`, the
-/// agent's process and session stay up) and also marks the agent stopped,
-/// so the live view wakes it again with the next line typed there
-/// (`Restart`).
-fn cancel_turn(agent: String) -> Vec<Effect> {
-    vec![Effect::Command(Command::Stop { agent })]
 }

@@ -46,9 +46,6 @@ pub struct LiveView {
     pub input: CommandBar,
     /// The first body row shown; `None` follows the end.
     pub scroll: Option<usize>,
-    /// Whether this view stopped the agent's turn (it is then woken again
-    /// by the next line typed here).
-    pub cancelled: bool,
     /// Body rows and rows shown, as last drawn.
     drawn: Window,
 }
@@ -60,7 +57,6 @@ impl LiveView {
             agent,
             input: CommandBar::default(),
             scroll: None,
-            cancelled: false,
             drawn: Window::default(),
         }
     }
