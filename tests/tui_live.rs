@@ -189,7 +189,9 @@ fn screen(app: &mut App, w: u16, h: u16) -> String {
     text(&render(app, w, h))
 }
 
-/// No cell holds a control character (ESC, BEL, CSI, BS…).
+/// No cell holds a control character (ESC, BEL, CSI, BS…), and no
+/// remnant of an escape sequence shows (the whole sequence is removed,
+/// not only its ESC).
 fn assert_clean(buf: &Buffer) {
     for cell in buf.content() {
         assert!(
@@ -198,6 +200,10 @@ fn assert_clean(buf: &Buffer) {
             cell.symbol(),
             text(buf)
         );
+    }
+    let shown = text(buf);
+    for remnant in ["52;c;", "[2J", "[?1049", "31m"] {
+        assert!(!shown.contains(remnant), "{remnant:?} drawn:\n{shown}");
     }
 }
 
