@@ -691,7 +691,11 @@ impl Driver {
             return;
         };
         let backend = crate::agents::backend::backend_for(def.backend);
-        if backend.workdir_config().is_some()
+        // Over ACP the servers come in `session/new`: no project file.
+        let headless = crate::agents::backend::acp::drive(&def, &self.cx.workflow.base_dir)
+            != Ok(crate::agents::backend::acp::Drive::Acp);
+        if headless
+            && backend.workdir_config().is_some()
             && !self.prepared_workdirs.contains(&def.backend)
             && let Some(mcp) = &self.cx.mcp
         {
@@ -722,8 +726,10 @@ impl Driver {
                 through: *last,
             });
         }
-        let tool_lists_at_start = (backend.lists_tools_at_start() && self.cx.mcp.is_some())
-            .then(|| self.cx.context.tool_lists(&agent));
+        // A warm ACP agent listed its tools once, when its session began.
+        let tool_lists_at_start =
+            (backend.lists_tools_at_start() && headless && self.cx.mcp.is_some())
+                .then(|| self.cx.context.tool_lists(&agent));
         // Started on a blocking thread; the loop hears of it as `Launched`.
         self.launching
             .insert(agent.clone(), Launching { turn, stop: false });
