@@ -75,6 +75,9 @@ struct Sink {
     over: CancellationToken,
     /// Calls refused by the agent's standing permissions.
     refused: Vec<String>,
+    /// Whether a person, a rule or the standing permissions said no to
+    /// a call in this turn (an agent may end its turn `cancelled` then).
+    denied: bool,
 }
 
 /// A live agent process speaking ACP.
@@ -276,6 +279,13 @@ impl Conn {
         let _ = self.out.send(wire::notification(method, params));
     }
 
+    /// Records that a call of this turn was denied.
+    fn mark_denied(&self) {
+        if let Some(s) = lock(&self.sink).as_mut() {
+            s.denied = true;
+        }
+    }
+
     /// Adds a note for the next prompt.
     pub fn add_note(&self, note: String) {
         lock(&self.notes).push(note);
@@ -303,6 +313,7 @@ impl Conn {
             fold: TurnFold::default(),
             over: over.clone(),
             refused: Vec::new(),
+            denied: false,
         });
         let params = json!({
             "sessionId": session,
@@ -397,10 +408,14 @@ impl Conn {
 
     /// Ends the turn's bookkeeping: the fold (answer, usage, calls) and
     /// the calls refused by standing permissions.
-    pub fn finish_turn(&self) -> Option<(TurnFold, Vec<String>)> {
+    pub fn finish_turn(&self) -> Option<TurnEnd> {
         lock(&self.sink).take().map(|s| {
             s.over.cancel();
-            (s.fold, s.refused)
+            TurnEnd {
+                fold: s.fold,
+                refused: s.refused,
+                denied: s.denied,
+            }
         })
     }
 
@@ -505,6 +520,7 @@ impl Conn {
                     return outcome(None);
                 }
                 if decision.verdict != Verdict::Allow {
+                    self.mark_denied();
                     lock(&self.notes).push(format!(
                         "{} (your request to run {} {:?})",
                         decision.message(),
@@ -520,12 +536,24 @@ impl Conn {
                     && let Some(s) = lock(&self.sink).as_mut()
                 {
                     s.refused.push(tool);
+                    s.denied = true;
                 }
                 verdict
             }
         };
         outcome(ask.option_for(verdict))
     }
+}
+
+/// A turn's bookkeeping at its end.
+#[derive(Debug, Default)]
+pub struct TurnEnd {
+    /// Its text, calls and usage.
+    pub fold: TurnFold,
+    /// The calls the standing permissions refused.
+    pub refused: Vec<String>,
+    /// Whether any call was denied.
+    pub denied: bool,
 }
 
 /// How a prompt ended.

@@ -57,6 +57,10 @@ pub struct AcpProgram {
     /// Whether the agent leaves a cancelled turn's commands running
     /// (codex-acp does): awtui then ends what the turn started.
     pub leaves_commands_on_cancel: bool,
+    /// When the agent's `model:` is set on the session
+    /// (`session/set_model`) rather than by a flag: the provider prefix to
+    /// take off it (`openai/`).
+    pub session_model: Option<&'static str>,
 }
 
 /// No preferred modes.
@@ -284,7 +288,11 @@ async fn turn(
     if let PromptEnd::Answered(result) = &end {
         conn.prompt_usage(result);
     }
-    let (fold, refused) = conn.finish_turn().unwrap_or_default();
+    let conn::TurnEnd {
+        fold,
+        refused,
+        denied,
+    } = conn.finish_turn().unwrap_or_default();
     let (answer, truncated) = fold.answer();
     let mut outcome = TurnOutcome {
         answer: (!answer.is_empty()).then(|| answer.to_string()),
@@ -302,6 +310,9 @@ async fn turn(
                 .unwrap_or("end_turn")
             {
                 "refusal" => Some("the model refused to go on".to_string()),
+                // Codex ends its turn so when a call was denied: the turn
+                // is over, not failed (the reason goes with the next prompt).
+                "cancelled" if denied => None,
                 "cancelled" => Some("the agent cancelled the turn".to_string()),
                 _ => None,
             }
@@ -378,6 +389,7 @@ async fn session(
         match loaded {
             Ok(result) => {
                 set_mode(conn, id, &result, req.permissions, acp).await;
+                set_model(conn, id, &result, req, acp).await;
                 *conn.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.to_string());
                 return Ok((id.to_string(), None));
             }
@@ -404,9 +416,43 @@ async fn session(
     };
     let id = updates::short(id);
     set_mode(conn, &id, &made, req.permissions, acp).await;
+    set_model(conn, &id, &made, req, acp).await;
     *conn.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
     conn.fresh.store(true, std::sync::atomic::Ordering::Relaxed);
     Ok((id, note))
+}
+
+/// Sets the agent's `model:` on the session, for agents that take it
+/// there, when it is not the current one.
+async fn set_model(
+    conn: &Arc<Conn>,
+    session: &str,
+    result: &Value,
+    req: &TurnRequest,
+    acp: AcpProgram,
+) {
+    let Some(prefix) = acp.session_model else {
+        return;
+    };
+    let Some(model) = super::invocation::cli_model(req, Some(prefix)) else {
+        return;
+    };
+    let current = result
+        .pointer("/models/currentModelId")
+        .and_then(Value::as_str);
+    if current == Some(model.as_str()) {
+        return;
+    }
+    let set = conn
+        .call(
+            "session/set_model",
+            json!({"sessionId": session, "modelId": model}),
+            Some(SETUP_WAIT),
+        )
+        .await;
+    if let Err(e) = set {
+        tracing::warn!("acp: could not set model {model}: {e}");
+    }
 }
 
 /// Switches the session to the mode that matches `permissions`, when the
@@ -544,6 +590,7 @@ impl Backend for Acp {
             hint: "check the agent's 'command:' (a relative path is taken from the workflow's folder)",
             modes: generic_modes,
             leaves_commands_on_cancel: false,
+            session_model: None,
         })
     }
 
