@@ -297,6 +297,9 @@ fn context_false_gives_agents_no_channel_to_wake_each_other() {
 
 /// A workflow whose `a` runs on a fake CLI (`backend`, its program
 /// `program`); `env` lines are added to the agent's `env:`.
+/// A workflow with one agent `a` of `backend`, whose CLI `program` is the
+/// headless fake (`protocol: headless`: gemini and opencode would run
+/// over ACP by default, claude and codex when their adapter is on PATH).
 fn fake_cli_workflow(w: &World, backend: &str, program: &str, env: &str) {
     let bin = w.dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -305,7 +308,7 @@ fn fake_cli_workflow(w: &World, backend: &str, program: &str, env: &str) {
     std::fs::write(
         w.dir.join("cc.yaml"),
         format!(
-            "agents:\n  a:\n    backend: {backend}\n    model: m\n    env:\n      PATH: \"{}:{}\"\n{env}kickoff: \"@a go\"\n",
+            "agents:\n  a:\n    backend: {backend}\n    model: m\n    protocol: headless\n    env:\n      PATH: \"{}:{}\"\n{env}kickoff: \"@a go\"\n",
             bin.display(),
             std::env::var("PATH").unwrap(),
         ),
