@@ -363,9 +363,9 @@ fn assert_inert(b: &Browser) {
 
 /// Issue 35: the live view of a hostile ACP agent shows its tool call's
 /// title, file and diff preview, its plan and its streamed text exactly as
-/// text (markup never parsed, escapes gone); a line typed there reaches
-/// the channel addressed to the agent; Esc cancels its turn over ACP
-/// (`session/cancel`); typing again lets it work again, and the Cancel
+/// text (markup never parsed, escapes gone); Esc cancels its turn over
+/// ACP (`session/cancel`) and leaves it idle; a line typed there reaches
+/// the channel addressed to it and wakes the same process, and the Cancel
 /// button cancels that turn too.
 #[test]
 fn the_live_view_shows_a_hostile_agents_structure_inert_types_to_it_and_cancels() {
@@ -396,39 +396,47 @@ fn the_live_view_shows_a_hostile_agents_structure_inert_types_to_it_and_cancels(
            && document.getElementById('live-proto').textContent === 'acp'",
     );
     assert_inert(&b);
-    // A line to the agent: in the channel, addressed to it.
-    let input = b.wait_element("#live-input");
-    b.type_into(&input, "<b>hi</b> please wrap up\n");
-    wait_for("the line in the channel", || {
-        w.channel("default")
-            .iter()
-            .any(|m| m["from"] == "user" && m["message"] == "@coder <b>hi</b> please wrap up")
-            .then_some(())
-    });
-    // Esc cancels the running turn: ACP's session/cancel reaches the agent.
+    // Esc cancels the running turn, not the agent: ACP's session/cancel
+    // reaches it, and it stays runnable.
     b.press("\u{E00C}");
     wait_for("session/cancel at the agent", || {
         (acp_live_support::count(&log, "session/cancel") == 1).then_some(())
     });
     b.wait_script(
-        "the agent stopped",
-        "return document.getElementById('live-status').textContent === 'stopped'",
+        "the agent idle after its cancelled turn",
+        "return document.getElementById('live-status').textContent === 'idle'",
     );
-    // Typing again lets it work again; its new turn is cancelled from the button.
+    // A line to the agent: in the channel, addressed to it; it wakes the
+    // agent (the same process and session), whose turn the button cancels.
     let prompts = acp_live_support::count(&log, "session/prompt");
     let input = b.wait_element("#live-input");
-    b.type_into(&input, "go on\n");
+    b.type_into(&input, "<b>hi</b> go on\n");
+    wait_for("the line in the channel", || {
+        w.channel("default")
+            .iter()
+            .any(|m| m["from"] == "user" && m["message"] == "@coder <b>hi</b> go on")
+            .then_some(())
+    });
     wait_for("a new turn", || {
         (acp_live_support::count(&log, "session/prompt") > prompts).then_some(())
     });
+    assert_eq!(
+        acp_live_support::count(&log, "initialize"),
+        1,
+        "the agent was started again"
+    );
     b.wait_script(
-        "the new turn's call",
-        "return document.getElementById('live-status').textContent !== 'stopped' && !!document.querySelector('#live-calls .call')",
+        "the new turn running",
+        "return document.getElementById('live-status').textContent !== 'idle' && !!document.querySelector('#live-calls .call')",
     );
     b.click(&b.wait_element("#live-cancel"));
     wait_for("a second session/cancel", || {
         (acp_live_support::count(&log, "session/cancel") == 2).then_some(())
     });
+    b.wait_script(
+        "the agent idle again",
+        "return document.getElementById('live-status').textContent === 'idle'",
+    );
     assert_inert(&b);
 }
 

@@ -727,10 +727,9 @@ impl Driver {
             });
         }
         // A warm ACP agent listed its tools once, when its session began.
-        let tool_lists_at_start = (backend.lists_tools_at_start()
-            && headless
-            && self.cx.mcp.is_some())
-            .then(|| self.cx.context.tool_lists(&agent));
+        let tool_lists_at_start =
+            (backend.lists_tools_at_start() && headless && self.cx.mcp.is_some())
+                .then(|| self.cx.context.tool_lists(&agent));
         // Started on a blocking thread; the loop hears of it as `Launched`.
         self.launching
             .insert(agent.clone(), Launching { turn, stop: false });

@@ -478,11 +478,12 @@ async function sendLive(e) {
   if (ok) input.value = '';
 }
 
-// Cancels the agent's current turn (for an ACP agent: session/cancel).
+// Cancels the agent's current turn, not the agent (for an ACP agent:
+// session/cancel; it keeps its conversation and works on when typed to).
 function cancelLive() {
   const a = liveAgent();
   if (!a || !S.current) return;
-  act(S.current, {action: 'stop', agent: a.name}).then((ok) => { if (ok) toast('Cancelled @' + a.name + "'s turn"); });
+  act(S.current, {action: 'cancel', agent: a.name}).then((ok) => { if (ok) toast('Cancelled @' + a.name + "'s turn"); });
 }
 
 function renderAgents() {
