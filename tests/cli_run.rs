@@ -296,10 +296,9 @@ fn context_false_gives_agents_no_channel_to_wake_each_other() {
 }
 
 /// A workflow whose `a` runs on a fake CLI (`backend`, its program
-/// `program`); `env` lines are added to the agent's `env:`.
-/// A workflow with one agent `a` of `backend`, whose CLI `program` is the
-/// headless fake (`protocol: headless`: gemini and opencode would run
-/// over ACP by default, claude and codex when their adapter is on PATH).
+/// `program`), headless (`protocol: headless`: gemini and opencode would
+/// run over ACP by default, claude and codex when their adapter is on
+/// PATH); `env` lines are added to the agent's `env:`.
 fn fake_cli_workflow(w: &World, backend: &str, program: &str, env: &str) {
     let bin = w.dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
