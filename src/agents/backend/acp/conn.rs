@@ -235,8 +235,7 @@ impl Conn {
         params: Value,
         wait: Option<Duration>,
     ) -> Result<Value, ConnError> {
-        let (id, rx) = self.send_request(method, params);
-        let _ = id;
+        let (_, rx) = self.send_request(method, params);
         let answered = async {
             tokio::select! {
                 r = rx => r.map_err(|_| ConnError::Gone(self.ended())),
@@ -382,9 +381,13 @@ impl Conn {
         .await;
     }
 
-    /// The processes of this agent now.
-    pub fn members(&self) -> Vec<u32> {
-        self.scope.members().iter().map(|p| p.pid).collect()
+    /// The processes of this agent now (read from `/proc` on a blocking
+    /// thread).
+    pub async fn members(&self) -> Vec<u32> {
+        let scope = self.scope.clone();
+        tokio::task::spawn_blocking(move || scope.members().iter().map(|p| p.pid).collect())
+            .await
+            .unwrap_or_default()
     }
 
     /// Ends the turn's bookkeeping: the fold (answer, usage, calls) and

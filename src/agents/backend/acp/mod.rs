@@ -267,7 +267,7 @@ async fn turn(
     notes.extend(loaded_note);
     let text = prompt_text(req, first, &notes);
     let before = if acp.leaves_commands_on_cancel {
-        conn.members()
+        conn.members().await
     } else {
         Vec::new()
     };
