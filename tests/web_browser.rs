@@ -396,6 +396,14 @@ fn the_live_view_shows_a_hostile_agents_structure_inert_types_to_it_and_cancels(
            && document.getElementById('live-proto').textContent === 'acp'",
     );
     assert_inert(&b);
+    if let Some(dir) = std::env::var_os("AWTUI_WEB_SCREENSHOTS") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            std::path::Path::new(&dir).join("web-live.png"),
+            b.screenshot(),
+        )
+        .unwrap();
+    }
     // Esc cancels the running turn, not the agent: ACP's session/cancel
     // reaches it, and it stays runnable.
     b.press("\u{E00C}");
