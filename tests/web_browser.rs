@@ -327,6 +327,14 @@ fn screenshots_at_phone_and_desktop_sizes() {
 
 /// Opens `agent`'s live view from its card in the agents tab.
 fn open_live(b: &Browser, agent: &str) {
+    // The instance opens once its state came (its tabs are hidden before).
+    b.wait_element("#instances .inst.on");
+    b.wait_script(
+        "the instance shown with its agents",
+        &format!(
+            "return !document.getElementById('instance').hidden && !!document.querySelector('#agents li[data-agent={agent}]')"
+        ),
+    );
     b.click(&b.wait_element("#tabs button[data-tab=agents]"));
     b.click(&b.wait_element(&format!("#agents li[data-agent={agent}] .open-live")));
     b.wait_script(

@@ -8,6 +8,7 @@ const S = {
   whole: new Map(),  // 'instance:id' -> a shortened message read whole ("show all")
   liveAgent: null,   // whose live view is open
   dirty: new Set(),  // agents whose card (and live view) wait to be drawn again
+  drawing: false,    // a redraw is scheduled for the next frame
 };
 
 // As many tool calls and as much text as the server keeps of a turn
@@ -448,8 +449,10 @@ function foldLive(a, part) {
 // updates a second).
 function redraw(name) {
   S.dirty.add(name);
-  if (S.dirty.size > 1) return;
+  if (S.drawing) return;
+  S.drawing = true;
   requestAnimationFrame(() => {
+    S.drawing = false;
     const names = [...S.dirty];
     S.dirty.clear();
     if (!S.state) return;
