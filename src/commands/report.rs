@@ -164,21 +164,47 @@ pub const PLAN_SHOWN: usize = 50;
 /// How much of one diff's preview the outputs show, in bytes.
 pub const PREVIEW_SHOWN: usize = 4096;
 
-/// An agent's live view as `list --json`, `run --json` and the web page
-/// show it: whatever an agent sends (a flood of calls, of files, of
-/// diffs), at most [`CALLS_SHOWN`] calls of at most [`DIFFS_SHOWN`]
-/// diffs and [`LOCATIONS_SHOWN`] files, previews cut at
-/// [`PREVIEW_SHOWN`] bytes. The texts stay as the agent's (made safe for
-/// a terminal by the backend); a page puts them in as text only.
+/// What one agent's live view may weigh as JSON in `list --json` and
+/// `run --json`.
+pub const LIVE_BUDGET: usize = 256 * 1024;
+
+/// An agent's live view as `list --json` and `run --json` show it:
+/// whatever an agent sends (a flood of calls, of files, of diffs), at
+/// most [`CALLS_SHOWN`] calls of at most [`DIFFS_SHOWN`] diffs and
+/// [`LOCATIONS_SHOWN`] files, previews cut at [`PREVIEW_SHOWN`] bytes,
+/// within [`LIVE_BUDGET`] bytes. The texts stay as the agent's (made safe
+/// for a terminal by the backend); a page puts them in as text only.
 pub fn shown(live: &AgentLive) -> AgentLive {
-    let skip = live.calls.len().saturating_sub(CALLS_SHOWN);
-    let calls = live.calls[skip..].iter().map(shown_call).collect();
-    AgentLive {
-        text: text_end(&live.text),
-        calls,
+    shown_within(live, LIVE_BUDGET)
+}
+
+/// [`shown`] within `budget` bytes of JSON (about: the calls that fit,
+/// newest first, after the text, the plan and the usage, and at least the
+/// newest call with the diffs that fit; the text is cut to a quarter of
+/// the budget first when it would take more).
+pub fn shown_within(live: &AgentLive, budget: usize) -> AgentLive {
+    use crate::vocab::pages::{json_len, within_budget};
+    let mut out = AgentLive {
+        text: tail(&live.text, crate::vocab::live::TEXT_KEPT.min(budget / 4)),
+        calls: Vec::new(),
         plan: shown_plan(&live.plan),
         usage: live.usage,
+    };
+    let left = budget.saturating_sub(json_len(&out));
+    let newest_first = live.calls.iter().rev().take(CALLS_SHOWN).map(shown_call);
+    out.calls = within_budget(newest_first, left, |c| json_len(c) + 1);
+    if out.calls.is_empty()
+        && let Some(newest) = live.calls.last()
+    {
+        // Not even the newest call fits whole: it goes out with the diffs
+        // (then the files) that fit.
+        let mut c = shown_call(newest);
+        while json_len(&c) > left && c.diffs.pop().is_some() {}
+        while json_len(&c) > left && c.locations.pop().is_some() {}
+        out.calls.push(c);
     }
+    out.calls.reverse();
+    out
 }
 
 /// One tool call as the outputs show it (see [`shown`]).
@@ -199,7 +225,11 @@ pub fn shown_plan(plan: &[PlanEntry]) -> Vec<PlanEntry> {
 
 /// The newest [`crate::vocab::live::TEXT_KEPT`] bytes of `text`.
 pub fn text_end(text: &str) -> String {
-    let kept = crate::vocab::live::TEXT_KEPT;
+    tail(text, crate::vocab::live::TEXT_KEPT)
+}
+
+/// The newest `kept` bytes of `text` (starting on a character).
+fn tail(text: &str, kept: usize) -> String {
     let mut cut = text.len().saturating_sub(kept);
     while !text.is_char_boundary(cut) {
         cut += 1;
@@ -391,7 +421,7 @@ mod tests {
                 ..ToolCallView::default()
             });
         }
-        let s = shown(&live);
+        let s = shown_within(&live, usize::MAX);
         assert_eq!(s.calls.len(), CALLS_SHOWN);
         assert_eq!(s.calls.last().unwrap().title, "call 9999");
         for c in &s.calls {
@@ -399,7 +429,13 @@ mod tests {
             assert_eq!(c.diffs.len(), DIFFS_SHOWN);
             assert!(c.diffs.iter().all(|d| d.preview.len() <= PREVIEW_SHOWN));
         }
-        assert!(serde_json::to_string(&s).unwrap().len() < 2 * 1024 * 1024);
+        let s = shown(&live);
+        assert!(serde_json::to_string(&s).unwrap().len() <= LIVE_BUDGET);
+        // The newest that fit, in order.
+        assert_eq!(s.calls.last().unwrap().title, "call 9999");
+        let small = shown_within(&live, 64 * 1024);
+        assert!(serde_json::to_string(&small).unwrap().len() <= 64 * 1024);
+        assert!(!small.calls.is_empty() && small.calls.len() < s.calls.len());
     }
 
     #[test]

@@ -17,7 +17,7 @@
 
 use serde_json::{Value, json};
 
-use crate::commands::report::{shown, shown_call, shown_plan, text_end};
+use crate::commands::report::{shown_call, shown_plan, shown_within, text_end};
 use crate::protocols::Annotations;
 use crate::protocols::aop::Segment;
 use crate::vocab::BackendEvent;
@@ -91,10 +91,17 @@ pub fn message(entry: &ChannelEntry, annotations: &Annotations, cut: Cut) -> Val
     })
 }
 
+/// What the live views of an instance's agents may weigh together in the
+/// page's first load (within the page's budget, beside the messages).
+pub const LIVES_BUDGET: usize = 384 * 1024;
+/// What one agent's live view may weigh in the first load however many
+/// agents there are.
+pub const LIVE_FLOOR: usize = 4 * 1024;
+
 /// An agent's row: status (text and class), counters, where it runs, how
 /// awtui talks to it (`protocol`) and its current turn as it goes
-/// (`live`: text, tool calls, plan, usage; bounded).
-pub fn agent(a: &AgentSnapshot) -> Value {
+/// (`live`: text, tool calls, plan, usage) within `budget` bytes of JSON.
+pub fn agent(a: &AgentSnapshot, budget: usize) -> Value {
     json!({
         "name": a.name,
         "backend": a.backend,
@@ -104,7 +111,7 @@ pub fn agent(a: &AgentSnapshot) -> Value {
         "metrics": a.metrics,
         "place": a.place,
         "protocol": a.protocol,
-        "live": shown(&a.live),
+        "live": shown_within(&a.live, budget),
     })
 }
 
@@ -182,11 +189,12 @@ pub fn state(id: &str, s: &Snapshot) -> Value {
     let mut messages = within_budget(newest_first, MESSAGES_BUDGET, json_len);
     let left_out = s.left_out + (s.messages.len() - messages.len());
     messages.reverse();
+    let live_share = (LIVES_BUDGET / s.agents.len().max(1)).max(LIVE_FLOOR);
     json!({
         "id": id,
         "instance": s.instance,
         "workflow": s.workflow,
-        "agents": s.agents.iter().map(agent).collect::<Vec<_>>(),
+        "agents": s.agents.iter().map(|a| agent(a, live_share)).collect::<Vec<_>>(),
         "messages": messages,
         "left_out": left_out,
         "total_messages": s.total_messages,
@@ -355,6 +363,31 @@ mod tests {
         .unwrap();
         assert_eq!(started["text"], "calling Edit");
         assert_eq!(started["live"], Value::Null);
+        // An agent's row in the first load keeps its live view within its
+        // share, however heavy.
+        let mut live = crate::vocab::live::AgentLive::default();
+        for i in 0..100 {
+            let mut heavy = v["live"]["call"].clone();
+            heavy["id"] = json!(i.to_string());
+            live.apply(&BackendEvent::Tool {
+                call: serde_json::from_value(heavy).unwrap(),
+            });
+        }
+        let row = agent(
+            &AgentSnapshot {
+                place: String::new(),
+                protocol: "acp".into(),
+                live,
+                name: "coder".into(),
+                backend: "acp".into(),
+                model: None,
+                status: AgentStatus::Idle,
+                metrics: Default::default(),
+            },
+            LIVES_BUDGET / 20,
+        );
+        assert!(row["live"].to_string().len() <= LIVES_BUDGET / 20);
+        assert!(!row["live"]["calls"].as_array().unwrap().is_empty());
         // Nothing to show: no event.
         assert!(
             event(&EngineEvent::Activity {
