@@ -7,7 +7,8 @@
 //! cannot post.
 //!
 //! With `AWTUI_WEB_SCREENSHOTS=<folder>`, `screenshots_at_phone_and_desktop_sizes`
-//! writes `web-phone.png` (390×844) and `web-desktop.png` (1280×800) there
+//! writes `web-phone.png` (390×844), `web-desktop.png` (1280×800) and
+//! `web-live.png` (one ACP agent's live view, 1280×800) there
 //! (`scripts/screenshots/web.sh`).
 
 mod acp_live_support;
@@ -323,6 +324,22 @@ fn screenshots_at_phone_and_desktop_sizes() {
     );
     std::fs::write(dir.join("web-desktop.png"), b.screenshot()).unwrap();
     drop(log);
+    // One ACP agent's live view mid-turn: its edit with the diff, its
+    // plan, its usage.
+    let mut w = World::new();
+    acp_live_support::acp_workflow(&w, "acp.yaml", &[acp_live_support::edit_turn(true)]);
+    w.start_background("acp.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    web.instance_id("default");
+    let b = Browser::start(1280, 800);
+    b.go(&web.link());
+    open_live(&b, "coder");
+    b.wait_script(
+        "the edit, the plan and the usage",
+        "return !!document.querySelector('#live-calls .call pre') && document.querySelectorAll('#live-plan li').length === 2 \
+         && document.getElementById('live-usage').textContent.includes('$0.0500')",
+    );
+    std::fs::write(dir.join("web-live.png"), b.screenshot()).unwrap();
 }
 
 /// Opens `agent`'s live view from its card in the agents tab.
@@ -404,14 +421,6 @@ fn the_live_view_shows_a_hostile_agents_structure_inert_types_to_it_and_cancels(
            && document.getElementById('live-proto').textContent === 'acp'",
     );
     assert_inert(&b);
-    if let Some(dir) = std::env::var_os("AWTUI_WEB_SCREENSHOTS") {
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            std::path::Path::new(&dir).join("web-live.png"),
-            b.screenshot(),
-        )
-        .unwrap();
-    }
     // Esc cancels the running turn, not the agent: ACP's session/cancel
     // reaches it, and it stays runnable.
     b.press("\u{E00C}");
