@@ -1,5 +1,5 @@
 //! A workflow with one `backend: acp` agent `coder` played by the scripted
-//! fake `tests/fakes/acp_live_agent.py` (its turns: the updates it sends,
+//! fake `tests/fakes/acp_scripted_agent.py` (its turns: the updates it sends,
 //! a flood of tool calls, whether it holds the prompt until a cancel),
 //! for the tests of the live structure in `list --json`, `run --json`
 //! and the web page.
@@ -82,7 +82,7 @@ pub fn flood_turn(hold: bool) -> Value {
 /// where the fake logs every method it gets.
 pub fn acp_workflow(w: &World, file: &str, turns: &[Value]) -> PathBuf {
     need_python();
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/acp_live_agent.py");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/acp_scripted_agent.py");
     let script = w.dir.join(format!("{file}.turns.json"));
     std::fs::write(&script, Value::Array(turns.to_vec()).to_string()).unwrap();
     let log = w.dir.join(format!("{file}.methods.log"));
