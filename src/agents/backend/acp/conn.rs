@@ -32,11 +32,10 @@ use super::updates::TurnFold;
 use super::wire::{self, Incoming, RpcError};
 use crate::agents::backend::capped::{LineSplitter, OUTPUT_CAP};
 use crate::agents::backend::contain::Scope;
-use crate::agents::backend::invocation::Invocation;
 use crate::agents::backend::process::{TURN_VAR, collect_stderr, next_turn_mark};
 use crate::agents::backend::turn::TurnUpdate;
 use crate::agents::backend::{BackendError, BackendEvent};
-use crate::agents::runtime::{Runtime, spawner};
+use crate::agents::runtime::{Launch, spawner};
 use crate::approvals::{Approvals, Verdict};
 use crate::workflow::Permissions;
 
@@ -117,17 +116,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Conn {
-    /// Starts the agent's process where `runtime` runs it, with its
-    /// stderr appended to `log`.
-    pub fn spawn(
-        inv: Invocation,
-        host: Host,
-        log: PathBuf,
-        hint: &str,
-        runtime: &dyn Runtime,
-    ) -> Result<Arc<Conn>, BackendError> {
-        let name = inv.program.clone();
-        let launch = runtime.prepare(inv, hint)?;
+    /// Starts the agent's process as `launch` says (its runtime made it
+    /// ready), with its stderr appended to `log`.
+    pub fn spawn(launch: &Launch, host: Host, log: PathBuf) -> Result<Arc<Conn>, BackendError> {
+        let name = launch.program.display().to_string();
         if let Some(parent) = log.parent() {
             std::fs::create_dir_all(parent).map_err(|source| BackendError::Io {
                 path: parent.to_path_buf(),

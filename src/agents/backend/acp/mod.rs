@@ -35,7 +35,7 @@ use super::invocation::{
 use super::outcome::TurnOutcome;
 use super::turn::{RunningTurn, TurnUpdate};
 use super::{Backend, BackendError, BackendEvent, TurnRequest, backend_for, find_executable};
-use crate::agents::runtime::Runtime;
+use crate::agents::runtime::{Launch, Runtime};
 use crate::workflow::{
     AgentDef, AgentProtocol, BackendKind, HostChoice, McpTransport, Permissions,
 };
@@ -212,9 +212,44 @@ pub async fn end_all_under(root: &Path) {
     }
 }
 
+/// Each agent's turns, one at a time: a wake right after a cancel waits
+/// until the cancelled prompt has ended (or its agent was ended), so two
+/// prompts never share one connection's turn state.
+fn turn_lock(key: &Path) -> Arc<tokio::sync::Mutex<()>> {
+    static LOCKS: std::sync::OnceLock<Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>> =
+        std::sync::OnceLock::new();
+    LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(key.to_path_buf())
+        .or_default()
+        .clone()
+}
+
+/// The live agent of `key`, or a new process started from `launch`.
+fn connect(
+    key: &Path,
+    launch: &Launch,
+    host: &Host,
+    log: &Path,
+) -> Result<Arc<Conn>, BackendError> {
+    if let Some(c) = live_conn(key) {
+        return Ok(c);
+    }
+    let c = Conn::spawn(launch, host.clone(), log.to_path_buf())?;
+    live()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key.to_path_buf(), c.clone());
+    Ok(c)
+}
+
 /// Starts one turn of an agent over ACP: its live process (started now
 /// if it has none), its session (made, or loaded after a restart), one
-/// prompt. `inv` starts the process when there is none.
+/// prompt. `inv` starts the process when there is none (made ready by the
+/// runtime every turn, so a process that died while the previous turn
+/// ended can be replaced).
 pub fn start(
     req: TurnRequest,
     inv: Invocation,
@@ -223,32 +258,36 @@ pub fn start(
     runtime: &dyn Runtime,
 ) -> Result<RunningTurn, BackendError> {
     let key = req.state_dir.clone();
-    let conn = match live_conn(&key) {
-        Some(c) => c,
-        None => {
-            let host = Host {
-                agent: req.agent.clone(),
-                permissions: req.permissions,
-                workspace: req.workdir.clone(),
-                approvals,
-            };
-            let log = req.state_dir.join("stderr.log");
-            let c = Conn::spawn(inv, host, log, acp.hint, runtime)?;
-            live()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.clone(), c.clone());
-            c
-        }
+    let launch = runtime.prepare(inv, acp.hint)?;
+    let host = Host {
+        agent: req.agent.clone(),
+        permissions: req.permissions,
+        workspace: req.workdir.clone(),
+        approvals,
     };
+    let log = req.state_dir.join("stderr.log");
+    let first = connect(&key, &launch, &host, &log)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = oneshot::channel();
-    let pid = conn.pid;
+    let pid = first.pid;
     tokio::spawn(async move {
-        let outcome = turn(&conn, &req, acp, &tx, stop_rx).await;
-        if conn.is_dead() {
-            forget(&key, &conn);
-        }
+        let lock = turn_lock(&key);
+        let _one_at_a_time = lock.lock().await;
+        // The previous turn may have ended the agent meanwhile.
+        let conn = match first.is_dead() {
+            false => Ok(first),
+            true => connect(&key, &launch, &host, &log),
+        };
+        let outcome = match conn {
+            Ok(conn) => {
+                let outcome = turn(&conn, &req, acp, &tx, stop_rx).await;
+                if conn.is_dead() {
+                    forget(&key, &conn);
+                }
+                outcome
+            }
+            Err(e) => failed(e.to_string(), req.session_id.clone()),
+        };
         let _ = tx.send(TurnUpdate::Done(outcome));
     });
     Ok(RunningTurn::new(Some(pid), rx, stop_tx))
