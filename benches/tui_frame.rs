@@ -155,6 +155,8 @@ fn app(size: Size) -> App {
             .enumerate()
             .map(|(k, a)| AgentSnapshot {
                 place: String::new(),
+                protocol: String::new(),
+                live: Default::default(),
                 name: a.clone(),
                 backend: "claude".into(),
                 model: Some("sonnet".into()),

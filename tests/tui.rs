@@ -51,6 +51,8 @@ fn message(e: ChannelEntry) -> MessageSnapshot {
 fn agent(name: &str, status: AgentStatus, metrics: AgentMetrics) -> AgentSnapshot {
     AgentSnapshot {
         place: String::new(),
+        protocol: String::new(),
+        live: Default::default(),
         name: name.into(),
         backend: if name == "planner" {
             "claude"

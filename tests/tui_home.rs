@@ -54,6 +54,8 @@ fn info(name: &str, folder: &str, started: chrono::DateTime<Utc>) -> InstanceInf
 fn agent(name: &str, status: AgentStatus, cost: f64) -> AgentSnapshot {
     AgentSnapshot {
         place: String::new(),
+        protocol: String::new(),
+        live: Default::default(),
         name: name.into(),
         backend: "command".into(),
         model: None,

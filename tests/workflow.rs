@@ -720,19 +720,53 @@ fn approve_rules_are_checked_where_they_are_written() {
 
 #[test]
 fn permissions_ask_is_refused_for_clis_without_a_permission_hook() {
+    // Over ACP every CLI can ask (issue 35); headless only Claude Code.
     for backend in ["codex", "opencode", "cursor"] {
         assert_error(
-            &format!("agents:\n  a:\n    backend: {backend}\n    permissions: ask\n"),
-            "4:18",
             &format!(
-                "permissions: ask needs a CLI that lets awtui answer its permission prompts, and only Claude Code does (--permission-prompt-tool); {backend} has no such hook"
+                "agents:\n  a:\n    backend: {backend}\n    permissions: ask\n    protocol: headless\n"
             ),
+            "4:18",
+            &format!("{backend} with protocol: headless has no such hook"),
+        );
+        ok(&format!(
+            "agents:\n  a:\n    backend: {backend}\n    permissions: ask\n"
+        ));
+    }
+    assert_error(
+        "agents:\n  a:\n    backend: gemini\n    model: gemini-2.5-flash\n    protocol: headless\n    approve:\n      allow: Bash\n",
+        "7:7",
+        "Claude Code headless",
+    );
+    for (backend, why) in [
+        ("command", "the command backend does not speak ACP"),
+        ("openai", "the openai backend does not speak ACP"),
+    ] {
+        let extra = if backend == "command" {
+            "    command: [x]\n"
+        } else {
+            "    model: openai/x\n"
+        };
+        assert_error(
+            &format!("agents:\n  a:\n    backend: {backend}\n{extra}    protocol: acp\n"),
+            "5:15",
+            why,
         );
     }
     assert_error(
-        "agents:\n  a:\n    backend: gemini\n    model: gemini-2.5-flash\n    approve:\n      allow: Bash\n",
-        "6:7",
-        "only Claude Code does",
+        "agents:\n  a:\n    backend: acp\n    command: [x]\n    protocol: headless\n",
+        "5:15",
+        "backend: acp is ACP only",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: acp\n",
+        "2:3",
+        "backend 'acp' needs the ACP agent to run",
+    );
+    assert_error(
+        "agents:\n  a:\n    backend: gemini\n    model: m\n    protocol: acpp\n",
+        "5:15",
+        "unknown protocol 'acpp' (did you mean 'acp'?)",
     );
 }
 

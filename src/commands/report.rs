@@ -106,6 +106,8 @@ impl AgentTracker {
                     model: a.model.clone(),
                     status: AgentStatus::Idle,
                     metrics: Default::default(),
+                    protocol: crate::agents::backend::acp::protocol_name(a, &workflow.base_dir),
+                    live: Default::default(),
                 })
                 .collect(),
         }
@@ -125,6 +127,11 @@ impl AgentTracker {
             EngineEvent::Metrics { agent, metrics } => {
                 if let Some(i) = find(&mut self.agents, agent) {
                     self.agents[i].metrics = metrics.clone();
+                }
+            }
+            EngineEvent::Activity { agent, activity } => {
+                if let Some(i) = find(&mut self.agents, agent) {
+                    self.agents[i].live.apply(activity);
                 }
             }
             _ => {}

@@ -119,6 +119,8 @@ pub struct Driver {
     turn_tx: mpsc::UnboundedSender<(String, TurnId, Relayed)>,
     turn_rx: mpsc::UnboundedReceiver<(String, TurnId, Relayed)>,
     running: HashMap<String, Running>,
+    /// Each agent's current (or last) turn as it happens, for snapshots.
+    live: HashMap<String, crate::vocab::live::AgentLive>,
     ops: OpsState,
     ops_files: OpsFiles,
     queue: VecDeque<Event>,
@@ -212,6 +214,7 @@ impl Driver {
             turn_tx,
             turn_rx,
             running: HashMap::new(),
+            live: HashMap::new(),
             ops,
             ops_files,
             queue: VecDeque::new(),
@@ -839,6 +842,8 @@ impl Driver {
                         }
                     }
                 });
+                // A new turn starts a new live view.
+                self.live.insert(agent.clone(), Default::default());
                 self.queue.push_back(Event::TurnStarted { agent, turn });
             }
             Err(e) => {
@@ -875,6 +880,7 @@ impl Driver {
                     }
                     _ => None,
                 };
+                self.live.entry(agent.clone()).or_default().apply(&event);
                 self.emit(EngineEvent::Activity {
                     agent: agent.clone(),
                     activity: event,
@@ -1409,7 +1415,13 @@ impl Driver {
                     .close_agent(&agent, "the agent was stopped while the request waited");
                 self.handle(Event::Stop { agent })
             }
-            Command::Restart { agent } => self.handle(Event::Restart { agent }),
+            Command::Restart { agent } => {
+                // A restart is a new process (its session loaded again).
+                tokio::spawn(crate::agents::backend::acp::release(
+                    &self.cx.agent_dir(&agent),
+                ));
+                self.handle(Event::Restart { agent })
+            }
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
                 self.cx
@@ -1549,6 +1561,11 @@ impl Driver {
             .map(|def| {
                 let view = runner_agents.iter().find(|v| v.name == def.name);
                 AgentSnapshot {
+                    protocol: crate::agents::backend::acp::protocol_name(
+                        def,
+                        &self.cx.workflow.base_dir,
+                    ),
+                    live: self.live.get(&def.name).cloned().unwrap_or_default(),
                     place: self.cx.place_name(def),
                     name: def.name.clone(),
                     backend: def.backend.name().to_string(),
@@ -1700,6 +1717,8 @@ impl Driver {
                 Ok(None) | Err(_) => break,
             }
         }
+        // The ACP agents kept between turns end with the instance.
+        crate::agents::backend::acp::end_all_under(&self.cx.state_root).await;
         // The answers and acks still queued land before the last report.
         self.queue_held_answer();
         let answers = std::mem::replace(&mut self.answers, super::answers::Answers::stopped());

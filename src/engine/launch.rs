@@ -298,6 +298,17 @@ pub fn start_turn(
         None => Arc::new(NoTools),
     };
     let runtime = runtime_for(cx, agent, &req);
+    let drive = backend::acp::drive(agent, &req.workdir).map_err(BackendError::Unavailable)?;
+    if drive == backend::acp::Drive::Acp {
+        let acp = backend
+            .acp_program()
+            .ok_or(BackendError::NotAProgram(agent.backend.name()))?;
+        let inv = backend
+            .acp_invocation(&req)
+            .ok_or(BackendError::NotAProgram(agent.backend.name()))?;
+        let approvals = Some(cx.context.approvals().clone());
+        return backend::acp::start(req, inv, acp, approvals, runtime.as_ref());
+    }
     backend.start(req, tools, runtime.as_ref())
 }
 

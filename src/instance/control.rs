@@ -368,6 +368,8 @@ pub async fn listen(engine: &Engine, info: &InstanceInfo) -> Result<ControlHandl
                 .iter()
                 .map(|name| AgentSnapshot {
                     place: String::new(),
+                    protocol: String::new(),
+                    live: Default::default(),
                     name: name.clone(),
                     backend: String::new(),
                     model: None,
@@ -1123,6 +1125,8 @@ mod tests {
         use crate::agents::runner::AgentStatus;
         let agent = |status| AgentSnapshot {
             place: String::new(),
+            protocol: String::new(),
+            live: Default::default(),
             name: "coder".into(),
             backend: "claude".into(),
             model: None,

@@ -303,6 +303,8 @@ mod tests {
     fn agent(name: &str, status: AgentStatus) -> AgentSnapshot {
         AgentSnapshot {
             place: String::new(),
+            protocol: String::new(),
+            live: Default::default(),
             name: name.into(),
             backend: "command".into(),
             model: None,

@@ -48,6 +48,60 @@ pub enum BackendEvent {
     Final { text: String },
     /// The agent reported that the turn failed.
     Error { message: String },
+    /// A tool call's whole state as it stands (ACP agents report kind,
+    /// status, the files it touches and its diffs as they change).
+    Tool { call: ToolCallView },
+    /// The agent's plan, whole, as it stands (each report replaces the
+    /// one before).
+    Plan { entries: Vec<PlanEntry> },
+}
+
+/// One tool call as the agents pane, the web page and `--json` show it.
+/// Every text in it is the agent's, made safe for a terminal and cut
+/// short.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallView {
+    /// The agent's id for the call (unique within its session).
+    pub id: String,
+    pub title: String,
+    /// `read`, `edit`, `delete`, `move`, `search`, `execute`, `think`,
+    /// `fetch` or `other`.
+    pub kind: String,
+    /// `pending`, `in_progress`, `completed` or `failed`.
+    pub status: String,
+    /// The files it reads or changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<String>,
+    /// The changes it made or proposes, one per file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diffs: Vec<FileDiff>,
+}
+
+impl ToolCallView {
+    /// Whether the call has ended (completed or failed).
+    pub fn finished(&self) -> bool {
+        matches!(self.status.as_str(), "completed" | "failed")
+    }
+}
+
+/// One file's change in a tool call: line counts and a short preview.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileDiff {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
+    /// The changed lines, `-`/`+` prefixed, cut at a few KiB.
+    pub preview: String,
+}
+
+/// One step of an agent's plan.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanEntry {
+    pub content: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+    /// `high`, `medium` or `low`.
+    pub priority: String,
 }
 
 /// How a backend's usage reports combine.

@@ -126,6 +126,14 @@ pub struct AgentSnapshot {
     /// known: an instance of an older awtui).
     #[serde(default)]
     pub place: String,
+    /// How awtui talks to it: `acp` or `headless` (empty for in-process
+    /// API agents and instances of an older awtui).
+    #[serde(default)]
+    pub protocol: String,
+    /// Its current (or last) turn as it happens: text, tool calls, plan,
+    /// usage.
+    #[serde(default)]
+    pub live: super::live::AgentLive,
 }
 
 /// One message in a snapshot, with what the protocols read in it.

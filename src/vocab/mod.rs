@@ -22,6 +22,7 @@ pub mod command;
 pub mod event;
 pub mod instances;
 pub mod link;
+pub mod live;
 pub mod mentions;
 pub mod ops;
 pub mod pages;

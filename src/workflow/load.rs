@@ -126,7 +126,7 @@ const LIMIT_KEYS: [&str; 11] = [
     "approval_timeout",
     "tool_timeout",
 ];
-const AGENT_KEYS: [&str; 19] = [
+const AGENT_KEYS: [&str; 20] = [
     "sandbox",
     "host",
     "workspace",
@@ -146,6 +146,7 @@ const AGENT_KEYS: [&str; 19] = [
     "protocols",
     "mcp",
     "keep_user_mcp",
+    "protocol",
 ];
 const MCP_STDIO_KEYS: [&str; 3] = ["command", "args", "env"];
 const MCP_HTTP_KEYS: [&str; 2] = ["url", "headers"];
@@ -1108,17 +1109,28 @@ impl Walker<'_> {
             None if get("approve").is_some() => Permissions::Ask,
             None => Permissions::default(),
         };
+        let protocol = get("protocol").and_then(|n| {
+            let kind = backend.as_ref().map(|(k, _)| *k);
+            self.protocol(n, &what, kind)
+        });
         if permissions == Permissions::Ask
             && let Some((kind, _)) = &backend
             && *kind != BackendKind::Claude
+            && (backend_for(*kind).acp_program().is_none()
+                || protocol == Some(AgentProtocol::Headless))
         {
             self.diags.error(
                 get("permissions")
                     .or(get("approve"))
                     .map_or(key.pos, |n| n.pos),
                 format!(
-                    "{what}: permissions: ask needs a CLI that lets awtui answer its permission prompts, and only Claude Code does (--permission-prompt-tool); {} has no such hook: use read-only, workspace-write or full",
-                    kind.name()
+                    "{what}: permissions: ask needs a CLI that lets awtui answer its permission prompts: an ACP agent (backend: acp, or gemini, opencode, cursor, codex and claude over ACP) or Claude Code headless (--permission-prompt-tool); {} {} has no such hook: use read-only, workspace-write or full",
+                    kind.name(),
+                    if protocol == Some(AgentProtocol::Headless) {
+                        "with protocol: headless"
+                    } else {
+                        "(headless only)"
+                    }
                 ),
             );
         }
@@ -1238,7 +1250,55 @@ impl Walker<'_> {
             protocols,
             mcp,
             keep_user_mcp,
+            protocol,
         })
+    }
+
+    /// Reads `protocol:`: `acp` only for backends that speak it (natively
+    /// or through an adapter), `headless` only for CLIs that also run
+    /// headless.
+    fn protocol(
+        &mut self,
+        node: &Node,
+        what: &str,
+        backend: Option<BackendKind>,
+    ) -> Option<AgentProtocol> {
+        let name = self.string(node, &format!("{what}: protocol"))?;
+        let Some(found) = AgentProtocol::from_name(&name) else {
+            let names = AgentProtocol::ALL.map(|(_, n)| n);
+            let hint = did_you_mean(&name, names)
+                .map(|s| format!(" (did you mean '{s}'?)"))
+                .unwrap_or_default();
+            self.diags.error(
+                node.pos,
+                format!(
+                    "{what}: unknown protocol '{name}'{hint}; one of: {}",
+                    names.join(", ")
+                ),
+            );
+            return None;
+        };
+        let kind = backend?;
+        let vendor = backend_for(kind);
+        let refused = match found {
+            AgentProtocol::Acp if vendor.acp_program().is_none() => Some(format!(
+                "the {} backend does not speak ACP (gemini, opencode, cursor, codex, claude and acp do)",
+                kind.name()
+            )),
+            AgentProtocol::Headless if kind == BackendKind::Acp => Some(
+                "backend: acp is ACP only; use the vendor's backend to run its CLI headless".into(),
+            ),
+            AgentProtocol::Headless if vendor.in_process() || kind == BackendKind::Command => Some(
+                format!("the {} backend has no protocol to choose", kind.name()),
+            ),
+            _ => None,
+        };
+        if let Some(why) = refused {
+            self.diags
+                .error(node.pos, format!("{what}: protocol: {name}: {why}"));
+            return None;
+        }
+        Some(found)
     }
 
     fn check_backend_fields(
@@ -1250,11 +1310,11 @@ impl Walker<'_> {
         has_command: bool,
     ) {
         let what = format!("agent '{}'", key.name);
-        if has_command && backend != BackendKind::Command {
+        if has_command && !matches!(backend, BackendKind::Command | BackendKind::Acp) {
             self.diags.error(
                 command_node.map_or(key.pos, |n| n.pos),
                 format!(
-                    "{what}: 'command' is only used with backend: command (this agent uses {})",
+                    "{what}: 'command' is only used with backend: command or backend: acp (this agent uses {})",
                     backend.name()
                 ),
             );
@@ -1263,6 +1323,14 @@ impl Walker<'_> {
             self.diags.error(
                 key.pos,
                 format!("{what}: backend 'command' needs 'command: <program and arguments>'"),
+            );
+        }
+        if backend == BackendKind::Acp && !has_command && command_node.is_none() {
+            self.diags.error(
+                key.pos,
+                format!(
+                    "{what}: backend 'acp' needs the ACP agent to run: 'command: [gemini, --acp]', 'command: [opencode, acp]', 'command: [claude-agent-acp]' or any other"
+                ),
             );
         }
         let vendor = backend_for(backend);
@@ -1287,8 +1355,8 @@ impl Walker<'_> {
     /// Refuses extra arguments awtui must control for this CLI, naming them.
     fn check_args(&mut self, pos: Pos, kind: BackendKind, args: &[String], what: &str) {
         let vendor = backend_for(kind);
-        if kind == BackendKind::Command || vendor.in_process() {
-            let instead = if kind == BackendKind::Command {
+        if matches!(kind, BackendKind::Command | BackendKind::Acp) || vendor.in_process() {
+            let instead = if matches!(kind, BackendKind::Command | BackendKind::Acp) {
                 "put the arguments in 'command:'"
             } else {
                 "it runs in-process, not as a program"

@@ -120,11 +120,13 @@ pub enum BackendKind {
     Anthropic,
     Openai,
     Command,
+    /// Any agent that speaks the Agent Client Protocol, given by `command:`.
+    Acp,
 }
 
 impl BackendKind {
     /// Every backend with the name used in `backend:`.
-    pub const ALL: [(BackendKind, &'static str); 8] = [
+    pub const ALL: [(BackendKind, &'static str); 9] = [
         (BackendKind::Claude, "claude"),
         (BackendKind::Codex, "codex"),
         (BackendKind::Cursor, "cursor"),
@@ -133,6 +135,7 @@ impl BackendKind {
         (BackendKind::Anthropic, "anthropic"),
         (BackendKind::Openai, "openai"),
         (BackendKind::Command, "command"),
+        (BackendKind::Acp, "acp"),
     ];
 
     /// The name written in workflow files.
@@ -146,6 +149,36 @@ impl BackendKind {
     /// Parses a `backend:` value.
     pub fn from_name(name: &str) -> Option<BackendKind> {
         Self::ALL.iter().find(|(_, n)| *n == name).map(|(k, _)| *k)
+    }
+}
+
+/// How awtui talks to an agent's CLI (`protocol:`): over the Agent
+/// Client Protocol (one live process and session, structured tool calls,
+/// approvals, cancel) or one headless run per turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AgentProtocol {
+    Acp,
+    Headless,
+}
+
+impl AgentProtocol {
+    /// Every value with its name in workflow files.
+    pub const ALL: [(AgentProtocol, &'static str); 2] = [
+        (AgentProtocol::Acp, "acp"),
+        (AgentProtocol::Headless, "headless"),
+    ];
+
+    /// The name written in workflow files.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentProtocol::Acp => "acp",
+            AgentProtocol::Headless => "headless",
+        }
+    }
+
+    /// Parses a `protocol:` value.
+    pub fn from_name(name: &str) -> Option<AgentProtocol> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(p, _)| *p)
     }
 }
 
@@ -207,6 +240,9 @@ pub struct AgentDef {
     /// Whether the CLI keeps the user's own configured MCP servers
     /// (`keep_user_mcp:`, default false: only awtui's and `mcp:`).
     pub keep_user_mcp: bool,
+    /// `protocol:` as written (`None`: the backend's own choice, see
+    /// `agents::backend::acp::drive`).
+    pub protocol: Option<AgentProtocol>,
     /// Confine the agent's process with bubblewrap (`sandbox:`).
     pub sandbox: Option<Sandbox>,
     /// Which machine runs it (`host:`): this one unless it names one of

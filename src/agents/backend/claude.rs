@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::acp::AcpProgram;
 use super::invocation::{Invocation, MCP_SERVER_NAME, PrivateFile, cli_model, mcp_config_path};
 use super::parse::{StreamJsonParser, StreamParser};
 use super::{Backend, TurnRequest};
@@ -18,6 +19,17 @@ const ASK_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The Claude Code backend.
 pub struct Claude;
+
+/// The adapter's session modes for `permissions:` (it starts in `auto`,
+/// a classifier that decides without asking).
+fn claude_modes(p: Permissions) -> &'static [&'static str] {
+    match p {
+        Permissions::Ask => &["default"],
+        Permissions::ReadOnly => &["plan", "default"],
+        Permissions::WorkspaceWrite => &["acceptEdits"],
+        Permissions::Full => &["bypassPermissions"],
+    }
+}
 
 impl Backend for Claude {
     /// `$CLAUDE_CONFIG_DIR` (default `~/.claude`) and `~/.claude.json`.
@@ -81,6 +93,32 @@ impl Backend for Claude {
     /// `tools:` join `--allowedTools`.
     fn tools_unsupported(&self) -> Option<&'static str> {
         None
+    }
+
+    fn acp_program(&self) -> Option<AcpProgram> {
+        Some(AcpProgram {
+            program: Some("claude-agent-acp"),
+            adapter: true,
+            hint: "install the Claude Code ACP adapter (node 22 or later): npm install -g @agentclientprotocol/claude-agent-acp",
+            modes: claude_modes,
+            leaves_commands_on_cancel: false,
+        })
+    }
+
+    /// `claude-agent-acp`: the model in `ANTHROPIC_MODEL`, MCP servers
+    /// connected before the first prompt and listed whole (its servers
+    /// come in `session/new`; its permission mode is the session mode).
+    fn acp_invocation(&self, req: &TurnRequest) -> Option<Invocation> {
+        let mut inv = Invocation::base(req, "claude-agent-acp".into());
+        if let Some(m) = cli_model(req, Some("anthropic/")) {
+            inv.default_env(req, "ANTHROPIC_MODEL", &m);
+        }
+        inv.default_env(req, "MCP_CONNECTION_NONBLOCKING", "false");
+        inv.default_env(req, "ENABLE_TOOL_SEARCH", "false");
+        // Else one more model request after every turn, with tools offered.
+        inv.default_env(req, "CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION", "false");
+        inv.args.extend(req.args.iter().cloned());
+        Some(inv)
     }
 
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {

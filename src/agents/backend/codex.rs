@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::acp::AcpProgram;
 use super::invocation::{Invocation, MCP_SERVER_NAME, cli_model, combined_prompt};
 use super::parse::{CodexParser, StreamParser};
 use super::{Backend, TurnRequest, env_var, servers_to_disable};
@@ -46,6 +47,16 @@ pub fn user_servers(config: Option<&str>) -> Vec<String> {
         .and_then(|t| t.get("mcp_servers")?.as_table().cloned())
         .map(|t| t.keys().cloned().collect())
         .unwrap_or_default()
+}
+
+/// codex-acp's session modes for `permissions:` (its default mode sends
+/// approvals to Codex's own reviewer, not to awtui).
+fn codex_modes(p: Permissions) -> &'static [&'static str] {
+    match p {
+        Permissions::ReadOnly => &["read-only"],
+        Permissions::WorkspaceWrite | Permissions::Ask => &["workspace-write", "auto"],
+        Permissions::Full => &["agent-full-access", "full-access"],
+    }
 }
 
 impl Backend for Codex {
@@ -109,6 +120,23 @@ impl Backend for Codex {
 
     fn lists_tools_at_start(&self) -> bool {
         true
+    }
+
+    fn acp_program(&self) -> Option<AcpProgram> {
+        Some(AcpProgram {
+            program: Some("codex-acp"),
+            adapter: true,
+            hint: "install the Codex ACP adapter (node 22 or later): npm install -g @agentclientprotocol/codex-acp",
+            modes: codex_modes,
+            leaves_commands_on_cancel: true,
+        })
+    }
+
+    /// `codex-acp`: its servers come in `session/new`, its sandbox from
+    /// the session mode. It reads no flags: the model and provider are
+    /// those of the user's Codex config (`CODEX_HOME`).
+    fn acp_invocation(&self, req: &TurnRequest) -> Option<Invocation> {
+        Some(Invocation::base(req, "codex-acp".into()))
     }
 
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {

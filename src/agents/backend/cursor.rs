@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use super::acp::AcpProgram;
 use super::invocation::{Invocation, MCP_SERVER_NAME, cli_model, combined_prompt, mcp_entry};
 use super::parse::{StreamJsonParser, StreamParser};
 use super::{Backend, BackendError, PromptTransport, TurnRequest};
@@ -180,6 +181,27 @@ impl Backend for Cursor {
 
     fn lists_tools_at_start(&self) -> bool {
         true
+    }
+
+    fn acp_program(&self) -> Option<AcpProgram> {
+        Some(AcpProgram {
+            program: Some("cursor-agent"),
+            adapter: false,
+            hint: self.install_hint(),
+            modes: super::acp::no_modes,
+            leaves_commands_on_cancel: false,
+        })
+    }
+
+    /// `cursor-agent acp` (its servers come in `session/new`).
+    fn acp_invocation(&self, req: &TurnRequest) -> Option<Invocation> {
+        let mut inv = Invocation::base(req, "cursor-agent".into());
+        inv.push(&["acp"]);
+        if let Some(m) = cli_model(req, None) {
+            inv.push(&["--model", &m]);
+        }
+        inv.args.extend(req.args.iter().cloned());
+        Some(inv)
     }
 
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {

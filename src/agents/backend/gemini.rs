@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use super::acp::AcpProgram;
 use super::invocation::{
     AUTH_FROM_ENV, Invocation, MCP_SERVER_NAME, Mirror, PrivateFile, cli_model, combined_prompt,
     pairs,
@@ -23,6 +24,8 @@ pub struct Gemini;
 /// Gemini CLI's settings for an agent: the user's own settings (`user`,
 /// the text of their `settings.json`, when any) with awtui's MCP server and
 /// `extra` added; the user's own servers only when `keep_user` is set.
+/// With no `url` (an ACP agent, which gets its servers in `session/new`)
+/// no server is written, and only those servers are allowed.
 pub fn gemini_settings(
     user: Option<&str>,
     url: &str,
@@ -36,11 +39,13 @@ pub fn gemini_settings(
     if !keep_user || !root["mcpServers"].is_object() {
         root["mcpServers"] = json!({});
     }
-    root["mcpServers"][MCP_SERVER_NAME] = json!({
-        "httpUrl": url,
-        "headers": { "Authorization": AUTH_FROM_ENV },
-        "trust": true
-    });
+    if !url.is_empty() {
+        root["mcpServers"][MCP_SERVER_NAME] = json!({
+            "httpUrl": url,
+            "headers": { "Authorization": AUTH_FROM_ENV },
+            "trust": true
+        });
+    }
     if !keep_user {
         // Only awtui's and the agent's servers, whatever other settings
         // (the project's `.gemini/settings.json`, extensions) add.
@@ -51,7 +56,7 @@ pub fn gemini_settings(
         allowed.extend(extra.iter().map(|s| s.name.clone()));
         root["mcp"]["allowed"] = json!(allowed);
     }
-    for s in extra {
+    for s in extra.iter().filter(|_| !url.is_empty()) {
         root["mcpServers"][&s.name] = match &s.transport {
             McpTransport::Stdio { command, args, env } => json!({
                 "command": command, "args": args, "env": pairs(env), "trust": true
@@ -62,6 +67,49 @@ pub fn gemini_settings(
         };
     }
     serde_json::to_string_pretty(&root).unwrap_or_default()
+}
+
+/// Gemini's `--approval-mode` for `permissions:` (`default` asks).
+fn approval_mode(p: Permissions) -> &'static str {
+    match p {
+        Permissions::ReadOnly | Permissions::Ask => "default",
+        Permissions::WorkspaceWrite => "auto_edit",
+        Permissions::Full => "yolo",
+    }
+}
+
+/// Gemini's ACP session modes for `permissions:`.
+fn gemini_modes(p: Permissions) -> &'static [&'static str] {
+    match p {
+        Permissions::ReadOnly | Permissions::Ask => &["default"],
+        Permissions::WorkspaceWrite => &["autoEdit", "auto_edit"],
+        Permissions::Full => &["yolo"],
+    }
+}
+
+impl Gemini {
+    /// A private `GEMINI_CLI_HOME` with the user's settings and awtui's
+    /// server at `url` (none when empty), the user's folder linked in.
+    fn private_home(&self, req: &TurnRequest, inv: &mut Invocation, url: &str) {
+        let home = req.private_dir.join("gemini-home");
+        inv.files.push(PrivateFile {
+            path: home.join(".gemini").join("settings.json"),
+            content: gemini_settings(
+                req.user_config.as_deref(),
+                url,
+                &req.mcp_servers,
+                req.keep_user_mcp,
+            ),
+        });
+        inv.env
+            .push(("GEMINI_CLI_HOME".into(), home.display().to_string()));
+        if let Some(user_dir) = &req.user_config_dir {
+            inv.mirror = Some(Mirror {
+                from: user_dir.clone(),
+                into: home.join(".gemini"),
+            });
+        }
+    }
 }
 
 impl Backend for Gemini {
@@ -138,40 +186,43 @@ impl Backend for Gemini {
         true
     }
 
+    fn acp_program(&self) -> Option<AcpProgram> {
+        Some(AcpProgram {
+            program: Some("gemini"),
+            adapter: false,
+            hint: self.install_hint(),
+            modes: gemini_modes,
+            leaves_commands_on_cancel: false,
+        })
+    }
+
+    /// `gemini --acp`: the approval mode and the model as flags, the
+    /// user's settings (without their MCP servers unless kept) in a
+    /// private home; it trusts the workspace and never relaunches itself.
+    fn acp_invocation(&self, req: &TurnRequest) -> Option<Invocation> {
+        let mut inv = Invocation::base(req, "gemini".into());
+        self.private_home(req, &mut inv, "");
+        inv.default_env(req, "GEMINI_CLI_TRUST_WORKSPACE", "true");
+        inv.default_env(req, "GEMINI_CLI_NO_RELAUNCH", "true");
+        inv.push(&["--acp", "--approval-mode", approval_mode(req.permissions)]);
+        if let Some(m) = cli_model(req, Some("google/")) {
+            inv.push(&["-m", &m]);
+        }
+        inv.args.extend(req.args.iter().cloned());
+        Some(inv)
+    }
+
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         let mut inv = Invocation::base(req, "gemini".into());
         // Without a context the user's own settings are used as they are.
         if req.has_context() {
-            let home = req.private_dir.join("gemini-home");
-            inv.files.push(PrivateFile {
-                path: home.join(".gemini").join("settings.json"),
-                content: gemini_settings(
-                    req.user_config.as_deref(),
-                    &req.mcp_url,
-                    &req.mcp_servers,
-                    req.keep_user_mcp,
-                ),
-            });
-            inv.env
-                .push(("GEMINI_CLI_HOME".into(), home.display().to_string()));
-            if let Some(user_dir) = &req.user_config_dir {
-                inv.mirror = Some(Mirror {
-                    from: user_dir.clone(),
-                    into: home.join(".gemini"),
-                });
-            }
+            self.private_home(req, &mut inv, &req.mcp_url);
         }
-        let mode = match req.permissions {
-            // `ask` is refused by `validate` for gemini; the safe side if reached.
-            Permissions::ReadOnly | Permissions::Ask => "default",
-            Permissions::WorkspaceWrite => "auto_edit",
-            Permissions::Full => "yolo",
-        };
         inv.push(&[
             "--output-format",
             "stream-json",
             "--approval-mode",
-            mode,
+            approval_mode(req.permissions),
             "--skip-trust",
         ]);
         if let Some(m) = cli_model(req, Some("google/")) {

@@ -220,12 +220,14 @@ pub fn invocation(req: &TurnRequest) -> Option<Invocation> {
     backend_for(req.backend).invocation(req)
 }
 
+/// A turn request for unit tests of every backend.
 #[cfg(test)]
-mod tests {
+pub mod tests_support {
     use super::*;
     use crate::workflow::Permissions;
 
-    fn req(kind: BackendKind) -> TurnRequest {
+    /// A request of `coder` with every field set.
+    pub fn request(kind: BackendKind) -> TurnRequest {
         TurnRequest {
             agent: "coder".into(),
             instance: "pr-1".into(),
@@ -253,6 +255,16 @@ mod tests {
             base_url: None,
             api_key_env: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::Permissions;
+
+    fn req(kind: BackendKind) -> TurnRequest {
+        tests_support::request(kind)
     }
 
     fn has(args: &[String], pair: &[&str]) -> bool {

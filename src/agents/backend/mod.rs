@@ -4,6 +4,7 @@
 //! The per-backend parts are pure ([`invocation`], [`parse`]); one process
 //! runner ([`process`]) serves them all.
 
+pub mod acp;
 pub mod api;
 pub mod capped;
 pub mod claude;
@@ -276,6 +277,19 @@ pub trait Backend: Sync {
     /// How to start one turn's process (`None` for in-process backends).
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation>;
 
+    /// How this vendor's CLI speaks the Agent Client Protocol, if it does
+    /// (natively or through an adapter).
+    fn acp_program(&self) -> Option<acp::AcpProgram> {
+        None
+    }
+
+    /// The long-lived ACP process of an agent: program, flags,
+    /// environment and private config files (its MCP servers come in
+    /// `session/new`, not here). `None` when the CLI has no ACP.
+    fn acp_invocation(&self, _req: &TurnRequest) -> Option<Invocation> {
+        None
+    }
+
     /// The parser of its output. Its
     /// [`tools_connected`](StreamParser::tools_connected) is what "awtui's
     /// tools are connected" looks like for this CLI.
@@ -326,6 +340,7 @@ pub fn backend_for(kind: BackendKind) -> &'static dyn Backend {
         BackendKind::Gemini => &gemini::Gemini,
         BackendKind::Opencode => &opencode::Opencode,
         BackendKind::Command => &command::Command,
+        BackendKind::Acp => &acp::Acp,
         BackendKind::Anthropic => &api::ANTHROPIC,
         BackendKind::Openai => &api::OPENAI,
     }
@@ -406,7 +421,22 @@ pub fn find_executable(program: &str, workdir: &Path, path: Option<&str>) -> Opt
 /// Checks before a start that an agent can run: its CLI is installed, or its
 /// API key is set. The error says what to install or set.
 pub fn preflight(agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
-    backend_for(agent.backend).preflight(agent, workdir)
+    match acp::drive(agent, workdir).map_err(BackendError::Unavailable)? {
+        acp::Drive::Acp => acp::preflight(agent, workdir),
+        acp::Drive::Headless
+            if agent.permissions == crate::workflow::Permissions::Ask
+                && agent.backend != BackendKind::Claude =>
+        {
+            let hint = backend_for(agent.backend)
+                .acp_program()
+                .map_or("", |a| a.hint);
+            Err(BackendError::Unavailable(format!(
+                "permissions: ask needs {} over ACP, and its adapter was not found on PATH: {hint}",
+                agent.backend.name()
+            )))
+        }
+        acp::Drive::Headless => backend_for(agent.backend).preflight(agent, workdir),
+    }
 }
 
 #[cfg(test)]

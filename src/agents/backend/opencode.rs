@@ -9,6 +9,7 @@ use super::invocation::{Invocation, MCP_SERVER_NAME, cli_model, combined_prompt}
 use super::parse::{OpencodeParser, StreamParser};
 use std::path::{Path, PathBuf};
 
+use super::acp::{AcpProgram, no_modes};
 use super::{Backend, TurnRequest, env_var, servers_to_disable};
 use crate::workflow::{BackendKind, McpServer, McpTransport, Permissions};
 
@@ -44,8 +45,9 @@ pub fn opencode_config(
     }
     // The agent's `permissions:` decide edits and shell commands.
     let (edit, bash) = match permissions {
-        // `ask` is refused by `validate` for opencode; the safe side if reached.
-        Permissions::ReadOnly | Permissions::Ask => ("deny", "deny"),
+        // Only over ACP can opencode ask (headless, `validate` refuses it).
+        Permissions::Ask => ("ask", "ask"),
+        Permissions::ReadOnly => ("deny", "deny"),
         Permissions::WorkspaceWrite => ("allow", "deny"),
         Permissions::Full => ("allow", "allow"),
     };
@@ -186,6 +188,45 @@ impl Backend for Opencode {
     /// `tools:` become `permission` entries set to `allow`.
     fn tools_unsupported(&self) -> Option<&'static str> {
         None
+    }
+
+    fn acp_program(&self) -> Option<AcpProgram> {
+        Some(AcpProgram {
+            program: Some("opencode"),
+            adapter: false,
+            hint: self.install_hint(),
+            modes: no_modes,
+            leaves_commands_on_cancel: false,
+        })
+    }
+
+    /// `opencode acp`: its permissions and model in
+    /// `OPENCODE_CONFIG_CONTENT` (its servers come in `session/new`; the
+    /// user's own are turned off unless kept).
+    fn acp_invocation(&self, req: &TurnRequest) -> Option<Invocation> {
+        let mut inv = Invocation::base(req, "opencode".into());
+        let content = opencode_config(
+            req.user_config.as_deref(),
+            "",
+            req.permissions,
+            &req.tools,
+            &[],
+            req.keep_user_mcp,
+            &servers_to_disable(req),
+        );
+        let content = match cli_model(req, None) {
+            Some(m) => {
+                let mut v: serde_json::Value =
+                    serde_json::from_str(&content).unwrap_or_else(|_| json!({}));
+                v["model"] = json!(m);
+                v.to_string()
+            }
+            None => content,
+        };
+        inv.env.push(("OPENCODE_CONFIG_CONTENT".into(), content));
+        inv.push(&["acp"]);
+        inv.args.extend(req.args.iter().cloned());
+        Some(inv)
     }
 
     fn invocation(&self, req: &TurnRequest) -> Option<Invocation> {

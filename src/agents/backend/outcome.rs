@@ -80,7 +80,9 @@ impl OutcomeBuilder {
             BackendEvent::Thinking
             | BackendEvent::Text { .. }
             | BackendEvent::ToolDone { .. }
-            | BackendEvent::Stream { .. } => {}
+            | BackendEvent::Stream { .. }
+            | BackendEvent::Tool { .. }
+            | BackendEvent::Plan { .. } => {}
         }
     }
 

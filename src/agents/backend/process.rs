@@ -46,7 +46,7 @@ use super::turn::{RunningTurn, TurnUpdate};
 use crate::agents::runtime::{Runtime, spawner};
 
 /// How long a turn's processes get between SIGTERM and SIGKILL.
-const STOP_GRACE: Duration = Duration::from_secs(3);
+pub(super) const STOP_GRACE: Duration = Duration::from_secs(3);
 /// How long output is still read after every process of the turn has
 /// ended (only something that escaped can keep the pipes open that long).
 const DRAIN: Duration = Duration::from_secs(2);
@@ -59,7 +59,7 @@ pub const TURN_VAR: &str = "AWTUI_TURN";
 
 /// A marker value no other turn of this process (or of any other live
 /// awtui process) carries.
-fn next_turn_mark() -> String {
+pub(super) fn next_turn_mark() -> String {
     static TURNS: AtomicU64 = AtomicU64::new(0);
     let n = TURNS.fetch_add(1, Ordering::Relaxed);
     format!("{}-{n}", std::process::id())
@@ -391,7 +391,7 @@ async fn end_turn(
 
 /// Appends stderr to the agent's log as it comes and returns its last
 /// lines (decoded lossily, each cut short).
-async fn collect_stderr(
+pub(super) async fn collect_stderr(
     stderr: Option<tokio::process::ChildStderr>,
     log: PathBuf,
     give_up: CancellationToken,

@@ -79,7 +79,10 @@ impl AgentRow {
                 for_terminal(message.lines().next().unwrap_or(""))
             )),
             BackendEvent::Final { .. } => Some("answering".into()),
-            BackendEvent::Session { .. } | BackendEvent::Usage { .. } => return,
+            BackendEvent::Session { .. }
+            | BackendEvent::Usage { .. }
+            | BackendEvent::Tool { .. }
+            | BackendEvent::Plan { .. } => return,
         };
     }
 
