@@ -285,8 +285,19 @@ pub fn run_with(
     servers: Vec<(&Cli, (String, Log))>,
     during: &mut dyn FnMut(),
 ) -> Run {
+    run_with_wrappers(w, workflow, servers, &wrap_clis(w), during)
+}
+
+/// [`run_with`] with the programs of `wrappers` first on PATH.
+pub fn run_with_wrappers(
+    w: &World,
+    workflow: &str,
+    servers: Vec<(&Cli, (String, Log))>,
+    wrappers: &Path,
+    during: &mut dyn FnMut(),
+) -> Run {
     let root = w.tmp.path();
-    let mut env = common_env(root, &wrap_clis(w));
+    let mut env = common_env(root, wrappers);
     let mut logs: Vec<Log> = Vec::new();
     for (cli, (url, log)) in servers {
         env.extend(cli_env(root, cli, &url));
@@ -355,11 +366,41 @@ pub fn run_with(
 /// (the agent's own and the token files awtui wrote) in `secrets.txt`,
 /// then run the real CLI.
 pub fn wrap_clis(w: &World) -> PathBuf {
+    let bin = cache().join("node_modules/.bin");
+    let programs = ["claude", "codex", "gemini", "opencode"].map(|p| (p, bin.join(p)));
+    wrap(w, &programs)
+}
+
+/// The ACP adapters installed beside the CLIs (`$CACHE/bin`, run with the
+/// node 22 the script installed); fails naming the install command when
+/// one is missing.
+pub const ADAPTERS: [&str; 2] = ["claude-agent-acp", "codex-acp"];
+
+/// The cached executable of an ACP adapter; fails when it is not there.
+pub fn adapter(program: &str) -> PathBuf {
+    let path = cache().join("bin").join(program);
+    assert!(
+        path.exists(),
+        "{program} is not installed in {}: run scripts/install-clis.sh (or set AWTUI_CLI_CACHE)",
+        cache().display()
+    );
+    path
+}
+
+/// [`wrap_clis`] plus the two ACP adapters in the same folder: with it on
+/// PATH, `backend: claude` and `backend: codex` run over ACP.
+pub fn wrap_clis_and_adapters(w: &World) -> PathBuf {
+    wrap_clis(w);
+    wrap(w, &ADAPTERS.map(|p| (p, adapter(p))))
+}
+
+/// Writes the token-noting wrappers of `programs` (name, real path) into
+/// the world's `wrappers` folder.
+fn wrap(w: &World, programs: &[(&str, PathBuf)]) -> PathBuf {
     let dir = w.tmp.path().join("wrappers");
     std::fs::create_dir_all(&dir).unwrap();
     let secrets = w.tmp.path().join("secrets.txt");
-    for program in ["claude", "codex", "gemini", "opencode"] {
-        let real = cache().join("node_modules/.bin").join(program);
+    for (program, real) in programs {
         let script = format!(
             "#!/bin/sh\n{{ echo \"$AWTUI_TOKEN\"; find \"{state}\" \"{work}\" -path '*/tokens/*' -type f -exec sh -c 'cat \"$1\"; echo' sh {{}} \\; 2>/dev/null; }} >> \"{secrets}\"\nexec \"{real}\" \"$@\"\n",
             state = w.state.display(),
