@@ -69,6 +69,19 @@ impl Agent {
         }
     }
 
+    /// codex-acp takes no model from awtui (it reads the user's Codex
+    /// config): the user's `config.toml` names it, as a user's would (with
+    /// none, Codex picks a model of its own that the fake is offered no
+    /// tools by).
+    fn user_model(&self, root: &std::path::Path) {
+        if self.adapter != Some("codex-acp") {
+            return;
+        }
+        let config = root.join("codex-home/config.toml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, format!("model = \"{}\"\n{text}", self.cli.model)).unwrap();
+    }
+
     /// A directive to run `command` with the agent's shell tool.
     fn shell(&self, command: &str) -> String {
         let bang = if self.escalate { "!" } else { "" };
@@ -106,6 +119,7 @@ impl Live {
         let root = w.tmp.path().to_path_buf();
         let mut env = common_env(&root, &wrap_clis_and_adapters(&w));
         env.extend(cli_env(&root, agent.cli, &url));
+        agent.user_model(&root);
         w.env.extend(env);
         std::fs::write(w.dir.join("wf.yaml"), agent.workflow(kickoff)).unwrap();
         w.start_background("wf.yaml", INSTANCE);
@@ -133,9 +147,12 @@ impl Live {
     /// allows it, or denies it with `reason`.
     fn answer(&self, needle: &str, deny: Option<&str>) -> Value {
         let request = self.within(&format!("a request to run {needle:?}"), || {
-            self.pending()
-                .into_iter()
-                .find(|p| p["input"]["command"].as_str().unwrap_or("").contains(needle))
+            self.pending().into_iter().find(|p| {
+                p["input"]["command"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains(needle)
+            })
         });
         let id = request["id"].as_u64().unwrap().to_string();
         let args: Vec<&str> = match deny {
@@ -143,13 +160,21 @@ impl Live {
             Some(reason) => vec!["deny", &id, "--reason", reason],
         };
         let r = self.awtui(&args);
-        assert_eq!(r.code, 0, "awtui {args:?}: {}\n{}", r.stderr, self.explain());
+        assert_eq!(
+            r.code,
+            0,
+            "awtui {args:?}: {}\n{}",
+            r.stderr,
+            self.explain()
+        );
         request
     }
 
     /// `awtui send` as the person.
     fn send(&self, text: &str) {
-        let r = self.w.run(&["send", text, "--to", &format!("a@{INSTANCE}")]);
+        let r = self
+            .w
+            .run(&["send", text, "--to", &format!("a@{INSTANCE}")]);
         assert_eq!(r.code, 0, "send: {}\n{}", r.stderr, self.explain());
     }
 
@@ -202,6 +227,7 @@ impl Live {
     /// Everything for a failure message: the channel, the requests, the
     /// instance's and the agent's logs.
     fn explain(&self) -> String {
+        self.dump();
         let requests: Vec<String> = self
             .requests()
             .iter()
@@ -212,7 +238,10 @@ impl Live {
                     "{} {}\n  latest prompt: …{}\n  end: …{}",
                     r.method,
                     r.path,
-                    prompt.chars().skip(prompt.chars().count().saturating_sub(800)).collect::<String>(),
+                    prompt
+                        .chars()
+                        .skip(prompt.chars().count().saturating_sub(800))
+                        .collect::<String>(),
                     tail.chars().rev().collect::<String>()
                 )
             })
@@ -233,6 +262,23 @@ impl Live {
         )
     }
 
+    /// Keeps the model requests for a look after a failure (the test's
+    /// folder is removed): `target/tmp/acp_real/<test>.json`.
+    fn dump(&self) {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("acp_real");
+        let _ = std::fs::create_dir_all(&dir);
+        let name = std::thread::current().name().unwrap_or("run").to_string();
+        let all: Vec<Value> = self
+            .requests()
+            .iter()
+            .map(|r| json!({"method": r.method, "path": r.path, "headers": r.headers, "body": r.body}))
+            .collect();
+        let _ = std::fs::write(
+            dir.join(format!("{name}.json")),
+            format!("{:#}", json!(all)),
+        );
+    }
+
     /// Stops the instance and waits for it to end.
     fn stop(&self) {
         let r = self.w.run(&["stop", &format!("@{INSTANCE}")]);
@@ -242,7 +288,10 @@ impl Live {
 
 /// The processes whose command line is exactly `argv`.
 fn processes(argv: &[&str]) -> Vec<u32> {
-    let want: Vec<u8> = argv.iter().flat_map(|a| [a.as_bytes(), b"\0"].concat()).collect();
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -283,7 +332,9 @@ fn allow_then_deny_with_a_reason(agent: &Agent, test: &str) {
     live.send(r#"next [[call: channel_send {"message": "posted by a over ACP"}]]"#);
     let said = live.within("a's post through awtui's tool", || {
         let said = live.from("a");
-        said.iter().any(|m| m == "posted by a over ACP").then_some(said)
+        said.iter()
+            .any(|m| m == "posted by a over ACP")
+            .then_some(said)
     });
     let why = live.explain();
     live.stop();
@@ -292,37 +343,52 @@ fn allow_then_deny_with_a_reason(agent: &Agent, test: &str) {
         "a never posted through awtui's tool\n{why}"
     );
     assert_eq!(
-        std::fs::read_to_string(live.w.dir.join("allowed.txt")).ok().as_deref(),
+        std::fs::read_to_string(live.w.dir.join("allowed.txt"))
+            .ok()
+            .as_deref(),
         Some("yes\n"),
         "{why}"
     );
-    assert!(!live.w.dir.join("denied.txt").exists(), "the denied command ran\n{why}");
+    assert!(
+        !live.w.dir.join("denied.txt").exists(),
+        "the denied command ran\n{why}"
+    );
     let second_turn = live.requests_with("posted by a over ACP");
     assert!(
-        second_turn.iter().any(|q| q.raw.contains("REASON-7: not in this repository")),
+        second_turn
+            .iter()
+            .any(|q| q.raw.contains("REASON-7: not in this repository")),
         "the denial's reason never reached the model\n{why}"
     );
     let decided = cli_support::approval_decisions(&live.w.state);
     assert_eq!(decided.len(), 2, "{decided:?}\n{why}");
 }
 
-/// The person stops the agent while its approved command (a long
-/// `sleep`) runs: the command ends, its follow-up never runs. After the
-/// instance is started again, the person's next message continues the
-/// same conversation: the model request of that turn carries the first
-/// turn's command.
+/// The person stops the agent (`awtui stop a@t`: `session/cancel`) while
+/// its approved command (a long `sleep`) runs: the command ends, its
+/// follow-up never runs. The instance is stopped and started again (a
+/// stopped agent is only woken after a restart) and the person asks on:
+/// the conversation goes on where it was, the model request of that turn
+/// carries the first turn's command (`session/load`, or the live session).
 fn cancel_a_long_call_then_resume(agent: &Agent, test: &str) {
     if isolated(test) {
         return;
     }
     let seconds = unique_seconds();
     let command = format!("sh -c 'sleep {seconds}'; echo late > late.txt");
-    let mut live = Live::start(agent, &format!("@a {}", agent.shell(&command)));
+    // The agent acknowledges the message first, as a model may: the
+    // stopped turn's message is then not handed over again after the
+    // restart, and the next prompt holds only the person's question.
+    let kickoff = format!(
+        r#"@a [[call: inbox_ack {{"until": "2999-01-01T00:00:00Z"}}]] {}"#,
+        agent.shell(&command)
+    );
+    let mut live = Live::start(agent, &kickoff);
     live.answer(&format!("sleep {seconds}"), None);
     live.within("the approved sleep to run", || {
         (!processes(&["sleep", &seconds]).is_empty()).then_some(())
     });
-    let r = live.awtui(&["stop", &format!("a@{INSTANCE}")]);
+    let r = live.w.run(&["stop", &format!("a@{INSTANCE}")]);
     assert_eq!(r.code, 0, "stop a: {}\n{}", r.stderr, live.explain());
     live.within("the stopped turn's sleep to end", || {
         processes(&["sleep", &seconds]).is_empty().then_some(())
@@ -334,11 +400,16 @@ fn cancel_a_long_call_then_resume(agent: &Agent, test: &str) {
     let why = live.explain();
     live.stop();
     assert!(said.iter().any(|m| m.contains(FINAL)), "{said:?}\n{why}");
-    assert!(!live.w.dir.join("late.txt").exists(), "the stopped command went on\n{why}");
+    assert!(
+        !live.w.dir.join("late.txt").exists(),
+        "the stopped command went on\n{why}"
+    );
     let resumed = live.requests_with("REMEMBER-MARKER");
     assert!(
-        resumed.iter().any(|q| q.raw.contains(&format!("sleep {seconds}"))),
-        "the resumed turn's model request lacks the first turn\n{why}"
+        resumed.iter().any(|q| llm_server::earlier_calls(q)
+            .iter()
+            .any(|c| c.contains(&format!("sleep {seconds}")))),
+        "the resumed turn's model request lacks the first turn's call\n{why}"
     );
 }
 
@@ -412,7 +483,10 @@ fn a_team_of_two_acp_vendors_plans_claims_and_finishes() {
         ),
     ];
     let tester = vec![
-        step("agent_register", json!({"name": "tester", "runtime": "opencode"})),
+        step(
+            "agent_register",
+            json!({"name": "tester", "runtime": "opencode"}),
+        ),
         step(
             "task_claim",
             json!({"task_id": "{task:beta-part}", "agent_id": "{ag}"}),

@@ -373,8 +373,10 @@ impl Api {
                 }
             }
         }
-        let is_prompt =
-            |b: &Option<String>| b.as_ref().is_some_and(|t| !t.starts_with("<system-reminder>"));
+        let is_prompt = |b: &Option<String>| {
+            b.as_ref()
+                .is_some_and(|t| !t.starts_with("<system-reminder>"))
+        };
         let Some(at) = blocks.iter().rposition(is_prompt) else {
             return (String::new(), 0);
         };
@@ -390,10 +392,71 @@ pub fn latest_prompt(req: &Recorded) -> String {
         .unwrap_or_default()
 }
 
-/// The last line of `prompt` that holds a directive: the newest message
-/// (a prompt may list earlier, unacknowledged ones above it).
+/// The tool calls the model made earlier in the conversation of a model
+/// request (their arguments as JSON text): what only the conversation's
+/// history holds, unlike text the prompt may quote.
+pub fn earlier_calls(req: &Recorded) -> Vec<String> {
+    let body = &req.body;
+    let each = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let mut out = Vec::new();
+    match Api::of(req.path.split('?').next().unwrap_or("")) {
+        Some(Api::Messages) => {
+            for m in each(&body["messages"])
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+            {
+                for b in each(&m["content"])
+                    .iter()
+                    .filter(|b| b["type"] == "tool_use")
+                {
+                    out.push(b["input"].to_string());
+                }
+            }
+        }
+        Some(Api::Responses) => {
+            for i in each(&body["input"])
+                .iter()
+                .filter(|i| i["type"] == "function_call")
+            {
+                out.push(text(&i["arguments"]));
+            }
+        }
+        Some(Api::Chat) => {
+            for m in each(&body["messages"])
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+            {
+                for c in each(&m["tool_calls"]) {
+                    out.push(text(&c["function"]["arguments"]));
+                }
+            }
+        }
+        Some(Api::Gemini { .. }) => {
+            for c in each(&body["contents"])
+                .iter()
+                .filter(|c| c["role"] == "model")
+            {
+                for p in each(&c["parts"]) {
+                    if let Some(call) = p.get("functionCall") {
+                        out.push(call["args"].to_string());
+                    }
+                }
+            }
+        }
+        None => {}
+    }
+    out
+}
+
+/// The last line of `prompt` that holds a directive, in its newest
+/// messages (after awtui's "New messages for you" heading when there is
+/// one: earlier messages may be quoted above it).
 fn last_directed_line(prompt: &str) -> &str {
-    prompt
+    let newest = prompt
+        .rfind("New messages for you")
+        .map_or(prompt, |at| &prompt[at..]);
+    newest
         .lines()
         .rev()
         .find(|l| l.contains("[["))
