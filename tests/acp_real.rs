@@ -69,19 +69,6 @@ impl Agent {
         }
     }
 
-    /// codex-acp takes no model from awtui (it reads the user's Codex
-    /// config): the user's `config.toml` names it, as a user's would (with
-    /// none, Codex picks a model of its own that the fake is offered no
-    /// tools by).
-    fn user_model(&self, root: &std::path::Path) {
-        if self.adapter != Some("codex-acp") {
-            return;
-        }
-        let config = root.join("codex-home/config.toml");
-        let text = std::fs::read_to_string(&config).unwrap();
-        std::fs::write(&config, format!("model = \"{}\"\n{text}", self.cli.model)).unwrap();
-    }
-
     /// A directive to run `command` with the agent's shell tool.
     fn shell(&self, command: &str) -> String {
         let bang = if self.escalate { "!" } else { "" };
@@ -124,7 +111,6 @@ impl Live {
         let root = w.tmp.path().to_path_buf();
         let mut env = common_env(&root, &wrap_clis_and_adapters(&w));
         env.extend(cli_env(&root, agent.cli, &url));
-        agent.user_model(&root);
         w.env.extend(env);
         std::fs::write(w.dir.join("wf.yaml"), agent.workflow(kickoff)).unwrap();
         for (name, content) in files {
@@ -370,6 +356,7 @@ fn allow_then_deny_with_a_reason(agent: &Agent, test: &str) {
     );
     let decided = cli_support::approval_decisions(&live.w.state);
     assert_eq!(decided.len(), 2, "{decided:?}\n{why}");
+    no_secret_in(&live.w, &live.requests(), &why);
 }
 
 /// The person stops the agent (`awtui stop a@t`: `session/cancel`) while
@@ -573,5 +560,76 @@ fn a_team_of_two_acp_vendors_plans_claims_and_finishes() {
         protocols,
         [json!(["lead", "acp"]), json!(["tester", "acp"])],
         "not every agent ran over ACP\n{why}"
+    );
+}
+
+/// A model API that refuses every request: the ACP agent's turn fails,
+/// the run fails, and the reason shown is the API's own message.
+fn a_refusing_model_fails_the_turn_and_says_why(agent: &Agent, test: &str) {
+    if isolated(test) {
+        return;
+    }
+    agent.installed();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let w = World::new();
+    let workflow = agent.workflow("@a go");
+    let script = llm_server::ModelScript {
+        tool: "channel_send".into(),
+        arguments: json!({"message": "never"}),
+        final_text: "never".into(),
+        refuse: Some("quota exhausted for this fake key".into()),
+    };
+    let server = rt.block_on(llm_server::start_model(script));
+    let r = run_with_wrappers(
+        &w,
+        &workflow,
+        vec![(agent.cli, server)],
+        &wrap_clis_and_adapters(&w),
+        &mut || {},
+    );
+    let why = r.explain();
+    assert_eq!(r.report["success"], false, "{why}");
+    assert!(
+        r.report
+            .to_string()
+            .contains("quota exhausted for this fake key"),
+        "the failure does not say why\n{why}"
+    );
+}
+
+#[test]
+fn gemini_acp_says_why_the_model_refused() {
+    a_refusing_model_fails_the_turn_and_says_why(
+        &GEMINI_ACP,
+        "gemini_acp_says_why_the_model_refused",
+    );
+}
+
+#[test]
+fn opencode_acp_says_why_the_model_refused() {
+    a_refusing_model_fails_the_turn_and_says_why(
+        &OPENCODE_ACP,
+        "opencode_acp_says_why_the_model_refused",
+    );
+}
+
+#[test]
+fn claude_acp_says_why_the_model_refused() {
+    a_refusing_model_fails_the_turn_and_says_why(
+        &CLAUDE_ACP,
+        "claude_acp_says_why_the_model_refused",
+    );
+}
+
+/// Fails with the core as it is: codex-acp reports the model API's error
+/// as the agent's text (`{"error":{"message":…}}`, after its "Model
+/// metadata … not found" warning) and ends the prompt normally; awtui
+/// posts that text as `a`'s answer and the run succeeds.
+#[test]
+#[ignore = "codex-acp's model API error comes as the agent's answer text; awtui counts the turn a success"]
+fn codex_acp_says_why_the_model_refused() {
+    a_refusing_model_fails_the_turn_and_says_why(
+        &CODEX_ACP,
+        "codex_acp_says_why_the_model_refused",
     );
 }

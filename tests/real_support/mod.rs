@@ -148,15 +148,17 @@ pub fn cli_env(root: &Path, cli: &Cli, url: &str) -> Vec<(String, String)> {
             let codex_home = root.join("codex-home");
             std::fs::create_dir_all(&codex_home).unwrap();
             // Tables a test put there first (its MCP servers) are kept.
+            // The model is named too: codex-acp takes no model from awtui.
             let user = std::fs::read_to_string(codex_home.join("config.toml")).unwrap_or_default();
             std::fs::write(
                 codex_home.join("config.toml"),
                 format!(
-                    "model_provider = \"fake\"\ncheck_for_update_on_startup = false\n\
+                    "model = \"{model}\"\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n\
                      [model_providers.fake]\nname = \"fake\"\nbase_url = \"{url}/v1\"\n\
                      env_key = \"FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\n\
                      [analytics]\nenabled = false\n[feedback]\nenabled = false\n\
-                     [features]\nplugins = false\n{user}"
+                     [features]\nplugins = false\n{user}",
+                    model = cli.model
                 ),
             )
             .unwrap();
@@ -445,15 +447,17 @@ pub fn posts(message: &str) -> ModelScript {
 /// Fails when any secret awtui made for this run (every participant's
 /// token, as the wrapped CLIs saw them) appears in a request to the model.
 pub fn no_secret_reached_the_model(w: &World, r: &Run) {
+    no_secret_in(w, &r.requests, &r.explain());
+}
+
+/// [`no_secret_reached_the_model`] for `requests`, `why` explaining a
+/// failure.
+pub fn no_secret_in(w: &World, requests: &[Recorded], why: &str) {
     let seen = std::fs::read_to_string(w.tmp.path().join("secrets.txt")).unwrap_or_default();
     let secrets: std::collections::BTreeSet<&str> =
         seen.split_whitespace().filter(|s| s.len() >= 32).collect();
-    assert!(
-        !secrets.is_empty(),
-        "the wrapped CLI saw no token\n{}",
-        r.explain()
-    );
-    for q in &r.requests {
+    assert!(!secrets.is_empty(), "the wrapped CLI saw no token\n{why}");
+    for q in requests {
         let headers: String = q
             .headers
             .iter()
@@ -462,10 +466,9 @@ pub fn no_secret_reached_the_model(w: &World, r: &Run) {
         for s in &secrets {
             assert!(
                 !q.raw.contains(s) && !headers.contains(s),
-                "a token reached the model in {} {}\n{}",
+                "a token reached the model in {} {}\n{why}",
                 q.method,
                 q.path,
-                r.explain()
             );
         }
     }
