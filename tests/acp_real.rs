@@ -12,6 +12,11 @@
 //! tools it calls (`[[shell: …]]`, `[[call: …]]`), so one live session can
 //! be driven over several turns, and every request it received is kept to
 //! check what the agent told its model.
+//!
+//! Per agent: a shell call allowed and one denied with a reason, then a
+//! post through awtui's MCP server; a stop during a long call, then the
+//! conversation resumed; a model API that refuses (the fault: the turn
+//! fails and says why). And a team of two vendors working a task.
 
 mod cli_support;
 #[path = "fakes/llm_server.rs"]

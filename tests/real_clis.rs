@@ -217,7 +217,8 @@ fn gemini_failure_says_why() {
 /// instead of passing as a normal run. Claude Code says so in its `init`
 /// event; Gemini CLI and opencode say nothing on stdout or stderr (their
 /// warnings need `--debug` / `--print-logs`), so awtui's server notices
-/// that they never listed its tools.
+/// that they never listed its tools. Headless (the token an ACP agent
+/// uses comes in `session/new`, not from its environment).
 fn without_awtuis_tools(cli: &Cli, test: &str) {
     if isolated(test) {
         return;
@@ -227,7 +228,7 @@ fn without_awtuis_tools(cli: &Cli, test: &str) {
     let w = World::new();
     let workflow = format!(
         "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
-         \x20   env:\n      AWTUI_TOKEN: not-the-token\n\
+         \x20   protocol: headless\n    env:\n      AWTUI_TOKEN: not-the-token\n\
          limits:\n  retries: 0\nkickoff: \"@a go\"\n",
         cli.backend, cli.model
     );
