@@ -63,6 +63,12 @@ pub fn isolated(test: &str) -> bool {
         .args(["-rn", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
         .arg(&exe)
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        // An ignored test run on purpose (`-- --ignored`) runs there too.
+        .args(
+            std::env::args()
+                .any(|a| a == "--ignored" || a == "--include-ignored")
+                .then_some("--include-ignored"),
+        )
         .env(INSIDE, "1")
         .output()
         .unwrap();
