@@ -263,7 +263,7 @@ fn validate_states_the_argument_limit_of_cursor() {
     let file = dir.path().join("w.yaml");
     std::fs::write(
         &file,
-        "agents:\n  c:\n    backend: cursor\n  d:\n    backend: claude\nkickoff: \"@c @d go\"\n",
+        "agents:\n  c:\n    backend: cursor\n    protocol: headless\n  d:\n    backend: claude\nkickoff: \"@c @d go\"\n",
     )
     .unwrap();
     // (The CLIs are not installed here: validate also says so.)

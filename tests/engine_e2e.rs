@@ -238,13 +238,16 @@ agents:
     env: { PATH: "$FAKE_PATH", FAKE_MCP: "@cu from codex via MCP" }
   cu:
     backend: cursor
+    protocol: headless
     env: { PATH: "$FAKE_PATH", FAKE_MCP: "@ge from cursor via MCP" }
   ge:
     backend: gemini
+    protocol: headless
     model: gemini-2.5-pro
     env: { PATH: "$FAKE_PATH", FAKE_MCP: "@oc from gemini via MCP" }
   oc:
     backend: opencode
+    protocol: headless
     env: { PATH: "$FAKE_PATH", FAKE_REPLY: "@user opencode is done" }
 kickoff: "@cc start the chain"
 "#;
@@ -298,6 +301,8 @@ kickoff: "@cc start the chain"
 }
 
 /// One agent per CLI backend, all with the same fake behaviour.
+/// Every CLI backend run headless (the fake CLIs print each one's
+/// headless output; over ACP they are tested in tests/acp_fake.rs).
 fn every_backend(mode: &str, limits: &str) -> String {
     let mut yaml = String::from("agents:\n");
     for (name, backend) in [
@@ -308,7 +313,7 @@ fn every_backend(mode: &str, limits: &str) -> String {
         ("oc", "opencode"),
     ] {
         yaml.push_str(&format!(
-            "  {name}:\n    backend: {backend}\n    model: m\n    env: {{ PATH: \"$FAKE_PATH\", FAKE_MODE: {mode} }}\n"
+            "  {name}:\n    backend: {backend}\n    protocol: headless\n    model: m\n    env: {{ PATH: \"$FAKE_PATH\", FAKE_MODE: {mode} }}\n"
         ));
     }
     yaml.push_str(&format!("limits:\n{limits}kickoff: \"@all go\"\n"));

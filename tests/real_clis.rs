@@ -34,7 +34,7 @@ fn one_turn(cli: &Cli, test: &str) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let w = World::new();
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
          \x20   system_prompt: \"SYSTEM-MARKER: be terse.\"\n\
          limits:\n  retries: 0\nkickoff: \"@a please greet @user\"\n",
         cli.backend, cli.model
@@ -98,8 +98,8 @@ fn claude_to_codex_relay() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let w = World::new();
     let workflow = format!(
-        "name: relay\nagents:\n  lead:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
-         \x20 helper:\n    backend: codex\n    model: {}\n    timeout: 240s\n\
+        "name: relay\nagents:\n  lead:\n    backend: claude\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
+         \x20 helper:\n    backend: codex\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
          limits:\n  retries: 0\nkickoff: \"@lead ask the helper to check the build\"\n",
         CLAUDE.model, CODEX.model
     );
@@ -146,7 +146,7 @@ fn a_200_kb_prompt_reaches_every_cli() {
     let mut workflow = String::from("name: big\nagents:\n");
     for cli in clis {
         workflow.push_str(&format!(
-            "  {0}:\n    backend: {0}\n    model: {1}\n    timeout: 240s\n",
+            "  {0}:\n    backend: {0}\n    model: {1}\n    protocol: headless\n    timeout: 240s\n",
             cli.backend, cli.model
         ));
     }
@@ -190,7 +190,7 @@ fn failure_says_why(cli: &Cli, test: &str) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let w = World::new();
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
          limits:\n  retries: 0\nkickoff: \"@a go\"\n",
         cli.backend, cli.model
     );
@@ -227,8 +227,8 @@ fn without_awtuis_tools(cli: &Cli, test: &str) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let w = World::new();
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
-         \x20   protocol: headless\n    env:\n      AWTUI_TOKEN: not-the-token\n\
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
+         \x20   env:\n      AWTUI_TOKEN: not-the-token\n\
          limits:\n  retries: 0\nkickoff: \"@a go\"\n",
         cli.backend, cli.model
     );
@@ -277,7 +277,7 @@ fn claude_permissions_refuse_or_allow_a_write() {
         let w = World::new();
         let target = w.dir.join("made-by-agent.txt");
         let workflow = format!(
-            "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+            "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
              \x20   permissions: {permissions}\n\
              limits:\n  retries: 0\nkickoff: \"@a write the file\"\n",
             CLAUDE.model
@@ -315,7 +315,7 @@ fn extra_mcp_server_reaches_the_model(cli: &Cli, test: &str) {
     let w = World::new();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/extra_mcp_server.py");
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
          \x20   mcp:\n      fixture:\n        command: python3\n        args: [\"{}\"]\n\
          limits:\n  retries: 0\nkickoff: \"@a go\"\n",
         cli.backend,
@@ -367,7 +367,7 @@ fn claude_code_keeps_the_users_mcp_servers_only_when_asked() {
         )
         .unwrap();
         let workflow = format!(
-            "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+            "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
              \x20   keep_user_mcp: {keep}\n\
              limits:\n  retries: 0\nkickoff: \"@a go\"\n",
             CLAUDE.model
@@ -433,7 +433,7 @@ fn keeps_user_servers_only_when_asked(cli: &Cli, test: &str) {
             .unwrap(),
         }
         let workflow = format!(
-            "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    timeout: 240s\n\
+            "name: real\nagents:\n  a:\n    backend: {}\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
              \x20   keep_user_mcp: {keep}\n\
              limits:\n  retries: 0\nkickoff: \"@a go\"\n",
             cli.backend, cli.model
@@ -490,7 +490,7 @@ fn claude_asks_and_the_person_answers_from_the_shell() {
     let w = World::new();
     let denied = w.dir.join("denied.txt");
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
          \x20   permissions: ask\n    approve:\n      deny: Bash(rm *)\n\
          limits:\n  retries: 0\nkickoff: \"@a do the work\"\n",
         CLAUDE.model
@@ -649,7 +649,7 @@ fn claude_stopping_to_wait_expires_its_request() {
     let w = World::new();
     let release = w.dir.join("release");
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
          \x20   permissions: ask\n    env:\n      MCP_TOOL_TIMEOUT: \"3000\"\n\
          \x20 b:\n    backend: command\n    command: [sh, -c, 'while [ ! -e {} ]; do sleep 0.1; done; echo ok']\n\
          limits:\n  retries: 0\nkickoff: \"@a @b do the work\"\n",
@@ -744,9 +744,9 @@ fn a_team_of_three_vendors_plans_claims_and_finishes_together() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let w = World::new();
     let workflow = format!(
-        "name: real\nagents:\n  lead:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
-         \x20 coder:\n    backend: codex\n    model: {}\n    timeout: 240s\n\
-         \x20 tester:\n    backend: opencode\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  lead:\n    backend: claude\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
+         \x20 coder:\n    backend: codex\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
+         \x20 tester:\n    backend: opencode\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
          limits:\n  retries: 0\nkickoff: \"@lead plan the work for the team\"\n",
         CLAUDE.model, CODEX.model, OPENCODE.model
     );
@@ -867,7 +867,7 @@ fn claude_code_works_in_a_sandbox() {
     cli_support::init_repo(&w.dir, &[("src/lib.txt", "code\n")]);
     let target = awtui::workspace::worktrees_root(&w.dir, "t").join("a/made-in-sandbox.txt");
     let workflow = format!(
-        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    timeout: 240s\n\
+        "name: real\nagents:\n  a:\n    backend: claude\n    model: {}\n    protocol: headless\n    timeout: 240s\n\
          \x20   permissions: full\n    workspace: worktree\n    sandbox: true\n\
          limits:\n  retries: 0\nkickoff: \"@a write the file\"\n",
         CLAUDE.model

@@ -895,6 +895,39 @@ fn stop_kills_and_keeps_messages_restart_wakes() {
     assert_eq!(started(&fx, "coder").1, vec![1, 2]);
 }
 
+/// Issue 35: cancelling a turn ends it, not the agent: its messages count
+/// as handled, a late failure report is ignored, the next message wakes
+/// it with a turn of its own, and no retry follows.
+#[test]
+fn cancel_ends_the_turn_acks_its_messages_and_the_next_message_wakes_the_agent() {
+    let mut sim = Sim::with(RunMode::Start, &["coder"]);
+    let (t1, _) = started(&sim.start(Some("@coder go")), "coder");
+    let fx = sim.send(Event::Cancel {
+        agent: "coder".into(),
+    });
+    assert!(fx.contains(&Effect::KillTurn {
+        agent: "coder".into(),
+        turn: t1
+    }));
+    assert!(fx.contains(&Effect::Ack {
+        agent: "coder".into(),
+        through: 1
+    }));
+    assert_ne!(sim.status("coder"), AgentStatus::Stopped);
+    assert!(sim.fail("coder", t1, "stopped").is_empty(), "no retry");
+    assert!(sim.runner.unread("coder").is_empty());
+    let fx = sim.post("user", "@coder now this instead");
+    assert_eq!(started(&fx, "coder").1, vec![2]);
+    // With no turn running it does nothing.
+    let mut idle = Sim::with(RunMode::Start, &["coder"]);
+    assert!(
+        idle.send(Event::Cancel {
+            agent: "coder".into()
+        })
+        .is_empty()
+    );
+}
+
 #[test]
 fn stopping_the_last_worker_ends_a_run() {
     let mut sim = Sim::with(RunMode::Run, &["coder"]);

@@ -474,6 +474,7 @@ fn workspace_settings_are_checked_in_the_file() {
     workspace: {mode: shared, base: main}
   c:
     backend: cursor
+    protocol: headless
     workspace: worktree
 context: false
 ";

@@ -49,6 +49,11 @@ pub struct StopArgs {
     /// With --clean: remove unmerged work and uncommitted changes too.
     #[arg(long, requires = "clean")]
     pub force: bool,
+    /// Cancel only the agent's current turn (an ACP agent gets
+    /// `session/cancel` and keeps its conversation); the agent stays
+    /// runnable and the turn's messages count as handled.
+    #[arg(long, conflicts_with_all = ["all", "clean"], requires = "target")]
+    pub turn: bool,
 }
 
 /// Stops what the target names (or everything with `--all`); returns the
@@ -88,7 +93,12 @@ pub fn run(args: &StopArgs) -> u8 {
                 errln!("'user' is you: there is nothing to stop");
                 exit::INVALID
             }
+            Some(agent) if args.turn => cancel_turn(&resolved.info, &agent).await,
             Some(agent) if !resolved.info.standalone => stop_agent(&resolved.info, &agent).await,
+            None if args.turn => {
+                errln!("--turn cancels one agent's turn: name the agent (agent or agent@instance)");
+                exit::INVALID
+            }
             _ => stop_instance(&resolved.info).await,
         }
     })
@@ -153,6 +163,44 @@ async fn stop_and_clean(target: Option<&str>, force: bool) -> u8 {
         }
     };
     super::workspace::clean(&dir, &instance, force)
+}
+
+/// `stop --turn agent`: cancels the agent's current turn and waits until
+/// it no longer runs.
+async fn cancel_turn(info: &InstanceInfo, agent: &str) -> u8 {
+    let mut client = match remote::open(info).await {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let cancel = Command::Cancel {
+        agent: agent.to_string(),
+    };
+    if let Err(code) = remote::command(&mut client, &info.address(agent), cancel).await {
+        return code;
+    }
+    let deadline = Instant::now() + STOP_WAIT;
+    loop {
+        let status = match remote::status(&mut client).await {
+            Ok(s) => s,
+            Err(code) => return code,
+        };
+        if status
+            .agents
+            .iter()
+            .any(|a| a.name == agent && !a.status.in_turn())
+        {
+            super::print::line(format!("cancelled the turn of {}", info.address(agent)));
+            return exit::OK;
+        }
+        if Instant::now() > deadline {
+            errln!(
+                "{}'s turn did not end within {STOP_WAIT:?}",
+                info.address(agent)
+            );
+            return exit::FAILED;
+        }
+        tokio::time::sleep(POLL).await;
+    }
 }
 
 async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {

@@ -691,7 +691,11 @@ impl Driver {
             return;
         };
         let backend = crate::agents::backend::backend_for(def.backend);
-        if backend.workdir_config().is_some()
+        // Over ACP the servers come in `session/new`: no project file.
+        let headless = crate::agents::backend::acp::drive(&def, &self.cx.workflow.base_dir)
+            != Ok(crate::agents::backend::acp::Drive::Acp);
+        if headless
+            && backend.workdir_config().is_some()
             && !self.prepared_workdirs.contains(&def.backend)
             && let Some(mcp) = &self.cx.mcp
         {
@@ -722,8 +726,10 @@ impl Driver {
                 through: *last,
             });
         }
-        let tool_lists_at_start = (backend.lists_tools_at_start() && self.cx.mcp.is_some())
-            .then(|| self.cx.context.tool_lists(&agent));
+        // A warm ACP agent listed its tools once, when its session began.
+        let tool_lists_at_start =
+            (backend.lists_tools_at_start() && headless && self.cx.mcp.is_some())
+                .then(|| self.cx.context.tool_lists(&agent));
         // Started on a blocking thread; the loop hears of it as `Launched`.
         self.launching
             .insert(agent.clone(), Launching { turn, stop: false });
@@ -1405,7 +1411,9 @@ impl Driver {
         let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
         let unknown = |agent: &str| format!("there is no agent '{agent}' in this workflow");
         match cmd {
-            Command::Stop { agent } | Command::Restart { agent } if !known(self, &agent) => {
+            Command::Stop { agent } | Command::Cancel { agent } | Command::Restart { agent }
+                if !known(self, &agent) =>
+            {
                 return Err(unknown(&agent));
             }
             Command::Stop { agent } => {
@@ -1415,13 +1423,14 @@ impl Driver {
                     .close_agent(&agent, "the agent was stopped while the request waited");
                 self.handle(Event::Stop { agent })
             }
-            Command::Restart { agent } => {
-                // A restart is a new process (its session loaded again).
-                tokio::spawn(crate::agents::backend::acp::release(
-                    &self.cx.agent_dir(&agent),
-                ));
-                self.handle(Event::Restart { agent })
+            Command::Cancel { agent } => {
+                self.cx.context.approvals().close_agent(
+                    &agent,
+                    "the agent's turn was cancelled while the request waited",
+                );
+                self.handle(Event::Cancel { agent })
             }
+            Command::Restart { agent } => self.handle(Event::Restart { agent }),
             Command::Resume => self.handle(Event::Resume),
             Command::Ack { agent, until } => {
                 self.cx

@@ -40,6 +40,20 @@ pub enum AgentStatus {
     WaitingForApproval,
 }
 
+impl AgentStatus {
+    /// Whether a turn runs (or is starting): what a cancel ends.
+    pub fn in_turn(&self) -> bool {
+        matches!(
+            self,
+            AgentStatus::Starting
+                | AgentStatus::Thinking
+                | AgentStatus::CallingTool(_)
+                | AgentStatus::Stalled
+                | AgentStatus::WaitingForApproval
+        )
+    }
+}
+
 impl fmt::Display for AgentStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -28,6 +28,10 @@ pub enum Command {
     Peek { query: super::peek::PeekQuery },
     /// Stop an agent (its whole process group); its unread messages stay.
     Stop { agent: String },
+    /// Cancel an agent's current turn (ACP: `session/cancel`), not the
+    /// agent: it stays runnable and keeps its conversation; the turn's
+    /// messages count as handled (the person cancelled them).
+    Cancel { agent: String },
     /// Let a stopped or failed agent work again.
     Restart { agent: String },
     /// Resume after a loop-guard or budget pause.
@@ -95,6 +99,7 @@ impl Command {
             Command::Send { .. } => "send",
             Command::Peek { .. } => "peek",
             Command::Stop { .. } => "stop",
+            Command::Cancel { .. } => "cancel",
             Command::Restart { .. } => "restart",
             Command::Resume => "resume",
             Command::Ack { .. } => "ack",

@@ -1027,6 +1027,12 @@ impl Walker<'_> {
         } else {
             self.backend(key, get("backend"), model.as_deref(), command.is_some())
         };
+        let protocol = get("protocol").and_then(|n| {
+            let kind = backend.as_ref().map(|(k, _)| *k);
+            self.protocol(n, &what, kind)
+        });
+        // Headless for certain: written so, or on another host.
+        let headless = protocol == Some(AgentProtocol::Headless) || get("host").is_some();
         if let Some((kind, _)) = backend {
             self.check_backend_fields(
                 key,
@@ -1034,6 +1040,7 @@ impl Walker<'_> {
                 model.as_deref(),
                 get("command"),
                 command.is_some(),
+                headless,
             );
         }
         let prompt = match get("system_prompt") {
@@ -1080,10 +1087,11 @@ impl Walker<'_> {
         };
         if let (Some((kind, _)), Workspace::Worktree { .. }) = (&backend, &workspace)
             && let Some(file) = backend_for(*kind).workdir_config()
+            && (headless || backend_for(*kind).acp_program().is_none())
         {
             self.diags.error(
                 get("workspace").map_or(key.pos, |n| n.pos),
-                format!("{what}: workspace: worktree is not available for the {} backend (it reads its MCP servers only from the project's {file}, which would land in the agent's commits)", kind.name()),
+                format!("{what}: workspace: worktree is not available for the {} backend run headless (it reads its MCP servers only from the project's {file}, which would land in the agent's commits); over ACP it is", kind.name()),
             );
         }
         let approve = get("approve")
@@ -1109,10 +1117,6 @@ impl Walker<'_> {
             None if get("approve").is_some() => Permissions::Ask,
             None => Permissions::default(),
         };
-        let protocol = get("protocol").and_then(|n| {
-            let kind = backend.as_ref().map(|(k, _)| *k);
-            self.protocol(n, &what, kind)
-        });
         if permissions == Permissions::Ask
             && let Some((kind, _)) = &backend
             && *kind != BackendKind::Claude
@@ -1308,6 +1312,7 @@ impl Walker<'_> {
         model: Option<&str>,
         command_node: Option<&Node>,
         has_command: bool,
+        headless: bool,
     ) {
         let what = format!("agent '{}'", key.name);
         if has_command && !matches!(backend, BackendKind::Command | BackendKind::Acp) {
@@ -1334,7 +1339,9 @@ impl Walker<'_> {
             );
         }
         let vendor = backend_for(backend);
-        if vendor.prompt_transport() == PromptTransport::Argument {
+        // Over ACP the prompt is a message, of any size.
+        let over_acp = vendor.acp_program().is_some() && !headless;
+        if vendor.prompt_transport() == PromptTransport::Argument && !over_acp {
             self.diags.warn(
                 key.pos,
                 format!(

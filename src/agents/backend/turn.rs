@@ -26,6 +26,20 @@ impl TurnUpdate {
                 | BackendEvent::Final { text },
             ) => clean(text),
             TurnUpdate::Event(BackendEvent::Error { message }) => clean(message),
+            TurnUpdate::Event(BackendEvent::Tool { call }) => {
+                clean(&mut call.title);
+                call.locations.iter_mut().for_each(clean);
+                for d in &mut call.diffs {
+                    clean(&mut d.path);
+                    clean(&mut d.preview);
+                }
+            }
+            TurnUpdate::Event(BackendEvent::Plan { entries }) => {
+                entries.iter_mut().for_each(|e| clean(&mut e.content));
+            }
+            TurnUpdate::Event(
+                BackendEvent::ToolCall { name } | BackendEvent::ToolDone { name, .. },
+            ) => clean(name),
             TurnUpdate::Event(_) => {}
             TurnUpdate::Done(outcome) => {
                 for text in [&mut outcome.answer, &mut outcome.error]

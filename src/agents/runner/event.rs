@@ -125,6 +125,13 @@ pub enum Event {
         /// The agent to stop.
         agent: String,
     },
+    /// The user cancelled `agent`'s current turn: it ends (ACP agents get
+    /// `session/cancel`), the messages it was handed are acked, and the
+    /// agent stays runnable; nothing happens when no turn runs.
+    Cancel {
+        /// The agent whose turn to cancel.
+        agent: String,
+    },
     /// The user restarted `agent`: a stopped, failed or out-of-budget agent
     /// becomes runnable again with a fresh retry count and turn allowance (a
     /// running one has its turn killed and starts over with everything unread).

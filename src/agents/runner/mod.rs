@@ -225,6 +225,26 @@ impl Runner {
                     a.phase = Phase::Stopped;
                 }
             }
+            Event::Cancel { agent } => {
+                if let Some(a) = self.agent_mut(&agent)
+                    && let Phase::Running(t) = &a.phase
+                {
+                    let through = a
+                        .unread
+                        .iter()
+                        .take_while(|id| t.messages.contains(id))
+                        .last()
+                        .copied();
+                    kill_running(a, &mut fx);
+                    if let Some(through) = through {
+                        a.ack(through);
+                        fx.push(Effect::Ack {
+                            agent: a.name.clone(),
+                            through,
+                        });
+                    }
+                }
+            }
             Event::Restart { agent } => {
                 if let Some(a) = self.agent_mut(&agent) {
                     kill_running(a, &mut fx);

@@ -89,6 +89,8 @@ pub struct Conn {
     scope: Scope,
     /// Cancelled once the process has ended or its stdout closed.
     dead: CancellationToken,
+    /// Cancelled once how the process ended is recorded in `ended`.
+    exited: CancellationToken,
     /// How it ended, for the turn's failure.
     ended: Mutex<Option<String>>,
     /// What the person or a rule said no to, for the next prompt (ACP has
@@ -157,6 +159,7 @@ impl Conn {
                 group: (pid != 0).then_some(pid),
             },
             dead: CancellationToken::new(),
+            exited: CancellationToken::new(),
             ended: Mutex::new(None),
             notes: Mutex::new(Vec::new()),
             can_load: AtomicBool::new(false),
@@ -196,6 +199,7 @@ impl Conn {
                 format!("the agent {status}: {}", last_lines(&tail, 5))
             };
             *lock(&watcher.ended) = Some(text);
+            watcher.exited.cancel();
             watcher.die();
         });
         Ok(conn)
@@ -231,8 +235,7 @@ impl Conn {
         params: Value,
         wait: Option<Duration>,
     ) -> Result<Value, ConnError> {
-        let (id, rx) = self.send_request(method, params);
-        let _ = id;
+        let (_, rx) = self.send_request(method, params);
         let answered = async {
             tokio::select! {
                 r = rx => r.map_err(|_| ConnError::Gone(self.ended())),
@@ -343,13 +346,15 @@ impl Conn {
     }
 
     /// Ends the agent: its whole process group and whatever it started.
+    /// It counts as dead from the start, so no turn picks it up while it
+    /// is being ended.
     pub async fn end(&self) {
+        self.die();
         let scope = self.scope.clone();
         let _ = tokio::task::spawn_blocking(move || {
             scope.end(crate::agents::backend::process::STOP_GRACE)
         })
         .await;
-        self.die();
     }
 
     /// Ends the processes of this agent that started after `since` (the
@@ -376,9 +381,13 @@ impl Conn {
         .await;
     }
 
-    /// The processes of this agent now.
-    pub fn members(&self) -> Vec<u32> {
-        self.scope.members().iter().map(|p| p.pid).collect()
+    /// The processes of this agent now (read from `/proc` on a blocking
+    /// thread).
+    pub async fn members(&self) -> Vec<u32> {
+        let scope = self.scope.clone();
+        tokio::task::spawn_blocking(move || scope.members().iter().map(|p| p.pid).collect())
+            .await
+            .unwrap_or_default()
     }
 
     /// Ends the turn's bookkeeping: the fold (answer, usage, calls) and
@@ -484,10 +493,13 @@ impl Conn {
                         over.cancelled(),
                     )
                     .await;
-                if over.is_cancelled() {
+                // Expired: the agent was stopped (or the instance ended)
+                // while it waited; the stop may not have reached the
+                // turn yet, and nothing may run.
+                if over.is_cancelled() || decision.expired {
                     return outcome(None);
                 }
-                if decision.verdict != Verdict::Allow && !decision.expired {
+                if decision.verdict != Verdict::Allow {
                     lock(&self.notes).push(format!(
                         "{} (your request to run {} {:?})",
                         decision.message(),
@@ -523,6 +535,10 @@ pub enum PromptEnd {
     },
     Failed(ConnError),
 }
+
+/// How long, after the agent closed its output, its exit status is
+/// waited for (the watcher gives stderr 2 s after the exit).
+const EXIT_WAIT: Duration = Duration::from_secs(5);
 
 /// How long a cancelled prompt may take to end before the agent is ended
 /// (the real agents take 0.04–0.25 s).
@@ -577,6 +593,10 @@ async fn read_lines(conn: Arc<Conn>, stdout: Option<tokio::process::ChildStdout>
     for line in lines.drain(..) {
         dispatch(&conn, &line);
     }
+    // An agent that crashed closed its output as it exited: let the
+    // watcher record how it ended (status, stderr) so the turn's failure
+    // says why, unless it keeps running without output.
+    let _ = tokio::time::timeout(EXIT_WAIT, conn.exited.cancelled()).await;
     conn.die();
 }
 

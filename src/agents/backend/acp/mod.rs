@@ -183,21 +183,6 @@ fn forget(key: &Path, conn: &Arc<Conn>) {
     }
 }
 
-/// Lets go of the live agent whose private folder is `state_dir` at
-/// once (a restart: its next turn starts a new process and loads its
-/// session); the future ends the old process.
-pub fn release(state_dir: &Path) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let conn = live()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(state_dir);
-    async move {
-        if let Some(c) = conn {
-            c.end().await;
-        }
-    }
-}
-
 /// Ends every live agent under `root` (the instance ends).
 pub async fn end_all_under(root: &Path) {
     let conns: Vec<Arc<Conn>> = {
@@ -282,7 +267,7 @@ async fn turn(
     notes.extend(loaded_note);
     let text = prompt_text(req, first, &notes);
     let before = if acp.leaves_commands_on_cancel {
-        conn.members()
+        conn.members().await
     } else {
         Vec::new()
     };
