@@ -187,16 +187,17 @@ impl Live {
             .collect()
     }
 
-    /// Waits until `a` has posted `n` messages, or fails when it failed.
-    fn answers(&self, n: usize) -> Vec<String> {
-        self.within(&format!("{n} answer(s) of a"), || {
+    /// Waits until `a` has posted a message holding `text`; fails at once
+    /// when `a` failed. All of `a`'s messages.
+    fn posted(&self, text: &str) -> Vec<String> {
+        self.within(&format!("a's message with {text:?}"), || {
             let failed = self
                 .from("system")
                 .into_iter()
                 .find(|m| m.contains("a failed"));
             assert!(failed.is_none(), "{failed:?}\n{}", self.explain());
             let said = self.from("a");
-            (said.len() >= n).then_some(said)
+            said.iter().any(|m| m.contains(text)).then_some(said)
         })
     }
 
@@ -247,7 +248,12 @@ impl Live {
             .collect();
         let home = self.w.dir.join(".workflow").join(INSTANCE);
         let mut logs = std::fs::read_to_string(home.join("awtui.log")).unwrap_or_default();
-        for path in glob_logs(&home.join("agents")) {
+        let outputs = std::fs::read_dir(home.join("logs/output"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path());
+        for path in glob_logs(&home.join("agents")).into_iter().chain(outputs) {
             logs.push_str(&format!(
                 "== {}\n{}\n",
                 path.display(),
@@ -329,12 +335,7 @@ fn allow_then_deny_with_a_reason(agent: &Agent, test: &str) {
     // Sent at once: it wakes `a` when this turn ends (opencode and Codex
     // end it at the denial, with no answer).
     live.send(r#"next [[call: channel_send {"message": "posted by a over ACP"}]]"#);
-    let said = live.within("a's post through awtui's tool", || {
-        let said = live.from("a");
-        said.iter()
-            .any(|m| m == "posted by a over ACP")
-            .then_some(said)
-    });
+    let said = live.posted("posted by a over ACP");
     let why = live.explain();
     live.stop();
     assert!(
@@ -364,13 +365,23 @@ fn allow_then_deny_with_a_reason(agent: &Agent, test: &str) {
     no_secret_in(&live.w, &live.requests(), &why);
 }
 
-/// The person stops the agent (`awtui stop a@t`: `session/cancel`) while
-/// its approved command (a long `sleep`) runs: the command ends, its
-/// follow-up never runs. The instance is stopped and started again (a
-/// stopped agent is only woken after a restart) and the person asks on:
-/// the conversation goes on where it was, the model request of that turn
-/// carries the first turn's command (`session/load`, or the live session).
-fn cancel_a_long_call_then_resume(agent: &Agent, test: &str) {
+/// How the person stops a turn and lets the agent go on.
+#[derive(Clone, Copy, PartialEq)]
+enum Stop {
+    /// `awtui stop a@t --turn`: `session/cancel`; the same process and
+    /// session take the next message.
+    Turn,
+    /// `awtui stop a@t`, then the instance stopped and started again (a
+    /// stopped agent is woken only after a restart): a new process loads
+    /// the saved session (`session/load`).
+    AgentThenRestart,
+}
+
+/// The person stops the agent's turn while its approved command (a long
+/// `sleep`) runs: the command ends, its follow-up never runs. Then the
+/// person asks on, and the conversation goes on where it was: the model
+/// request of that turn carries the first turn's call.
+fn cancel_a_long_call_then_resume(agent: &Agent, how: Stop, test: &str) {
     if isolated(test) {
         return;
     }
@@ -378,13 +389,14 @@ fn cancel_a_long_call_then_resume(agent: &Agent, test: &str) {
     // A script, not `sleep` in the command: Claude Code refuses `sleep N;
     // …` chains by itself, Gemini CLI mangles `sh -c '…'`.
     let command = "sh long.sh; echo late > late.txt";
-    // The agent acknowledges the message first, as a model may: the
-    // stopped turn's message is then not handed over again after the
-    // restart, and the next prompt holds only the person's question.
-    let kickoff = format!(
-        r#"@a [[call: inbox_ack {{"until": "2999-01-01T00:00:00Z"}}]] {}"#,
-        agent.shell(command)
-    );
+    // Before a restart, the agent acknowledges the message first (as a
+    // model may): the stopped turn's message is then not handed over
+    // again, and the next prompt holds only the person's question.
+    let ack = match how {
+        Stop::Turn => "",
+        Stop::AgentThenRestart => r#"[[call: inbox_ack {"until": "2999-01-01T00:00:00Z"}]] "#,
+    };
+    let kickoff = format!("@a {ack}{}", agent.shell(command));
     let mut live = Live::start_with(
         agent,
         &kickoff,
@@ -394,21 +406,27 @@ fn cancel_a_long_call_then_resume(agent: &Agent, test: &str) {
     live.within("the approved sleep to run", || {
         (!processes(&["sleep", &seconds]).is_empty()).then_some(())
     });
-    let r = live.w.run(&["stop", &format!("a@{INSTANCE}")]);
-    assert_eq!(r.code, 0, "stop a: {}\n{}", r.stderr, live.explain());
+    let target = format!("a@{INSTANCE}");
+    let mut stop = vec!["stop", target.as_str()];
+    if how == Stop::Turn {
+        stop.push("--turn");
+    }
+    let r = live.w.run(&stop);
+    assert_eq!(r.code, 0, "{stop:?}: {}\n{}", r.stderr, live.explain());
     live.within("the stopped turn's sleep to end", || {
         processes(&["sleep", &seconds]).is_empty().then_some(())
     });
-    live.stop();
-    live.restart();
+    if how == Stop::AgentThenRestart {
+        live.stop();
+        live.restart();
+    }
     live.send("REMEMBER-MARKER: what did you run before?");
-    let said = live.answers(1);
+    let said = live.posted(FINAL);
     let why = live.explain();
     live.stop();
-    assert!(said.iter().any(|m| m.contains(FINAL)), "{said:?}\n{why}");
     assert!(
         !live.w.dir.join("late.txt").exists(),
-        "the stopped command went on\n{why}"
+        "the stopped command went on\n{said:?}\n{why}"
     );
     let resumed = live.requests_with("REMEMBER-MARKER");
     assert!(
@@ -448,26 +466,85 @@ fn codex_acp_allows_and_denies() {
 /// Fails with the core as it is: a stopped agent is woken only by a
 /// restart, which ends its live process (the engine's `Restart`, or a new
 /// instance), and gemini 0.61.0 cannot `session/load`: the model gets a
-/// new conversation and awtui's note that the earlier one is lost.
+/// new conversation and awtui's note that the earlier one is lost
+/// (`awtui stop --turn` keeps it: `gemini_acp_cancel_a_turn_then_resume`).
 #[test]
 #[ignore = "a stopped gemini agent comes back in a new conversation: gemini cannot session/load"]
-fn gemini_acp_cancel_then_resume() {
-    cancel_a_long_call_then_resume(&GEMINI_ACP, "gemini_acp_cancel_then_resume");
+fn gemini_acp_stop_restart_then_resume() {
+    cancel_a_long_call_then_resume(
+        &GEMINI_ACP,
+        Stop::AgentThenRestart,
+        "gemini_acp_stop_restart_then_resume",
+    );
 }
 
 #[test]
-fn opencode_acp_cancel_then_resume() {
-    cancel_a_long_call_then_resume(&OPENCODE_ACP, "opencode_acp_cancel_then_resume");
+fn opencode_acp_stop_restart_then_resume() {
+    cancel_a_long_call_then_resume(
+        &OPENCODE_ACP,
+        Stop::AgentThenRestart,
+        "opencode_acp_stop_restart_then_resume",
+    );
 }
 
 #[test]
-fn claude_acp_cancel_then_resume() {
-    cancel_a_long_call_then_resume(&CLAUDE_ACP, "claude_acp_cancel_then_resume");
+fn claude_acp_stop_restart_then_resume() {
+    cancel_a_long_call_then_resume(
+        &CLAUDE_ACP,
+        Stop::AgentThenRestart,
+        "claude_acp_stop_restart_then_resume",
+    );
 }
 
 #[test]
-fn codex_acp_cancel_then_resume() {
-    cancel_a_long_call_then_resume(&CODEX_ACP, "codex_acp_cancel_then_resume");
+fn codex_acp_stop_restart_then_resume() {
+    cancel_a_long_call_then_resume(
+        &CODEX_ACP,
+        Stop::AgentThenRestart,
+        "codex_acp_stop_restart_then_resume",
+    );
+}
+
+#[test]
+fn gemini_acp_cancel_a_turn_then_resume() {
+    cancel_a_long_call_then_resume(
+        &GEMINI_ACP,
+        Stop::Turn,
+        "gemini_acp_cancel_a_turn_then_resume",
+    );
+}
+
+/// Fails with the core as it is: after `stop --turn` the runner starts
+/// the next turn at once, and awtui sends its `session/prompt` before
+/// opencode answered the cancelled one; when that answer comes, the old
+/// turn's `finish_turn` takes the new turn's sink, and the new turn's
+/// answer ("Turn finished.") is dropped: nothing is posted.
+#[test]
+#[ignore = "stop --turn: the next prompt overlaps the cancelled one on the same connection and loses its answer"]
+fn opencode_acp_cancel_a_turn_then_resume() {
+    cancel_a_long_call_then_resume(
+        &OPENCODE_ACP,
+        Stop::Turn,
+        "opencode_acp_cancel_a_turn_then_resume",
+    );
+}
+
+#[test]
+fn claude_acp_cancel_a_turn_then_resume() {
+    cancel_a_long_call_then_resume(
+        &CLAUDE_ACP,
+        Stop::Turn,
+        "claude_acp_cancel_a_turn_then_resume",
+    );
+}
+
+#[test]
+fn codex_acp_cancel_a_turn_then_resume() {
+    cancel_a_long_call_then_resume(
+        &CODEX_ACP,
+        Stop::Turn,
+        "codex_acp_cancel_a_turn_then_resume",
+    );
 }
 
 /// Two ACP agents of different vendors in one team, driven through
