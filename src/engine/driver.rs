@@ -1428,6 +1428,14 @@ impl Driver {
                     &agent,
                     "the agent's turn was cancelled while the request waited",
                 );
+                // Its next prompt quotes the cancelled turn's messages as
+                // recent history: they were cancelled, not left unanswered.
+                if self.running.contains_key(&agent) {
+                    crate::agents::backend::acp::note(
+                        &self.cx.agent_dir(&agent),
+                        "The person cancelled your previous turn: do not redo it unless they ask again.",
+                    );
+                }
                 self.handle(Event::Cancel { agent })
             }
             Command::Restart { agent } => self.handle(Event::Restart { agent }),

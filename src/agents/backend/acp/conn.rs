@@ -276,6 +276,11 @@ impl Conn {
         let _ = self.out.send(wire::notification(method, params));
     }
 
+    /// Adds a note for the next prompt.
+    pub fn add_note(&self, note: String) {
+        lock(&self.notes).push(note);
+    }
+
     /// Takes the notes for the next prompt.
     pub fn take_notes(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.notes))

@@ -183,6 +183,15 @@ fn forget(key: &Path, conn: &Arc<Conn>) {
     }
 }
 
+/// Leaves a note for the next prompt of the live agent whose private
+/// folder is `state_dir` (none when it has no live process: a headless
+/// agent's next prompt is built anew).
+pub fn note(state_dir: &Path, text: &str) {
+    if let Some(c) = live_conn(state_dir) {
+        c.add_note(text.to_string());
+    }
+}
+
 /// Ends every live agent under `root` (the instance ends).
 pub async fn end_all_under(root: &Path) {
     let conns: Vec<Arc<Conn>> = {
@@ -280,6 +289,7 @@ async fn turn(
     let mut outcome = TurnOutcome {
         answer: (!answer.is_empty()).then(|| answer.to_string()),
         session_id: Some(session),
+        usage: fold.usage(),
         truncated,
         refused,
         ..TurnOutcome::default()
@@ -300,7 +310,7 @@ async fn turn(
             if agent_stayed && acp.leaves_commands_on_cancel {
                 conn.end_started_since(&before).await;
             }
-            Some("stopped".to_string())
+            Some("cancelled (session/cancel)".to_string())
         }
         PromptEnd::Failed(e) => Some(e.to_string()),
     };

@@ -93,6 +93,11 @@ impl TurnFold {
         (&self.answer, self.truncated)
     }
 
+    /// The turn's usage as last reported.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
     /// The call `id`, as last reported.
     pub fn call(&self, id: &str) -> Option<&ToolCallView> {
         self.calls.get(id)
