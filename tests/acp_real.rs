@@ -458,7 +458,6 @@ fn claude_acp_allows_and_denies() {
 /// is failed, the person's next message does not wake it and the reason
 /// never reaches the model.
 #[test]
-#[ignore = "awtui counts codex-acp's cancelled stop after a denial as a failed turn (acp/mod.rs)"]
 fn codex_acp_allows_and_denies() {
     allow_then_deny_with_a_reason(&CODEX_ACP, "codex_acp_allows_and_denies");
 }
@@ -507,7 +506,6 @@ fn codex_acp_stop_restart_then_resume() {
 
 /// Fails at times with the core as it is (see opencode's).
 #[test]
-#[ignore = "stop --turn: the next prompt overlaps the cancelled one on the same connection and loses its answer"]
 fn gemini_acp_cancel_a_turn_then_resume() {
     cancel_a_long_call_then_resume(
         &GEMINI_ACP,
@@ -522,7 +520,6 @@ fn gemini_acp_cancel_a_turn_then_resume() {
 /// turn's `finish_turn` takes the new turn's sink, and the new turn's
 /// answer ("Turn finished.") is dropped: nothing is posted.
 #[test]
-#[ignore = "stop --turn: the next prompt overlaps the cancelled one on the same connection and loses its answer"]
 fn opencode_acp_cancel_a_turn_then_resume() {
     cancel_a_long_call_then_resume(
         &OPENCODE_ACP,
@@ -533,7 +530,6 @@ fn opencode_acp_cancel_a_turn_then_resume() {
 
 /// Fails at times with the core as it is (see opencode's).
 #[test]
-#[ignore = "stop --turn: the next prompt overlaps the cancelled one on the same connection and loses its answer"]
 fn claude_acp_cancel_a_turn_then_resume() {
     cancel_a_long_call_then_resume(
         &CLAUDE_ACP,
@@ -544,7 +540,6 @@ fn claude_acp_cancel_a_turn_then_resume() {
 
 /// Fails at times with the core as it is (see opencode's).
 #[test]
-#[ignore = "stop --turn: the next prompt overlaps the cancelled one on the same connection and loses its answer"]
 fn codex_acp_cancel_a_turn_then_resume() {
     cancel_a_long_call_then_resume(
         &CODEX_ACP,
