@@ -603,6 +603,14 @@ fn cancel_during_a_long_tool_call_then_the_same_session_goes_on() {
         prompts[1]["params"]["sessionId"], prompts[0]["params"]["sessionId"],
         "the same session"
     );
+    // It is told its last turn was cancelled, not left unanswered.
+    let text = prompts[1]["params"]["prompt"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        text.contains("The person cancelled your previous turn"),
+        "{text}"
+    );
     assert_eq!(
         (fa.calls("initialize").len(), parent_of(again)),
         (1, agent_pid),
@@ -788,10 +796,14 @@ async fn tool_calls_plan_and_usage_reach_the_front_ends_safely() {
     );
     let (engine, mut events) = engine(&w, "acp.yaml").await;
     let mut seen = Vec::new();
+    let mut cost = 0.0;
     cli_support::within("fa's turn to end", async {
         loop {
             match events.recv().await.expect("engine ended") {
                 EngineEvent::Activity { agent, activity } if agent == "fa" => seen.push(activity),
+                EngineEvent::Metrics { agent, metrics } if agent == "fa" => {
+                    cost = metrics.cost_usd;
+                }
                 EngineEvent::Status { agent, status }
                     if agent == "fa" && status == AgentStatus::Idle && !seen.is_empty() =>
                 {
@@ -837,6 +849,8 @@ async fn tool_calls_plan_and_usage_reach_the_front_ends_safely() {
             .any(|e| matches!(e, BackendEvent::Usage { usage } if usage.cost_usd == Some(0.01))),
         "{seen:?}"
     );
+    // The turn's usage counts in the agent's metrics (its cost).
+    assert!((cost - 0.01).abs() < 1e-9, "cost {cost}");
     let session = fa.calls("session/prompt")[0]["params"]["sessionId"].clone();
     assert!(
         seen.iter()

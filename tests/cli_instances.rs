@@ -2,6 +2,7 @@
 //! send --wait, peek, attach (follow mode), stop, two instances at once,
 //! standalone agents, signals, and every error with its exit code.
 
+mod acp_live_support;
 mod cli_support;
 
 use cli_support::{World, alive, type_line, wait_for};
@@ -457,4 +458,52 @@ fn a_backend_that_cannot_run_leaves_no_instance_folder() {
         assert!(r.stderr.contains("not-there.sh"), "{}", r.stderr);
     }
     assert!(!w.dir.join(".workflow").exists());
+}
+
+/// Issue 35: `list --json` shows, while it runs, how each agent is talked
+/// to and its turn as it goes: the ACP agent's running tool call (kind,
+/// title, status, file, diff), its plan and its usage. A stop cancels the
+/// turn over ACP (`session/cancel`).
+#[test]
+fn list_json_shows_an_acp_agents_running_tool_call_plan_and_usage() {
+    let mut w = World::new();
+    let log = acp_live_support::acp_workflow(&w, "acp.yaml", &[acp_live_support::edit_turn(true)]);
+    w.start_background("acp.yaml", "default");
+    let coder =
+        acp_live_support::listed_agent(&w, "coder", "the running tool call in list --json", |a| {
+            a["live"]["calls"][0]["diffs"][0]["added"] == 2
+                && a["live"]["usage"]["input_tokens"] == 1234
+        });
+    assert_eq!(coder["protocol"], "acp", "{coder}");
+    let call = &coder["live"]["calls"][0];
+    assert_eq!(call["title"], "Edit src/a.rs");
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(call["status"], "in_progress");
+    assert_eq!(call["locations"][0], "src/a.rs");
+    assert_eq!(call["diffs"][0]["preview"], "-b\n+c\n+d\n");
+    assert_eq!(coder["live"]["plan"][0]["content"], "read the code");
+    assert_eq!(coder["live"]["usage"]["cost_usd"], 0.05);
+    let r = w.run(&["stop", "coder@default"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    wait_for("session/cancel at the agent", || {
+        (acp_live_support::count(&log, "session/cancel") == 1).then_some(())
+    });
+}
+
+/// Issue 35: an agent flooding 10,000 tool calls into its turn shows its
+/// newest few in `list --json`, never all of them.
+#[test]
+fn a_flood_of_tool_calls_stays_bounded_in_list_json() {
+    let mut w = World::new();
+    acp_live_support::acp_workflow(&w, "acp.yaml", &[acp_live_support::flood_turn(true)]);
+    w.start_background("acp.yaml", "default");
+    let coder = acp_live_support::listed_agent(&w, "coder", "the flood's last call", |a| {
+        a["live"]["calls"]
+            .as_array()
+            .and_then(|c| c.last())
+            .is_some_and(|c| c["title"] == "flood 1999")
+    });
+    assert_eq!(coder["live"]["calls"].as_array().unwrap().len(), 40);
+    let r = w.run(&["list", "--json"]);
+    assert!(r.stdout.len() < 256 * 1024, "{} bytes", r.stdout.len());
 }

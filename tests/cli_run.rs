@@ -1,6 +1,7 @@
 //! `awtui run` on the real binary: the default output, `--json` (one final
 //! object), `--json --verbose` (events as JSON lines), and exit codes.
 
+mod acp_live_support;
 mod cli_support;
 
 use cli_support::World;
@@ -295,7 +296,9 @@ fn context_false_gives_agents_no_channel_to_wake_each_other() {
 }
 
 /// A workflow whose `a` runs on a fake CLI (`backend`, its program
-/// `program`); `env` lines are added to the agent's `env:`.
+/// `program`), headless (`protocol: headless`: gemini and opencode would
+/// run over ACP by default, claude and codex when their adapter is on
+/// PATH); `env` lines are added to the agent's `env:`.
 fn fake_cli_workflow(w: &World, backend: &str, program: &str, env: &str) {
     let bin = w.dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -304,7 +307,7 @@ fn fake_cli_workflow(w: &World, backend: &str, program: &str, env: &str) {
     std::fs::write(
         w.dir.join("cc.yaml"),
         format!(
-            "agents:\n  a:\n    backend: {backend}\n    model: m\n    env:\n      PATH: \"{}:{}\"\n{env}kickoff: \"@a go\"\n",
+            "agents:\n  a:\n    backend: {backend}\n    model: m\n    protocol: headless\n    env:\n      PATH: \"{}:{}\"\n{env}kickoff: \"@a go\"\n",
             bin.display(),
             std::env::var("PATH").unwrap(),
         ),
@@ -443,4 +446,68 @@ fn lenient_aop_findings_show_during_the_run() {
         answer < notes[0],
         "the note follows the answer: {channel:?}"
     );
+}
+
+/// Issue 35: `run --json` says each agent's protocol and its last turn as
+/// it went: the ACP agent's tool call (kind, title, status, file, diff),
+/// its plan and its usage; `run --verbose` prints the changed file and
+/// the plan as they happen.
+#[test]
+fn run_json_shows_an_acp_agents_protocol_tool_calls_plan_and_usage() {
+    let w = World::new();
+    acp_live_support::acp_workflow(&w, "acp.yaml", &[acp_live_support::edit_turn(false)]);
+    let r = w.run(&["run", "acp.yaml", "--json"]);
+    let v = r.json();
+    let coder = &v["agents"][0];
+    assert_eq!(coder["name"], "coder", "{v}");
+    assert_eq!(coder["protocol"], "acp", "{coder}");
+    let call = &coder["live"]["calls"][0];
+    assert_eq!(call["title"], "Edit src/a.rs", "{coder}");
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(call["status"], "completed");
+    assert_eq!(call["locations"][0], "src/a.rs");
+    assert_eq!(call["diffs"][0]["path"], "src/a.rs");
+    assert_eq!(call["diffs"][0]["added"], 2);
+    assert_eq!(call["diffs"][0]["removed"], 1);
+    assert_eq!(call["diffs"][0]["preview"], "-b\n+c\n+d\n");
+    assert_eq!(coder["live"]["plan"][1]["content"], "write the test");
+    assert_eq!(coder["live"]["plan"][1]["status"], "in_progress");
+    assert_eq!(coder["live"]["usage"]["cost_usd"], 0.05, "{coder}");
+    assert!(
+        coder["live"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("working on it"),
+        "{coder}"
+    );
+    // The same run, watched: the file it changed and the plan, on stderr.
+    let w = World::new();
+    acp_live_support::acp_workflow(&w, "acp.yaml", &[acp_live_support::edit_turn(false)]);
+    let r = w.run(&["run", "acp.yaml", "--verbose"]);
+    for line in [
+        "  coder ⚙ Edit src/a.rs",
+        "  coder ✎ src/a.rs +2 −1",
+        "  coder ☰ plan 1/2 · write the test",
+    ] {
+        assert!(
+            r.stderr.contains(line),
+            "{line:?} missing in:\n{}",
+            r.stderr
+        );
+    }
+}
+
+/// Issue 35: an agent that floods 10,000 tool calls into one turn gets
+/// the newest few into `run --json`, not all of them.
+#[test]
+fn a_flood_of_tool_calls_stays_bounded_in_run_json() {
+    let w = World::new();
+    acp_live_support::acp_workflow(&w, "acp.yaml", &[acp_live_support::flood_turn(false)]);
+    let r = w.run(&["run", "acp.yaml", "--json"]);
+    assert!(r.stdout.len() < 1024 * 1024, "{} bytes", r.stdout.len());
+    let v = r.json();
+    let calls = v["agents"][0]["live"]["calls"].as_array().unwrap().clone();
+    assert_eq!(calls.len(), 40, "{}", v["agents"][0]);
+    // The newest the backend kept (it remembers 2,000 calls of a turn).
+    assert_eq!(calls.last().unwrap()["title"], "flood 1999");
 }

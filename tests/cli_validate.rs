@@ -407,3 +407,70 @@ fn validate_points_at_each_mistake_where_it_is_written() {
     );
     assert!(!stderr.contains("agents: \n"), "{stderr}");
 }
+
+/// Writes executable stand-ins for `names` into `dir` (validate only
+/// looks them up on the agent's `PATH`).
+fn stand_ins(dir: &Path, names: &[&str]) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    for n in names {
+        let p = dir.join(n);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// Issue 35: validate says how each agent is talked to and why: gemini
+/// over ACP natively, codex over ACP when `codex-acp` is on the agent's
+/// `PATH` and headless when not, `protocol: headless` as written, any
+/// `backend: acp` agent over ACP; a program (`backend: command`) has no
+/// protocol to state.
+#[test]
+fn validate_says_which_protocol_each_agent_runs_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = dir.path().join("with");
+    let without = dir.path().join("without");
+    stand_ins(&with, &["gemini", "codex", "codex-acp", "my-acp"]);
+    stand_ins(&without, &["gemini", "codex"]);
+    let path = |d: &Path| format!("{}:/usr/bin:/bin", d.display());
+    let file = dir.path().join("team.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "agents:\n\
+             \x20 gem:\n    backend: gemini\n    model: gemini-2.5-pro\n    env:\n      PATH: \"{w}\"\n\
+             \x20 cx:\n    backend: codex\n    env:\n      PATH: \"{w}\"\n\
+             \x20 cx-plain:\n    backend: codex\n    env:\n      PATH: \"{wo}\"\n\
+             \x20 gem-old:\n    backend: gemini\n    model: gemini-2.5-pro\n    protocol: headless\n    env:\n      PATH: \"{w}\"\n\
+             \x20 mine:\n    backend: acp\n    command: [my-acp, --stdio]\n    env:\n      PATH: \"{w}\"\n\
+             \x20 prog:\n    backend: command\n    command: [true]\n",
+            w = path(&with),
+            wo = path(&without),
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}\n{stdout}");
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name} in:\n{stdout}"))
+            .to_string()
+    };
+    for (agent, said) in [
+        ("gem", "· acp (native)"),
+        ("cx", "· acp (adapter codex-acp found)"),
+        ("cx-plain", "· headless (adapter codex-acp not found)"),
+        ("gem-old", "· headless (protocol: headless)"),
+        ("mine", "· acp (backend: acp)"),
+    ] {
+        let l = line(agent);
+        assert!(l.contains(said), "{agent}: {said:?} missing in {l:?}");
+    }
+    let prog = line("prog");
+    assert!(
+        !prog.contains("acp") && !prog.contains("headless"),
+        "{prog}"
+    );
+}

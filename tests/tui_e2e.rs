@@ -787,3 +787,151 @@ fn a_failing_setup_is_said_plainly_when_opening() {
         "log records on the terminal:\n{screen}"
     );
 }
+
+/// Fails the test when python3 is not installed (the fake ACP agent is a
+/// python script).
+fn require_python3() {
+    assert!(
+        Command::new("python3").arg("--version").output().is_ok(),
+        "python3 is not installed: the fake ACP agent needs it (apt-get install python3)"
+    );
+}
+
+/// The lines the fake ACP agent logged (`tests/fakes/acp_live_agent.py`):
+/// each prompt's text and each cancel, as JSON objects.
+fn acp_log(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Talking to one agent: an ACP agent (the fake of
+/// `tests/fakes/acp_live_agent.py`) does its first turn; `v` in the agents
+/// pane opens its live view, which shows its streamed text and its tool
+/// call with the diff; a line typed there reaches the agent as a prompt of
+/// its own (and is in the channel's record); Esc during its long tool call
+/// cancels the turn (`session/cancel`), the agent stays ready and the next
+/// line continues the same session; Esc again closes the view.
+#[test]
+fn the_live_view_shows_an_acp_agents_turn_sends_it_a_line_and_esc_cancels() {
+    require_tmux();
+    require_python3();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let log = d.join("acp.log");
+    let fake = root().join("tests/fakes/acp_live_agent.py");
+    std::fs::write(
+        d.join("live.yaml"),
+        format!(
+            "name: live\nagents:\n  gem:\n    backend: acp\n    command: [\"python3\", \"{}\", \"{}\"]\n    system_prompt: You help the person.\nkickoff: |\n  @gem say hello\n",
+            fake.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    let _stop = StopAll(d);
+    let (tmux, exit_file) = run_awtui("live", d, "", "live.yaml");
+    tmux.wait_for("the agent's first answer in the channel", |s| {
+        s.contains("streamed hello from the fake agent")
+    });
+    // The agents pane says how awtui talks to it.
+    tmux.keys(&["1"]);
+    tmux.wait_for("the protocol in the agents pane", |s| s.contains("acp"));
+
+    // Its live view: the last turn's text, tool call, diff, plan, usage.
+    tmux.keys(&["v"]);
+    tmux.wait_for("the live view of the first turn", |s| {
+        s.contains("live · gem · acp")
+            && s.contains("streamed hello from the fake agent")
+            && s.contains("edit `Edit notes` completed · notes.md")
+            && s.contains("-old line")
+            && s.contains("+new line")
+            && s.contains("plan 1/3")
+            && s.contains("usage: 1.2k tok $0.05")
+    });
+
+    // A line typed there is a prompt of the agent's own.
+    tmux.text("please do the LONG run");
+    tmux.keys(&["Enter"]);
+    wait_for("the line to reach the agent as a prompt", || {
+        acp_log(&log)
+            .iter()
+            .any(|e| {
+                e["method"] == "session/prompt"
+                    && e["text"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("please do the LONG run"))
+            })
+            .then_some(())
+    });
+    tmux.wait_for("the long tool call running", |s| {
+        s.contains("execute `sleep 1000` in_progress") && s.contains("starting the long run")
+    });
+
+    // Esc cancels the turn: the agent gets session/cancel and stays ready.
+    tmux.escape("the cancel", |s| {
+        s.contains("cancelling gem's turn") || s.contains("execute `sleep 1000` failed")
+    });
+    wait_for("session/cancel at the agent", || {
+        acp_log(&log)
+            .iter()
+            .any(|e| e["method"] == "session/cancel")
+            .then_some(())
+    });
+    tmux.wait_for("the turn over, the agent idle", |s| {
+        s.contains("live · gem · acp · idle")
+    });
+
+    // The next line wakes it on the same session (no new one).
+    tmux.text("after the cancel, go on");
+    tmux.keys(&["Enter"]);
+    wait_for("the next prompt on the same session", || {
+        acp_log(&log)
+            .iter()
+            .any(|e| {
+                e["method"] == "session/prompt"
+                    && e["session"] == "live-session-1"
+                    && e["text"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("after the cancel, go on"))
+            })
+            .then_some(())
+    });
+    let sessions = acp_log(&log)
+        .iter()
+        .filter(|e| e["method"] == "session/new" || e["method"] == "session/load")
+        .count();
+    assert_eq!(
+        sessions,
+        1,
+        "one session for every turn: {:?}",
+        acp_log(&log)
+    );
+
+    // Esc with no turn running closes the view; the lines are in the
+    // channel's record, addressed to the agent.
+    tmux.wait_for("the turn after the cancel done", |s| {
+        s.contains("live · gem · acp · idle")
+            && s.contains("edit `Edit notes` completed")
+            && !s.contains("sleep 1000")
+    });
+    tmux.escape("the view closed", |s| !s.contains("live · gem"));
+    tmux.keys(&["2"]);
+    tmux.wait_for("the lines in the channel", |s| {
+        s.contains("please do the LONG run") && s.contains("after the cancel, go on")
+    });
+    let channel = std::fs::read_to_string(d.join(".workflow/live/channel.jsonl")).unwrap();
+    assert!(
+        channel.contains("@gem please do the LONG run")
+            && channel.contains("@gem after the cancel, go on"),
+        "{channel}"
+    );
+    assert_eq!(
+        quit_answering_yes(&tmux, &exit_file),
+        "0",
+        "screen:\n{}",
+        tmux.capture()
+    );
+}

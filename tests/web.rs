@@ -5,6 +5,7 @@
 //! approval from the fake Claude Code, the loopback rule, and the webhook
 //! (a local server that fails first, then takes the item).
 
+mod acp_live_support;
 mod cli_support;
 mod web_support;
 
@@ -801,4 +802,57 @@ fn sigterm_ends_it_with_a_live_stream_open_and_stdout_is_the_one_line() {
         .filter(|l| !l.starts_with("[stderr]"))
         .collect();
     assert_eq!(out, [&web.url], "stdout is the one line");
+}
+
+/// Issue 35: an ACP agent's row says `acp` and carries its running tool
+/// call, plan and usage; its pieces come over the live stream as they
+/// happen; `cancel` ends its turn (ACP's `session/cancel`), not the agent,
+/// and a bad name is the engine's refusal.
+#[test]
+fn an_acp_agents_live_turn_is_served_and_cancel_ends_only_its_turn() {
+    let mut w = World::new();
+    let log = acp_live_support::acp_workflow(
+        &w,
+        "acp.yaml",
+        &[
+            acp_live_support::edit_turn(false),
+            acp_live_support::edit_turn(true),
+        ],
+    );
+    w.start_background("acp.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("default");
+    let coder = |web: &Web| web.get(&format!("/api/instances/{id}")).json()["agents"][0].clone();
+    wait_for("the first turn over", || {
+        let a = coder(&web);
+        (a["status"] == "idle" && a["live"]["calls"][0]["status"] == "completed").then_some(())
+    });
+    // The second turn's pieces arrive live.
+    let line = sse_until(&web, "\"call\"", || {
+        let a = web.act(&id, json!({"action": "post", "text": "@coder again"}));
+        assert_eq!(a.status, 200, "{}", a.body);
+    });
+    assert!(
+        line.contains("\"kind\":\"activity\"") && line.contains("Edit src/a.rs"),
+        "{line}"
+    );
+    let a = wait_for("the held turn's call in the state", || {
+        let a = coder(&web);
+        (a["live"]["calls"][0]["status"] == "in_progress"
+            && a["live"]["usage"]["input_tokens"] == 1234)
+            .then_some(a)
+    });
+    assert_eq!(a["protocol"], "acp", "{a}");
+    assert_eq!(a["live"]["calls"][0]["diffs"][0]["added"], 2, "{a}");
+    assert_eq!(a["live"]["plan"][1]["content"], "write the test", "{a}");
+    let c = web.act(&id, json!({"action": "cancel", "agent": "coder"}));
+    assert_eq!(c.status, 200, "{}", c.body);
+    wait_for("session/cancel at the agent", || {
+        (acp_live_support::count(&log, "session/cancel") == 1).then_some(())
+    });
+    wait_for("the agent idle, not stopped", || {
+        (coder(&web)["status"] == "idle").then_some(())
+    });
+    let bad = web.act(&id, json!({"action": "cancel", "agent": "nobody"}));
+    assert_eq!(bad.status, 422, "{}", bad.body);
 }

@@ -7,9 +7,11 @@
 //! cannot post.
 //!
 //! With `AWTUI_WEB_SCREENSHOTS=<folder>`, `screenshots_at_phone_and_desktop_sizes`
-//! writes `web-phone.png` (390×844) and `web-desktop.png` (1280×800) there
+//! writes `web-phone.png` (390×844), `web-desktop.png` (1280×800) and
+//! `web-live.png` (one ACP agent's live view, 1280×800) there
 //! (`scripts/screenshots/web.sh`).
 
+mod acp_live_support;
 mod cli_support;
 mod web_support;
 
@@ -322,4 +324,196 @@ fn screenshots_at_phone_and_desktop_sizes() {
     );
     std::fs::write(dir.join("web-desktop.png"), b.screenshot()).unwrap();
     drop(log);
+    // One ACP agent's live view mid-turn: its edit with the diff, its
+    // plan, its usage.
+    let mut w = World::new();
+    acp_live_support::acp_workflow(&w, "acp.yaml", &[acp_live_support::edit_turn(true)]);
+    w.start_background("acp.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    web.instance_id("default");
+    let b = Browser::start(1280, 800);
+    b.go(&web.link());
+    open_live(&b, "coder");
+    b.wait_script(
+        "the edit, the plan and the usage",
+        "return !!document.querySelector('#live-calls .call pre') && document.querySelectorAll('#live-plan li').length === 2 \
+         && document.getElementById('live-usage').textContent.includes('$0.0500')",
+    );
+    std::fs::write(dir.join("web-live.png"), b.screenshot()).unwrap();
+}
+
+/// Opens `agent`'s live view from its card in the agents tab.
+fn open_live(b: &Browser, agent: &str) {
+    // The instance opens once its state came (its tabs are hidden before).
+    b.wait_element("#instances .inst.on");
+    b.wait_script(
+        "the instance shown with its agents",
+        &format!(
+            "return !document.getElementById('instance').hidden && !!document.querySelector('#agents li[data-agent={agent}]')"
+        ),
+    );
+    b.click(&b.wait_element("#tabs button[data-tab=agents]"));
+    b.click(&b.wait_element(&format!("#agents li[data-agent={agent}] .open-live")));
+    b.wait_script(
+        "the live view",
+        "return !document.getElementById('tab-live').hidden",
+    );
+}
+
+/// Nothing the agent sent ran: no image, no script but the page's own,
+/// no handler fired, no alert, no escape character in the document.
+fn assert_inert(b: &Browser) {
+    assert_eq!(
+        b.script("return document.querySelectorAll('img, iframe, object, embed').length"),
+        0
+    );
+    assert_eq!(
+        b.script("return [...document.scripts].map(s => s.getAttribute('src')).join(' ')"),
+        "/signin.js /app.js"
+    );
+    assert_eq!(
+        b.script("return window.__pwned === undefined"),
+        true,
+        "agent markup ran"
+    );
+    assert_eq!(b.alert(), None, "an alert opened");
+    assert_eq!(
+        b.script(
+            "return /[\\u0000-\\u0008\\u000b-\\u001f\\u007f]/.test(document.body.textContent)"
+        ),
+        false,
+        "a control character reached the page"
+    );
+}
+
+/// Issue 35: the live view of a hostile ACP agent shows its tool call's
+/// title, file and diff preview, its plan and its streamed text exactly as
+/// text (markup never parsed, escapes gone); Esc cancels its turn over
+/// ACP (`session/cancel`) and leaves it idle; a line typed there reaches
+/// the channel addressed to it and wakes the same process, and the Cancel
+/// button cancels that turn too.
+#[test]
+fn the_live_view_shows_a_hostile_agents_structure_inert_types_to_it_and_cancels() {
+    let mut w = World::new();
+    let log = acp_live_support::acp_workflow(&w, "acp.yaml", &[acp_live_support::hostile_turn()]);
+    w.start_background("acp.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    web.instance_id("default");
+    let b = Browser::start(1280, 800);
+    b.go(&web.link());
+    open_live(&b, "coder");
+    b.wait_script(
+        "the hostile title shown as text",
+        &format!(
+            "const t = document.querySelector('#live-calls .call .title'); return !!t && t.textContent === {}",
+            json!(acp_live_support::HOSTILE_TITLE_SHOWN)
+        ),
+    );
+    b.wait_script(
+        "the plan, the diff, the file, the text and the usage",
+        "const live = document.getElementById('tab-live').textContent; \
+         return live.includes('<script>window.__pwned=5</script>') \
+           && live.includes('+<img src=x onerror=window.__pwned=4>') \
+           && live.includes('src/<img src=x onerror=window.__pwned=3>.rs') \
+           && live.includes('+red') \
+           && document.getElementById('live-text').textContent.includes('<img src=x onerror=window.__pwned=6>streamed') \
+           && document.getElementById('live-usage').textContent.includes('$0.0500') \
+           && document.getElementById('live-proto').textContent === 'acp'",
+    );
+    assert_inert(&b);
+    // Esc cancels the running turn, not the agent: ACP's session/cancel
+    // reaches it, and it stays runnable.
+    b.press("\u{E00C}");
+    wait_for("session/cancel at the agent", || {
+        (acp_live_support::count(&log, "session/cancel") == 1).then_some(())
+    });
+    b.wait_script(
+        "the agent idle after its cancelled turn",
+        "return document.getElementById('live-status').textContent === 'idle'",
+    );
+    // A line to the agent: in the channel, addressed to it; it wakes the
+    // agent (the same process and session), whose turn the button cancels.
+    let prompts = acp_live_support::count(&log, "session/prompt");
+    let input = b.wait_element("#live-input");
+    b.type_into(&input, "<b>hi</b> go on\n");
+    wait_for("the line in the channel", || {
+        w.channel("default")
+            .iter()
+            .any(|m| m["from"] == "user" && m["message"] == "@coder <b>hi</b> go on")
+            .then_some(())
+    });
+    wait_for("a new turn", || {
+        (acp_live_support::count(&log, "session/prompt") > prompts).then_some(())
+    });
+    assert_eq!(
+        acp_live_support::count(&log, "initialize"),
+        1,
+        "the agent was started again"
+    );
+    b.wait_script(
+        "the new turn running",
+        "return document.getElementById('live-status').textContent !== 'idle' && !!document.querySelector('#live-calls .call')",
+    );
+    b.click(&b.wait_element("#live-cancel"));
+    wait_for("a second session/cancel", || {
+        (acp_live_support::count(&log, "session/cancel") == 2).then_some(())
+    });
+    b.wait_script(
+        "the agent idle again",
+        "return document.getElementById('live-status').textContent === 'idle'",
+    );
+    assert_inert(&b);
+}
+
+/// Issue 35: an agent flooding 10,000 tool calls into its turn leaves the
+/// page with its newest few (the last one the backend kept among them), in
+/// the live view and in the instance's JSON alike.
+#[test]
+fn a_flood_of_tool_calls_stays_bounded_in_the_page() {
+    let mut w = World::new();
+    acp_live_support::acp_workflow(
+        &w,
+        "acp.yaml",
+        &[
+            acp_live_support::edit_turn(false),
+            acp_live_support::flood_turn(true),
+        ],
+    );
+    w.start_background("acp.yaml", "default");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("default");
+    let b = Browser::start(1280, 800);
+    b.go(&web.link());
+    open_live(&b, "coder");
+    // The first turn ends; the flood comes live, into the open page.
+    b.wait_script(
+        "the first turn's call, completed",
+        "const c = document.querySelector('#live-calls .call'); return !!c && c.classList.contains('s-completed') \
+         && document.getElementById('live-status').textContent === 'idle'",
+    );
+    b.script("window.__marker = 1; return true");
+    let a = web.act(&id, json!({"action": "post", "text": "@coder flood me"}));
+    assert_eq!(a.status, 200, "{}", a.body);
+    b.wait_script(
+        "the flood's last call in the live view",
+        "const c = [...document.querySelectorAll('#live-calls .call .title')]; \
+         return c.length > 0 && c[c.length - 1].textContent === 'flood 1999'",
+    );
+    // Folded live (the page was not loaded again).
+    assert_eq!(b.script("return window.__marker"), 1);
+    let n = b.script("return document.querySelectorAll('#live-calls .call').length");
+    assert!(n.as_u64().unwrap() <= 40, "{n} calls in the page");
+    let kept = b.script("return S.state.agents[0].live.calls.length");
+    assert!(
+        kept.as_u64().unwrap() <= 40,
+        "{kept} calls kept by the page"
+    );
+    let state = web.get(&format!("/api/instances/{id}"));
+    assert_eq!(state.status, 200, "{}", state.body);
+    assert!(state.body.len() < 512 * 1024, "{} bytes", state.body.len());
+    let calls = state.json()["agents"][0]["live"]["calls"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(calls, 40);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates screenshots/web-phone.png (390x844) and
-# screenshots/web-desktop.png (1280x800) from a real run: the offline demo
-# and the fake Claude Code asking for approval, served by `awtui web`, shot
+# Regenerates screenshots/web-phone.png (390x844),
+# screenshots/web-desktop.png (1280x800) and screenshots/web-live.png (one
+# ACP agent's live view) from a real run: the offline demo, the fake Claude
+# Code asking for approval and the scripted ACP fake, served by `awtui web`, shot
 # in headless Chromium over WebDriver by tests/web_browser.rs
 # (`screenshots_at_phone_and_desktop_sizes`).
 #
@@ -11,4 +12,4 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 AWTUI_WEB_SCREENSHOTS="$PWD/screenshots" \
   cargo test --quiet --test web_browser screenshots_at_phone_and_desktop_sizes
-ls -l screenshots/web-phone.png screenshots/web-desktop.png
+ls -l screenshots/web-phone.png screenshots/web-desktop.png screenshots/web-live.png

@@ -7,6 +7,11 @@
 //! reviewer@pr-123   review.yaml   thinking  1       $0.0123  box
 //! ```
 //!
+//! `list --json` gives more per agent: its backend, model, counters, how
+//! awtui talks to it (`protocol`: `acp` or `headless`) and its current (or
+//! last) turn as it goes (`live`: running and finished tool calls with
+//! kind, status, files and diff previews, the plan, the usage).
+//!
 //! `WHERE` is where the agent runs: `local`, `sandbox` or a host of the
 //! workflow's `hosts:` (a column after the seed's five, so scripts that
 //! read those still work).
@@ -23,6 +28,7 @@ use super::remote;
 use crate::instance::query::InstanceStatus;
 use crate::instance::registry::InstanceInfo;
 use crate::sanitize::for_terminal;
+use crate::vocab::live::AgentLive;
 
 /// One agent as `list --json` shows it.
 #[derive(Clone, Debug, Serialize)]
@@ -39,6 +45,13 @@ struct AgentRow {
     tokens_in: u64,
     tokens_out: u64,
     cost_usd: f64,
+    /// How awtui talks to it: `acp` or `headless` (empty for in-process
+    /// API agents, plain programs and instances of an older awtui).
+    protocol: String,
+    /// Its current (or last) turn as it goes: tool calls (kind, title,
+    /// status, files, diffs), plan, usage, the end of its text; bounded
+    /// ([`super::report::shown`]).
+    live: AgentLive,
 }
 
 /// One instance as `list --json` shows it.
@@ -76,6 +89,8 @@ fn rows(info: InstanceInfo, status: Option<InstanceStatus>) -> InstanceRow {
                 tokens_in: a.metrics.tokens_in,
                 tokens_out: a.metrics.tokens_out,
                 cost_usd: a.metrics.cost_usd,
+                protocol: a.protocol.clone(),
+                live: super::report::shown(&a.live),
             })
             .collect(),
         None => info
@@ -93,6 +108,8 @@ fn rows(info: InstanceInfo, status: Option<InstanceStatus>) -> InstanceRow {
                 tokens_in: 0,
                 tokens_out: 0,
                 cost_usd: 0.0,
+                protocol: String::new(),
+                live: AgentLive::default(),
             })
             .collect(),
     };

@@ -13,6 +13,7 @@ use crate::vocab::AgentStatus;
 use crate::vocab::BackendEvent;
 use crate::vocab::ChannelEntry;
 use crate::vocab::EngineEvent;
+use crate::vocab::activity::{PlanEntry, ToolCallView};
 
 /// `── #12 10:00:05 coder → @reviewer` then the message.
 pub fn message_text(entry: &ChannelEntry, annotations: Option<&Annotations>) -> String {
@@ -118,6 +119,12 @@ pub fn describe(event: &EngineEvent, verbose: bool) -> Option<Said> {
                 format!("  {} ✗ {}", for_terminal(agent), for_terminal(message)),
                 Level::INFO,
             ),
+            BackendEvent::Tool { call } if call.finished() && !call.diffs.is_empty() => {
+                (changed_line(agent, call), Level::INFO)
+            }
+            BackendEvent::Plan { entries } if !entries.is_empty() => {
+                (plan_line(agent, entries), Level::INFO)
+            }
             _ => return None,
         },
         EngineEvent::Document { path, change, by } if verbose => (
@@ -147,6 +154,41 @@ pub fn describe(event: &EngineEvent, verbose: bool) -> Option<Said> {
         stream: Stream::Err,
         level,
     })
+}
+
+/// `  coder ✎ src/a.rs +2 −1, src/b.rs +0 −3`: the files a finished tool
+/// call changed (an ACP agent reports its diffs).
+fn changed_line(agent: &str, call: &ToolCallView) -> String {
+    let files: Vec<String> = call
+        .diffs
+        .iter()
+        .take(super::report::DIFFS_SHOWN)
+        .map(|d| format!("{} +{} −{}", for_terminal(&d.path), d.added, d.removed))
+        .collect();
+    let more = call.diffs.len().saturating_sub(super::report::DIFFS_SHOWN);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!("  {} ✎ {}{more}", for_terminal(agent), files.join(", "))
+}
+
+/// `  coder ☰ plan 1/3 · write the test`: how far the agent's plan is
+/// and the step it is on (or the next one).
+fn plan_line(agent: &str, entries: &[PlanEntry]) -> String {
+    let done = entries.iter().filter(|e| e.status == "completed").count();
+    let now = entries
+        .iter()
+        .find(|e| e.status == "in_progress")
+        .or_else(|| entries.iter().find(|e| e.status != "completed"))
+        .map(|e| format!(" · {}", for_terminal(&e.content)))
+        .unwrap_or_default();
+    format!(
+        "  {} ☰ plan {done}/{}{now}",
+        for_terminal(agent),
+        entries.len()
+    )
 }
 
 /// Prints, on stderr, why one of this front end's commands failed (told
@@ -266,5 +308,52 @@ mod tests {
         };
         assert!(describe(&tool, false).is_none());
         assert_eq!(describe(&tool, true).unwrap().text, "  a ⚙ x");
+    }
+
+    /// Issue 35: `--verbose` says which files an ACP agent's tool call
+    /// changed and how far its plan is, with no escape sequence getting
+    /// through.
+    #[test]
+    fn verbose_shows_changed_files_and_the_plan() {
+        use crate::vocab::activity::FileDiff;
+        let call = |status: &str| EngineEvent::Activity {
+            agent: "coder".into(),
+            activity: BackendEvent::Tool {
+                call: ToolCallView {
+                    id: "1".into(),
+                    status: status.into(),
+                    diffs: vec![FileDiff {
+                        path: "src/a.rs\u{1b}[2J".into(),
+                        added: 2,
+                        removed: 1,
+                        preview: String::new(),
+                    }],
+                    ..ToolCallView::default()
+                },
+            },
+        };
+        assert!(describe(&call("in_progress"), true).is_none());
+        assert!(describe(&call("completed"), false).is_none());
+        let said = describe(&call("completed"), true).unwrap();
+        assert_eq!(said.text, "  coder ✎ src/a.rs +2 −1");
+        let entry = |c: &str, s: &str| PlanEntry {
+            content: c.into(),
+            status: s.into(),
+            priority: "high".into(),
+        };
+        let plan = EngineEvent::Activity {
+            agent: "coder".into(),
+            activity: BackendEvent::Plan {
+                entries: vec![
+                    entry("read", "completed"),
+                    entry("write \u{1b}]0;x\u{7}the test", "in_progress"),
+                    entry("ship", "pending"),
+                ],
+            },
+        };
+        assert_eq!(
+            describe(&plan, true).unwrap().text,
+            "  coder ☰ plan 1/3 · write the test"
+        );
     }
 }

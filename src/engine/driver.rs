@@ -727,10 +727,9 @@ impl Driver {
             });
         }
         // A warm ACP agent listed its tools once, when its session began.
-        let tool_lists_at_start = (backend.lists_tools_at_start()
-            && headless
-            && self.cx.mcp.is_some())
-            .then(|| self.cx.context.tool_lists(&agent));
+        let tool_lists_at_start =
+            (backend.lists_tools_at_start() && headless && self.cx.mcp.is_some())
+                .then(|| self.cx.context.tool_lists(&agent));
         // Started on a blocking thread; the loop hears of it as `Launched`.
         self.launching
             .insert(agent.clone(), Launching { turn, stop: false });
@@ -1429,6 +1428,14 @@ impl Driver {
                     &agent,
                     "the agent's turn was cancelled while the request waited",
                 );
+                // Its next prompt quotes the cancelled turn's messages as
+                // recent history: they were cancelled, not left unanswered.
+                if self.running.contains_key(&agent) {
+                    crate::agents::backend::acp::note(
+                        &self.cx.agent_dir(&agent),
+                        "The person cancelled your previous turn: do not redo it unless they ask again.",
+                    );
+                }
                 self.handle(Event::Cancel { agent })
             }
             Command::Restart { agent } => self.handle(Event::Restart { agent }),

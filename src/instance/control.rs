@@ -294,7 +294,19 @@ impl Mirror {
                 status,
             } => {
                 if let Some(i) = agent(self, name) {
+                    // A new turn starts a new live view (as the engine's).
+                    if *status == crate::agents::runner::AgentStatus::Starting {
+                        self.agents[i].live = Default::default();
+                    }
                     self.agents[i].status = status.clone();
+                }
+            }
+            EngineEvent::Activity {
+                agent: name,
+                activity,
+            } => {
+                if let Some(i) = agent(self, name) {
+                    self.agents[i].live.apply(activity);
                 }
             }
             EngineEvent::Metrics {

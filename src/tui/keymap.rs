@@ -7,7 +7,8 @@
 //! `text …` commands; every other character types), `conflict` while a
 //! document conflict waits for an answer, `card` while a tool approval card
 //! is shown (its commands act on the card's request), `confirm` while a
-//! yes/no question is asked, `diff` in the diff view, `rules` and `help`
+//! yes/no question is asked, `diff` in the diff view, `live` in an agent's
+//! live view (every key it does not bind types), `rules` and `help`
 //! in those overlays (their moves scroll them, `back` closes them) and
 //! `home` on the list of instances. Every key of every view is here, so
 //! `?` lists them all and a user's config changes any of them.
@@ -36,6 +37,8 @@ pub enum Section {
     Confirm,
     /// The diff view.
     Diff,
+    /// One agent's live view (every key it does not bind types).
+    Live,
     /// The approval rules overlay.
     Rules,
     /// The help overlay.
@@ -46,7 +49,7 @@ pub enum Section {
 
 impl Section {
     /// Every section, in help order.
-    pub const ALL: [Section; 14] = [
+    pub const ALL: [Section; 15] = [
         Section::Global,
         Section::Pane(Pane::Agents),
         Section::Pane(Pane::Channel),
@@ -58,6 +61,7 @@ impl Section {
         Section::Card,
         Section::Confirm,
         Section::Diff,
+        Section::Live,
         Section::Rules,
         Section::Help,
         Section::Home,
@@ -73,6 +77,7 @@ impl Section {
             Section::Card => "card",
             Section::Confirm => "confirm",
             Section::Diff => "diff",
+            Section::Live => "live",
             Section::Rules => "rules",
             Section::Help => "help",
             Section::Home => "home",

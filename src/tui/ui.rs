@@ -127,8 +127,25 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
     hints_line(app, hints, buf);
     // The layers over the panes, bottom first (the order keys go to them
     // is the reverse: see `Layer`).
+    let mut live_cursor = None;
     for layer in super::app::Layer::BOTTOM_FIRST {
         match layer {
+            super::app::Layer::Live => {
+                if let Some(view) = &mut app.live {
+                    let row = app.agents.rows.iter().find(|r| r.name == view.agent);
+                    let note = app.status.as_ref().map(|s| {
+                        let style = if s.error {
+                            Style::new().fg(theme.error).add_modifier(Modifier::BOLD)
+                        } else if s.warning {
+                            Style::new().fg(theme.warning)
+                        } else {
+                            Style::new().fg(theme.ok)
+                        };
+                        (s.text.clone(), style)
+                    });
+                    live_cursor = view.draw(area, buf, row, note, &theme, &app.keymap);
+                }
+            }
             super::app::Layer::Diff => {
                 if let Some(d) = &mut app.diff {
                     let cx = super::panes::diff::DiffContext {
@@ -204,7 +221,13 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
             }
         }
     }
-    // The editor shows its own cursor; only the bar's is the terminal's.
+    // The editor shows its own cursor; only the bar's (or the live
+    // view's line's) is the terminal's.
+    let cursor = if app.live.is_some() {
+        live_cursor
+    } else {
+        cursor
+    };
     cursor.filter(|_| {
         app.help.is_none()
             && app.confirm.is_none()

@@ -431,6 +431,13 @@ pub enum Action {
         /// Which.
         agent: String,
     },
+    /// Cancel an agent's current turn, not the agent (an ACP agent gets
+    /// `session/cancel` and keeps its conversation): the page's Cancel and
+    /// Esc in an agent's live view.
+    Cancel {
+        /// Which.
+        agent: String,
+    },
     /// Let a stopped or failed agent work again.
     Restart {
         /// Which.
@@ -464,6 +471,7 @@ impl Action {
                 },
             },
             Action::Stop { agent } => Command::Stop { agent },
+            Action::Cancel { agent } => Command::Cancel { agent },
             Action::Restart { agent } => Command::Restart { agent },
             Action::Resume => Command::Resume,
         }

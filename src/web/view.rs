@@ -3,6 +3,11 @@
 //! lines, a message's AOP blocks as framed parts). Agent text goes out as
 //! it is; the page only ever puts it in the document as text.
 //!
+//! An agent's live view (its streamed text, tool calls with kind, status,
+//! files and diff previews, its plan and usage) goes out in the agent's
+//! row and piece by piece in `activity` events ([`live_part`]), bounded
+//! as `list --json` bounds it ([`crate::commands::report::shown`]).
+//!
 //! Every page is bounded in bytes ([`crate::vocab::pages`]): a message
 //! longer than 64 KiB goes out shortened with `truncated: true` and its
 //! whole size in `bytes` (the page offers "show all", which reads it from
@@ -12,6 +17,7 @@
 
 use serde_json::{Value, json};
 
+use crate::commands::report::{shown_call, shown_plan, shown_within, text_end};
 use crate::protocols::Annotations;
 use crate::protocols::aop::Segment;
 use crate::vocab::BackendEvent;
@@ -85,8 +91,17 @@ pub fn message(entry: &ChannelEntry, annotations: &Annotations, cut: Cut) -> Val
     })
 }
 
-/// An agent's row: status (text and class), counters, where it runs.
-pub fn agent(a: &AgentSnapshot) -> Value {
+/// What the live views of an instance's agents may weigh together in the
+/// page's first load (within the page's budget, beside the messages).
+pub const LIVES_BUDGET: usize = 384 * 1024;
+/// What one agent's live view may weigh in the first load however many
+/// agents there are.
+pub const LIVE_FLOOR: usize = 4 * 1024;
+
+/// An agent's row: status (text and class), counters, where it runs, how
+/// awtui talks to it (`protocol`) and its current turn as it goes
+/// (`live`: text, tool calls, plan, usage) within `budget` bytes of JSON.
+pub fn agent(a: &AgentSnapshot, budget: usize) -> Value {
     json!({
         "name": a.name,
         "backend": a.backend,
@@ -95,6 +110,22 @@ pub fn agent(a: &AgentSnapshot) -> Value {
         "class": status_class(&a.status),
         "metrics": a.metrics,
         "place": a.place,
+        "protocol": a.protocol,
+        "live": shown_within(&a.live, budget),
+    })
+}
+
+/// The piece of an agent's live view an event changes, as the page folds
+/// it in (the engine's [`crate::vocab::live::AgentLive::apply`] rules):
+/// `text` (appended), `call` (replaces the call of the same id, else is
+/// added), `plan` (replaces the plan), `usage` (replaces the usage).
+pub fn live_part(a: &BackendEvent) -> Option<Value> {
+    Some(match a {
+        BackendEvent::Text { text } => json!({"text": text_end(text)}),
+        BackendEvent::Tool { call } => json!({"call": shown_call(call)}),
+        BackendEvent::Plan { entries } => json!({"plan": shown_plan(entries)}),
+        BackendEvent::Usage { usage } => json!({"usage": usage}),
+        _ => return None,
     })
 }
 
@@ -158,11 +189,12 @@ pub fn state(id: &str, s: &Snapshot) -> Value {
     let mut messages = within_budget(newest_first, MESSAGES_BUDGET, json_len);
     let left_out = s.left_out + (s.messages.len() - messages.len());
     messages.reverse();
+    let live_share = (LIVES_BUDGET / s.agents.len().max(1)).max(LIVE_FLOOR);
     json!({
         "id": id,
         "instance": s.instance,
         "workflow": s.workflow,
-        "agents": s.agents.iter().map(agent).collect::<Vec<_>>(),
+        "agents": s.agents.iter().map(|a| agent(a, live_share)).collect::<Vec<_>>(),
         "messages": messages,
         "left_out": left_out,
         "total_messages": s.total_messages,
@@ -203,7 +235,11 @@ pub fn event(e: &EngineEvent) -> Option<Value> {
             json!({"kind": "metrics", "agent": agent, "metrics": metrics})
         }
         EngineEvent::Activity { agent, activity: a } => {
-            json!({"kind": "activity", "agent": agent, "text": activity(a)?})
+            let (text, live) = (activity(a), live_part(a));
+            if text.is_none() && live.is_none() {
+                return None;
+            }
+            json!({"kind": "activity", "agent": agent, "text": text, "live": live})
         }
         EngineEvent::Cursor { agent, cursor } => {
             json!({"kind": "cursor", "agent": agent, "cursor": cursor})
@@ -272,5 +308,93 @@ mod tests {
         let shown = m["text"].as_str().unwrap();
         assert!(shown.len() <= MESSAGE_CAP && text.starts_with(shown));
         assert!(v.to_string().len() < 2 * MESSAGE_CAP);
+    }
+
+    /// Issue 35: an ACP agent's tool call, plan and usage reach the page
+    /// piece by piece, the agent's text as it is (the page puts it in as
+    /// text), bounded whatever the agent sends.
+    #[test]
+    fn live_pieces_go_out_bounded_and_as_the_agent_wrote_them() {
+        use crate::vocab::activity::{FileDiff, PlanEntry, ToolCallView};
+        let hostile = "<img src=x onerror=alert(1)>";
+        let call = ToolCallView {
+            id: "t1".into(),
+            title: hostile.into(),
+            kind: "edit".into(),
+            status: "in_progress".into(),
+            locations: vec!["a".into(); 500],
+            diffs: vec![
+                FileDiff {
+                    path: "a".into(),
+                    added: 1,
+                    removed: 0,
+                    preview: format!("+{hostile}\n").repeat(1000),
+                };
+                100
+            ],
+        };
+        let v = event(&EngineEvent::Activity {
+            agent: "coder".into(),
+            activity: BackendEvent::Tool { call },
+        })
+        .unwrap();
+        assert_eq!(v["kind"], "activity");
+        assert_eq!(v["text"], Value::Null);
+        let c = &v["live"]["call"];
+        assert_eq!(c["title"], hostile);
+        assert_eq!(c["diffs"].as_array().unwrap().len(), 10);
+        assert_eq!(c["locations"].as_array().unwrap().len(), 20);
+        assert!(v.to_string().len() < 64 * 1024, "{}", v.to_string().len());
+        let plan = event(&EngineEvent::Activity {
+            agent: "coder".into(),
+            activity: BackendEvent::Plan {
+                entries: vec![PlanEntry::default(); 500],
+            },
+        })
+        .unwrap();
+        assert_eq!(plan["live"]["plan"].as_array().unwrap().len(), 50);
+        // A tool name still says what runs, as before.
+        let started = event(&EngineEvent::Activity {
+            agent: "coder".into(),
+            activity: BackendEvent::ToolCall {
+                name: "Edit".into(),
+            },
+        })
+        .unwrap();
+        assert_eq!(started["text"], "calling Edit");
+        assert_eq!(started["live"], Value::Null);
+        // An agent's row in the first load keeps its live view within its
+        // share, however heavy.
+        let mut live = crate::vocab::live::AgentLive::default();
+        for i in 0..100 {
+            let mut heavy = v["live"]["call"].clone();
+            heavy["id"] = json!(i.to_string());
+            live.apply(&BackendEvent::Tool {
+                call: serde_json::from_value(heavy).unwrap(),
+            });
+        }
+        let row = agent(
+            &AgentSnapshot {
+                place: String::new(),
+                protocol: "acp".into(),
+                live,
+                name: "coder".into(),
+                backend: "acp".into(),
+                model: None,
+                status: AgentStatus::Idle,
+                metrics: Default::default(),
+            },
+            LIVES_BUDGET / 20,
+        );
+        assert!(row["live"].to_string().len() <= LIVES_BUDGET / 20);
+        assert!(!row["live"]["calls"].as_array().unwrap().is_empty());
+        // Nothing to show: no event.
+        assert!(
+            event(&EngineEvent::Activity {
+                agent: "coder".into(),
+                activity: BackendEvent::Session { id: "s".into() },
+            })
+            .is_none()
+        );
     }
 }

@@ -1,8 +1,11 @@
 //! The human summary `awtui validate` prints for a valid workflow.
 
 use std::fmt::Write;
+use std::path::Path;
 
-use super::schema::{BackendChoice, ContextConfig, PromptSource, Workflow};
+use super::schema::{
+    AgentDef, BackendChoice, BackendKind, ContextConfig, HostChoice, PromptSource, Workflow,
+};
 use super::setup::context_dir;
 use crate::context::mentions;
 
@@ -66,6 +69,9 @@ pub fn summary(workflow: &Workflow, instance: &str) -> String {
             }
             PromptSource::Inline => line.push_str(" · inline prompt"),
             PromptSource::None => {}
+        }
+        if let Some(how) = protocol_line(a, &workflow.base_dir) {
+            let _ = write!(line, " · {how}");
         }
         if let Some(n) = a.max_turns {
             let _ = write!(line, " · max {n} turns");
@@ -146,6 +152,40 @@ pub fn summary(workflow: &Workflow, instance: &str) -> String {
     };
     let _ = writeln!(out, "kickoff    {kickoff}");
     out
+}
+
+/// How `agent` will be talked to, and why: `acp (native)`, `acp (adapter
+/// codex-acp found)`, `headless (adapter codex-acp not found)`, `headless
+/// (protocol: headless)`… `None` for in-process API agents and plain
+/// programs, which have no protocol to choose.
+pub fn protocol_line(agent: &AgentDef, workdir: &Path) -> Option<String> {
+    use crate::agents::backend::acp;
+    let name = acp::protocol_name(agent, workdir);
+    if name.is_empty() {
+        return None;
+    }
+    let program = acp::program_of(agent);
+    let why = match (&agent.protocol, &program) {
+        _ if agent.backend == BackendKind::Acp => "backend: acp".to_string(),
+        (Some(p), _) => format!("protocol: {}", p.name()),
+        (None, None) => "no ACP for this CLI".to_string(),
+        (None, Some(_)) if agent.host != HostChoice::Local => "on another host".to_string(),
+        (None, Some(p)) => match crate::agents::backend::backend_for(agent.backend).acp_program() {
+            Some(a) if a.adapter => {
+                let found = crate::agents::backend::find_executable(p, workdir, agent.own_path());
+                format!(
+                    "adapter {p} {}",
+                    if found.is_some() {
+                        "found"
+                    } else {
+                        "not found"
+                    }
+                )
+            }
+            _ => "native".to_string(),
+        },
+    };
+    Some(format!("{name} ({why})"))
 }
 
 fn document_line(entry: &str, others: &[String]) -> String {

@@ -57,7 +57,7 @@ Controlled by environment variables:
   FAKE_ACP_MCP      if set, post this text with channel_send through the
                     session's HTTP MCP server (tools/call, as an agent does)
   FAKE_ACP_ASK_MCP  if 1, before that post ask request_permission with the
-                    title `channel_send` (as gemini does for MCP tools)
+                    title `channel_send (awtui MCP Server)` (as gemini does for MCP tools)
   FAKE_ACP_STATE    a directory for per-session state (<sessionId>.json:
                     prompts, mode, cwd) so a new process can session/load it;
                     unset: sessions live in this process only
@@ -617,12 +617,12 @@ class Turn:
         call_id = f"mcp-{len(self.s.prompts)}-{self.calls}"
         raw = {"message": message}
         if os.environ.get("FAKE_ACP_ASK_MCP") == "1" and not self.ask(
-                {"toolCallId": call_id, "title": "channel_send", "kind": "other", "rawInput": raw}):
+                {"toolCallId": call_id, "title": "channel_send (awtui MCP Server)", "kind": "other", "rawInput": raw}):
             self.say("I was not allowed to post to the channel. ")
             return
         self.checkpoint()
         update(self.s.id, {"sessionUpdate": "tool_call", "toolCallId": call_id,
-                           "title": "channel_send", "kind": "other", "status": "in_progress",
+                           "title": "channel_send (awtui MCP Server)", "kind": "other", "status": "in_progress",
                            "rawInput": raw})
         try:
             result = mcp_call(self.s.mcp_servers, "channel_send", raw)

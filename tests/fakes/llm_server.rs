@@ -226,6 +226,333 @@ pub async fn start_steps_any(steps: Vec<(String, Value)>, final_text: &str) -> (
     .await
 }
 
+/// Starts a model, speaking every API [`start_model`] speaks, that does
+/// what the latest prompt says, so one conversation can run several turns
+/// (an ACP session): each `[[shell: CMD]]` in the latest user text is a
+/// call of the CLI's own shell tool with `CMD` (`[[shell!: CMD]]` asks for
+/// it outside the sandbox, which Codex asks the person about), each
+/// `[[call: TOOL JSON]]` a call of `TOOL` (matched as in [`start_model`])
+/// with those arguments, in order (those of the last line that has any:
+/// the newest message), one per request: the call made next is
+/// the one after as many as the request carries results of since that
+/// prompt. Then, or when the tool is not offered, it answers `final_text`.
+/// System reminders (text starting `<system-reminder>`) are not prompts.
+pub async fn start_directed(final_text: &str) -> (String, Log) {
+    let final_text = final_text.to_string();
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    serve(move |req| {
+        let path = req.path.split('?').next().unwrap_or("");
+        let ok = |body: String| Scripted { status: 200, body };
+        if path.ends_with("/messages/count_tokens") {
+            return ok(json!({"input_tokens": 10}).to_string());
+        }
+        if path.contains(":countTokens") {
+            return ok(json!({"totalTokens": 10}).to_string());
+        }
+        if path.ends_with("/models") {
+            return ok(json!({"object": "list", "data": [], "models": []}).to_string());
+        }
+        let Some(api) = Api::of(path) else {
+            return Scripted {
+                status: 404,
+                body: json!({"error": {"message": format!("the fake model has no {path}")}})
+                    .to_string(),
+            };
+        };
+        let body = &req.body;
+        let (prompt, results) = api.latest_prompt(body);
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let step = directives(last_directed_line(&prompt))
+            .into_iter()
+            .nth(results)
+            .and_then(|d| d.resolve(&body["tools"]));
+        let script = ModelScript {
+            tool: String::new(),
+            arguments: step.as_ref().map_or(Value::Null, |(_, args)| args.clone()),
+            final_text: final_text.clone(),
+            refuse: None,
+        };
+        let mv = step.map_or(Move::Answer, |(name, _)| Move::Call(name));
+        let stream = body["stream"].as_bool().unwrap_or(false);
+        let id = format!("call_{n:02}");
+        ok(match api {
+            Api::Messages => anthropic_message(
+                &script,
+                mv,
+                stream,
+                body["model"].as_str().unwrap_or("m"),
+                &format!("toolu_{n:02}"),
+                &format!("msg_{n:02}"),
+            ),
+            Api::Responses => responses(&script, mv, stream, &id),
+            Api::Chat => chat(&script, mv, stream, &id),
+            Api::Gemini { stream } => gemini(&script, mv, stream),
+        })
+    })
+    .await
+}
+
+/// The model APIs the fake speaks.
+#[derive(Clone, Copy)]
+enum Api {
+    Messages,
+    Responses,
+    Chat,
+    Gemini { stream: bool },
+}
+
+impl Api {
+    fn of(path: &str) -> Option<Api> {
+        if path.ends_with("/messages") {
+            Some(Api::Messages)
+        } else if path.ends_with("/responses") {
+            Some(Api::Responses)
+        } else if path.ends_with("/chat/completions") {
+            Some(Api::Chat)
+        } else if path.contains(":streamGenerateContent") || path.contains(":generateContent") {
+            Some(Api::Gemini {
+                stream: path.contains(":streamGenerateContent"),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The text of the latest user prompt in `body`, and how many tool
+    /// results come after it.
+    fn latest_prompt(self, body: &Value) -> (String, usize) {
+        // Every block of the conversation in order: Some(text) for a
+        // prompt's text, None for a tool result.
+        let mut blocks: Vec<Option<String>> = Vec::new();
+        let list = |key: &str| body[key].as_array().cloned().unwrap_or_default();
+        match self {
+            Api::Messages => {
+                for m in list("messages").iter().filter(|m| m["role"] == "user") {
+                    match &m["content"] {
+                        Value::String(t) => blocks.push(Some(t.clone())),
+                        Value::Array(parts) => {
+                            for b in parts {
+                                if b["type"] == "tool_result" {
+                                    blocks.push(None);
+                                } else if let Some(t) = b["text"].as_str() {
+                                    blocks.push(Some(t.to_string()));
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Api::Responses => {
+                for item in list("input") {
+                    if item["type"] == "function_call_output" {
+                        blocks.push(None);
+                    } else if item["role"] == "user" {
+                        blocks.push(Some(text_of(&item["content"])));
+                    }
+                }
+            }
+            Api::Chat => {
+                for m in list("messages") {
+                    if m["role"] == "tool" {
+                        blocks.push(None);
+                    } else if m["role"] == "user" {
+                        blocks.push(Some(text_of(&m["content"])));
+                    }
+                }
+            }
+            Api::Gemini { .. } => {
+                for c in list("contents").iter().filter(|c| c["role"] == "user") {
+                    for p in c["parts"].as_array().into_iter().flatten() {
+                        if p.get("functionResponse").is_some() {
+                            blocks.push(None);
+                        } else if let Some(t) = p["text"].as_str() {
+                            blocks.push(Some(t.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        let is_prompt = |b: &Option<String>| {
+            b.as_ref()
+                .is_some_and(|t| !t.starts_with("<system-reminder>"))
+        };
+        let Some(at) = blocks.iter().rposition(is_prompt) else {
+            return (String::new(), 0);
+        };
+        let results = blocks[at..].iter().filter(|b| b.is_none()).count();
+        (blocks[at].clone().unwrap_or_default(), results)
+    }
+}
+
+/// The latest user prompt of a model request (for a failure message).
+pub fn latest_prompt(req: &Recorded) -> String {
+    Api::of(req.path.split('?').next().unwrap_or(""))
+        .map(|api| api.latest_prompt(&req.body).0)
+        .unwrap_or_default()
+}
+
+/// The tool calls the model made earlier in the conversation of a model
+/// request (their arguments as JSON text): what only the conversation's
+/// history holds, unlike text the prompt may quote.
+pub fn earlier_calls(req: &Recorded) -> Vec<String> {
+    let body = &req.body;
+    let each = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let mut out = Vec::new();
+    match Api::of(req.path.split('?').next().unwrap_or("")) {
+        Some(Api::Messages) => {
+            for m in each(&body["messages"])
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+            {
+                for b in each(&m["content"])
+                    .iter()
+                    .filter(|b| b["type"] == "tool_use")
+                {
+                    out.push(b["input"].to_string());
+                }
+            }
+        }
+        Some(Api::Responses) => {
+            for i in each(&body["input"])
+                .iter()
+                .filter(|i| i["type"] == "function_call")
+            {
+                out.push(text(&i["arguments"]));
+            }
+        }
+        Some(Api::Chat) => {
+            for m in each(&body["messages"])
+                .iter()
+                .filter(|m| m["role"] == "assistant")
+            {
+                for c in each(&m["tool_calls"]) {
+                    out.push(text(&c["function"]["arguments"]));
+                }
+            }
+        }
+        Some(Api::Gemini { .. }) => {
+            for c in each(&body["contents"])
+                .iter()
+                .filter(|c| c["role"] == "model")
+            {
+                for p in each(&c["parts"]) {
+                    if let Some(call) = p.get("functionCall") {
+                        out.push(call["args"].to_string());
+                    }
+                }
+            }
+        }
+        None => {}
+    }
+    out
+}
+
+/// The last line of `prompt` that holds a directive, in its newest
+/// messages (after awtui's "New messages for you" heading when there is
+/// one: earlier messages may be quoted above it).
+fn last_directed_line(prompt: &str) -> &str {
+    let newest = prompt
+        .rfind("New messages for you")
+        .map_or(prompt, |at| &prompt[at..]);
+    newest
+        .lines()
+        .rev()
+        .find(|l| l.contains("[["))
+        .unwrap_or("")
+}
+
+/// The text of a message's content (a string, or text parts).
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(t) => t.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// One thing a prompt tells the directed model to do.
+#[derive(Debug, PartialEq)]
+enum Directive {
+    /// Run a command with the CLI's shell tool (`escalated`: outside
+    /// Codex's sandbox).
+    Shell { command: String, escalated: bool },
+    /// Call a tool by (the end of) its name.
+    Call { tool: String, arguments: Value },
+}
+
+/// The directives of `prompt`, in order (a `\@` gemini's escaping put in
+/// is read as `@`).
+fn directives(prompt: &str) -> Vec<Directive> {
+    let text = prompt.replace("\\@", "@");
+    let mut out = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("[[") {
+        let Some(len) = rest[start..].find("]]") else {
+            break;
+        };
+        let inner = &rest[start + 2..start + len];
+        rest = &rest[start + len + 2..];
+        if let Some(command) = inner.strip_prefix("shell: ") {
+            out.push(Directive::Shell {
+                command: command.to_string(),
+                escalated: false,
+            });
+        } else if let Some(command) = inner.strip_prefix("shell!: ") {
+            out.push(Directive::Shell {
+                command: command.to_string(),
+                escalated: true,
+            });
+        } else if let Some(call) = inner.strip_prefix("call: ")
+            && let Some((tool, args)) = call.split_once(' ')
+            && let Ok(arguments) = serde_json::from_str(args)
+        {
+            out.push(Directive::Call {
+                tool: tool.to_string(),
+                arguments,
+            });
+        }
+    }
+    out
+}
+
+impl Directive {
+    /// The tool as the request offers it and its arguments; `None` when
+    /// it is not offered.
+    fn resolve(&self, tools: &Value) -> Option<(ToolName, Value)> {
+        match self {
+            Directive::Call { tool, arguments } => Some((offered(tools, tool)?, arguments.clone())),
+            Directive::Shell { command, escalated } => {
+                // Each CLI's shell tool and how it takes the command.
+                let shells: [(&str, Value); 6] = [
+                    ("Bash", json!({"command": command})),
+                    ("run_shell_command", json!({"command": command})),
+                    ("bash", json!({"command": command, "description": "run it"})),
+                    ("shell_command", json!({"command": command})),
+                    ("exec_command", {
+                        let mut a = json!({"cmd": command, "yield_time_ms": 30000});
+                        if *escalated {
+                            a["sandbox_permissions"] = json!("require_escalated");
+                            a["justification"] = json!("the test asks for it");
+                        }
+                        a
+                    }),
+                    ("shell", json!({"command": ["bash", "-lc", command]})),
+                ];
+                shells.into_iter().find_map(|(name, args)| {
+                    let found = offered(tools, name).filter(|t| t.name == name)?;
+                    Some((found, args))
+                })
+            }
+        }
+    }
+}
+
 /// The first id with `prefix` (`wf_`, `ag_`, `tk_` and 12 hex digits) in
 /// `text` after byte `from`, and where it ends.
 fn find_id(text: &str, prefix: &str, from: usize) -> Option<(String, usize)> {
@@ -549,6 +876,20 @@ fn anthropic(script: &ModelScript, mv: Move, stream: bool, model: &str) -> Strin
 /// [`anthropic`] with the tool call's id (each call of a conversation
 /// needs its own).
 fn anthropic_call(script: &ModelScript, mv: Move, stream: bool, model: &str, id: &str) -> String {
+    anthropic_message(script, mv, stream, model, id, "msg_01")
+}
+
+/// [`anthropic_call`] with the message's id: Claude Code merges assistant
+/// messages that share one, so a conversation of several turns needs its
+/// own per answer.
+fn anthropic_message(
+    script: &ModelScript,
+    mv: Move,
+    stream: bool,
+    model: &str,
+    id: &str,
+    message_id: &str,
+) -> String {
     let usage = json!({"input_tokens": 50, "output_tokens": 5});
     let (block, stop) = match &mv {
         Move::Call(t) => (
@@ -562,7 +903,7 @@ fn anthropic_call(script: &ModelScript, mv: Move, stream: bool, model: &str, id:
     };
     if !stream {
         return json!({
-            "id": "msg_01", "type": "message", "role": "assistant", "model": model,
+            "id": message_id, "type": "message", "role": "assistant", "model": model,
             "content": [block], "stop_reason": stop, "stop_sequence": null, "usage": usage
         })
         .to_string();
@@ -581,7 +922,7 @@ fn anthropic_call(script: &ModelScript, mv: Move, stream: bool, model: &str, id:
         (
             "message_start",
             json!({"type": "message_start", "message": {
-                "id": "msg_01", "type": "message", "role": "assistant", "model": model,
+                "id": message_id, "type": "message", "role": "assistant", "model": model,
                 "content": [], "stop_reason": null, "stop_sequence": null,
                 "usage": {"input_tokens": 50, "output_tokens": 1}}}),
         ),

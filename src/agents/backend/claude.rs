@@ -27,7 +27,9 @@ fn claude_modes(p: Permissions) -> &'static [&'static str] {
         Permissions::Ask => &["default"],
         Permissions::ReadOnly => &["plan", "default"],
         Permissions::WorkspaceWrite => &["acceptEdits"],
-        Permissions::Full => &["bypassPermissions"],
+        // 0.101 offers no bypass mode: in `default` it asks, and awtui
+        // allows everything (never its `auto` classifier).
+        Permissions::Full => &["bypassPermissions", "default"],
     }
 }
 
@@ -102,6 +104,7 @@ impl Backend for Claude {
             hint: "install the Claude Code ACP adapter (node 22 or later): npm install -g @agentclientprotocol/claude-agent-acp",
             modes: claude_modes,
             leaves_commands_on_cancel: false,
+            session_model: None,
         })
     }
 

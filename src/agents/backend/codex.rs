@@ -129,12 +129,17 @@ impl Backend for Codex {
             hint: "install the Codex ACP adapter (node 22 or later): npm install -g @agentclientprotocol/codex-acp",
             modes: codex_modes,
             leaves_commands_on_cancel: true,
+            // It takes no flags: the agent's `model:` is set on the session.
+            session_model: Some("openai/"),
         })
     }
 
     /// `codex-acp`: its servers come in `session/new`, its sandbox from
-    /// the session mode. It reads no flags: the model and provider are
-    /// those of the user's Codex config (`CODEX_HOME`).
+    /// the session mode, the agent's `model:` through `session/set_model`
+    /// (it reads no flags); the provider is the user's Codex config
+    /// (`CODEX_HOME`). In `workspace-write` Codex runs commands inside its
+    /// own sandbox without asking and asks (awtui) for what leaves it:
+    /// escalations, network, writes outside the workspace, MCP tools.
     fn acp_invocation(&self, req: &TurnRequest) -> Option<Invocation> {
         Some(Invocation::base(req, "codex-acp".into()))
     }

@@ -190,6 +190,7 @@ impl Backend for Cursor {
             hint: self.install_hint(),
             modes: super::acp::no_modes,
             leaves_commands_on_cancel: false,
+            session_model: None,
         })
     }
 

@@ -193,6 +193,7 @@ impl Backend for Gemini {
             hint: self.install_hint(),
             modes: gemini_modes,
             leaves_commands_on_cancel: false,
+            session_model: None,
         })
     }
 

@@ -197,6 +197,7 @@ impl Backend for Opencode {
             hint: self.install_hint(),
             modes: no_modes,
             leaves_commands_on_cancel: false,
+            session_model: None,
         })
     }
 

@@ -276,6 +276,22 @@ pub const COMMANDS: &[CommandDef] = &[
         parse: |a| a.optional_agent().map(Action::Restart),
     },
     CommandDef {
+        name: "live",
+        aliases: &[],
+        usage: "live [agent]",
+        help: "an agent's live view: its text, tool calls, plan and usage; type to it",
+        example: "live coder",
+        parse: |a| a.optional_agent().map(Action::Live),
+    },
+    CommandDef {
+        name: "interrupt",
+        aliases: &[],
+        usage: "interrupt [agent]",
+        help: "cancel an agent's running turn (in the live view with none running: close it)",
+        example: "interrupt coder",
+        parse: |a| a.optional_agent().map(Action::Interrupt),
+    },
+    CommandDef {
         name: "logs",
         aliases: &[],
         usage: "logs [agent]",

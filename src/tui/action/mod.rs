@@ -310,6 +310,12 @@ pub enum Action {
     Stop(Option<String>),
     /// Let a stopped or failed agent work again.
     Restart(Option<String>),
+    /// Open an agent's live view (the selected one without a name).
+    Live(Option<String>),
+    /// Cancel an agent's running turn (the live view's, else the selected
+    /// one, without a name); in the live view with no turn running, close
+    /// it.
+    Interrupt(Option<String>),
     /// Resume after a loop-guard or budget pause.
     Resume,
     /// Acknowledge an inbox (the selected agent's without a name).

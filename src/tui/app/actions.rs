@@ -45,6 +45,8 @@ impl App {
             Action::Stop(target) => self.stop(target),
             Action::Restart(target) => self.restart(target),
             Action::Logs(target) => self.logs(target),
+            Action::Live(target) => self.open_live(target),
+            Action::Interrupt(target) => self.interrupt(target),
             Action::Diff { target, turn } => self.diff(target, turn),
             Action::Step(step) => self.step(step),
             Action::Workspace { agent, op } => self.workspace(agent, op),

@@ -195,10 +195,7 @@ impl App {
             }
             EngineEvent::Status { agent, status } => {
                 if let Some(row) = self.agents.get_mut(&agent) {
-                    row.status = status;
-                    if !row.working() {
-                        row.activity = None;
-                    }
+                    row.set_status(status);
                 }
                 // A turn began or ended: its step may have been committed.
                 if self

@@ -59,6 +59,7 @@ impl App {
             Layer::Help | Layer::Rules => self.scrolling_overlay_key(overlay, k),
             Layer::Card => self.card_key(k),
             Layer::Diff => self.diff_key(key, k),
+            Layer::Live => self.live_key(key, k),
         }
     }
 
@@ -146,7 +147,12 @@ impl App {
     /// offset to the last page); unbound keys go on down, and so do all
     /// keys while the screen is too small to show the card.
     fn card_key(&mut self, k: Key) -> Option<Vec<Effect>> {
-        if self.focus == Pane::Bar || self.documents.editor.is_some() {
+        // A line being typed in the live view keeps its keys.
+        let typing = self
+            .live
+            .as_ref()
+            .is_some_and(|l| !l.input.input.is_empty());
+        if self.focus == Pane::Bar || self.documents.editor.is_some() || typing {
             return None;
         }
         let request = self.card()?.id;
@@ -234,6 +240,10 @@ impl App {
 
     pub(super) fn paste(&mut self, text: &str) {
         let text = for_terminal(text);
+        if let Some(view) = &mut self.live {
+            view.input.insert(&text);
+            return;
+        }
         if self.focus == Pane::Documents
             && let Some(e) = &mut self.documents.editor
         {
@@ -264,6 +274,18 @@ impl App {
     }
 
     pub(super) fn mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        // Over the live view the wheel scrolls it; nothing else reaches
+        // the panes under it.
+        if let Some(view) = &mut self.live
+            && self.diff.is_none()
+        {
+            match m.kind {
+                MouseEventKind::ScrollDown => view.scroll_by(Motion::ScrollDown(3)),
+                MouseEventKind::ScrollUp => view.scroll_by(Motion::ScrollUp(3)),
+                _ => self.dirty = false,
+            }
+            return Vec::new();
+        }
         if self.help.is_some() || self.confirm.is_some() {
             let motion = match m.kind {
                 MouseEventKind::ScrollDown => Some(Motion::ScrollDown(3)),

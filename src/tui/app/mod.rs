@@ -25,6 +25,8 @@
 /// card takes `y`, `d` and Esc; the card does not).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layer {
+    /// One agent's live view, full screen.
+    Live,
     /// An agent's diff, full screen.
     Diff,
     /// The oldest approval request's card.
@@ -39,7 +41,8 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, bottom first.
-    pub const BOTTOM_FIRST: [Layer; 5] = [
+    pub const BOTTOM_FIRST: [Layer; 6] = [
+        Layer::Live,
         Layer::Diff,
         Layer::Card,
         Layer::Rules,
@@ -50,6 +53,7 @@ impl Layer {
     /// The keymap section of the layer's keys.
     pub fn section(self) -> Section {
         match self {
+            Layer::Live => Section::Live,
             Layer::Diff => Section::Diff,
             Layer::Card => Section::Card,
             Layer::Rules => Section::Rules,
@@ -63,6 +67,7 @@ mod actions;
 mod agents;
 mod engine;
 mod input;
+mod live;
 mod session;
 mod tasks;
 mod views;
@@ -301,6 +306,8 @@ pub struct App {
     pub help_page: usize,
     /// The diff view of an agent's workspace.
     pub diff: Option<super::panes::diff::DiffPane>,
+    /// One agent's live view.
+    pub live: Option<super::panes::live::LiveView>,
     /// A question waiting.
     pub confirm: Option<Confirm>,
     /// The status line.
@@ -365,6 +372,7 @@ impl App {
             help: None,
             help_page: 10,
             diff: None,
+            live: None,
             confirm: None,
             status: None,
             spinner: 0,

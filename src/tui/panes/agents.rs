@@ -1,7 +1,10 @@
 //! The agents pane: every agent with its status icon (a spinner while it
 //! works), backend and model, what it is doing (thinking, calling a tool,
 //! its Agent Mail step), unread count, turns, tokens and cost. Failed and
-//! stalled agents stand out.
+//! stalled agents stand out. ACP agents also show, while a turn runs, the
+//! tool call under way (kind, title, status, files), their plan's
+//! progress and the turn's usage; every agent shows how awtui talks to it
+//! (`acp` or `headless`).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -16,7 +19,8 @@ use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
 use crate::vocab::AgentSnapshot;
 use crate::vocab::BackendEvent;
-use crate::vocab::activity::short_tool_name;
+use crate::vocab::activity::{PlanEntry, ToolCallView, Usage, short_tool_name};
+use crate::vocab::live::AgentLive;
 use crate::vocab::{AgentMetrics, AgentStatus};
 
 /// One agent as shown.
@@ -36,6 +40,11 @@ pub struct AgentRow {
     pub activity: Option<String>,
     /// Where it runs (`local`, `sandbox`, a host).
     pub place: String,
+    /// How awtui talks to it: `acp`, `headless` or empty (in-process).
+    pub protocol: String,
+    /// Its current (or last) turn as it happens: text, tool calls, plan,
+    /// usage (the live view draws it whole).
+    pub live: AgentLive,
 }
 
 impl AgentRow {
@@ -49,6 +58,8 @@ impl AgentRow {
             metrics: a.metrics,
             activity: None,
             place: a.place,
+            protocol: a.protocol,
+            live: a.live,
         }
     }
 
@@ -65,8 +76,10 @@ impl AgentRow {
         )
     }
 
-    /// Records a backend event as the current activity.
+    /// Records a backend event as the current activity, and folds it into
+    /// the live turn.
     pub fn apply_activity(&mut self, event: &BackendEvent) {
+        self.live.apply(event);
         self.activity = match event {
             BackendEvent::Thinking => Some("thinking".into()),
             BackendEvent::Text { .. } | BackendEvent::Stream { .. } => Some("writing".into()),
@@ -79,17 +92,63 @@ impl AgentRow {
                 for_terminal(message.lines().next().unwrap_or(""))
             )),
             BackendEvent::Final { .. } => Some("answering".into()),
+            // The running call (or, when none runs any more, thinking).
+            BackendEvent::Tool { .. } => Some(match self.live.running().last() {
+                Some(call) => call_summary(call),
+                None => "thinking".into(),
+            }),
             BackendEvent::Session { .. }
             | BackendEvent::Usage { .. }
-            | BackendEvent::Tool { .. }
-            | BackendEvent::Plan { .. } => return,
+            | BackendEvent::Plan { .. } => {
+                return;
+            }
         };
     }
 
-    /// What it is doing, in a few words.
+    /// Sets the status; a turn that begins starts a new live view (as the
+    /// engine's does).
+    pub fn set_status(&mut self, status: AgentStatus) {
+        let was_working = self.working();
+        self.status = status;
+        if !self.working() {
+            self.activity = None;
+        } else if !was_working {
+            self.live = AgentLive::default();
+        }
+    }
+
+    /// What the live turn adds to the row while it runs: the plan's
+    /// progress and the turn's usage (`plan 2/5 · 1.2k tok $0.03`).
+    pub fn live_summary(&self) -> Option<String> {
+        if !self.working() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if let Some(p) = plan_progress(&self.live.plan) {
+            parts.push(p);
+        }
+        if let Some(u) = usage_text(&self.live.usage) {
+            parts.push(u);
+        }
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
+    /// What it is doing, in a few words (with the live turn's plan and
+    /// usage while it runs).
     pub fn doing(&self) -> String {
+        match self.live_summary() {
+            Some(live) => format!("{} · {live}", self.doing_status()),
+            None => self.doing_status(),
+        }
+    }
+
+    fn doing_status(&self) -> String {
         let status = match &self.status {
-            AgentStatus::CallingTool(t) => format!("calling `{}`", for_terminal(t)),
+            // An ACP agent says more: the call's kind, status and files.
+            AgentStatus::CallingTool(t) => match self.live.running().last() {
+                Some(call) => call_summary(call),
+                None => format!("calling `{}`", for_terminal(t)),
+            },
             s @ (AgentStatus::Thinking | AgentStatus::Starting) => {
                 self.activity.clone().unwrap_or_else(|| s.to_string())
             }
@@ -146,12 +205,17 @@ impl AgentRow {
         }
     }
 
-    /// Backend and model, and where it runs when that is not simply
-    /// here (`claude/opus on box`, `codex in sandbox`).
+    /// Backend and model, how awtui talks to it, and where it runs when
+    /// that is not simply here (`claude/opus acp on box`, `codex headless
+    /// in sandbox`).
     pub fn engine(&self) -> String {
         let engine = match &self.model {
             Some(m) => format!("{}/{}", self.backend, for_terminal(m)),
             None => self.backend.clone(),
+        };
+        let engine = match self.protocol.as_str() {
+            "" => engine,
+            p => format!("{engine} {}", one_line(p)),
         };
         match self.place.as_str() {
             "" | "local" => engine,
@@ -174,6 +238,56 @@ impl AgentRow {
             tokens(m.tokens_in + m.tokens_out),
             m.cost_usd
         )
+    }
+}
+
+/// Agent text on one row: made safe for the terminal, line breaks and
+/// tabs as spaces.
+pub fn one_line(text: &str) -> String {
+    for_terminal(text)
+        .chars()
+        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+        .collect()
+}
+
+/// A tool call in a few words: its kind, title, status and first file
+/// (`execute `cargo test` in_progress · src/lib.rs +1`).
+pub fn call_summary(call: &ToolCallView) -> String {
+    let title = if call.title.is_empty() {
+        String::new()
+    } else {
+        format!(" `{}`", one_line(&call.title))
+    };
+    let files = match call.locations.split_first() {
+        Some((first, [])) => format!(" · {}", one_line(first)),
+        Some((first, rest)) => format!(" · {} +{}", one_line(first), rest.len()),
+        None => String::new(),
+    };
+    format!(
+        "{}{title} {}{files}",
+        one_line(&call.kind),
+        one_line(&call.status)
+    )
+}
+
+/// The plan's progress: `plan 2/5` (steps completed of all), or nothing
+/// without a plan.
+pub fn plan_progress(plan: &[PlanEntry]) -> Option<String> {
+    if plan.is_empty() {
+        return None;
+    }
+    let done = plan.iter().filter(|e| e.status == "completed").count();
+    Some(format!("plan {done}/{}", plan.len()))
+}
+
+/// A turn's usage in a short form (`1.2k tok $0.03`), or nothing when
+/// none was reported.
+pub fn usage_text(u: &Usage) -> Option<String> {
+    let n = u.input_tokens + u.output_tokens;
+    match (n, u.cost_usd) {
+        (0, None) => None,
+        (n, None) => Some(tokens(n)),
+        (n, Some(c)) => Some(format!("{} ${c:.2}", tokens(n))),
     }
 }
 
@@ -447,7 +561,7 @@ impl crate::tui::component::Component for Agents {
         use crate::tui::action::Pane;
         (
             crate::tui::keymap::Section::Pane(Pane::Agents),
-            &["stop", "restart", "ack", "focus inbox", "resume"],
+            &["live", "stop", "restart", "ack", "focus inbox", "resume"],
         )
     }
 
@@ -470,6 +584,8 @@ mod tests {
             metrics: Default::default(),
             activity: None,
             place: place.into(),
+            protocol: String::new(),
+            live: Default::default(),
         };
         assert_eq!(row("local").engine(), "claude/opus");
         assert_eq!(row("").engine(), "claude/opus");

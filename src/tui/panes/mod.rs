@@ -9,6 +9,7 @@ pub mod doc_events;
 pub mod documents;
 pub mod help;
 pub mod inbox;
+pub mod live;
 pub mod overlay;
 pub mod scroll;
 pub mod tasks;

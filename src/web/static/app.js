@@ -6,7 +6,15 @@ const S = {
   csrf: '', user: 'user', overview: null, current: null, state: null,
   tab: 'channel', known: new Set(), primed: false, refetch: null, diffAgent: null,
   whole: new Map(),  // 'instance:id' -> a shortened message read whole ("show all")
+  liveAgent: null,   // whose live view is open
+  dirty: new Set(),  // agents whose card (and live view) wait to be drawn again
+  drawing: false,    // a redraw is scheduled for the next frame
 };
+
+// As many tool calls and as much text as the server keeps of a turn
+// (report::shown): a flood from an agent stays bounded in the page.
+const CALLS_KEPT = 40;
+const TEXT_KEPT = 16 * 1024;
 
 const $ = (id) => document.getElementById(id);
 
@@ -205,6 +213,7 @@ async function open(id, messageId, agent) {
   history.replaceState(null, '', '#i=' + id);
   $('instance').hidden = false;
   for (const b of document.querySelectorAll('.inst')) b.classList.toggle('on', b.dataset.instance === id);
+  if (changed && S.tab === 'live') { S.liveAgent = null; showTab('agents'); }
   if (changed || !S.state) await loadState();
   if (agent) {
     S.diffAgent = agent;
@@ -247,6 +256,7 @@ function renderState() {
   renderTasks();
   renderDocs();
   renderDiffAgents();
+  if (S.tab === 'live') renderLive();
 }
 
 function mark(m) {
@@ -322,11 +332,13 @@ function agentNode(a) {
   li.appendChild(el('span', 'name', a.name));
   li.appendChild(el('span', 'st st-' + a.class, a.status));
   li.appendChild(el('span', 'activity', a.activity || ''));
+  const sum = liveSummary(a);
+  if (sum) li.appendChild(el('span', 'live-sum', sum));
   const m = a.metrics || {};
   li.appendChild(el('span', 'nums', (m.turns || 0) + ' turns · ' + (m.tokens_in || 0) + ' in / ' + (m.tokens_out || 0) +
     ' out tokens · $' + Number(m.cost_usd || 0).toFixed(2) + (m.unread ? ' · ' + m.unread + ' unread' : '') +
     (m.step ? ' · ' + m.step : '') + ' · ' + a.backend + (a.model ? ' ' + a.model : '') +
-    (a.place && a.place !== 'local' ? ' on ' + a.place : '')));
+    (a.place && a.place !== 'local' ? ' on ' + a.place : '') + (a.protocol ? ' · ' + a.protocol : '')));
   const row = el('div', 'actions');
   const mk = (label, fn, cls) => { const b = el('button', cls || null, label); b.type = 'button'; b.addEventListener('click', fn); row.appendChild(b); };
   mk('Stop', () => {
@@ -338,8 +350,143 @@ function agentNode(a) {
     act(S.current, {action: 'ack', agent: a.name, until: last});
   });
   mk('Diff', () => { S.diffAgent = a.name; showTab('diff'); });
+  mk('Live', () => openLive(a.name), 'open-live');
   li.appendChild(row);
   return li;
+}
+
+// "2 running: Edit src/a.rs · plan 1/3": an agent's turn in a line.
+function liveSummary(a) {
+  const live = a.live || {};
+  const calls = live.calls || [];
+  const running = calls.filter((c) => c.status !== 'completed' && c.status !== 'failed');
+  const parts = [];
+  if (running.length) parts.push(running.length + ' running: ' + (running[running.length - 1].title || running[running.length - 1].kind));
+  const plan = live.plan || [];
+  if (plan.length) parts.push('plan ' + plan.filter((e) => e.status === 'completed').length + '/' + plan.length);
+  return parts.join(' · ');
+}
+
+// ---- one agent's live view ----
+
+function openLive(name) {
+  S.liveAgent = name;
+  showTab('live');
+  $('live-input').focus();
+}
+
+function liveAgent() {
+  return S.state && S.liveAgent ? S.state.agents.find((x) => x.name === S.liveAgent) : null;
+}
+
+function callNode(c) {
+  const li = el('li', 'call s-' + String(c.status).replace(/[^a-z_]/g, ''));
+  li.dataset.call = c.id;
+  const head = el('div', 'head');
+  head.appendChild(el('span', 'badge', c.status));
+  head.appendChild(el('span', 'badge', c.kind));
+  head.appendChild(el('span', 'title', c.title || c.kind));
+  li.appendChild(head);
+  if (c.locations && c.locations.length) li.appendChild(el('div', 'files', c.locations.join(', ')));
+  for (const d of c.diffs || []) {
+    li.appendChild(el('div', 'files', d.path + ' +' + d.added + ' −' + d.removed));
+    const pre = el('pre', 'diff');
+    for (const line of String(d.preview || '').split('\n')) {
+      if (!line) continue;
+      pre.appendChild(el('span', line[0] === '+' ? 'l-added' : line[0] === '-' ? 'l-removed' : 'l-plain', line));
+    }
+    li.appendChild(pre);
+  }
+  return li;
+}
+
+function renderLive() {
+  const a = liveAgent();
+  if (!a) return;
+  const live = a.live || {};
+  $('live-name').textContent = '@' + a.name;
+  $('live-proto').textContent = a.protocol || a.backend;
+  const st = $('live-status');
+  st.textContent = a.status;
+  st.className = 'st st-' + a.class;
+  const u = live.usage || {};
+  $('live-usage').textContent = (u.input_tokens || 0) + ' in / ' + (u.output_tokens || 0) + ' out tokens' +
+    (u.cost_usd !== null && u.cost_usd !== undefined ? ' · $' + Number(u.cost_usd).toFixed(4) : '');
+  const plan = clear($('live-plan'));
+  for (const e of live.plan || []) {
+    const mark = e.status === 'completed' ? '✓ ' : e.status === 'in_progress' ? '▶ ' : '· ';
+    plan.appendChild(el('li', 'p-' + String(e.status).replace(/[^a-z_]/g, ''), mark + e.content + (e.priority ? ' (' + e.priority + ')' : '')));
+  }
+  const calls = clear($('live-calls'));
+  for (const c of live.calls || []) calls.appendChild(callNode(c));
+  const text = $('live-text');
+  const atBottom = text.scrollHeight - text.scrollTop - text.clientHeight < 40;
+  text.textContent = live.text || '';
+  if (atBottom) text.scrollTop = text.scrollHeight;
+}
+
+// Folds one piece of an agent's turn in, as the engine does (AgentLive).
+function foldLive(a, part) {
+  const live = a.live || (a.live = {});
+  if (typeof part.text === 'string') {
+    live.text = ((live.text || '') + part.text);
+    if (live.text.length > TEXT_KEPT) live.text = live.text.slice(live.text.length - TEXT_KEPT);
+  }
+  if (part.call) {
+    const calls = live.calls || (live.calls = []);
+    const i = calls.findIndex((c) => c.id === part.call.id);
+    if (i >= 0) calls[i] = part.call;
+    else {
+      calls.push(part.call);
+      if (calls.length > CALLS_KEPT) calls.splice(0, calls.length - CALLS_KEPT);
+    }
+  }
+  if (part.plan) live.plan = part.plan;
+  if (part.usage) live.usage = part.usage;
+}
+
+// Draws changed agents once per frame (an agent may send thousands of
+// updates a second).
+function redraw(name) {
+  S.dirty.add(name);
+  if (S.drawing) return;
+  S.drawing = true;
+  requestAnimationFrame(() => {
+    S.drawing = false;
+    const names = [...S.dirty];
+    S.dirty.clear();
+    if (!S.state) return;
+    for (const n of names) {
+      const a = S.state.agents.find((x) => x.name === n);
+      const old = document.querySelector('#agents li[data-agent="' + CSS.escape(n) + '"]');
+      if (a && old) old.replaceWith(agentNode(a));
+      if (n === S.liveAgent && S.tab === 'live') renderLive();
+    }
+  });
+}
+
+// Types to the agent: a message to it in the channel (a stopped agent is
+// let work again first, so the line wakes it).
+async function sendLive(e) {
+  if (e) e.preventDefault();
+  const a = liveAgent();
+  const input = $('live-input');
+  const text = input.value;
+  if (!a || !text.trim() || !S.current) return;
+  $('live-send').disabled = true;
+  let ok = true;
+  if (a.class === 'stopped' || a.class === 'failed') ok = await act(S.current, {action: 'restart', agent: a.name});
+  if (ok) ok = await act(S.current, {action: 'post', text: '@' + a.name + ' ' + text});
+  $('live-send').disabled = false;
+  if (ok) input.value = '';
+}
+
+// Cancels the agent's current turn, not the agent (for an ACP agent:
+// session/cancel; it keeps its conversation and works on when typed to).
+function cancelLive() {
+  const a = liveAgent();
+  if (!a || !S.current) return;
+  act(S.current, {action: 'cancel', agent: a.name}).then((ok) => { if (ok) toast('Cancelled @' + a.name + "'s turn"); });
 }
 
 function renderAgents() {
@@ -424,8 +571,9 @@ async function loadDiff(turn) {
 function showTab(tab) {
   S.tab = tab;
   for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('on', b.dataset.tab === tab);
-  for (const t of ['channel', 'agents', 'tasks', 'docs', 'diff']) $('tab-' + t).hidden = t !== tab;
+  for (const t of ['channel', 'agents', 'tasks', 'docs', 'diff', 'live']) $('tab-' + t).hidden = t !== tab;
   if (tab === 'diff') loadDiff(null);
+  if (tab === 'live') renderLive();
 }
 
 // ---- live events ----
@@ -448,11 +596,17 @@ function apply(ev) {
     case 'status': case 'metrics': case 'activity': {
       const a = st.agents.find((x) => x.name === ev.agent);
       if (!a) { scheduleRefetch(); return; }
-      if (ev.kind === 'status') { a.status = ev.status; a.class = ev.class; }
+      if (ev.kind === 'status') {
+        // A new turn starts a new live view (as the engine's).
+        if (ev.status === 'starting') a.live = {};
+        a.status = ev.status; a.class = ev.class;
+      }
       if (ev.kind === 'metrics') a.metrics = ev.metrics;
-      if (ev.kind === 'activity') a.activity = ev.text;
-      const old = document.querySelector('#agents li[data-agent="' + CSS.escape(a.name) + '"]');
-      if (old) old.replaceWith(agentNode(a));
+      if (ev.kind === 'activity') {
+        if (typeof ev.text === 'string') a.activity = ev.text;
+        if (ev.live) foldLive(a, ev.live);
+      }
+      redraw(a.name);
       break;
     }
     case 'cursor':
@@ -541,7 +695,12 @@ async function send(e) {
 
 function keys(e) {
   const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
-  if (e.key === 'Escape') { document.activeElement.blur(); $('help').hidden = true; return; }
+  if (e.key === 'Escape') {
+    // In a live view, Esc cancels a turn that runs (and only then).
+    const a = S.tab === 'live' && $('help').hidden ? liveAgent() : null;
+    if (a && ['working', 'approval', 'warning'].includes(a.class)) cancelLive();
+    document.activeElement.blur(); $('help').hidden = true; return;
+  }
   if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
   const first = document.querySelector('#approvals .approval:not(.done)');
   const insts = (S.overview && S.overview.instances) || [];
@@ -594,6 +753,9 @@ async function main() {
     ch.scrollTop = ch.scrollHeight - h;
   });
   $('resume').addEventListener('click', () => act(S.current, {action: 'resume'}));
+  $('live-form').addEventListener('submit', sendLive);
+  $('live-cancel').addEventListener('click', cancelLive);
+  $('live-close').addEventListener('click', () => showTab('agents'));
   $('diff-agent').addEventListener('change', () => loadDiff(null));
   $('help-on').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
   if ('Notification' in window && Notification.permission === 'default') {

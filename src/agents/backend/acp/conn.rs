@@ -32,11 +32,10 @@ use super::updates::TurnFold;
 use super::wire::{self, Incoming, RpcError};
 use crate::agents::backend::capped::{LineSplitter, OUTPUT_CAP};
 use crate::agents::backend::contain::Scope;
-use crate::agents::backend::invocation::Invocation;
 use crate::agents::backend::process::{TURN_VAR, collect_stderr, next_turn_mark};
 use crate::agents::backend::turn::TurnUpdate;
 use crate::agents::backend::{BackendError, BackendEvent};
-use crate::agents::runtime::{Runtime, spawner};
+use crate::agents::runtime::{Launch, spawner};
 use crate::approvals::{Approvals, Verdict};
 use crate::workflow::Permissions;
 
@@ -75,6 +74,9 @@ struct Sink {
     over: CancellationToken,
     /// Calls refused by the agent's standing permissions.
     refused: Vec<String>,
+    /// Whether a person, a rule or the standing permissions said no to
+    /// a call in this turn (an agent may end its turn `cancelled` then).
+    denied: bool,
 }
 
 /// A live agent process speaking ACP.
@@ -114,17 +116,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Conn {
-    /// Starts the agent's process where `runtime` runs it, with its
-    /// stderr appended to `log`.
-    pub fn spawn(
-        inv: Invocation,
-        host: Host,
-        log: PathBuf,
-        hint: &str,
-        runtime: &dyn Runtime,
-    ) -> Result<Arc<Conn>, BackendError> {
-        let name = inv.program.clone();
-        let launch = runtime.prepare(inv, hint)?;
+    /// Starts the agent's process as `launch` says (its runtime made it
+    /// ready), with its stderr appended to `log`.
+    pub fn spawn(launch: &Launch, host: Host, log: PathBuf) -> Result<Arc<Conn>, BackendError> {
+        let name = launch.program.display().to_string();
         if let Some(parent) = log.parent() {
             std::fs::create_dir_all(parent).map_err(|source| BackendError::Io {
                 path: parent.to_path_buf(),
@@ -235,8 +230,7 @@ impl Conn {
         params: Value,
         wait: Option<Duration>,
     ) -> Result<Value, ConnError> {
-        let (id, rx) = self.send_request(method, params);
-        let _ = id;
+        let (_, rx) = self.send_request(method, params);
         let answered = async {
             tokio::select! {
                 r = rx => r.map_err(|_| ConnError::Gone(self.ended())),
@@ -277,6 +271,18 @@ impl Conn {
         let _ = self.out.send(wire::notification(method, params));
     }
 
+    /// Records that a call of this turn was denied.
+    fn mark_denied(&self) {
+        if let Some(s) = lock(&self.sink).as_mut() {
+            s.denied = true;
+        }
+    }
+
+    /// Adds a note for the next prompt.
+    pub fn add_note(&self, note: String) {
+        lock(&self.notes).push(note);
+    }
+
     /// Takes the notes for the next prompt.
     pub fn take_notes(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.notes))
@@ -299,6 +305,7 @@ impl Conn {
             fold: TurnFold::default(),
             over: over.clone(),
             refused: Vec::new(),
+            denied: false,
         });
         let params = json!({
             "sessionId": session,
@@ -382,17 +389,25 @@ impl Conn {
         .await;
     }
 
-    /// The processes of this agent now.
-    pub fn members(&self) -> Vec<u32> {
-        self.scope.members().iter().map(|p| p.pid).collect()
+    /// The processes of this agent now (read from `/proc` on a blocking
+    /// thread).
+    pub async fn members(&self) -> Vec<u32> {
+        let scope = self.scope.clone();
+        tokio::task::spawn_blocking(move || scope.members().iter().map(|p| p.pid).collect())
+            .await
+            .unwrap_or_default()
     }
 
     /// Ends the turn's bookkeeping: the fold (answer, usage, calls) and
     /// the calls refused by standing permissions.
-    pub fn finish_turn(&self) -> Option<(TurnFold, Vec<String>)> {
+    pub fn finish_turn(&self) -> Option<TurnEnd> {
         lock(&self.sink).take().map(|s| {
             s.over.cancel();
-            (s.fold, s.refused)
+            TurnEnd {
+                fold: s.fold,
+                refused: s.refused,
+                denied: s.denied,
+            }
         })
     }
 
@@ -497,6 +512,7 @@ impl Conn {
                     return outcome(None);
                 }
                 if decision.verdict != Verdict::Allow {
+                    self.mark_denied();
                     lock(&self.notes).push(format!(
                         "{} (your request to run {} {:?})",
                         decision.message(),
@@ -512,12 +528,24 @@ impl Conn {
                     && let Some(s) = lock(&self.sink).as_mut()
                 {
                     s.refused.push(tool);
+                    s.denied = true;
                 }
                 verdict
             }
         };
         outcome(ask.option_for(verdict))
     }
+}
+
+/// A turn's bookkeeping at its end.
+#[derive(Debug, Default)]
+pub struct TurnEnd {
+    /// Its text, calls and usage.
+    pub fold: TurnFold,
+    /// The calls the standing permissions refused.
+    pub refused: Vec<String>,
+    /// Whether any call was denied.
+    pub denied: bool,
 }
 
 /// How a prompt ended.

@@ -35,7 +35,7 @@ use super::invocation::{
 use super::outcome::TurnOutcome;
 use super::turn::{RunningTurn, TurnUpdate};
 use super::{Backend, BackendError, BackendEvent, TurnRequest, backend_for, find_executable};
-use crate::agents::runtime::Runtime;
+use crate::agents::runtime::{Launch, Runtime};
 use crate::workflow::{
     AgentDef, AgentProtocol, BackendKind, HostChoice, McpTransport, Permissions,
 };
@@ -57,6 +57,10 @@ pub struct AcpProgram {
     /// Whether the agent leaves a cancelled turn's commands running
     /// (codex-acp does): awtui then ends what the turn started.
     pub leaves_commands_on_cancel: bool,
+    /// When the agent's `model:` is set on the session
+    /// (`session/set_model`) rather than by a flag: the provider prefix to
+    /// take off it (`openai/`).
+    pub session_model: Option<&'static str>,
 }
 
 /// No preferred modes.
@@ -183,6 +187,15 @@ fn forget(key: &Path, conn: &Arc<Conn>) {
     }
 }
 
+/// Leaves a note for the next prompt of the live agent whose private
+/// folder is `state_dir` (none when it has no live process: a headless
+/// agent's next prompt is built anew).
+pub fn note(state_dir: &Path, text: &str) {
+    if let Some(c) = live_conn(state_dir) {
+        c.add_note(text.to_string());
+    }
+}
+
 /// Ends every live agent under `root` (the instance ends).
 pub async fn end_all_under(root: &Path) {
     let conns: Vec<Arc<Conn>> = {
@@ -199,9 +212,44 @@ pub async fn end_all_under(root: &Path) {
     }
 }
 
+/// Each agent's turns, one at a time: a wake right after a cancel waits
+/// until the cancelled prompt has ended (or its agent was ended), so two
+/// prompts never share one connection's turn state.
+fn turn_lock(key: &Path) -> Arc<tokio::sync::Mutex<()>> {
+    static LOCKS: std::sync::OnceLock<Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>> =
+        std::sync::OnceLock::new();
+    LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(key.to_path_buf())
+        .or_default()
+        .clone()
+}
+
+/// The live agent of `key`, or a new process started from `launch`.
+fn connect(
+    key: &Path,
+    launch: &Launch,
+    host: &Host,
+    log: &Path,
+) -> Result<Arc<Conn>, BackendError> {
+    if let Some(c) = live_conn(key) {
+        return Ok(c);
+    }
+    let c = Conn::spawn(launch, host.clone(), log.to_path_buf())?;
+    live()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key.to_path_buf(), c.clone());
+    Ok(c)
+}
+
 /// Starts one turn of an agent over ACP: its live process (started now
 /// if it has none), its session (made, or loaded after a restart), one
-/// prompt. `inv` starts the process when there is none.
+/// prompt. `inv` starts the process when there is none (made ready by the
+/// runtime every turn, so a process that died while the previous turn
+/// ended can be replaced).
 pub fn start(
     req: TurnRequest,
     inv: Invocation,
@@ -210,32 +258,36 @@ pub fn start(
     runtime: &dyn Runtime,
 ) -> Result<RunningTurn, BackendError> {
     let key = req.state_dir.clone();
-    let conn = match live_conn(&key) {
-        Some(c) => c,
-        None => {
-            let host = Host {
-                agent: req.agent.clone(),
-                permissions: req.permissions,
-                workspace: req.workdir.clone(),
-                approvals,
-            };
-            let log = req.state_dir.join("stderr.log");
-            let c = Conn::spawn(inv, host, log, acp.hint, runtime)?;
-            live()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.clone(), c.clone());
-            c
-        }
+    let launch = runtime.prepare(inv, acp.hint)?;
+    let host = Host {
+        agent: req.agent.clone(),
+        permissions: req.permissions,
+        workspace: req.workdir.clone(),
+        approvals,
     };
+    let log = req.state_dir.join("stderr.log");
+    let first = connect(&key, &launch, &host, &log)?;
     let (tx, rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = oneshot::channel();
-    let pid = conn.pid;
+    let pid = first.pid;
     tokio::spawn(async move {
-        let outcome = turn(&conn, &req, acp, &tx, stop_rx).await;
-        if conn.is_dead() {
-            forget(&key, &conn);
-        }
+        let lock = turn_lock(&key);
+        let _one_at_a_time = lock.lock().await;
+        // The previous turn may have ended the agent meanwhile.
+        let conn = match first.is_dead() {
+            false => Ok(first),
+            true => connect(&key, &launch, &host, &log),
+        };
+        let outcome = match conn {
+            Ok(conn) => {
+                let outcome = turn(&conn, &req, acp, &tx, stop_rx).await;
+                if conn.is_dead() {
+                    forget(&key, &conn);
+                }
+                outcome
+            }
+            Err(e) => failed(e.to_string(), req.session_id.clone()),
+        };
         let _ = tx.send(TurnUpdate::Done(outcome));
     });
     Ok(RunningTurn::new(Some(pid), rx, stop_tx))
@@ -267,7 +319,7 @@ async fn turn(
     notes.extend(loaded_note);
     let text = prompt_text(req, first, &notes);
     let before = if acp.leaves_commands_on_cancel {
-        conn.members()
+        conn.members().await
     } else {
         Vec::new()
     };
@@ -275,11 +327,16 @@ async fn turn(
     if let PromptEnd::Answered(result) = &end {
         conn.prompt_usage(result);
     }
-    let (fold, refused) = conn.finish_turn().unwrap_or_default();
+    let conn::TurnEnd {
+        fold,
+        refused,
+        denied,
+    } = conn.finish_turn().unwrap_or_default();
     let (answer, truncated) = fold.answer();
     let mut outcome = TurnOutcome {
         answer: (!answer.is_empty()).then(|| answer.to_string()),
         session_id: Some(session),
+        usage: fold.usage(),
         truncated,
         refused,
         ..TurnOutcome::default()
@@ -292,6 +349,9 @@ async fn turn(
                 .unwrap_or("end_turn")
             {
                 "refusal" => Some("the model refused to go on".to_string()),
+                // Codex ends its turn so when a call was denied: the turn
+                // is over, not failed (the reason goes with the next prompt).
+                "cancelled" if denied => None,
                 "cancelled" => Some("the agent cancelled the turn".to_string()),
                 _ => None,
             }
@@ -300,7 +360,7 @@ async fn turn(
             if agent_stayed && acp.leaves_commands_on_cancel {
                 conn.end_started_since(&before).await;
             }
-            Some("stopped".to_string())
+            Some("cancelled (session/cancel)".to_string())
         }
         PromptEnd::Failed(e) => Some(e.to_string()),
     };
@@ -368,6 +428,7 @@ async fn session(
         match loaded {
             Ok(result) => {
                 set_mode(conn, id, &result, req.permissions, acp).await;
+                set_model(conn, id, &result, req, acp).await;
                 *conn.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.to_string());
                 return Ok((id.to_string(), None));
             }
@@ -394,9 +455,43 @@ async fn session(
     };
     let id = updates::short(id);
     set_mode(conn, &id, &made, req.permissions, acp).await;
+    set_model(conn, &id, &made, req, acp).await;
     *conn.session.lock().unwrap_or_else(|p| p.into_inner()) = Some(id.clone());
     conn.fresh.store(true, std::sync::atomic::Ordering::Relaxed);
     Ok((id, note))
+}
+
+/// Sets the agent's `model:` on the session, for agents that take it
+/// there, when it is not the current one.
+async fn set_model(
+    conn: &Arc<Conn>,
+    session: &str,
+    result: &Value,
+    req: &TurnRequest,
+    acp: AcpProgram,
+) {
+    let Some(prefix) = acp.session_model else {
+        return;
+    };
+    let Some(model) = super::invocation::cli_model(req, Some(prefix)) else {
+        return;
+    };
+    let current = result
+        .pointer("/models/currentModelId")
+        .and_then(Value::as_str);
+    if current == Some(model.as_str()) {
+        return;
+    }
+    let set = conn
+        .call(
+            "session/set_model",
+            json!({"sessionId": session, "modelId": model}),
+            Some(SETUP_WAIT),
+        )
+        .await;
+    if let Err(e) = set {
+        tracing::warn!("acp: could not set model {model}: {e}");
+    }
 }
 
 /// Switches the session to the mode that matches `permissions`, when the
@@ -534,6 +629,7 @@ impl Backend for Acp {
             hint: "check the agent's 'command:' (a relative path is taken from the workflow's folder)",
             modes: generic_modes,
             leaves_commands_on_cancel: false,
+            session_model: None,
         })
     }
 

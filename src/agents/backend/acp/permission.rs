@@ -163,21 +163,35 @@ impl Ask {
             self.title.as_str()
         };
         let server = crate::agents::backend::invocation::MCP_SERVER_NAME;
-        // `channel_send`, `mcp__awtui__channel_send`, `awtui_channel_send`,
-        // `awtui.channel_send`, "channel_send (awtui MCP Server)".
+        // `mcp__awtui__channel_send`, `awtui_channel_send`,
+        // `awtui.channel_send`, "channel_send (awtui MCP Server)": the
+        // tool's name and awtui's server, never a bare name another
+        // server's tool could carry.
         let word = title
             .split(|c: char| c.is_whitespace() || c == '(')
             .next()
             .unwrap_or("");
-        let bare = word
-            .strip_prefix(&format!("mcp__{server}__"))
-            .or_else(|| word.strip_prefix(&format!("{server}_")))
-            .or_else(|| word.strip_prefix(&format!("{server}.")))
-            .or_else(|| word.strip_prefix(&format!("{server}/")))
-            .unwrap_or(word);
-        let named = names.contains(&bare);
-        named && (self.kind.is_empty() || matches!(self.kind.as_str(), "other" | "fetch" | "think"))
-            || (self.mcp_tool && names.iter().any(|n| title.contains(n)))
+        let prefixed = [
+            format!("mcp__{server}__"),
+            format!("{server}_"),
+            format!("{server}."),
+            format!("{server}/"),
+            format!("mcp.{server}."),
+        ]
+        .iter()
+        .find_map(|p| word.strip_prefix(p.as_str()));
+        let suffixed = title
+            .strip_prefix(word)
+            .is_some_and(|rest| rest.trim() == format!("({server} MCP Server)"));
+        let name = match (prefixed, suffixed) {
+            (Some(bare), _) => bare,
+            (None, true) => word,
+            (None, false) => return false,
+        };
+        let kind_ok = self.kind.is_empty()
+            || matches!(self.kind.as_str(), "other" | "fetch" | "think")
+            || self.mcp_tool;
+        names.contains(&name) && kind_ok
     }
 
     /// The option that carries `verdict`: a one-time answer first (awtui

@@ -17,12 +17,18 @@ use crate::sanitize::for_terminal;
 
 /// How long a title, a path or a plan step may be.
 const SHORT: usize = 300;
-/// How much of one file's diff is previewed.
+/// How much of a call's diffs is previewed, all files together (the
+/// engine keeps its recent events whole: a call's event stays small).
 const PREVIEW: usize = 4096;
+/// How long one diff may take to compute (a hostile agent's huge texts).
+const DIFF_TIME: std::time::Duration = std::time::Duration::from_millis(50);
+/// How many files one call may list, and diffs it may carry.
+const MAX_FILES: usize = 20;
+const MAX_DIFFS: usize = 10;
 /// How many tool calls of one turn are remembered (a hostile agent could
 /// send endless new ids).
 const MAX_CALLS: usize = 2000;
-/// How many files one call may list, and plan entries one plan may hold.
+/// How many entries one plan may hold.
 const MAX_ITEMS: usize = 50;
 
 /// One turn's updates, folded.
@@ -93,6 +99,11 @@ impl TurnFold {
         (&self.answer, self.truncated)
     }
 
+    /// The turn's usage as last reported.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
     /// The call `id`, as last reported.
     pub fn call(&self, id: &str) -> Option<&ToolCallView> {
         self.calls.get(id)
@@ -121,7 +132,12 @@ impl TurnFold {
                 ..ToolCallView::default()
             });
         let was_finished = call.finished();
+        let before = known.then(|| call.clone());
         merge(call, update);
+        if before.as_ref() == Some(call) {
+            // Nothing changed: nothing to report.
+            return Vec::new();
+        }
         let call = call.clone();
         let mut events = Vec::new();
         if !known {
@@ -165,28 +181,32 @@ pub fn merge(call: &mut ToolCallView, update: &Value) {
         call.locations = locations
             .iter()
             .filter_map(|l| l.get("path").and_then(Value::as_str))
-            .take(MAX_ITEMS)
+            .take(MAX_FILES)
             .map(short)
             .collect();
     }
     if let Some(content) = update.get("content").and_then(Value::as_array) {
-        let diffs: Vec<FileDiff> = content
+        let blocks: Vec<&Value> = content
             .iter()
             .filter(|c| c.get("type").and_then(Value::as_str) == Some("diff"))
-            .take(MAX_ITEMS)
-            .map(diff)
+            .take(MAX_DIFFS)
             .collect();
+        let budget = PREVIEW / blocks.len().max(1);
+        let diffs: Vec<FileDiff> = blocks.into_iter().map(|b| diff(b, budget)).collect();
         if !diffs.is_empty() {
             call.diffs = diffs;
         }
     }
 }
 
-/// A `diff` content block as counts and a preview.
-fn diff(block: &Value) -> FileDiff {
+/// A `diff` content block as counts and a preview of at most `budget`
+/// bytes.
+fn diff(block: &Value, budget: usize) -> FileDiff {
     let s = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("");
     let (old, new) = (s("oldText"), s("newText"));
-    let change = similar::TextDiff::from_lines(old, new);
+    let change = similar::TextDiff::configure()
+        .deadline(std::time::Instant::now() + DIFF_TIME)
+        .diff_lines(old, new);
     let (mut added, mut removed) = (0, 0);
     let mut preview = String::new();
     for op in change.iter_all_changes() {
@@ -201,14 +221,14 @@ fn diff(block: &Value) -> FileDiff {
             }
             similar::ChangeTag::Equal => continue,
         };
-        if preview.len() < PREVIEW {
+        if preview.len() < budget {
             preview.push(sign);
             preview.push_str(op.value().trim_end_matches('\n'));
             preview.push('\n');
         }
     }
     let mut preview = for_terminal(&preview);
-    cut_to(&mut preview, PREVIEW);
+    cut_to(&mut preview, budget);
     FileDiff {
         path: short(s("path")),
         added,
@@ -284,9 +304,11 @@ mod tests {
         assert_eq!((call.diffs[0].added, call.diffs[0].removed), (2, 1));
         assert_eq!(call.diffs[0].preview, "-b\n+c\n+d\n");
         assert!(matches!(&done[1], BackendEvent::ToolDone { ok: true, .. }));
-        // A repeated "completed" reports no second end.
-        let again = f.apply(&json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}));
-        assert_eq!(again.len(), 1);
+        // A repeated "completed" reports nothing.
+        let again = f.apply(
+            &json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}),
+        );
+        assert!(again.is_empty(), "{again:?}");
     }
 
     #[test]
@@ -316,6 +338,32 @@ mod tests {
                 .is_empty()
         );
         assert!(f.apply(&json!("nonsense")).is_empty());
+    }
+
+    #[test]
+    fn one_calls_files_and_diffs_stay_small_however_many_the_agent_sends() {
+        let mut f = TurnFold::default();
+        let big: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        let diffs: Vec<Value> = (0..60)
+            .map(
+                |i| json!({"type": "diff", "path": format!("f{i}"), "oldText": "", "newText": big}),
+            )
+            .collect();
+        let files: Vec<Value> = (0..500).map(|i| json!({"path": format!("p{i}")})).collect();
+        let e = f.apply(&json!({
+            "sessionUpdate": "tool_call", "toolCallId": "x", "title": "t".repeat(100_000),
+            "locations": files, "content": diffs
+        }));
+        let BackendEvent::Tool { call } = &e[1] else {
+            panic!()
+        };
+        let size = serde_json::to_string(call).unwrap().len();
+        assert!(size < 16 * 1024, "{size} bytes");
+        assert_eq!(
+            (call.locations.len(), call.diffs.len()),
+            (MAX_FILES, MAX_DIFFS)
+        );
+        assert_eq!(call.diffs[0].added, 20_000);
     }
 
     #[test]
