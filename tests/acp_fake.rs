@@ -401,6 +401,46 @@ fn the_approve_rules_answer_without_the_person() {
     stop_instance(&w);
 }
 
+/// Without `permissions: ask` awtui answers by itself: workspace-write
+/// refuses a command, unless the agent's `tools:` allow it (as rules:
+/// `Bash(echo ran*)`); no person is asked either way.
+#[test]
+fn standing_permissions_refuse_a_command_unless_tools_allow_it() {
+    need_python();
+    let mut w = World::new();
+    let fa = Agent::new(&w, "fa");
+    let fb = Agent::new(&w, "fb");
+    workflow(
+        &w,
+        "acp.yaml",
+        &[
+            fa.yaml(
+                "    permissions: workspace-write\n    tools: [\"Bash(echo ran*)\"]\n",
+                &[("FAKE_ACP_REPLY", "fa done")],
+            ),
+            fb.yaml(
+                "    permissions: workspace-write\n",
+                &[
+                    ("FAKE_ACP_COMMAND", "echo other >> other.txt"),
+                    ("FAKE_ACP_REPLY", "fb done"),
+                ],
+            ),
+        ],
+        "",
+        "@fa @fb go",
+    );
+    w.start_background("acp.yaml", "default");
+    wait_message(&w, "fa", "fa done");
+    wait_message(&w, "fb", "fb done");
+    assert_eq!(fa.permission_outcomes(), ["allow-once"]);
+    assert_eq!(fb.permission_outcomes(), ["reject-once"]);
+    assert!(w.dir.join("ran.txt").exists());
+    assert!(!w.dir.join("other.txt").exists(), "the refused command ran");
+    assert!(pending(&w).is_empty());
+    assert!(cli_support::approval_decisions(&w.state).is_empty());
+    stop_instance(&w);
+}
+
 #[test]
 fn always_becomes_a_rule_that_answers_the_next_identical_request() {
     need_python();

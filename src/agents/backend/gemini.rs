@@ -219,6 +219,8 @@ impl Backend for Gemini {
         if req.has_context() {
             self.private_home(req, &mut inv, &req.mcp_url);
         }
+        // Else every turn starts a second node process of itself (~1 s).
+        inv.default_env(req, "GEMINI_CLI_NO_RELAUNCH", "true");
         inv.push(&[
             "--output-format",
             "stream-json",

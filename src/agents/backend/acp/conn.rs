@@ -49,6 +49,9 @@ pub struct Host {
     pub workspace: PathBuf,
     /// The instance's approvals (the person, the rules, the journal).
     pub approvals: Option<Approvals>,
+    /// The agent's `tools:` as allow rules (`Bash(git *)`, `Edit`): what
+    /// the standing permissions allow beyond their own.
+    pub tools: crate::approvals::RuleSet,
 }
 
 /// Why the connection failed.
@@ -523,7 +526,20 @@ impl Conn {
                 decision.verdict
             }
             (_, permissions) => {
-                let verdict = standing_verdict(permissions, &ask, &self.host.workspace);
+                let mut verdict = standing_verdict(permissions, &ask, &self.host.workspace);
+                if verdict != Verdict::Allow && !self.host.tools.allow.is_empty() {
+                    let (by_tools, _) = crate::approvals::rules::decide(
+                        &self.host.tools,
+                        &[],
+                        &self.host.agent,
+                        &tool,
+                        &input,
+                        Some(&self.host.workspace),
+                    );
+                    if by_tools == Verdict::Allow {
+                        verdict = Verdict::Allow;
+                    }
+                }
                 if verdict != Verdict::Allow
                     && let Some(s) = lock(&self.sink).as_mut()
                 {

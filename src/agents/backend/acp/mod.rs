@@ -264,6 +264,14 @@ pub fn start(
         permissions: req.permissions,
         workspace: req.workdir.clone(),
         approvals,
+        tools: crate::approvals::RuleSet {
+            allow: req
+                .tools
+                .iter()
+                .filter_map(|t| crate::approvals::rules::Rule::parse(t).ok())
+                .collect(),
+            ..Default::default()
+        },
     };
     let log = req.state_dir.join("stderr.log");
     let first = connect(&key, &launch, &host, &log)?;
