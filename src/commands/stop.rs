@@ -168,50 +168,40 @@ async fn stop_and_clean(target: Option<&str>, force: bool) -> u8 {
 /// `stop --turn agent`: cancels the agent's current turn and waits until
 /// it no longer runs.
 async fn cancel_turn(info: &InstanceInfo, agent: &str) -> u8 {
-    let mut client = match remote::open(info).await {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
     let cancel = Command::Cancel {
         agent: agent.to_string(),
     };
-    if let Err(code) = remote::command(&mut client, &info.address(agent), cancel).await {
-        return code;
-    }
-    let deadline = Instant::now() + STOP_WAIT;
-    loop {
-        let status = match remote::status(&mut client).await {
-            Ok(s) => s,
-            Err(code) => return code,
-        };
-        if status
-            .agents
-            .iter()
-            .any(|a| a.name == agent && !a.status.in_turn())
-        {
-            super::print::line(format!("cancelled the turn of {}", info.address(agent)));
-            return exit::OK;
-        }
-        if Instant::now() > deadline {
-            errln!(
-                "{}'s turn did not end within {STOP_WAIT:?}",
-                info.address(agent)
-            );
-            return exit::FAILED;
-        }
-        tokio::time::sleep(POLL).await;
-    }
+    let done = |s: &AgentStatus| !s.in_turn();
+    let said = format!("cancelled the turn of {}", info.address(agent));
+    let late = format!("{}'s turn did not end", info.address(agent));
+    command_and_wait(info, agent, cancel, done, &said, &late).await
 }
 
 async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {
+    let stop = Command::Stop {
+        agent: agent.to_string(),
+    };
+    let done = |s: &AgentStatus| *s == AgentStatus::Stopped;
+    let said = format!("stopped {}", info.address(agent));
+    let late = format!("{} did not stop", info.address(agent));
+    command_and_wait(info, agent, stop, done, &said, &late).await
+}
+
+/// Sends `command` about `agent`, then waits (at most [`STOP_WAIT`]) until
+/// its status is `done`, saying `said` (or `late` when it took too long).
+async fn command_and_wait(
+    info: &InstanceInfo,
+    agent: &str,
+    command: Command,
+    done: impl Fn(&AgentStatus) -> bool,
+    said: &str,
+    late: &str,
+) -> u8 {
     let mut client = match remote::open(info).await {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let stop = Command::Stop {
-        agent: agent.to_string(),
-    };
-    if let Err(code) = remote::command(&mut client, &info.address(agent), stop).await {
+    if let Err(code) = remote::command(&mut client, &info.address(agent), command).await {
         return code;
     }
     let deadline = Instant::now() + STOP_WAIT;
@@ -223,13 +213,13 @@ async fn stop_agent(info: &InstanceInfo, agent: &str) -> u8 {
         if status
             .agents
             .iter()
-            .any(|a| a.name == agent && a.status == AgentStatus::Stopped)
+            .any(|a| a.name == agent && done(&a.status))
         {
-            super::print::line(format!("stopped {}", info.address(agent)));
+            super::print::line(said.to_string());
             return exit::OK;
         }
         if Instant::now() > deadline {
-            errln!("{} did not stop within {STOP_WAIT:?}", info.address(agent));
+            errln!("{late} within {STOP_WAIT:?}");
             return exit::FAILED;
         }
         tokio::time::sleep(POLL).await;

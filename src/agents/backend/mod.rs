@@ -301,17 +301,7 @@ pub trait Backend: Sync {
     /// (or, for API backends, its key is set).
     fn preflight(&self, agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
         let program = self.program(agent.command.as_deref()).unwrap_or_default();
-        match find_executable(&program, workdir, agent.own_path()) {
-            Some(_) => Ok(()),
-            None if program.contains('/') => Err(BackendError::NoSuchProgram {
-                program,
-                dir: workdir.to_path_buf(),
-            }),
-            None => Err(BackendError::NotInstalled {
-                program,
-                hint: self.install_hint().into(),
-            }),
-        }
+        require_executable(program, workdir, agent.own_path(), self.install_hint())
     }
 
     /// Starts one turn. `tools` serves in-process backends; a CLI reaches
@@ -391,6 +381,28 @@ pub fn env_dir_or_home(env: &[(String, String)], var: &str, default: &str) -> Op
 /// `$HOME/<rel>` of the agent's environment.
 pub fn in_home(env: &[(String, String)], rel: &str) -> Option<PathBuf> {
     env_var(env, "HOME").map(|h| PathBuf::from(h).join(rel))
+}
+
+/// Checks that `program` can be started (found as [`find_executable`]
+/// finds it); the error names it and says how to install it (`hint`) or
+/// where a relative path was looked for.
+pub fn require_executable(
+    program: String,
+    workdir: &Path,
+    path: Option<&str>,
+    hint: &str,
+) -> Result<(), BackendError> {
+    match find_executable(&program, workdir, path) {
+        Some(_) => Ok(()),
+        None if program.contains('/') => Err(BackendError::NoSuchProgram {
+            program,
+            dir: workdir.to_path_buf(),
+        }),
+        None => Err(BackendError::NotInstalled {
+            program,
+            hint: hint.into(),
+        }),
+    }
 }
 
 /// Finds `program` the way a shell would: a path with `/` relative to

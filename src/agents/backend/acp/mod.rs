@@ -148,17 +148,7 @@ pub fn preflight(agent: &AgentDef, workdir: &Path) -> Result<(), BackendError> {
         .acp_program()
         .ok_or(BackendError::NotAProgram(agent.backend.name()))?;
     let program = program_of(agent).unwrap_or_default();
-    match find_executable(&program, workdir, agent.own_path()) {
-        Some(_) => Ok(()),
-        None if program.contains('/') => Err(BackendError::NoSuchProgram {
-            program,
-            dir: workdir.to_path_buf(),
-        }),
-        None => Err(BackendError::NotInstalled {
-            program,
-            hint: acp.hint.into(),
-        }),
-    }
+    super::require_executable(program, workdir, agent.own_path(), acp.hint)
 }
 
 /// The live agents of this awtui process, by their private folder.
