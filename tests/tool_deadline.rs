@@ -49,8 +49,9 @@ fn a_stuck_tool_call_is_answered_at_its_deadline_and_does_not_hold_up_others_or_
     // Defined in the person's global config: awtui's git switches off
     // drivers the repository's own config defines (agents can write it).
     w.global_git_config(&format!(
-        "[filter \"slow\"]\n\tsmudge = \"sh -c 'while [ ! -e {} ]; do sleep 0.05; done; cat'\"\n\tclean = cat\n",
-        release.display()
+        "[filter \"slow\"]\n\tsmudge = \"sh -c 'while [ ! -e {} ] && [ -d {} ]; do sleep 0.05; done; cat'\"\n\tclean = cat\n",
+        release.display(),
+        w.dir.display()
     ));
 
     w.script(

@@ -427,11 +427,13 @@ fn a_slow_turn_commit_does_not_hold_up_the_engine() {
         ],
     );
     // The person's own filter (global config): awtui's git switches off
-    // drivers the repository's config defines.
+    // drivers the repository's config defines. It also gives up once the
+    // test's folder is gone (a later git call would wait forever).
     w.global_git_config(&format!(
-        "[filter \"stall\"]\n\tclean = \"sh -c 'touch {}; while [ ! -e {} ]; do sleep 0.05; done; cat'\"\n\tsmudge = cat\n",
+        "[filter \"stall\"]\n\tclean = \"sh -c 'touch {}; while [ ! -e {} ] && [ -d {} ]; do sleep 0.05; done; cat'\"\n\tsmudge = cat\n",
         filtering.display(),
-        release.display()
+        release.display(),
+        w.dir.display()
     ));
     w.start_background("slow.yaml", "s");
     cli_support::wait_for("the turn's commit to reach git", || {
