@@ -85,6 +85,29 @@ fn wait_exit(tmux: &Tmux, exit_file: &Path) -> String {
         .to_string()
 }
 
+/// Quits with `q` (again while nothing happens: a key the screen dropped
+/// while it switched views), answering yes if asked; the exit code.
+fn quit_until_exit(tmux: &Tmux, exit_file: &Path) -> String {
+    let exited = || tmux.capture_history().contains(EXITED);
+    cli_support::poll_within(cli_support::PATIENCE, || {
+        if exited() {
+            return Some(());
+        }
+        let key = if tmux.capture().contains("(y/") {
+            "y"
+        } else {
+            "q"
+        };
+        tmux.keys(&[key]);
+        cli_support::poll_within(Duration::from_secs(3), || exited().then_some(()))
+    })
+    .unwrap_or_else(|| panic!("awtui did not exit; screen:\n{}", tmux.capture()));
+    std::fs::read_to_string(exit_file)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
 /// Quits with `q`, answering yes if asked (something still works); the
 /// exit code.
 fn quit_answering_yes(tmux: &Tmux, exit_file: &Path) -> String {
@@ -607,8 +630,7 @@ fn home_rings_for_a_new_help_request(config: &str, inside: bool) -> bool {
     const SAME_POLL: Duration = Duration::from_secs(2);
     poll_within(SAME_POLL, || mark.exists().then_some(()));
     let rang = if inside { rang_inside } else { mark.exists() };
-    tmux.keys(&["q"]);
-    assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
+    assert_eq!(quit_until_exit(&tmux, &exit_file), "0");
     rang
 }
 
