@@ -101,8 +101,6 @@ pub struct Conn {
     /// What the person or a rule said no to, for the next prompt (ACP has
     /// no field for a reason).
     notes: Mutex<Vec<String>>,
-    /// Whether the agent can `session/load` (from `initialize`).
-    pub can_load: AtomicBool,
     /// The session, once made or loaded.
     pub session: Mutex<Option<String>>,
     /// Whether the session was made new by this process (its first prompt
@@ -160,7 +158,6 @@ impl Conn {
             exited: CancellationToken::new(),
             ended: Mutex::new(None),
             notes: Mutex::new(Vec::new()),
-            can_load: AtomicBool::new(false),
             session: Mutex::new(None),
             fresh: AtomicBool::new(false),
         });

@@ -410,8 +410,6 @@ async fn session(
         .pointer("/agentCapabilities/loadSession")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    conn.can_load
-        .store(can_load, std::sync::atomic::Ordering::Relaxed);
     let cwd = req.workdir.display().to_string();
     let servers = mcp_servers(req);
     let mut note = None;

@@ -109,11 +109,6 @@ impl TurnFold {
         self.calls.get(id)
     }
 
-    /// The calls still running, to mark failed when the turn ends.
-    pub fn unfinished(&self) -> impl Iterator<Item = &ToolCallView> {
-        self.calls.values().filter(|c| !c.finished())
-    }
-
     fn tool(&mut self, update: &Value) -> Vec<BackendEvent> {
         let Some(id) = update.get("toolCallId").and_then(Value::as_str) else {
             return Vec::new();

@@ -13,10 +13,6 @@ pub const PROTOCOL_VERSION: u64 = 1;
 
 /// JSON-RPC's "method not found".
 pub const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC's "invalid params".
-pub const INVALID_PARAMS: i64 = -32602;
-/// JSON-RPC's "internal error".
-pub const INTERNAL_ERROR: i64 = -32603;
 
 /// One message from the agent.
 #[derive(Clone, Debug, PartialEq)]
