@@ -3054,3 +3054,194 @@ fn the_bar_shows_the_forms_of_the_command_typed() {
     let hints = hint_line(&mut a);
     assert!(hints.contains("/stop [agent|@instance]"), "{hints}");
 }
+
+// ----- issue 36: first-hour accidents -------------------------------------
+
+fn alt(c: char) -> Input {
+    Input::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT))
+}
+
+/// Issue 36 (2): Tab in the bar with nothing to complete keeps the focus
+/// and the line (it says so); the `s` typed next is text, not a stop.
+#[test]
+fn tab_with_nothing_to_complete_keeps_the_line_in_the_bar() {
+    let mut a = app();
+    let mut inputs = vec![ch('1'), ch('j'), ch('i')];
+    inputs.extend(typed("hello"));
+    inputs.push(key(KeyCode::Tab));
+    assert!(run(&mut a, inputs).is_empty());
+    assert_eq!(a.focus, Pane::Bar, "Tab left the bar");
+    let status = a.status.clone().expect("Tab says why nothing happened");
+    assert!(status.text.contains("nothing to complete"), "{status:?}");
+    assert!(run(&mut a, vec![ch('s')]).is_empty(), "s stopped an agent");
+    assert_eq!(a.bar.input, "hellos");
+    assert!(a.confirm.is_none());
+    // An @name nobody has: no match, still in the bar.
+    run(&mut a, typed(" @nobody"));
+    assert!(run(&mut a, vec![key(KeyCode::Tab)]).is_empty());
+    assert_eq!(a.focus, Pane::Bar);
+    assert!(a.status.clone().unwrap().text.contains("no match"));
+    // From an empty bar Tab still cycles the panes, as everywhere.
+    run(&mut a, vec![key(KeyCode::Esc), ch('i')]);
+    run(&mut a, vec![key(KeyCode::Tab)]);
+    assert_ne!(a.focus, Pane::Bar);
+}
+
+/// Issue 36 (2): `s` in the Agents pane asks first (as the web page
+/// does); `y` stops, any other key cancels and is not taken as a yes later.
+#[test]
+fn stopping_an_agent_from_the_pane_asks_first() {
+    let mut a = app();
+    assert!(run(&mut a, vec![ch('1'), ch('j'), ch('s')]).is_empty());
+    let q = a.confirm.clone().expect("s asks");
+    assert!(q.question.contains("Stop coder?"), "{q:?}");
+    assert!(q.question.contains("(y/n)"), "{q:?}");
+    // Any other key cancels; a later `y` answers nothing.
+    assert!(run(&mut a, vec![ch('t')]).is_empty());
+    assert!(a.confirm.is_none(), "t cancels");
+    assert!(run(&mut a, vec![ch('y')]).is_empty());
+    // `y` stops.
+    assert!(run(&mut a, vec![ch('s')]).is_empty());
+    assert_eq!(
+        run(&mut a, vec![ch('y')]),
+        vec![Effect::Command(Command::Stop {
+            agent: "coder".into()
+        })]
+    );
+    // `/stop coder` typed in full asks too (as /merge and /discard do).
+    assert!(bar_line(&mut a, "/stop reviewer").is_empty());
+    assert!(a.confirm.as_ref().unwrap().question.contains("Stop reviewer?"));
+    assert!(run(&mut a, vec![key(KeyCode::Esc)]).is_empty());
+    assert!(a.confirm.is_none());
+}
+
+/// Issue 36 (3): `:` opens an empty command line (`:` prompt); what is
+/// typed runs as `/<text>` and is never posted to the channel.
+#[test]
+fn colon_opens_a_command_line_that_never_posts() {
+    let mut a = app();
+    run(&mut a, vec![ch(':')]);
+    assert_eq!(a.focus, Pane::Bar);
+    assert_eq!(a.bar.input, "", "the command line opens empty");
+    let s = screen(&mut a, 120, 40);
+    let bar = s.lines().nth(38).unwrap_or("");
+    assert!(bar.starts_with(':'), "a : prompt: {bar:?}");
+    let mut inputs = typed("task add foo");
+    inputs.push(key(KeyCode::Enter));
+    let effects = run(&mut a, inputs);
+    assert_eq!(
+        task_command(&effects),
+        Some(&TaskCommand::Add {
+            workflow: None,
+            name: "foo".into(),
+            description: String::new(),
+            depends_on: vec![],
+            assignee: None,
+        }),
+        "{effects:?}"
+    );
+    // Not a command: an error, the line kept to fix, and Enter again
+    // still posts nothing.
+    let mut inputs = vec![ch(':')];
+    inputs.extend(typed("hello everyone"));
+    inputs.push(key(KeyCode::Enter));
+    assert!(run(&mut a, inputs).is_empty());
+    assert!(a.status.clone().unwrap().error);
+    assert_eq!(a.bar.input, "hello everyone");
+    assert!(run(&mut a, vec![key(KeyCode::Enter)]).is_empty());
+    // `//` is not a way round it.
+    let mut inputs = vec![key(KeyCode::Esc), ch(':')];
+    inputs.extend(typed("//hello"));
+    inputs.push(key(KeyCode::Enter));
+    assert!(run(&mut a, inputs).is_empty());
+    // Tab completes command names without the slash.
+    run(&mut a, vec![key(KeyCode::Esc), ch(':'), ch('r'), ch('e'), ch('s')]);
+    run(&mut a, vec![key(KeyCode::Tab)]);
+    assert_eq!(a.bar.input, "resume ");
+}
+
+/// Issue 36 (16): `q` on an idle `awtui <file>` stops at once; it asks
+/// only while an agent is in a turn.
+#[test]
+fn q_asks_only_while_an_agent_works() {
+    let mut a = app_quitting(QuitAction::Ask);
+    for agent in AGENTS {
+        a.update(Input::Engine(EngineEvent::Status {
+            agent: agent.into(),
+            status: AgentStatus::Idle,
+        }));
+    }
+    assert_eq!(
+        run(&mut a, vec![ch('q')]),
+        vec![Effect::Command(Command::Shutdown)]
+    );
+    assert!(a.confirm.is_none());
+    // One agent in a turn: ask, stop or detach.
+    let mut a = app_quitting(QuitAction::Ask);
+    a.update(Input::Engine(EngineEvent::Status {
+        agent: "coder".into(),
+        status: AgentStatus::Thinking,
+    }));
+    assert!(run(&mut a, vec![ch('q')]).is_empty());
+    assert!(a.confirm.is_some());
+}
+
+/// Issue 36 (16): with the diff view open, the hint line does not offer
+/// the Agents pane's keys (`r restart`): the view's footer names its own,
+/// `r` reverting the turn shown.
+#[test]
+fn the_diff_views_keys_are_the_only_ones_shown() {
+    let mut a = app();
+    run(&mut a, vec![ch('1'), ch('j')]);
+    a.update(Input::Reply(Ok(Reply::Diff {
+        view: Box::new(coder_diff(Some(1))),
+    })));
+    let s = screen(&mut a, 120, 40);
+    assert!(!s.contains("restart"), "{s}");
+    assert!(s.contains("r revert turn 1"), "{s}");
+    // Over every turn `r` has nothing to revert: it says how to pick one.
+    a.update(Input::Reply(Ok(Reply::Diff {
+        view: Box::new(coder_diff(None)),
+    })));
+    assert!(run(&mut a, vec![ch('r')]).is_empty());
+    assert!(a.confirm.is_none());
+    let status = a.status.clone().expect("r says why not");
+    assert!(status.text.contains("turn"), "{status:?}");
+}
+
+/// Issue 36 (16): Alt-> goes to the end of the document, Alt-< to its
+/// start.
+#[test]
+fn alt_greater_goes_to_the_end_of_the_document() {
+    let text = |a: &App| a.documents.editor.as_ref().unwrap().text();
+    let mut a = editing("one\ntwo\nthree");
+    run(&mut a, vec![alt('>'), ch('X')]);
+    assert_eq!(text(&a), "one\ntwo\nthreeX");
+    run(&mut a, vec![key(KeyCode::Right), key(KeyCode::Right), alt('<')]);
+    run(&mut a, vec![ch('Y')]);
+    assert_eq!(text(&a), "Yone\ntwo\nthreeX");
+}
+
+/// Issue 36 (16): a document saved from the editor ends with a newline,
+/// never with a second one; the engine's echo is the save, not a conflict.
+#[test]
+fn saved_documents_end_with_one_newline() {
+    let mut a = editing("no newline");
+    run(&mut a, typed("X"));
+    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("Xno newline\n"));
+    a.update(Input::Reply(Ok(Reply::Document {
+        file: "notes.md".into(),
+        content: "Xno newline\n".into(),
+    })));
+    let e = a.documents.editor.as_ref().unwrap();
+    assert!(e.conflict.is_none() && !e.dirty(), "{e:?}");
+    // Saving again adds nothing.
+    run(&mut a, typed("Y"));
+    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("YXno newline\n"));
+    let mut a = editing("one\n");
+    run(&mut a, typed("X"));
+    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("Xone\n"));
+    let mut a = editing("one\r\ntwo");
+    run(&mut a, typed("X"));
+    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("Xone\r\ntwo\r\n"));
+}

@@ -957,3 +957,65 @@ fn the_live_view_shows_an_acp_agents_turn_sends_it_a_line_and_esc_cancels() {
         tmux.capture()
     );
 }
+
+/// Whether an agent's row in the Agents pane says it is stopped.
+fn an_agent_stopped(screen: &str) -> bool {
+    screen.lines().any(|l| {
+        l.contains("stopped") && ["planner", "coder", "reviewer"].iter().any(|a| l.contains(a))
+    })
+}
+
+/// Issue 36 (2): text typed in the bar, Tab with nothing to complete, then
+/// `s`: the text (and the `s`) stays in the bar and no agent is stopped.
+#[test]
+fn tab_with_nothing_to_complete_keeps_the_text_in_the_bar() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, exit_file) = open_demo(dir.path(), "tabstop");
+    tmux.wait_for("the demo's final answer", |s| {
+        s.contains("the review is done")
+    });
+    tmux.keys(&["1"]);
+    tmux.keys(&["j"]);
+    tmux.keys(&["i"]);
+    tmux.text("hello");
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["s"]);
+    // A last key typed after them: once it shows, every key before it
+    // has been handled.
+    tmux.text("!");
+    let screen = tmux.wait_for("the text still in the bar", |s| s.contains("› hellos!"));
+    assert!(!an_agent_stopped(&screen), "{screen}");
+    leave_bar(&tmux);
+    assert_eq!(quit_answering_yes(&tmux, &exit_file), "0");
+}
+
+/// Issue 36 (3): `:` opens an empty command line; `/task add foo` typed
+/// there (the slash out of habit) and `task add bar` both add a task, and
+/// the channel gets no message from the person.
+#[test]
+fn colon_runs_commands_and_posts_nothing() {
+    require_tmux();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (tmux, exit_file) = open_demo(d, "colon");
+    tmux.wait_for("the demo's final answer", |s| {
+        s.contains("the review is done")
+    });
+    tmux.keys(&[":"]);
+    tmux.text("/task add foo");
+    tmux.wait_for("the command line", |s| s.contains(":/task add foo"));
+    tmux.keys(&["Enter"]);
+    tmux.keys(&[":"]);
+    tmux.text("task add bar");
+    tmux.keys(&["Enter"]);
+    let tasks = d.join(".workflow/demo/tasks.jsonl");
+    wait_for("both tasks on the board", || {
+        std::fs::read_to_string(&tasks)
+            .ok()
+            .filter(|t| t.contains("\"foo\"") && t.contains("\"bar\""))
+    });
+    let channel = std::fs::read_to_string(d.join(".workflow/demo/channel.jsonl")).unwrap();
+    assert!(!channel.contains("task add"), "{channel}");
+    assert_eq!(quit_answering_yes(&tmux, &exit_file), "0");
+}
