@@ -45,8 +45,9 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Open the control room (the same as `awtui <file>`): the workflow
     /// runs in a background host (started, or found running) and the
-    /// screen shows it live. `q` asks: stop the agents (y; the instance
-    /// stays on disk to be resumed) or detach (d; it keeps running).
+    /// screen shows it live. `q` stops it (the instance stays on disk to
+    /// be resumed); while an agent is in a turn it asks: stop (y) or
+    /// detach (d; it keeps running).
     Open(startup::WorkflowArgs),
     /// Run a workflow headless until every agent is idle, printing each
     /// channel message as it arrives (stdout) and status changes (stderr).

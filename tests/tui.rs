@@ -595,7 +595,7 @@ fn bad_commands_are_inline_errors() {
         status.error && status.text.contains("unknown command"),
         "{status:?}"
     );
-    assert_eq!(a.bar.input, "/frobnicate now", "the line is kept to fix");
+    assert_eq!(a.bar.input, "frobnicate now", "the line is kept to fix");
     let mut inputs = vec![ctrl('u')];
     inputs.extend(typed("/stop nobody"));
     inputs.push(key(KeyCode::Enter));
@@ -646,7 +646,11 @@ fn bar_commands_reach_the_engine() {
         let mut inputs = vec![ch(':'), ctrl('u')];
         inputs.extend(typed(line));
         inputs.push(key(KeyCode::Enter));
-        let effects = run(&mut a, inputs);
+        let mut effects = run(&mut a, inputs);
+        // Stopping an agent asks first.
+        if a.confirm.is_some() {
+            effects = run(&mut a, vec![ch('y')]);
+        }
         assert_eq!(effects, vec![Effect::Command(want)], "{line}");
         run(&mut a, vec![key(KeyCode::Esc)]);
     }
@@ -655,8 +659,8 @@ fn bar_commands_reach_the_engine() {
 #[test]
 fn stop_and_ack_from_panes() {
     let mut a = app();
-    // Agents pane: s stops the selected agent.
-    let effects = run(&mut a, vec![ch('1'), ch('j'), ch('s')]);
+    // Agents pane: s stops the selected agent, once asked.
+    let effects = run(&mut a, vec![ch('1'), ch('j'), ch('s'), ch('y')]);
     assert_eq!(
         effects,
         vec![Effect::Command(Command::Stop {
@@ -789,14 +793,8 @@ fn app_quitting(on_quit: QuitAction) -> App {
 
 #[test]
 fn quitting_an_open_workflow_asks_stop_or_detach() {
+    // The fixture's planner is in a turn: `q` asks.
     let mut a = app_quitting(QuitAction::Ask);
-    for agent in AGENTS {
-        a.update(Input::Engine(EngineEvent::Status {
-            agent: agent.into(),
-            status: AgentStatus::Idle,
-        }));
-    }
-    // Even with every agent idle, `q` asks.
     assert!(run(&mut a, vec![ch('q')]).is_empty());
     let q = a.confirm.clone().expect("q asks");
     assert!(q.question.contains("stop @default (y)"), "{q:?}");
@@ -829,7 +827,8 @@ fn a_config_override_rebinds_the_confirm_keys() {
         )]))
         .expect("binds");
     assert!(run(&mut a, vec![ch('q'), ch('y')]).is_empty());
-    assert!(a.confirm.is_some(), "y no longer answers");
+    assert!(a.confirm.is_none(), "y no longer answers yes: it cancels");
+    assert!(run(&mut a, vec![ch('q')]).is_empty());
     // The question names the keys as bound.
     let question = a.confirm.as_ref().unwrap().question.clone();
     assert!(
@@ -3110,7 +3109,13 @@ fn stopping_an_agent_from_the_pane_asks_first() {
     );
     // `/stop coder` typed in full asks too (as /merge and /discard do).
     assert!(bar_line(&mut a, "/stop reviewer").is_empty());
-    assert!(a.confirm.as_ref().unwrap().question.contains("Stop reviewer?"));
+    assert!(
+        a.confirm
+            .as_ref()
+            .unwrap()
+            .question
+            .contains("Stop reviewer?")
+    );
     assert!(run(&mut a, vec![key(KeyCode::Esc)]).is_empty());
     assert!(a.confirm.is_none());
 }
@@ -3155,7 +3160,8 @@ fn colon_opens_a_command_line_that_never_posts() {
     inputs.push(key(KeyCode::Enter));
     assert!(run(&mut a, inputs).is_empty());
     // Tab completes command names without the slash.
-    run(&mut a, vec![key(KeyCode::Esc), ch(':'), ch('r'), ch('e'), ch('s')]);
+    run(&mut a, vec![key(KeyCode::Esc), ch(':')]);
+    run(&mut a, typed("resu"));
     run(&mut a, vec![key(KeyCode::Tab)]);
     assert_eq!(a.bar.input, "resume ");
 }
@@ -3217,7 +3223,10 @@ fn alt_greater_goes_to_the_end_of_the_document() {
     let mut a = editing("one\ntwo\nthree");
     run(&mut a, vec![alt('>'), ch('X')]);
     assert_eq!(text(&a), "one\ntwo\nthreeX");
-    run(&mut a, vec![key(KeyCode::Right), key(KeyCode::Right), alt('<')]);
+    run(
+        &mut a,
+        vec![key(KeyCode::Right), key(KeyCode::Right), alt('<')],
+    );
     run(&mut a, vec![ch('Y')]);
     assert_eq!(text(&a), "Yone\ntwo\nthreeX");
 }
@@ -3228,7 +3237,10 @@ fn alt_greater_goes_to_the_end_of_the_document() {
 fn saved_documents_end_with_one_newline() {
     let mut a = editing("no newline");
     run(&mut a, typed("X"));
-    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("Xno newline\n"));
+    assert_eq!(
+        written(&run(&mut a, vec![ctrl('s')])),
+        Some("Xno newline\n")
+    );
     a.update(Input::Reply(Ok(Reply::Document {
         file: "notes.md".into(),
         content: "Xno newline\n".into(),
@@ -3237,11 +3249,17 @@ fn saved_documents_end_with_one_newline() {
     assert!(e.conflict.is_none() && !e.dirty(), "{e:?}");
     // Saving again adds nothing.
     run(&mut a, typed("Y"));
-    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("YXno newline\n"));
+    assert_eq!(
+        written(&run(&mut a, vec![ctrl('s')])),
+        Some("XYno newline\n")
+    );
     let mut a = editing("one\n");
     run(&mut a, typed("X"));
     assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("Xone\n"));
     let mut a = editing("one\r\ntwo");
     run(&mut a, typed("X"));
-    assert_eq!(written(&run(&mut a, vec![ctrl('s')])), Some("Xone\r\ntwo\r\n"));
+    assert_eq!(
+        written(&run(&mut a, vec![ctrl('s')])),
+        Some("Xone\r\ntwo\r\n")
+    );
 }

@@ -224,10 +224,12 @@ fn the_control_room_in_a_real_terminal() {
             && !tmux.capture_main().trim().is_empty()
     });
 
-    // Stop the coder from the Agents pane.
+    // Stop the coder from the Agents pane: it asks first.
     tmux.keys(&["1"]);
     tmux.keys(&["j"]);
     tmux.keys(&["s"]);
+    tmux.wait_for("the stop question", |s| s.contains("Stop coder?"));
+    tmux.keys(&["y"]);
     tmux.wait_for("the coder stopped", |s| {
         s.lines()
             .any(|l| l.contains("coder") && l.contains("stopped"))
@@ -368,9 +370,10 @@ fn detaching_from_an_open_workflow_leaves_the_instance_running() {
     tmux.wait_for("the demo's last answer", |s| {
         s.contains("the review is done")
     });
-    tmux.keys(&["q"]);
-    tmux.wait_for("the stop-or-detach question", |s| s.contains("(y/d/n)"));
-    tmux.keys(&["d"]);
+    // Every agent is idle, so `q` would stop it: `:detach` leaves it.
+    tmux.keys(&[":"]);
+    tmux.text("detach");
+    tmux.keys(&["Enter"]);
     assert_eq!(wait_exit(&tmux, &exit_file), "0", "{}", tmux.capture());
     let screen = tmux.capture_history();
     assert!(screen.contains("detached; @demo keeps running"), "{screen}");
@@ -961,7 +964,10 @@ fn the_live_view_shows_an_acp_agents_turn_sends_it_a_line_and_esc_cancels() {
 /// Whether an agent's row in the Agents pane says it is stopped.
 fn an_agent_stopped(screen: &str) -> bool {
     screen.lines().any(|l| {
-        l.contains("stopped") && ["planner", "coder", "reviewer"].iter().any(|a| l.contains(a))
+        l.contains("stopped")
+            && ["planner", "coder", "reviewer"]
+                .iter()
+                .any(|a| l.contains(a))
     })
 }
 

@@ -143,12 +143,14 @@ async fn the_app_drives_a_real_engine() {
     .await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join(".workflow/default/notes.md")).unwrap(),
-        "hello"
+        "hello\n",
+        "a saved document ends with a line break"
     );
     h.act(Action::Back);
 
-    // Stop the agent.
+    // Stop the agent (it asks first).
     h.act(Action::Stop(Some("echo".into())));
+    h.act(Action::Yes);
     h.until("the agent stopped", |a, _| {
         a.agents.rows[0].status == AgentStatus::Stopped
     })

@@ -360,7 +360,7 @@ fn stop_at_another_instance_reaches_it_and_at_completes_instances() {
         a.update(Input::Action(Action::Stop(Some("@api-refactor".into())))),
         vec![Effect::Command(Command::Shutdown)]
     );
-    // `@d` + Tab in the bar completes the other instance's name.
+    // `@d` + Tab on the command line completes the other instance's name.
     let mut a = app(QuitAction::Detach, None);
     a.instances = vec!["api-refactor".into(), "docs".into()];
     a.update(Input::Key(key(KeyCode::Char(':'))));
@@ -368,7 +368,7 @@ fn stop_at_another_instance_reaches_it_and_at_completes_instances() {
         a.update(Input::Key(key(KeyCode::Char(c))));
     }
     a.update(Input::Key(key(KeyCode::Tab)));
-    assert_eq!(a.bar.input.trim_end(), "/stop @docs");
+    assert_eq!(a.bar.input.trim_end(), "stop @docs");
 }
 
 #[test]

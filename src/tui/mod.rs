@@ -27,10 +27,10 @@
 //!   spinner is shown: a stalled or retrying agent has a still icon) or a
 //!   stream grows; otherwise the loop sleeps until the header's up time
 //!   turns to its next minute ([`app::wake_after`]): once a minute.
-//! - `q` on `awtui <file>` asks: stop the instance (y) or detach (d),
-//!   which leaves its background host running; with a memory context
-//!   (nothing to resume from) it asks only while agents work, and
-//!   `/detach` is refused. A second Ctrl-C answers yes (stop).
+//! - `q` on `awtui <file>` asks only while an agent is in a turn: stop
+//!   the instance (y) or detach (d), which leaves its background host
+//!   running; idle, it stops at once (`/detach` leaves it running). With
+//!   a memory context (nothing to resume from) `/detach` is refused. A second Ctrl-C answers yes (stop).
 //!   SIGTERM and SIGHUP quit without asking (the instance is shut down, or
 //!   left running when detaching).
 //! - Keys in the editor type, except those bound in `[keys.editor]`

@@ -512,6 +512,11 @@ fn hints_line(app: &App, area: Rect, buf: &mut Buffer) {
         );
         return;
     }
+    // The diff view over the panes names its own keys in its footer; the
+    // panes' keys do not reach them.
+    if app.diff.is_some() {
+        return;
+    }
     let (section, commands) = app.commands();
     // (key, what, whether it is kept before any other when space is short)
     let mut hints: Vec<(String, String, bool)> = Vec::new();
@@ -600,18 +605,24 @@ pub fn hint_line(
     Line::from(spans)
 }
 
+/// The bar's keys while a command is typed (after `/`, or on the `:`
+/// command line).
+const COMMAND_HINTS: &[(&str, &str)] = &[
+    ("enter", "run"),
+    ("tab", "complete"),
+    ("↑↓", "history"),
+    ("esc", "leave"),
+];
+
 /// What Enter, Tab, Up/Down and Esc do in the command bar now: typing a
-/// message, a `/command`, or a channel search.
+/// message, a `/command` (or on the `:` command line), or a channel
+/// search.
 fn bar_hints(bar: &CommandBar) -> &'static [(&'static str, &'static str)] {
     let command = bar.input.starts_with('/') && !bar.input.starts_with("//");
     match bar.mode {
         BarMode::Search => &[("enter", "search"), ("esc", "cancel")],
-        BarMode::Command if command => &[
-            ("enter", "run"),
-            ("tab", "complete"),
-            ("↑↓", "history"),
-            ("esc", "leave"),
-        ],
+        BarMode::CommandLine => COMMAND_HINTS,
+        BarMode::Command if command => COMMAND_HINTS,
         BarMode::Command => &[
             ("enter", "send"),
             ("alt-enter", "new line"),

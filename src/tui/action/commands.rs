@@ -173,7 +173,7 @@ pub const COMMANDS: &[CommandDef] = &[
         name: "quit",
         aliases: &["q", "quit!", "q!"],
         usage: "quit | quit!",
-        help: "asks: stop the agents (y) or detach (d); quit! stops at once",
+        help: "asks if agents work: stop (y) or detach (d); quit! stops at once",
         example: "quit!",
         parse: |a| {
             a.none(Action::Quit {
@@ -263,7 +263,7 @@ pub const COMMANDS: &[CommandDef] = &[
         name: "stop",
         aliases: &[],
         usage: "stop [agent|@instance]",
-        help: "stop an agent, or the whole instance",
+        help: "stop an agent (asks first), or the whole instance",
         example: "stop @coder",
         parse: parse_stop,
     },

@@ -427,6 +427,17 @@ impl Action {
             None => Some(Ok(Action::Post(line.to_string()))),
         }
     }
+
+    /// Reads a command line (the bar opened with `:`): the text is a
+    /// command with or without its `/`, never a message to post (`//x`
+    /// is no command either). `None` for a blank line.
+    pub fn from_command_line(line: &str) -> Option<Result<Action, ParseError>> {
+        let line = line.trim();
+        if line.is_empty() {
+            return None;
+        }
+        Some(Action::parse(line.strip_prefix('/').unwrap_or(line)))
+    }
 }
 
 #[cfg(test)]

@@ -36,8 +36,8 @@ impl App {
         }
     }
 
-    /// `stop`: an agent, this instance (`@` and its name) or another
-    /// running instance.
+    /// `stop`: an agent (after a question), this instance (`@` and its
+    /// name) or another running instance.
     pub(super) fn stop(&mut self, target: Option<String>) -> Vec<Effect> {
         if let Some(inst) = target.as_deref().and_then(|t| t.strip_prefix('@')) {
             if inst == self.instance {
@@ -56,9 +56,10 @@ impl App {
             }
         }
         let target = target.map(|t| t.trim_start_matches('@').to_string());
-        self.for_agent(target, "stop", Some("stopping"), |agent| Command::Stop {
-            agent,
-        })
+        match self.target_agent(target, "stop") {
+            Some(agent) => self.ask_stop(agent),
+            None => Vec::new(),
+        }
     }
 
     /// `restart`: lets a stopped or failed agent work again.

@@ -65,7 +65,8 @@ impl App {
 
     /// The question takes every key: `[keys.confirm]` says what each
     /// answers; a key with Ctrl, Alt or Shift that is not bound itself
-    /// answers as the bare key does.
+    /// answers as the bare key does; any other key answers no (a stray
+    /// key never leaves a question open for a later `y`).
     fn confirm_key(&mut self, k: Key) -> Option<Vec<Effect>> {
         let c = self.confirm.clone()?;
         let bare = Key {
@@ -80,7 +81,7 @@ impl App {
             .or_else(|| self.keymap.get(Section::Confirm, &bare))
             .cloned()
         else {
-            return Some(Vec::new());
+            return Some(self.answer_no());
         };
         Some(match action {
             Action::Detach => {
@@ -88,7 +89,7 @@ impl App {
                     self.confirm = None;
                     self.act(Action::Detach)
                 } else {
-                    Vec::new()
+                    self.answer_no()
                 }
             }
             // Quitting again while asked to quit means it; over any other
@@ -205,26 +206,41 @@ impl App {
                 self.focus = Pane::Channel;
                 self.act(Action::Search(Some(line)))
             }
-            BarEvent::Submit(line, BarMode::Command) => match Action::from_bar(&line) {
-                None => Vec::new(),
-                Some(Ok(a)) => {
-                    let focus_was = self.focus;
-                    let effects = self.act(a);
-                    // A refused command keeps its line to fix.
-                    if self.focus == focus_was && self.status.as_ref().is_some_and(|s| s.error) {
-                        self.bar.set(&line);
+            BarEvent::Submit(line, mode) => {
+                let parsed = if mode == BarMode::CommandLine {
+                    Action::from_command_line(&line)
+                } else {
+                    Action::from_bar(&line)
+                };
+                match parsed {
+                    None => Vec::new(),
+                    Some(Ok(a)) => {
+                        let focus_was = self.focus;
+                        let effects = self.act(a);
+                        // A refused command keeps its line to fix.
+                        if self.focus == focus_was && self.status.as_ref().is_some_and(|s| s.error)
+                        {
+                            self.keep_line(mode, &line);
+                        }
+                        effects
                     }
-                    effects
+                    Some(Err(e)) => {
+                        self.keep_line(mode, &line);
+                        self.error(e.to_string());
+                        Vec::new()
+                    }
                 }
-                Some(Err(e)) => {
-                    self.bar.set(&line);
-                    self.error(e.to_string());
+            }
+            // Keys the bar does not use: Tab with nothing to complete says
+            // so and keeps the line (from an empty bar it moves the focus,
+            // as everywhere); Shift-Tab moves the focus; global bindings
+            // with Ctrl work.
+            BarEvent::NotConsumed => match key.code {
+                KeyCode::Tab if !self.bar.input.is_empty() => {
+                    let why = self.bar.no_completion();
+                    self.info(why);
                     Vec::new()
                 }
-            },
-            // Keys the bar does not use: Tab with nothing to complete and
-            // Shift-Tab move the focus; global bindings with Ctrl work.
-            BarEvent::NotConsumed => match key.code {
                 KeyCode::Tab => self.act(Action::Focus(FocusTarget::Next)),
                 KeyCode::BackTab => self.act(Action::Focus(FocusTarget::Prev)),
                 _ if k.reaches_past_the_bar() => {
@@ -236,6 +252,13 @@ impl App {
                 _ => Vec::new(),
             },
         }
+    }
+
+    /// Puts a line that was not carried out back in the bar, in the mode
+    /// it was typed in (a command line stays one: it is never posted).
+    fn keep_line(&mut self, mode: BarMode, line: &str) {
+        self.bar.mode = mode;
+        self.bar.set(line);
     }
 
     pub(super) fn paste(&mut self, text: &str) {

@@ -159,6 +159,8 @@ pub struct Confirm {
 pub enum ConfirmAction {
     /// Quit although agents are working.
     Quit,
+    /// Stop this agent (its turn ends; its unread messages stay).
+    StopAgent(String),
     /// Delete this document.
     Delete(String),
     /// Leave the editor, dropping unsaved changes.

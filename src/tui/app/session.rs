@@ -66,8 +66,9 @@ impl App {
         vec![Effect::Quit]
     }
 
-    /// `quit`: asks first (unless `force`) when an edit is unsaved, when
-    /// stopping or detaching is the person's choice, or when agents work.
+    /// `quit`: asks first (unless `force`) when an edit is unsaved or
+    /// while an agent is in a turn (then, on `awtui <file>`, whether to
+    /// stop or detach); an idle instance quits at once.
     pub(super) fn ask_quit(&mut self, force: bool) -> Vec<Effect> {
         if self.stopping {
             return Vec::new();
@@ -96,7 +97,10 @@ impl App {
             [one] => format!("{one} is working. "),
             many => format!("{} agents are working. ", many.len()),
         };
-        if !force && self.options.on_quit == QuitAction::Ask && !self.ended {
+        // Idle, nothing is lost by stopping (the context is on disk and
+        // `awtui <file>` resumes it): only a turn in progress is worth a
+        // question.
+        if !force && !busy.is_empty() && self.options.on_quit == QuitAction::Ask && !self.ended {
             let question = format!(
                 "{busy}Quit: stop @{} ({yes}) or detach, it keeps running ({detach})? ({yes}/{detach}/{no})",
                 self.instance
@@ -136,6 +140,10 @@ impl App {
     pub(super) fn answer_yes(&mut self) -> Vec<Effect> {
         match self.confirm.take().map(|c| c.on_yes) {
             Some(ConfirmAction::Quit) => self.quit(),
+            Some(ConfirmAction::StopAgent(agent)) => {
+                self.info(format!("stopping {agent}"));
+                vec![Effect::Command(Command::Stop { agent })]
+            }
             Some(ConfirmAction::Delete(file)) => {
                 vec![Effect::Command(Command::DeleteDocument { file })]
             }
@@ -151,9 +159,25 @@ impl App {
         }
     }
 
-    /// No to the question asked: nothing happens.
+    /// No to the question asked (or any key it does not bind): nothing
+    /// happens; a stop not done is said.
     pub(super) fn answer_no(&mut self) -> Vec<Effect> {
-        self.confirm = None;
+        if let Some(ConfirmAction::StopAgent(agent)) = self.confirm.take().map(|c| c.on_yes) {
+            self.info(format!("{agent} not stopped"));
+        }
+        Vec::new()
+    }
+
+    /// `stop` of an agent: asks first, as the web page does (a stray `s`
+    /// must not end a turn); `y` stops it.
+    pub(super) fn ask_stop(&mut self, agent: String) -> Vec<Effect> {
+        let (yes, no) = (self.answer_key("yes", "y"), self.answer_key("no", "n"));
+        self.confirm = Some(Confirm {
+            question: format!(
+                "Stop {agent}? Its turn ends; its unread messages stay. ({yes}/{no})"
+            ),
+            on_yes: ConfirmAction::StopAgent(agent),
+        });
         Vec::new()
     }
 

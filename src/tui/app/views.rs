@@ -23,7 +23,11 @@ impl App {
         };
         if next == Pane::Bar && self.focus != Pane::Bar {
             self.before_bar = self.focus;
-            self.bar.mode = BarMode::Command;
+            // A line left in the bar keeps its mode: a command line or a
+            // search never becomes a message to post.
+            if self.bar.input.is_empty() {
+                self.bar.mode = BarMode::Command;
+            }
         }
         if matches!(
             next,
@@ -48,9 +52,13 @@ impl App {
         self.bar.set(text);
     }
 
-    /// `prompt`: the bar, holding `text`.
+    /// `prompt`: the bar, holding `text`; `prompt :` (the `:` key) opens
+    /// it as a command line, holding what follows the `:`.
     pub(super) fn prompt(&mut self, text: &str) -> Vec<Effect> {
-        self.open_bar(BarMode::Command, text);
+        match text.strip_prefix(':') {
+            Some(rest) => self.open_bar(BarMode::CommandLine, rest),
+            None => self.open_bar(BarMode::Command, text),
+        }
         Vec::new()
     }
 

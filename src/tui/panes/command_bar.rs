@@ -3,7 +3,12 @@
 //! `@names` (and command names after `/`), repeated Tab cycles through the
 //! candidates; Up/Down walk the history. Its editing keys are fixed (they
 //! type): Enter, Esc, Backspace, Delete, arrows, Home/End, Ctrl-A/E/U/W.
-//! Tab with nothing to complete moves the focus on, as everywhere.
+//! Tab with nothing to complete leaves the line as it is (the app says
+//! why); only from an empty bar does it move the focus on, as everywhere.
+//!
+//! `:` opens it as a command line ([`BarMode::CommandLine`], a `:`
+//! prompt): what is typed there runs as the command `/<text>` and is never
+//! posted to the channel.
 //!
 //! Multi-line messages: Alt-Enter or Ctrl-J (and Shift-Enter where the
 //! terminal reports it) put a line break in the message, and pasted line
@@ -27,6 +32,9 @@ pub enum BarMode {
     /// A message or a `/command`.
     #[default]
     Command,
+    /// A command line (`:`): the text is a command of the grammar, with or
+    /// without its `/`; it is never posted.
+    CommandLine,
     /// A channel search.
     Search,
 }
@@ -83,7 +91,7 @@ impl CommandBar {
         self.cursor = 0;
         self.completion = None;
         self.history_pos = None;
-        if self.mode == BarMode::Command
+        if self.mode != BarMode::Search
             && !line.trim().is_empty()
             && self.history.last() != Some(&line)
         {
@@ -98,7 +106,7 @@ impl CommandBar {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         match self.mode {
             BarMode::Command => text,
-            BarMode::Search => text.replace('\n', " "),
+            BarMode::CommandLine | BarMode::Search => text.replace('\n', " "),
         }
     }
 
@@ -203,26 +211,22 @@ impl CommandBar {
             self.cursor = start + cand.len();
             return true;
         }
-        let before = &self.input[..self.cursor];
-        let start = before.rfind(char::is_whitespace).map_or(0, |i| {
-            i + before[i..].chars().next().map_or(1, char::len_utf8)
-        });
-        let word = &before[start..];
+        let (start, word) = self.word_before_cursor();
         let candidates: Vec<String> = if let Some(prefix) = word.strip_prefix('@') {
             names
                 .iter()
                 .filter(|n| n.starts_with(prefix))
                 .map(|n| format!("@{n} "))
                 .collect()
-        } else if start == 0 && word.starts_with('/') && self.mode == BarMode::Command {
+        } else if let Some(slash) = self.command_word(start, word) {
             let mut found: Vec<&str> = COMMANDS
                 .iter()
                 .map(|c| c.name)
-                .filter(|n| n.starts_with(&word[1..]))
+                .filter(|n| n.starts_with(&word[slash.len()..]))
                 .collect();
             // Stable: the most used first, leaving last, the rest in order.
             found.sort_by_key(|n| bare_slash_rank(n));
-            found.into_iter().map(|n| format!("/{n} ")).collect()
+            found.into_iter().map(|n| format!("{slash}{n} ")).collect()
         } else {
             return false;
         };
@@ -237,13 +241,51 @@ impl CommandBar {
         self.complete(names)
     }
 
+    /// The word before the cursor (after the last whitespace) and where
+    /// it starts.
+    fn word_before_cursor(&self) -> (usize, &str) {
+        let before = &self.input[..self.cursor];
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| {
+            i + before[i..].chars().next().map_or(1, char::len_utf8)
+        });
+        (start, &before[start..])
+    }
+
+    /// Whether `word`, starting at byte `start`, is a command's name being
+    /// typed: the first word after `/` in a message, the first word (its
+    /// `/` optional) on a command line. The `/` it keeps (`"/"` or `""`).
+    fn command_word(&self, start: usize, word: &str) -> Option<&'static str> {
+        match self.mode {
+            _ if start != 0 => None,
+            BarMode::Command if word.starts_with('/') => Some("/"),
+            BarMode::CommandLine if word.starts_with('/') => Some("/"),
+            BarMode::CommandLine => Some(""),
+            _ => None,
+        }
+    }
+
+    /// Why Tab found nothing to complete, for the status line: no name
+    /// or command matches the word, or the word is neither.
+    pub fn no_completion(&self) -> String {
+        let (start, word) = self.word_before_cursor();
+        if word.starts_with('@') {
+            format!("no match: no agent or instance is called {word}…")
+        } else if self.command_word(start, word).is_some() {
+            format!("no match: no command starts with {word}")
+        } else {
+            "nothing to complete: Tab completes @names and /commands".into()
+        }
+    }
+
     /// The command whose name is typed in full (`/stop coder` → `stop`),
     /// for the hint line to show its forms.
     pub fn command(&self) -> Option<&'static CommandDef> {
-        if self.mode != BarMode::Command || self.input.starts_with("//") {
-            return None;
-        }
-        let line = self.input.strip_prefix('/')?;
+        let line = match self.mode {
+            BarMode::Search => return None,
+            BarMode::Command if self.input.starts_with("//") => return None,
+            BarMode::Command => self.input.strip_prefix('/')?,
+            BarMode::CommandLine => self.input.strip_prefix('/').unwrap_or(&self.input),
+        };
         let (word, _) = line.split_once(char::is_whitespace)?;
         CommandDef::find(word)
     }
@@ -404,6 +446,7 @@ pub const MAX_ROWS: usize = 5;
 fn prompt_of(mode: BarMode) -> &'static str {
     match mode {
         BarMode::Command => "› ",
+        BarMode::CommandLine => ":",
         BarMode::Search => "search: ",
     }
 }

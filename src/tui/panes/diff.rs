@@ -47,6 +47,10 @@ pub struct DiffPane {
     rows: usize,
 }
 
+/// What `r` (`step revert`) says over every turn: one turn is reverted
+/// at a time.
+const PICK_A_TURN: &str = "revert undoes one turn: step to that turn first, then revert";
+
 /// What a key (or a command) in the diff view asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DiffKey {
@@ -58,6 +62,8 @@ pub enum DiffKey {
     Close,
     /// Read the diff of this step (everything when `None`).
     Read(Option<u32>),
+    /// Nothing to do, and the person is told why (`r` over every turn).
+    Explain(&'static str),
     /// Ask the person before carrying this out.
     Ask(WorkspaceOp),
 }
@@ -151,7 +157,7 @@ impl DiffPane {
             Step::Refresh => DiffKey::Read(self.view.turn),
             Step::Revert => match self.view.turn {
                 Some(turn) => DiffKey::Ask(WorkspaceOp::Revert { turn }),
-                None => DiffKey::Nothing,
+                None => DiffKey::Explain(PICK_A_TURN),
             },
         }
     }
@@ -160,6 +166,7 @@ impl DiffPane {
     pub fn outcome(&mut self, key: DiffKey) -> Outcome {
         match key {
             DiffKey::Nothing => Outcome::default(),
+            DiffKey::Explain(why) => Outcome::info(why),
             DiffKey::Then(action) => Outcome::then(action),
             DiffKey::Close => Outcome::close(),
             DiffKey::Read(turn) => Outcome::command(self.read(turn)),
@@ -174,16 +181,25 @@ impl DiffPane {
     }
 
     /// The last line: the view's keys as `[keys.diff]` binds them (`[ ]
-    /// step · t all · m merge · … · esc close`), only what applies to the
-    /// shown step and target.
+    /// step · t all · m merge · r revert turn 2 · … · esc close`), only
+    /// what applies to the shown step and target. While the view is open
+    /// it is the only line of keys on the screen (the screen's own hint
+    /// line is left empty: the panes' keys do not reach them).
     fn footer(&self, keymap: &Keymap) -> String {
         let agent = matches!(self.view.target, DiffTarget::Agent(_));
-        let turn = self.view.turn.is_some();
+        let revert = match self.view.turn {
+            Some(t) if agent => Some(format!("revert turn {t}")),
+            _ => None,
+        };
         let items: [(&[&str], &str, bool); 7] = [
             (&["step prev", "step next"], "step", true),
             (&["step all"], "all", true),
             (&["merge"], "merge", agent),
-            (&["step revert"], "revert this turn", agent && turn),
+            (
+                &["step revert"],
+                revert.as_deref().unwrap_or(""),
+                revert.is_some(),
+            ),
             (&["discard"], "discard", agent),
             (&["step refresh"], "refresh", true),
             (&["back"], "close", true),
@@ -521,7 +537,7 @@ mod tests {
     #[test]
     fn revert_needs_a_step_and_operations_are_asked_first() {
         let mut p = DiffPane::new(view(None, PATCH));
-        assert_eq!(press(&mut p, 'r'), DiffKey::Nothing);
+        assert_eq!(press(&mut p, 'r'), DiffKey::Explain(PICK_A_TURN));
         assert_eq!(press(&mut p, 'm'), DiffKey::Ask(WorkspaceOp::Merge));
         assert_eq!(press(&mut p, 'x'), DiffKey::Ask(WorkspaceOp::Discard));
         p.replace(view(Some(2), PATCH));

@@ -204,7 +204,7 @@ impl Documents {
     }
 
     /// Saves the editor's text through the engine, with the document's
-    /// line endings. A document holding what the editor cannot show is
+    /// line endings and a line break at its end. A document holding what the editor cannot show is
     /// saved only once `confirmed` (the outcome asks first).
     pub fn save(&mut self, confirmed: bool) -> Outcome {
         let Some(e) = &mut self.editor else {
@@ -223,6 +223,7 @@ impl Documents {
             });
         }
         e.unshown = false;
+        e.end_with_newline();
         let content = e.to_save();
         e.saving = Some(e.text());
         let file = e.file.clone();

@@ -461,6 +461,27 @@ impl Editor {
         self.area.lines().join("\n")
     }
 
+    /// Ends the text with a line break unless it has one (or is empty):
+    /// a saved document ends with exactly the one it had, or one. The line
+    /// break is put in the editor itself (an empty last line, as a
+    /// document that ends with one shows), so what is shown is what is
+    /// saved; the cursor stays where it was.
+    pub fn end_with_newline(&mut self) {
+        if self.area.lines().last().is_none_or(String::is_empty) {
+            return;
+        }
+        let at = self.area.cursor();
+        let (row, col) = (at.0, at.1);
+        self.area.cancel_selection();
+        self.area.move_cursor(CursorMove::Bottom);
+        self.area.move_cursor(CursorMove::End);
+        self.area.insert_newline();
+        // Past 65,535 lines the cursor comes back to that line.
+        let clamp = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+        self.area
+            .move_cursor(CursorMove::Jump(clamp(row), clamp(col)));
+    }
+
     /// Whether it differs from the base.
     pub fn dirty(&self) -> bool {
         self.text() != self.base
@@ -477,8 +498,8 @@ impl Editor {
                 } else if !a.is_selecting() {
                     a.start_selection();
                 }
-                match cursor_move(motion) {
-                    Some(m) => a.move_cursor(m),
+                match cursor_moves(motion) {
+                    Some(moves) => moves.iter().for_each(|m| a.move_cursor(*m)),
                     None if motion == TextMotion::PageUp => a.scroll(Scrolling::PageUp),
                     None => a.scroll(Scrolling::PageDown),
                 }
@@ -504,23 +525,25 @@ impl Editor {
     }
 }
 
-/// The text area's move for a `text` move; `None` for a page (the text
-/// area scrolls instead).
-fn cursor_move(m: TextMotion) -> Option<CursorMove> {
+/// The text area's moves for a `text` move; `None` for a page (the text
+/// area scrolls instead). The start and the end of the document are its
+/// first and last character (the text area's top and bottom keep the
+/// column).
+fn cursor_moves(m: TextMotion) -> Option<&'static [CursorMove]> {
     Some(match m {
-        TextMotion::Left => CursorMove::Back,
-        TextMotion::Right => CursorMove::Forward,
-        TextMotion::Up => CursorMove::Up,
-        TextMotion::Down => CursorMove::Down,
+        TextMotion::Left => &[CursorMove::Back],
+        TextMotion::Right => &[CursorMove::Forward],
+        TextMotion::Up => &[CursorMove::Up],
+        TextMotion::Down => &[CursorMove::Down],
         TextMotion::PageUp | TextMotion::PageDown => return None,
-        TextMotion::LineStart => CursorMove::Head,
-        TextMotion::LineEnd => CursorMove::End,
-        TextMotion::WordBack => CursorMove::WordBack,
-        TextMotion::WordForward => CursorMove::WordForward,
-        TextMotion::ParagraphBack => CursorMove::ParagraphBack,
-        TextMotion::ParagraphForward => CursorMove::ParagraphForward,
-        TextMotion::Top => CursorMove::Top,
-        TextMotion::Bottom => CursorMove::Bottom,
+        TextMotion::LineStart => &[CursorMove::Head],
+        TextMotion::LineEnd => &[CursorMove::End],
+        TextMotion::WordBack => &[CursorMove::WordBack],
+        TextMotion::WordForward => &[CursorMove::WordForward],
+        TextMotion::ParagraphBack => &[CursorMove::ParagraphBack],
+        TextMotion::ParagraphForward => &[CursorMove::ParagraphForward],
+        TextMotion::Top => &[CursorMove::Top, CursorMove::Head],
+        TextMotion::Bottom => &[CursorMove::Bottom, CursorMove::End],
     })
 }
 

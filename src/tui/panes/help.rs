@@ -11,6 +11,9 @@ use crate::tui::keymap::{Key, Keymap, Section};
 use crate::tui::text::{truncate, width};
 use crate::tui::theme::Theme;
 
+/// What `prompt :` does, in `?`.
+const COMMAND_LINE: &str = "a command line: runs what is typed as a command, never posts it";
+
 /// What a command does, from the command table: the command, then what
 /// it does; an editor's `text` command says first what it does (`undo
 /// (text undo)`), as the editor's keys read best that way.
@@ -22,7 +25,11 @@ pub fn describe(command: &str) -> String {
     {
         return format!("{} ({command})", op.help());
     }
-    let base = CommandDef::find(head).map_or("", |c| c.help);
+    let base = match CommandDef::find(head) {
+        // The `:` key's: what sets the command line apart from the bar.
+        Some(_) if command.starts_with("prompt :") => COMMAND_LINE,
+        found => found.map_or("", |c| c.help),
+    };
     format!("{command:<18} {base}")
 }
 
