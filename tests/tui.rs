@@ -3145,6 +3145,12 @@ fn colon_opens_a_command_line_that_never_posts() {
         }),
         "{effects:?}"
     );
+    // Recalled in the message bar (↑) it is still a command, not a post.
+    run(&mut a, vec![key(KeyCode::Esc), ch('i'), key(KeyCode::Up)]);
+    assert_eq!(a.bar.input, "/task add foo");
+    let effects = run(&mut a, vec![key(KeyCode::Enter)]);
+    assert!(task_command(&effects).is_some(), "{effects:?}");
+    run(&mut a, vec![key(KeyCode::Esc)]);
     // Not a command: an error, the line kept to fix, and Enter again
     // still posts nothing.
     let mut inputs = vec![ch(':')];

@@ -7,10 +7,11 @@
 //! the start (the one already running for it is found, or one is started
 //! as `awtui start --background` starts it, from the workflow loaded and
 //! checked here once: [`super::startup`]) and the screen attaches to it
-//! like `awtui attach`. `q` asks: stop the instance (agents stopped cleanly, its
-//! context left on disk, so the same command resumes it), or detach: the
-//! screen goes, the host goes on, and a turn in progress is never
-//! interrupted. SIGTERM and SIGHUP stop it, as `q` then `y` does. A memory
+//! like `awtui attach`. `q` stops the instance (agents stopped cleanly, its
+//! context left on disk, so the same command resumes it); while an agent
+//! is in a turn it asks first: stop, or detach: the screen goes, the host
+//! goes on, and a turn in progress is never interrupted (`/detach` does
+//! that at any time). SIGTERM and SIGHUP stop it, as `q` then `y` does. A memory
 //! context cannot outlive the screen: its engine runs in this process.
 //! Logs go to `awtui.log` in the instance folder (a temporary file for a
 //! memory context), never to the terminal.

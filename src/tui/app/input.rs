@@ -241,8 +241,18 @@ impl App {
                     self.info(why);
                     Vec::new()
                 }
-                KeyCode::Tab => self.act(Action::Focus(FocusTarget::Next)),
-                KeyCode::BackTab => self.act(Action::Focus(FocusTarget::Prev)),
+                KeyCode::Tab | KeyCode::BackTab => {
+                    // Leaving an empty bar: it opens for messages again.
+                    if self.bar.input.is_empty() {
+                        self.bar.mode = BarMode::Command;
+                    }
+                    let next = if key.code == KeyCode::Tab {
+                        FocusTarget::Next
+                    } else {
+                        FocusTarget::Prev
+                    };
+                    self.act(Action::Focus(next))
+                }
                 _ if k.reaches_past_the_bar() => {
                     match self.keymap.get(Section::Global, &k).cloned() {
                         Some(a) => self.act(a),

@@ -85,17 +85,24 @@ impl CommandBar {
         self.history_pos = None;
     }
 
-    /// Takes the entered line, remembering it in the history.
+    /// Takes the entered line, remembering it in the history (a command
+    /// line's with its `/`, so recalled in the bar it runs, never posts).
     pub fn take(&mut self) -> String {
         let line = std::mem::take(&mut self.input);
         self.cursor = 0;
         self.completion = None;
         self.history_pos = None;
+        let remembered = match self.mode {
+            BarMode::CommandLine if !line.trim_start().starts_with('/') => {
+                format!("/{}", line.trim_start())
+            }
+            _ => line.clone(),
+        };
         if self.mode != BarMode::Search
             && !line.trim().is_empty()
-            && self.history.last() != Some(&line)
+            && self.history.last() != Some(&remembered)
         {
-            self.history.push(line.clone());
+            self.history.push(remembered);
         }
         line
     }
