@@ -9,7 +9,7 @@ mod llm_server;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use awtui::agents::runner::{AgentStatus, PauseReason, RunMode, RunOutcome};
+use awtui::agents::runner::{AgentStatus, Budget, PauseReason, RunMode, RunOutcome};
 use awtui::context::{ChannelEntry, ContextStore, FileStore, StoreLayout};
 use awtui::engine::{Command, Engine, EngineEvent, Reply, RequestError};
 use tokio::sync::broadcast;
@@ -708,6 +708,28 @@ async fn snapshot(run: &Run) -> awtui::engine::event::Snapshot {
 /// the agents go on, and they do.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loop_guard_pause_survives_reopening_until_resumed() {
+    pause_survives_reopening_until_resumed(
+        "",
+        |p| matches!(p, PauseReason::Cycle { agents, .. } if agents == &["a", "b"]),
+    )
+    .await;
+}
+
+/// Issue 36: so does a budget's pause (the workflow's turns ran out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_pause_survives_reopening_until_resumed() {
+    pause_survives_reopening_until_resumed("limits:\n  max_turns: 3\n", |p| {
+        matches!(p, PauseReason::Budget(Budget::Turns { limit: 3 }))
+    })
+    .await;
+}
+
+/// A ping-pong of `a` and `b` (with `limits`) until it pauses for a
+/// reason `expected` accepts; then reopened, checked and resumed.
+async fn pause_survives_reopening_until_resumed(
+    limits: &str,
+    expected: impl Fn(&PauseReason) -> bool,
+) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
     for (me, next) in [("a", "b"), ("b", "a")] {
@@ -717,19 +739,24 @@ async fn a_loop_guard_pause_survives_reopening_until_resumed() {
             &format!("cat >/dev/null\necho '@{next} over to you'\n"),
         );
     }
-    let yaml =
-        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\nkickoff: \"@a go\"\n";
-    let mut run = start_in(dir, root, yaml, RunMode::Start).await;
-    wait_for(&mut run.events, |e| matches!(e, EngineEvent::Paused { .. })).await;
+    let yaml = format!(
+        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\n{limits}kickoff: \"@a go\"\n"
+    );
+    let mut run = start_in(dir, root, &yaml, RunMode::Start).await;
+    wait_for(
+        &mut run.events,
+        |e| matches!(e, EngineEvent::Paused { reason } if expected(reason)),
+    )
+    .await;
     run.engine.send(Command::Shutdown);
     run.engine.wait().await;
     let Run { _dir, root, .. } = run;
     let before = channel(&root, &["a", "b"]).len();
 
-    let mut again = start_in(_dir, root, yaml, RunMode::Start).await;
+    let mut again = start_in(_dir, root, &yaml, RunMode::Start).await;
     let shot = snapshot(&again).await;
     assert!(
-        matches!(&shot.paused, Some(PauseReason::Cycle { agents, .. }) if agents == &["a", "b"]),
+        shot.paused.as_ref().is_some_and(&expected),
         "reopened paused, saying why: {:?}",
         shot.paused
     );

@@ -22,7 +22,9 @@
 //! - Send [`Event::Tick`] at [`Runner::next_deadline`] (a periodic tick works
 //!   too) and at [`Effect::ScheduleRetry`] times.
 //! - Execute [`Effect::Ack`], [`Effect::KillTurn`], post messages, broadcast
-//!   status, and exit on [`Effect::Finish`].
+//!   status, and exit on [`Effect::Finish`]. Keep [`Effect::Paused`]
+//!   durably (it comes before its banner) and, when reopening a paused
+//!   instance, call [`Runner::set_paused`] before [`Event::Started`].
 //!
 //! # Decisions
 //!
