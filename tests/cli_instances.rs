@@ -560,6 +560,12 @@ fn a_paused_ping_pong_stays_paused_after_kill_9_and_start() {
             .find(|i| i["instance"] == "p" && i["responsive"] == true)
     });
     assert_eq!(listed["paused"], true, "{listed:#}");
+    assert!(
+        listed["pause_reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("loop guard: a, b kept waking each other")),
+        "{listed:#}"
+    );
     let table = w.run(&["list"]).stdout;
     assert!(table.contains("(paused)"), "{table}");
     assert_eq!(
