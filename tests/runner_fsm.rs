@@ -1087,6 +1087,11 @@ enum Op {
         who: usize,
         kind: u8,
     },
+    /// News of `who`'s tool call (task news), mentioning `to`.
+    Caused {
+        who: usize,
+        to: Vec<usize>,
+    },
     Stop {
         who: usize,
     },
@@ -1115,6 +1120,8 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(who, turn, ok)| Op::Stale { who, turn, ok }),
         1 => (0..3usize).prop_map(|who| Op::Started { who }),
         2 => (0..3usize, 0..4u8).prop_map(|(who, kind)| Op::Backend { who, kind }),
+        2 => (0..3usize, prop::collection::vec(0..3usize, 1..3))
+            .prop_map(|(who, to)| Op::Caused { who, to }),
         1 => (0..3usize).prop_map(|who| Op::Stop { who }),
         1 => (0..3usize).prop_map(|who| Op::Restart { who }),
         1 => Just(Op::Resume),
@@ -1290,6 +1297,16 @@ fn run_ops(mode: RunMode, ops: Vec<Op>) {
                 }
                 None => vec![],
             },
+            Op::Caused { who, to } => {
+                let id = sim.channel.len() as u64 + 1;
+                let mut fx = sim.send(Event::CausedBy {
+                    agent: NAMES[who].into(),
+                    id,
+                });
+                let text: String = to.iter().map(|i| format!("@{} ", NAMES[*i])).collect();
+                fx.extend(sim.post("system", &format!("{text}task ready")));
+                fx
+            }
             Op::Stop { who } => sim.send(Event::Stop {
                 agent: NAMES[who].into(),
             }),
@@ -1347,6 +1364,45 @@ fn run_ops(mode: RunMode, ops: Vec<Op>) {
         if sim.runner.is_finished() {
             break;
         }
+    }
+    settle(&mut sim, &mut model);
+}
+
+/// Ends every turn (and retry) until nothing runs; then nobody waits with
+/// something to do unless the instance is paused: no message is held for
+/// good (issue 36's held news).
+fn settle(sim: &mut Sim, model: &mut Model) {
+    for _ in 0..100 {
+        if sim.runner.is_finished() {
+            return;
+        }
+        let fx = match model.open.pop_first() {
+            Some((agent, turn)) => sim.finish(
+                &agent,
+                turn,
+                TurnOutcome::Success {
+                    delivered: vec![],
+                    posted: true,
+                    final_text: None,
+                    session_id: None,
+                },
+            ),
+            None => sim.advance(600_000),
+        };
+        model.check(&fx);
+        if model.open.is_empty() && starts(&fx).is_empty() && sim.runner.next_deadline().is_none() {
+            break;
+        }
+    }
+    if sim.runner.is_finished() || sim.runner.pause_reason().is_some() {
+        return;
+    }
+    for name in NAMES {
+        assert!(
+            !matches!(sim.status(name), AgentStatus::Queued(_)),
+            "{name} waits with unread messages and nothing running: {:?}",
+            sim.runner.agents()
+        );
     }
 }
 
