@@ -507,3 +507,71 @@ fn a_flood_of_tool_calls_stays_bounded_in_list_json() {
     let r = w.run(&["list", "--json"]);
     assert!(r.stdout.len() < 256 * 1024, "{} bytes", r.stdout.len());
 }
+
+/// Issue 36: a loop-guard pause survives `kill -9` and a new `awtui start`,
+/// even when an agent (here the test, playing one with file tools in the
+/// shared workspace) deletes every file of the instance folder it could
+/// take for the pause: the reopened instance runs no turn, posts nothing,
+/// and `list` shows its agents paused. (Before, each start ran eight more
+/// turns and paused again: 10 → 19 → 28 channel lines.)
+#[test]
+fn a_paused_ping_pong_stays_paused_after_kill_9_and_start() {
+    let mut w = World::new();
+    for (me, next) in [("a", "b"), ("b", "a")] {
+        w.script(
+            &format!("{me}.sh"),
+            &format!("#!/bin/sh\ncat >/dev/null\necho '@{next} over to you'\n"),
+        );
+    }
+    std::fs::write(
+        w.dir.join("p.yaml"),
+        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    let pid = w.start_background("p.yaml", "p");
+    let paused = |w: &World| {
+        w.channel("p").iter().any(|m| {
+            m["from"] == "system" && m["message"].as_str().unwrap().starts_with("Paused: ")
+        })
+    };
+    wait_for("the loop guard's pause", || paused(&w).then_some(()));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    wait_for("the killed instance to die", || (!alive(pid)).then_some(()));
+    let before = w.channel("p").len();
+    // The attacker: every file of the instance folder but the channel and
+    // the cursors (without which there is nothing to reopen) is gone.
+    let home = w.dir.join(".workflow/p");
+    for entry in std::fs::read_dir(&home).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if entry.file_type().unwrap().is_file() && name != "channel.jsonl" && name != "state.json" {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+
+    w.start_background("p.yaml", "p");
+    let listed = wait_for("the reopened instance in the list", || {
+        w.list()
+            .into_iter()
+            .find(|i| i["instance"] == "p" && i["responsive"] == true)
+    });
+    assert_eq!(listed["paused"], true, "{listed:#}");
+    assert!(
+        listed["pause_reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("loop guard: a, b kept waking each other")),
+        "{listed:#}"
+    );
+    let table = w.run(&["list"]).stdout;
+    assert!(table.contains("(paused)"), "{table}");
+    assert_eq!(
+        w.channel("p").len(),
+        before,
+        "no turn ran after the reopening"
+    );
+    assert_eq!(w.run(&["stop", "@p"]).code, 0);
+}

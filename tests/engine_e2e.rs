@@ -9,7 +9,7 @@ mod llm_server;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use awtui::agents::runner::{AgentStatus, RunMode, RunOutcome};
+use awtui::agents::runner::{AgentStatus, Budget, PauseReason, RunMode, RunOutcome};
 use awtui::context::{ChannelEntry, ContextStore, FileStore, StoreLayout};
 use awtui::engine::{Command, Engine, EngineEvent, Reply, RequestError};
 use tokio::sync::broadcast;
@@ -692,4 +692,89 @@ async fn a_deferred_message_comes_back_when_due() {
     assert_eq!(reminder.reply_to, Some(1));
     run.engine.send(Command::Shutdown);
     run.engine.wait().await;
+}
+
+/// The snapshot of a running engine.
+async fn snapshot(run: &Run) -> awtui::engine::event::Snapshot {
+    match run.engine.request(Command::Snapshot { messages: 0 }).await {
+        Ok(Reply::Snapshot { snapshot }) => *snapshot,
+        other => panic!("no snapshot: {other:?}"),
+    }
+}
+
+/// Issue 36: a loop-guard pause survives reopening the instance. The
+/// reopened engine comes back paused (its snapshot says why), starts no
+/// turn and posts nothing; only the resume command (`R`, `/resume`) lets
+/// the agents go on, and they do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_guard_pause_survives_reopening_until_resumed() {
+    pause_survives_reopening_until_resumed(
+        "",
+        |p| matches!(p, PauseReason::Cycle { agents, .. } if agents == &["a", "b"]),
+    )
+    .await;
+}
+
+/// Issue 36: so does a budget's pause (the workflow's turns ran out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_pause_survives_reopening_until_resumed() {
+    pause_survives_reopening_until_resumed("limits:\n  max_turns: 3\n", |p| {
+        matches!(p, PauseReason::Budget(Budget::Turns { limit: 3 }))
+    })
+    .await;
+}
+
+/// A ping-pong of `a` and `b` (with `limits`) until it pauses for a
+/// reason `expected` accepts; then reopened, checked and resumed.
+async fn pause_survives_reopening_until_resumed(
+    limits: &str,
+    expected: impl Fn(&PauseReason) -> bool,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    for (me, next) in [("a", "b"), ("b", "a")] {
+        write_script(
+            &root,
+            &format!("{me}.sh"),
+            &format!("cat >/dev/null\necho '@{next} over to you'\n"),
+        );
+    }
+    let yaml = format!(
+        "agents:\n  a:\n    command: ./a.sh\n  b:\n    command: ./b.sh\n{limits}kickoff: \"@a go\"\n"
+    );
+    let mut run = start_in(dir, root, &yaml, RunMode::Start).await;
+    wait_for(
+        &mut run.events,
+        |e| matches!(e, EngineEvent::Paused { reason } if expected(reason)),
+    )
+    .await;
+    run.engine.send(Command::Shutdown);
+    run.engine.wait().await;
+    let Run { _dir, root, .. } = run;
+    let before = channel(&root, &["a", "b"]).len();
+
+    let mut again = start_in(_dir, root, &yaml, RunMode::Start).await;
+    let shot = snapshot(&again).await;
+    assert!(
+        shot.paused.as_ref().is_some_and(&expected),
+        "reopened paused, saying why: {:?}",
+        shot.paused
+    );
+    assert!(
+        shot.agents.iter().all(|a| !a.status.in_turn()),
+        "no turn starts while paused: {:?}",
+        shot.agents
+    );
+    assert_eq!(messages(&again).len(), before, "the channel did not grow");
+
+    again.engine.send(Command::Resume);
+    wait_for(&mut again.events, |e| matches!(e, EngineEvent::Resumed)).await;
+    wait_for(
+        &mut again.events,
+        |e| matches!(e, EngineEvent::Message { entry, .. } if entry.from == "a" || entry.from == "b"),
+    )
+    .await;
+    assert!(messages(&again).len() > before, "the agents went on");
+    again.engine.send(Command::Shutdown);
+    again.engine.wait().await;
 }

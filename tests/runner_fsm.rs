@@ -1087,6 +1087,11 @@ enum Op {
         who: usize,
         kind: u8,
     },
+    /// News of `who`'s tool call (task news), mentioning `to`.
+    Caused {
+        who: usize,
+        to: Vec<usize>,
+    },
     Stop {
         who: usize,
     },
@@ -1115,6 +1120,8 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(who, turn, ok)| Op::Stale { who, turn, ok }),
         1 => (0..3usize).prop_map(|who| Op::Started { who }),
         2 => (0..3usize, 0..4u8).prop_map(|(who, kind)| Op::Backend { who, kind }),
+        2 => (0..3usize, prop::collection::vec(0..3usize, 1..3))
+            .prop_map(|(who, to)| Op::Caused { who, to }),
         1 => (0..3usize).prop_map(|who| Op::Stop { who }),
         1 => (0..3usize).prop_map(|who| Op::Restart { who }),
         1 => Just(Op::Resume),
@@ -1290,6 +1297,16 @@ fn run_ops(mode: RunMode, ops: Vec<Op>) {
                 }
                 None => vec![],
             },
+            Op::Caused { who, to } => {
+                let id = sim.channel.len() as u64 + 1;
+                let mut fx = sim.send(Event::CausedBy {
+                    agent: NAMES[who].into(),
+                    id,
+                });
+                let text: String = to.iter().map(|i| format!("@{} ", NAMES[*i])).collect();
+                fx.extend(sim.post("system", &format!("{text}task ready")));
+                fx
+            }
             Op::Stop { who } => sim.send(Event::Stop {
                 agent: NAMES[who].into(),
             }),
@@ -1347,6 +1364,45 @@ fn run_ops(mode: RunMode, ops: Vec<Op>) {
         if sim.runner.is_finished() {
             break;
         }
+    }
+    settle(&mut sim, &mut model);
+}
+
+/// Ends every turn (and retry) until nothing runs; then nobody waits with
+/// something to do unless the instance is paused: no message is held for
+/// good (issue 36's held news).
+fn settle(sim: &mut Sim, model: &mut Model) {
+    for _ in 0..100 {
+        if sim.runner.is_finished() {
+            return;
+        }
+        let fx = match model.open.pop_first() {
+            Some((agent, turn)) => sim.finish(
+                &agent,
+                turn,
+                TurnOutcome::Success {
+                    delivered: vec![],
+                    posted: true,
+                    final_text: None,
+                    session_id: None,
+                },
+            ),
+            None => sim.advance(600_000),
+        };
+        model.check(&fx);
+        if model.open.is_empty() && starts(&fx).is_empty() && sim.runner.next_deadline().is_none() {
+            break;
+        }
+    }
+    if sim.runner.is_finished() || sim.runner.pause_reason().is_some() {
+        return;
+    }
+    for name in NAMES {
+        assert!(
+            !matches!(sim.status(name), AgentStatus::Queued(_)),
+            "{name} waits with unread messages and nothing running: {:?}",
+            sim.runner.agents()
+        );
     }
 }
 
@@ -1562,4 +1618,103 @@ fn a_run_whose_final_answer_could_not_be_written_still_ends() {
         },
     );
     assert_eq!(finish_outcome(&fx), Some(RunOutcome::Completed));
+}
+
+/// Issue 36: one event wakes an agent once. w1 completes a task mid-turn:
+/// the engine posts its news (caused by w1) mentioning w2, then w1's turn
+/// ends with an answer that mentions w2 too. w2 is not started by the news
+/// alone while w1's turn still runs; it gets ONE turn, handed both.
+#[test]
+fn news_an_agents_turn_caused_waits_for_that_turn_and_its_answer() {
+    let mut sim = Sim::with(RunMode::Run, &["w1", "w2"]);
+    let (turn, _) = started(&sim.start(Some("@w1 do the first task")), "w1");
+    let news = sim.channel.len() as u64 + 1;
+    sim.send(Event::CausedBy {
+        agent: "w1".into(),
+        id: news,
+    });
+    let fx = sim.post(
+        "system",
+        "Task ready to claim: t2 “second” (for w2). @w2: task_claim one",
+    );
+    assert!(starts(&fx).is_empty(), "not woken while w1 works: {fx:?}");
+    assert_eq!(sim.status("w2"), AgentStatus::Queued(1));
+    let fx = sim.succeed("w1", turn, "@w2 the first is done, the second is yours");
+    let answer = sim.channel.len() as u64;
+    assert_eq!(sim.channel[answer as usize - 1].from, "w1");
+    assert_eq!(
+        starts(&fx)
+            .into_iter()
+            .filter(|(a, ..)| a == "w2")
+            .map(|(_, _, ids)| ids)
+            .collect::<Vec<_>>(),
+        vec![vec![news, answer]],
+        "one turn with both: {fx:?}"
+    );
+}
+
+/// The news waits for the turn that caused it, not for whatever the agent
+/// does next: a causer whose turn ends without an answer (or with one
+/// for someone else) releases it at once, and a stopped causer too.
+#[test]
+fn held_news_is_released_when_the_causing_turn_ends_however_it_ends() {
+    for end in ["silent", "other", "stop", "fail"] {
+        let mut sim = Sim::with(RunMode::Start, &["w1", "w2", "w3"]);
+        let (turn, _) = started(&sim.start(Some("@w1 go")), "w1");
+        let news = sim.channel.len() as u64 + 1;
+        sim.send(Event::CausedBy {
+            agent: "w1".into(),
+            id: news,
+        });
+        assert!(starts(&sim.post("system", "Task ready to claim: t. @w2: claim")).is_empty());
+        let fx = match end {
+            "silent" => sim.finish(
+                "w1",
+                turn,
+                TurnOutcome::Success {
+                    delivered: vec![],
+                    posted: true,
+                    final_text: None,
+                    session_id: None,
+                },
+            ),
+            "other" => sim.succeed("w1", turn, "@w3 fyi"),
+            "stop" => sim.send(Event::Stop { agent: "w1".into() }),
+            _ => sim.fail("w1", turn, "boom"),
+        };
+        assert_eq!(
+            started(&fx, "w2").1,
+            vec![news],
+            "{end}: w2 woken once w1's turn is over: {fx:?}"
+        );
+    }
+}
+
+/// Issue 36: a reopened instance that was paused comes back paused: no
+/// turn starts for its queued messages, the agents show them queued and
+/// the pause says why, until a resume.
+#[test]
+fn a_runner_told_it_was_paused_starts_no_turn_until_resumed() {
+    let mut sim = Sim::with(RunMode::Start, &["a", "b"]);
+    let reason = PauseReason::Cycle {
+        agents: vec!["a".into(), "b".into()],
+        pattern: vec![
+            ("a".into(), vec!["b".into()]),
+            ("b".into(), vec!["a".into()]),
+        ],
+        repeats: 4,
+    };
+    sim.runner.set_history(9);
+    sim.runner.set_paused(reason.clone());
+    let fx = sim.send(Event::Started {
+        kickoff: None,
+        backlog: vec![("b".into(), 9)],
+    });
+    assert!(starts(&fx).is_empty(), "{fx:?}");
+    assert!(system_texts(&fx).is_empty(), "nothing is posted: {fx:?}");
+    assert_eq!(sim.runner.pause_reason(), Some(&reason));
+    assert_eq!(sim.status("b"), AgentStatus::Queued(1));
+    let fx = sim.send(Event::Resume);
+    assert!(fx.contains(&Effect::Resumed));
+    assert_eq!(started(&fx, "b").1, vec![9]);
 }

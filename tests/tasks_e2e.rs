@@ -716,8 +716,8 @@ def finish(t):
     assert r.get("success"), r
 "###;
 
-/// The lead plans on its first turn; the news of a freed task may wake
-/// it again (anyone may take it), and it leaves that to the workers.
+/// The lead plans on its first turn; woken again, it only notes it (it
+/// must not be: the news of its own plan's tasks is not for it).
 const TEAM_LEAD: &str = r#"
 if turn == 1:
     w = call("workflow_create", {"name": "feature", "max_parallel_tasks": 3})
@@ -767,8 +767,8 @@ print("did " + (", ".join(did) if did else "nothing"))
 /// one unregisters holding its claim; the freed task is announced to the
 /// others and finished by one of them. Every task is completed exactly
 /// once, in one workflow, and every turn was caused by a new message for
-/// its agent (the lead may be told of the freed task too: anyone may take
-/// it).
+/// its agent. Issue 36: the re-announcement does not mention the lead
+/// (it planned the workflow), so the lead runs once.
 #[test]
 fn a_team_plans_claims_and_finishes_together() {
     let w = World::new();
@@ -826,6 +826,9 @@ fn a_team_plans_claims_and_finishes_together() {
         news[1].contains(left.as_str()) && news[1].contains("@w2 @w3") && !news[1].contains("@w1"),
         "{news:?}"
     );
+    // Issue 36: the news of its own plan's freed task does not wake the
+    // planner either (it used to plan again: a second workflow).
+    assert!(!news[1].contains("@lead"), "{news:?}");
 
     // Every turn was handed at least one message, new for its agent and
     // mentioning it; the lead and w1 ran once.
@@ -861,9 +864,68 @@ fn a_team_plans_claims_and_finishes_together() {
             .filter(|l| l.split(' ').next() == Some(a))
             .count()
     };
-    assert!(
-        count("lead") <= 2,
-        "planned, then at most told of the freed task: {turns}"
-    );
+    assert_eq!(count("lead"), 1, "planned, and never woken again: {turns}");
     assert_eq!(count("w1"), 1, "{turns}");
+}
+
+/// Issue 36: one event wakes an agent once. w1 completes the task w2's
+/// depends on and says so to w2 in its answer: the task news (posted
+/// mid-turn, when the task was completed) and w1's own @mention both reach
+/// w2, in ONE turn that is handed both (before: two paid turns, the second
+/// finding nothing to do).
+#[test]
+fn a_completed_tasks_news_and_the_completers_mention_wake_once() {
+    let w = World::new();
+    let finisher = r#"
+agent = call("agent_register", {"name": me, "runtime": "custom"})["id"]
+t = claim_one(agent)
+assert t is not None
+finish(t)
+print("@w2 " + t["name"] + " is done, the next one is yours")
+"#;
+    let taker = r#"
+agent = call("agent_register", {"name": me, "runtime": "custom"})["id"]
+did = []
+while True:
+    t = claim_one(agent)
+    if t is None:
+        break
+    finish(t)
+    did.append(t["name"])
+print("did " + (", ".join(did) if did else "nothing"))
+"#;
+    w.script("w1.py", &format!("{TEAM_HEAD}{finisher}"));
+    w.script("w2.py", &format!("{TEAM_HEAD}{taker}"));
+    std::fs::write(
+        w.dir.join("one.yaml"),
+        "agents:\n  w1:\n    command: ./w1.py\n  w2:\n    command: ./w2.py\n\
+         tasks:\n  - id: first\n    assignee: w1\n  - id: second\n    assignee: w2\n    depends_on: [first]\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "one.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let channel = w.channel("one");
+    let said: Vec<String> = channel
+        .iter()
+        .map(|m| format!("#{} {}: {}", m["id"], m["from"], m["message"]))
+        .collect();
+    let done = std::fs::read_to_string(w.dir.join("done.log")).unwrap();
+    assert_eq!(done, "w1 first\nw2 second\n", "{said:#?}");
+    let id_of = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+        channel
+            .iter()
+            .find(|m| pred(m))
+            .and_then(|m| m["id"].as_u64())
+            .unwrap_or_else(|| panic!("not in the channel: {said:#?}"))
+    };
+    let news =
+        id_of(&|m| m["from"] == "system" && m["message"].as_str().unwrap().contains("“second”"));
+    let mention = id_of(&|m| m["from"] == "w1");
+    let turns = std::fs::read_to_string(w.dir.join("turns.log")).unwrap();
+    let w2: Vec<&str> = turns.lines().filter(|l| l.starts_with("w2 ")).collect();
+    assert_eq!(
+        w2,
+        [format!("w2 {news} {mention}").as_str()],
+        "w2 woke once, handed both: {turns}\n{said:#?}"
+    );
 }

@@ -62,6 +62,9 @@ struct InstanceRow {
     pid: u32,
     responsive: bool,
     paused: bool,
+    /// Why it is paused (the loop guard, a budget), for people.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pause_reason: Option<String>,
     stopping: bool,
     agents: Vec<AgentRow>,
     /// The instance's whole record.
@@ -118,6 +121,10 @@ fn rows(info: InstanceInfo, status: Option<InstanceStatus>) -> InstanceRow {
         source: info.source(),
         responsive: status.is_some(),
         paused: status.as_ref().is_some_and(|s| s.paused.is_some()),
+        pause_reason: status
+            .as_ref()
+            .and_then(|s| s.paused.as_ref())
+            .map(|p| p.to_string()),
         stopping: status.as_ref().is_some_and(|s| s.finished.is_some()),
         pid: info.pid,
         info,

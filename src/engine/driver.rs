@@ -163,6 +163,8 @@ pub struct Driver {
     /// The session id last saved for each agent (saved once per change:
     /// the id a turn started with is saved mid-turn, not again at its end).
     saved_sessions: HashMap<String, String>,
+    /// Where the pause is kept, so reopening does not undo it.
+    pause_record: super::pause::PauseRecord,
     outcome: Option<RunOutcome>,
 }
 
@@ -176,7 +178,7 @@ impl Driver {
         events: broadcast::Sender<EngineEvent>,
         ctx_events: broadcast::Receiver<ContextEvent>,
         commands: mpsc::UnboundedReceiver<Envelope>,
-        notices: Vec<String>,
+        mut notices: Vec<String>,
         temporary_state: bool,
     ) -> Self {
         let (turn_tx, turn_rx) = mpsc::unbounded_channel();
@@ -199,6 +201,11 @@ impl Driver {
         }
         let ops = OpsState::load(&cx.state_root);
         let ops_files = OpsFiles::new(&cx.state_root);
+        let pause_record = super::pause::PauseRecord::of(&cx.state_root, temporary_state)
+            .unwrap_or_else(|e| {
+                notices.push(format!("{e}; a pause will not outlive this run"));
+                super::pause::PauseRecord::default()
+            });
         Driver {
             runner,
             cx: Arc::new(cx),
@@ -235,6 +242,7 @@ impl Driver {
             launched_tx,
             launched_rx,
             saved_sessions: HashMap::new(),
+            pause_record,
             prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
             with_tools: std::collections::HashSet::new(),
@@ -353,6 +361,7 @@ impl Driver {
         });
         self.reported = last;
         self.runner.set_history(last);
+        self.restore_pause(last);
         let kickoff = match (&self.cx.prepared.kickoff, last) {
             (Some(text), 0) => match self.cx.context.append(SYSTEM, text) {
                 Ok(entry) => Some(entry),
@@ -394,6 +403,23 @@ impl Driver {
         }
         self.handle(Event::Started { kickoff, backlog });
         self.sync_messages();
+    }
+
+    /// A reopened instance that was paused stays paused until the person
+    /// resumes it: the runner starts paused and front ends are told why.
+    fn restore_pause(&mut self, last: u64) {
+        match self.pause_record.load(last) {
+            Ok(Some(reason)) => {
+                self.notice(format!(
+                    "instance {} is still paused ({reason}); its agents wait until you resume (R or /resume)",
+                    self.cx.prepared.instance
+                ));
+                self.runner.set_paused(reason.clone());
+                self.emit(EngineEvent::Paused { reason });
+            }
+            Ok(None) => {}
+            Err(e) => self.notice(format!("{e}; the instance is not kept paused")),
+        }
     }
 
     /// The plan the workflow file declares (`tasks:`), made at the first
@@ -632,8 +658,22 @@ impl Driver {
                 });
             }
             Effect::ScheduleRetry { .. } => {}
-            Effect::Paused { reason } => self.emit(EngineEvent::Paused { reason }),
-            Effect::Resumed => self.emit(EngineEvent::Resumed),
+            Effect::Paused { reason } => {
+                // Kept before its banner is posted: a pause anyone saw
+                // survives a crash.
+                if let Err(e) = self.pause_record.save(&reason, self.reported) {
+                    self.notice(format!(
+                        "{e}; reopening the instance will not keep it paused"
+                    ));
+                }
+                self.emit(EngineEvent::Paused { reason })
+            }
+            Effect::Resumed => {
+                if let Err(e) = self.pause_record.clear() {
+                    self.notice(e.to_string());
+                }
+                self.emit(EngineEvent::Resumed)
+            }
             Effect::StatusChanged { agent, status } => {
                 // Its process is gone for good (until restarted): what it
                 // held is free for the others.

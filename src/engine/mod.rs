@@ -15,6 +15,7 @@ pub use crate::vocab::link;
 pub mod metrics;
 pub mod ops;
 pub mod orphans;
+pub mod pause;
 pub mod sessions;
 pub mod spawn;
 pub mod tasks;

@@ -303,7 +303,10 @@ impl Announcer {
 }
 
 /// Who may take `task`: its assignee when that is an agent of the
-/// workflow; else the agents registered with its role; else everyone.
+/// workflow; else the agents registered with its role; else everyone but
+/// the agent that planned its workflow, which would take the news of its
+/// own plan's tasks for a request to plan again (issue 36: it did, and a
+/// second workflow of the same tasks appeared).
 fn eligible(task: &Task, agents: &[String], board: &TaskBoard) -> Vec<String> {
     // An agent that said it left (agent_unregister, or a heartbeat saying
     // `offline`) is not woken by task news: under load the news of the
@@ -339,7 +342,12 @@ fn eligible(task: &Task, agents: &[String], board: &TaskBoard) -> Vec<String> {
             return vec![role.clone()];
         }
     }
-    agents.to_vec()
+    let planner = board.read(|s| s.workflow(&task.workflow_id).map(|w| w.created_by.clone()));
+    agents
+        .iter()
+        .filter(|a| Some(*a) != planner.as_ref())
+        .cloned()
+        .collect()
 }
 
 /// Whether a change may have made tasks available.
@@ -484,6 +492,74 @@ mod tests {
         let text = ann.news(&board, &agents, Some("w2")).unwrap();
         assert!(text.contains("@lead:"), "{text}");
         assert!(!text.contains("@w1"), "{text}");
+    }
+
+    /// Issue 36: the news of a workflow's tasks never mentions the agent
+    /// that planned it, neither when planned (whoever's call the news
+    /// comes with) nor when a claim is given back; a task assigned to it
+    /// still does.
+    #[test]
+    fn the_planner_is_not_told_of_its_own_plans_tasks_unless_assigned() {
+        let board = TaskBoard::default();
+        let agents: Vec<String> = ["lead", "w1", "w2"].map(String::from).to_vec();
+        let now = Utc::now();
+        let tasks = board.change(|s| {
+            let w = s
+                .create_workflow("lead", "wf", "prompt", "", None, 2, now)
+                .unwrap();
+            let planned = vec![
+                PlannedTask {
+                    name: "open".into(),
+                    ..Default::default()
+                },
+                PlannedTask {
+                    name: "mine".into(),
+                    assignee: Some("lead".into()),
+                    ..Default::default()
+                },
+            ];
+            (s.set_plan(&w.id, "", &planned, now).unwrap(), vec![])
+        });
+        let mut ann = Announcer::default();
+        let first = ann.news(&board, &agents, None).unwrap();
+        assert!(
+            first.contains("@w1 @w2 @lead:"),
+            "the lead for its own task: {first}"
+        );
+        // Each task alone: the open one is not for the lead.
+        let board2 = TaskBoard::default();
+        board2.change(|s| {
+            let w = s
+                .create_workflow("lead", "wf", "prompt", "", None, 1, now)
+                .unwrap();
+            let planned = vec![PlannedTask {
+                name: "open".into(),
+                ..Default::default()
+            }];
+            (s.set_plan(&w.id, "", &planned, now).unwrap(), vec![])
+        });
+        let mut ann2 = Announcer::default();
+        let text = ann2.news(&board2, &agents, None).unwrap();
+        assert!(
+            text.contains("@w1 @w2:") && !text.contains("@lead"),
+            "{text}"
+        );
+        // w1 claims the open task of the first board and leaves holding it.
+        let mut events = board.subscribe();
+        let me = register_and_claim(&board, "w1", &tasks[0].id, now);
+        board.change_by("w1", |s| {
+            let freed = s.unregister("w1", &me.id, now).unwrap();
+            ((), freed.into_iter().map(TaskEvent::TaskChanged).collect())
+        });
+        while let Ok(crate::context::ContextEvent::TaskChanged { change }) = events.try_recv() {
+            ann.observe(&change.event, change.by.as_deref());
+        }
+        let again = ann.news(&board, &agents, Some("w1")).unwrap();
+        assert!(again.contains(&tasks[0].id), "{again}");
+        assert!(
+            again.contains("@w2:") && !again.contains("@lead") && !again.contains("@w1"),
+            "{again}"
+        );
     }
 
     /// Registers `agent` and has it claim `task`, announcing the claim.

@@ -234,6 +234,16 @@ pub fn channel_key(home: &Path) -> Result<PathBuf, LayoutError> {
     )
 }
 
+/// Where an instance's pause is kept (the loop guard's or a budget's):
+/// in the per-user data dir (`<data dir>/pauses/<hash of the instance
+/// folder>.json`), beside the channel's seal key: an agent whose file
+/// tools reach the instance folder must not end a pause by deleting a
+/// file (a pause exists to stop paying for agents that keep each other
+/// busy). Without a data dir (no `$HOME`) it stays in the instance folder.
+pub fn pause_record(home: &Path) -> Result<PathBuf, LayoutError> {
+    kept_for_instance(home, "pauses", "json", crate::engine::pause::PAUSE_FILE)
+}
+
 /// A file kept for the instance in `home` outside every workspace:
 /// `<data dir>/<folder>/<hash of the instance folder>.<ext>`, the folder
 /// private; `fallback` in the instance folder without a data dir.

@@ -75,11 +75,15 @@ pub enum Effect {
     },
     /// The instance paused: no new turn starts until
     /// [`Event::Resume`](super::Event::Resume). Running turns finish normally.
+    /// It comes before the banner ([`Effect::PostSystem`]) saying so, for
+    /// the driver to keep the pause first: reopening the instance must not
+    /// end it (see `engine::pause`).
     Paused {
         /// Why, for the status line.
         reason: PauseReason,
     },
-    /// The pause ended (or out-of-budget agents were renewed).
+    /// The pause ended (or out-of-budget agents were renewed); the driver
+    /// forgets the pause it kept.
     Resumed,
     /// `agent`'s status changed (to broadcast to front ends).
     StatusChanged {

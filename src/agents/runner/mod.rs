@@ -22,7 +22,9 @@
 //! - Send [`Event::Tick`] at [`Runner::next_deadline`] (a periodic tick works
 //!   too) and at [`Effect::ScheduleRetry`] times.
 //! - Execute [`Effect::Ack`], [`Effect::KillTurn`], post messages, broadcast
-//!   status, and exit on [`Effect::Finish`].
+//!   status, and exit on [`Effect::Finish`]. Keep [`Effect::Paused`]
+//!   durably (it comes before its banner) and, when reopening a paused
+//!   instance, call [`Runner::set_paused`] before [`Event::Started`].
 //!
 //! # Decisions
 //!
@@ -34,6 +36,12 @@
 //!   retries run out the agent is failed and its messages stay unread.
 //! - A message never interrupts a turn: it waits in the inbox until the turn
 //!   ends. An agent mentioning itself does not wake itself.
+//! - One event wakes an agent once: a message an agent's running turn
+//!   caused ([`Event::CausedBy`], the news of a task it completed) wakes
+//!   nobody before that turn is over and its final answer is back in the
+//!   channel; the woken agent's one turn is handed both (the answer often
+//!   mentions it too). A message of its own wakes it as usual, and is
+//!   handed with everything else unread.
 //! - The final answer is posted for the agent only when it did not post
 //!   during the turn, neither by its own account nor as seen by the runner
 //!   (a message from the agent while its turn runs). The runner remembers
@@ -45,6 +53,8 @@
 //!   budget"; an exhausted workflow budget (turns, wall clock, cost) pauses
 //!   the instance. Running turns are never killed for a budget. `Resume`
 //!   grants the same budgets again; `Restart` renews one agent.
+//! - A reopened instance that was paused comes back paused
+//!   ([`Runner::set_paused`]); only [`Event::Resume`] ends a pause.
 //! - The cycle detector (see [`CycleConfig`]) pauses the instance. A message
 //!   from a person (anyone but the agents and `system`), a document change
 //!   or a resume starts it over. A `system` message an agent's tool call
@@ -119,6 +129,22 @@ pub struct Runner {
     /// System messages not yet seen that an agent's tool call caused
     /// ([`Event::CausedBy`]): id → agent.
     caused: std::collections::BTreeMap<u64, String>,
+    /// Messages whose wake waits for the turn that caused them (see
+    /// [`Hold`]): id → what it waits for.
+    held: std::collections::BTreeMap<u64, Hold>,
+}
+
+/// What a message an agent's turn caused ([`Event::CausedBy`]: the news
+/// of a task it completed) waits for before it wakes anyone: that turn's
+/// end, then its final answer seen in the channel. The answer often
+/// mentions the same agents ("@w2 the schema is done"), so they get one
+/// turn with both instead of two, the second finding nothing to do.
+#[derive(Clone, Debug)]
+enum Hold {
+    /// The causing turn still runs.
+    Turn { agent: String, turn: TurnId },
+    /// It ended; its answer, handed to the driver, is not back yet.
+    Answer { agent: String, text: String },
 }
 
 /// At most this many [`Event::CausedBy`] notes wait for their message.
@@ -156,6 +182,7 @@ impl Runner {
             pause: None,
             cycles,
             caused: Default::default(),
+            held: Default::default(),
         }
     }
 
@@ -165,6 +192,14 @@ impl Runner {
     /// workflow without a kickoff.
     pub fn set_history(&mut self, last_id: u64) {
         self.seen.history(last_id);
+    }
+
+    /// Tells the runner of a reopened instance that it was paused when it
+    /// stopped (the engine keeps the pause, see `engine::pause`), before
+    /// [`Event::Started`]: no turn starts until [`Event::Resume`]. Nothing
+    /// is posted; the driver tells front ends.
+    pub fn set_paused(&mut self, reason: PauseReason) {
+        self.pause = Some(reason);
     }
 
     /// The configuration it runs with.
@@ -469,8 +504,14 @@ impl Runner {
                 woken.push(a.name.clone());
             }
         }
-        // A system message an agent's call caused counts as the agent's.
+        // A system message an agent's call caused counts as the agent's,
+        // and wakes nobody before that agent's turn is over.
         let cause = self.caused.remove(&entry.id).filter(|_| from == SYSTEM);
+        if let Some(causer) = &cause
+            && !woken.is_empty()
+        {
+            self.hold(entry.id, causer);
+        }
         let from = cause.as_deref().unwrap_or(from);
         let sender_is_agent = self.is_agent(from);
         let Some(cycles) = &mut self.cycles else {
@@ -487,6 +528,55 @@ impl Runner {
             self.pause_for_cycle(cycle, fx);
         }
         true
+    }
+
+    /// Holds message `id`'s wake until `causer`'s running turn, if it has
+    /// one, is over (see [`Hold`]).
+    fn hold(&mut self, id: u64, causer: &str) {
+        if let Some(Phase::Running(t)) = self
+            .agents
+            .iter()
+            .find(|a| a.name == causer)
+            .map(|a| &a.phase)
+        {
+            let hold = Hold::Turn {
+                agent: causer.to_string(),
+                turn: t.id,
+            };
+            self.held.insert(id, hold);
+        }
+    }
+
+    /// `agent`'s `turn` ended and its final answer `text` (if any) was
+    /// handed to the driver: what the turn held now waits for the answer.
+    fn turn_over(&mut self, agent: &str, turn: TurnId, text: Option<&str>) {
+        for hold in self.held.values_mut() {
+            if let Hold::Turn { agent: a, turn: t } = hold
+                && a == agent
+                && *t == turn
+                && let Some(text) = text
+            {
+                *hold = Hold::Answer {
+                    agent: agent.to_string(),
+                    text: text.to_string(),
+                };
+            }
+        }
+    }
+
+    /// Drops the holds whose turn is over and whose answer is back (or
+    /// will never come: lost, or the turn was stopped or failed).
+    fn release_holds(&mut self) {
+        let agents = &self.agents;
+        let find = |name: &str| agents.iter().find(|a| a.name == name);
+        self.held.retain(|_, hold| match hold {
+            Hold::Turn { agent, turn } => {
+                find(agent).is_some_and(|a| matches!(&a.phase, Phase::Running(t) if t.id == *turn))
+            }
+            Hold::Answer { agent, text } => {
+                find(agent).is_some_and(|a| a.pending_answers.iter().any(|p| p == text))
+            }
+        });
     }
 
     fn pause_for_cycle(&mut self, cycle: Cycle, fx: &mut Vec<Effect>) {
@@ -514,11 +604,13 @@ impl Runner {
         );
     }
 
+    /// Pauses with `reason`: [`Effect::Paused`] comes before the banner,
+    /// so the driver keeps the pause before anyone can see it.
     fn pause(&mut self, reason: PauseReason, text: String, fx: &mut Vec<Effect>) {
-        fx.push(Effect::PostSystem { text });
         fx.push(Effect::Paused {
             reason: reason.clone(),
         });
+        fx.push(Effect::PostSystem { text });
         self.pause = Some(reason);
     }
 
@@ -585,6 +677,7 @@ impl Runner {
         let Phase::Running(t) = std::mem::replace(&mut a.phase, Phase::Idle) else {
             return;
         };
+        let mut answer = None;
         match outcome {
             TurnOutcome::Success {
                 delivered,
@@ -611,6 +704,7 @@ impl Runner {
                 let text = final_text.unwrap_or_default();
                 let already_said = posted || t.posted;
                 if !already_said && !text.trim().is_empty() {
+                    answer = Some(text.clone());
                     fx.push(a.post_for_it(text, MAX_PENDING_ANSWERS));
                 }
                 if let Some(through) = through {
@@ -634,6 +728,7 @@ impl Runner {
                 lose_connection(a, reason, now, &retry, fx);
             }
         }
+        self.turn_over(agent, turn, answer.as_deref());
     }
 
     fn on_resume(&mut self, now: Millis, fx: &mut Vec<Effect>) {
@@ -729,12 +824,15 @@ impl Runner {
         if !self.started {
             return;
         }
+        self.release_holds();
         for i in 0..self.agents.len() {
             if self.pause.is_some() {
                 return;
             }
             let a = &self.agents[i];
-            if !matches!(a.phase, Phase::Idle) || a.unread.is_empty() {
+            if !matches!(a.phase, Phase::Idle)
+                || a.unread.iter().all(|id| self.held.contains_key(id))
+            {
                 continue;
             }
             if a.budget_turns >= a.max_turns {
