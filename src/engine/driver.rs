@@ -324,7 +324,7 @@ impl Driver {
                     } => self.turn_done(agent, turn, outcome, committed, lost),
                 },
                 () = sleep_until(deadline) => {
-                    self.deliver_deferred(None);
+                    self.deliver_deferred();
                     self.handle(Event::Tick);
                 }
             }
@@ -585,7 +585,10 @@ impl Driver {
                 session_id,
                 number,
                 ..
-            } => self.start_turn(agent, turn, messages, session_id, number),
+            } => {
+                let messages = self.with_next_wake(&agent, messages);
+                self.start_turn(agent, turn, messages, session_id, number)
+            }
             Effect::Ack { agent, through } => {
                 // Behind the loop, after the answers queued before it; a
                 // turn's ack rides with its answer.
@@ -1185,10 +1188,23 @@ impl Driver {
         });
     }
 
-    /// Delivers deferred messages that are due (and, when `waking` starts a
-    /// turn, those it put off until its next wake) as reminders.
-    fn deliver_deferred(&mut self, waking: Option<&str>) {
-        let due = self.ops.take_due(chrono::Utc::now(), waking);
+    /// `messages` for `agent`'s turn, with the messages it put off until
+    /// its next wake (`defer: <id>`): they are new to it again, once.
+    fn with_next_wake(&mut self, agent: &str, mut messages: Vec<u64>) -> Vec<u64> {
+        let again = self.ops.take_next_wake(agent);
+        if again.is_empty() {
+            return messages;
+        }
+        self.save_ops();
+        messages.extend(again);
+        messages.sort_unstable();
+        messages.dedup();
+        messages
+    }
+
+    /// Delivers timed deferrals that are due as reminders.
+    fn deliver_deferred(&mut self) {
+        let due = self.ops.take_due(chrono::Utc::now());
         if due.is_empty() {
             return;
         }

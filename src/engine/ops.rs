@@ -52,14 +52,28 @@ impl OpsState {
         self.deferred.iter().filter_map(|d| d.until).min()
     }
 
-    /// Removes and returns the deferrals due at `now`; with `waking`, also
-    /// that agent's "next wake" deferrals.
-    pub fn take_due(&mut self, now: DateTime<Utc>, waking: Option<&str>) -> Vec<Deferred> {
+    /// Removes and returns the timed deferrals due at `now`.
+    pub fn take_due(&mut self, now: DateTime<Utc>) -> Vec<Deferred> {
+        self.take_where(|d| d.until.is_some_and(|t| t <= now))
+    }
+
+    /// Removes and returns the ids `agent` put off until its next wake
+    /// (`defer: <id>` without a time), oldest first: the turn that wakes it
+    /// delivers them again among its new messages.
+    pub fn take_next_wake(&mut self, agent: &str) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .take_where(|d| d.until.is_none() && d.agent == agent)
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    fn take_where(&mut self, due: impl Fn(&Deferred) -> bool) -> Vec<Deferred> {
         let (due, keep): (Vec<Deferred>, Vec<Deferred>) =
-            self.deferred.drain(..).partition(|d| match d.until {
-                Some(t) => t <= now,
-                None => waking == Some(d.agent.as_str()),
-            });
+            self.deferred.drain(..).partition(|d| due(d));
         self.deferred = keep;
         due
     }
@@ -691,14 +705,12 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(state.next_due(), Some(now));
-        let due: Vec<u64> = state
-            .take_due(now, Some("coder"))
-            .iter()
-            .map(|d| d.id)
-            .collect();
-        assert_eq!(due, vec![2, 3]);
+        assert!(state.take_next_wake("reviewer").is_empty());
+        let due: Vec<u64> = state.take_due(now).iter().map(|d| d.id).collect();
+        assert_eq!(due, vec![3]);
+        assert_eq!(state.take_next_wake("coder"), vec![2]);
         assert_eq!(state.deferred.len(), 1);
         let later = now + chrono::Duration::seconds(61);
-        assert_eq!(state.take_due(later, None).len(), 1);
+        assert_eq!(state.take_due(later).len(), 1);
     }
 }
