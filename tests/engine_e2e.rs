@@ -630,6 +630,10 @@ fn agent_operations_run_in_order_and_are_logged() {
         "{lines:#?}"
     );
     assert!(
+        lines.contains(&"worker: @user surfaced: flaky auth test".to_string()),
+        "a surfaced note reaches the person, from its agent: {lines:#?}"
+    );
+    assert!(
         lines.contains(&"worker: Handled.".to_string()),
         "the answer without its frontmatter: {lines:#?}"
     );

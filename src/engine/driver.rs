@@ -1406,6 +1406,7 @@ impl Driver {
             ops_files: &self.ops_files,
             agent_dir: &|agent: &str| self.cx.agent_dir(agent),
             known,
+            threads: &self.ops.threads,
         };
         if let Some(job) = super::jobs::for_command(&sources, &command) {
             // Disk, git or pages: off the loop, answered when done.

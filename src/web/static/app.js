@@ -280,6 +280,8 @@ function messageNode(m) {
   const head = el('div', 'head');
   head.appendChild(el('span', 'from' + (m.from === 'system' ? ' system' : ''), m.from));
   head.appendChild(el('span', null, '#' + m.id + ' · ' + when(m.at)));
+  const thread = (S.state.threads || {})[m.id];
+  if (thread) head.appendChild(el('span', 'badge thread ' + thread.state, thread.label));
   if (m.mail) head.appendChild(el('span', 'badge mail', m.mail));
   for (const s of mark(m)) head.appendChild(s);
   li.appendChild(head);
