@@ -139,6 +139,9 @@ pub struct Driver {
     without_tools: std::collections::HashSet<String>,
     /// Agents that had awtui's tools in at least one successful turn.
     with_tools: std::collections::HashSet<String>,
+    /// Agents asked for strict AOP (`protocols: [aop-strict]`) whose
+    /// unmarked output was already noted in this run (once each).
+    unmarked_noted: std::collections::HashSet<String>,
     /// Each agent's lasting counters as last written to its folder.
     kept_metrics: HashMap<String, super::metrics::Lasting>,
     /// Writes the counters behind the loop.
@@ -238,6 +241,7 @@ impl Driver {
             prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
             with_tools: std::collections::HashSet::new(),
+            unmarked_noted: std::collections::HashSet::new(),
             outcome: None,
         }
     }
@@ -1056,11 +1060,16 @@ impl Driver {
     /// and one compact system note say so during the run (not only `awtui
     /// aop check`), for agents taught AOP.
     fn report_aop(&mut self, agent: &str, answer: &str) {
-        let taught = self
-            .cx
-            .workflow
-            .agent(agent)
-            .is_some_and(|a| a.protocols.aop);
+        let protocols = self.cx.workflow.agent(agent).map(|a| a.protocols);
+        if protocols.is_some_and(|p| p.aop_strict) && !self.unmarked_noted.contains(agent) {
+            // The seed's strict receiver warns of unmarked output: once
+            // per agent and run, not on every turn.
+            if let Some(text) = crate::protocols::aop::unmarked_note(agent, answer) {
+                self.unmarked_noted.insert(agent.to_string());
+                self.post_after_answers(&text);
+            }
+        }
+        let taught = protocols.is_some_and(|p| p.aop);
         let Some(text) = taught
             .then(|| crate::protocols::aop::run_note(agent, answer))
             .flatten()
