@@ -897,3 +897,24 @@ fn thread_states_and_surfaced_notes_reach_the_page() {
     assert_eq!(note["from"], "worker");
     assert_eq!(note["mentions"], json!(["user"]));
 }
+
+/// Issue 36: the page's text boxes fit a phone: every placeholder is at
+/// most 24 characters (what a 360 px screen shows in the message box);
+/// the rest of each hint is in its title.
+#[test]
+fn the_pages_placeholders_fit_a_phone() {
+    let mut w = World::new();
+    let web = Web::start(&mut w, &[]);
+    let page = http(web.port, "GET", "/", &[], "");
+    assert_eq!(page.status, 200);
+    let placeholders: Vec<&str> = page
+        .body
+        .split("placeholder=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(placeholders.len() >= 2, "{}", page.body);
+    for p in placeholders {
+        assert!(p.chars().count() <= 24, "too long for a phone: {p:?}");
+    }
+}
