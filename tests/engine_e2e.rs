@@ -705,11 +705,12 @@ fn a_message_deferred_to_the_next_wake_is_new_again_once() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Each turn keeps its prompt; the first defers the kickoff, the
-    // second and third are woken by the boss.
+    // second (woken by the boss) fails and is retried, the last is woken
+    // by the boss again.
     write_script(
         d,
         "worker.sh",
-        "prompt=$(cat)\nn=$(( $(cat count 2>/dev/null || echo 0) + 1 ))\necho $n > count\nprintf '%s' \"$prompt\" > prompt$n.txt\ncase $n in\n  1) printf -- '---\\nid: 1\\ndefer: 1\\n---\\n@boss later\\n' ;;\n  2) echo '@boss again' ;;\n  *) echo 'all done' ;;\nesac\n",
+        "prompt=$(cat)\nn=$(( $(cat count 2>/dev/null || echo 0) + 1 ))\necho $n > count\nprintf '%s' \"$prompt\" > prompt$n.txt\ncase $n in\n  1) printf -- '---\\nid: 1\\ndefer: 1\\n---\\n@boss later\\n' ;;\n  2) exit 1 ;;\n  3) echo '@boss again' ;;\n  *) echo 'all done' ;;\nesac\n",
     );
     write_script(d, "boss.sh", "cat >/dev/null\necho '@worker go on'\n");
     std::fs::write(
@@ -736,7 +737,8 @@ fn a_message_deferred_to_the_next_wake_is_new_again_once() {
         second.contains(&1) && second.len() == 2,
         "the deferred kickoff is new again: {second:?}"
     );
-    assert!(!new_ids(3).contains(&1), "once: {:?}", new_ids(3));
+    assert_eq!(new_ids(3), second, "a failed turn's retry has it too");
+    assert!(!new_ids(4).contains(&1), "once: {:?}", new_ids(4));
     let state = std::fs::read_to_string(d.join(".workflow/default/ops-state.json")).unwrap();
     let state: serde_json::Value = serde_json::from_str(&state).unwrap();
     assert_eq!(state["deferred"], serde_json::json!([]), "not kept forever");

@@ -142,6 +142,9 @@ pub struct Driver {
     /// Agents asked for strict AOP (`protocols: [aop-strict]`) whose
     /// unmarked output was already noted in this run (once each).
     unmarked_noted: std::collections::HashSet<String>,
+    /// The messages each agent's current turn has again because it put
+    /// them off until this wake (forgotten when the turn succeeds).
+    woken_again: HashMap<String, Vec<u64>>,
     /// Each agent's lasting counters as last written to its folder.
     kept_metrics: HashMap<String, super::metrics::Lasting>,
     /// Writes the counters behind the loop.
@@ -242,6 +245,7 @@ impl Driver {
             without_tools: std::collections::HashSet::new(),
             with_tools: std::collections::HashSet::new(),
             unmarked_noted: std::collections::HashSet::new(),
+            woken_again: HashMap::new(),
             outcome: None,
         }
     }
@@ -1000,6 +1004,7 @@ impl Driver {
         }
         let mut aop_answer = None;
         let result = if outcome.success {
+            self.settle_woken_again(&agent);
             // An answer cut to nothing still says where the output went.
             let answer = outcome
                 .answer
@@ -1200,15 +1205,26 @@ impl Driver {
     /// `messages` for `agent`'s turn, with the messages it put off until
     /// its next wake (`defer: <id>`): they are new to it again, once.
     fn with_next_wake(&mut self, agent: &str, mut messages: Vec<u64>) -> Vec<u64> {
-        let again = self.ops.take_next_wake(agent);
+        let again = self.ops.next_wake(agent);
         if again.is_empty() {
+            self.woken_again.remove(agent);
             return messages;
         }
-        self.save_ops();
+        self.woken_again.insert(agent.to_string(), again.clone());
         messages.extend(again);
         messages.sort_unstable();
         messages.dedup();
         messages
+    }
+
+    /// `agent`'s turn succeeded: the messages it had again (see
+    /// [`Self::with_next_wake`]) are no longer deferred. Before the turn's
+    /// own operations run, which may defer them once more.
+    fn settle_woken_again(&mut self, agent: &str) {
+        if let Some(ids) = self.woken_again.remove(agent) {
+            self.ops.forget_next_wake(agent, &ids);
+            self.save_ops();
+        }
     }
 
     /// Delivers timed deferrals that are due as reminders.

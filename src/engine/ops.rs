@@ -57,18 +57,27 @@ impl OpsState {
         self.take_where(|d| d.until.is_some_and(|t| t <= now))
     }
 
-    /// Removes and returns the ids `agent` put off until its next wake
-    /// (`defer: <id>` without a time), oldest first: the turn that wakes it
-    /// delivers them again among its new messages.
-    pub fn take_next_wake(&mut self, agent: &str) -> Vec<u64> {
+    /// The ids `agent` put off until its next wake (`defer: <id>` without
+    /// a time), oldest first: the turn that wakes it delivers them again
+    /// among its new messages. They stay deferred until a turn that had
+    /// them succeeds ([`OpsState::forget_next_wake`]), so a failed turn's
+    /// retry has them too.
+    pub fn next_wake(&self, agent: &str) -> Vec<u64> {
         let mut ids: Vec<u64> = self
-            .take_where(|d| d.until.is_none() && d.agent == agent)
-            .into_iter()
+            .deferred
+            .iter()
+            .filter(|d| d.until.is_none() && d.agent == agent)
             .map(|d| d.id)
             .collect();
         ids.sort_unstable();
         ids.dedup();
         ids
+    }
+
+    /// A turn of `agent` that had `ids` again succeeded: they are no
+    /// longer deferred.
+    pub fn forget_next_wake(&mut self, agent: &str, ids: &[u64]) {
+        self.take_where(|d| d.until.is_none() && d.agent == agent && ids.contains(&d.id));
     }
 
     fn take_where(&mut self, due: impl Fn(&Deferred) -> bool) -> Vec<Deferred> {
@@ -764,10 +773,12 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(state.next_due(), Some(now));
-        assert!(state.take_next_wake("reviewer").is_empty());
+        assert!(state.next_wake("reviewer").is_empty());
         let due: Vec<u64> = state.take_due(now).iter().map(|d| d.id).collect();
         assert_eq!(due, vec![3]);
-        assert_eq!(state.take_next_wake("coder"), vec![2]);
+        assert_eq!(state.next_wake("coder"), vec![2]);
+        assert_eq!(state.next_wake("coder"), vec![2], "until a turn had it");
+        state.forget_next_wake("coder", &[2]);
         assert_eq!(state.deferred.len(), 1);
         let later = now + chrono::Duration::seconds(61);
         assert_eq!(state.take_due(later).len(), 1);
