@@ -2,6 +2,8 @@
 //! (with line numbers for AOP); strict mode fails on any error, lenient mode
 //! only warns.
 
+mod cli_support;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -135,4 +137,43 @@ fn mail_check_lists_problems_and_fails_only_in_strict_mode() {
     );
     let (code, _) = checker("mail", &["--strict", "/nonexistent/message.txt"], "");
     assert_eq!(code, 2);
+}
+
+/// Issue 36: while agents run, an agent whose workflow asks for strict AOP
+/// (`protocols: [aop-strict]`) and answers with unmarked text is noted
+/// once per run (the seed: a strict receiver warns), however many such
+/// turns it has; an agent taught AOP leniently (the default) is not.
+#[test]
+fn unmarked_output_of_a_strict_aop_agent_is_noted_once_per_run() {
+    let w = cli_support::World::new();
+    // strict answers plainly on each of its two turns; lenient too.
+    w.script(
+        "strict.sh",
+        "#!/bin/sh\ncat >/dev/null\nn=$(( $(cat count 2>/dev/null || echo 0) + 1 ))\necho $n > count\nif [ $n = 1 ]; then echo '@lenient plain words'; else echo 'plain again'; fi\n",
+    );
+    w.script(
+        "lenient.sh",
+        "#!/bin/sh\ncat >/dev/null\necho '@strict plain too'\n",
+    );
+    std::fs::write(
+        w.dir.join("strict.yaml"),
+        "agents:\n  strict:\n    command: ./strict.sh\n    protocols: [aop-strict]\n  lenient:\n    command: ./lenient.sh\nkickoff: '@strict go'\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "strict.yaml", "--instance", "strict"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let channel = w.channel("strict");
+    let notes: Vec<&str> = channel
+        .iter()
+        .filter(|m| m["from"] == "system")
+        .filter_map(|m| m["message"].as_str())
+        .filter(|t| t.contains("unmarked output"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{channel:#?}");
+    assert!(notes[0].starts_with("strict's answer"), "{}", notes[0]);
+    assert_eq!(
+        channel.iter().filter(|m| m["from"] == "strict").count(),
+        2,
+        "two unmarked answers, one note: {channel:#?}"
+    );
 }

@@ -575,3 +575,67 @@ fn a_paused_ping_pong_stays_paused_after_kill_9_and_start() {
     );
     assert_eq!(w.run(&["stop", "@p"]).code, 0);
 }
+
+/// Issue 36: what agent operations and Agent Mail leave reaches `peek`:
+/// the thread state `done` on the message it closes, a surfaced note as
+/// the agent's own plain message in the person's inbox (no escape
+/// sequence, no mention that wakes an agent), and an OFFERING_READY its
+/// addressee acked reported `acknowledged: true`, as `run --json` and the
+/// control room say.
+#[test]
+fn peek_shows_thread_states_surfaced_notes_and_acks() {
+    let mut w = World::new();
+    let file = cli_support::ops_workflow(&w);
+    w.start_background(file, "ops");
+    let items = wait_for("lead's ack of the OFFERING_READY", || {
+        let r = w.run(&["peek", "--to", "@ops", "--json", "-n", "50"]);
+        let items = r.json().as_array().cloned().unwrap_or_default();
+        items
+            .iter()
+            .any(|i| i["mail"]["acknowledged"] == true)
+            .then_some(items)
+    });
+    let offering = items
+        .iter()
+        .find(|i| {
+            i["entry"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("OFFERING_READY")
+        })
+        .unwrap_or_else(|| panic!("{items:#?}"));
+    assert_eq!(offering["mail"]["acknowledged"], true, "{offering}");
+    let kickoff = items.iter().find(|i| i["entry"]["id"] == 1).unwrap();
+    assert_eq!(
+        kickoff["thread"],
+        serde_json::json!({"state": "done", "by": "worker"}),
+        "{kickoff}"
+    );
+    let note = items
+        .iter()
+        .find(|i| cli_support::is_surfaced_note(i["entry"]["message"].as_str().unwrap_or("")))
+        .unwrap_or_else(|| panic!("no surfaced note: {items:#?}"));
+    let note = &note["entry"];
+    assert_eq!(note["from"], "worker", "marked with who surfaced it");
+    assert_eq!(
+        note["mentions"],
+        serde_json::json!(["user"]),
+        "it wakes no agent"
+    );
+    let inbox = w.run(&["peek", "--to", "user@ops", "--json"]).json();
+    assert!(
+        inbox
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["id"] == note["id"]),
+        "in the person's inbox: {inbox}"
+    );
+    let text = w.run(&["peek", "--to", "@ops", "-n", "50"]);
+    assert!(
+        text.stdout.contains("[thread done by worker]"),
+        "{}",
+        text.stdout
+    );
+    assert!(!text.stdout.contains('\u{1b}'), "{:?}", text.stdout);
+}

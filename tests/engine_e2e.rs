@@ -630,6 +630,10 @@ fn agent_operations_run_in_order_and_are_logged() {
         "{lines:#?}"
     );
     assert!(
+        lines.contains(&"worker: @user surfaced: flaky auth test".to_string()),
+        "a surfaced note reaches the person, from its agent: {lines:#?}"
+    );
+    assert!(
         lines.contains(&"worker: Handled.".to_string()),
         "the answer without its frontmatter: {lines:#?}"
     );
@@ -777,4 +781,50 @@ async fn pause_survives_reopening_until_resumed(
     assert!(messages(&again).len() > before, "the agents went on");
     again.engine.send(Command::Shutdown);
     again.engine.wait().await;
+}
+
+/// Issue 36: `defer: <id>` without a time brings the message back among
+/// the agent's new messages at its next wake, once (it was kept forever).
+#[test]
+fn a_message_deferred_to_the_next_wake_is_new_again_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Each turn keeps its prompt; the first defers the kickoff, the
+    // second (woken by the boss) fails and is retried, the last is woken
+    // by the boss again.
+    write_script(
+        d,
+        "worker.sh",
+        "prompt=$(cat)\nn=$(( $(cat count 2>/dev/null || echo 0) + 1 ))\necho $n > count\nprintf '%s' \"$prompt\" > prompt$n.txt\ncase $n in\n  1) printf -- '---\\nid: 1\\ndefer: 1\\n---\\n@boss later\\n' ;;\n  2) exit 1 ;;\n  3) echo '@boss again' ;;\n  *) echo 'all done' ;;\nesac\n",
+    );
+    write_script(d, "boss.sh", "cat >/dev/null\necho '@worker go on'\n");
+    std::fs::write(
+        d.join("w.yaml"),
+        "agents:\n  worker:\n    command: ./worker.sh\n  boss:\n    command: ./boss.sh\nkickoff: \"@worker do this\"\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui_run(&d.join("w.yaml"));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let new_ids = |n: u32| -> Vec<u64> {
+        let prompt = std::fs::read_to_string(d.join(format!("prompt{n}.txt"))).unwrap();
+        let line = prompt
+            .lines()
+            .find(|l| l.starts_with("## New messages for you"))
+            .unwrap_or_else(|| panic!("turn {n}: {prompt}"))
+            .to_string();
+        line.split(['(', ')', ',', ' '])
+            .filter_map(|w| w.strip_prefix('#')?.parse().ok())
+            .collect()
+    };
+    assert_eq!(new_ids(1), vec![1]);
+    let second = new_ids(2);
+    assert!(
+        second.contains(&1) && second.len() == 2,
+        "the deferred kickoff is new again: {second:?}"
+    );
+    assert_eq!(new_ids(3), second, "a failed turn's retry has it too");
+    assert!(!new_ids(4).contains(&1), "once: {:?}", new_ids(4));
+    let state = std::fs::read_to_string(d.join(".workflow/default/ops-state.json")).unwrap();
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert_eq!(state["deferred"], serde_json::json!([]), "not kept forever");
 }

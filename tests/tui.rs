@@ -3269,3 +3269,49 @@ fn saved_documents_end_with_one_newline() {
         Some("Xone\r\ntwo\r\n")
     );
 }
+
+/// Issue 36: the state an agent's `done`/`fail`/`delete` gives a thread
+/// shows on the message it closes (from the snapshot and from the live
+/// event), and a surfaced note shows as its agent's message to the person,
+/// with no escape sequence reaching the terminal.
+#[test]
+fn thread_states_show_on_the_message_they_close_and_surfaced_notes_on_their_agent() {
+    let mut a = app();
+    for (id, text) in [(21, "@coder fix the login"), (22, "@coder and the logout")] {
+        a.update(Input::Engine(EngineEvent::Message {
+            entry: entry(id, "user", text, None),
+            annotations: Box::new(awtui::protocols::annotate(text)),
+        }));
+    }
+    let note = "@user surfaced: flaky \u{1b}[31mtest\u{1b}]0;owned\u{7}";
+    a.update(Input::Engine(EngineEvent::Message {
+        entry: entry(23, "coder", note, None),
+        annotations: Box::new(awtui::protocols::annotate(note)),
+    }));
+    a.update(Input::Engine(EngineEvent::Thread {
+        id: 21,
+        state: awtui::vocab::ThreadState::Done { by: "coder".into() },
+    }));
+    a.update(Input::Engine(EngineEvent::Thread {
+        id: 22,
+        state: awtui::vocab::ThreadState::Failed {
+            by: "coder".into(),
+            reason: "cannot \u{1b}[2Jreproduce".into(),
+        },
+    }));
+    let s = screen(&mut a, 200, 60);
+    let line = |needle: &str| {
+        s.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}:\n{s}"))
+            .to_string()
+    };
+    assert!(line("#21").contains("[done by coder]"), "{s}");
+    assert!(
+        line("#22").contains("[failed by coder: cannot reproduce]"),
+        "{s}"
+    );
+    assert!(line("#23").contains("coder"), "{s}");
+    assert!(s.contains("surfaced: flaky test"), "{s}");
+    assert!(!s.contains('\u{1b}'), "{s:?}");
+}

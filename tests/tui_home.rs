@@ -89,6 +89,7 @@ fn inbox(id: u64, from: &str, text: &str, time: chrono::DateTime<Utc>) -> PeekIt
         priority: None,
         state: None,
         cut: Default::default(),
+        thread: None,
     }
 }
 

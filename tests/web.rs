@@ -856,3 +856,65 @@ fn an_acp_agents_live_turn_is_served_and_cancel_ends_only_its_turn() {
     let bad = web.act(&id, json!({"action": "cancel", "agent": "nobody"}));
     assert_eq!(bad.status, 422, "{}", bad.body);
 }
+
+/// Issue 36: the page gets what agent operations leave: a thread state on
+/// the message it closes (`threads`, with its words), and a surfaced note
+/// as the agent's own plain message to the person, in the channel and in
+/// the attention list under the agent's name.
+#[test]
+fn thread_states_and_surfaced_notes_reach_the_page() {
+    let mut w = World::new();
+    let file = cli_support::ops_workflow(&w);
+    w.start_background(file, "ops");
+    let web = Web::start(&mut w, &[]);
+    let id = web.instance_id("ops");
+    let o = web.overview_when("the surfaced note in attention", |o| {
+        o["attention"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["kind"] == "mention" && i["from"] == "worker")
+    });
+    let item = o["attention"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["from"] == "worker")
+        .unwrap();
+    assert!(
+        !item.to_string().contains("\\u001b"),
+        "no escape sequence: {item}"
+    );
+    let s = web.get(&format!("/api/instances/{id}")).json();
+    assert_eq!(s["threads"]["1"]["label"], "done by worker", "{s}");
+    assert_eq!(s["threads"]["1"]["state"], "done");
+    let note = s["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| cli_support::is_surfaced_note(m["text"].as_str().unwrap_or("")))
+        .unwrap_or_else(|| panic!("no surfaced note: {s}"));
+    assert_eq!(note["from"], "worker");
+    assert_eq!(note["mentions"], json!(["user"]));
+}
+
+/// Issue 36: the page's text boxes fit a phone: every placeholder is at
+/// most 24 characters (what a 360 px screen shows in the message box);
+/// the rest of each hint is in its title.
+#[test]
+fn the_pages_placeholders_fit_a_phone() {
+    let mut w = World::new();
+    let web = Web::start(&mut w, &[]);
+    let page = http(web.port, "GET", "/", &[], "");
+    assert_eq!(page.status, 200);
+    let placeholders: Vec<&str> = page
+        .body
+        .split("placeholder=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(placeholders.len() >= 2, "{}", page.body);
+    for p in placeholders {
+        assert!(p.chars().count() <= 24, "too long for a phone: {p:?}");
+    }
+}

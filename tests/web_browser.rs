@@ -517,3 +517,51 @@ fn a_flood_of_tool_calls_stays_bounded_in_the_page() {
         .len();
     assert_eq!(calls, 40);
 }
+
+/// Issue 36, at a phone's width (360 px): `?` closes by a tap outside
+/// it; a mention of @user carries its delivery mark like any other; the
+/// attention list's Ack says it acknowledges everything up to its message
+/// (acks are a cursor), and once it is pressed the mark says acked.
+#[test]
+fn on_a_phone_help_closes_outside_user_mentions_are_marked_and_ack_says_what_it_acks() {
+    let mut w = World::new();
+    let file = cli_support::ops_workflow(&w);
+    w.start_background(file, "ops");
+    let web = Web::start(&mut w, &[]);
+    web.instance_id("ops");
+    let b = Browser::start(360, 740);
+    b.go(&web.link());
+    b.click(&b.wait_element("#help-on"));
+    b.wait_script(
+        "the help open",
+        "return !document.getElementById('help').hidden",
+    );
+    b.click(&b.wait_element("#top .brand"));
+    b.wait_script(
+        "the help closed by a tap outside it",
+        "return document.getElementById('help').hidden",
+    );
+    let user_mark = |state: &str| {
+        format!(
+            "return [...document.querySelectorAll('#channel .msg .mark{state}')].some(m => m.textContent.startsWith('@user '))"
+        )
+    };
+    b.wait_script("the surfaced note's mark for @user", &user_mark(""));
+    let ack = b.wait_element("#attention button.ack");
+    let label = b.text(&ack);
+    let note = w
+        .channel("ops")
+        .into_iter()
+        .find(|m| m["from"] == "worker" && m["mentions"] == json!(["user"]))
+        .expect("the surfaced note");
+    assert_eq!(label, format!("Ack up to #{}", note["id"]), "{label}");
+    b.script("document.querySelector('#attention button.ack').click(); return true");
+    b.wait_script("the @user mark acked", &user_mark(".acked"));
+    web.overview_when("no mention waiting once acked", |o| {
+        o["attention"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["kind"] != "mention")
+    });
+}

@@ -39,8 +39,12 @@ pub struct PromptInput<'a> {
 /// How to answer in AOP blocks.
 const AOP: &str = "- Answer format (AOP): wrap your final answer in a block, each marker on a line of its own:\n  === AOP-FINAL | agent={agent} ===\n  your answer\n  === END-AOP-FINAL ===\n  FINAL and ERROR blocks are passed on untouched (ERROR also needs agent={agent}); INTERMEDIATE is work in progress; CONTEXT is metadata; STREAM | chunk=1/3 … splits a long answer.\n";
 
+/// What strict AOP (`protocols: [aop-strict]`) adds.
+const AOP_STRICT: &str =
+    "  Strict: write nothing outside AOP blocks; unmarked output is noted in the channel.\n";
+
 /// How to act on delivered messages with operations.
-const OPS: &str = "- Operations: to act on the messages delivered to you, start your answer with a frontmatter block; its id: must be the id given under \"New messages for you\":\n  ---\n  id: 12\n  done: 12\n  ---\n  One per line: ack: <id> · done: <id> · fail: <id>|<reason> · reply: <id>|<message> · send: <peer>|<message> · delegate: <id>|<peer> · defer: <id>|<1h30m or RFC 3339 time> · delete: <id> · surface: <note for the person>. Ids are channel message ids (#12 or 12); peers are teammates' names.\n";
+const OPS: &str = "- Operations: to act on the messages delivered to you, start your answer with a frontmatter block; its id: must be the id given under \"New messages for you\":\n  ---\n  id: 12\n  done: 12\n  ---\n  One per line: ack: <id> · done: <id> · fail: <id>|<reason> · reply: <id>|<message> · send: <peer>|<message> · delegate: <id>|<peer> · defer: <id>|<1h30m or RFC 3339 time> (or just <id>: at your next wake) · delete: <id> · surface: <note for the person>. Ids are channel message ids (#12 or 12); peers are teammates' names.\n";
 
 /// How to report status with Agent Mail.
 const MAIL: &str = "- Status messages (Agent Mail): report status with channel_send in this shape, the type word in capitals:\n  Subject: [<task or bead id>] PROGRESS\n  Bead: <id>\n  Step: <what you are doing>\n  Status: <IN_PROGRESS | BLOCKED | …>\n  Types: PROGRESS (Step, Status), HELP_REQUEST (Issue Type, Problem, Question), OFFERING_READY or DONE (Status, Commit, Tests, Lint, Build as PASS/FAIL), FAILED (Type, Reason), CHECKPOINT (Reason, Commit).\n";
@@ -53,6 +57,9 @@ fn protocols(out: &mut String, agent: &str, p: crate::workflow::Protocols) {
     out.push_str("## Protocols awtui reads\n");
     if p.aop {
         out.push_str(&AOP.replace("{agent}", agent));
+    }
+    if p.aop_strict {
+        out.push_str(AOP_STRICT);
     }
     if p.ops {
         out.push_str(OPS);

@@ -169,6 +169,12 @@ pub fn run(args: &PeekArgs) -> u8 {
                 ));
             }
             print::message(&item.entry, Some(&item.annotations));
+            if let Some(thread) = &item.thread {
+                print::line(crate::sanitize::for_terminal(&format!(
+                    "[thread {}]",
+                    thread.label()
+                )));
+            }
             let fetch = whole_command(item.entry.id, args);
             if let Some(note) = item.cut.note(item.entry.message.len(), &fetch) {
                 print::line(note);

@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::agents::runner::{AgentStatus, RunOutcome};
-use crate::context::{ContextStore, DeliveryState};
+use crate::context::ContextStore;
 use crate::engine::EngineEvent;
 use crate::engine::event::{AgentSnapshot, MessageSnapshot};
 use crate::engine::tasks::TaskSnapshot;
@@ -245,13 +245,7 @@ pub fn messages(store: &dyn ContextStore) -> Vec<MessageSnapshot> {
         .into_iter()
         .map(|entry| {
             let mut annotations = crate::protocols::annotate(&entry.message);
-            if let Some(mail) = annotations.mail.as_mut() {
-                mail.acknowledged = !entry.mentions.is_empty()
-                    && entry
-                        .mentions
-                        .iter()
-                        .all(|m| store.delivery(entry.id, m) == Some(DeliveryState::Acked));
-            }
+            crate::instance::query::mark_acknowledged(store, &entry, &mut annotations);
             MessageSnapshot {
                 entry,
                 annotations,

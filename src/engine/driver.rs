@@ -139,6 +139,12 @@ pub struct Driver {
     without_tools: std::collections::HashSet<String>,
     /// Agents that had awtui's tools in at least one successful turn.
     with_tools: std::collections::HashSet<String>,
+    /// Agents asked for strict AOP (`protocols: [aop-strict]`) whose
+    /// unmarked output was already noted in this run (once each).
+    unmarked_noted: std::collections::HashSet<String>,
+    /// The messages each agent's current turn has again because it put
+    /// them off until this wake (forgotten when the turn succeeds).
+    woken_again: HashMap<String, Vec<u64>>,
     /// Each agent's lasting counters as last written to its folder.
     kept_metrics: HashMap<String, super::metrics::Lasting>,
     /// Writes the counters behind the loop.
@@ -246,6 +252,8 @@ impl Driver {
             prepared_workdirs: std::collections::HashSet::new(),
             without_tools: std::collections::HashSet::new(),
             with_tools: std::collections::HashSet::new(),
+            unmarked_noted: std::collections::HashSet::new(),
+            woken_again: HashMap::new(),
             outcome: None,
         }
     }
@@ -332,7 +340,7 @@ impl Driver {
                     } => self.turn_done(agent, turn, outcome, committed, lost),
                 },
                 () = sleep_until(deadline) => {
-                    self.deliver_deferred(None);
+                    self.deliver_deferred();
                     self.handle(Event::Tick);
                 }
             }
@@ -611,7 +619,10 @@ impl Driver {
                 session_id,
                 number,
                 ..
-            } => self.start_turn(agent, turn, messages, session_id, number),
+            } => {
+                let messages = self.with_next_wake(&agent, messages);
+                self.start_turn(agent, turn, messages, session_id, number)
+            }
             Effect::Ack { agent, through } => {
                 // Behind the loop, after the answers queued before it; a
                 // turn's ack rides with its answer.
@@ -1033,6 +1044,7 @@ impl Driver {
         }
         let mut aop_answer = None;
         let result = if outcome.success {
+            self.settle_woken_again(&agent);
             // An answer cut to nothing still says where the output went.
             let answer = outcome
                 .answer
@@ -1093,11 +1105,16 @@ impl Driver {
     /// and one compact system note say so during the run (not only `awtui
     /// aop check`), for agents taught AOP.
     fn report_aop(&mut self, agent: &str, answer: &str) {
-        let taught = self
-            .cx
-            .workflow
-            .agent(agent)
-            .is_some_and(|a| a.protocols.aop);
+        let protocols = self.cx.workflow.agent(agent).map(|a| a.protocols);
+        if protocols.is_some_and(|p| p.aop_strict) && !self.unmarked_noted.contains(agent) {
+            // The seed's strict receiver warns of unmarked output: once
+            // per agent and run, not on every turn.
+            if let Some(text) = crate::protocols::aop::unmarked_note(agent, answer) {
+                self.unmarked_noted.insert(agent.to_string());
+                self.post_after_answers(&text);
+            }
+        }
+        let taught = protocols.is_some_and(|p| p.aop);
         let Some(text) = taught
             .then(|| crate::protocols::aop::run_note(agent, answer))
             .flatten()
@@ -1225,10 +1242,34 @@ impl Driver {
         });
     }
 
-    /// Delivers deferred messages that are due (and, when `waking` starts a
-    /// turn, those it put off until its next wake) as reminders.
-    fn deliver_deferred(&mut self, waking: Option<&str>) {
-        let due = self.ops.take_due(chrono::Utc::now(), waking);
+    /// `messages` for `agent`'s turn, with the messages it put off until
+    /// its next wake (`defer: <id>`): they are new to it again, once.
+    fn with_next_wake(&mut self, agent: &str, mut messages: Vec<u64>) -> Vec<u64> {
+        let again = self.ops.next_wake(agent);
+        if again.is_empty() {
+            self.woken_again.remove(agent);
+            return messages;
+        }
+        self.woken_again.insert(agent.to_string(), again.clone());
+        messages.extend(again);
+        messages.sort_unstable();
+        messages.dedup();
+        messages
+    }
+
+    /// `agent`'s turn succeeded: the messages it had again (see
+    /// [`Self::with_next_wake`]) are no longer deferred. Before the turn's
+    /// own operations run, which may defer them once more.
+    fn settle_woken_again(&mut self, agent: &str) {
+        if let Some(ids) = self.woken_again.remove(agent) {
+            self.ops.forget_next_wake(agent, &ids);
+            self.save_ops();
+        }
+    }
+
+    /// Delivers timed deferrals that are due as reminders.
+    fn deliver_deferred(&mut self) {
+        let due = self.ops.take_due(chrono::Utc::now());
         if due.is_empty() {
             return;
         }
@@ -1430,6 +1471,7 @@ impl Driver {
             ops_files: &self.ops_files,
             agent_dir: &|agent: &str| self.cx.agent_dir(agent),
             known,
+            threads: &self.ops.threads,
         };
         if let Some(job) = super::jobs::for_command(&sources, &command) {
             // Disk, git or pages: off the loop, answered when done.

@@ -34,6 +34,9 @@ pub struct Sources<'a> {
     pub agent_dir: &'a dyn Fn(&str) -> PathBuf,
     /// The workspaces (`ReadDiff`, `Workspace`).
     pub known: Known<'a>,
+    /// Thread states by root message id (shown on the messages of a
+    /// `peek`).
+    pub threads: &'a std::collections::BTreeMap<u64, crate::vocab::ThreadState>,
 }
 
 /// The job that answers `command`, when it is one answered off the loop.
@@ -41,12 +44,18 @@ pub fn for_command(sources: &Sources<'_>, command: &Command) -> Option<Job> {
     match command {
         Command::Peek { query } => {
             let (context, query) = (sources.context.clone(), query.clone());
+            let threads = sources.threads.clone();
             Some(Box::new(move || {
                 context
                     .read(|s| crate::instance::query::peek(s, &query))
-                    .map(|page| Reply::Messages {
-                        items: page.items,
-                        left_out: page.left_out,
+                    .map(|mut page| {
+                        for item in &mut page.items {
+                            item.thread = threads.get(&item.entry.id).cloned();
+                        }
+                        Reply::Messages {
+                            items: page.items,
+                            left_out: page.left_out,
+                        }
                     })
             }))
         }

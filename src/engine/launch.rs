@@ -131,12 +131,21 @@ pub fn prompt_for(cx: &LaunchContext, agent: &str, messages: &[u64]) -> String {
     let (delivered, recent) = cx.context.read(|store| {
         let delivered: Vec<ChannelEntry> =
             messages.iter().filter_map(|id| store.entry(*id)).collect();
-        let first = messages.iter().min().copied().unwrap_or(u64::MAX);
+        // Messages put off until this wake were acknowledged before: the
+        // recent ones quoted are those before the first new one.
+        let acked = store.cursor(agent).map(|c| c.acked).unwrap_or(0);
+        let first = messages
+            .iter()
+            .filter(|id| **id > acked)
+            .min()
+            .or(messages.iter().min())
+            .copied()
+            .unwrap_or(u64::MAX);
         let recent: Vec<ChannelEntry> = store
             .read(None, Some(RECENT_MESSAGES + messages.len()))
             .unwrap_or_default()
             .into_iter()
-            .filter(|e| e.id < first)
+            .filter(|e| e.id < first && !messages.contains(&e.id))
             .collect();
         let skip = recent.len().saturating_sub(RECENT_MESSAGES);
         (delivered, recent[skip..].to_vec())

@@ -24,6 +24,12 @@ impl PeekItem {
                     object.insert("truncated".into(), self.cut.truncated.into());
                     object.insert("bytes".into(), bytes.into());
                 }
+                if let (Some(object), Some(thread)) = (item.as_object_mut(), &self.thread) {
+                    object.insert(
+                        "thread".into(),
+                        serde_json::to_value(thread).unwrap_or_default(),
+                    );
+                }
                 item
             }
             _ => serde_json::to_value(self).unwrap_or_default(),
@@ -40,8 +46,32 @@ impl PeekItem {
             priority: None,
             state: None,
             cut,
+            thread: None,
         }
     }
+}
+
+/// Marks an Agent Mail record in `annotations` acknowledged when every
+/// addressee of `entry` acked it in `store`
+/// ([`crate::vocab::channel::acked_by_all`]): what `run --json`, `peek`
+/// and snapshots report.
+pub fn mark_acknowledged(
+    store: &dyn ContextStore,
+    entry: &ChannelEntry,
+    annotations: &mut protocols::Annotations,
+) {
+    if let Some(mail) = annotations.mail.as_mut() {
+        mail.acknowledged =
+            crate::vocab::channel::acked_by_all(&entry.mentions, |m| store.delivery(entry.id, m));
+    }
+}
+
+/// Marks the acknowledged Agent Mail records of a page's items.
+fn mark_page(store: &dyn ContextStore, mut page: Bounded) -> Bounded {
+    for item in &mut page.items {
+        mark_acknowledged(store, &item.entry, &mut item.annotations);
+    }
+    page
 }
 
 /// A page of messages within the byte budget of a page.
@@ -121,7 +151,7 @@ pub fn newest(store: &dyn ContextStore, before: Option<u64>, limit: usize) -> Bo
     let known = store.count_before(before.unwrap_or(u64::MAX)).min(limit);
     let mut page = fill(newest_first(store, before).take(limit), Some(known));
     page.items.reverse();
-    page
+    mark_page(store, page)
 }
 
 /// Message `id`, whole (never shortened).
@@ -136,6 +166,7 @@ fn whole(store: &dyn ContextStore, id: u64) -> Result<Bounded, String> {
             priority: None,
             state: None,
             cut: Cut::default(),
+            thread: None,
         }],
         left_out: 0,
     })
@@ -143,6 +174,11 @@ fn whole(store: &dyn ContextStore, id: u64) -> Result<Bounded, String> {
 
 /// Answers a peek from the store, within the byte budget of a page.
 pub fn peek(store: &dyn ContextStore, q: &PeekQuery) -> Result<Bounded, String> {
+    unmarked(store, q).map(|page| mark_page(store, page))
+}
+
+/// [`peek`] before the acknowledged records are marked.
+fn unmarked(store: &dyn ContextStore, q: &PeekQuery) -> Result<Bounded, String> {
     if let Some(id) = q.message {
         return whole(store, id);
     }

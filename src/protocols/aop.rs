@@ -300,6 +300,25 @@ pub fn run_note(agent: &str, answer: &str) -> Option<String> {
     ))
 }
 
+/// What a run says when an agent asked for strict AOP answers with text
+/// outside AOP blocks (the seed: a strict receiver warns of unmarked
+/// output): the first such line; `None` when every line is in a block (or
+/// the answer is empty: nothing was said).
+pub fn unmarked_note(agent: &str, answer: &str) -> Option<String> {
+    if answer.trim().is_empty() {
+        return None;
+    }
+    let parsed = parse(answer, Mode::Lenient);
+    let first = parsed
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::UnmarkedOutput)?;
+    Some(format!(
+        "{agent}'s answer has unmarked output (line {}: {}) though its workflow asks for strict AOP (protocols: [aop-strict]); said once per run",
+        first.line, first.message
+    ))
+}
+
 /// Parses agent output into segments and findings; never fails or panics.
 pub fn parse(text: &str, mode: Mode) -> Parsed {
     let mut parser = Parser {

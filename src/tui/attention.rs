@@ -297,6 +297,7 @@ mod tests {
             },
             priority: None,
             state: None,
+            thread: None,
         }
     }
 

@@ -90,6 +90,19 @@ impl Cursor {
     }
 }
 
+/// Whether every addressee of message `mentions` acknowledged it, given
+/// where the message stands for each (`state_of`; `None`: not in that
+/// recipient's inbox). A message addressed to nobody has nobody to wait
+/// for and is not acknowledged. The one rule behind an Agent Mail
+/// record's `acknowledged` in `run --json`, `peek --json`, the control
+/// room and the web page.
+pub fn acked_by_all(mentions: &[String], state_of: impl Fn(&str) -> Option<DeliveryState>) -> bool {
+    !mentions.is_empty()
+        && mentions
+            .iter()
+            .all(|m| state_of(m) == Some(DeliveryState::Acked))
+}
+
 /// What happened to a document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// Where a thread stands after `done`, `fail` or `delete`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -13,6 +13,19 @@ pub enum ThreadState {
     Done { by: String },
     Failed { by: String, reason: String },
     Deleted { by: String },
+}
+
+impl ThreadState {
+    /// What the state says on the message it closes, in every front end:
+    /// `done by coder`, `failed by coder: why`, `deleted by coder`
+    /// (agent text: a terminal front end sanitizes it).
+    pub fn label(&self) -> String {
+        match self {
+            ThreadState::Done { by } => format!("done by {by}"),
+            ThreadState::Failed { by, reason } => format!("failed by {by}: {reason}"),
+            ThreadState::Deleted { by } => format!("deleted by {by}"),
+        }
+    }
 }
 
 /// A message an agent put off, to be delivered to it again.
@@ -36,7 +49,51 @@ pub struct Surfaced {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpsState {
     /// Thread states by root message id.
+    #[serde(default, deserialize_with = "u64_keys")]
     pub threads: BTreeMap<u64, ThreadState>,
     pub deferred: Vec<Deferred>,
     pub surfaced: Vec<Surfaced>,
+}
+
+/// A map keyed by message ids, read from JSON's string keys. Serde reads
+/// integer keys only from the top of a document: inside a tagged enum (a
+/// snapshot in a `Reply`) they come as strings, and a snapshot with one
+/// thread state could not be read by any front end.
+fn u64_keys<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u64, ThreadState>, D::Error> {
+    BTreeMap::<String, ThreadState>::deserialize(d)?
+        .into_iter()
+        .map(|(k, v)| {
+            k.parse()
+                .map(|k| (k, v))
+                .map_err(|_| serde::de::Error::custom(format!("'{k}' is not a message id")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 36: a snapshot whose threads have a state reaches front ends
+    /// (it travels inside a tagged `Reply`).
+    #[test]
+    fn thread_states_survive_a_tagged_envelope() {
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "reply", rename_all = "snake_case")]
+        enum Envelope {
+            Snapshot { ops: OpsState },
+        }
+        let mut ops = OpsState::default();
+        ops.threads
+            .insert(12, ThreadState::Done { by: "coder".into() });
+        let sent = Envelope::Snapshot { ops };
+        let json = serde_json::to_string(&sent).unwrap();
+        assert_eq!(serde_json::from_str::<Envelope>(&json).unwrap(), sent);
+        assert!(
+            serde_json::from_str::<OpsState>(
+                r#"{"threads":{"x":{"state":"done","by":"a"}},"deferred":[],"surfaced":[]}"#
+            )
+            .is_err()
+        );
+    }
 }

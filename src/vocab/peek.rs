@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::channel::{ChannelEntry, DeliveryState};
 use super::mentions::Priority;
+use super::ops::ThreadState;
 use super::pages::Cut;
 use crate::protocols::Annotations;
 use crate::protocols::agent_mail::MessageType;
@@ -52,4 +53,8 @@ pub struct PeekItem {
     /// Whether the text was shortened for the page, and its whole size.
     #[serde(flatten)]
     pub cut: Cut,
+    /// The state an agent's `done`, `fail` or `delete` gave the thread
+    /// this message starts, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<ThreadState>,
 }

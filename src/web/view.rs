@@ -202,6 +202,7 @@ pub fn state(id: &str, s: &Snapshot) -> Value {
         "documents": s.documents,
         "entry_document": s.entry_document,
         "cursors": s.cursors,
+        "threads": threads(&s.ops.threads),
         "paused": s.paused.as_ref().map(|p| p.to_string()),
         "tasks": s.tasks.tasks.iter().map(|t| json!({
             "id": t.id,
@@ -215,6 +216,22 @@ pub fn state(id: &str, s: &Snapshot) -> Value {
         "notices": s.notices,
         "started": s.started,
     })
+}
+
+/// Thread states by root message id, each with the words the page shows
+/// on that message (`label`).
+pub fn threads(threads: &std::collections::BTreeMap<u64, crate::vocab::ThreadState>) -> Value {
+    threads
+        .iter()
+        .map(|(id, state)| {
+            let mut v = serde_json::to_value(state).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert("label".into(), state.label().into());
+            }
+            (id.to_string(), v)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// A live event as the page applies it (`None`: nothing to show). Kinds

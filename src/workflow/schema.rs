@@ -336,6 +336,9 @@ pub struct Protocols {
     pub ops: bool,
     /// Agent Mail status messages (`[bead] PROGRESS`).
     pub mail: bool,
+    /// AOP, strictly (`aop-strict`): besides teaching it, a run notes once
+    /// when the agent's answer has text outside AOP blocks.
+    pub aop_strict: bool,
 }
 
 impl Default for Protocols {
@@ -344,21 +347,23 @@ impl Default for Protocols {
             aop: true,
             ops: true,
             mail: true,
+            aop_strict: false,
         }
     }
 }
 
 impl Protocols {
     /// The names used in `protocols:`.
-    pub const NAMES: [&'static str; 3] = ["aop", "ops", "mail"];
+    pub const NAMES: [&'static str; 4] = ["aop", "ops", "mail", "aop-strict"];
 
     /// Only the protocols named (unknown names are the loader's to report).
     pub fn only(names: &[String]) -> Protocols {
         let on = |n: &str| names.iter().any(|x| x == n);
         Protocols {
-            aop: on("aop"),
+            aop: on("aop") || on("aop-strict"),
             ops: on("ops"),
             mail: on("mail"),
+            aop_strict: on("aop-strict"),
         }
     }
 }

@@ -270,15 +270,7 @@ impl App {
                 Vec::new()
             }
             EngineEvent::Thread { id, state } => {
-                use crate::vocab::ThreadState;
-                let text = match &state {
-                    ThreadState::Done { by } => format!("thread #{id} marked done by {by}"),
-                    ThreadState::Failed { by, reason } => {
-                        format!("thread #{id} failed ({by}): {reason}")
-                    }
-                    ThreadState::Deleted { by } => format!("thread #{id} deleted by {by}"),
-                };
-                self.info(for_terminal(&text));
+                self.info(for_terminal(&format!("thread #{id} {}", state.label())));
                 self.threads.insert(id, state);
                 Vec::new()
             }

@@ -522,6 +522,7 @@ impl App {
                     theme: &self.theme,
                     names: &names,
                     cursors: &self.cursors,
+                    threads: &self.threads,
                     spinner: self.spinner,
                     utc_offset: self.options.utc_offset,
                 };

@@ -57,6 +57,7 @@ fn mention(id: u64, text: &str) -> PeekItem {
         },
         priority: None,
         state: None,
+        thread: None,
     }
 }
 

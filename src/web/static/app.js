@@ -86,10 +86,11 @@ function renderOverview() {
     b.addEventListener('click', () => open(a.instance, a.message, a.agent));
     li.appendChild(b);
     if (a.message && (a.kind === 'mention' || a.kind === 'HELP_REQUEST')) {
-      // Acknowledges your inbox through this message (as the control room's ack).
-      const ack = el('button', 'ack', 'Ack');
+      // Acknowledges your inbox up to and including this message (as the
+      // control room's ack: acks are a cursor), and says so.
+      const ack = el('button', 'ack', 'Ack up to #' + a.message);
       ack.type = 'button';
-      ack.title = 'mark your mentions through #' + a.message + ' as read';
+      ack.title = 'mark your mentions up to and including #' + a.message + ' as read';
       ack.addEventListener('click', () => act(a.instance, {action: 'ack', agent: S.user, until: a.message}));
       li.className = 'with-ack';
       li.appendChild(ack);
@@ -262,7 +263,6 @@ function renderState() {
 function mark(m) {
   const marks = [];
   for (const who of m.mentions || []) {
-    if (who === S.user) continue;
     const c = S.state.cursors[who];
     let state = 'queued', sym = '…';
     if (c && m.id <= c.acked) { state = 'acked'; sym = '✓✓'; }
@@ -280,6 +280,8 @@ function messageNode(m) {
   const head = el('div', 'head');
   head.appendChild(el('span', 'from' + (m.from === 'system' ? ' system' : ''), m.from));
   head.appendChild(el('span', null, '#' + m.id + ' · ' + when(m.at)));
+  const thread = (S.state.threads || {})[m.id];
+  if (thread) head.appendChild(el('span', 'badge thread ' + thread.state, thread.label));
   if (m.mail) head.appendChild(el('span', 'badge mail', m.mail));
   for (const s of mark(m)) head.appendChild(s);
   li.appendChild(head);
@@ -758,6 +760,11 @@ async function main() {
   $('live-close').addEventListener('click', () => showTab('agents'));
   $('diff-agent').addEventListener('change', () => loadDiff(null));
   $('help-on').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
+  // A tap (or click) outside the help closes it: phones have no Esc.
+  document.addEventListener('pointerdown', (e) => {
+    const help = $('help');
+    if (!help.hidden && !help.contains(e.target) && !$('help-on').contains(e.target)) help.hidden = true;
+  });
   if ('Notification' in window && Notification.permission === 'default') {
     $('notify-on').hidden = false;
     $('notify-on').addEventListener('click', () => Notification.requestPermission().then(() => { $('notify-on').hidden = true; }));

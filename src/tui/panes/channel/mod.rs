@@ -132,6 +132,8 @@ pub struct DrawContext<'a> {
     pub names: &'a [String],
     /// Each recipient's cursor.
     pub cursors: &'a std::collections::BTreeMap<String, Cursor>,
+    /// Thread states by root message id (shown on the root).
+    pub threads: &'a std::collections::BTreeMap<u64, crate::vocab::ThreadState>,
     /// Spinner frame.
     pub spinner: usize,
     /// Offset from UTC for timestamps, in seconds.

@@ -189,6 +189,9 @@ pub(super) fn header_line(
             theme.sender(&m.entry.from),
         ),
     ];
+    if let Some(state) = ctx.threads.get(&m.entry.id) {
+        spans.push(thread_badge(state, theme));
+    }
     if let Some(kind) = m.annotations.mail.as_ref().and_then(|r| r.kind()) {
         spans.push(Span::raw(" "));
         spans.push(Span::styled(
@@ -220,13 +223,14 @@ pub(super) fn header_line(
         if m.annotations.mail.as_ref().is_some_and(|r| r.ack_required)
             && !m.entry.mentions.is_empty()
         {
-            let acked = m.entry.mentions.iter().all(|r| {
-                ctx.cursors
-                    .get(r)
-                    .copied()
-                    .unwrap_or_default()
-                    .state_of(m.entry.id)
-                    == DeliveryState::Acked
+            let acked = crate::vocab::channel::acked_by_all(&m.entry.mentions, |r| {
+                Some(
+                    ctx.cursors
+                        .get(r)
+                        .copied()
+                        .unwrap_or_default()
+                        .state_of(m.entry.id),
+                )
             });
             spans.push(if acked {
                 Span::styled(" acked", Style::new().fg(theme.ok))
@@ -288,6 +292,21 @@ pub(super) fn header_line(
         line.spans.push(Span::styled(id, theme.dimmed()));
     }
     line
+}
+
+/// The state an agent's `done`, `fail` or `delete` gave the thread a
+/// message starts, on that message's header (sanitized, cut short).
+fn thread_badge(state: &crate::vocab::ThreadState, theme: &Theme) -> Span<'static> {
+    use crate::vocab::ThreadState;
+    let style = match state {
+        ThreadState::Done { .. } => Style::new().fg(theme.ok),
+        ThreadState::Failed { .. } => Style::new().fg(theme.warning).add_modifier(Modifier::BOLD),
+        ThreadState::Deleted { .. } => theme.dimmed(),
+    };
+    Span::styled(
+        format!(" [{}]", truncate(&for_terminal(&state.label()), 40)),
+        style,
+    )
 }
 
 /// The context window usage an Agent Mail message reports (PROGRESS or
