@@ -7,6 +7,7 @@ pub mod context;
 pub mod duration;
 pub mod engine;
 pub mod fsutil;
+pub mod http_client;
 #[warn(missing_docs)]
 pub mod instance;
 #[warn(missing_docs)]

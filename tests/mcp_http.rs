@@ -148,7 +148,7 @@ async fn events_follow_what_agents_do() {
 async fn missing_or_unknown_tokens_are_refused_and_nothing_is_written() {
     let inst = Instance::start().await;
     let url = inst.handle.url().to_string();
-    let http = reqwest::Client::new();
+    let http = awtui::http_client::client();
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -181,7 +181,8 @@ async fn missing_or_unknown_tokens_are_refused_and_nothing_is_written() {
         }
     }
     // The rmcp client with a wrong token cannot even connect.
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+        awtui::http_client::client(),
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             url.clone(),
         )
@@ -248,7 +249,7 @@ async fn raw_json_rpc_string_ids_and_unknown_methods() {
     let handle = start_memory().await;
     let url = handle.url().to_string();
     let token = handle.token("qa").unwrap().to_string();
-    let http = reqwest::Client::new();
+    let http = awtui::http_client::client();
 
     let (status, session, init) = post(
         &http,
@@ -329,7 +330,7 @@ async fn raw_json_rpc_string_ids_and_unknown_methods() {
 async fn bodies_over_4_mib_are_refused_and_nothing_is_written() {
     let inst = Instance::start().await;
     let url = inst.handle.url().to_string();
-    let http = reqwest::Client::new();
+    let http = awtui::http_client::client();
     let big = "x".repeat(awtui::mcp::MAX_BODY + 1);
     let send = json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -491,7 +492,7 @@ async fn event_streams_carry_only_json_messages() {
     let handle = start_memory().await;
     let url = handle.url().to_string();
     let token = handle.token("qa").unwrap().to_string();
-    let http = reqwest::Client::new();
+    let http = awtui::http_client::client();
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}

@@ -198,7 +198,8 @@ async fn session_less_clients_discover_call_and_listen() {
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 
     let inst = Instance::start().await;
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+        awtui::http_client::client(),
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             inst.handle.url().to_string(),
         )

@@ -316,7 +316,8 @@ fn arguments(args: Value) -> Map<String, Value> {
 
 async fn call(url: &str, token: &str, tool: String, args: Map<String, Value>, json: bool) -> u8 {
     let tool = tool.as_str();
-    let transport = StreamableHttpClientTransport::from_config(
+    let transport = StreamableHttpClientTransport::with_client(
+        crate::http_client::client(),
         StreamableHttpClientTransportConfig::with_uri(url.to_string())
             .auth_header(token.to_string()),
     );

@@ -183,7 +183,7 @@ pub fn spawn(hook: Webhook, page: String, stop: CancellationToken) -> mpsc::Send
     let (tx, mut rx) = mpsc::channel::<AttentionItem>(QUEUE);
     let link = hook.link.clone().unwrap_or(page);
     tokio::spawn(async move {
-        let http = reqwest::Client::new();
+        let http = crate::http_client::client();
         loop {
             let item = tokio::select! {
                 () = stop.cancelled() => break,

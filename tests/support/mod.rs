@@ -118,7 +118,8 @@ fn watcher() -> (Watcher, mpsc::UnboundedReceiver<String>) {
 
 /// An rmcp client over loopback HTTP, and its resource notifications.
 pub async fn http_client(url: &str, token: &str) -> (Client, mpsc::UnboundedReceiver<String>) {
-    let transport = StreamableHttpClientTransport::from_config(
+    let transport = StreamableHttpClientTransport::with_client(
+        awtui::http_client::client(),
         StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token),
     );
     let (handler, rx) = watcher();

@@ -265,7 +265,7 @@ pub fn spawn(
     let (stop_tx, stop_rx) = oneshot::channel();
     tokio::spawn(async move {
         let mut builder = OutcomeBuilder::new(UsageMode::PerStep);
-        let http = reqwest::Client::new();
+        let http = crate::http_client::client();
         let exit = {
             let mut reporter = Reporter {
                 tx: &tx,
