@@ -574,6 +574,7 @@ fn a_paused_ping_pong_stays_paused_after_kill_9_and_start() {
         "no turn ran after the reopening"
     );
     assert_eq!(w.run(&["stop", "@p"]).code, 0);
+}
 
 /// Issue 36, item 17: an agent added to a running instance (`awtui agent
 /// add`, the control room's `n` and `/agent add` send the same command) is

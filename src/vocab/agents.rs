@@ -213,6 +213,12 @@ pub struct NewAgent {
     pub workspace: Option<WorkspaceMode>,
 }
 
+/// The backends an agent can be added with by name alone (the others need
+/// a `command:` or a `model:`, which only a workflow file gives): what the
+/// control room's form cycles through. A test of the workflow loader keeps
+/// it equal to what the loader accepts.
+pub const ADDABLE_BACKENDS: [&str; 4] = ["claude", "codex", "opencode", "cursor"];
+
 /// `workspace:` as the person picks it for an added agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

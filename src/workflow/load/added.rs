@@ -123,3 +123,100 @@ pub fn added_agent(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::agents::{ADDABLE_BACKENDS, WorkspaceMode};
+    use crate::workflow::BackendKind;
+
+    fn workflow(yaml: &str) -> (tempfile::TempDir, Workflow) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("w.yaml");
+        std::fs::write(&file, yaml).unwrap();
+        let w = crate::workflow::load(&file).unwrap().workflow;
+        (dir, w)
+    }
+
+    fn new(name: &str, backend: &str, workspace: Option<WorkspaceMode>) -> NewAgent {
+        NewAgent {
+            name: name.into(),
+            backend: backend.into(),
+            workspace,
+        }
+    }
+
+    const TWO: &str = "agents:\n  lead:\n    command: ['true']\n  coder:\n    command: ['true']\n";
+
+    #[test]
+    fn the_form_offers_exactly_the_backends_the_loader_takes_by_name() {
+        let (_d, w) = workflow(TWO);
+        let taken = w.agent_names();
+        let accepted: Vec<&str> = BackendKind::ALL
+            .iter()
+            .map(|(_, n)| *n)
+            .filter(|n| added_agent(&w, &taken, &new("helper", n, None)).is_ok())
+            .collect();
+        let mut offered = ADDABLE_BACKENDS.to_vec();
+        offered.sort();
+        let mut accepted = accepted;
+        accepted.sort();
+        assert_eq!(offered, accepted);
+    }
+
+    #[test]
+    fn names_backends_and_workspaces_are_checked_as_in_a_workflow_file() {
+        let (_d, w) = workflow(TWO);
+        let taken = w.agent_names();
+        let refused = |a: NewAgent| added_agent(&w, &taken, &a).unwrap_err().to_string();
+        assert_eq!(
+            refused(new("coder", "claude", None)),
+            "there is already an agent 'coder' in this instance; choose another name"
+        );
+        assert!(refused(new("../x", "claude", None)).contains("'../x' is not a valid agent name"));
+        assert!(refused(new("all", "claude", None)).contains("is reserved"));
+        let e = refused(new("a\u{7}b", "claude", None));
+        assert!(
+            e.contains("control characters") && !e.contains('\u{7}'),
+            "{e}"
+        );
+        assert!(
+            refused(new("helper", "codx", None))
+                .contains("unknown backend 'codx' (did you mean 'codex'?)")
+        );
+        // The file context is what worktrees need; this one has it by
+        // default, a memory context does not.
+        let ok = added_agent(
+            &w,
+            &taken,
+            &new("helper", "codex", Some(WorkspaceMode::Worktree)),
+        )
+        .unwrap();
+        assert_eq!(ok.workspace, Workspace::Worktree { base: None });
+        let (_m, mem) = workflow(&format!("{TWO}context:\n  provider: memory\n"));
+        assert!(
+            added_agent(
+                &mem,
+                &taken,
+                &new("helper", "codex", Some(WorkspaceMode::Worktree))
+            )
+            .unwrap_err()
+            .to_string()
+            .contains("workspace: worktree needs the file context")
+        );
+    }
+
+    #[test]
+    fn an_added_agent_takes_the_workflows_default_workspace() {
+        let (_d, w) = workflow(&format!("workspace: worktree\n{TWO}"));
+        let a = added_agent(&w, &w.agent_names(), &new("helper", "codex", None)).unwrap();
+        assert_eq!(a.workspace, Workspace::Worktree { base: None });
+        let a = added_agent(
+            &w,
+            &w.agent_names(),
+            &new("helper", "codex", Some(WorkspaceMode::Shared)),
+        )
+        .unwrap();
+        assert_eq!(a.workspace, Workspace::Shared);
+    }
+}
