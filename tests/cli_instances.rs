@@ -591,9 +591,11 @@ fn an_agent_added_to_a_running_instance_comes_back_on_start_and_works() {
     std::os::unix::fs::symlink(fake, bin.join("claude")).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     w.env.push(("PATH".into(), path));
-    w.env.push(("FAKE_REPLY".into(), "helper here".into()));
+    // Its MCP token works: it posts through awtui's tools too.
+    w.env
+        .push(("FAKE_MCP".into(), "helper posts through MCP".into()));
     let workflow = std::fs::read_to_string(w.dir.join("demo.yaml")).unwrap();
-    w.start_background("demo.yaml", "pr-1");
+    let first = w.start_background("demo.yaml", "pr-1");
     demo_done(&w, "pr-1");
 
     let add = |args: &[&str]| {
@@ -647,23 +649,41 @@ fn an_agent_added_to_a_running_instance_comes_back_on_start_and_works() {
     )
     .unwrap();
 
+    // Killed right after the add was answered: the agent is kept.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(first as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    wait_for("the killed instance to die", || {
+        (!alive(first)).then_some(())
+    });
+    let names = |w: &World| -> Vec<String> { agents(&w.list()).into_iter().map(|a| a.0).collect() };
+    w.start_background("demo.yaml", "pr-1");
+    assert!(
+        names(&w).contains(&"helper@pr-1".to_string()),
+        "{:?}",
+        names(&w)
+    );
+    // And a stopped instance brings it back too; the planted one never.
     assert_eq!(w.run(&["stop", "@pr-1"]).code, 0);
     w.start_background("demo.yaml", "pr-1");
-    let names: Vec<String> = agents(&w.list()).into_iter().map(|a| a.0).collect();
-    assert!(names.contains(&"helper@pr-1".to_string()), "{names:?}");
+    let listed = names(&w);
+    assert!(listed.contains(&"helper@pr-1".to_string()), "{listed:?}");
     assert!(
-        !names.iter().any(|n| n.starts_with("intruder")),
-        "{names:?}"
+        !listed.iter().any(|n| n.starts_with("intruder")),
+        "{listed:?}"
     );
     let r = w.run(&["send", "say hi", "--to", "helper@pr-1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    wait_for("the added agent's answer", || {
-        w.channel("pr-1")
-            .iter()
-            .any(|m| {
-                m["from"] == "helper" && m["message"].as_str().unwrap().contains("helper here")
-            })
-            .then_some(())
+    wait_for("the added agent's post through MCP", || {
+        let ch = w.channel("pr-1");
+        let said = |text: &str| {
+            ch.iter()
+                .any(|m| m["from"] == "helper" && m["message"].as_str().unwrap().contains(text))
+        };
+        // (Its post answers the message, so its final text is not posted.)
+        said("helper posts through MCP").then_some(())
     });
     assert_eq!(
         std::fs::read_to_string(w.dir.join("demo.yaml")).unwrap(),
