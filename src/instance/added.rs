@@ -105,6 +105,8 @@ pub fn apply(workflow: &mut Workflow, instance: &str) -> Vec<String> {
         .and_then(|home| load(&file(&home)?));
     let added = match listed {
         Ok(added) => added,
+        // Without a data dir nothing could be added (see `layout`).
+        Err(AddedError::Layout(LayoutError::NoStateDir)) => return Vec::new(),
         Err(e) => return vec![format!("{e}; the added agents are left out")],
     };
     let mut notices = Vec::new();
@@ -115,4 +117,51 @@ pub fn apply(workflow: &mut Workflow, instance: &str) -> Vec<String> {
         }
     }
     notices
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::agents::WorkspaceMode;
+
+    fn workflow(dir: &Path) -> Workflow {
+        let file = dir.join("w.yaml");
+        std::fs::write(&file, "agents:\n  lead:\n    command: ['true']\n").unwrap();
+        crate::workflow::load(&file).unwrap().workflow
+    }
+
+    fn new(name: &str) -> NewAgent {
+        NewAgent {
+            name: name.into(),
+            backend: "codex".into(),
+            workspace: Some(WorkspaceMode::Shared),
+        }
+    }
+
+    #[test]
+    fn the_list_grows_by_checked_adds_and_refuses_a_name_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = workflow(dir.path());
+        let path = dir.path().join("added.json");
+        assert!(load(&path).unwrap().is_empty(), "no file: nothing added");
+        add(&path, &w, &new("helper")).unwrap();
+        let e = add(&path, &w, &new("helper")).unwrap_err().to_string();
+        assert!(e.contains("already an agent 'helper'"), "{e}");
+        assert!(add(&path, &w, &new("lead")).is_err());
+        add(&path, &w, &new("second")).unwrap();
+        let names: Vec<String> = load(&path).unwrap().into_iter().map(|a| a.name).collect();
+        assert_eq!(names, ["helper", "second"]);
+    }
+
+    #[test]
+    fn a_damaged_list_is_an_error_naming_the_file_not_an_empty_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("added.json");
+        std::fs::write(&path, "[{\"name\": ").unwrap();
+        let e = load(&path).unwrap_err().to_string();
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        // Nothing is added over a list that cannot be read.
+        let w = workflow(dir.path());
+        assert!(add(&path, &w, &new("helper")).is_err());
+    }
 }
