@@ -104,6 +104,12 @@ pub enum Command {
     /// agent CLIs that only start stdio servers (a relay: it never serves a
     /// context of its own; exits with code 3 when the instance is not running).
     Mcp(crate::mcp::bridge::BridgeArgs),
+    /// Add an agent to a running instance without editing its workflow
+    /// file (kept for the instance's next starts).
+    Agent {
+        #[command(subcommand)]
+        command: crate::commands::agent::AgentCommand,
+    },
     /// Agent Output Protocol tools.
     Aop {
         #[command(subcommand)]

@@ -132,6 +132,7 @@ fn run(command: Command) -> ExitCode {
         Command::Send(args) => commands::send::run(&args),
         Command::Peek(args) => commands::peek::run(&args),
         Command::Approve(args) => commands::approve::run(Verdict::Allow, &args),
+        Command::Agent { command } => commands::agent::run(&command),
         Command::Deny(args) => commands::approve::run(Verdict::Deny, &args),
         Command::Tasks(args) => commands::tasks::run(&args),
         Command::Diff(args) => commands::diff::run(&args),

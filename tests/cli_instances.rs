@@ -639,3 +639,120 @@ fn peek_shows_thread_states_surfaced_notes_and_acks() {
     );
     assert!(!text.stdout.contains('\u{1b}'), "{:?}", text.stdout);
 }
+
+/// Issue 36, item 17: an agent added to a running instance (`awtui agent
+/// add`, the control room's `n` and `/agent add` send the same command) is
+/// checked like a workflow file's agent, kept by awtui outside the
+/// instance folder, and back on the next start, where it takes turns; a
+/// list planted in the instance folder (which agents can write) is not
+/// read, and the workflow file is not edited.
+#[test]
+fn an_agent_added_to_a_running_instance_comes_back_on_start_and_works() {
+    let mut w = World::demo();
+    let bin = w.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/fake_agent.py");
+    std::os::unix::fs::symlink(fake, bin.join("claude")).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    w.env.push(("PATH".into(), path));
+    // Its MCP token works: it posts through awtui's tools too.
+    w.env
+        .push(("FAKE_MCP".into(), "helper posts through MCP".into()));
+    let workflow = std::fs::read_to_string(w.dir.join("demo.yaml")).unwrap();
+    let first = w.start_background("demo.yaml", "pr-1");
+    demo_done(&w, "pr-1");
+
+    let add = |args: &[&str]| {
+        let mut all = vec!["agent", "add"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--instance", "pr-1"]);
+        w.run(&all)
+    };
+    for (args, said) in [
+        (
+            &["coder", "--backend", "claude"][..],
+            "there is already an agent 'coder'",
+        ),
+        (&["../x", "--backend", "claude"], "not a valid agent name"),
+        (
+            &["bad\u{1b}[2Jname", "--backend", "claude"],
+            "control characters",
+        ),
+        (&["user", "--backend", "claude"], "is reserved"),
+        (
+            &["helper", "--backend", "cluade"],
+            "unknown backend 'cluade' (did you mean 'claude'?)",
+        ),
+    ] {
+        let r = add(args);
+        assert_ne!(r.code, 0, "{args:?} refused");
+        assert!(r.stderr.contains(said), "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains('\u{1b}'), "{}", r.stderr);
+    }
+    let r = add(&["helper", "--backend", "claude", "--workspace", "shared"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("agent helper added"), "{}", r.stdout);
+    let again = add(&["helper", "--backend", "codex"]);
+    assert!(
+        again.stderr.contains("there is already an agent 'helper'"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        w.channel("pr-1").iter().any(|m| m["from"] == "system"
+            && m["message"]
+                .as_str()
+                .unwrap()
+                .contains("agent helper added")),
+        "the channel says so"
+    );
+    // An agent writes a list of its own into the instance folder: ignored.
+    std::fs::write(
+        w.dir.join(".workflow/pr-1/added-agents.json"),
+        r#"[{"name":"intruder","backend":"claude"}]"#,
+    )
+    .unwrap();
+
+    // Killed right after the add was answered: the agent is kept.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(first as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    wait_for("the killed instance to die", || {
+        (!alive(first)).then_some(())
+    });
+    let names = |w: &World| -> Vec<String> { agents(&w.list()).into_iter().map(|a| a.0).collect() };
+    w.start_background("demo.yaml", "pr-1");
+    assert!(
+        names(&w).contains(&"helper@pr-1".to_string()),
+        "{:?}",
+        names(&w)
+    );
+    // And a stopped instance brings it back too; the planted one never.
+    assert_eq!(w.run(&["stop", "@pr-1"]).code, 0);
+    w.start_background("demo.yaml", "pr-1");
+    let listed = names(&w);
+    assert!(listed.contains(&"helper@pr-1".to_string()), "{listed:?}");
+    assert!(
+        !listed.iter().any(|n| n.starts_with("intruder")),
+        "{listed:?}"
+    );
+    let r = w.run(&["send", "say hi", "--to", "helper@pr-1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    wait_for("the added agent's post through MCP", || {
+        let ch = w.channel("pr-1");
+        let said = |text: &str| {
+            ch.iter()
+                .any(|m| m["from"] == "helper" && m["message"].as_str().unwrap().contains(text))
+        };
+        // (Its post answers the message, so its final text is not posted.)
+        said("helper posts through MCP").then_some(())
+    });
+    assert_eq!(
+        std::fs::read_to_string(w.dir.join("demo.yaml")).unwrap(),
+        workflow,
+        "the workflow file is not edited"
+    );
+    assert_eq!(w.run(&["stop", "@pr-1"]).code, 0);
+}

@@ -3315,3 +3315,116 @@ fn thread_states_show_on_the_message_they_close_and_surfaced_notes_on_their_agen
     assert!(s.contains("surfaced: flaky test"), "{s}");
     assert!(!s.contains('\u{1b}'), "{s:?}");
 }
+
+/// Issue 36, item 17: `n` opens the form adding an agent (name, backend,
+/// workspace); Enter sends it to the engine, whose refusal shows in the
+/// form until fixed or Esc; keys typed in the form never reach the panes.
+#[test]
+fn n_opens_the_add_agent_form_and_the_engine_decides() {
+    use awtui::engine::CommandFailed;
+    use awtui::vocab::agents::{NewAgent, WorkspaceMode};
+    let mut a = app();
+    // From the agents pane: `s` typed in the form is a letter, not a stop.
+    assert!(run(&mut a, vec![ch('1'), ch('n')]).is_empty());
+    assert!(screen(&mut a, 120, 40).contains("add an agent"));
+    assert!(run(&mut a, typed("sx")).is_empty(), "typing sends nothing");
+    run(
+        &mut a,
+        vec![key(KeyCode::Backspace), key(KeyCode::Backspace)],
+    );
+    run(&mut a, typed("coder"));
+    // Down to the backend, Tab cycles it; down to the workspace, → picks.
+    run(
+        &mut a,
+        vec![
+            key(KeyCode::Down),
+            key(KeyCode::Tab),
+            key(KeyCode::Down),
+            key(KeyCode::Right),
+        ],
+    );
+    let effects = run(&mut a, vec![key(KeyCode::Enter)]);
+    let want = NewAgent {
+        name: "coder".into(),
+        backend: "codex".into(),
+        workspace: Some(WorkspaceMode::Shared),
+    };
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::AddAgent {
+            agent: want.clone()
+        })]
+    );
+    // Refused: the reason shows in the form, which stays open.
+    let refusal = "there is already an agent 'coder' in this instance; choose another name";
+    a.update(Input::Reply(Err(CommandFailed {
+        command: "add_agent".into(),
+        error: refusal.into(),
+    })));
+    let shown = screen(&mut a, 120, 40);
+    assert!(
+        shown.contains("there is already an agent 'coder'"),
+        "{shown}"
+    );
+    // Fixed and sent again: accepted, the form closes, the status says so.
+    run(&mut a, vec![key(KeyCode::Up), key(KeyCode::Up)]);
+    run(&mut a, typed("-2"));
+    let effects = run(&mut a, vec![key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        vec![Effect::Command(Command::AddAgent {
+            agent: NewAgent {
+                name: "coder-2".into(),
+                ..want
+            }
+        })]
+    );
+    a.update(Input::Reply(Ok(Reply::Said {
+        text: "agent coder-2 added by user".into(),
+    })));
+    assert!(a.add_agent.is_none(), "accepted: closed");
+    assert!(a.status.clone().unwrap().text.contains("coder-2 added"));
+    // In the channel (the first focus), `n` without a search adds too;
+    // Esc closes the form, sending nothing.
+    assert!(run(&mut a, vec![ch('2'), ch('n')]).is_empty());
+    assert!(a.add_agent.is_some());
+    assert!(run(&mut a, vec![key(KeyCode::Esc)]).is_empty());
+    assert!(a.add_agent.is_none());
+    // An empty name is refused by the form itself.
+    run(&mut a, vec![ch('n')]);
+    assert!(run(&mut a, vec![key(KeyCode::Enter)]).is_empty());
+    assert!(screen(&mut a, 80, 24).contains("name the agent first"));
+}
+
+/// `/agent add NAME BACKEND [shared|worktree]` sends the same command
+/// (scriptable); `/agent add` alone opens the form.
+#[test]
+fn slash_agent_add_sends_or_opens_the_form() {
+    use awtui::vocab::agents::{NewAgent, WorkspaceMode};
+    let mut a = app();
+    let mut inputs = vec![ch(':'), ctrl('u')];
+    inputs.extend(typed("/agent add helper claude worktree"));
+    inputs.push(key(KeyCode::Enter));
+    assert_eq!(
+        run(&mut a, inputs),
+        vec![Effect::Command(Command::AddAgent {
+            agent: NewAgent {
+                name: "helper".into(),
+                backend: "claude".into(),
+                workspace: Some(WorkspaceMode::Worktree),
+            }
+        })]
+    );
+    run(&mut a, vec![key(KeyCode::Esc)]);
+    let mut inputs = vec![ch(':'), ctrl('u')];
+    inputs.extend(typed("/agent add helper claude somewhere"));
+    inputs.push(key(KeyCode::Enter));
+    assert!(run(&mut a, inputs).is_empty());
+    let status = a.status.clone().unwrap();
+    assert!(status.error && status.text.contains("'somewhere' is not a workspace"));
+    let mut inputs = vec![ctrl('u')];
+    inputs.extend(typed("/agent add"));
+    inputs.push(key(KeyCode::Enter));
+    assert!(run(&mut a, inputs).is_empty());
+    assert!(a.add_agent.is_some());
+}

@@ -1,5 +1,6 @@
 //! The implementations behind each subcommand; `main` only dispatches here.
 //! Each returns the process exit code.
+pub mod agent;
 pub mod aop_check;
 pub mod approve;
 pub mod attach;

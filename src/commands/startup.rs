@@ -76,6 +76,10 @@ pub fn prepare(args: &WorkflowArgs, preflight: Preflight) -> Result<Prepared, u8
         errln!("{}", SetupError::InstanceName(instance));
         return Err(exit::INVALID);
     }
+    // The agents the person added to this instance join the file's.
+    for left_out in crate::instance::added::apply(&mut workflow, &instance) {
+        errln!("warning: {left_out}");
+    }
     if preflight != Preflight::Done {
         CHECKED.fetch_add(1, Ordering::Relaxed);
         // A backend that cannot run is reported before the instance

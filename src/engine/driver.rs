@@ -1489,6 +1489,30 @@ impl Driver {
         let _ = reply.send(answer);
     }
 
+    /// Adds the person's agent `new` to the instance's kept list (checked
+    /// as a workflow file's agent) and says so in the channel. It joins the
+    /// agents the next time the instance starts.
+    fn add_agent(&mut self, new: &crate::vocab::agents::NewAgent) -> Result<Reply, String> {
+        let home = match &self.cx.prepared.context_dir {
+            Some(dir) => dir.clone(),
+            None => crate::instance::layout::home(&self.cx.workflow, &self.cx.prepared.instance)
+                .map_err(|e| e.to_string())?,
+        };
+        let path = crate::instance::added::file(&home).map_err(|e| e.to_string())?;
+        let def = crate::instance::added::add(&path, &self.cx.workflow, new)
+            .map_err(|e| e.to_string())?;
+        let workspace = match def.workspace {
+            crate::workflow::Workspace::Shared => "shared",
+            crate::workflow::Workspace::Worktree { .. } => "worktree",
+        };
+        let text = format!(
+            "agent {} added by user ({}, {workspace} workspace); it joins when the instance is next started (awtui stop, then awtui start)",
+            def.name, new.backend
+        );
+        self.post(SYSTEM, &crate::context::mentions::inert(&text));
+        Ok(Reply::Said { text })
+    }
+
     fn carry_out(&mut self, cmd: Command) -> Result<Reply, String> {
         let known = |d: &Driver, agent: &str| d.cx.workflow.agent(agent).is_some();
         let unknown = |agent: &str| format!("there is no agent '{agent}' in this workflow");
@@ -1549,6 +1573,7 @@ impl Driver {
                     )),
                 );
             }
+            Command::AddAgent { agent } => return self.add_agent(&agent),
             Command::Shutdown => {
                 let pending = self.pending();
                 self.outcome = Some(RunOutcome::Incomplete { pending });

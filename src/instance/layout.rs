@@ -244,6 +244,17 @@ pub fn pause_record(home: &Path) -> Result<PathBuf, LayoutError> {
     kept_for_instance(home, "pauses", "json", crate::engine::pause::PAUSE_FILE)
 }
 
+/// Where the agents the person added to an instance are kept
+/// (`<data dir>/added-agents/<hash of the instance folder>.json`), never
+/// in the instance folder: an agent that could write it would choose its
+/// teammates, their backends and where they work. Without a data dir (no
+/// `$HOME`) there is no such place, and agents cannot be added: unlike
+/// the other kept files it never falls back to the instance folder.
+pub fn added_agents(home: &Path) -> Result<PathBuf, LayoutError> {
+    data_dir()?;
+    kept_for_instance(home, "added-agents", "json", "")
+}
+
 /// A file kept for the instance in `home` outside every workspace:
 /// `<data dir>/<folder>/<hash of the instance folder>.<ext>`, the folder
 /// private; `fallback` in the instance folder without a data dir.

@@ -17,6 +17,7 @@
 //! served.close().await;                                     // unregister, release the lock
 //! ```
 
+pub mod added;
 pub mod control;
 pub mod daemon;
 pub mod layout;

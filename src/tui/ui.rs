@@ -221,9 +221,16 @@ pub fn render(app: &mut App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)>
             }
         }
     }
+    // The form adding an agent sits on top of everything while open.
+    let form_cursor = app
+        .add_agent
+        .as_ref()
+        .and_then(|f| f.draw(area, buf, &theme));
     // The editor shows its own cursor; only the bar's (or the live
-    // view's line's) is the terminal's.
-    let cursor = if app.live.is_some() {
+    // view's line's, or the form's) is the terminal's.
+    let cursor = if app.add_agent.is_some() {
+        return form_cursor.map(|p| (p.x, p.y));
+    } else if app.live.is_some() {
         live_cursor
     } else {
         cursor

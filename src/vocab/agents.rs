@@ -197,3 +197,53 @@ pub struct PendingWork {
     /// Why: its status at the end.
     pub status: AgentStatus,
 }
+
+/// An agent the person adds to an instance without editing its workflow
+/// file (`n` in the control room, `/agent add`): the engine validates it as
+/// the workflow loader validates the file's agents and keeps it, outside
+/// every workspace, so reopening the instance brings it back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewAgent {
+    /// Its name (`[a-zA-Z][a-zA-Z0-9_-]*`, not taken).
+    pub name: String,
+    /// Its backend, as `backend:` in a workflow file (`claude`, `codex`, …).
+    pub backend: String,
+    /// Where it works; `None`: the workflow's default `workspace:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<WorkspaceMode>,
+}
+
+/// The backends an agent can be added with by name alone (the others need
+/// a `command:` or a `model:`, which only a workflow file gives): what the
+/// control room's form cycles through. A test of the workflow loader keeps
+/// it equal to what the loader accepts.
+pub const ADDABLE_BACKENDS: [&str; 4] = ["claude", "codex", "opencode", "cursor"];
+
+/// `workspace:` as the person picks it for an added agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceMode {
+    /// The workflow file's folder, shared.
+    Shared,
+    /// A git worktree of its own.
+    Worktree,
+}
+
+impl WorkspaceMode {
+    /// The word a workflow file and `/agent add` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkspaceMode::Shared => "shared",
+            WorkspaceMode::Worktree => "worktree",
+        }
+    }
+
+    /// The mode `word` names (`shared`, `worktree`).
+    pub fn parse(word: &str) -> Option<Self> {
+        match word {
+            "shared" => Some(WorkspaceMode::Shared),
+            "worktree" => Some(WorkspaceMode::Worktree),
+            _ => None,
+        }
+    }
+}

@@ -86,6 +86,9 @@ pub enum Command {
     },
     /// Remove one of `agent`'s "always" approval rules (`Bash(make)`).
     RevokeApproval { agent: String, rule: String },
+    /// Add an agent to the instance, kept for its next starts (answered
+    /// by [`Reply::Said`]); the person's alone: no agent tool sends it.
+    AddAgent { agent: super::agents::NewAgent },
     /// Stop every agent and end the instance, leaving it on disk.
     Shutdown,
 }
@@ -115,6 +118,7 @@ impl Command {
             Command::Workspace { .. } => "workspace",
             Command::Approve { .. } => "approve",
             Command::RevokeApproval { .. } => "revoke_approval",
+            Command::AddAgent { .. } => "add_agent",
             Command::Shutdown => "shutdown",
         }
     }

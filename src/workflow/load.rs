@@ -13,7 +13,9 @@ use crate::context::{mentions, paths};
 use crate::duration::parse_duration;
 use crate::fsutil::{self, ReadError};
 
+mod added;
 mod hosts;
+pub use added::{AddAgentError, added_agent};
 pub use hosts::{DEFAULT_SLOTS, LOCAL_HOST};
 
 /// Why a workflow could not be loaded.
@@ -277,6 +279,7 @@ impl Walker<'_> {
             .unwrap_or((Vec::new(), DEFAULT_SLOTS));
         self.check_hosts(&agents, &hosts);
         Some(Workflow {
+            workspace: default_workspace,
             hosts,
             local_slots,
             name,

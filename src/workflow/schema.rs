@@ -37,6 +37,9 @@ pub struct Workflow {
     /// How many agents this machine runs at once when agents are placed
     /// by free slots (`host: any`, `spawn:` workers); `hosts.local.max_agents`.
     pub local_slots: u32,
+    /// The workflow-wide `workspace:` (the default of agents the person
+    /// adds later, as of the file's own).
+    pub workspace: Workspace,
 }
 
 /// One task of the plan a workflow file declares (`tasks:`).

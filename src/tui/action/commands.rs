@@ -477,6 +477,14 @@ pub const COMMANDS: &[CommandDef] = &[
     ),
     plain!("rules", "show the approval rules", Action::Rules),
     CommandDef {
+        name: "agent",
+        aliases: &[],
+        usage: "agent add [<name> <backend> [shared|worktree]]",
+        help: "add an agent to the instance, kept when it is reopened (alone: the form)",
+        example: "agent add helper claude worktree",
+        parse: parse_agent,
+    },
+    CommandDef {
         name: "revoke",
         aliases: &[],
         usage: "revoke @agent <rule>",
@@ -634,6 +642,30 @@ fn parse_send(a: &Args<'_>) -> Result<Action, ParseError> {
 /// request on the card), `always` (keep the answer as a rule for the
 /// agent: the call's exact command or file), and (deny only) a reason the
 /// model sees.
+/// `agent add [<name> <backend> [shared|worktree]]`: the name is checked
+/// by the engine (as a workflow file's), the workspace word here.
+fn parse_agent(a: &Args<'_>) -> Result<Action, ParseError> {
+    use crate::vocab::agents::{NewAgent, WorkspaceMode};
+    match a.words.as_slice() {
+        ["add"] => Ok(Action::AddAgent(None)),
+        ["add", name, backend] | ["add", name, backend, _] => {
+            let workspace = match a.words.get(3) {
+                None => None,
+                Some(w) => Some(WorkspaceMode::parse(w).ok_or_else(|| {
+                    a.usage(format!("'{w}' is not a workspace (shared or worktree)"))
+                })?),
+            };
+            Ok(Action::AddAgent(Some(NewAgent {
+                name: name.trim_start_matches('@').to_string(),
+                backend: backend.to_string(),
+                workspace,
+            })))
+        }
+        ["add", _] => Err(a.usage("name its backend too (or /agent add alone for the form)")),
+        _ => Err(a.usage("the form is agent add NAME BACKEND [shared|worktree]")),
+    }
+}
+
 fn parse_decide(a: &Args<'_>) -> Result<Action, ParseError> {
     let allow = a.def.name == "approve";
     let mut words = a.rest.splitn(3, char::is_whitespace).peekable();

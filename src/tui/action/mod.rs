@@ -379,6 +379,9 @@ pub enum Action {
     Later,
     /// Show or hide the approval rules.
     Rules,
+    /// Add an agent to the instance (kept for its next starts); without
+    /// one, open the form that asks for it.
+    AddAgent(Option<crate::vocab::agents::NewAgent>),
     /// Remove one of an agent's "always" rules.
     Revoke {
         /// The agent.
@@ -656,6 +659,7 @@ mod tests {
                 "doc" | "new" => format!("{name} x.md"),
                 "resolve" => "resolve mine".to_string(),
                 "task" => "task release".to_string(),
+                "agent" => "agent add".to_string(),
                 "revert" => "revert 2".to_string(),
                 "revoke" => "revoke @a Bash(make)".to_string(),
                 "step" => "step next".to_string(),

@@ -64,6 +64,7 @@ impl App {
             Action::Revoke { agent, rule } => {
                 vec![Effect::Command(Command::RevokeApproval { agent, rule })]
             }
+            Action::AddAgent(agent) => self.add_agent(agent),
             Action::Task(task) => self.task_action(task),
             Action::Doc(file) => self.show_document(file),
             Action::New(file) => self.documents_do(|d| d.create(file)),

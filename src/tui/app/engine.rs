@@ -57,6 +57,7 @@ impl App {
                 Vec::new()
             }
             Ok(Reply::Said { text }) => {
+                self.add_agent_answered(None);
                 self.info(for_terminal(&text));
                 // The branch moved: show it as it is now.
                 self.refresh_diff()
@@ -70,6 +71,9 @@ impl App {
                 Vec::new()
             }
             Err(CommandFailed { command, error }) => {
+                if command == "add_agent" && self.add_agent_answered(Some(&error)) {
+                    return Vec::new();
+                }
                 if command == "write_document"
                     && let Some(e) = &mut self.documents.editor
                 {

@@ -25,6 +25,9 @@ impl App {
         let Some(k) = Key::from_event(&key) else {
             return Vec::new();
         };
+        if let Some(effects) = self.add_agent_key(&key) {
+            return effects;
+        }
         // The overlays on top get the key first, in the order they are
         // drawn (see [`Layer`]): what takes a key is what is seen on top.
         for overlay in Layer::BOTTOM_FIRST.into_iter().rev() {

@@ -64,6 +64,7 @@ impl Layer {
 }
 
 mod actions;
+mod add_agent;
 mod agents;
 mod engine;
 mod input;
@@ -312,6 +313,8 @@ pub struct App {
     pub live: Option<super::panes::live::LiveView>,
     /// A question waiting.
     pub confirm: Option<Confirm>,
+    /// The form adding an agent (`n`), on top of everything while open.
+    pub add_agent: Option<super::panes::add_agent::AddAgentForm>,
     /// The status line.
     pub status: Option<Status>,
     /// Spinner frame.
@@ -376,6 +379,7 @@ impl App {
             diff: None,
             live: None,
             confirm: None,
+            add_agent: None,
             status: None,
             spinner: 0,
             stopping: false,

@@ -141,6 +141,8 @@ impl App {
     pub(super) fn search_step(&mut self, next: bool) -> Vec<Effect> {
         match self.channel.next_match(next) {
             Some((k, n)) => self.info(format!("match {k}/{n}")),
+            // `n` adds an agent (as in the agents pane) while no search is on.
+            None if next => return self.add_agent(None),
             None => self.error("no search (press / to search)"),
         }
         Vec::new()

@@ -1,5 +1,6 @@
 //! One module per pane: its state, its drawing, and (through the keymap
 //! sections) its commands.
+pub mod add_agent;
 pub mod agents;
 pub mod approvals;
 pub mod channel;
