@@ -366,6 +366,12 @@ fn init_writes_a_starter_and_never_overwrites() {
     }
     let loaded = awtui::workflow::load(&w.dir.join("review.yaml")).unwrap();
     assert_eq!(loaded.workflow.agent_names(), vec!["reviewer", "coder"]);
+    // Issue 36: its header comment names the user's file, not the asset
+    // awtui was built from.
+    let text = std::fs::read_to_string(w.dir.join("review.yaml")).unwrap();
+    let header: String = text.lines().take_while(|l| l.starts_with('#')).collect();
+    assert!(header.contains("awtui validate review.yaml"), "{header}");
+    assert!(!header.contains("assets/"), "{header}");
     std::fs::write(w.dir.join("prompts/coder.md"), "mine").unwrap();
     let r = w.run(&["init"]);
     assert_eq!(r.code, 1);

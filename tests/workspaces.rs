@@ -263,6 +263,18 @@ fn diff_shows_an_agents_work_in_total_per_turn_and_as_a_stat() {
     let nobody = w.run(&["diff", "qa"]);
     assert_eq!(nobody.code, 1);
     assert!(nobody.stderr.contains("no awtui workspace branch for 'qa'"));
+
+    // Issue 36: a target that fits several instances is invalid usage,
+    // exit 2, as the README's exit codes say (it was 1).
+    let r = w.run(&["run", "team.yaml", "--instance", "j"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let both = w.run(&["diff", "a"]);
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    assert!(
+        both.stderr.contains("several instances (i, j)"),
+        "{}",
+        both.stderr
+    );
 }
 
 #[test]
