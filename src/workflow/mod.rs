@@ -8,5 +8,5 @@ pub mod summary;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
-pub use load::{LoadError, Loaded, is_env_name, load, load_str};
+pub use load::{Checked, LoadError, Loaded, check, is_env_name, load, load_str};
 pub use schema::*;
