@@ -513,3 +513,38 @@ fn a_flood_of_tool_calls_stays_bounded_in_list_json() {
     let r = w.run(&["list", "--json"]);
     assert!(r.stdout.len() < 256 * 1024, "{} bytes", r.stdout.len());
 }
+
+/// Issue 36: reopening an instance whose workflow's kickoff was edited
+/// says the new kickoff is not sent (and how to start afresh); an
+/// unchanged kickoff says only that it is not posted again.
+#[test]
+fn a_changed_kickoff_on_a_reopened_instance_is_said() {
+    let w = World::new();
+    w.script("a.sh", "#!/bin/sh\ncat >/dev/null\necho ok\n");
+    let yaml =
+        |kickoff: &str| format!("agents:\n  a:\n    command: ./a.sh\nkickoff: \"{kickoff}\"\n");
+    std::fs::write(w.dir.join("w.yaml"), yaml("@a go")).unwrap();
+    assert_eq!(w.run(&["run", "w.yaml"]).code, 0);
+    let again = w.run(&["run", "w.yaml"]);
+    assert!(
+        again.stderr.contains("the kickoff is not posted again"),
+        "{}",
+        again.stderr
+    );
+    assert!(!again.stderr.contains("changed"), "{}", again.stderr);
+    std::fs::write(w.dir.join("w.yaml"), yaml("@a go further")).unwrap();
+    let changed = w.run(&["run", "w.yaml"]);
+    assert!(
+        changed.stderr.contains(
+            "the kickoff changed since this instance began; it is not sent again — `awtui reset w.yaml --instance w` starts afresh"
+        ),
+        "{}",
+        changed.stderr
+    );
+    assert!(
+        !w.channel("w")
+            .iter()
+            .any(|m| m["message"] == "@a go further"),
+        "the changed kickoff was posted"
+    );
+}
