@@ -343,6 +343,18 @@ fn ctx_tools_lists_every_tool_with_its_arguments() {
     let (code, _, err) = awtui(&["ctx", "tools", "task_clam"]);
     assert_eq!(code, 2);
     assert!(err.contains("did you mean task_claim?"), "{err}");
+    // Issue 36: the result is shown beside the arguments (a newcomer
+    // guessed `agent_id` and crashed three turns).
+    let (code, out, _) = awtui(&["ctx", "tools", "agent_register"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(r#"  returns: {"id":"ag_"#) && out.contains(r#""name":"#),
+        "{out}"
+    );
+    let (_, out, _) = awtui(&["ctx", "--json", "tools", "task_claim"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["result_example"], serde_json::json!({"success": true}));
+    assert_eq!(v[0]["result_otherwise"]["code"], "ALREADY_CLAIMED");
 }
 
 /// What a newcomer's mistakes get from `validate` (issue 25): errors
