@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    aop_check, approve, attach, ctx, diff, list, new, peek, run, send, start, startup, stop, tasks,
-    validate, web, workspace,
+    aop_check, approve, attach, ctx, diff, list, new, peek, reset, run, send, start, startup, stop,
+    tasks, validate, web, workspace,
 };
 
 /// awtui: a terminal control room for teams of coding agents.
@@ -57,6 +57,9 @@ pub enum Command {
     /// Stop an agent (agent, agent@instance), an instance (@instance) or
     /// everything (--all).
     Stop(stop::StopArgs),
+    /// Start an instance afresh: stop it if it runs, then remove its
+    /// channel, documents, tasks, worktrees and branches (asks, or --yes).
+    Reset(reset::ResetArgs),
     /// List running instances and standalone agents: NAME SOURCE STATUS
     /// UNREAD COST.
     #[command(alias = "ls")]

@@ -128,6 +128,7 @@ fn run(command: Command) -> ExitCode {
         Command::Run(args) => commands::run::run(&args),
         Command::Start(args) => commands::start::run(&args),
         Command::Stop(args) => commands::stop::run(&args),
+        Command::Reset(args) => commands::reset::run(&args),
         Command::List(args) => commands::list::run(&args),
         Command::Send(args) => commands::send::run(&args),
         Command::Peek(args) => commands::peek::run(&args),

@@ -12,7 +12,6 @@ mod cli_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use cli_support::{World, alive, poll_within, wait_for};
 use serde_json::Value;
@@ -683,19 +682,17 @@ fn an_agent_that_never_answers_cancel_is_ended_within_a_bound() {
     w.start_background("acp.yaml", "default");
     let sleep = fa.sleep_pid();
     let agent_pid = parent_of(sleep);
-    let asked = Instant::now();
     run_ok(&w, &["stop", "fa@default"]);
     // CANCEL_WAIT, then SIGTERM (ignored), STOP_GRACE, then SIGKILL of the
-    // whole group: seconds, well under a minute.
-    let gone = poll_within(Duration::from_secs(30), || {
+    // whole group: both end, however busy the machine.
+    let gone = poll_within(cli_support::PATIENCE, || {
         (!alive(agent_pid) && !alive(sleep)).then_some(())
     });
     assert!(
         gone.is_some(),
-        "the agent ({agent_pid}: {}) or its child ({sleep}: {}) outlived the stop by {:?}",
+        "the agent ({agent_pid}: {}) or its child ({sleep}: {}) outlived the stop",
         alive(agent_pid),
         alive(sleep),
-        asked.elapsed()
     );
     assert_eq!(fa.calls("session/cancel").len(), 1);
     wait_for("fa to be stopped", || {

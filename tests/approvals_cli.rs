@@ -290,11 +290,14 @@ fn a_forged_always_line_in_the_instance_folder_is_not_honoured() {
     w.start_background("cc.yaml", "default");
     let p = wait_pending(&w, 1);
     assert_eq!(p[0]["input"]["command"], "git push", "{p:?}");
-    assert!(
-        answers(&log).is_empty(),
-        "the forged rule answered: {:?}",
-        answers(&log)
-    );
+    // The first run's stop may have its own answer for the first request
+    // (a denial, or the CLI giving up) reach the log at any time: the
+    // forged rule is told apart by what it would say, an allow.
+    let allowed: Vec<Value> = answers(&log)
+        .into_iter()
+        .filter(|a| a["behavior"] == "allow")
+        .collect();
+    assert!(allowed.is_empty(), "the forged rule answered: {allowed:?}");
     assert!(
         !w.dir.join(".workflow/default/approvals.jsonl").exists(),
         "the old journal was not taken out of reach"

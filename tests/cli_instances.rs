@@ -366,6 +366,12 @@ fn init_writes_a_starter_and_never_overwrites() {
     }
     let loaded = awtui::workflow::load(&w.dir.join("review.yaml")).unwrap();
     assert_eq!(loaded.workflow.agent_names(), vec!["reviewer", "coder"]);
+    // Issue 36: its header comment names the user's file, not the asset
+    // awtui was built from.
+    let text = std::fs::read_to_string(w.dir.join("review.yaml")).unwrap();
+    let header: String = text.lines().take_while(|l| l.starts_with('#')).collect();
+    assert!(header.contains("awtui validate review.yaml"), "{header}");
+    assert!(!header.contains("assets/"), "{header}");
     std::fs::write(w.dir.join("prompts/coder.md"), "mine").unwrap();
     let r = w.run(&["init"]);
     assert_eq!(r.code, 1);
@@ -755,4 +761,39 @@ fn an_agent_added_to_a_running_instance_comes_back_on_start_and_works() {
         "the workflow file is not edited"
     );
     assert_eq!(w.run(&["stop", "@pr-1"]).code, 0);
+}
+
+/// Issue 36: reopening an instance whose workflow's kickoff was edited
+/// says the new kickoff is not sent (and how to start afresh); an
+/// unchanged kickoff says only that it is not posted again.
+#[test]
+fn a_changed_kickoff_on_a_reopened_instance_is_said() {
+    let w = World::new();
+    w.script("a.sh", "#!/bin/sh\ncat >/dev/null\necho ok\n");
+    let yaml =
+        |kickoff: &str| format!("agents:\n  a:\n    command: ./a.sh\nkickoff: \"{kickoff}\"\n");
+    std::fs::write(w.dir.join("w.yaml"), yaml("@a go")).unwrap();
+    assert_eq!(w.run(&["run", "w.yaml"]).code, 0);
+    let again = w.run(&["run", "w.yaml"]);
+    assert!(
+        again.stderr.contains("the kickoff is not posted again"),
+        "{}",
+        again.stderr
+    );
+    assert!(!again.stderr.contains("changed"), "{}", again.stderr);
+    std::fs::write(w.dir.join("w.yaml"), yaml("@a go further")).unwrap();
+    let changed = w.run(&["run", "w.yaml"]);
+    assert!(
+        changed.stderr.contains(
+            "the kickoff changed since this instance began; it is not sent again — `awtui reset w.yaml --instance w` starts afresh"
+        ),
+        "{}",
+        changed.stderr
+    );
+    assert!(
+        !w.channel("w")
+            .iter()
+            .any(|m| m["message"] == "@a go further"),
+        "the changed kickoff was posted"
+    );
 }

@@ -511,3 +511,55 @@ fn a_flood_of_tool_calls_stays_bounded_in_run_json() {
     // The newest the backend kept (it remembers 2,000 calls of a turn).
     assert_eq!(calls.last().unwrap()["title"], "flood 1999");
 }
+
+/// The variables docs/backends.md ("The command backend") says a command
+/// agent gets: the first column of its table.
+fn documented_command_env() -> std::collections::BTreeSet<String> {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/backends.md"),
+    )
+    .unwrap();
+    let section = doc
+        .split("\n## The command backend\n")
+        .nth(1)
+        .expect("docs/backends.md has a section 'The command backend'");
+    let section = section.split("\n## ").next().unwrap();
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `AWTUI_"))
+        .map(|rest| format!("AWTUI_{}", rest.split('`').next().unwrap()))
+        .collect()
+}
+
+/// Issue 36: a command agent gets exactly the `AWTUI_*` variables the docs
+/// name (its system prompt among them), its `command:` arguments and the
+/// turn prompt on stdin.
+#[test]
+fn a_command_agent_gets_the_documented_environment() {
+    let w = World::new();
+    w.script(
+        "agent.sh",
+        "#!/bin/sh\ncat > stdin.txt\nenv | sed -n 's/^\\(AWTUI_[A-Z_]*\\)=.*/\\1/p' | sort > env.txt\n\
+         printf '%s' \"$AWTUI_SYSTEM_PROMPT\" > system.txt\nprintf '%s\\n' \"$@\" > args.txt\necho done\n",
+    );
+    std::fs::write(
+        w.dir.join("w.yaml"),
+        "agents:\n  a:\n    command: [./agent.sh, --fast, two words]\n    system_prompt: \"You review ${{ workflow.name }}.\"\nkickoff: \"@a go\"\n",
+    )
+    .unwrap();
+    let r = w.run(&["run", "w.yaml", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let read = |f: &str| std::fs::read_to_string(w.dir.join(f)).expect(f);
+    // What the test's own environment hands awtui passes through as any
+    // variable does; the rest is what awtui sets.
+    let inherited = ["AWTUI_STATE_DIR", "AWTUI_DEMO_PAUSE"];
+    let got: std::collections::BTreeSet<String> = read("env.txt")
+        .lines()
+        .filter(|v| !inherited.contains(v) && std::env::var_os(v).is_none())
+        .map(String::from)
+        .collect();
+    assert_eq!(got, documented_command_env());
+    assert_eq!(read("system.txt"), "You review w.");
+    assert_eq!(read("args.txt"), "--fast\ntwo words\n");
+    assert!(read("stdin.txt").contains("go"), "{}", read("stdin.txt"));
+}

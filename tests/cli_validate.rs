@@ -343,6 +343,18 @@ fn ctx_tools_lists_every_tool_with_its_arguments() {
     let (code, _, err) = awtui(&["ctx", "tools", "task_clam"]);
     assert_eq!(code, 2);
     assert!(err.contains("did you mean task_claim?"), "{err}");
+    // Issue 36: the result is shown beside the arguments (a newcomer
+    // guessed `agent_id` and crashed three turns).
+    let (code, out, _) = awtui(&["ctx", "tools", "agent_register"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(r#"  returns: {"id":"ag_"#) && out.contains(r#""name":"#),
+        "{out}"
+    );
+    let (_, out, _) = awtui(&["ctx", "--json", "tools", "task_claim"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["result_example"], serde_json::json!({"success": true}));
+    assert_eq!(v[0]["result_otherwise"]["code"], "ALREADY_CLAIMED");
 }
 
 /// What a newcomer's mistakes get from `validate` (issue 25): errors
@@ -472,5 +484,93 @@ fn validate_says_which_protocol_each_agent_runs_and_why() {
     assert!(
         !prog.contains("acp") && !prog.contains("headless"),
         "{prog}"
+    );
+}
+
+/// Issue 36: an unknown key and an agent that cannot run are reported in
+/// the same run (they were one pass each: fix the key, validate again, and
+/// only then learn the CLI is missing).
+#[test]
+fn every_error_of_a_file_is_reported_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.yaml");
+    std::fs::write(
+        &file,
+        "agents:\n  coder:\n    backend: claude\n    env:\n      PATH: /nonexistent\n  api:\n    model: anthropic/claude-sonnet-4-5\n    colour: red\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    let path = file.display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "{path}:8:5: error: unknown key 'colour' in agent 'api'"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "{path}:2:3: error: agent 'coder' cannot run: 'claude' was not found on PATH"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("2 errors in"), "{stderr}");
+}
+
+/// Issue 36: the summary says where each agent runs (its sandbox, its
+/// host) and how many tasks the file plans.
+#[test]
+fn the_summary_names_sandbox_host_and_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    // A worktree agent needs a repository with a commit.
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "0",
+        ],
+    ] {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "git {args:?}");
+    }
+    let file = dir.path().join("w.yaml");
+    std::fs::write(
+        &file,
+        "hosts:\n  box:\n    ssh: dev@box.example\n    dir: ~/src/app\nagents:\n  boxed:\n    command: [\"true\"]\n    sandbox: true\n  far:\n    command: [\"true\"]\n    host: box\n    workspace: worktree\n  near:\n    command: [\"true\"]\ntasks:\n  - id: one\n  - id: two\n    depends_on: [one]\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = awtui(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = |agent: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{agent} ")))
+            .unwrap_or_else(|| panic!("no line for {agent}:\n{stdout}"))
+            .to_string()
+    };
+    assert!(line("boxed").contains(" · sandbox"), "{stdout}");
+    assert!(line("boxed").contains(" · on this machine"), "{stdout}");
+    assert!(line("far").contains(" · on host box"), "{stdout}");
+    assert!(!line("far").contains("sandbox"), "{stdout}");
+    assert!(line("near").contains(" · on this machine"), "{stdout}");
+    assert!(
+        stdout.contains("hosts      box (dev@box.example, ~/src/app; at most 4 agents)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("tasks      2 from the workflow file"),
+        "{stdout}"
     );
 }

@@ -288,3 +288,52 @@ fn a_folder_swapped_for_a_link_during_writes_places_nothing_outside() {
     assert_eq!(inside, 500, "every write landed inside");
     println!("500 writes racing {swaps} swaps: all inside, {refused} attempts refused, 0 outside");
 }
+
+/// The headings of a markdown text as GitHub makes their anchors.
+fn anchors(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            l.trim_start_matches('#')
+                .strip_prefix(' ')
+                .filter(|_| l.starts_with('#'))
+        })
+        .map(|h| {
+            h.trim()
+                .to_lowercase()
+                .chars()
+                .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+                .map(|c| if c == ' ' { '-' } else { c })
+                .collect()
+        })
+        .collect()
+}
+
+/// Issue 36: the README stays a front page (at most 650 lines; details
+/// live in docs/), and every link it has into docs/ reaches a page that
+/// exists, at a heading that exists.
+#[test]
+fn the_readme_is_short_and_its_docs_links_resolve() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 650,
+        "README.md has {lines} lines; move details to docs/"
+    );
+    let mut checked = 0;
+    for (i, _) in readme.match_indices("](docs/") {
+        let link = &readme[i + 2..];
+        let link = &link[..link.find(')').unwrap()];
+        let (file, anchor) = link.split_once('#').unwrap_or((link, ""));
+        let page = std::fs::read_to_string(root.join(file))
+            .unwrap_or_else(|e| panic!("README links to {file}: {e}"));
+        if !anchor.is_empty() && file.ends_with(".md") {
+            assert!(
+                anchors(&page).iter().any(|a| a == anchor),
+                "README links to {link}: no such heading in {file}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 10, "only {checked} docs/ links found");
+}

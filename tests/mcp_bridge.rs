@@ -503,7 +503,6 @@ async fn bridge_exits_when_the_instance_stops() {
         .stdin
         .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n")
         .await;
-    let started = std::time::Instant::now();
     let mut stderr = child.stderr.take().unwrap();
     let status = tokio::time::timeout(PATIENCE, child.wait())
         .await
@@ -515,7 +514,6 @@ async fn bridge_exits_when_the_instance_stops() {
         .unwrap();
     assert_eq!(status.code(), Some(3), "{text}");
     assert!(text.contains("instance 'default'"), "{text}");
-    assert!(started.elapsed() < PATIENCE);
 }
 
 /// A field of `/proc/<pid>/status`, in kB (`VmRSS`, `VmHWM`) or a count.

@@ -263,6 +263,18 @@ fn diff_shows_an_agents_work_in_total_per_turn_and_as_a_stat() {
     let nobody = w.run(&["diff", "qa"]);
     assert_eq!(nobody.code, 1);
     assert!(nobody.stderr.contains("no awtui workspace branch for 'qa'"));
+
+    // Issue 36: a target that fits several instances is invalid usage,
+    // exit 2, as the README's exit codes say (it was 1).
+    let r = w.run(&["run", "team.yaml", "--instance", "j"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let both = w.run(&["diff", "a"]);
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    assert!(
+        both.stderr.contains("several instances (i, j)"),
+        "{}",
+        both.stderr
+    );
 }
 
 #[test]
@@ -1475,4 +1487,85 @@ async fn only_its_creator_or_a_holder_of_its_task_changes_a_workspace() {
         drop(c);
     }
     served.handle.stop().await;
+}
+
+/// Issue 36: iterating on a worktree workflow, the workflow file itself
+/// being changed and not committed does not block a start (awtui reads it,
+/// the agents' worktrees do not need it); any other tracked change still
+/// does, naming the file.
+#[test]
+fn an_uncommitted_workflow_file_does_not_block_a_worktree_start() {
+    let w = team_world();
+    let edited = format!("# tried a new kickoff\n{}", workflow(""));
+    std::fs::write(w.dir.join("team.yaml"), edited).unwrap();
+    let v = w.run(&["validate", "team.yaml", "--instance", "i"]);
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    let r = w.run(&["run", "team.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(w.dir.join(".workflow/.worktrees/i/a/where-a.txt").exists());
+
+    std::fs::write(w.dir.join("agent.sh"), format!("{AGENT}# edited\n")).unwrap();
+    let v = w.run(&["validate", "team.yaml", "--instance", "j"]);
+    assert_eq!(v.code, 2, "{}", v.stdout);
+    assert!(
+        v.stderr
+            .contains("uncommitted changes to tracked files (agent.sh)"),
+        "{}",
+        v.stderr
+    );
+}
+
+/// Issue 36: `awtui reset` starts an instance afresh: it asks (or needs
+/// `--yes`), then removes the instance folder, its worktrees and branches;
+/// the next run posts the kickoff again. The attacker: links an agent
+/// planted in the instance folder and in its worktree, pointing outside,
+/// are removed as links, and what they point to stays; an instance folder
+/// that is itself a link is refused with nothing removed.
+#[test]
+fn reset_starts_an_instance_afresh_and_follows_no_link_out() {
+    let w = team_world();
+    let r = w.run(&["run", "team.yaml", "--instance", "i"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let outside = w.tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("keep.txt"), "mine\n").unwrap();
+    let home = w.dir.join(".workflow/i");
+    let tree = w.dir.join(".workflow/.worktrees/i/a");
+    std::os::unix::fs::symlink(&outside, home.join("escape")).unwrap();
+    std::os::unix::fs::symlink(&outside, tree.join("escape")).unwrap();
+
+    // Without a terminal and without --yes: nothing goes.
+    let refused = w.run(&["reset", "team.yaml", "--instance", "i"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("add --yes"), "{}", refused.stderr);
+    assert!(home.join("channel.jsonl").exists() || home.exists());
+    assert!(tree.exists());
+
+    let r = w.run(&["reset", "team.yaml", "--instance", "i", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!home.exists(), "the instance folder stayed");
+    assert!(
+        !w.dir.join(".workflow/.worktrees/i").exists(),
+        "worktrees stayed"
+    );
+    assert_eq!(git(&w.dir, &["branch", "--list", "awtui/i/*"]), "");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("keep.txt")).unwrap(),
+        "mine\n",
+        "a planted link made reset delete outside"
+    );
+
+    // Afresh: the kickoff is posted again, as message 1.
+    let again = w.run(&["run", "team.yaml", "--instance", "i"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(!again.stderr.contains("resuming"), "{}", again.stderr);
+    assert_eq!(w.channel("i")[0]["from"], "system");
+
+    // An instance folder replaced by a link to a folder of the person's.
+    std::fs::create_dir_all(w.dir.join(".workflow")).unwrap();
+    std::os::unix::fs::symlink(&outside, w.dir.join(".workflow/k")).unwrap();
+    let r = w.run(&["reset", "team.yaml", "--instance", "k", "--yes"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is a link"), "{}", r.stderr);
+    assert!(outside.join("keep.txt").exists());
 }

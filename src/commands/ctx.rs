@@ -154,8 +154,10 @@ pub fn run(args: CtxArgs) -> u8 {
     runtime.block_on(call(&url, &token, tool, args, json))
 }
 
-/// `awtui ctx tools [NAME]`: each tool's name, description and arguments
-/// (with `json`, `[{name, description, input_schema}]`), from the same
+/// `awtui ctx tools [NAME]`: each tool's name, description and arguments,
+/// and for task tools an example result (with `json`, `[{name,
+/// description, input_schema, result_example?, result_otherwise?}]`;
+/// results from [`crate::mcp::results`]), from the same
 /// specs the MCP server lists, plus `permission_request` (offered only to
 /// asking agents' CLIs).
 fn tools(name: Option<&str>, json: bool) -> u8 {
@@ -175,7 +177,17 @@ fn tools(name: Option<&str>, json: bool) -> u8 {
     if json {
         let list: Vec<Value> = specs
             .iter()
-            .map(|s| json!({"name": s.name, "description": s.description, "input_schema": s.input_schema}))
+            .map(|s| {
+                let mut v = json!({"name": s.name, "description": s.description, "input_schema": s.input_schema});
+                if let Some(r) = crate::mcp::results::of(s.name) {
+                    let parse = |t: &str| serde_json::from_str::<Value>(t).unwrap_or(Value::Null);
+                    v["result_example"] = parse(r.returns);
+                    if let Some(o) = r.otherwise {
+                        v["result_otherwise"] = parse(o);
+                    }
+                }
+                v
+            })
             .collect();
         super::print::json(Value::Array(list).to_string());
         return exit::OK;
@@ -226,6 +238,12 @@ fn describe(spec: &crate::mcp::tools::ToolSpec) -> String {
         };
         let about = p["description"].as_str().unwrap_or("");
         out.push_str(&format!("  - {arg} ({kind}, {need}) {about}\n"));
+    }
+    if let Some(r) = crate::mcp::results::of(spec.name) {
+        out.push_str(&format!("  returns: {}\n", r.returns));
+        if let Some(o) = r.otherwise {
+            out.push_str(&format!("  or: {o}\n"));
+        }
     }
     out
 }

@@ -36,6 +36,26 @@ pub fn run_here() -> u8 {
     }
 }
 
+/// The workflow file `init` writes: the asset with its header comment
+/// (which names the asset's own path in the repository) replaced by one
+/// that names the file written, so the commands it suggests work as typed.
+/// Other files are written as they are.
+fn starter_text(name: &str, asset: &str) -> String {
+    if !name.ends_with(".yaml") {
+        return asset.to_string();
+    }
+    let body: String = asset
+        .lines()
+        .skip_while(|l| l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    format!(
+        "# {name}, written by `awtui init`: a code review by two Claude Code\n\
+         # agents. Needs `claude` on PATH and a git repository with changes.\n\
+         # Check it with `awtui validate {name}`, run it with `awtui run {name}`.\n{body}"
+    )
+}
+
 /// Writes the starter files into `dir`; returns the exit code.
 pub fn run(dir: &Path) -> u8 {
     let existing: Vec<&str> = FILES
@@ -52,6 +72,7 @@ pub fn run(dir: &Path) -> u8 {
     }
     for (name, content) in FILES {
         let path = dir.join(name);
+        let content = &starter_text(name, content);
         let written = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)

@@ -19,6 +19,7 @@ pub mod peek;
 pub mod print;
 pub mod remote;
 pub mod report;
+pub mod reset;
 pub mod run;
 pub mod send;
 pub mod start;

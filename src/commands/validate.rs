@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::exit;
 use crate::workflow::setup::{SetupError, is_valid_instance_name};
-use crate::workflow::{self, LoadError, Loaded};
+use crate::workflow::{self, Checked, Diagnostics, LoadError, Loaded};
 
 /// Loads a workflow, printing every error (and warnings) the way
 /// `awtui validate` does; `None` when it has errors.
@@ -19,13 +19,7 @@ pub fn load_reporting(file: &Path) -> Option<Loaded> {
             Some(loaded)
         }
         Err(LoadError::Invalid(diags)) => {
-            errln!("{diags}");
-            let n = diags.errors().len();
-            errln!(
-                "{n} error{} in {}",
-                if n == 1 { "" } else { "s" },
-                file.display()
-            );
+            report(&diags, &[], file);
             None
         }
         Err(e @ LoadError::Io { .. }) => {
@@ -50,50 +44,69 @@ pub struct ValidateArgs {
     pub check_hosts: bool,
 }
 
-/// Prints the summary (exit 0) or every error (exit 2); warnings go to stderr.
+/// Prints the summary (exit 0) or every error (exit 2); warnings go to
+/// stderr. Every error of the file is found in one run: the file's own
+/// (unknown keys, bad values) and those only its agents show (a CLI that
+/// is missing, a key that is unset, a worktree that cannot be made).
 pub fn run(args: &ValidateArgs) -> u8 {
     let file = args.file.as_path();
-    let Some(loaded) = load_reporting(file) else {
-        return exit::INVALID;
+    super::startup::count_load();
+    let Checked {
+        workflow,
+        mut diags,
+    } = match workflow::check(file) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("{e}");
+            return exit::INVALID;
+        }
     };
-    let instance = &crate::instance::owner::resolve(&loaded.workflow, args.instance.as_deref());
+    let Some(workflow) = workflow else {
+        return report(&diags, &[], file);
+    };
+    let instance = &crate::instance::owner::resolve(&workflow, args.instance.as_deref());
     if !is_valid_instance_name(instance) {
         errln!("{}", SetupError::InstanceName(instance.into()));
         return exit::INVALID;
     }
     // A backend that cannot run is a validation error too, at the agent
     // it concerns: say what to install or set before anything starts.
-    let mut found = loaded.warnings.fresh();
-    for a in &loaded.workflow.agents {
-        if let Err(e) = crate::agents::runtime::preflight(a, &loaded.workflow.base_dir) {
-            found.error(a.pos, format!("agent '{}' cannot run: {e}", a.name));
+    for a in &workflow.agents {
+        if let Err(e) = crate::agents::runtime::preflight(a, &workflow.base_dir) {
+            diags.error(a.pos, format!("agent '{}' cannot run: {e}", a.name));
         }
     }
     if args.check_hosts {
-        check_hosts_now(&loaded.workflow, &mut found);
+        check_hosts_now(&workflow, &mut diags);
     }
     // Worktrees: the repository, base and branch names are checked as a
     // start would, without making anything.
-    let state_root = workflow::setup::context_dir(&loaded.workflow, instance)
+    let state_root = workflow::setup::context_dir(&workflow, instance)
         .ok()
         .flatten();
-    let unplaced = crate::workspace::preflight(&loaded.workflow, instance, state_root.as_deref());
-    let n = found.errors().len() + unplaced.len();
-    if n == 0 {
-        outln!(
-            "{}",
-            workflow::summary::summary(&loaded.workflow, instance).trim_end_matches('\n')
-        );
-        return exit::OK;
+    let unplaced = crate::workspace::preflight(&workflow, instance, state_root.as_deref());
+    if diags.has_errors() || !unplaced.is_empty() {
+        return report(&diags, &unplaced, file);
     }
-    // Errors only, first and alone: a summary of what would not start
-    // would read as if it would.
-    for d in found.errors() {
-        errln!("{}", found.render(d));
+    for w in diags.warnings() {
+        errln!("{}", diags.render(w));
     }
-    for p in &unplaced {
+    outln!(
+        "{}",
+        workflow::summary::summary(&workflow, instance).trim_end_matches('\n')
+    );
+    exit::OK
+}
+
+/// Every finding (errors and warnings, in file order), the worktree
+/// problems, then the count of errors; exit 2. No summary: one of what
+/// would not start would read as if it would.
+fn report(diags: &Diagnostics, unplaced: &[String], file: &Path) -> u8 {
+    errln!("{diags}");
+    for p in unplaced {
         errln!("{}: error: {p}", file.display());
     }
+    let n = diags.errors().len() + unplaced.len();
     errln!(
         "{n} error{} in {}",
         if n == 1 { "" } else { "s" },

@@ -48,10 +48,15 @@ pub fn find(target: &str, dir: Option<&Path>) -> Result<Target, u8> {
     found.map_err(failed)
 }
 
-/// Says what went wrong; the exit code.
+/// Says what went wrong; the exit code: a target that fits several
+/// instances is invalid usage (2, as the README's exit codes say), every
+/// other failure 1.
 fn failed(e: WorkspaceError) -> u8 {
     errln!("{e}");
-    exit::FAILED
+    match e {
+        WorkspaceError::Ambiguous { .. } => exit::INVALID,
+        _ => exit::FAILED,
+    }
 }
 
 /// `awtui merge <agent[@instance]> [--into B] [--no-ff]`.

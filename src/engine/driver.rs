@@ -378,11 +378,11 @@ impl Driver {
                     None
                 }
             },
-            (Some(_), _) => {
-                self.notice(format!(
-                    "resuming instance {} with {last} messages; the kickoff is not posted again",
-                    self.cx.prepared.instance
-                ));
+            (Some(text), _) => {
+                let first = self.cx.context.read(|store| store.entry(1));
+                let changed = first.is_some_and(|e| e.from == SYSTEM && e.message != *text);
+                let file = &self.cx.workflow.file;
+                self.notice(resume_note(file, &self.cx.prepared.instance, last, changed));
                 None
             }
             (None, _) => None,
@@ -1885,5 +1885,25 @@ async fn next_tick(interval: &mut Option<tokio::time::Interval>) {
             i.tick().await;
         }
         None => std::future::pending().await,
+    }
+}
+
+/// What a reopened instance says about its kickoff: never posted again,
+/// and, when the workflow's kickoff is no longer the one the instance
+/// began with (its first message), that the change is not sent and how to
+/// start afresh.
+fn resume_note(file: &std::path::Path, instance: &str, last: u64, kickoff_changed: bool) -> String {
+    if kickoff_changed {
+        let file = file
+            .file_name()
+            .unwrap_or(file.as_os_str())
+            .to_string_lossy();
+        format!(
+            "resuming instance {instance} with {last} messages; the kickoff changed since this instance began; it is not sent again — `awtui reset {file} --instance {instance}` starts afresh"
+        )
+    } else {
+        format!(
+            "resuming instance {instance} with {last} messages; the kickoff is not posted again"
+        )
     }
 }

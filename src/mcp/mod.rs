@@ -30,6 +30,7 @@ pub mod identity;
 pub mod notify;
 pub mod relay;
 pub mod resources;
+pub mod results;
 pub mod schema;
 pub mod server;
 pub mod task_tools;

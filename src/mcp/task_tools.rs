@@ -865,7 +865,7 @@ mod tests {
             spec.description
         );
         let readme = include_str!("../../docs/workspaces.md");
-        let start = readme.find("**caw's workspace tools.**").unwrap();
+        let start = readme.find("**caw's workspace tools**").unwrap();
         let para = &readme[start..start + 700];
         assert!(
             !para.contains("makes the\n  branch and, when asked, a worktree"),

@@ -37,24 +37,60 @@ pub struct Loaded {
 
 /// Loads and validates the workflow file at `path`.
 pub fn load(path: &Path) -> Result<Loaded, LoadError> {
-    let text = fsutil::read_text_capped(path, fsutil::MAX_WORKFLOW_BYTES).map_err(|source| {
-        LoadError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    })?;
-    load_str(&text, path)
+    load_str(&read(path)?, path)
+}
+
+/// The workflow file's text (a regular file under the size cap).
+fn read(path: &Path) -> Result<String, LoadError> {
+    fsutil::read_text_capped(path, fsutil::MAX_WORKFLOW_BYTES).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A workflow file checked in full, as `validate` needs it: every finding,
+/// and the workflow as far as it was understood (errors included; `None`
+/// only when the file is no workflow at all), so the checks that need its
+/// agents (can each one run?) report in the same pass as the file's own.
+#[derive(Debug)]
+pub struct Checked {
+    pub workflow: Option<Workflow>,
+    pub diags: Diagnostics,
+}
+
+/// Reads and checks the workflow file at `path` in full ([`Checked`]);
+/// fails only when it cannot be read.
+pub fn check(path: &Path) -> Result<Checked, LoadError> {
+    Ok(check_str(&read(path)?, path))
 }
 
 /// Loads and validates workflow `text` as if read from `path` (which gives the
 /// default name and the folder relative paths resolve against).
 pub fn load_str(text: &str, path: &Path) -> Result<Loaded, LoadError> {
+    match check_str(text, path) {
+        Checked {
+            workflow: Some(workflow),
+            diags,
+        } if !diags.has_errors() => Ok(Loaded {
+            workflow,
+            warnings: diags,
+        }),
+        Checked { diags, .. } => Err(LoadError::Invalid(diags)),
+    }
+}
+
+/// Checks workflow `text` as if read from `path`, keeping what was
+/// understood whatever the errors.
+fn check_str(text: &str, path: &Path) -> Checked {
     let mut diags = Diagnostics::new(path.to_path_buf(), text);
     let root = match yaml::parse(text) {
         Ok(root) => root,
         Err(e) => {
             diags.error(e.pos, format!("invalid YAML: {}", e.message));
-            return Err(LoadError::Invalid(diags));
+            return Checked {
+                workflow: None,
+                diags,
+            };
         }
     };
     let file = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
@@ -67,13 +103,7 @@ pub fn load_str(text: &str, path: &Path) -> Result<Loaded, LoadError> {
         base_dir: &base_dir,
     }
     .workflow(&root, &file);
-    match workflow {
-        Some(workflow) if !diags.has_errors() => Ok(Loaded {
-            workflow,
-            warnings: diags,
-        }),
-        _ => Err(LoadError::Invalid(diags)),
-    }
+    Checked { workflow, diags }
 }
 
 const TOP_KEYS: [&str; 10] = [

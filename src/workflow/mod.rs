@@ -8,5 +8,7 @@ pub mod summary;
 pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
-pub use load::{AddAgentError, LoadError, Loaded, added_agent, is_env_name, load, load_str};
+pub use load::{
+    AddAgentError, Checked, LoadError, Loaded, added_agent, check, is_env_name, load, load_str,
+};
 pub use schema::*;

@@ -79,6 +79,7 @@ pub fn summary(workflow: &Workflow, instance: &str) -> String {
         if let Some(t) = a.timeout {
             let _ = write!(line, " · timeout {}s", t.as_secs());
         }
+        let _ = write!(line, " · {}", place_of(a));
         if let super::schema::Workspace::Worktree { base } = &a.workspace {
             let _ = write!(
                 line,
@@ -137,6 +138,18 @@ pub fn summary(workflow: &Workflow, instance: &str) -> String {
             let _ = writeln!(out, "  {}. {}{into}", i + 1, s.shell.value.trim());
         }
     }
+    for h in &workflow.hosts {
+        let _ = writeln!(
+            out,
+            "hosts      {} ({}, {}; at most {} agents)",
+            h.name, h.ssh, h.dir, h.max_agents
+        );
+    }
+    let tasks = match workflow.tasks.as_ref().map(Vec::len) {
+        None | Some(0) => "none in the workflow file (agents may plan their own)".to_string(),
+        Some(n) => format!("{n} from the workflow file"),
+    };
+    let _ = writeln!(out, "tasks      {tasks}");
     let wakes = kickoff_wakes(workflow);
     let kickoff = match (&workflow.kickoff, wakes.is_empty()) {
         (None, _) => "none (agents wait for a message)".to_string(),
@@ -186,6 +199,37 @@ pub fn protocol_line(agent: &AgentDef, workdir: &Path) -> Option<String> {
         },
     };
     Some(format!("{name} ({why})"))
+}
+
+/// Where an agent runs: this machine or a host (`host:`), and whether in
+/// a sandbox (`sandbox:`, with its extra writable and hidden folders).
+fn place_of(a: &AgentDef) -> String {
+    let machine = match &a.host {
+        HostChoice::Local => "on this machine".to_string(),
+        HostChoice::Named(h) => format!("on host {h}"),
+        HostChoice::Any => "on the host with the most free slots (host: any)".to_string(),
+    };
+    let Some(sandbox) = &a.sandbox else {
+        return machine;
+    };
+    let folders = |what: &str, paths: &[std::path::PathBuf]| {
+        (!paths.is_empty()).then(|| {
+            let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            format!("{what} {}", shown.join(", "))
+        })
+    };
+    let extra: Vec<String> = [
+        folders("writable", &sandbox.writable),
+        folders("hidden", &sandbox.hidden),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if extra.is_empty() {
+        format!("{machine} · sandbox")
+    } else {
+        format!("{machine} · sandbox ({})", extra.join("; "))
+    }
 }
 
 fn document_line(entry: &str, others: &[String]) -> String {

@@ -367,6 +367,10 @@ pub struct Repo {
     /// The top folder of the checkout.
     pub toplevel: PathBuf,
     pub git: Git,
+    /// Files awtui reads itself (the workflow file) whose uncommitted
+    /// changes do not make the checkout too dirty to start worktrees from:
+    /// the agents' worktrees do not need them ([`Repo::with_own_file`]).
+    own_files: Vec<PathBuf>,
 }
 
 impl Repo {
@@ -376,6 +380,7 @@ impl Repo {
         Repo {
             toplevel: toplevel.to_path_buf(),
             git: Git::new(toplevel),
+            own_files: Vec::new(),
         }
     }
 
@@ -386,6 +391,7 @@ impl Repo {
             Some(top) if !top.is_empty() => Ok(Repo {
                 git: Git::new(&top),
                 toplevel: PathBuf::from(top),
+                own_files: Vec::new(),
             }),
             _ => Err(WorkspaceError::NotARepo(dir.to_path_buf())),
         }
@@ -420,6 +426,26 @@ impl Repo {
         Ok(Repo {
             git: Git::new(&top),
             toplevel: top,
+            own_files: Vec::new(),
+        })
+    }
+
+    /// This repository, with `file` (the workflow file) left out of the
+    /// "uncommitted changes" check of [`base_commit`](Repo::base_commit):
+    /// iterating on a workflow without committing each try is fine, as
+    /// awtui reads it from here and no agent's worktree needs it.
+    pub fn with_own_file(mut self, file: &Path) -> Repo {
+        self.own_files.push(file.to_path_buf());
+        self
+    }
+
+    /// Whether `rel` (a path as `git status` prints it, from the top
+    /// folder) is one of [`own_files`](Repo::own_files).
+    fn is_own_file(&self, rel: &str) -> bool {
+        let top = std::fs::canonicalize(&self.toplevel).unwrap_or(self.toplevel.clone());
+        self.own_files.iter().any(|f| {
+            let f = std::fs::canonicalize(f).unwrap_or(f.clone());
+            f.strip_prefix(&top).is_ok_and(|r| r == Path::new(rel))
         })
     }
 
@@ -488,7 +514,7 @@ impl Repo {
         let files: Vec<&str> = status
             .lines()
             .filter_map(|l| l.get(3..))
-            .filter(|f| !f.is_empty())
+            .filter(|f| !f.is_empty() && !self.is_own_file(f))
             .collect();
         if !files.is_empty() {
             return Err(WorkspaceError::Dirty {
@@ -744,7 +770,11 @@ pub fn prepare_all(
         let fail = |e| (a.name.clone(), e);
         let r = match &repo {
             Some(r) => r,
-            None => repo.insert(Repo::find(&workflow.base_dir).map_err(fail)?),
+            None => repo.insert(
+                Repo::find(&workflow.base_dir)
+                    .map_err(fail)?
+                    .with_own_file(&workflow.file),
+            ),
         };
         let (ws, healed) = r
             .ensure(
@@ -777,7 +807,7 @@ pub fn preflight(workflow: &Workflow, instance: &str, state_root: Option<&Path>)
         return Vec::new();
     }
     let repo = match Repo::find(&workflow.base_dir) {
-        Ok(r) => r,
+        Ok(r) => r.with_own_file(&workflow.file),
         Err(e) => return vec![e.to_string()],
     };
     let Some(state_root) = state_root else {
