@@ -580,6 +580,36 @@ fn a_paused_ping_pong_stays_paused_after_kill_9_and_start() {
         "no turn ran after the reopening"
     );
     assert_eq!(w.run(&["stop", "@p"]).code, 0);
+
+    // `awtui reset` starts afresh: the pause goes with the instance.
+    let pauses = || {
+        walk(&w.state)
+            .into_iter()
+            .filter(|p| p.parent().is_some_and(|d| d.ends_with("pauses")))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(pauses().len(), 1, "the pause is kept outside the instance");
+    let r = w.run(&["reset", "p.yaml", "--instance", "p", "--yes"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        pauses(),
+        Vec::<std::path::PathBuf>::new(),
+        "reset left the pause"
+    );
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// Issue 36: what agent operations and Agent Mail leave reaches `peek`:

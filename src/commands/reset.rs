@@ -149,12 +149,18 @@ fn has_repo(dir: &Path) -> bool {
 }
 
 /// The instance's files kept outside its folder (approvals journal,
-/// channel key), named from the instance folder before it goes.
+/// channel key, a standing pause, the agents added to it), named from the
+/// instance folder before it goes: afresh means as the workflow file says.
 fn own_files(home: &Path) -> Result<Vec<PathBuf>, ResetError> {
     let mut files = Vec::new();
-    for path in [layout::approvals_journal(home), layout::channel_key(home)]
-        .into_iter()
-        .flatten()
+    for path in [
+        layout::approvals_journal(home),
+        layout::channel_key(home),
+        layout::pause_record(home),
+        layout::added_agents(home),
+    ]
+    .into_iter()
+    .flatten()
     {
         // Without a data dir these fall back into the instance folder,
         // which goes whole.
