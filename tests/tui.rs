@@ -40,6 +40,15 @@ fn entry(id: u64, from: &str, text: &str, reply_to: Option<u64>) -> ChannelEntry
     }
 }
 
+/// The engine's event for a message posted to the channel, annotated as
+/// the engine annotates it.
+fn posted(entry: ChannelEntry) -> Input {
+    Input::Engine(EngineEvent::Message {
+        annotations: Box::new(awtui::protocols::annotate(&entry.message)),
+        entry,
+    })
+}
+
 fn message(e: ChannelEntry) -> MessageSnapshot {
     MessageSnapshot {
         annotations: awtui::protocols::annotate(&e.message),
@@ -1192,10 +1201,7 @@ mod fuzz {
                 &format!("@user {text}"),
                 (id % 3 == 0).then_some(id / 2),
             );
-            Input::Engine(EngineEvent::Message {
-                annotations: Box::new(awtui::protocols::annotate(&e.message)),
-                entry: e,
-            })
+            posted(e)
         });
         let bar = ".{0,30}".prop_map(Input::Paste);
         // The board changes under the user: any task to any status.
@@ -1953,10 +1959,7 @@ fn agent_mail_is_linked_to_tasks_by_id_or_name_and_filtered_by_bead() {
         "@planner [docs] PROGRESS\nBead: docs\nStep: 1/2 outline\nStatus: drafting",
         None,
     );
-    a.update(Input::Engine(EngineEvent::Message {
-        annotations: Box::new(awtui::protocols::annotate(&e.message)),
-        entry: e,
-    }));
+    a.update(posted(e));
     let s = screen(&mut a, 120, 40);
     // A task's row and the line under it (the board has room for two).
     let rows = |marker: &str| -> String {
@@ -2316,21 +2319,12 @@ fn agent_mail_shows_context_usage_and_which_messages_await_an_ack() {
     let mut a = app();
     let text =
         "@user [ol-3] OFFERING_READY\nBead: ol-3\nFiles: src/cli.rs\nValidation: tests PASS\n";
-    a.update(Input::Engine(EngineEvent::Message {
-        entry: entry(11, "coder", text, None),
-        annotations: Box::new(awtui::protocols::annotate(text)),
-    }));
+    a.update(posted(entry(11, "coder", text, None)));
     let progress = "[ol-3] PROGRESS\nBead: ol-3\nStep: 3/5\nStatus: parsing\nContext usage: 85%\n";
-    a.update(Input::Engine(EngineEvent::Message {
-        entry: entry(12, "coder", progress, None),
-        annotations: Box::new(awtui::protocols::annotate(progress)),
-    }));
+    a.update(posted(entry(12, "coder", progress, None)));
     // A SPAWN_REQUEST addressed to nobody (awtui answers it) waits for no ack.
     let spawn = "[ol-9] SPAWN_REQUEST\nIssue: ol-9\nResume: false\nOrchestrator: coder\n";
-    a.update(Input::Engine(EngineEvent::Message {
-        entry: entry(13, "coder", spawn, None),
-        annotations: Box::new(awtui::protocols::annotate(spawn)),
-    }));
+    a.update(posted(entry(13, "coder", spawn, None)));
     a.update(Input::Engine(EngineEvent::Metrics {
         agent: "coder".into(),
         metrics: AgentMetrics {
@@ -2812,10 +2806,7 @@ const WORKING_THEN_ASKING: &str = "=== AOP-INTERMEDIATE | agent=reviewer ===\nRe
 #[test]
 fn inbox_previews_show_the_line_that_mentions_its_owner() {
     let mut a = app();
-    a.update(Input::Engine(EngineEvent::Message {
-        entry: entry(11, "reviewer", WORKING_THEN_ASKING, None),
-        annotations: Box::new(awtui::protocols::annotate(WORKING_THEN_ASKING)),
-    }));
+    a.update(posted(entry(11, "reviewer", WORKING_THEN_ASKING, None)));
     run(&mut a, vec![ch('3')]);
     let text = screen(&mut a, 120, 40);
     let row = text
@@ -3278,16 +3269,10 @@ fn saved_documents_end_with_one_newline() {
 fn thread_states_show_on_the_message_they_close_and_surfaced_notes_on_their_agent() {
     let mut a = app();
     for (id, text) in [(21, "@coder fix the login"), (22, "@coder and the logout")] {
-        a.update(Input::Engine(EngineEvent::Message {
-            entry: entry(id, "user", text, None),
-            annotations: Box::new(awtui::protocols::annotate(text)),
-        }));
+        a.update(posted(entry(id, "user", text, None)));
     }
     let note = "@user surfaced: flaky \u{1b}[31mtest\u{1b}]0;owned\u{7}";
-    a.update(Input::Engine(EngineEvent::Message {
-        entry: entry(23, "coder", note, None),
-        annotations: Box::new(awtui::protocols::annotate(note)),
-    }));
+    a.update(posted(entry(23, "coder", note, None)));
     a.update(Input::Engine(EngineEvent::Thread {
         id: 21,
         state: awtui::vocab::ThreadState::Done { by: "coder".into() },

@@ -45,16 +45,9 @@ pub fn run(command: &AgentCommand) -> u8 {
 }
 
 fn add(args: &AddArgs) -> u8 {
-    let target = args
-        .instance
-        .as_deref()
-        .map(|i| format!("@{}", i.trim_start_matches('@')));
-    let resolved = match remote::resolve(target.as_deref()) {
-        Ok(r) => r,
+    let (resolved, rt) = match remote::resolve_option(args.instance.as_deref()) {
+        Ok(found) => found,
         Err(code) => return code,
-    };
-    let Some(rt) = remote::runtime() else {
-        return exit::FAILED;
     };
     let agent = NewAgent {
         name: args.name.clone(),

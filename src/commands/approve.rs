@@ -90,16 +90,9 @@ pub fn run(verdict: Verdict, args: &DecisionArgs) -> u8 {
             return exit::INVALID;
         }
     };
-    let target = args
-        .instance
-        .as_deref()
-        .map(|i| format!("@{}", i.trim_start_matches('@')));
-    let resolved = match remote::resolve(target.as_deref()) {
-        Ok(r) => r,
+    let (resolved, rt) = match remote::resolve_option(args.instance.as_deref()) {
+        Ok(found) => found,
         Err(code) => return code,
-    };
-    let Some(rt) = remote::runtime() else {
-        return exit::FAILED;
     };
     let json = args.json;
     rt.block_on(async move {

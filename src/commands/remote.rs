@@ -41,6 +41,16 @@ pub fn target_failure(e: &TargetError) -> u8 {
     }
 }
 
+/// The instance an `--instance NAME` option names (`NAME` or `@NAME`), or
+/// the only one running, with a runtime to reach it; or the exit code
+/// after saying why not. One place for the commands that take the option.
+pub fn resolve_option(instance: Option<&str>) -> Result<(Resolved, super::CommandRuntime), u8> {
+    let target = instance.map(|i| format!("@{}", i.trim_start_matches('@')));
+    let resolved = resolve(target.as_deref())?;
+    let rt = runtime().ok_or(exit::FAILED)?;
+    Ok((resolved, rt))
+}
+
 /// Resolves a command-line target among the running instances, or the exit
 /// code after saying why it cannot be.
 pub fn resolve(text: Option<&str>) -> Result<Resolved, u8> {

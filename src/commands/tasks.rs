@@ -25,16 +25,9 @@ pub struct TasksArgs {
 /// Prints the board; returns the exit code.
 pub fn run(args: &TasksArgs) -> u8 {
     let json = args.json;
-    let target = args
-        .instance
-        .as_deref()
-        .map(|i| format!("@{}", i.trim_start_matches('@')));
-    let resolved = match remote::resolve(target.as_deref()) {
-        Ok(r) => r,
+    let (resolved, rt) = match remote::resolve_option(args.instance.as_deref()) {
+        Ok(found) => found,
         Err(code) => return code,
-    };
-    let Some(rt) = remote::runtime() else {
-        return exit::FAILED;
     };
     rt.block_on(async move {
         let mut client = match remote::open(&resolved.info).await {
