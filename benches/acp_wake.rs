@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use awtui::agents::backend::api::{ToolExecutor, ToolResult, ToolSpec};
+use awtui::agents::backend::api::NoTools;
 use awtui::agents::backend::{
     BackendEvent, RunningTurn, TurnOutcome, TurnRequest, TurnUpdate, acp, backend_for,
 };
@@ -136,23 +136,6 @@ fn bin_dir(program: &str) -> PathBuf {
         bin.display()
     );
     bin
-}
-
-/// No tools: the CLIs reach awtui's through MCP, and this bench gives
-/// them no context (see the module doc).
-struct NoTools;
-
-impl ToolExecutor for NoTools {
-    fn specs(&self) -> Vec<ToolSpec> {
-        Vec::new()
-    }
-
-    fn call(&self, name: &str, _arguments: &Value) -> ToolResult {
-        ToolResult {
-            content: format!("no tool '{name}' in this bench"),
-            is_error: true,
-        }
-    }
 }
 
 /// One turn's request for `cli` in `root` (a fresh HOME there), as the

@@ -10,7 +10,7 @@ use crate::agents::runtime::{Local, Runtime, Sandboxed, ssh};
 
 use serde_json::Value;
 
-use crate::agents::backend::api::{ToolExecutor, ToolResult, ToolSpec};
+use crate::agents::backend::api::{NoTools, ToolExecutor, ToolResult, ToolSpec};
 use crate::agents::backend::{self, BackendError, RunningTurn, TurnRequest};
 use crate::agents::prompt::{PromptInput, Teammate, turn_prompt};
 use crate::context::ChannelEntry;
@@ -106,22 +106,6 @@ impl ToolExecutor for AgentTools {
                 content: e.to_string(),
                 is_error: true,
             },
-        }
-    }
-}
-
-/// No tools at all, for API agents of a workflow without a shared context.
-struct NoTools;
-
-impl ToolExecutor for NoTools {
-    fn specs(&self) -> Vec<ToolSpec> {
-        Vec::new()
-    }
-
-    fn call(&self, name: &str, _arguments: &Value) -> ToolResult {
-        ToolResult {
-            content: format!("there is no tool '{name}': this workflow has no shared context"),
-            is_error: true,
         }
     }
 }

@@ -42,6 +42,23 @@ pub trait ToolExecutor: Send + Sync {
     fn call(&self, name: &str, arguments: &Value) -> ToolResult;
 }
 
+/// No tools at all: for API agents of a workflow without a shared context
+/// (and the benches that run a backend without one).
+pub struct NoTools;
+
+impl ToolExecutor for NoTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        Vec::new()
+    }
+
+    fn call(&self, name: &str, _arguments: &Value) -> ToolResult {
+        ToolResult {
+            content: format!("there is no tool '{name}': this workflow has no shared context"),
+            is_error: true,
+        }
+    }
+}
+
 /// Where and how to reach a model API.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiConfig {
