@@ -9,8 +9,10 @@
 //! channel, a front end's status) survives `kill -9`. A crash before the
 //! record is written loses a pause nobody was told of; the loop guard
 //! then sees the loop again. The record names the last channel id it
-//! knew: a record newer than the channel it is read with (the instance
-//! folder was deleted and made anew) is stale and removed.
+//! knew. Only an empty channel (the instance folder deleted and made anew)
+//! makes it stale: a channel shorter than the record says is kept paused,
+//! since an agent with file tools can cut lines off `channel.jsonl` but
+//! must not end a pause by doing so.
 
 use std::path::{Path, PathBuf};
 
@@ -85,8 +87,9 @@ impl PauseRecord {
     }
 
     /// The pause a reopened instance whose channel ends at `last_id` is
-    /// still in, if any. A fresh channel, or one older than the record,
-    /// means the record is stale: it is removed.
+    /// still in, if any. A fresh (empty) channel means the record is
+    /// stale: it is removed. A channel cut shorter than the record keeps
+    /// the pause (an agent can cut it; only the person resumes).
     pub fn load(&self, last_id: u64) -> Result<Option<PauseReason>, PauseRecordError> {
         let Some(path) = &self.path else {
             return Ok(None);
@@ -106,7 +109,7 @@ impl PauseRecord {
                 path: path.clone(),
                 reason: e.to_string(),
             })?;
-        if last_id == 0 || record.through > last_id {
+        if last_id == 0 {
             self.clear()?;
             return Ok(None);
         }
@@ -173,12 +176,12 @@ mod tests {
         r.clear().unwrap();
         assert_eq!(r.load(9).unwrap(), None);
         r.clear().unwrap();
-        // A channel made anew (empty, or older than the pause).
-        for last in [0, 6] {
-            r.save(&reason, 7).unwrap();
-            assert_eq!(r.load(last).unwrap(), None, "stale at {last}");
-            assert!(!dir.path().join(PAUSE_FILE).exists());
-        }
+        // A channel an agent cut short keeps the pause.
+        r.save(&reason, 7).unwrap();
+        assert_eq!(r.load(6).unwrap(), Some(reason.clone()), "cut short");
+        // A channel made anew (empty) drops it.
+        assert_eq!(r.load(0).unwrap(), None, "stale when empty");
+        assert!(!dir.path().join(PAUSE_FILE).exists());
         std::fs::write(dir.path().join(PAUSE_FILE), "{not json").unwrap();
         let e = r.load(9).unwrap_err().to_string();
         assert!(e.contains(PAUSE_FILE), "{e}");
