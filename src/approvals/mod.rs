@@ -14,10 +14,10 @@
 //! around it: no polling.
 
 pub mod journal;
-pub mod rules;
-pub mod shell;
-pub mod workspace;
 pub use crate::vocab::approval_view as view;
+pub use crate::vocab::approvals::rules;
+pub use crate::vocab::approvals::shell;
+pub use crate::vocab::approvals::workspace;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -31,6 +31,7 @@ use tokio::sync::{broadcast, oneshot};
 pub use crate::vocab::approvals::{
     Answer, ApprovalEvent, ApprovalsSnapshot, Decision, Request, Rule, RuleSet, Standing, Verdict,
 };
+pub use crate::vocab::approvals::{BY_AWTUI, BY_RULE, BY_TIMEOUT, EXPIRED};
 pub use rules::Source;
 
 use journal::{Journal, Record};
@@ -39,105 +40,9 @@ use journal::{Journal, Record};
 /// workflow says otherwise (`limits: approval_timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
-/// Who decides when no rule and no person did.
-pub const BY_TIMEOUT: &str = "timeout";
-/// A rule decided.
-pub const BY_RULE: &str = "rule";
-/// awtui itself (the agent stopped, the instance ended or restarted).
-pub const BY_AWTUI: &str = "awtui";
-/// How a request nobody waits for any more is shown everywhere: the CLI
-/// gave up (its own timeout, the turn ended, it crashed, the agent or the
-/// instance stopped), so an answer would reach nobody and nothing ran.
-pub const EXPIRED: &str = "expired: the agent stopped waiting";
 /// How many answered requests are remembered, so answering one again
 /// says how it ended instead of "no such request".
 const REMEMBERED: usize = 1000;
-
-impl Request {
-    /// What the call does, in one line: the command, the file or the input.
-    pub fn subject(&self) -> String {
-        rules::subject(&self.tool, &self.input)
-    }
-}
-
-impl Decision {
-    /// How it ended, for a person who tries to answer it again.
-    fn ended(&self) -> String {
-        if self.expired {
-            let why = self.reason.as_deref().unwrap_or("it ended");
-            return format!("{EXPIRED} ({why}); nothing ran, and an answer now would reach nobody");
-        }
-        let verb = if self.verdict == Verdict::Allow {
-            "allowed"
-        } else {
-            "denied"
-        };
-        format!("was already answered: {verb} by {}", self.by)
-    }
-
-    /// The message the model receives with a deny.
-    pub fn message(&self) -> String {
-        let why = self
-            .reason
-            .as_deref()
-            .map(str::trim)
-            .filter(|r| !r.is_empty());
-        match (self.by.as_str(), &self.rule, why) {
-            _ if self.expired => format!("Denied: {EXPIRED}."),
-            (BY_RULE, Some(rule), _) => format!("Denied by the workflow rule {rule}."),
-            (BY_TIMEOUT, _, Some(why)) | (BY_AWTUI, _, Some(why)) => format!("Denied: {why}."),
-            (who, _, Some(why)) => format!("Denied by {who}: {why}"),
-            (who, _, None) => format!("Denied by {who}."),
-        }
-    }
-
-    /// The answer Claude Code's `--permission-prompt-tool` expects:
-    /// `{"behavior":"allow","updatedInput":{…}}` with the call's input, or
-    /// `{"behavior":"deny","message":"…"}`.
-    pub fn answer(&self, input: &Value) -> Value {
-        match self.verdict {
-            Verdict::Allow => serde_json::json!({"behavior": "allow", "updatedInput": input}),
-            _ => serde_json::json!({"behavior": "deny", "message": self.message()}),
-        }
-    }
-
-    /// One compact line for the channel and logs:
-    /// `approval #3: allowed Bash "git status" for coder (user, always Bash(git status))`.
-    /// It mentions nobody (the agent's plain name, quoted text made inert):
-    /// a line that woke the agent would make it ask again, endlessly.
-    pub fn summary(&self) -> String {
-        let verb = if self.verdict == Verdict::Allow {
-            "allowed"
-        } else {
-            "denied"
-        };
-        let mut subject: String = self.subject.chars().take(80).collect();
-        if subject.len() < self.subject.len() {
-            subject.push('…');
-        }
-        let subject = subject.replace('\n', " ");
-        if self.expired {
-            let why = self.reason.as_deref().unwrap_or("it ended");
-            return crate::context::mentions::inert(&format!(
-                "approval #{}: {EXPIRED} ({why}); {} {subject:?} for {} did not run",
-                self.id, self.tool, self.agent
-            ));
-        }
-        let mut how = self.by.clone();
-        match (&self.rule, self.by.as_str()) {
-            (Some(rule), BY_RULE) => how = format!("rule {rule}"),
-            (Some(rule), _) => how.push_str(&format!(", always {rule}")),
-            (None, _) => {}
-        }
-        if let Some(r) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) {
-            how.push_str(&format!(": {}", r.trim()));
-        }
-        crate::context::mentions::inert(&format!(
-            "approval #{}: {verb} {} {subject:?} for {} ({how})",
-            self.id, self.tool, self.agent
-        ))
-    }
-}
 
 /// Why a decision could not be made.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -8,6 +8,7 @@ pub mod file_store;
 pub mod index;
 pub mod memory_store;
 pub use crate::vocab::mentions;
+pub use crate::vocab::peek::inbox_item_json;
 pub mod paths;
 pub mod seal;
 pub mod shared;
@@ -16,7 +17,6 @@ pub mod writer;
 
 use std::path::PathBuf;
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::channel::{ChannelEntry, Cursor, DeliveryState, Since, format_timestamp};
@@ -55,23 +55,6 @@ impl StoreLayout {
             file_store::jsonl_name(&self.channel),
             file_store::CHANNEL_KEY_FILE.to_string(),
         ]
-    }
-}
-
-impl Since {
-    /// Parses `42`, `#42` or an RFC 3339 / ISO 8601 timestamp.
-    pub fn parse(text: &str) -> Result<Since, ContextError> {
-        let t = text.trim();
-        let digits = t.strip_prefix('#').unwrap_or(t);
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            return digits
-                .parse()
-                .map(Since::Id)
-                .map_err(|_| ContextError::InvalidSince { value: text.into() });
-        }
-        DateTime::parse_from_rfc3339(t)
-            .map(|d| Since::Time(d.with_timezone(&Utc)))
-            .map_err(|_| ContextError::InvalidSince { value: text.into() })
     }
 }
 
@@ -136,23 +119,6 @@ pub(crate) fn has_inbox_item_shape(item: &serde_json::Value) -> bool {
     keys == want
 }
 
-/// One inbox item in the one documented shape:
-/// `{id, timestamp, from, message, priority, state}`.
-pub fn inbox_item_json(
-    entry: &ChannelEntry,
-    priority: Priority,
-    state: DeliveryState,
-) -> serde_json::Value {
-    serde_json::json!({
-        "id": entry.id,
-        "timestamp": entry.timestamp_text(),
-        "from": entry.from,
-        "message": entry.message,
-        "priority": priority,
-        "state": state,
-    })
-}
-
 impl InboxItem {
     /// This item in the documented shape (see [`inbox_item_json`]).
     pub fn to_json(&self) -> serde_json::Value {
@@ -179,10 +145,8 @@ pub enum ContextError {
     NotText { path: String },
     #[error("document '{path}' is larger than the {limit} limit")]
     TooLarge { path: String, limit: String },
-    #[error(
-        "'{value}' is neither a message id nor an RFC 3339 timestamp (such as 2026-01-15T10:05:00.000Z)"
-    )]
-    InvalidSince { value: String },
+    #[error(transparent)]
+    InvalidSince(#[from] crate::vocab::channel::SinceError),
     #[error("there is no message #{id} (the last is #{last})")]
     UnknownId { id: u64, last: u64 },
     #[error("'{name}' is not an agent of this workflow")]

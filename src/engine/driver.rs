@@ -205,7 +205,7 @@ impl Driver {
                 kept_metrics.insert(name, kept);
             }
         }
-        let ops = OpsState::load(&cx.state_root);
+        let ops = super::ops::load_state(&cx.state_root);
         let ops_files = OpsFiles::new(&cx.state_root);
         let pause_record = super::pause::PauseRecord::of(&cx.state_root, temporary_state)
             .unwrap_or_else(|e| {
@@ -1234,7 +1234,7 @@ impl Driver {
     }
 
     fn save_ops(&self) {
-        if let Err(e) = blocking(|| self.ops.save(&self.cx.state_root)) {
+        if let Err(e) = blocking(|| super::ops::save_state(&self.ops, &self.cx.state_root)) {
             self.notice(format!("cannot save {}: {e}", ops::STATE_FILE));
         }
         self.emit(EngineEvent::Deferred {
@@ -1384,7 +1384,7 @@ impl Driver {
             let released = board.change(|s| match s.release(&task, SYSTEM, &why, now) {
                 Ok(t) => (
                     Some(t.name.clone()),
-                    crate::tasks::TaskEvent::with_last_checkpoint(s, t),
+                    crate::tasks::with_last_checkpoint(s, t),
                 ),
                 Err(_) => (None, Vec::new()),
             });
@@ -1402,7 +1402,7 @@ impl Driver {
         for (task, holder) in board.read(|s| s.stale_claims(missed, now)) {
             let why = format!("{holder} missed {missed} heartbeats");
             let released = board.change(|s| match s.release(&task, SYSTEM, &why, now) {
-                Ok(t) => (true, crate::tasks::TaskEvent::with_last_checkpoint(s, t)),
+                Ok(t) => (true, crate::tasks::with_last_checkpoint(s, t)),
                 Err(_) => (false, Vec::new()),
             });
             if released {

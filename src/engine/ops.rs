@@ -19,73 +19,31 @@ pub const STATE_FILE: &str = "ops-state.json";
 /// The people's list of surfaced items.
 pub const SURFACED_FILE: &str = "surfaced.md";
 
-impl OpsState {
-    /// Loads the state kept in `dir` (empty when there is none).
-    pub fn load(dir: &Path) -> OpsState {
-        crate::fsutil::read_record(&dir.join(STATE_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    }
+/// Loads the state kept in `dir` (empty when there is none).
+pub fn load_state(dir: &Path) -> OpsState {
+    crate::fsutil::read_record(&dir.join(STATE_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
 
-    /// Saves the state (and the surfaced list) in `dir`.
-    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
-        let json = serde_json::to_vec_pretty(self).unwrap_or_default();
-        atomic_write(&dir.join(STATE_FILE), &json)?;
-        if !self.surfaced.is_empty() {
-            let mut md = String::from("# Surfaced\n\n");
-            for s in &self.surfaced {
-                md.push_str(&format!(
-                    "- {} [{}] {}\n",
-                    format_timestamp(&s.at),
-                    s.by,
-                    s.description
-                ));
-            }
-            atomic_write(&dir.join(SURFACED_FILE), md.as_bytes())?;
+/// Saves the state (and the surfaced list) in `dir`.
+pub fn save_state(state: &OpsState, dir: &Path) -> std::io::Result<()> {
+    let json = serde_json::to_vec_pretty(state).unwrap_or_default();
+    atomic_write(&dir.join(STATE_FILE), &json)?;
+    if !state.surfaced.is_empty() {
+        let mut md = String::from("# Surfaced\n\n");
+        for s in &state.surfaced {
+            md.push_str(&format!(
+                "- {} [{}] {}\n",
+                format_timestamp(&s.at),
+                s.by,
+                s.description
+            ));
         }
-        Ok(())
+        atomic_write(&dir.join(SURFACED_FILE), md.as_bytes())?;
     }
-
-    /// The earliest time a deferred message is due.
-    pub fn next_due(&self) -> Option<DateTime<Utc>> {
-        self.deferred.iter().filter_map(|d| d.until).min()
-    }
-
-    /// Removes and returns the timed deferrals due at `now`.
-    pub fn take_due(&mut self, now: DateTime<Utc>) -> Vec<Deferred> {
-        self.take_where(|d| d.until.is_some_and(|t| t <= now))
-    }
-
-    /// The ids `agent` put off until its next wake (`defer: <id>` without
-    /// a time), oldest first: the turn that wakes it delivers them again
-    /// among its new messages. They stay deferred until a turn that had
-    /// them succeeds ([`OpsState::forget_next_wake`]), so a failed turn's
-    /// retry has them too.
-    pub fn next_wake(&self, agent: &str) -> Vec<u64> {
-        let mut ids: Vec<u64> = self
-            .deferred
-            .iter()
-            .filter(|d| d.until.is_none() && d.agent == agent)
-            .map(|d| d.id)
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    }
-
-    /// A turn of `agent` that had `ids` again succeeded: they are no
-    /// longer deferred.
-    pub fn forget_next_wake(&mut self, agent: &str, ids: &[u64]) {
-        self.take_where(|d| d.until.is_none() && d.agent == agent && ids.contains(&d.id));
-    }
-
-    fn take_where(&mut self, due: impl Fn(&Deferred) -> bool) -> Vec<Deferred> {
-        let (due, keep): (Vec<Deferred>, Vec<Deferred>) =
-            self.deferred.drain(..).partition(|d| due(d));
-        self.deferred = keep;
-        due
-    }
+    Ok(())
 }
 
 /// The root of the thread `id` belongs to.

@@ -89,7 +89,7 @@ pub fn carry_out(board: &TaskBoard, cmd: TaskCommand, workflow_name: &str) -> Re
             }
             TaskCommand::Release { task } => {
                 let t = s.release(&task, USER, "released by the person", now)?;
-                Ok(TaskEvent::with_last_checkpoint(s, t))
+                Ok(crate::tasks::with_last_checkpoint(s, t))
             }
             TaskCommand::Status {
                 task,

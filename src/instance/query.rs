@@ -7,49 +7,8 @@ use crate::context::{ChannelEntry, ContextStore, Page};
 use crate::protocols;
 use crate::protocols::agent_mail::MailRecord;
 pub use crate::vocab::instances::InstanceStatus;
-use crate::vocab::pages::{Cut, MESSAGE_CAP, MESSAGES_BUDGET, json_len};
+use crate::vocab::pages::{Cut, MESSAGES_BUDGET, json_len};
 pub use crate::vocab::peek::{PeekItem, PeekQuery};
-
-impl PeekItem {
-    /// What `awtui peek --json` prints: an inbox item (priority and state
-    /// known) in the one inbox item shape `inbox_check` returns
-    /// ([`crate::context::inbox_item_json`]); a channel message as itself
-    /// with its annotations. A shortened message says so either way
-    /// (`truncated`, and its whole size in `bytes`).
-    pub fn to_json(&self) -> serde_json::Value {
-        match (self.priority, self.state) {
-            (Some(priority), Some(state)) => {
-                let mut item = crate::context::inbox_item_json(&self.entry, priority, state);
-                if let (Some(object), Some(bytes)) = (item.as_object_mut(), self.cut.bytes) {
-                    object.insert("truncated".into(), self.cut.truncated.into());
-                    object.insert("bytes".into(), bytes.into());
-                }
-                if let (Some(object), Some(thread)) = (item.as_object_mut(), &self.thread) {
-                    object.insert(
-                        "thread".into(),
-                        serde_json::to_value(thread).unwrap_or_default(),
-                    );
-                }
-                item
-            }
-            _ => serde_json::to_value(self).unwrap_or_default(),
-        }
-    }
-
-    /// One message as a page shows it: at most [`MESSAGE_CAP`] bytes of
-    /// its text (marked when shortened), annotated.
-    pub fn shown(mut entry: ChannelEntry) -> PeekItem {
-        let cut = Cut::shorten(&mut entry, MESSAGE_CAP);
-        PeekItem {
-            annotations: protocols::annotate(&entry.message),
-            entry,
-            priority: None,
-            state: None,
-            cut,
-            thread: None,
-        }
-    }
-}
 
 /// Marks an Agent Mail record in `annotations` acknowledged when every
 /// addressee of `entry` acked it in `store`
@@ -367,7 +326,7 @@ mod tests {
         let newest = page.items.last().unwrap();
         assert_eq!(newest.entry.id, 43);
         assert!(newest.cut.truncated && newest.cut.bytes == Some(big.len()));
-        assert!(newest.entry.message.len() <= MESSAGE_CAP);
+        assert!(newest.entry.message.len() <= crate::vocab::pages::MESSAGE_CAP);
         let older = super::peek(
             &s,
             &PeekQuery {

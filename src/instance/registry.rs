@@ -17,31 +17,9 @@ use super::lock;
 use crate::fsutil::atomic_write;
 pub use crate::vocab::instances::InstanceInfo;
 
-impl InstanceInfo {
-    /// The workflow file's name, as `list` shows it (`(standalone)` for
-    /// standalone agents).
-    pub fn source(&self) -> String {
-        if self.standalone {
-            return "(standalone)".to_string();
-        }
-        self.workflow
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.workflow.display().to_string())
-    }
-
-    /// How to address agent `agent` of this instance.
-    pub fn address(&self, agent: &str) -> String {
-        if self.standalone && agent == self.instance {
-            agent.to_string()
-        } else {
-            format!("{agent}@{}", self.instance)
-        }
-    }
-
-    fn registry_name(&self) -> String {
-        format!("{}.{}.json", self.instance, layout::path_hash(&self.home))
-    }
+/// The file that records `info` in the registry.
+fn registry_name(info: &InstanceInfo) -> String {
+    format!("{}.{}.json", info.instance, layout::path_hash(&info.home))
 }
 
 /// Why the registry could not be read or written.
@@ -72,17 +50,14 @@ pub fn register(info: &InstanceInfo) -> Result<(), RegistryError> {
         let written = layout::private_dir(&pointers)
             .map_err(|e| e.to_string())
             .and_then(|d| {
-                atomic_write(&d.join(info.registry_name()), &text).map_err(|e| e.to_string())
+                atomic_write(&d.join(registry_name(info)), &text).map_err(|e| e.to_string())
             });
         if let Err(e) = written {
             tracing::warn!("cannot record the instance in {}: {e}", pointers.display());
         }
     }
     let dir = layout::private_dir(&layout::registry_dir()?)?;
-    for path in [
-        dir.join(info.registry_name()),
-        info.home.join(INSTANCE_FILE),
-    ] {
+    for path in [dir.join(registry_name(info)), info.home.join(INSTANCE_FILE)] {
         atomic_write(&path, &text).map_err(|source| RegistryError::Write { path, source })?;
     }
     Ok(())
@@ -95,7 +70,7 @@ pub fn unregister(info: &InstanceInfo) {
         .into_iter()
         .chain(layout::pointer_registry_dir())
     {
-        let _ = std::fs::remove_file(dir.join(info.registry_name()));
+        let _ = std::fs::remove_file(dir.join(registry_name(info)));
     }
     let _ = std::fs::remove_file(info.home.join(INSTANCE_FILE));
 }
@@ -113,7 +88,7 @@ pub fn unregister(info: &InstanceInfo) {
 pub fn read_home(home: &Path) -> Option<InstanceInfo> {
     let bytes = crate::fsutil::read_record(&home.join(INSTANCE_FILE)).ok()?;
     let claimed: InstanceInfo = serde_json::from_slice(&bytes).ok()?;
-    let name = claimed.registry_name();
+    let name = registry_name(&claimed);
     let here = std::fs::canonicalize(home).ok();
     layout::registry_dirs()
         .into_iter()

@@ -716,7 +716,7 @@ pub fn call(
             }
             board.change_by(caller, |s| {
                 match s.set_task_plan(caller, &a.id, a.plan, object(a.context), now) {
-                    Ok(t) => (Ok(()), TaskEvent::with_last_checkpoint(s, t)),
+                    Ok(t) => (Ok(()), crate::tasks::with_last_checkpoint(s, t)),
                     Err(e) => (Err(e), vec![]),
                 }
             })?;

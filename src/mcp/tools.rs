@@ -345,7 +345,7 @@ fn parse_position(tool: &str, name: &str, value: &Value) -> Result<Since, ToolEr
                 "{name} = {n} is not a message id: ids are whole numbers from 1 up"
             ))
         }),
-        Value::String(s) => Ok(Since::parse(s)?),
+        Value::String(s) => Ok(Since::parse(s).map_err(ContextError::from)?),
         other => Err(ToolError::Invalid(format!(
             "{tool}: invalid arguments: {name} must be a message id or a timestamp string, not {other}"
         ))),

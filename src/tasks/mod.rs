@@ -145,15 +145,13 @@ pub fn find_cycle(deps: &[Vec<usize>]) -> Option<Vec<usize>> {
     None
 }
 
-impl TaskEvent {
-    /// A task's change followed by its newest checkpoint (what a release
-    /// or a status move that records one announces).
-    pub fn with_last_checkpoint(store: &TaskStore, task: Task) -> Vec<TaskEvent> {
-        let checkpoint = store.checkpoints(&task.id).last().cloned();
-        let mut events = vec![TaskEvent::TaskChanged(task)];
-        events.extend(checkpoint.map(TaskEvent::CheckpointAdded));
-        events
-    }
+/// A task's change followed by its newest checkpoint (what a release or a
+/// status move that records one announces).
+pub fn with_last_checkpoint(store: &TaskStore, task: Task) -> Vec<TaskEvent> {
+    let checkpoint = store.checkpoints(&task.id).last().cloned();
+    let mut events = vec![TaskEvent::TaskChanged(task)];
+    events.extend(checkpoint.map(TaskEvent::CheckpointAdded));
+    events
 }
 
 /// A change on the board with who made it: the caller of the tool call

@@ -1110,7 +1110,7 @@ impl TaskStore {
             Some(id) => id,
             None => self.unique_id("tk"),
         };
-        let task = Task::pending(id, workflow_id, &planned, sequence, depends_on, now);
+        let task = pending_task(id, workflow_id, &planned, sequence, depends_on, now);
         self.commit(vec![Record::Task(task.clone())])?;
         Ok(task)
     }
@@ -1204,7 +1204,7 @@ fn build_plan(
         .enumerate()
         .map(|(i, p)| {
             let depends_on = deps[i].iter().map(|j| ids[*j].clone()).collect();
-            Task::pending(
+            pending_task(
                 ids[i].clone(),
                 workflow_id,
                 p,
@@ -1216,36 +1216,34 @@ fn build_plan(
         .collect())
 }
 
-impl Task {
-    /// A new, unclaimed task of `workflow_id`'s plan.
-    pub fn pending(
-        id: String,
-        workflow_id: &str,
-        planned: &PlannedTask,
-        sequence: u32,
-        depends_on: Vec<String>,
-        now: DateTime<Utc>,
-    ) -> Task {
-        Task {
-            id,
-            workflow_id: workflow_id.to_string(),
-            name: planned.name.clone(),
-            description: planned.description.clone(),
-            sequence,
-            depends_on,
-            assignee: planned.assignee.clone(),
-            role: planned.role.clone(),
-            status: TaskStatus::Pending,
-            claimed_by: None,
-            claimed_at: None,
-            plan: Value::Null,
-            context: Value::Null,
-            outcome: None,
-            outcome_detail: Value::Null,
-            error: None,
-            created_at: now,
-            updated_at: now,
-        }
+/// A new, unclaimed task of `workflow_id`'s plan.
+pub fn pending_task(
+    id: String,
+    workflow_id: &str,
+    planned: &PlannedTask,
+    sequence: u32,
+    depends_on: Vec<String>,
+    now: DateTime<Utc>,
+) -> Task {
+    Task {
+        id,
+        workflow_id: workflow_id.to_string(),
+        name: planned.name.clone(),
+        description: planned.description.clone(),
+        sequence,
+        depends_on,
+        assignee: planned.assignee.clone(),
+        role: planned.role.clone(),
+        status: TaskStatus::Pending,
+        claimed_by: None,
+        claimed_at: None,
+        plan: Value::Null,
+        context: Value::Null,
+        outcome: None,
+        outcome_detail: Value::Null,
+        error: None,
+        created_at: now,
+        updated_at: now,
     }
 }
 

@@ -10,27 +10,6 @@ use super::manage::{self, MergeKind, Merged, Reverted};
 use super::{Repo, WorkspaceError};
 pub use crate::vocab::workspace::{DiffTarget, DiffView, StepLine, WorkspaceOp};
 
-impl DiffTarget {
-    /// As shown: the agent's name, or `task <id>`.
-    pub fn label(&self) -> String {
-        match self {
-            DiffTarget::Agent(a) => a.clone(),
-            DiffTarget::Task(t) => format!("task {t}"),
-        }
-    }
-}
-
-impl WorkspaceOp {
-    /// The command's name (`merge`, `revert`, `discard`), for errors.
-    pub fn name(&self) -> &'static str {
-        match self {
-            WorkspaceOp::Merge => "merge",
-            WorkspaceOp::Revert { .. } => "revert",
-            WorkspaceOp::Discard => "discard",
-        }
-    }
-}
-
 fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
 }

@@ -116,3 +116,30 @@ pub enum DocumentChange {
     /// It was deleted.
     Deleted,
 }
+
+impl Since {
+    /// Parses `42`, `#42` or an RFC 3339 / ISO 8601 timestamp.
+    pub fn parse(text: &str) -> Result<Since, SinceError> {
+        let t = text.trim();
+        let digits = t.strip_prefix('#').unwrap_or(t);
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return digits
+                .parse()
+                .map(Since::Id)
+                .map_err(|_| SinceError { value: text.into() });
+        }
+        DateTime::parse_from_rfc3339(t)
+            .map(|d| Since::Time(d.with_timezone(&Utc)))
+            .map_err(|_| SinceError { value: text.into() })
+    }
+}
+
+/// Text that is neither a message id nor a timestamp.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{value}' is neither a message id nor an RFC 3339 timestamp (such as 2026-01-15T10:05:00.000Z)"
+)]
+pub struct SinceError {
+    /// The text as given.
+    pub value: String,
+}

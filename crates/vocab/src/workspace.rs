@@ -55,3 +55,24 @@ pub enum WorkspaceOp {
     /// Mark the branch discarded, for `awtui stop --clean`.
     Discard,
 }
+
+impl DiffTarget {
+    /// As shown: the agent's name, or `task <id>`.
+    pub fn label(&self) -> String {
+        match self {
+            DiffTarget::Agent(a) => a.clone(),
+            DiffTarget::Task(t) => format!("task {t}"),
+        }
+    }
+}
+
+impl WorkspaceOp {
+    /// The command's name (`merge`, `revert`, `discard`), for errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkspaceOp::Merge => "merge",
+            WorkspaceOp::Revert { .. } => "revert",
+            WorkspaceOp::Discard => "discard",
+        }
+    }
+}

@@ -70,6 +70,48 @@ fn u64_keys<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u64, ThreadState
         .collect()
 }
 
+impl OpsState {
+    /// The earliest time a deferred message is due.
+    pub fn next_due(&self) -> Option<DateTime<Utc>> {
+        self.deferred.iter().filter_map(|d| d.until).min()
+    }
+
+    /// Removes and returns the timed deferrals due at `now`.
+    pub fn take_due(&mut self, now: DateTime<Utc>) -> Vec<Deferred> {
+        self.take_where(|d| d.until.is_some_and(|t| t <= now))
+    }
+
+    /// The ids `agent` put off until its next wake (`defer: <id>` without
+    /// a time), oldest first: the turn that wakes it delivers them again
+    /// among its new messages. They stay deferred until a turn that had
+    /// them succeeds ([`OpsState::forget_next_wake`]), so a failed turn's
+    /// retry has them too.
+    pub fn next_wake(&self, agent: &str) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .deferred
+            .iter()
+            .filter(|d| d.until.is_none() && d.agent == agent)
+            .map(|d| d.id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// A turn of `agent` that had `ids` again succeeded: they are no
+    /// longer deferred.
+    pub fn forget_next_wake(&mut self, agent: &str, ids: &[u64]) {
+        self.take_where(|d| d.until.is_none() && d.agent == agent && ids.contains(&d.id));
+    }
+
+    fn take_where(&mut self, due: impl Fn(&Deferred) -> bool) -> Vec<Deferred> {
+        let (due, keep): (Vec<Deferred>, Vec<Deferred>) =
+            self.deferred.drain(..).partition(|d| due(d));
+        self.deferred = keep;
+        due
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

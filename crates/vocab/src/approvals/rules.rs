@@ -14,7 +14,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::shell::{self, Parsed, Target};
-pub use crate::vocab::approvals::{Rule, RuleSet, Standing, Verdict};
+pub use super::{Rule, RuleSet, Standing, Verdict};
 
 /// Why a rule's text could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::channel::{ChannelEntry, DeliveryState};
 use super::mentions::Priority;
 use super::ops::ThreadState;
-use super::pages::Cut;
+use super::pages::{Cut, MESSAGE_CAP};
 use crate::protocols::Annotations;
 use crate::protocols::agent_mail::MessageType;
 
@@ -57,4 +57,62 @@ pub struct PeekItem {
     /// this message starts, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread: Option<ThreadState>,
+}
+
+/// One inbox item in the one documented shape:
+/// `{id, timestamp, from, message, priority, state}`.
+pub fn inbox_item_json(
+    entry: &ChannelEntry,
+    priority: Priority,
+    state: DeliveryState,
+) -> serde_json::Value {
+    serde_json::json!({
+        "id": entry.id,
+        "timestamp": entry.timestamp_text(),
+        "from": entry.from,
+        "message": entry.message,
+        "priority": priority,
+        "state": state,
+    })
+}
+
+impl PeekItem {
+    /// What `awtui peek --json` prints: an inbox item (priority and state
+    /// known) in the one inbox item shape `inbox_check` returns
+    /// ([`inbox_item_json`]); a channel message as itself
+    /// with its annotations. A shortened message says so either way
+    /// (`truncated`, and its whole size in `bytes`).
+    pub fn to_json(&self) -> serde_json::Value {
+        match (self.priority, self.state) {
+            (Some(priority), Some(state)) => {
+                let mut item = inbox_item_json(&self.entry, priority, state);
+                if let (Some(object), Some(bytes)) = (item.as_object_mut(), self.cut.bytes) {
+                    object.insert("truncated".into(), self.cut.truncated.into());
+                    object.insert("bytes".into(), bytes.into());
+                }
+                if let (Some(object), Some(thread)) = (item.as_object_mut(), &self.thread) {
+                    object.insert(
+                        "thread".into(),
+                        serde_json::to_value(thread).unwrap_or_default(),
+                    );
+                }
+                item
+            }
+            _ => serde_json::to_value(self).unwrap_or_default(),
+        }
+    }
+
+    /// One message as a page shows it: at most [`MESSAGE_CAP`] bytes of
+    /// its text (marked when shortened), annotated.
+    pub fn shown(mut entry: ChannelEntry) -> PeekItem {
+        let cut = Cut::shorten(&mut entry, MESSAGE_CAP);
+        PeekItem {
+            annotations: crate::protocols::annotate(&entry.message),
+            entry,
+            priority: None,
+            state: None,
+            cut,
+            thread: None,
+        }
+    }
 }

@@ -179,7 +179,7 @@ pub struct CommandFailed {
 mod since_text {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::vocab::channel::{Since, format_timestamp};
+    use crate::channel::{Since, format_timestamp};
 
     pub fn serialize<S: Serializer>(since: &Since, s: S) -> Result<S::Ok, S::Error> {
         match since {

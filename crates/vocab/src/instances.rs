@@ -66,3 +66,26 @@ pub struct InstanceStatus {
     /// How it ended, once it has (it is shutting down).
     pub finished: Option<RunOutcome>,
 }
+
+impl InstanceInfo {
+    /// The workflow file's name, as `list` shows it (`(standalone)` for
+    /// standalone agents).
+    pub fn source(&self) -> String {
+        if self.standalone {
+            return "(standalone)".to_string();
+        }
+        self.workflow
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.workflow.display().to_string())
+    }
+
+    /// How to address agent `agent` of this instance.
+    pub fn address(&self, agent: &str) -> String {
+        if self.standalone && agent == self.instance {
+            agent.to_string()
+        } else {
+            format!("{agent}@{}", self.instance)
+        }
+    }
+}

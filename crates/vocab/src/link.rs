@@ -214,7 +214,7 @@ mod tests {
         r.asked();
         assert!(
             r.arrived(EngineEvent::Finished {
-                outcome: crate::vocab::RunOutcome::Completed
+                outcome: crate::RunOutcome::Completed
             })
             .is_some()
         );
