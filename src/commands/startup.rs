@@ -133,9 +133,7 @@ pub fn claim(prepared: &Prepared) -> Result<Claim, u8> {
 pub fn claim_failure(e: &InstanceError) -> u8 {
     match e {
         InstanceError::AlreadyRunning { .. } => exit::ALREADY_RUNNING,
-        InstanceError::Layout(layout::LayoutError::Setup(_)) | InstanceError::Owner(_) => {
-            exit::INVALID
-        }
+        InstanceError::Home(layout::HomeError::Setup(_)) | InstanceError::Owner(_) => exit::INVALID,
         _ => exit::FAILED,
     }
 }

@@ -20,9 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::vocab::agents::PauseReason;
 
-/// The record's name in the instance folder when there is no per-user
-/// data dir to keep it in.
-pub const PAUSE_FILE: &str = "pause.json";
+pub use crate::instance::layout::PAUSE_FILE;
 
 /// What the record holds.
 #[derive(Debug, Serialize, Deserialize)]

@@ -19,6 +19,9 @@ pub enum AddedError {
     /// No place for the list.
     #[error(transparent)]
     Layout(#[from] LayoutError),
+    /// No instance folder to keep the list for.
+    #[error(transparent)]
+    Home(#[from] layout::HomeError),
     /// The list is there but not a readable list.
     #[error("cannot read the added agents {}: {reason}", path.display())]
     Read {
@@ -106,7 +109,9 @@ pub fn apply(workflow: &mut Workflow, instance: &str) -> Vec<String> {
     let added = match listed {
         Ok(added) => added,
         // Without a data dir nothing could be added (see `layout`).
-        Err(AddedError::Layout(LayoutError::NoStateDir)) => return Vec::new(),
+        Err(AddedError::Home(layout::HomeError::Layout(LayoutError::NoStateDir))) => {
+            return Vec::new();
+        }
         Err(e) => return vec![format!("{e}; the added agents are left out")],
     };
     let mut notices = Vec::new();

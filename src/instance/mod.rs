@@ -44,6 +44,10 @@ pub enum InstanceError {
     /// A folder could not be named or made.
     #[error(transparent)]
     Layout(#[from] layout::LayoutError),
+    /// The instance folder could not be named (bad instance name, bad
+    /// `context.config.dir`) or found.
+    #[error(transparent)]
+    Home(#[from] layout::HomeError),
     /// Another engine serves this instance.
     #[error(
         "instance '{instance}' is already running{}; attach to it with `awtui attach {instance}` or stop it with `awtui stop @{instance}`",

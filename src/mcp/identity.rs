@@ -28,8 +28,8 @@ pub const TOKEN_ENV: &str = "AWTUI_TOKEN";
 #[derive(Debug, thiserror::Error)]
 pub enum IdentityError {
     /// The OS random source failed.
-    #[error("cannot get random bytes from the operating system: {0}")]
-    Random(String),
+    #[error(transparent)]
+    Random(#[from] crate::secrets::RandomError),
     /// A name that cannot be a file name or a mention.
     #[error("'{0}' cannot have a token: it is not a valid agent name")]
     BadName(String),
@@ -67,14 +67,10 @@ impl std::fmt::Debug for Tokens {
     }
 }
 
-/// 32 bytes from the operating system's CSPRNG, as 64 hex digits;
-/// registered with [`crate::secrets`] so awtui never repeats it.
+/// A new token, registered with [`crate::secrets`] (it lives there, below
+/// every server, so the stores can make keys without importing this one).
 pub fn new_token() -> Result<String, IdentityError> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| IdentityError::Random(e.to_string()))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    crate::secrets::register(&token);
-    Ok(token)
+    Ok(crate::secrets::new_token()?)
 }
 
 /// Compares without stopping at the first difference, so response times

@@ -59,6 +59,25 @@ pub struct PeekItem {
     pub thread: Option<ThreadState>,
 }
 
+/// The fields of an inbox item as every reader shows it (`inbox_check`,
+/// `inbox_peek`, the `awtui://inbox/<agent>` resource, `awtui peek --json`
+/// on an inbox, `awtui ctx inbox`): see [`inbox_item_json`].
+pub const INBOX_ITEM_FIELDS: [&str; 6] =
+    ["id", "timestamp", "from", "message", "priority", "state"];
+
+/// Whether `item` has exactly the documented inbox item shape
+/// ([`INBOX_ITEM_FIELDS`]), for the tests of every place that prints one.
+pub fn has_inbox_item_shape(item: &serde_json::Value) -> bool {
+    let mut keys: Vec<&str> = item
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let mut want = INBOX_ITEM_FIELDS.to_vec();
+    keys.sort_unstable();
+    want.sort_unstable();
+    keys == want
+}
+
 /// One inbox item in the one documented shape:
 /// `{id, timestamp, from, message, priority, state}`.
 pub fn inbox_item_json(

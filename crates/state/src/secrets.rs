@@ -4,7 +4,7 @@
 //! channel, agents' activity and failures, notices, logs) passes through
 //! [`redact`] on its way in.
 //!
-//! Tokens are 64 lowercase hex digits ([`crate::mcp::identity::new_token`]),
+//! Tokens are 64 lowercase hex digits ([`new_token`]),
 //! so one pass over the text finds every run of hex digits long enough to
 //! hold one and looks its 64-digit windows up in a set: the cost does not
 //! grow with the number of tokens, and text without such a run (nearly all)
@@ -102,6 +102,21 @@ pub fn redact_in_place(text: &mut String) {
     if let Cow::Owned(clean) = redact(text) {
         *text = clean;
     }
+}
+
+/// The operating system's random source failed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot get random bytes from the operating system: {0}")]
+pub struct RandomError(String);
+
+/// 32 bytes from the operating system's CSPRNG, as 64 hex digits;
+/// registered here so awtui never repeats it.
+pub fn new_token() -> Result<String, RandomError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| RandomError(e.to_string()))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    register(&token);
+    Ok(token)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::journal::{self, JsonLines};
 
 /// The journal's file name in the instance folder, where awtui kept it
 /// before it moved out of agents' reach (see
-/// [`crate::instance::layout::approvals_journal`]); still reserved: never
+/// [`crate::layout::approvals_journal`]); still reserved: never
 /// a document.
 pub const APPROVALS_FILE: &str = "approvals.jsonl";
 

@@ -113,7 +113,7 @@ impl Seal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io(e)),
         }
-        let key = crate::mcp::identity::new_token().map_err(|e| io(std::io::Error::other(e)))?;
+        let key = crate::secrets::new_token().map_err(|e| io(std::io::Error::other(e)))?;
         let text = format!("{KEY_VERSION} {key} {journal_len}\n");
         crate::fsutil::write_private_file(path, text.as_bytes()).map_err(io)?;
         let warning = (journal_len > 0).then(|| {

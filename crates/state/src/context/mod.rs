@@ -8,7 +8,7 @@ pub mod file_store;
 pub mod index;
 pub mod memory_store;
 pub use crate::vocab::mentions;
-pub use crate::vocab::peek::inbox_item_json;
+pub use crate::vocab::peek::{INBOX_ITEM_FIELDS, has_inbox_item_shape, inbox_item_json};
 pub mod paths;
 pub mod seal;
 pub mod shared;
@@ -97,26 +97,6 @@ pub struct InboxItem {
     pub entry: ChannelEntry,
     pub priority: Priority,
     pub state: DeliveryState,
-}
-
-/// The fields of an inbox item as every reader shows it (`inbox_check`,
-/// `inbox_peek`, the `awtui://inbox/<agent>` resource, `awtui peek --json`
-/// on an inbox, `awtui ctx inbox`): see [`inbox_item_json`].
-pub const INBOX_ITEM_FIELDS: [&str; 6] =
-    ["id", "timestamp", "from", "message", "priority", "state"];
-
-/// Whether `item` has exactly the documented inbox item shape
-/// ([`INBOX_ITEM_FIELDS`]), for the tests of every place that prints one.
-#[cfg(test)]
-pub(crate) fn has_inbox_item_shape(item: &serde_json::Value) -> bool {
-    let mut keys: Vec<&str> = item
-        .as_object()
-        .map(|o| o.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    let mut want = INBOX_ITEM_FIELDS.to_vec();
-    keys.sort_unstable();
-    want.sort_unstable();
-    keys == want
 }
 
 impl InboxItem {

@@ -32,7 +32,7 @@ use super::{ChannelEntry, ContextError, Cursor, Handover, Result, StoreLayout};
 pub const STATE_FILE: &str = "state.json";
 /// Where [`FileStore::open`] keeps the channel's seal key when it is given
 /// no other place (tools and tests; an instance keeps it outside the
-/// workspace, see [`crate::instance::layout::channel_key`]).
+/// workspace, see [`crate::layout::channel_key`]).
 pub const CHANNEL_KEY_FILE: &str = "channel.key";
 
 /// The channel's on-disk files and the cursor file.
