@@ -107,7 +107,7 @@ fn text(i: u64, agents: &[String]) -> String {
             i % 5
         ),
         5 => format!(
-            "@{to} urgent: message {i} needs a look at src/tui/panes/channel.rs before the build; the rest of this sentence makes it wrap over more than one line at 200 columns for sure, really."
+            "@{to} urgent: message {i} needs a look at crates/tui/src/panes/channel.rs before the build; the rest of this sentence makes it wrap over more than one line at 200 columns for sure, really."
         ),
         _ => format!("@{to} message {i}: please have a look at the next step."),
     }

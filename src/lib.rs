@@ -1,5 +1,6 @@
 //! awtui: a terminal control room for teams of coding agents.
 pub use awtui_state::{approvals, context, fsutil, journal, secrets, tasks};
+pub use awtui_tui as tui;
 pub use awtui_vocab as vocab;
 pub use awtui_vocab::{duration, protocols, sanitize};
 
@@ -13,8 +14,6 @@ pub mod instance;
 #[warn(missing_docs)]
 pub mod mcp;
 pub mod output;
-#[warn(missing_docs)]
-pub mod tui;
 #[warn(missing_docs)]
 pub mod web;
 pub mod workflow;

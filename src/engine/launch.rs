@@ -459,7 +459,7 @@ fn trusted_paths(cx: &LaunchContext, req: &TurnRequest) -> Vec<PathBuf> {
             paths.push(wf.base_dir.join(program));
         }
     }
-    paths.extend(crate::tui::config::user_config_path());
+    paths.extend(crate::instance::layout::user_config_path());
     paths.sort();
     paths.dedup();
     paths

@@ -266,6 +266,16 @@ pub fn control_socket(home: &Path) -> Result<PathBuf, LayoutError> {
     Ok(dir.join(format!("{}.sock", path_hash(home))))
 }
 
+/// Where the user's config file (`config.toml`: keys, colours, the
+/// webhook) is looked for; the sandbox hides it from agents.
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("awtui").join("config.toml"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
