@@ -12,9 +12,11 @@ use crate::agents::backend::{PromptTransport, backend_for};
 use crate::context::{mentions, paths};
 use crate::duration::parse_duration;
 use crate::fsutil::{self, ReadError};
+use keys::KeySet;
 
 mod added;
 mod hosts;
+mod keys;
 pub use added::{AddAgentError, added_agent};
 pub use hosts::{DEFAULT_SLOTS, LOCAL_HOST};
 
@@ -106,18 +108,6 @@ fn check_str(text: &str, path: &Path) -> Checked {
     Checked { workflow, diags }
 }
 
-const TOP_KEYS: [&str; 10] = [
-    "spawn",
-    "hosts",
-    "name",
-    "context",
-    "agents",
-    "setup",
-    "kickoff",
-    "limits",
-    "tasks",
-    "workspace",
-];
 /// The value of key `k` among a mapping's checked fields.
 fn field<'n>(fields: &[(&Key, &'n Node)], k: &str) -> Option<&'n Node> {
     fields
@@ -136,56 +126,6 @@ pub fn is_env_name(name: &str) -> bool {
 
 /// The most workers one `spawn:` template may make.
 pub const MAX_SPAWN_SLOTS: u32 = 20;
-
-const TASK_KEYS: [&str; 6] = [
-    "id",
-    "name",
-    "description",
-    "depends_on",
-    "assignee",
-    "role",
-];
-const LIMIT_KEYS: [&str; 11] = [
-    "max_turns",
-    "agent_max_turns",
-    "wall_clock",
-    "cost_usd",
-    "retries",
-    "retry_backoff",
-    "stall_after",
-    "loop_repeats",
-    "release_after_missed_heartbeats",
-    "approval_timeout",
-    "tool_timeout",
-];
-const AGENT_KEYS: [&str; 20] = [
-    "sandbox",
-    "host",
-    "workspace",
-    "model",
-    "system_prompt",
-    "tools",
-    "backend",
-    "command",
-    "max_turns",
-    "timeout",
-    "env",
-    "base_url",
-    "api_key_env",
-    "permissions",
-    "approve",
-    "args",
-    "protocols",
-    "mcp",
-    "keep_user_mcp",
-    "protocol",
-];
-const MCP_STDIO_KEYS: [&str; 3] = ["command", "args", "env"];
-const MCP_HTTP_KEYS: [&str; 2] = ["url", "headers"];
-const CONTEXT_KEYS: [&str; 2] = ["provider", "config"];
-const CONFIG_KEYS: [&str; 4] = ["dir", "channel", "document", "documents"];
-const SETUP_KEYS: [&str; 2] = ["shell", "as"];
-const WORKSPACE_KEYS: [&str; 2] = ["mode", "base"];
 
 /// Names every template may use besides setup outputs and `env.*`.
 const RESERVED_VARS: [&str; 5] = [
@@ -210,7 +150,7 @@ struct Scope<'s> {
 impl Walker<'_> {
     fn workflow(&mut self, root: &Node, file: &Path) -> Option<Workflow> {
         let top = match &root.value {
-            Value::Map(entries) => self.fields(entries, &TOP_KEYS, "the workflow"),
+            Value::Map(entries) => self.fields(entries, &keys::TOP, "the workflow"),
             Value::Null => {
                 self.diags
                     .error(root.pos, "the workflow file is empty: missing 'agents'");
@@ -347,7 +287,7 @@ impl Walker<'_> {
             let Some(entries) = self.mapping(item, &what) else {
                 continue;
             };
-            let fields = self.fields(entries, &TASK_KEYS, &what);
+            let fields = self.fields(entries, &keys::TASK, &what);
             let get = |k: &str| field(&fields, k);
             let id = get("id").and_then(|n| self.string(n, &format!("{what}: id")));
             let name = get("name").and_then(|n| self.string(n, &format!("{what}: name")));
@@ -462,7 +402,7 @@ impl Walker<'_> {
     fn fields<'n>(
         &mut self,
         entries: &'n [(Key, Node)],
-        allowed: &[&str],
+        allowed: &KeySet,
         what: &str,
     ) -> Vec<(&'n Key, &'n Node)> {
         let mut seen: Vec<&Key> = Vec::new();
@@ -479,12 +419,12 @@ impl Walker<'_> {
                 continue;
             }
             seen.push(key);
-            if allowed.contains(&key.name.as_str()) {
+            if allowed.contains(&key.name) {
                 out.push((key, node));
             } else {
-                let hint = did_you_mean(&key.name, allowed.iter().copied())
+                let hint = did_you_mean(&key.name, allowed.names())
                     .map(|s| format!(" (did you mean '{s}'?)"))
-                    .unwrap_or_else(|| format!(" (expected one of: {})", allowed.join(", ")));
+                    .unwrap_or_else(|| format!(" (expected one of: {})", allowed.joined()));
                 self.diags.error(
                     key.pos,
                     format!("unknown key '{}' in {what}{hint}", key.name),
@@ -576,7 +516,7 @@ impl Walker<'_> {
         let Some(entries) = self.mapping(node, "limits") else {
             return limits;
         };
-        for (key, value) in self.fields(entries, &LIMIT_KEYS, "limits") {
+        for (key, value) in self.fields(entries, &keys::LIMITS, "limits") {
             let what = format!("limits.{}", key.name);
             match key.name.as_str() {
                 "max_turns" => limits.max_turns = self.count(value, &what, 1),
@@ -637,7 +577,7 @@ impl Walker<'_> {
                 return ContextConfig::Disabled;
             }
         };
-        let fields = self.fields(entries, &CONTEXT_KEYS, "context");
+        let fields = self.fields(entries, &keys::CONTEXT, "context");
         let get = |k: &str| field(&fields, k);
         let provider = match get("provider") {
             Some(p) => self.string(p, "context.provider").map(|s| (s, p.pos)),
@@ -648,7 +588,7 @@ impl Walker<'_> {
         if let Some(config) = get("config")
             && let Some(entries) = self.mapping(config, "context.config")
         {
-            for (key, value) in self.fields(entries, &CONFIG_KEYS, "context.config") {
+            for (key, value) in self.fields(entries, &keys::CONTEXT_CONFIG, "context.config") {
                 match key.name.as_str() {
                     "dir" => {
                         file_keys.push(key);
@@ -756,7 +696,7 @@ impl Walker<'_> {
             let Some(entries) = self.mapping(item, &what) else {
                 continue;
             };
-            let fields = self.fields(entries, &SETUP_KEYS, &what);
+            let fields = self.fields(entries, &keys::SETUP, &what);
             let get = |k: &str| field(&fields, k);
             let Some(shell_node) = get("shell") else {
                 self.diags
@@ -830,7 +770,7 @@ impl Walker<'_> {
         };
         let (worktree, base) = match &node.value {
             Value::Map(entries) => {
-                let fields = self.fields(entries, &WORKSPACE_KEYS, what);
+                let fields = self.fields(entries, &keys::WORKSPACE, what);
                 let get = |k: &str| {
                     fields
                         .iter()
@@ -1046,14 +986,14 @@ impl Walker<'_> {
                 return None;
             }
         };
-        let fields = self.fields(entries, &AGENT_KEYS, &what);
+        let fields = self.fields(entries, &keys::AGENT, &what);
         let get = |k: &str| field(&fields, k);
 
         let model = get("model").and_then(|n| self.string(n, &format!("{what}: model")));
         let command = get("command").and_then(|n| self.command(n, &what));
         // `modle: x` is already reported as a typo; "needs a model" would be noise.
         let model_misspelt = entries.iter().any(|(k, _)| {
-            !AGENT_KEYS.contains(&k.name.as_str()) && did_you_mean(&k.name, ["model"]).is_some()
+            !keys::AGENT.contains(&k.name) && did_you_mean(&k.name, ["model"]).is_some()
         });
         let backend = if model.is_none() && model_misspelt && get("backend").is_none() {
             None
@@ -1438,7 +1378,7 @@ impl Walker<'_> {
         let Some(entries) = self.mapping(node, &what) else {
             return set;
         };
-        let names = Verdict::ALL.map(|(_, n)| n);
+        let names = KeySet::new(Verdict::ALL.map(|(_, n)| n));
         for (key, value) in self.fields(entries, &names, &what) {
             let verdict = Verdict::from_name(&key.name).unwrap_or(Verdict::Ask);
             let inner = format!("{what}.{}", key.name);
@@ -1642,9 +1582,9 @@ impl Walker<'_> {
             };
             let field = |name: &str| fields.iter().find(|(k, _)| k.name == name).map(|(_, n)| n);
             let (command, url) = (field("command"), field("url"));
-            let allowed: &[&str] = match (command, url) {
-                (Some(_), None) => &MCP_STDIO_KEYS,
-                (None, Some(_)) => &MCP_HTTP_KEYS,
+            let allowed: &KeySet = match (command, url) {
+                (Some(_), None) => &keys::MCP_STDIO,
+                (None, Some(_)) => &keys::MCP_HTTP,
                 (Some(_), Some(_)) => {
                     self.diags.error(
                         value.pos,
@@ -1662,14 +1602,14 @@ impl Walker<'_> {
             };
             let mut ok = true;
             for (k, _) in fields {
-                if !allowed.contains(&k.name.as_str()) {
+                if !allowed.contains(&k.name) {
                     ok = false;
                     self.diags.error(
                         k.pos,
                         format!(
                             "{here}: unknown key '{}'; this server takes {}",
                             k.name,
-                            allowed.join(", ")
+                            allowed.joined()
                         ),
                     );
                 }

@@ -3,12 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::{Walker, field};
+use super::{Walker, field, keys};
 use crate::workflow::schema::{AgentDef, HostChoice, HostDef, Sandbox};
 use crate::workflow::yaml::{Key, Node, Value};
 
-const HOST_KEYS: [&str; 3] = ["ssh", "dir", "max_agents"];
-const SANDBOX_KEYS: [&str; 2] = ["writable", "hidden"];
 /// Whether `ssh` is one plain ssh destination (`user@host`, a host or a
 /// `~/.ssh/config` alias): nothing ssh or git could read as an option, a
 /// URL or a transport (`-oProxyCommand=…`, `ext::…`, `fd::…`).
@@ -58,7 +56,7 @@ impl Walker<'_> {
             let Some(entries) = self.mapping(def, &what) else {
                 continue;
             };
-            let fields = self.fields(entries, &HOST_KEYS, &what);
+            let fields = self.fields(entries, &keys::HOST, &what);
             let get = |k: &str| field(&fields, k);
             let max_agents = match get("max_agents") {
                 Some(n) => match self.count(n, &format!("{what}: max_agents"), 1) {
@@ -132,7 +130,7 @@ impl Walker<'_> {
             Value::Bool(true) => Some(Sandbox::default()),
             Value::Bool(false) | Value::Null => None,
             Value::Map(entries) => {
-                let fields = self.fields(entries, &SANDBOX_KEYS, &what);
+                let fields = self.fields(entries, &keys::SANDBOX, &what);
                 let mut paths = |k: &str| -> Vec<PathBuf> {
                     let Some(n) = field(&fields, k) else {
                         return Vec::new();
