@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::diagnostic::{Diagnostics, did_you_mean};
+use super::diagnostic::{Diagnostics, did_you_mean, hint};
 use super::interpolate::references;
 use super::schema::*;
 use super::yaml::{self, Key, Node, Pos, Value};
@@ -28,6 +28,7 @@ mod setup;
 mod tasks;
 mod templates;
 mod values;
+use values::Fields;
 mod workspace;
 pub use added::{AddAgentError, added_agent};
 pub use backend::model_provider;
@@ -121,14 +122,6 @@ fn check_str(text: &str, path: &Path) -> Checked {
     Checked { workflow, diags }
 }
 
-/// The value of key `k` among a mapping's checked fields.
-fn field<'n>(fields: &[(&Key, &'n Node)], k: &str) -> Option<&'n Node> {
-    fields
-        .iter()
-        .find(|(key, _)| key.name == k)
-        .map(|(_, n)| *n)
-}
-
 /// Whether `name` can be an environment variable (`[A-Za-z_][A-Za-z0-9_]*`).
 pub fn is_env_name(name: &str) -> bool {
     name.chars()
@@ -171,17 +164,16 @@ impl Walker<'_> {
                 return None;
             }
         };
-        let get = |k: &str| field(&top, k);
 
-        let name = match get("name") {
+        let name = match top.get("name") {
             Some(node) => self.string(node, "name").unwrap_or_default(),
             None => file
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "workflow".into()),
         };
-        let context = self.context(get("context"));
-        let setup = get("setup").map(|n| self.setup(n)).unwrap_or_default();
+        let context = self.context(top.get("context"));
+        let setup = top.get("setup").map(|n| self.setup(n)).unwrap_or_default();
         let outputs: Vec<String> = setup.iter().filter_map(|s| s.output.clone()).collect();
         let scope = Scope {
             outputs: &outputs,
@@ -203,10 +195,11 @@ impl Walker<'_> {
             self.check_template(&files.dir, "context.config.dir", &dir_scope);
         }
 
-        let default_workspace = get("workspace")
+        let default_workspace = top
+            .get("workspace")
             .and_then(|n| self.workspace(n, "workspace"))
             .unwrap_or_default();
-        let mut agents = match get("agents") {
+        let mut agents = match top.get("agents") {
             Some(node) => self.agents(node, &scope, &default_workspace),
             None => {
                 self.diags.error(
@@ -216,7 +209,7 @@ impl Walker<'_> {
                 Vec::new()
             }
         };
-        if let Some(node) = get("spawn") {
+        if let Some(node) = top.get("spawn") {
             let slots = self.spawn(node, &scope, &default_workspace, &agents);
             agents.extend(slots);
         }
@@ -234,21 +227,22 @@ impl Walker<'_> {
                 );
             }
         }
-        let kickoff = get("kickoff").and_then(|node| match &node.value {
+        let kickoff = top.get("kickoff").and_then(|node| match &node.value {
             Value::Null => None,
-            _ => self.string(node, "kickoff").map(|value| Located {
-                value,
-                pos: node.pos,
-            }),
+            _ => self.located(node, "kickoff"),
         });
         if let Some(k) = &kickoff {
             self.check_template(k, "kickoff", &scope);
-            self.check_kickoff_mentions(k, &templates::declared_agents(get("agents")));
+            self.check_kickoff_mentions(k, &templates::declared_agents(top.get("agents")));
         }
-        let limits = get("limits").map(|n| self.limits(n)).unwrap_or_default();
+        let limits = top
+            .get("limits")
+            .map(|n| self.limits(n))
+            .unwrap_or_default();
         self.check_ask_timeouts(&agents, &limits);
-        let tasks = get("tasks").map(|n| self.tasks(n, &agents));
-        let (hosts, local_slots) = get("hosts")
+        let tasks = top.get("tasks").map(|n| self.tasks(n, &agents));
+        let (hosts, local_slots) = top
+            .get("hosts")
             .map(|n| self.hosts(n))
             .unwrap_or((Vec::new(), DEFAULT_SLOTS));
         self.check_hosts(&agents, &hosts);

@@ -31,19 +31,13 @@ impl Walker<'_> {
             }
         };
         let mut agents = Vec::new();
-        let mut seen: Vec<&Key> = Vec::new();
-        for (key, def) in entries {
-            if let Some(first) = seen.iter().find(|k| k.name == key.name) {
-                self.diags.error(
-                    key.pos,
-                    format!(
-                        "agent '{}' is defined twice (first at line {})",
-                        key.name, first.pos.line
-                    ),
-                );
-                continue;
-            }
-            seen.push(key);
+        let unique = self.unique(entries, |key, line| {
+            format!(
+                "agent '{}' is defined twice (first at line {line})",
+                key.name
+            )
+        });
+        for (key, def) in unique {
             if !mentions::is_valid_name(&key.name) {
                 self.diags.error(
                     key.pos,
@@ -97,11 +91,11 @@ impl Walker<'_> {
                 );
                 continue;
             }
-            let Some(fields) = self.mapping(def, &what) else {
+            let Some(entries) = self.mapping(def, &what) else {
                 continue;
             };
-            let get = |k: &str| fields.iter().find(|(f, _)| f.name == k).map(|(_, n)| n);
-            let max = match get("max") {
+            let fields = Fields::all(entries);
+            let max = match fields.get("max") {
                 Some(n) => match self.count(n, &format!("{what}: max"), 1) {
                     Some(m) if m > MAX_SPAWN_SLOTS => {
                         self.diags.error(
@@ -115,7 +109,7 @@ impl Walker<'_> {
                 },
                 None => 1,
             };
-            let from = get("from")
+            let from = fields.get("from")
                 .map(|n| {
                     let names = self.string_list(n, &format!("{what}: from"));
                     for name in &names {
@@ -130,7 +124,7 @@ impl Walker<'_> {
                 })
                 .unwrap_or_default();
             // The rest is an agent definition.
-            let agent_fields: Vec<(Key, Node)> = fields
+            let agent_fields: Vec<(Key, Node)> = entries
                 .iter()
                 .filter(|(f, _)| f.name != "max" && f.name != "from")
                 .cloned()
@@ -185,36 +179,40 @@ impl Walker<'_> {
             }
         };
         let fields = self.fields(entries, &keys::AGENT, &what);
-        let get = |k: &str| field(&fields, k);
 
-        let model = get("model").and_then(|n| self.string(n, &format!("{what}: model")));
-        let command = get("command").and_then(|n| self.command(n, &what));
+        let model = self.key_string(&fields, "model", &what);
+        let command = fields.get("command").and_then(|n| self.command(n, &what));
         // `modle: x` is already reported as a typo; "needs a model" would be noise.
         let model_misspelt = entries.iter().any(|(k, _)| {
             !keys::AGENT.contains(&k.name) && did_you_mean(&k.name, ["model"]).is_some()
         });
-        let backend = if model.is_none() && model_misspelt && get("backend").is_none() {
+        let backend = if model.is_none() && model_misspelt && fields.get("backend").is_none() {
             None
         } else {
-            self.backend(key, get("backend"), model.as_deref(), command.is_some())
+            self.backend(
+                key,
+                fields.get("backend"),
+                model.as_deref(),
+                command.is_some(),
+            )
         };
-        let protocol = get("protocol").and_then(|n| {
+        let protocol = fields.get("protocol").and_then(|n| {
             let kind = backend.as_ref().map(|(k, _)| *k);
             self.protocol(n, &what, kind)
         });
         // Headless for certain: written so, or on another host.
-        let headless = protocol == Some(AgentProtocol::Headless) || get("host").is_some();
+        let headless = protocol == Some(AgentProtocol::Headless) || fields.get("host").is_some();
         if let Some((kind, _)) = backend {
             self.check_backend_fields(
                 key,
                 kind,
                 model.as_deref(),
-                get("command"),
+                fields.get("command"),
                 command.is_some(),
                 headless,
             );
         }
-        let prompt = match get("system_prompt") {
+        let prompt = match fields.get("system_prompt") {
             Some(n) => self.system_prompt(n, &what),
             None => Some((
                 Located {
@@ -228,20 +226,23 @@ impl Walker<'_> {
             self.check_template(text, &format!("{what}: system_prompt"), scope);
         }
 
-        let tools = get("tools")
+        let tools = fields
+            .get("tools")
             .map(|n| self.string_list(n, &format!("{what}: tools")))
             .unwrap_or_default();
-        let max_turns =
-            get("max_turns").and_then(|n| self.count(n, &format!("{what}: max_turns"), 1));
-        let timeout = get("timeout").and_then(|n| self.duration(n, &format!("{what}: timeout")));
-        let base_url = get("base_url").and_then(|n| self.string(n, &format!("{what}: base_url")));
-        let api_key_env =
-            get("api_key_env").and_then(|n| self.string(n, &format!("{what}: api_key_env")));
+        let max_turns = fields
+            .get("max_turns")
+            .and_then(|n| self.count(n, &format!("{what}: max_turns"), 1));
+        let timeout = fields
+            .get("timeout")
+            .and_then(|n| self.duration(n, &format!("{what}: timeout")));
+        let base_url = self.key_string(&fields, "base_url", &what);
+        let api_key_env = self.key_string(&fields, "api_key_env", &what);
         if let Some((kind, _)) = &backend
             && !backend_for(*kind).in_process()
         {
             for key in ["base_url", "api_key_env"] {
-                if let Some(n) = get(key) {
+                if let Some(n) = fields.get(key) {
                     self.diags.error(
                         n.pos,
                         format!("{what}: '{key}' is only used by the anthropic and openai backends (this agent uses {})", kind.name()),
@@ -249,10 +250,11 @@ impl Walker<'_> {
                 }
             }
         }
-        let env = get("env")
+        let env = fields
+            .get("env")
             .map(|n| self.env(n, &what, scope))
             .unwrap_or_default();
-        let workspace = match get("workspace") {
+        let workspace = match fields.get("workspace") {
             Some(n) => self.workspace(n, &format!("{what}: workspace"))?,
             None => default_workspace.clone(),
         };
@@ -261,17 +263,18 @@ impl Walker<'_> {
             && (headless || backend_for(*kind).acp_program().is_none())
         {
             self.diags.error(
-                get("workspace").map_or(key.pos, |n| n.pos),
+                fields.get("workspace").map_or(key.pos, |n| n.pos),
                 format!("{what}: workspace: worktree is not available for the {} backend run headless (it reads its MCP servers only from the project's {file}, which would land in the agent's commits); over ACP it is", kind.name()),
             );
         }
-        let approve = get("approve")
+        let approve = fields
+            .get("approve")
             .map(|n| self.approve(n, &what))
             .unwrap_or_default();
-        let permissions = match get("permissions") {
+        let permissions = match fields.get("permissions") {
             Some(n) => {
                 let found = self.permissions(n, &what);
-                if let (Some(p), Some(a)) = (found, get("approve"))
+                if let (Some(p), Some(a)) = (found, fields.get("approve"))
                     && p != Permissions::Ask
                 {
                     self.diags.error(
@@ -285,7 +288,7 @@ impl Walker<'_> {
                 found.unwrap_or_default()
             }
             // `approve:` alone means the agent asks.
-            None if get("approve").is_some() => Permissions::Ask,
+            None if fields.get("approve").is_some() => Permissions::Ask,
             None => Permissions::default(),
         };
         if permissions == Permissions::Ask
@@ -295,8 +298,8 @@ impl Walker<'_> {
                 || protocol == Some(AgentProtocol::Headless))
         {
             self.diags.error(
-                get("permissions")
-                    .or(get("approve"))
+                fields.get("permissions")
+                    .or(fields.get("approve"))
                     .map_or(key.pos, |n| n.pos),
                 format!(
                     "{what}: permissions: ask needs a CLI that lets awtui answer its permission prompts: an ACP agent (backend: acp, or gemini, opencode, cursor, codex and claude over ACP) or Claude Code headless (--permission-prompt-tool); {} {} has no such hook: use read-only, workspace-write or full",
@@ -309,14 +312,12 @@ impl Walker<'_> {
                 ),
             );
         }
-        let protocols = match get("protocols") {
+        let protocols = match fields.get("protocols") {
             Some(n) => {
                 let names = self.string_list(n, &format!("{what}: protocols"));
                 for name in &names {
                     if !Protocols::NAMES.contains(&name.as_str()) {
-                        let hint = did_you_mean(name, Protocols::NAMES)
-                            .map(|s| format!(" (did you mean '{s}'?)"))
-                            .unwrap_or_default();
+                        let hint = hint(name, Protocols::NAMES);
                         self.diags.error(
                             n.pos,
                             format!(
@@ -330,7 +331,7 @@ impl Walker<'_> {
             }
             None => Protocols::default(),
         };
-        let args = match get("args") {
+        let args = match fields.get("args") {
             Some(n) => {
                 let args = self.string_list(n, &format!("{what}: args"));
                 if let Some((kind, _)) = &backend {
@@ -340,16 +341,17 @@ impl Walker<'_> {
             }
             None => Vec::new(),
         };
-        let mcp = get("mcp")
+        let mcp = fields
+            .get("mcp")
             .map(|n| self.mcp_servers(n, &what))
             .unwrap_or_default();
-        if let Some(n) = get("mcp").filter(|_| !scope.context_enabled) {
+        if let Some(n) = fields.get("mcp").filter(|_| !scope.context_enabled) {
             self.diags.error(
                 n.pos,
                 format!("{what}: 'mcp' servers are handed to the CLI next to awtui's, and with context: false there is no MCP config at all; remove context: false or configure the servers in the CLI itself"),
             );
         }
-        let keep_user_mcp = match get("keep_user_mcp") {
+        let keep_user_mcp = match fields.get("keep_user_mcp") {
             Some(n) => match n.value {
                 Value::Bool(b) => b,
                 ref other => {
@@ -369,7 +371,7 @@ impl Walker<'_> {
             && !backend_for(*kind).supports_extra_mcp()
         {
             for key in ["mcp", "keep_user_mcp"] {
-                if let Some(n) = get(key) {
+                if let Some(n) = fields.get(key) {
                     self.diags.error(
                         n.pos,
                         format!(
@@ -385,7 +387,7 @@ impl Walker<'_> {
         // where they are written.
         if !tools.is_empty()
             && let Some(why) = backend_for(backend).tools_unsupported()
-            && let Some(n) = get("tools")
+            && let Some(n) = fields.get("tools")
         {
             self.diags.warn(
                 n.pos,
@@ -396,8 +398,9 @@ impl Walker<'_> {
                 ),
             );
         }
-        let sandbox = get("sandbox").and_then(|n| self.sandbox(n, &what));
-        let host = get("host")
+        let sandbox = fields.get("sandbox").and_then(|n| self.sandbox(n, &what));
+        let host = fields
+            .get("host")
             .map(|n| self.host_choice(n, &what))
             .unwrap_or_default();
         Some(AgentDef {
@@ -448,11 +451,7 @@ impl Walker<'_> {
                 );
                 continue;
             }
-            if let Some(v) = self.string(value, &format!("{what}: env.{}", key.name)) {
-                let located = Located {
-                    value: v,
-                    pos: value.pos,
-                };
+            if let Some(located) = self.located(value, &format!("{what}: env.{}", key.name)) {
                 self.check_template(&located, &format!("{what}: env.{}", key.name), scope);
                 out.push((key.name.clone(), located));
             }

@@ -24,24 +24,8 @@ impl Walker<'_> {
     ) -> Option<(BackendKind, BackendChoice)> {
         let what = format!("agent '{}'", key.name);
         if let Some(node) = node {
-            let name = self.string(node, &format!("{what}: backend"))?;
-            return match BackendKind::from_name(&name) {
-                Some(kind) => Some((kind, BackendChoice::Explicit)),
-                None => {
-                    let names = BackendKind::ALL.map(|(_, n)| n);
-                    let hint = did_you_mean(&name, names)
-                        .map(|s| format!(" (did you mean '{s}'?)"))
-                        .unwrap_or_default();
-                    self.diags.error(
-                        node.pos,
-                        format!(
-                            "{what}: unknown backend '{name}'{hint}; one of: {}",
-                            names.join(", ")
-                        ),
-                    );
-                    None
-                }
-            };
+            let kind = self.one_of(node, &what, "backend", &BackendKind::ALL)?;
+            return Some((kind, BackendChoice::Explicit));
         }
         if has_command {
             return Some((BackendKind::Command, BackendChoice::FromModel));
@@ -79,21 +63,8 @@ impl Walker<'_> {
         what: &str,
         backend: Option<BackendKind>,
     ) -> Option<AgentProtocol> {
-        let name = self.string(node, &format!("{what}: protocol"))?;
-        let Some(found) = AgentProtocol::from_name(&name) else {
-            let names = AgentProtocol::ALL.map(|(_, n)| n);
-            let hint = did_you_mean(&name, names)
-                .map(|s| format!(" (did you mean '{s}'?)"))
-                .unwrap_or_default();
-            self.diags.error(
-                node.pos,
-                format!(
-                    "{what}: unknown protocol '{name}'{hint}; one of: {}",
-                    names.join(", ")
-                ),
-            );
-            return None;
-        };
+        let found = self.one_of(node, what, "protocol", &AgentProtocol::ALL)?;
+        let name = found.name();
         let kind = backend?;
         let vendor = backend_for(kind);
         let refused = match found {

@@ -32,25 +32,21 @@ impl Walker<'_> {
             }
         };
         let fields = self.fields(entries, &keys::CONTEXT, "context");
-        let get = |k: &str| field(&fields, k);
-        let provider = match get("provider") {
+        let provider = match fields.get("provider") {
             Some(p) => self.string(p, "context.provider").map(|s| (s, p.pos)),
             None => Some(("file".to_string(), node.pos)),
         };
         let mut files = defaults(node.pos);
         let mut file_keys: Vec<&Key> = Vec::new();
-        if let Some(config) = get("config")
-            && let Some(entries) = self.mapping(config, "context.config")
+        if let Some(config) = fields.get("config")
+            && let Some(config) = self.keyed(config, &keys::CONTEXT_CONFIG, "context.config")
         {
-            for (key, value) in self.fields(entries, &keys::CONTEXT_CONFIG, "context.config") {
+            for (key, value) in config {
                 match key.name.as_str() {
                     "dir" => {
                         file_keys.push(key);
-                        if let Some(dir) = self.string(value, "context.config.dir") {
-                            files.dir = Located {
-                                value: dir,
-                                pos: value.pos,
-                            };
+                        if let Some(dir) = self.located(value, "context.config.dir") {
+                            files.dir = dir;
                         }
                     }
                     "channel" => {
@@ -81,9 +77,7 @@ impl Walker<'_> {
                 ContextConfig::Memory(files)
             }
             Some((p, pos)) => {
-                let hint = did_you_mean(&p, ["file", "memory"])
-                    .map(|s| format!(" (did you mean '{s}'?)"))
-                    .unwrap_or_default();
+                let hint = hint(&p, ["file", "memory"]);
                 self.diags.error(
                     pos,
                     format!("unknown context provider '{p}'{hint}; use 'file' or 'memory'"),

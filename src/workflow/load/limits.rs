@@ -5,10 +5,10 @@ use super::*;
 impl Walker<'_> {
     pub(super) fn limits(&mut self, node: &Node) -> Limits {
         let mut limits = Limits::default();
-        let Some(entries) = self.mapping(node, "limits") else {
+        let Some(fields) = self.keyed(node, &keys::LIMITS, "limits") else {
             return limits;
         };
-        for (key, value) in self.fields(entries, &keys::LIMITS, "limits") {
+        for (key, value) in fields {
             let what = format!("limits.{}", key.name);
             match key.name.as_str() {
                 "max_turns" => limits.max_turns = self.count(value, &what, 1),

@@ -31,11 +31,11 @@ impl Walker<'_> {
                 );
                 continue;
             }
-            let Some(fields) = self.mapping(value, &here) else {
+            let Some(entries) = self.mapping(value, &here) else {
                 continue;
             };
-            let field = |name: &str| fields.iter().find(|(k, _)| k.name == name).map(|(_, n)| n);
-            let (command, url) = (field("command"), field("url"));
+            let fields = Fields::all(entries);
+            let (command, url) = (fields.get("command"), fields.get("url"));
             let allowed: &KeySet = match (command, url) {
                 (Some(_), None) => &keys::MCP_STDIO,
                 (None, Some(_)) => &keys::MCP_HTTP,
@@ -55,7 +55,7 @@ impl Walker<'_> {
                 }
             };
             let mut ok = true;
-            for (k, _) in fields {
+            for (k, _) in fields.iter() {
                 if !allowed.contains(&k.name) {
                     ok = false;
                     self.diags.error(
@@ -70,10 +70,12 @@ impl Walker<'_> {
             }
             let transport = if let Some(c) = command {
                 let command = self.plain_string(c, &format!("{here}.command"));
-                let args = field("args")
+                let args = fields
+                    .get("args")
                     .map(|n| self.string_list(n, &format!("{here}.args")))
                     .unwrap_or_default();
-                let env = field("env")
+                let env = fields
+                    .get("env")
                     .map(|n| self.string_map(n, &format!("{here}.env"), true))
                     .unwrap_or_default();
                 command.map(|command| McpTransport::Stdio { command, args, env })
@@ -90,7 +92,8 @@ impl Walker<'_> {
                         None
                     }
                 });
-                let headers = field("headers")
+                let headers = fields
+                    .get("headers")
                     .map(|n| self.string_map(n, &format!("{here}.headers"), false))
                     .unwrap_or_default();
                 url.map(|url| McpTransport::Http { url, headers })

@@ -6,22 +6,7 @@ use super::*;
 impl Walker<'_> {
     /// `permissions: read-only | workspace-write | full | ask`.
     pub(super) fn permissions(&mut self, node: &Node, what: &str) -> Option<Permissions> {
-        let name = self.string(node, &format!("{what}: permissions"))?;
-        let found = Permissions::from_name(&name);
-        if found.is_none() {
-            let names = Permissions::ALL.map(|(_, n)| n);
-            let hint = did_you_mean(&name, names)
-                .map(|s| format!(" (did you mean '{s}'?)"))
-                .unwrap_or_default();
-            self.diags.error(
-                node.pos,
-                format!(
-                    "{what}: unknown permissions '{name}'{hint}; one of: {}",
-                    names.join(", ")
-                ),
-            );
-        }
-        found
+        self.one_of(node, what, "permissions", &Permissions::ALL)
     }
 
     /// `approve:` — a mapping of `allow`, `deny` and `ask` to a rule or a
@@ -30,11 +15,11 @@ impl Walker<'_> {
         use crate::approvals::{Rule, Verdict};
         let mut set = crate::approvals::RuleSet::default();
         let what = format!("{what}: approve");
-        let Some(entries) = self.mapping(node, &what) else {
+        let names = KeySet::new(Verdict::ALL.map(|(_, n)| n));
+        let Some(fields) = self.keyed(node, &names, &what) else {
             return set;
         };
-        let names = KeySet::new(Verdict::ALL.map(|(_, n)| n));
-        for (key, value) in self.fields(entries, &names, &what) {
+        for (key, value) in fields {
             let verdict = Verdict::from_name(&key.name).unwrap_or(Verdict::Ask);
             let inner = format!("{what}.{}", key.name);
             let items: Vec<&Node> = match &value.value {

@@ -6,38 +6,23 @@ use super::*;
 
 impl Walker<'_> {
     pub(super) fn setup(&mut self, node: &Node) -> Vec<SetupTask> {
-        let items = match &node.value {
-            Value::Seq(items) => items,
-            Value::Null => return Vec::new(),
-            other => {
-                self.diags.error(
-                    node.pos,
-                    format!(
-                        "setup must be a list of {{shell, as}} steps, found {}",
-                        other.kind()
-                    ),
-                );
-                return Vec::new();
-            }
-        };
+        let items = self.items(node, "setup", "{shell, as} steps");
         let mut tasks = Vec::new();
         let mut names: BTreeSet<String> = BTreeSet::new();
         for (i, item) in items.iter().enumerate() {
             let what = format!("setup step {}", i + 1);
-            let Some(entries) = self.mapping(item, &what) else {
+            let Some(fields) = self.keyed(item, &keys::SETUP, &what) else {
                 continue;
             };
-            let fields = self.fields(entries, &keys::SETUP, &what);
-            let get = |k: &str| field(&fields, k);
-            let Some(shell_node) = get("shell") else {
+            let Some(shell_node) = fields.get("shell") else {
                 self.diags
                     .error(item.pos, format!("{what} has no 'shell' command"));
                 continue;
             };
-            let Some(shell) = self.string(shell_node, &format!("{what}: shell")) else {
+            let Some(shell) = self.located(shell_node, &format!("{what}: shell")) else {
                 continue;
             };
-            let output = get("as").and_then(|n| {
+            let output = fields.get("as").and_then(|n| {
                 let name = self.string(n, &format!("{what}: as"))?;
                 let ok = name
                     .chars()
@@ -72,13 +57,7 @@ impl Walker<'_> {
                 }
                 Some(name)
             });
-            tasks.push(SetupTask {
-                shell: Located {
-                    value: shell,
-                    pos: shell_node.pos,
-                },
-                output,
-            });
+            tasks.push(SetupTask { shell, output });
         }
         tasks
     }

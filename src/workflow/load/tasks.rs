@@ -8,29 +8,17 @@ impl Walker<'_> {
     /// role}`; every dependency must name a task of the list, without a
     /// cycle; an assignee must be an agent.
     pub(super) fn tasks(&mut self, node: &Node, agents: &[AgentDef]) -> Vec<FileTask> {
-        let items = match &node.value {
-            Value::Seq(items) => items,
-            Value::Null => return Vec::new(),
-            other => {
-                self.diags.error(
-                    node.pos,
-                    format!("tasks must be a list of tasks, found {}", other.kind()),
-                );
-                return Vec::new();
-            }
-        };
+        let items = self.items(node, "tasks", "tasks");
         let mut tasks: Vec<FileTask> = Vec::new();
         let mut deps_at: Vec<Vec<(String, Pos)>> = Vec::new();
         let mut positions = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let what = format!("task {}", i + 1);
-            let Some(entries) = self.mapping(item, &what) else {
+            let Some(fields) = self.keyed(item, &keys::TASK, &what) else {
                 continue;
             };
-            let fields = self.fields(entries, &keys::TASK, &what);
-            let get = |k: &str| field(&fields, k);
-            let id = get("id").and_then(|n| self.string(n, &format!("{what}: id")));
-            let name = get("name").and_then(|n| self.string(n, &format!("{what}: name")));
+            let id = self.key_string(&fields, "id", &what);
+            let name = self.key_string(&fields, "name", &what);
             let Some(key) = id
                 .clone()
                 .or_else(|| name.clone())
@@ -50,11 +38,11 @@ impl Walker<'_> {
                 );
                 continue;
             }
-            let description = get("description")
-                .and_then(|n| self.string(n, &format!("{what}: description")))
+            let description = self
+                .key_string(&fields, "description", &what)
                 .unwrap_or_default();
             let mut deps = Vec::new();
-            if let Some(n) = get("depends_on") {
+            if let Some(n) = fields.get("depends_on") {
                 match &n.value {
                     Value::Seq(list) => {
                         for d in list {
@@ -74,12 +62,10 @@ impl Walker<'_> {
                     ),
                 }
             }
-            let assignee = get("assignee").and_then(|n| {
+            let assignee = fields.get("assignee").and_then(|n| {
                 let a = self.string(n, &format!("{what}: assignee"))?;
                 if !agents.iter().any(|x| x.name == a) {
-                    let hint = did_you_mean(&a, agents.iter().map(|x| x.name.as_str()))
-                        .map(|s| format!(" (did you mean '{s}'?)"))
-                        .unwrap_or_default();
+                    let hint = hint(&a, agents.iter().map(|x| x.name.as_str()));
                     self.diags.error(
                         n.pos,
                         format!("{what}: assignee '{a}' is not an agent of this workflow{hint}"),
@@ -87,7 +73,7 @@ impl Walker<'_> {
                 }
                 Some(a)
             });
-            let role = get("role").and_then(|n| self.string(n, &format!("{what}: role")));
+            let role = self.key_string(&fields, "role", &what);
             tasks.push(FileTask {
                 name: name.unwrap_or_else(|| key.clone()),
                 key,
@@ -110,9 +96,7 @@ impl Walker<'_> {
                     ),
                     Some(j) => graph[i].push(j),
                     None => {
-                        let hint = did_you_mean(d, tasks.iter().map(|t| t.key.as_str()))
-                            .map(|s| format!(" (did you mean '{s}'?)"))
-                            .unwrap_or_default();
+                        let hint = hint(d, tasks.iter().map(|t| t.key.as_str()));
                         self.diags.error(
                             *pos,
                             format!(

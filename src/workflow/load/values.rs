@@ -4,7 +4,58 @@
 
 use super::*;
 
+/// The entries of a mapping, looked up by key (those [`Walker::fields`]
+/// kept, or all of them).
+pub(super) struct Fields<'n>(Vec<(&'n Key, &'n Node)>);
+
+impl<'n> Fields<'n> {
+    /// Every entry, keys unchecked (a `spawn:` template, an MCP server).
+    pub(super) fn all(entries: &'n [(Key, Node)]) -> Fields<'n> {
+        Fields(entries.iter().map(|(k, n)| (k, n)).collect())
+    }
+
+    /// The value of key `k`.
+    pub(super) fn get(&self, k: &str) -> Option<&'n Node> {
+        self.0
+            .iter()
+            .find(|(key, _)| key.name == k)
+            .map(|(_, n)| *n)
+    }
+
+    /// The entries in file order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&'n Key, &'n Node)> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+impl<'n> IntoIterator for Fields<'n> {
+    type Item = (&'n Key, &'n Node);
+    type IntoIter = std::vec::IntoIter<(&'n Key, &'n Node)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
 impl Walker<'_> {
+    /// The entries of a mapping but for a key written again, each repeat
+    /// an error worded by `twice` (given the key and the line of its
+    /// first).
+    pub(super) fn unique<'n>(
+        &mut self,
+        entries: &'n [(Key, Node)],
+        twice: impl Fn(&Key, u32) -> String,
+    ) -> Vec<(&'n Key, &'n Node)> {
+        let mut out: Vec<(&Key, &Node)> = Vec::new();
+        for (key, node) in entries {
+            match out.iter().find(|(k, _)| k.name == key.name) {
+                Some((first, _)) => self.diags.error(key.pos, twice(key, first.pos.line)),
+                None => out.push((key, node)),
+            }
+        }
+        out
+    }
+
     /// Checks the keys of a mapping: unknown ones (with a suggestion) and
     /// duplicates are errors. Returns the known entries.
     pub(super) fn fields<'n>(
@@ -12,21 +63,15 @@ impl Walker<'_> {
         entries: &'n [(Key, Node)],
         allowed: &KeySet,
         what: &str,
-    ) -> Vec<(&'n Key, &'n Node)> {
-        let mut seen: Vec<&Key> = Vec::new();
+    ) -> Fields<'n> {
+        let unique = self.unique(entries, |key, line| {
+            format!(
+                "'{}' is given twice in {what} (first at line {line})",
+                key.name
+            )
+        });
         let mut out = Vec::new();
-        for (key, node) in entries {
-            if let Some(first) = seen.iter().find(|k| k.name == key.name) {
-                self.diags.error(
-                    key.pos,
-                    format!(
-                        "'{}' is given twice in {what} (first at line {})",
-                        key.name, first.pos.line
-                    ),
-                );
-                continue;
-            }
-            seen.push(key);
+        for (key, node) in unique {
             if allowed.contains(&key.name) {
                 out.push((key, node));
             } else {
@@ -39,7 +84,74 @@ impl Walker<'_> {
                 );
             }
         }
-        out
+        Fields(out)
+    }
+
+    /// A mapping's entries whose keys are among `allowed` ([`Self::fields`]
+    /// of [`Self::mapping`]).
+    pub(super) fn keyed<'n>(
+        &mut self,
+        node: &'n Node,
+        allowed: &KeySet,
+        what: &str,
+    ) -> Option<Fields<'n>> {
+        let entries = self.mapping(node, what)?;
+        Some(self.fields(entries, allowed, what))
+    }
+
+    /// The string at `key` of `fields`, named `<what>: <key>` in errors.
+    pub(super) fn key_string(&mut self, fields: &Fields, key: &str, what: &str) -> Option<String> {
+        let node = fields.get(key)?;
+        self.string(node, &format!("{what}: {key}"))
+    }
+
+    /// A string with where it is written, for checks made later (templates).
+    pub(super) fn located(&mut self, node: &Node, what: &str) -> Option<Located<String>> {
+        self.string(node, what).map(|value| Located {
+            value,
+            pos: node.pos,
+        })
+    }
+
+    /// The items of a list (`{what} must be a list of {items}` otherwise;
+    /// nothing written is no item).
+    pub(super) fn items<'n>(&mut self, node: &'n Node, what: &str, items: &str) -> &'n [Node] {
+        match &node.value {
+            Value::Seq(list) => list,
+            Value::Null => &[],
+            other => {
+                self.diags.error(
+                    node.pos,
+                    format!("{what} must be a list of {items}, found {}", other.kind()),
+                );
+                &[]
+            }
+        }
+    }
+
+    /// The value of `<what>: <key>` among the names of `all` (a backend,
+    /// a protocol, a permissions setting), with "did you mean" otherwise.
+    pub(super) fn one_of<T: Copy, const N: usize>(
+        &mut self,
+        node: &Node,
+        what: &str,
+        key: &str,
+        all: &[(T, &'static str); N],
+    ) -> Option<T> {
+        let name = self.string(node, &format!("{what}: {key}"))?;
+        if let Some((found, _)) = all.iter().find(|(_, n)| *n == name) {
+            return Some(*found);
+        }
+        let names = all.map(|(_, n)| n);
+        self.diags.error(
+            node.pos,
+            format!(
+                "{what}: unknown {key} '{name}'{}; one of: {}",
+                hint(&name, names),
+                names.join(", ")
+            ),
+        );
+        None
     }
 
     pub(super) fn mapping<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [(Key, Node)]> {

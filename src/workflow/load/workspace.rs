@@ -23,17 +23,11 @@ impl Walker<'_> {
         let (worktree, base) = match &node.value {
             Value::Map(entries) => {
                 let fields = self.fields(entries, &keys::WORKSPACE, what);
-                let get = |k: &str| {
-                    fields
-                        .iter()
-                        .find(|(key, _)| key.name == k)
-                        .map(|(_, n)| *n)
-                };
-                let worktree = match get("mode") {
+                let worktree = match fields.get("mode") {
                     Some(n) => mode_of(self, n)?,
                     None => true,
                 };
-                let base = match get("base") {
+                let base = match fields.get("base") {
                     Some(n) => Some((self.string(n, &format!("{what}: base"))?, n.pos)),
                     None => None,
                 };
