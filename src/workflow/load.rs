@@ -1,18 +1,12 @@
 //! Reading a workflow file into a [`Workflow`], collecting every problem with
 //! its `file:line:col` rather than stopping at the first.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::diagnostic::{Diagnostics, did_you_mean, hint};
-use super::interpolate::references;
+use super::diagnostic::Diagnostics;
 use super::schema::*;
-use super::yaml::{self, Key, Node, Pos, Value};
-use crate::agents::backend::{PromptTransport, backend_for};
-use crate::context::{mentions, paths};
-use crate::duration::parse_duration;
+use super::yaml::{self, Node, Value};
 use crate::fsutil::{self, ReadError};
-use keys::KeySet;
 
 mod added;
 mod agents;
@@ -28,7 +22,6 @@ mod setup;
 mod tasks;
 mod templates;
 mod values;
-use values::Fields;
 mod workspace;
 pub use added::{AddAgentError, added_agent};
 pub use backend::model_provider;

@@ -23,7 +23,7 @@ pub struct Located<T> {
 /// the keys a mapping may hold from it (`load::keys`), so a field that is
 /// no key is `#[schemars(skip)]` and a key spelt otherwise is `rename`d.
 #[derive(Clone, Debug, JsonSchema)]
-#[schemars(transform = spawn_key)]
+#[schemars(transform = spawn_key, transform = every_key_optional)]
 pub struct Workflow {
     /// `name:` or the file stem.
     pub name: String,
@@ -71,6 +71,13 @@ fn spawn_key(schema: &mut Schema) {
     {
         properties.insert("spawn".into(), templates.into());
     }
+}
+
+/// No key of the mapping is needed by itself (an agent needs a `model`,
+/// a `backend` or a `command`; the loader says which is missing), though
+/// its field always has a value once loaded.
+fn every_key_optional(schema: &mut Schema) {
+    schema.remove("required");
 }
 
 /// One task of the plan a workflow file declares (`tasks:`).
@@ -241,6 +248,7 @@ pub enum PromptSource {
 
 /// One agent of the workflow.
 #[derive(Clone, Debug, JsonSchema)]
+#[schemars(transform = every_key_optional)]
 pub struct AgentDef {
     #[schemars(skip)]
     pub name: String,

@@ -1,7 +1,17 @@
 //! `agents:` and `spawn:`: each agent's definition, checked key by key
 //! against what its backend can do.
 
-use super::*;
+use super::keys;
+use super::values::Fields;
+use super::{MAX_SPAWN_SLOTS, Scope, Walker, is_env_name};
+use crate::agents::backend::backend_for;
+use crate::context::mentions;
+use crate::workflow::diagnostic::{did_you_mean, hint};
+use crate::workflow::schema::{
+    AgentDef, AgentProtocol, BackendKind, Located, Permissions, PromptSource, Protocols, SpawnSlot,
+    Workspace,
+};
+use crate::workflow::yaml::{Key, Node, Value};
 
 impl Walker<'_> {
     pub(super) fn agents(

@@ -1,7 +1,10 @@
 //! Which backend runs an agent, with which protocol and program, and the
 //! arguments awtui must control.
 
-use super::*;
+use super::Walker;
+use crate::agents::backend::{PromptTransport, backend_for};
+use crate::workflow::schema::{AgentProtocol, BackendChoice, BackendKind};
+use crate::workflow::yaml::{Key, Node, Pos, Value};
 
 /// The backend a `provider/model` name implies: `anthropic/` and `openai/`
 /// are the API backends; `ollama/` is an OpenAI-compatible local server.

@@ -1,6 +1,12 @@
 //! `context:`: the provider and the names of its files.
 
-use super::*;
+use super::Walker;
+use super::keys;
+use crate::workflow::diagnostic::hint;
+use crate::workflow::schema::{
+    ContextConfig, ContextFiles, DEFAULT_CHANNEL, DEFAULT_CONTEXT_DIR, DEFAULT_DOCUMENT, Located,
+};
+use crate::workflow::yaml::{Key, Node, Pos, Value};
 
 impl Walker<'_> {
     pub(super) fn context(&mut self, node: Option<&Node>) -> ContextConfig {

@@ -240,5 +240,14 @@ mod tests {
         assert_eq!(MCP_HTTP.joined(), "url, headers");
         assert_eq!(SETUP.joined(), "shell, as");
         assert!(AGENT.contains("model") && !AGENT.contains("name"));
+        assert_eq!(
+            TOP.joined(),
+            "agents, context, hosts, kickoff, limits, name, setup, spawn, tasks, workspace"
+        );
+        assert!(
+            AGENT
+                .joined()
+                .starts_with("api_key_env, approve, args, backend,")
+        );
     }
 }

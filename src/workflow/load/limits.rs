@@ -1,6 +1,9 @@
 //! `limits:`: loop guards and budgets for the whole workflow.
 
-use super::*;
+use super::Walker;
+use super::keys;
+use crate::workflow::schema::Limits;
+use crate::workflow::yaml::{Node, Value};
 
 impl Walker<'_> {
     pub(super) fn limits(&mut self, node: &Node) -> Limits {

@@ -1,6 +1,10 @@
 //! `mcp:`: extra MCP servers an agent's CLI gets next to awtui's.
 
-use super::*;
+use super::Walker;
+use super::keys::{self, KeySet};
+use super::values::Fields;
+use crate::workflow::schema::{McpServer, McpTransport};
+use crate::workflow::yaml::Node;
 
 impl Walker<'_> {
     /// `mcp: { name: {command, args, env} | {url, headers} }`: extra MCP

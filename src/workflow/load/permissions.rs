@@ -1,7 +1,10 @@
 //! What an agent may do without asking: `permissions:`, `approve:`, and
 //! the timeouts of asking.
 
-use super::*;
+use super::Walker;
+use super::keys::KeySet;
+use crate::workflow::schema::{AgentDef, Limits, Permissions};
+use crate::workflow::yaml::{Node, Value};
 
 impl Walker<'_> {
     /// `permissions: read-only | workspace-write | full | ask`.

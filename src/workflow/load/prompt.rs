@@ -1,6 +1,9 @@
 //! `system_prompt:`: the prompt inline or read from a file.
 
-use super::*;
+use super::Walker;
+use crate::fsutil;
+use crate::workflow::schema::{Located, PromptSource};
+use crate::workflow::yaml::Node;
 
 /// A `system_prompt` is a file path when it is one line without spaces that
 /// ends in a prompt-file extension or contains a `/`; anything else is the

@@ -2,7 +2,12 @@
 //! become template variables.
 
 use super::templates::RESERVED_VARS;
-use super::*;
+use std::collections::BTreeSet;
+
+use super::Walker;
+use super::keys;
+use crate::workflow::schema::SetupTask;
+use crate::workflow::yaml::Node;
 
 impl Walker<'_> {
     pub(super) fn setup(&mut self, node: &Node) -> Vec<SetupTask> {

@@ -1,7 +1,11 @@
 //! `tasks:`: the plan of tasks a workflow declares, made at the instance's
 //! first start.
 
-use super::*;
+use super::Walker;
+use super::keys;
+use crate::workflow::diagnostic::hint;
+use crate::workflow::schema::{AgentDef, FileTask};
+use crate::workflow::yaml::{Node, Pos, Value};
 
 impl Walker<'_> {
     /// `tasks:`: a list of `{id, name, description, depends_on, assignee,

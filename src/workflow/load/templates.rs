@@ -1,7 +1,12 @@
 //! `${{ }}` templates and `@mentions` in the file: every name used must
 //! resolve, every mention wake an agent.
 
-use super::*;
+use super::{Scope, Walker};
+use crate::context::mentions;
+use crate::workflow::diagnostic::did_you_mean;
+use crate::workflow::interpolate::references;
+use crate::workflow::schema::Located;
+use crate::workflow::yaml::{Node, Value};
 
 /// Names every template may use besides setup outputs and `env.*`.
 pub(super) const RESERVED_VARS: [&str; 5] = [

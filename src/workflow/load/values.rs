@@ -2,7 +2,13 @@
 //! a count, a duration, a mapping with known keys), each problem reported
 //! where it is written.
 
-use super::*;
+use super::keys::KeySet;
+use super::{Walker, is_env_name};
+use crate::context::paths;
+use crate::duration::parse_duration;
+use crate::workflow::diagnostic::{did_you_mean, hint};
+use crate::workflow::schema::Located;
+use crate::workflow::yaml::{Key, Node, Value};
 
 /// The entries of a mapping, looked up by key (those [`Walker::fields`]
 /// kept, or all of them).

@@ -1,7 +1,10 @@
 //! `workspace:` (workflow-wide or an agent's): the shared folder or a git
 //! worktree.
 
-use super::*;
+use super::Walker;
+use super::keys;
+use crate::workflow::schema::Workspace;
+use crate::workflow::yaml::{Node, Value};
 
 impl Walker<'_> {
     /// `workspace:`: `shared`, `worktree`, or `{mode: worktree, base: <ref>}`
