@@ -179,6 +179,14 @@ impl fmt::Display for Diagnostics {
     }
 }
 
+/// ` (did you mean 'x'?)` when a candidate is close to `word`, else nothing:
+/// the tail of an "unknown …" message.
+pub fn hint<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    did_you_mean(word, candidates)
+        .map(|s| format!(" (did you mean '{s}'?)"))
+        .unwrap_or_default()
+}
+
 /// Suggests the closest of `candidates` to a misspelt `word`, if one is close.
 pub fn did_you_mean<'a>(
     word: &str,

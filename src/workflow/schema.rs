@@ -1,7 +1,11 @@
 //! The validated shape of a workflow file.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use super::yaml::Pos;
 
@@ -14,16 +18,24 @@ pub struct Located<T> {
 }
 
 /// A loaded and validated workflow.
-#[derive(Clone, Debug)]
+///
+/// Its `JsonSchema` is the shape of the file as written: the loader takes
+/// the keys a mapping may hold from it (`load::keys`), so a field that is
+/// no key is `#[schemars(skip)]` and a key spelt otherwise is `rename`d.
+#[derive(Clone, Debug, JsonSchema)]
+#[schemars(transform = spawn_key, transform = every_key_optional)]
 pub struct Workflow {
     /// `name:` or the file stem.
     pub name: String,
     /// The workflow file, absolute.
+    #[schemars(skip)]
     pub file: PathBuf,
     /// The folder of the workflow file: setup commands run here and relative
     /// paths resolve against it.
+    #[schemars(skip)]
     pub base_dir: PathBuf,
     /// Agents in the order they are written.
+    #[schemars(with = "BTreeMap<String, AgentDef>")]
     pub agents: Vec<AgentDef>,
     pub setup: Vec<SetupTask>,
     pub kickoff: Option<Located<String>>,
@@ -33,19 +45,46 @@ pub struct Workflow {
     /// instance's first start.
     pub tasks: Option<Vec<FileTask>>,
     /// Other machines agents may run on (`hosts:`), in the order written.
+    #[schemars(with = "BTreeMap<String, HostDef>")]
     pub hosts: Vec<HostDef>,
     /// How many agents this machine runs at once when agents are placed
     /// by free slots (`host: any`, `spawn:` workers); `hosts.local.max_agents`.
+    #[schemars(skip)]
     pub local_slots: u32,
     /// The workflow-wide `workspace:` (the default of agents the person
     /// adds later, as of the file's own).
     pub workspace: Workspace,
 }
 
+/// `spawn:` is a key of the file without a field of its own: its worker
+/// templates (`<template>: {max, from, …agent keys}`) become agents.
+fn spawn_key(schema: &mut Schema) {
+    let templates = json_schema!({
+        "type": "object",
+        "description": "Worker templates: <template>: {max, from, …agent keys}",
+    });
+    if let Some(properties) = schema
+        .ensure_object()
+        .entry("properties")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()))
+        .as_object_mut()
+    {
+        properties.insert("spawn".into(), templates.into());
+    }
+}
+
+/// No key of the mapping is needed by itself (an agent needs a `model`,
+/// a `backend` or a `command`; the loader says which is missing), though
+/// its field always has a value once loaded.
+fn every_key_optional(schema: &mut Schema) {
+    schema.remove("required");
+}
+
 /// One task of the plan a workflow file declares (`tasks:`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 pub struct FileTask {
     /// The key other tasks' `depends_on` use (`id:`, else the name).
+    #[schemars(rename = "id")]
     pub key: String,
     pub name: String,
     pub description: String,
@@ -59,21 +98,24 @@ pub struct FileTask {
 
 /// The `limits:` section: loop guards and budgets for the whole workflow.
 /// Absent values take the runner's defaults.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct Limits {
     /// Turns of all agents together.
     pub max_turns: Option<u32>,
     /// Turns of each agent without its own `max_turns`.
     pub agent_max_turns: Option<u32>,
     /// Running time before the instance pauses.
+    #[schemars(with = "Option<String>")]
     pub wall_clock: Option<Duration>,
     /// Spend (US dollars, as reported by backends) before it pauses.
     pub cost_usd: Option<f64>,
     /// Retries of a failed turn before the agent is marked failed.
     pub retries: Option<u32>,
     /// The first retry's delay; each next one doubles.
+    #[schemars(with = "Option<String>")]
     pub retry_backoff: Option<Duration>,
     /// Time without any backend event before a running agent is "stalled".
+    #[schemars(with = "Option<String>")]
     pub stall_after: Option<Duration>,
     /// Repeats of a wake pattern before the cycle guard pauses (0: off).
     pub loop_repeats: Option<u32>,
@@ -82,10 +124,12 @@ pub struct Limits {
     pub release_after_missed_heartbeats: Option<u32>,
     /// How long a tool call waits for a person's approval before it is
     /// denied (default [`crate::approvals::DEFAULT_TIMEOUT`]).
+    #[schemars(with = "Option<String>")]
     pub approval_timeout: Option<Duration>,
     /// How long one MCP tool call may run before its caller gets a
     /// `DEADLINE_EXCEEDED` error (default [`crate::mcp::DEFAULT_TOOL_TIMEOUT`];
     /// `permission_request` keeps `approval_timeout`).
+    #[schemars(with = "Option<String>")]
     pub tool_timeout: Option<Duration>,
 }
 
@@ -203,22 +247,29 @@ pub enum PromptSource {
 }
 
 /// One agent of the workflow.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, JsonSchema)]
+#[schemars(transform = every_key_optional)]
 pub struct AgentDef {
+    #[schemars(skip)]
     pub name: String,
+    #[schemars(skip)]
     pub pos: Pos,
     pub model: Option<String>,
     pub backend: BackendKind,
+    #[schemars(skip)]
     pub backend_choice: BackendChoice,
     /// Prompt text (read from the file when given as a path), not yet interpolated.
     pub system_prompt: Located<String>,
+    #[schemars(skip)]
     pub prompt_source: PromptSource,
     pub tools: Vec<String>,
     /// Program and arguments for the `command` backend.
     pub command: Option<Vec<String>>,
     pub max_turns: Option<u32>,
+    #[schemars(with = "Option<String>")]
     pub timeout: Option<Duration>,
     /// Extra environment, values not yet interpolated.
+    #[schemars(with = "BTreeMap<String, String>")]
     pub env: Vec<(String, Located<String>)>,
     /// API backends: the server's base URL (default per provider).
     pub base_url: Option<String>,
@@ -230,15 +281,19 @@ pub struct AgentDef {
     pub permissions: Permissions,
     /// With `permissions: ask`, the `approve:` rules that answer before
     /// the person is asked.
+    #[schemars(with = "BTreeMap<String, Vec<String>>")]
     pub approve: crate::approvals::RuleSet,
     /// Extra arguments for the agent's CLI, after awtui's own.
     pub args: Vec<String>,
     /// Which protocols the turn prompt teaches the agent.
+    #[schemars(with = "Vec<String>")]
     pub protocols: Protocols,
     /// Set for a worker slot of `spawn:`: it stays stopped until an
     /// agent's Agent Mail SPAWN_REQUEST starts it.
+    #[schemars(skip)]
     pub spawn: Option<SpawnSlot>,
     /// Extra MCP servers the agent's CLI gets next to awtui's (`mcp:`).
+    #[schemars(with = "BTreeMap<String, McpTransport>")]
     pub mcp: Vec<McpServer>,
     /// Whether the CLI keeps the user's own configured MCP servers
     /// (`keep_user_mcp:`, default false: only awtui's and `mcp:`).
@@ -256,7 +311,7 @@ pub struct AgentDef {
 /// `sandbox: true` or `sandbox: {writable: [...], hidden: [...]}`: the
 /// agent's process sees the filesystem read-only but for its workspace,
 /// its CLI's state folders and a private `/tmp`.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct Sandbox {
     /// Extra folders it may write (absolute, or relative to the workflow's
     /// folder; `~/` is the home folder).
@@ -280,10 +335,12 @@ pub enum HostChoice {
 }
 
 /// One machine of `hosts:`, reached with the system's `ssh`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 pub struct HostDef {
     /// The key under `hosts:`.
+    #[schemars(skip)]
     pub name: String,
+    #[schemars(skip)]
     pub pos: Pos,
     /// Any ssh destination (`user@host`, or a `~/.ssh/config` alias).
     pub ssh: String,
@@ -312,18 +369,23 @@ pub struct McpServer {
     pub transport: McpTransport,
 }
 
-/// How an extra MCP server is reached.
-#[derive(Clone, Debug, PartialEq)]
+/// How an extra MCP server is reached. Each variant's keys are one kind
+/// of server's; its required keys tell which kind a mapping is.
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
+#[schemars(untagged)]
 pub enum McpTransport {
     /// A program speaking MCP on stdin/stdout.
     Stdio {
         command: String,
+        #[schemars(default)]
         args: Vec<String>,
+        #[schemars(default, with = "BTreeMap<String, String>")]
         env: Vec<(String, String)>,
     },
     /// A streamable HTTP server.
     Http {
         url: String,
+        #[schemars(default, with = "BTreeMap<String, String>")]
         headers: Vec<(String, String)>,
     },
 }
@@ -428,9 +490,11 @@ pub enum Workspace {
 }
 
 /// One setup step: a shell command whose trimmed stdout may become a variable.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, JsonSchema)]
 pub struct SetupTask {
     pub shell: Located<String>,
+    /// The variable its output becomes (`as:`).
+    #[schemars(rename = "as")]
     pub output: Option<String>,
 }
 
@@ -455,8 +519,9 @@ impl ContextConfig {
     }
 }
 
-/// Names of the context's files. `dir` is not yet interpolated.
-#[derive(Clone, Debug, PartialEq)]
+/// Names of the context's files (`context.config`). `dir` is not yet
+/// interpolated.
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 pub struct ContextFiles {
     pub dir: Located<String>,
     pub channel: String,
@@ -472,3 +537,107 @@ pub const DEFAULT_CHANNEL: &str = "channel.md";
 pub const DEFAULT_DOCUMENT: &str = "notes.md";
 /// The instance name when none is given.
 pub const DEFAULT_INSTANCE: &str = "default";
+
+/// A value of a closed set of names, as written in a workflow file.
+fn one_of_names(names: &[&str]) -> Schema {
+    json_schema!({ "type": "string", "enum": names })
+}
+
+/// A located value is written as the value alone.
+impl<T: JsonSchema> JsonSchema for Located<T> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        T::schema_name()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        T::json_schema(generator)
+    }
+}
+
+/// `backend:` is one of [`BackendKind::ALL`]'s names.
+impl JsonSchema for BackendKind {
+    fn schema_name() -> Cow<'static, str> {
+        "BackendKind".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        one_of_names(&BackendKind::ALL.map(|(_, n)| n))
+    }
+}
+
+/// `protocol:` is one of [`AgentProtocol::ALL`]'s names.
+impl JsonSchema for AgentProtocol {
+    fn schema_name() -> Cow<'static, str> {
+        "AgentProtocol".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        one_of_names(&AgentProtocol::ALL.map(|(_, n)| n))
+    }
+}
+
+/// `permissions:` is one of [`Permissions::ALL`]'s names.
+impl JsonSchema for Permissions {
+    fn schema_name() -> Cow<'static, str> {
+        "Permissions".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        one_of_names(&Permissions::ALL.map(|(_, n)| n))
+    }
+}
+
+/// `host:` is a name of `hosts:`, `local` or `any`.
+impl JsonSchema for HostChoice {
+    fn schema_name() -> Cow<'static, str> {
+        "HostChoice".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string" })
+    }
+}
+
+/// `workspace: shared | worktree | {mode, base}`.
+impl JsonSchema for Workspace {
+    fn schema_name() -> Cow<'static, str> {
+        "Workspace".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let modes = ["shared", "worktree"];
+        json_schema!({
+            "anyOf": [
+                { "type": "string", "enum": modes },
+                {
+                    "type": "object",
+                    "properties": {
+                        "mode": { "type": "string", "enum": modes },
+                        "base": { "type": "string" },
+                    },
+                    "additionalProperties": false,
+                },
+            ]
+        })
+    }
+}
+
+/// `context: false | {provider, config}` (absent or empty: the file
+/// provider with its defaults).
+impl JsonSchema for ContextConfig {
+    fn schema_name() -> Cow<'static, str> {
+        "ContextConfig".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "anyOf": [
+                { "type": ["boolean", "null"] },
+                {
+                    "type": "object",
+                    "properties": {
+                        "provider": { "type": "string", "enum": ["file", "memory"] },
+                        "config": generator.subschema_for::<ContextFiles>(),
+                    },
+                    "additionalProperties": false,
+                },
+            ]
+        })
+    }
+}

@@ -3,12 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::{Walker, field};
+use super::{Walker, keys};
 use crate::workflow::schema::{AgentDef, HostChoice, HostDef, Sandbox};
-use crate::workflow::yaml::{Key, Node, Value};
+use crate::workflow::yaml::{Node, Value};
 
-const HOST_KEYS: [&str; 3] = ["ssh", "dir", "max_agents"];
-const SANDBOX_KEYS: [&str; 2] = ["writable", "hidden"];
 /// Whether `ssh` is one plain ssh destination (`user@host`, a host or a
 /// `~/.ssh/config` alias): nothing ssh or git could read as an option, a
 /// URL or a transport (`-oProxyCommand=…`, `ext::…`, `fd::…`).
@@ -34,17 +32,14 @@ impl Walker<'_> {
         let Some(entries) = self.mapping(node, "hosts") else {
             return (hosts, local);
         };
-        let mut seen: Vec<&Key> = Vec::new();
-        for (key, def) in entries {
+        let unique = self.unique(entries, |key, line| {
+            format!(
+                "host '{}' is defined twice (first at line {line})",
+                key.name
+            )
+        });
+        for (key, def) in unique {
             let what = format!("host '{}'", key.name);
-            if let Some(first) = seen.iter().find(|k| k.name == key.name) {
-                self.diags.error(
-                    key.pos,
-                    format!("{what} is defined twice (first at line {})", first.pos.line),
-                );
-                continue;
-            }
-            seen.push(key);
             if !crate::context::mentions::is_valid_name(&key.name) || key.name == "any" {
                 self.diags.error(
                     key.pos,
@@ -55,12 +50,10 @@ impl Walker<'_> {
                 );
                 continue;
             }
-            let Some(entries) = self.mapping(def, &what) else {
+            let Some(fields) = self.keyed(def, &keys::HOST, &what) else {
                 continue;
             };
-            let fields = self.fields(entries, &HOST_KEYS, &what);
-            let get = |k: &str| field(&fields, k);
-            let max_agents = match get("max_agents") {
+            let max_agents = match fields.get("max_agents") {
                 Some(n) => match self.count(n, &format!("{what}: max_agents"), 1) {
                     Some(m) => m,
                     None => continue,
@@ -69,7 +62,7 @@ impl Walker<'_> {
             };
             if key.name == LOCAL_HOST {
                 for k in ["ssh", "dir"] {
-                    if let Some(n) = get(k) {
+                    if let Some(n) = fields.get(k) {
                         self.diags.error(
                             n.pos,
                             format!(
@@ -81,20 +74,20 @@ impl Walker<'_> {
                 local = max_agents;
                 continue;
             }
-            let ssh = get("ssh").and_then(|n| self.string(n, &format!("{what}: ssh")));
-            let dir = get("dir").and_then(|n| self.string(n, &format!("{what}: dir")));
+            let ssh = self.key_string(&fields, "ssh", &what);
+            let dir = self.key_string(&fields, "dir", &what);
             match (ssh, dir) {
                 (Some(ssh), Some(dir)) => {
                     if !is_destination(&ssh) {
                         self.diags.error(
-                            get("ssh").map_or(key.pos, |n| n.pos),
+                            fields.get("ssh").map_or(key.pos, |n| n.pos),
                             format!("{what}: ssh must be one ssh destination (user@host or a ~/.ssh/config alias; a port or a jump host goes in ~/.ssh/config), found '{ssh}'"),
                         );
                         continue;
                     }
                     if dir.trim().is_empty() || dir.contains(['\n', '\0']) {
                         self.diags.error(
-                            get("dir").map_or(key.pos, |n| n.pos),
+                            fields.get("dir").map_or(key.pos, |n| n.pos),
                             format!("{what}: dir must be a folder on that host"),
                         );
                         continue;
@@ -132,9 +125,9 @@ impl Walker<'_> {
             Value::Bool(true) => Some(Sandbox::default()),
             Value::Bool(false) | Value::Null => None,
             Value::Map(entries) => {
-                let fields = self.fields(entries, &SANDBOX_KEYS, &what);
+                let fields = self.fields(entries, &keys::SANDBOX, &what);
                 let mut paths = |k: &str| -> Vec<PathBuf> {
-                    let Some(n) = field(&fields, k) else {
+                    let Some(n) = fields.get(k) else {
                         return Vec::new();
                     };
                     self.string_list(n, &format!("{what}: {k}"))
