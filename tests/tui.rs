@@ -1305,6 +1305,7 @@ fn events_before_the_snapshot_reply_are_kept_and_failures_are_private() {
     a.update(Input::Reply(Err(awtui::engine::CommandFailed {
         command: "stop".into(),
         error: "there is no agent 'ghost' in this workflow".into(),
+        kind: Default::default(),
     })));
     let status = a.status.clone().unwrap();
     assert!(status.error, "{status:?}");
@@ -1909,6 +1910,7 @@ fn task_command_mistakes_stay_private_and_keep_the_line() {
     a.update(Input::Reply(Err(awtui::engine::CommandFailed {
         command: "task".into(),
         error: "task 'tk_2b3c4d5e6f70' cannot go from pending to completed".into(),
+        kind: Default::default(),
     })));
     let status = a.status.clone().unwrap();
     assert!(status.error, "{status:?}");
@@ -2112,6 +2114,7 @@ fn a_document_that_is_not_utf8_says_so() {
     a.update(Input::Reply(Err(awtui::engine::CommandFailed {
         command: "read_document".into(),
         error: "document 'findings/review.md' is not UTF-8 text".into(),
+        kind: Default::default(),
     })));
     let text = screen(&mut a, 120, 40);
     assert!(text.contains("is not UTF-8 text"), "{text}");
@@ -3345,6 +3348,7 @@ fn n_opens_the_add_agent_form_and_the_engine_decides() {
     a.update(Input::Reply(Err(CommandFailed {
         command: "add_agent".into(),
         error: refusal.into(),
+        kind: Default::default(),
     })));
     let shown = screen(&mut a, 120, 40);
     assert!(

@@ -1,19 +1,18 @@
 //! The commands the engine answers off its loop: what waits on the disk,
 //! on git or on reading pages runs as a job on a blocking thread, answered
 //! to its sender when done, while the loop goes on deciding and
-//! dispatching. The driver only asks [`for_command`] and hands the job to
-//! [`dispatch`]. The user's posts (`send`) go to [`Posts`] instead, which
-//! keeps their order.
+//! dispatching. The driver's one routing match makes each job (the
+//! functions here and `workspace_cmd`'s) and hands it to [`dispatch`]. The
+//! user's posts (`send`) go to [`Posts`] instead, which keeps their order.
 
 use std::path::PathBuf;
 
 use super::lane::Lane;
 use super::ops::OpsFiles;
-use super::workspace_cmd::{self, Known};
 use crate::context::SharedContext;
 use crate::context::mentions::USER;
 use crate::vocab::link::ReplyTo;
-use crate::vocab::{Command, CommandFailed, Reply};
+use crate::vocab::{CommandError, CommandFailed, Reply};
 
 /// How many recent turns' raw output `ReadAgentLogs` returns.
 const LOG_TURNS: usize = 3;
@@ -21,78 +20,56 @@ const LOG_TURNS: usize = 3;
 const LOG_CAP: usize = 256 * 1024;
 
 /// One command's work, done on a blocking thread.
-pub type Job = Box<dyn FnOnce() -> Result<Reply, String> + Send>;
+pub type Job = Box<dyn FnOnce() -> Result<Reply, CommandError> + Send>;
 
-/// What the jobs read from: the instance's state, its logs and its
-/// workspaces.
-pub struct Sources<'a> {
-    /// The instance's state (`send`, `peek`).
-    pub context: &'a SharedContext,
-    /// The agents' turn logs (`ReadAgentLogs`).
-    pub ops_files: &'a OpsFiles,
-    /// An agent's folder (its `stderr.log`).
-    pub agent_dir: &'a dyn Fn(&str) -> PathBuf,
-    /// The workspaces (`ReadDiff`, `Workspace`).
-    pub known: Known<'a>,
-    /// Thread states by root message id (shown on the messages of a
-    /// `peek`).
-    pub threads: &'a std::collections::BTreeMap<u64, crate::vocab::ThreadState>,
+/// The job answering `peek`: the messages `query` asks for, each with its
+/// thread's state from `threads` (by root message id).
+pub fn peek(
+    context: &SharedContext,
+    query: crate::vocab::peek::PeekQuery,
+    threads: &std::collections::BTreeMap<u64, crate::vocab::ThreadState>,
+) -> Job {
+    let (context, threads) = (context.clone(), threads.clone());
+    Box::new(move || {
+        context
+            .read(|s| crate::instance::query::peek(s, &query))
+            .map(|mut page| {
+                for item in &mut page.items {
+                    item.thread = threads.get(&item.entry.id).cloned();
+                }
+                Reply::Messages {
+                    items: page.items,
+                    left_out: page.left_out,
+                }
+            })
+            .map_err(|e| CommandError::Store(e.to_string()))
+    })
 }
 
-/// The job that answers `command`, when it is one answered off the loop.
-pub fn for_command(sources: &Sources<'_>, command: &Command) -> Option<Job> {
-    match command {
-        Command::Peek { query } => {
-            let (context, query) = (sources.context.clone(), query.clone());
-            let threads = sources.threads.clone();
-            Some(Box::new(move || {
-                context
-                    .read(|s| crate::instance::query::peek(s, &query))
-                    .map(|mut page| {
-                        for item in &mut page.items {
-                            item.thread = threads.get(&item.entry.id).cloned();
-                        }
-                        Reply::Messages {
-                            items: page.items,
-                            left_out: page.left_out,
-                        }
-                    })
-            }))
-        }
-        Command::ReadAgentLogs { agent } => {
-            let read = (sources.known.is_agent)(agent).then(|| {
-                (
-                    sources.ops_files.clone(),
-                    (sources.agent_dir)(agent).join("stderr.log"),
-                )
-            });
-            let agent = agent.clone();
-            Some(Box::new(move || match read {
-                Some((files, stderr)) => {
-                    super::ops::agent_logs(&files, &agent, &stderr, LOG_TURNS, LOG_CAP)
-                }
-                None => Err(format!("there is no agent '{agent}'")),
-            }))
-        }
-        _ => workspace_cmd::job(&sources.known, command)
-            .map(|job| -> Job { Box::new(move || job.and_then(|j| j.run())) }),
-    }
+/// The job answering `read_agent_logs`: the raw output of `agent`'s last
+/// turns in `ops_files` and the end of its `stderr` log.
+pub fn agent_logs(ops_files: &OpsFiles, agent: String, stderr: PathBuf) -> Job {
+    let files = ops_files.clone();
+    Box::new(move || {
+        super::ops::agent_logs(&files, &agent, &stderr, LOG_TURNS, LOG_CAP)
+            .map_err(CommandError::Logs)
+    })
 }
 
 /// Runs `job` on a blocking thread and answers its sender when done (a
 /// failure is logged and answered as [`CommandFailed`]).
 pub fn dispatch(name: &'static str, job: Job, reply: ReplyTo) {
-    tokio::task::spawn_blocking(move || {
-        let answer = job().map_err(|error| CommandFailed {
-            command: name.to_string(),
-            error,
-        });
-        if let Err(failed) = &answer {
-            tracing::info!("{failed}");
-        }
-        // The sender may have stopped waiting; nobody else is told.
-        let _ = reply.send(answer);
-    });
+    tokio::task::spawn_blocking(move || answer(name, reply, job()));
+}
+
+/// Answers `reply` with what command `name` came to (a failure is logged
+/// first). The sender may have stopped waiting; nobody else is told.
+pub fn answer(name: &str, reply: ReplyTo, answer: Result<Reply, CommandError>) {
+    let answer = answer.map_err(|error| CommandFailed::new(name, error));
+    if let Err(failed) = &answer {
+        tracing::info!("{failed}");
+    }
+    let _ = reply.send(answer);
 }
 
 /// The person's posts (the control room's, `awtui web`'s and `attach`'s
@@ -140,14 +117,8 @@ impl Posts {
                         "send" => Reply::Posted { id: entry.id },
                         _ => Reply::Done,
                     })
-                    .map_err(|e| CommandFailed {
-                        command: command.into(),
-                        error: e.to_string(),
-                    });
-                if let Err(failed) = &answer {
-                    tracing::info!("{failed}");
-                }
-                let _ = reply.send(answer);
+                    .map_err(|e| CommandError::Store(e.to_string()));
+                self::answer(command, reply, answer);
             }
         })
         .expect("cannot start the thread that writes the user's posts");

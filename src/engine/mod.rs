@@ -3,6 +3,7 @@
 //! [`Reply`] privately, and render the [`EngineEvent`]s everyone sees; they
 //! never touch files or processes themselves.
 
+mod announce;
 mod answers;
 mod behind;
 mod jobs;
@@ -15,10 +16,12 @@ pub use crate::vocab::link;
 pub mod metrics;
 pub mod ops;
 pub mod orphans;
+mod outbox;
 pub mod pause;
 pub mod sessions;
 pub mod spawn;
 pub mod tasks;
+mod turns;
 pub mod watch;
 mod workspace_cmd;
 
@@ -27,7 +30,7 @@ use std::path::PathBuf;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
-pub use command::{Command, CommandFailed, Reply};
+pub use command::{Command, CommandError, CommandFailed, ErrorKind, Reply};
 pub use event::EngineEvent;
 pub use link::{CommandSender, Link, RequestError};
 

@@ -2,7 +2,7 @@
 //! work that takes tens of milliseconds, so the driver runs it on a
 //! blocking thread and answers when it is done, never stalling the loop.
 
-use super::command::{Command, Reply};
+use super::command::{CommandError, Reply};
 use crate::tasks::PlanWorkspace;
 use crate::workspace::diff::Located;
 use crate::workspace::view::{self, DiffTarget};
@@ -51,28 +51,30 @@ pub struct Known<'a> {
     pub workflow_dir: &'a std::path::Path,
 }
 
-/// The job for `command` when it is a workspace command (`None` for every
-/// other command); an error names what has no workspace.
-pub fn job(known: &Known, command: &Command) -> Option<Result<Job, String>> {
-    let (target, what) = match command {
-        Command::ReadDiff { target, turn } => (target.clone(), What::Read(*turn)),
-        Command::Workspace { agent, op } => (DiffTarget::Agent(agent.clone()), What::Apply(*op)),
-        _ => return None,
-    };
-    Some(locate(known, target, what))
+/// The job answering `read_diff`: `target`'s steps and the diff of step
+/// `turn` (or of everything); an error names what has no workspace.
+pub fn read(known: &Known, target: DiffTarget, turn: Option<u32>) -> Result<Job, CommandError> {
+    locate(known, target, What::Read(turn))
 }
 
-fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, String> {
+/// The job answering `workspace`: `op` on `agent`'s workspace branch.
+pub fn apply(known: &Known, agent: String, op: view::WorkspaceOp) -> Result<Job, CommandError> {
+    locate(known, DiffTarget::Agent(agent), What::Apply(op))
+}
+
+fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, CommandError> {
     match &target {
         DiffTarget::Agent(agent) => {
             if !(known.is_agent)(agent) {
-                return Err(format!("there is no agent '{agent}' in this workflow"));
+                return Err(CommandError::UnknownAgent {
+                    name: agent.clone(),
+                });
             }
             let Some(ws) = known.workspaces.get(agent) else {
-                return Err(format!(
+                return Err(CommandError::Workspace(format!(
                     "'{agent}' has no worktree (it works in the shared checkout; \
                      give it `workspace: worktree` in the workflow)"
-                ));
+                )));
             };
             Ok(Job {
                 repo: RepoAt::Worktree(ws.repo.clone()),
@@ -86,20 +88,29 @@ fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, String> 
             })
         }
         DiffTarget::Task(task) => {
-            let ws = (known.task_workspace)(task)
-                .ok_or_else(|| format!("task '{task}' has no workspace (workspace_create)"))?;
+            let ws = (known.task_workspace)(task).ok_or_else(|| {
+                CommandError::Workspace(format!(
+                    "task '{task}' has no workspace (workspace_create)"
+                ))
+            })?;
             let base = ws
                 .base_commit
                 .clone()
                 .or_else(|| ws.base_branch.clone())
-                .ok_or_else(|| format!("the workspace of task '{task}' records no base"))?;
+                .ok_or_else(|| {
+                    CommandError::Workspace(format!(
+                        "the workspace of task '{task}' records no base"
+                    ))
+                })?;
             let worktree = ws.worktree_path.as_ref().map(std::path::PathBuf::from);
             let repo = RepoAt::Workflow {
                 dir: known.workflow_dir.to_path_buf(),
                 named: ws.repo_path.as_ref().map(std::path::PathBuf::from),
             };
             if matches!(what, What::Apply(_)) {
-                return Err("merge a task's workspace with workspace_update or git".into());
+                return Err(CommandError::Workspace(
+                    "merge a task's workspace with workspace_update or git".into(),
+                ));
             }
             Ok(Job {
                 repo,
@@ -117,7 +128,11 @@ fn locate(known: &Known, target: DiffTarget, what: What) -> Result<Job, String> 
 
 impl Job {
     /// Runs the git work (blocking).
-    pub fn run(self) -> Result<Reply, String> {
+    pub fn run(self) -> Result<Reply, CommandError> {
+        self.run_git().map_err(CommandError::Workspace)
+    }
+
+    fn run_git(self) -> Result<Reply, String> {
         let repo = match &self.repo {
             RepoAt::Worktree(repo) => Ok(Repo::at(repo)),
             RepoAt::Workflow { dir, named } => Repo::workflow_own(dir, named.as_deref()),
@@ -167,15 +182,13 @@ mod tests {
         })
     }
 
-    fn read(target: DiffTarget) -> Command {
-        Command::ReadDiff { target, turn: None }
+    fn diff(known: &Known, target: DiffTarget) -> Result<Job, CommandError> {
+        read(known, target, None)
     }
 
     #[test]
     fn a_task_diff_uses_its_workspace_branch_base_and_repository() {
-        let job = with(|k| job(k, &read(DiffTarget::Task("tk_1".into()))))
-            .unwrap()
-            .unwrap();
+        let job = with(|k| diff(k, DiffTarget::Task("tk_1".into()))).unwrap();
         assert_eq!(job.at.branch, "feature/parser");
         assert_eq!(job.at.base, "abc123");
         assert_eq!(
@@ -212,24 +225,24 @@ mod tests {
             },
             what: What::Read(None),
         };
-        let err = job.run().err().unwrap();
+        let err = job.run().err().unwrap().to_string();
         assert!(err.contains("is not this workflow's repository"), "{err}");
         assert!(err.contains(&other.display().to_string()), "{err}");
     }
 
     #[test]
     fn what_has_no_workspace_is_named() {
-        let err = |c: Command| with(|k| job(k, &c)).unwrap().err().unwrap();
+        let err = |t: DiffTarget| with(|k| diff(k, t)).err().unwrap().to_string();
+        assert!(err(DiffTarget::Task("tk_9".into())).contains("task 'tk_9' has no workspace"));
+        assert!(err(DiffTarget::Agent("ghost".into())).contains("no agent 'ghost'"));
+        assert!(err(DiffTarget::Agent("coder".into())).contains("'coder' has no worktree"));
+        let merge = with(|k| apply(k, "coder".into(), WorkspaceOp::Merge));
         assert!(
-            err(read(DiffTarget::Task("tk_9".into()))).contains("task 'tk_9' has no workspace")
+            merge
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("'coder' has no worktree")
         );
-        assert!(err(read(DiffTarget::Agent("ghost".into()))).contains("no agent 'ghost'"));
-        assert!(err(read(DiffTarget::Agent("coder".into()))).contains("'coder' has no worktree"));
-        let merge = Command::Workspace {
-            agent: "coder".into(),
-            op: WorkspaceOp::Merge,
-        };
-        assert!(err(merge).contains("'coder' has no worktree"));
-        assert!(with(|k| job(k, &Command::Resume)).is_none());
     }
 }

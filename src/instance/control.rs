@@ -163,10 +163,12 @@ impl Reply {
             Reply::Error { error, command: c } => Err(CommandFailed {
                 command: c.unwrap_or_else(|| command.to_string()),
                 error,
+                kind: Default::default(),
             }),
             other => Err(CommandFailed {
                 command: command.to_string(),
                 error: format!("unexpected answer: {other:?}"),
+                kind: Default::default(),
             }),
         }
     }

@@ -171,8 +171,102 @@ pub enum Reply {
 pub struct CommandFailed {
     /// The command's name ([`Command::name`]).
     pub command: String,
-    /// Why.
+    /// Why, for the person.
     pub error: String,
+    /// What kind of failure, for a front end to match on (absent from an
+    /// older engine's answers: [`ErrorKind::Other`]).
+    #[serde(default, skip_serializing_if = "ErrorKind::is_other")]
+    pub kind: ErrorKind,
+}
+
+impl CommandFailed {
+    /// `command` (its name) failed with `error`.
+    pub fn new(command: &str, error: CommandError) -> CommandFailed {
+        CommandFailed {
+            command: command.to_string(),
+            kind: error.kind(),
+            error: error.to_string(),
+        }
+    }
+}
+
+/// Why the engine could not carry out a command: each handler's typed
+/// error, told to the sender as [`CommandFailed`] (its text as `error`, its
+/// [`ErrorKind`] as `kind`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// The command names an agent the workflow does not have.
+    #[error("there is no agent '{name}' in this workflow")]
+    UnknownAgent { name: String },
+    /// The command names a task the board does not have.
+    #[error("there is no task '{id}' on the board")]
+    UnknownTask { id: String },
+    /// The instance is ending: the command came too late.
+    #[error("the instance is stopping; nothing was sent")]
+    Stopping,
+    /// The channel or the documents refused it (a missing document, a
+    /// message too long, a file that cannot be written).
+    #[error("{0}")]
+    Store(String),
+    /// The approvals refused it (a request no longer waiting, a rule not
+    /// there or not readable).
+    #[error("{0}")]
+    Approval(String),
+    /// The task board refused it.
+    #[error("{0}")]
+    Task(String),
+    /// A workspace (git) command could not run or failed.
+    #[error("{0}")]
+    Workspace(String),
+    /// An agent's logs could not be read.
+    #[error("{0}")]
+    Logs(String),
+    /// The agent could not be added to the instance.
+    #[error("{0}")]
+    AddAgent(String),
+}
+
+impl CommandError {
+    /// Its kind, as the wire carries it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            CommandError::UnknownAgent { .. } => ErrorKind::UnknownAgent,
+            CommandError::UnknownTask { .. } => ErrorKind::UnknownTask,
+            CommandError::Stopping => ErrorKind::Stopping,
+            CommandError::Store(_) => ErrorKind::Store,
+            CommandError::Approval(_) => ErrorKind::Approval,
+            CommandError::Task(_) => ErrorKind::Task,
+            CommandError::Workspace(_) => ErrorKind::Workspace,
+            CommandError::Logs(_) => ErrorKind::Logs,
+            CommandError::AddAgent(_) => ErrorKind::AddAgent,
+        }
+    }
+}
+
+/// The kind of a [`CommandFailed`], without its text (see
+/// [`CommandError`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    UnknownAgent,
+    UnknownTask,
+    Stopping,
+    Store,
+    Approval,
+    Task,
+    Workspace,
+    Logs,
+    AddAgent,
+    /// Not said (an older engine, or a failure outside the engine: the
+    /// control socket's own).
+    #[default]
+    Other,
+}
+
+impl ErrorKind {
+    fn is_other(&self) -> bool {
+        *self == ErrorKind::Other
+    }
 }
 
 /// `Since` as the text a person types: `42`, `#42` or a timestamp.
@@ -226,5 +320,23 @@ mod tests {
         }
         let c: Command = serde_json::from_str(r#"{"command":"stop","agent":"qa"}"#).unwrap();
         assert_eq!(c, Command::Stop { agent: "qa".into() });
+    }
+
+    #[test]
+    fn a_failure_keeps_its_text_and_tells_its_kind() {
+        let failed = CommandFailed::new(
+            "stop",
+            CommandError::UnknownAgent {
+                name: "ghost".into(),
+            },
+        );
+        assert_eq!(failed.error, "there is no agent 'ghost' in this workflow");
+        assert_eq!(failed.kind, ErrorKind::UnknownAgent);
+        let json = serde_json::to_value(&failed).unwrap();
+        assert_eq!(json["kind"], "unknown_agent");
+        // An older engine's answer, without a kind, still reads.
+        let old: CommandFailed =
+            serde_json::from_str(r#"{"command":"stop","error":"no"}"#).unwrap();
+        assert_eq!(old.kind, ErrorKind::Other);
     }
 }

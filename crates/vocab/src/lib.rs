@@ -40,7 +40,7 @@ pub use approvals::{
     Answer, ApprovalEvent, ApprovalsSnapshot, Decision, Request, Rule, RuleSet, Standing, Verdict,
 };
 pub use channel::{ChannelEntry, Cursor, DeliveryState, DocumentChange, Since};
-pub use command::{Command, CommandFailed, Reply};
+pub use command::{Command, CommandError, CommandFailed, ErrorKind, Reply};
 pub use event::{AgentSnapshot, EngineEvent, MessageSnapshot, Snapshot};
 pub use instances::{InstanceInfo, InstanceStatus};
 pub use link::{CommandSender, Envelope, Facts, Link, ReplyTo, RequestError, Resync};

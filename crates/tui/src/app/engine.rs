@@ -70,7 +70,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Err(CommandFailed { command, error }) => {
+            Err(CommandFailed { command, error, .. }) => {
                 if command == "add_agent" && self.add_agent_answered(Some(&error)) {
                     return Vec::new();
                 }
