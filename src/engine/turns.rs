@@ -352,10 +352,10 @@ impl Turns {
         self.without_tools.insert(agent.to_string())
     }
 
-    /// Whether `agent`'s unmarked output is noted for the first time in
-    /// this run (strict AOP says so once per agent).
-    pub fn first_unmarked(&mut self, agent: &str) -> bool {
-        self.unmarked_noted.insert(agent.to_string())
+    /// `agent`'s unmarked output was noted (strict AOP says so once per
+    /// agent and run).
+    pub fn note_unmarked(&mut self, agent: &str) {
+        self.unmarked_noted.insert(agent.to_string());
     }
 
     /// Whether `agent`'s unmarked output was already noted in this run.

@@ -1,7 +1,13 @@
 //! The engine's event loop: runner decisions in, effects out. Everything
-//! that changes the instance happens here, in one task, in order.
+//! that changes the instance happens here, in one task, in order. The loop
+//! forwards: commands to their place (`commands`), the turns' reports to
+//! turn supervision ([`Turns`]) and the board's changes to task announcing
+//! ([`Announce`]); those actors own their state and answer with an
+//! [`Outbox`] the loop carries out.
 
 mod commands;
+mod start;
+mod state_events;
 mod turn_end;
 
 use std::collections::{HashMap, VecDeque};
@@ -20,8 +26,7 @@ use super::outbox::Outbox;
 use super::sessions;
 use super::turns::{Relayed, TurnNews, Turns};
 use crate::agents::runner::{AgentStatus, Effect, Event, Millis, RunOutcome, Runner};
-use crate::context::mentions::{SYSTEM, USER};
-use crate::context::{ChannelEntry, Since};
+use crate::context::mentions::SYSTEM;
 use crate::context::{ContextEvent, blocking};
 use crate::mcp::McpHandle;
 
@@ -283,233 +288,6 @@ impl Driver {
         self.drain();
     }
 
-    /// Posts the kickoff on a fresh channel and tells the runner what is
-    /// already waiting (after a restart: every unread mention).
-    fn begin(&mut self) {
-        let agents = self.cx.workflow.agent_names();
-        self.settle_answered(&agents);
-        let (last, backlog) = self.cx.context.read(|store| {
-            // Ids only: only unread mentions are read, however long the
-            // history.
-            let backlog: Vec<(String, u64)> = agents
-                .iter()
-                .flat_map(|a| {
-                    store
-                        .inbox_ids(a)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(move |id| (a.clone(), id))
-                })
-                .collect();
-            (store.last_id(), backlog)
-        });
-        self.reported = last;
-        self.runner.set_history(last);
-        self.restore_pause(last);
-        let kickoff = match (&self.cx.prepared.kickoff, last) {
-            (Some(text), 0) => match self.cx.context.append(SYSTEM, text) {
-                Ok(entry) => Some(entry),
-                Err(e) => {
-                    self.notice(format!("cannot post the kickoff: {e}"));
-                    None
-                }
-            },
-            (Some(text), _) => {
-                let first = self.cx.context.read(|store| store.entry(1));
-                let changed = first.is_some_and(|e| e.from == SYSTEM && e.message != *text);
-                let file = &self.cx.workflow.file;
-                self.notice(resume_note(file, &self.cx.prepared.instance, last, changed));
-                None
-            }
-            (None, _) => None,
-        };
-        // `spawn:` slots wait, stopped, until a SPAWN_REQUEST starts them.
-        self.spawned = super::spawn::load(&self.cx.state_root);
-        for agent in &self.cx.workflow.agents {
-            if agent.spawn.is_some() && !self.spawned.contains(&agent.name) {
-                self.queue.push_back(Event::Stop {
-                    agent: agent.name.clone(),
-                });
-            }
-        }
-        let mut backlog = backlog;
-        if last == 0 {
-            // The file's plan starts with the instance: its first tasks
-            // wake the agents allowed to take them, as a kickoff would.
-            self.create_file_plan();
-            let mut out = Outbox::default();
-            if let Some(entry) = self.announce.announce(&self.cx, None, &mut out) {
-                backlog.extend(entry.mentions.iter().map(|a| (a.clone(), entry.id)));
-            }
-            self.take(out);
-        } else {
-            // Already announced before the instance stopped.
-            self.announce.already_told(&self.cx);
-        }
-        self.handle(Event::Started { kickoff, backlog });
-        self.sync_messages();
-    }
-
-    /// A reopened instance that was paused stays paused until the person
-    /// resumes it: the runner starts paused and front ends are told why.
-    fn restore_pause(&mut self, last: u64) {
-        match self.pause_record.load(last) {
-            Ok(Some(reason)) => {
-                self.notice(format!(
-                    "instance {} is still paused ({reason}); its agents wait until you resume (R or /resume)",
-                    self.cx.prepared.instance
-                ));
-                self.runner.set_paused(reason.clone());
-                self.emit(EngineEvent::Paused { reason });
-            }
-            Ok(None) => {}
-            Err(e) => self.notice(format!("{e}; the instance is not kept paused")),
-        }
-    }
-
-    /// The plan the workflow file declares (`tasks:`), made at the first
-    /// start of the instance.
-    fn create_file_plan(&mut self) {
-        let Some(plan) = &self.cx.workflow.tasks else {
-            return;
-        };
-        if let Err(e) =
-            super::tasks::create_file_plan(self.cx.context.tasks(), &self.cx.workflow.name, plan)
-        {
-            self.notice(format!("cannot create the workflow file's tasks: {e}"));
-        }
-    }
-
-    /// After a crash (or a stop mid-turn), an agent may have answered what
-    /// it was handed without its turn ending: it posted after the messages
-    /// were handed to it, but they were never acknowledged. Those messages
-    /// are acknowledged now instead of delivered again, so no reply is
-    /// posted twice. Only a post made after a hand-over answers it (see
-    /// [`crate::context::Handover`]); messages handed over later, or never,
-    /// are delivered again.
-    fn settle_answered(&mut self, agents: &[String]) {
-        for agent in agents {
-            let answered = self
-                .cx
-                .context
-                .read(|s| s.answered_through(agent).ok().flatten());
-            if let Some(through) = answered {
-                match self.cx.context.ack(agent, Since::Id(through)) {
-                    Ok(_) => self.notice(format!(
-                        "{agent} had answered the messages up to #{through} before the instance stopped; they are not delivered again"
-                    )),
-                    Err(e) => self.notice(format!("cannot acknowledge {agent}'s messages: {e}")),
-                }
-            }
-        }
-    }
-
-    /// Reports channel entries the front ends and runner have not seen.
-    /// A SPAWN_REQUEST among them is answered before the runner sees it,
-    /// so what the answer posts (the worker's hand-over, SPAWN_ACK) reaches
-    /// the runner in the same round and a `run` cannot end in between.
-    fn sync_messages(&mut self) {
-        loop {
-            let entries = self.cx.context.read(|s| {
-                s.read(Some(Since::Id(self.reported)), None)
-                    .unwrap_or_default()
-            });
-            if entries.is_empty() {
-                break;
-            }
-            for entry in entries {
-                self.report_message(entry);
-            }
-        }
-        self.drain();
-    }
-
-    /// A message appended to the channel, as its writer announced it: the
-    /// next one after those reported is taken as it is, with no read of
-    /// the store; any other (one missed, or already read by
-    /// [`Driver::sync_messages`]) makes the driver read what it lacks.
-    fn message_appended(&mut self, entry: ChannelEntry) {
-        if entry.id <= self.reported {
-            return;
-        }
-        if entry.id == self.reported + 1 {
-            self.report_message(entry);
-            self.drain();
-        } else {
-            self.sync_messages();
-        }
-    }
-
-    /// Reads one new message's protocols, once, for everyone: front ends
-    /// get it annotated, the runner gets its Agent Mail record, and a
-    /// SPAWN_REQUEST is answered before the runner sees it.
-    fn report_message(&mut self, entry: ChannelEntry) {
-        self.reported = entry.id;
-        let annotations = crate::protocols::annotate(&entry.message);
-        if let Some(mail) = &annotations.mail
-            && mail.kind() == Some(crate::protocols::agent_mail::MessageType::SpawnRequest)
-            && self.cx.workflow.agent(&entry.from).is_some()
-        {
-            self.spawn(&entry.from, &entry.message, mail);
-        }
-        let mail = annotations.mail.clone().map(Box::new);
-        self.emit(EngineEvent::Message {
-            annotations: Box::new(annotations),
-            entry: entry.clone(),
-        });
-        self.queue.push_back(Event::MessageRead { entry, mail });
-    }
-
-    /// Answers one SPAWN_REQUEST: queues the start of a `spawn:` slot (or
-    /// says why not) and acks it with SPAWN_ACK.
-    fn spawn(
-        &mut self,
-        from: &str,
-        message: &str,
-        record: &crate::protocols::agent_mail::MailRecord,
-    ) {
-        use super::spawn::Decision;
-        let decision = super::spawn::decide(
-            &self.cx.workflow.agents,
-            &self.spawned,
-            from,
-            message,
-            record,
-        );
-        let ack = match decision {
-            Decision::Spawn {
-                slot,
-                handover,
-                ack,
-            } => {
-                self.spawned.insert(slot.clone());
-                if let Err(e) = super::spawn::save(&self.cx.state_root, &self.spawned) {
-                    self.notice(format!("cannot record that {slot} was spawned: {e}"));
-                }
-                tracing::info!("{from} spawned {slot}");
-                self.queue.push_back(Event::Restart {
-                    agent: slot.clone(),
-                });
-                self.post_mentioning(&handover, &slot);
-                ack
-            }
-            Decision::Refuse { ack } => ack,
-        };
-        self.post_mentioning(&ack, from);
-    }
-
-    /// Posts `text` as `system`, telling the runner at once that it
-    /// mentions `agent` (see [`Event::Mentioned`]).
-    fn post_mentioning(&mut self, text: &str, agent: &str) {
-        match self.cx.context.append(SYSTEM, text) {
-            Ok(entry) => self.queue.push_back(Event::Mentioned {
-                agent: agent.to_string(),
-                id: entry.id,
-            }),
-            Err(e) => self.notice(format!("cannot post the answer to a SPAWN_REQUEST: {e}")),
-        }
-    }
-
     /// Feeds one event to the runner and carries out the effects.
     fn handle(&mut self, event: Event) {
         self.queue.push_back(event);
@@ -690,52 +468,6 @@ impl Driver {
             .launch(&self.cx, def, turn, messages, session, number);
     }
 
-    fn context_event(&mut self, event: Result<ContextEvent, broadcast::error::RecvError>) {
-        match event {
-            Ok(ContextEvent::MessageAppended { entry }) => self.message_appended(entry),
-            Ok(ContextEvent::TaskChanged { change }) => self.task_event(Some(*change)),
-            Ok(ContextEvent::ApprovalChanged { approval }) => self.approval_event(*approval),
-            // The one resync rule: read what the channel has that was not
-            // reported, look for tasks that became free, and say that
-            // updates were missed (front ends' snapshots are current).
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                self.notice(format!(
-                    "{n} state updates were missed; the channel was read again and the snapshot is current"
-                ));
-                self.sync_messages();
-                self.task_event(None);
-            }
-            Ok(ContextEvent::DocumentChanged { path, change, by }) => {
-                self.emit(EngineEvent::Document { path, change, by });
-                self.handle(Event::DocumentChanged);
-            }
-            Ok(ContextEvent::CursorChanged { agent, cursor }) => {
-                self.emit(EngineEvent::Cursor {
-                    agent: agent.clone(),
-                    cursor,
-                });
-                if agent != USER {
-                    self.handle(Event::InboxAcked {
-                        agent,
-                        through: cursor.acked,
-                    });
-                }
-            }
-            Err(broadcast::error::RecvError::Closed) => {}
-        }
-    }
-
-    /// A change on the task board (`None`: changes were missed), for task
-    /// announcing; the runner hears of any news at once.
-    fn task_event(&mut self, change: Option<crate::tasks::CausedEvent>) {
-        let mut out = Outbox::default();
-        let news = self.announce.task_event(&self.cx, change, &mut out);
-        self.take(out);
-        if news {
-            self.drain();
-        }
-    }
-
     /// Keeps `agent`'s session id (durably, behind the loop, newest per
     /// agent winning) when it is not the one already kept.
     fn save_session(&mut self, agent: &str, id: &str) {
@@ -767,43 +499,6 @@ impl Driver {
             }
             Err(e) => tracing::warn!("cannot keep {agent}'s turn counters: {e}"),
         }
-    }
-
-    /// Follows the approvals: front ends see each change; the runner
-    /// learns who waits (its status, its paused timeout); every decision
-    /// becomes one system line in the channel.
-    fn approval_event(&mut self, event: crate::approvals::ApprovalEvent) {
-        use crate::approvals::ApprovalEvent;
-        let waiting = |d: &Driver, agent: &str| d.cx.context.approvals().is_waiting(agent);
-        match &event {
-            ApprovalEvent::Requested { request } => {
-                tracing::info!(
-                    "approval #{} asked by {}: {} {}",
-                    request.id,
-                    request.agent,
-                    request.tool,
-                    request.subject()
-                );
-                let waiting = waiting(self, &request.agent);
-                self.handle(Event::Approval {
-                    agent: request.agent.clone(),
-                    waiting,
-                });
-            }
-            ApprovalEvent::Decided { decision } => {
-                tracing::info!("{}", decision.summary());
-                self.post(SYSTEM, &decision.summary());
-                let waiting = waiting(self, &decision.agent);
-                self.handle(Event::Approval {
-                    agent: decision.agent.clone(),
-                    waiting,
-                });
-            }
-            ApprovalEvent::Standing { .. } => {}
-        }
-        self.emit(EngineEvent::Approval {
-            approval: Box::new(event),
-        });
     }
 
     /// Stops what still runs, waits briefly for it, and releases the
@@ -865,25 +560,5 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
-    }
-}
-
-/// What a reopened instance says about its kickoff: never posted again,
-/// and, when the workflow's kickoff is no longer the one the instance
-/// began with (its first message), that the change is not sent and how to
-/// start afresh.
-fn resume_note(file: &std::path::Path, instance: &str, last: u64, kickoff_changed: bool) -> String {
-    if kickoff_changed {
-        let file = file
-            .file_name()
-            .unwrap_or(file.as_os_str())
-            .to_string_lossy();
-        format!(
-            "resuming instance {instance} with {last} messages; the kickoff changed since this instance began; it is not sent again — `awtui reset {file} --instance {instance}` starts afresh"
-        )
-    } else {
-        format!(
-            "resuming instance {instance} with {last} messages; the kickoff is not posted again"
-        )
     }
 }

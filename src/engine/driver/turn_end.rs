@@ -186,7 +186,7 @@ impl Driver {
             // The seed's strict receiver warns of unmarked output: once
             // per agent and run, not on every turn.
             if let Some(text) = crate::protocols::aop::unmarked_note(agent, answer) {
-                self.turns.first_unmarked(agent);
+                self.turns.note_unmarked(agent);
                 self.post_after_answers(&text);
             }
         }
