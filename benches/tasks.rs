@@ -63,7 +63,7 @@ fn board(store: TaskStore, n: usize) -> (TaskBoard, String, String) {
             now,
         )
         .unwrap();
-    (TaskBoard::new(store), wf.id, agent.id)
+    (TaskBoard::alone(store), wf.id, agent.id)
 }
 
 fn args(v: Value) -> Map<String, Value> {

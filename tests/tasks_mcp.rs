@@ -33,9 +33,10 @@ async fn start_at(tmp: tempfile::TempDir, agents: Vec<String>) -> Inst {
     let dir = tmp.path().join(".workflow").join("t");
     let store = FileStore::open(&dir, &layout(&agents)).unwrap();
     let (journal, replay) = FileJournal::open(&dir).unwrap();
-    let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay));
+    let bus = awtui::context::Bus::new();
+    let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay), bus.publisher());
     let handle = McpServer::start(McpConfig {
-        context: SharedContext::with_tasks(Box::new(store), board),
+        context: SharedContext::with_tasks(Box::new(store), bus, board),
         agents,
         instance_dir: Some(dir.clone()),
         tool_timeout: None,

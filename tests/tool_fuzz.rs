@@ -249,9 +249,10 @@ fn every_tool_answers_hostile_arguments_within_a_deadline() {
         )
         .unwrap();
         let (journal, replay) = FileJournal::open(&dir).unwrap();
-        let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay));
+        let bus = awtui::context::Bus::new();
+        let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay), bus.publisher());
         let handle = McpServer::start(McpConfig {
-            context: SharedContext::with_tasks(Box::new(store), board),
+            context: SharedContext::with_tasks(Box::new(store), bus, board),
             agents: agents.clone(),
             instance_dir: Some(dir.clone()),
             tool_timeout: Some(Duration::from_secs(10)),

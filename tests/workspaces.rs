@@ -544,6 +544,8 @@ struct Served {
     worktrees: PathBuf,
     /// A front end's copy of the board.
     board: TaskBoard,
+    /// The state's stream of facts, where the board's changes are heard.
+    facts: tokio::sync::broadcast::Receiver<awtui::context::ContextEvent>,
     handle: awtui::mcp::McpHandle,
 }
 
@@ -553,10 +555,12 @@ impl Served {
         let store = FileStore::open(&dir, &support::layout()).unwrap();
         let (journal, replay) = FileJournal::open(&dir).unwrap();
         let worktrees = awtui::workspace::worktrees_root(repo, "t");
-        let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay))
+        let bus = awtui::context::Bus::new();
+        let facts = bus.subscribe();
+        let board = TaskBoard::new(TaskStore::open(Box::new(journal), replay), bus.publisher())
             .with_worktree_root(worktrees.clone());
         let handle = McpServer::start(McpConfig {
-            context: SharedContext::with_tasks(Box::new(store), board.clone()),
+            context: SharedContext::with_tasks(Box::new(store), bus, board.clone()),
             agents: support::agents(),
             instance_dir: Some(dir.clone()),
             tool_timeout: None,
@@ -567,6 +571,7 @@ impl Served {
             dir,
             worktrees,
             board,
+            facts,
             handle,
         }
     }
@@ -611,7 +616,7 @@ async fn workspace_tools_make_worktrees_for_tasks_and_clean_up_only_merged_or_ab
     let (dir, worktrees) = (served.dir.clone(), served.worktrees.clone());
     // A front end's copy of the board, kept up to date by events alone.
     let front = served.board.clone();
-    let mut events = front.subscribe();
+    let mut events = served.facts.resubscribe();
     let mut seen = TaskSnapshot::default();
     let mut catch_up = |seen: &mut TaskSnapshot| {
         while let Ok(e) = events.try_recv() {

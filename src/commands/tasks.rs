@@ -203,7 +203,7 @@ mod tests {
             now,
         )
         .unwrap();
-        let board = crate::engine::tasks::snapshot(&crate::tasks::TaskBoard::new(s));
+        let board = crate::engine::tasks::snapshot(&crate::tasks::TaskBoard::alone(s));
         let text = render(&board, now);
         assert_eq!(text.matches("done by w2").count(), 1, "{text}");
         assert!(text.contains("outcome: done by w2"), "{text}");

@@ -216,8 +216,11 @@ impl Engine {
                     true,
                 ),
             };
+        // The state's one stream of facts: the board and the approvals are
+        // made with publishers of it, and the state below owns it.
+        let bus = crate::context::Bus::new();
         let tasks = if temporary {
-            TaskBoard::default()
+            TaskBoard::new(TaskStore::in_memory(), bus.publisher())
         } else {
             let (journal, replay) =
                 FileJournal::open(&state_root).map_err(|source| EngineError::Tasks {
@@ -225,9 +228,11 @@ impl Engine {
                     source,
                 })?;
             notices.extend(replay.warnings.iter().cloned());
-            TaskBoard::new(TaskStore::open(Box::new(journal), replay)).with_worktree_root(
-                crate::workspace::worktrees_root(&workflow.base_dir, &prepared.instance),
-            )
+            TaskBoard::new(TaskStore::open(Box::new(journal), replay), bus.publisher())
+                .with_worktree_root(crate::workspace::worktrees_root(
+                    &workflow.base_dir,
+                    &prepared.instance,
+                ))
         };
         let workspaces = {
             let (wf, instance, root) = (
@@ -246,7 +251,7 @@ impl Engine {
         // person sees it with the turns it concerns.
         let (workspaces, repairs) = workspaces;
         let approvals = if temporary {
-            crate::approvals::Approvals::default()
+            crate::approvals::Approvals::in_memory(bus.publisher())
         } else {
             let legacy = state_root.join(crate::approvals::journal::APPROVALS_FILE);
             let path = crate::instance::layout::approvals_journal(&state_root).map_err(|e| {
@@ -255,8 +260,9 @@ impl Engine {
                     source: std::io::Error::other(e.to_string()),
                 }
             })?;
-            let (approvals, reopened) = crate::approvals::Approvals::open(&path, Some(&legacy))
-                .map_err(|source| EngineError::Approvals { path, source })?;
+            let (approvals, reopened) =
+                crate::approvals::Approvals::open(&path, Some(&legacy), bus.publisher())
+                    .map_err(|source| EngineError::Approvals { path, source })?;
             notices.extend(reopened.warnings);
             notices.extend(
                 reopened
@@ -297,7 +303,7 @@ impl Engine {
                 .approval_timeout
                 .unwrap_or(crate::approvals::DEFAULT_TIMEOUT),
         );
-        let context = SharedContext::with_tasks(store, tasks).with_approvals(approvals);
+        let context = SharedContext::assemble(store, bus, tasks, approvals);
         let ctx_events = context.subscribe();
         let agents = workflow.agent_names();
         // `context: false`: agents share nothing, so there is no server to

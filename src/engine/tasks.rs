@@ -367,6 +367,17 @@ pub fn may_free_tasks(event: &TaskEvent) -> bool {
 mod tests {
     use super::*;
 
+    /// A board whose changes are heard: its publisher's bus, subscribed.
+    fn heard_board() -> (
+        TaskBoard,
+        tokio::sync::broadcast::Receiver<crate::context::ContextEvent>,
+    ) {
+        let bus = crate::context::Bus::new();
+        let events = bus.subscribe();
+        let board = TaskBoard::new(crate::tasks::TaskStore::in_memory(), bus.publisher());
+        (board, events)
+    }
+
     fn plan(board: &TaskBoard) -> Vec<Task> {
         let now = Utc::now();
         board.change(|s| {
@@ -500,7 +511,7 @@ mod tests {
     /// still does.
     #[test]
     fn the_planner_is_not_told_of_its_own_plans_tasks_unless_assigned() {
-        let board = TaskBoard::default();
+        let (board, heard) = heard_board();
         let agents: Vec<String> = ["lead", "w1", "w2"].map(String::from).to_vec();
         let now = Utc::now();
         let tasks = board.change(|s| {
@@ -545,7 +556,7 @@ mod tests {
             "{text}"
         );
         // w1 claims the open task of the first board and leaves holding it.
-        let mut events = board.subscribe();
+        let mut events = heard.resubscribe();
         let me = register_and_claim(&board, "w1", &tasks[0].id, now);
         board.change_by("w1", |s| {
             let freed = s.unregister("w1", &me.id, now).unwrap();
@@ -580,8 +591,7 @@ mod tests {
     /// tasks; a claim seen in between is enough for the release to be news.
     #[test]
     fn a_task_claimed_then_released_is_news_again_once() {
-        let board = TaskBoard::default();
-        let mut events = board.subscribe();
+        let (board, mut events) = heard_board();
         let agents = vec!["coder".to_string(), "qa".to_string()];
         let mut ann = Announcer::default();
         let tasks = plan(&board);
@@ -645,8 +655,7 @@ mod tests {
     /// it waits for its release, which names who freed it.
     #[test]
     fn a_release_not_yet_seen_waits_for_its_own_event() {
-        let board = TaskBoard::default();
-        let mut events = board.subscribe();
+        let (board, mut events) = heard_board();
         let agents: Vec<String> = ["w1", "w2", "w3"].map(String::from).to_vec();
         let mut ann = Announcer::default();
         let tasks = plan(&board);

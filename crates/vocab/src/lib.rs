@@ -30,6 +30,7 @@ pub mod pages;
 pub mod peek;
 pub mod protocols;
 pub mod sanitize;
+pub mod state;
 pub mod tasks;
 pub mod transitions;
 pub mod workspace;

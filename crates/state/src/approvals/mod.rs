@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use serde_json::Value;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::oneshot;
 
 pub use crate::vocab::approvals::{
     Answer, ApprovalEvent, ApprovalsSnapshot, Decision, Request, Rule, RuleSet, Standing, Verdict,
@@ -34,6 +34,7 @@ pub use crate::vocab::approvals::{
 pub use crate::vocab::approvals::{BY_AWTUI, BY_RULE, BY_TIMEOUT, EXPIRED};
 pub use rules::Source;
 
+use crate::context::Publisher;
 use journal::{Journal, Record};
 
 /// How long a request waits for a person before it is denied, unless the
@@ -104,8 +105,8 @@ struct State {
 struct Inner {
     state: Mutex<State>,
     /// Where changes are announced: the instance's one stream of state
-    /// facts once a context adopts these approvals ([`Approvals::publish_on`]).
-    events: Mutex<broadcast::Sender<crate::context::ContextEvent>>,
+    /// facts, handed over by the state these approvals are part of.
+    publisher: Publisher,
 }
 
 /// The approvals of one instance: rules, "always" decisions, requests
@@ -122,8 +123,10 @@ impl std::fmt::Debug for Approvals {
 }
 
 impl Default for Approvals {
+    /// Approvals in memory, alone: their changes reach nobody (see
+    /// [`Approvals::in_memory`] for a state's).
     fn default() -> Self {
-        Approvals::with_journal(None, Vec::new(), BTreeMap::new(), 1)
+        Approvals::in_memory(Publisher::unheard())
     }
 }
 
@@ -137,14 +140,18 @@ pub struct Reopened {
 }
 
 impl Approvals {
+    /// Approvals kept in memory only, announcing with `publisher`.
+    pub fn in_memory(publisher: Publisher) -> Self {
+        Approvals::with_journal(None, Vec::new(), BTreeMap::new(), 1, publisher)
+    }
+
     fn with_journal(
         journal: Option<Journal>,
         standing: Vec<Standing>,
         ended: BTreeMap<u64, Decision>,
         next_id: u64,
+        publisher: Publisher,
     ) -> Self {
-        let (events, _) = broadcast::channel(crate::context::shared::EVENT_CAPACITY);
-        let events = Mutex::new(events);
         Approvals {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
@@ -158,7 +165,7 @@ impl Approvals {
                     timeout: DEFAULT_TIMEOUT,
                     journal,
                 }),
-                events,
+                publisher,
             }),
         }
     }
@@ -166,8 +173,13 @@ impl Approvals {
     /// Opens the approvals kept in journal `path` (carrying over, once,
     /// what an older awtui kept at `legacy`, see [`Journal::open`]): the
     /// "always" rules come back, and every request the last run left open
-    /// is recorded as expired.
-    pub fn open(path: &Path, legacy: Option<&Path>) -> std::io::Result<(Approvals, Reopened)> {
+    /// is recorded as expired. Changes are announced with `publisher` (of
+    /// the state they will be part of).
+    pub fn open(
+        path: &Path,
+        legacy: Option<&Path>,
+        publisher: Publisher,
+    ) -> std::io::Result<(Approvals, Reopened)> {
         let (mut journal, replay) = Journal::open(path, legacy)?;
         let mut standing: Vec<Standing> = Vec::new();
         let mut open: BTreeMap<u64, Request> = BTreeMap::new();
@@ -213,7 +225,7 @@ impl Approvals {
             closed.push(decision);
         }
         Ok((
-            Approvals::with_journal(Some(journal), standing, ended, next_id),
+            Approvals::with_journal(Some(journal), standing, ended, next_id, publisher),
             Reopened {
                 closed,
                 warnings: replay.warnings,
@@ -229,15 +241,16 @@ impl Approvals {
     }
 
     fn emit(&self, approval: ApprovalEvent) {
-        let bus = self.inner.events.lock().unwrap_or_else(|e| e.into_inner());
         let approval = Box::new(approval);
-        let _ = bus.send(crate::context::ContextEvent::ApprovalChanged { approval });
+        self.inner
+            .publisher
+            .publish(crate::context::ContextEvent::ApprovalChanged { approval });
     }
 
-    /// Announces changes on `bus` from now on (the context that shares
-    /// these approvals: one stream for all the state's facts).
-    pub fn publish_on(&self, bus: broadcast::Sender<crate::context::ContextEvent>) {
-        *self.inner.events.lock().unwrap_or_else(|e| e.into_inner()) = bus;
+    /// Whether these approvals announce on `bus` (a state accepts only
+    /// its own parts).
+    pub(crate) fn publishes_on(&self, bus: &crate::context::Bus) -> bool {
+        bus.carries(&self.inner.publisher)
     }
 
     /// Sets which agents ask (`permissions: ask`) and their `approve:`
@@ -268,15 +281,6 @@ impl Approvals {
     /// The approval timeout.
     pub fn timeout(&self) -> Duration {
         self.lock().timeout
-    }
-
-    /// Every change from now on (on the stream they are published on).
-    pub fn subscribe(&self) -> broadcast::Receiver<crate::context::ContextEvent> {
-        self.inner
-            .events
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .subscribe()
     }
 
     /// The requests waiting for a person, oldest first.
@@ -706,8 +710,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_person_allows_once_and_the_waiting_call_gets_it() {
-        let a = Approvals::default();
-        let mut events = a.subscribe();
+        let bus = crate::context::Bus::new();
+        let a = Approvals::in_memory(bus.publisher());
+        let mut events = bus.subscribe();
         let asking = {
             let a = a.clone();
             tokio::spawn(async move { asked(&a, "coder", "Bash", json!({"command": "ls"})).await })
@@ -960,7 +965,12 @@ mod tests {
     async fn reopening_denies_what_the_last_run_left_open_and_keeps_always_rules() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let (a, _) = Approvals::open(&dir.path().join("approvals.jsonl"), None).unwrap();
+            let (a, _) = Approvals::open(
+                &dir.path().join("approvals.jsonl"),
+                None,
+                Publisher::unheard(),
+            )
+            .unwrap();
             let first = {
                 let a = a.clone();
                 tokio::spawn(
@@ -990,7 +1000,12 @@ mod tests {
             std::mem::forget(left);
             std::mem::forget(a);
         }
-        let (a, reopened) = Approvals::open(&dir.path().join("approvals.jsonl"), None).unwrap();
+        let (a, reopened) = Approvals::open(
+            &dir.path().join("approvals.jsonl"),
+            None,
+            Publisher::unheard(),
+        )
+        .unwrap();
         assert!(a.pending().is_empty());
         assert_eq!(reopened.closed.len(), 1);
         assert_eq!(reopened.closed[0].id, 2);
@@ -1000,7 +1015,12 @@ mod tests {
         assert_eq!((d.verdict, d.id), (Verdict::Allow, 3));
         // A third opening finds nothing left open.
         drop(a);
-        let (_, again) = Approvals::open(&dir.path().join("approvals.jsonl"), None).unwrap();
+        let (_, again) = Approvals::open(
+            &dir.path().join("approvals.jsonl"),
+            None,
+            Publisher::unheard(),
+        )
+        .unwrap();
         assert!(again.closed.is_empty());
     }
 }

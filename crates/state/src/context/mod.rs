@@ -2,6 +2,7 @@
 //! documents. One trait, [`ContextStore`], with a file and a memory
 //! implementation that behave identically (the same test suite runs on both).
 
+pub mod bus;
 pub mod doc_journal;
 pub mod documents;
 pub mod file_store;
@@ -20,6 +21,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::channel::{ChannelEntry, Cursor, DeliveryState, Since, format_timestamp};
+pub use bus::{Bus, Publisher};
 pub use file_store::FileStore;
 pub use shared::{ContextEvent, DocumentChange, SharedContext, blocking};
 

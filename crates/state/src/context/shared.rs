@@ -22,60 +22,14 @@
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use serde::Serialize;
 use tokio::sync::broadcast;
 
+pub use super::bus::{Bus, EVENT_CAPACITY, Publisher};
 use crate::context::store::FlushError;
 use crate::context::{ChannelEntry, ContextStore, Cursor, Result, Since};
 use crate::tasks::TaskBoard;
 pub use crate::vocab::channel::DocumentChange;
-
-/// How many events a slow receiver may fall behind before it misses some
-/// (it then gets `RecvError::Lagged` and should re-read the store).
-pub const EVENT_CAPACITY: usize = 4096;
-
-/// Something that changed in the instance's state: the one stream of the
-/// state's facts (channel, cursors, documents, tasks, approvals), each
-/// published once, when it is written. The engine follows it (and turns
-/// it into its own events for front ends), the MCP server's resource
-/// notifier and the document watcher read it; nobody re-reads the store to
-/// learn what changed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ContextEvent {
-    /// A message was appended to the channel (it is already durable).
-    MessageAppended {
-        /// The new entry, with its id and mentions.
-        entry: ChannelEntry,
-    },
-    /// A document was written, appended to, created or deleted.
-    DocumentChanged {
-        /// The document's path relative to the document folder.
-        path: String,
-        /// What happened to it.
-        change: DocumentChange,
-        /// Who changed it.
-        by: String,
-    },
-    /// A recipient's delivery or acknowledgement cursor moved.
-    CursorChanged {
-        /// Whose inbox.
-        agent: String,
-        /// The new cursor.
-        cursor: Cursor,
-    },
-    /// Something changed on the task board, with who caused it.
-    TaskChanged {
-        /// The change and its cause.
-        change: Box<crate::tasks::CausedEvent>,
-    },
-    /// A tool approval was requested or decided, or the "always" rules
-    /// changed.
-    ApprovalChanged {
-        /// What happened.
-        approval: Box<crate::approvals::ApprovalEvent>,
-    },
-}
+pub use crate::vocab::state::ContextEvent;
 
 /// Runs `f`, which may block (an `fsync`, a contended lock), without
 /// stalling the async runtime: on a multi-thread runtime's worker it goes
@@ -104,13 +58,9 @@ struct Locked {
 
 impl Locked {
     /// Publishes what `flushed` covered, announcing each message in order.
-    fn publish(
-        &mut self,
-        flushed: &crate::context::store::Flusher,
-        events: &broadcast::Sender<ContextEvent>,
-    ) {
+    fn publish(&mut self, flushed: &crate::context::store::Flusher, events: &Bus) {
         for entry in self.store.publish_staged(flushed) {
-            let _ = events.send(ContextEvent::MessageAppended { entry });
+            events.publish(ContextEvent::MessageAppended { entry });
         }
     }
 
@@ -139,7 +89,9 @@ impl Locked {
 #[derive(Clone)]
 pub struct SharedContext {
     store: Arc<(Mutex<Locked>, Condvar)>,
-    events: broadcast::Sender<ContextEvent>,
+    /// The state's one stream of facts, owned here; the board and the
+    /// approvals hold publishers of it.
+    events: Arc<Bus>,
     /// The instance's tasks (caw protocol), served by the same MCP server.
     tasks: TaskBoard,
     /// How many times each participant's MCP client listed awtui's tools:
@@ -158,22 +110,42 @@ impl std::fmt::Debug for SharedContext {
 }
 
 impl SharedContext {
-    /// Shares `store`; changes made through the returned value are announced
-    /// to every [`SharedContext::subscribe`]r.
+    /// Shares `store`, with an empty task board and approvals in memory;
+    /// changes made through the returned value are announced to every
+    /// [`SharedContext::subscribe`]r.
     pub fn new(store: Box<dyn ContextStore>) -> Self {
-        SharedContext::with_tasks(store, TaskBoard::default())
+        let bus = Bus::new();
+        let tasks = TaskBoard::new(crate::tasks::TaskStore::in_memory(), bus.publisher());
+        SharedContext::with_tasks(store, bus, tasks)
     }
 
-    /// Shares `store` and the task board `tasks` (a file context keeps
-    /// its tasks on disk next to its channel).
-    pub fn with_tasks(mut store: Box<dyn ContextStore>, tasks: TaskBoard) -> Self {
+    /// Shares `store` and the task board `tasks` (a file context keeps its
+    /// tasks on disk next to its channel), made with a publisher of `bus`;
+    /// its approvals are kept in memory.
+    pub fn with_tasks(store: Box<dyn ContextStore>, bus: Bus, tasks: TaskBoard) -> Self {
+        let approvals = crate::approvals::Approvals::in_memory(bus.publisher());
+        SharedContext::assemble(store, bus, tasks, approvals)
+    }
+
+    /// The state of one instance: `store`, its stream of facts `bus`, and
+    /// the board and approvals made with publishers of that bus, so every
+    /// fact goes out on one stream.
+    ///
+    /// # Panics
+    /// When `tasks` or `approvals` announce on another stream: a part made
+    /// for another state (or alone) would publish where nobody listens.
+    pub fn assemble(
+        mut store: Box<dyn ContextStore>,
+        bus: Bus,
+        tasks: TaskBoard,
+        approvals: crate::approvals::Approvals,
+    ) -> Self {
+        assert!(
+            tasks.publishes_on(&bus) && approvals.publishes_on(&bus),
+            "a state's board and approvals must publish on its own bus"
+        );
         // Cursor writes become durable behind the lock (see `transact`).
         store.defer_durability();
-        // One stream: the board's changes and the channel's are published
-        // on the same bus, and so are the approvals' (`with_approvals`).
-        let events = tasks.bus();
-        let approvals = crate::approvals::Approvals::default();
-        approvals.publish_on(events.clone());
         let locked = Locked {
             store,
             flushing: false,
@@ -181,7 +153,7 @@ impl SharedContext {
         };
         SharedContext {
             store: Arc::new((Mutex::new(locked), Condvar::new())),
-            events,
+            events: Arc::new(bus),
             tasks,
             tool_lists: Arc::default(),
             approvals,
@@ -204,14 +176,6 @@ impl SharedContext {
     /// The instance's task board.
     pub fn tasks(&self) -> &TaskBoard {
         &self.tasks
-    }
-
-    /// The same context with `approvals` as its tool approvals (an
-    /// instance keeps them in its folder; the default keeps them in memory).
-    pub fn with_approvals(mut self, approvals: crate::approvals::Approvals) -> Self {
-        approvals.publish_on(self.events.clone());
-        self.approvals = approvals;
-        self
     }
 
     /// The instance's tool approvals.
@@ -365,7 +329,7 @@ impl SharedContext {
 /// Mutating access to a locked store that announces each change.
 pub struct Recorder<'a> {
     locked: &'a mut Locked,
-    events: &'a broadcast::Sender<ContextEvent>,
+    events: &'a Bus,
     /// A cursor change was handed to the store: wait for it to be durable.
     cursors_changed: bool,
 }
@@ -382,7 +346,7 @@ impl Recorder<'_> {
 
     fn emit(&self, event: ContextEvent) {
         // Nobody listening is fine.
-        let _ = self.events.send(event);
+        self.events.publish(event);
     }
 
     /// Appends a message and announces it.

@@ -18,8 +18,8 @@ pub use crate::vocab::transitions;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::broadcast;
-
+use crate::context::Publisher;
+pub use crate::vocab::state::CausedEvent;
 pub use crate::vocab::tasks::TaskEvent;
 pub use model::{Checkpoint, PlanWorkflow, PlanWorkspace, RegisteredAgent, Task, TaskStatus};
 pub use store::{PlannedTask, TaskStore};
@@ -154,27 +154,15 @@ pub fn with_last_checkpoint(store: &TaskStore, task: Task) -> Vec<TaskEvent> {
     events
 }
 
-/// A change on the board with who made it: the caller of the tool call
-/// ([`TaskBoard::change_by`]), `None` for the engine's and the person's
-/// own changes made through [`TaskBoard::change`]. The engine uses it so
-/// that an agent is not woken by what its own call caused.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct CausedEvent {
-    /// Who made the change, if an agent's call did.
-    pub by: Option<String>,
-    /// The change.
-    pub event: TaskEvent,
-}
-
 /// The task store behind a mutex (claims are atomic under it), shared by
 /// the MCP server, the engine and front ends, with a broadcast of changes.
 #[derive(Clone)]
 pub struct TaskBoard {
     store: Arc<Mutex<TaskStore>>,
     /// Where its changes are announced, with who made them: the
-    /// instance's one stream of state facts (a context sharing this board
-    /// publishes on the same bus).
-    bus: broadcast::Sender<crate::context::ContextEvent>,
+    /// instance's one stream of state facts, handed over by the state
+    /// this board is part of.
+    publisher: Publisher,
     /// The instance's worktrees folder
     /// ([`crate::workspace::worktrees_root`]), where `workspace_create`
     /// puts worktrees; `None` when the instance keeps nothing on disk.
@@ -188,20 +176,27 @@ impl std::fmt::Debug for TaskBoard {
 }
 
 impl Default for TaskBoard {
+    /// An empty board in memory, alone (see [`TaskBoard::alone`]).
     fn default() -> Self {
-        TaskBoard::new(TaskStore::in_memory())
+        TaskBoard::alone(TaskStore::in_memory())
     }
 }
 
 impl TaskBoard {
-    /// Shares `store`.
-    pub fn new(store: TaskStore) -> Self {
-        let (bus, _) = broadcast::channel(crate::context::shared::EVENT_CAPACITY);
+    /// Shares `store`, announcing its changes with `publisher` (of the
+    /// state it will be part of: [`crate::context::Bus::publisher`]).
+    pub fn new(store: TaskStore, publisher: Publisher) -> Self {
         TaskBoard {
             store: Arc::new(Mutex::new(store)),
-            bus,
+            publisher,
             worktree_root: None,
         }
+    }
+
+    /// Shares `store` outside any state (a snapshot of a task file, a
+    /// test): its changes are announced to nobody.
+    pub fn alone(store: TaskStore) -> Self {
+        TaskBoard::new(store, Publisher::unheard())
     }
 
     /// The same board, with workspace worktrees made in the instance's
@@ -216,15 +211,10 @@ impl TaskBoard {
         self.worktree_root.as_deref()
     }
 
-    /// A receiver of every change from now on (with who made it), on the
-    /// state's one stream.
-    pub fn subscribe(&self) -> broadcast::Receiver<crate::context::ContextEvent> {
-        self.bus.subscribe()
-    }
-
-    /// The bus the board announces on, for the context that shares it.
-    pub(crate) fn bus(&self) -> broadcast::Sender<crate::context::ContextEvent> {
-        self.bus.clone()
+    /// Whether this board announces on `bus` (a state accepts only its
+    /// own parts).
+    pub(crate) fn publishes_on(&self, bus: &crate::context::Bus) -> bool {
+        bus.carries(&self.publisher)
     }
 
     fn lock(&self) -> MutexGuard<'_, TaskStore> {
@@ -264,9 +254,8 @@ impl TaskBoard {
                 by: by.map(str::to_string),
                 event,
             });
-            let _ = self
-                .bus
-                .send(crate::context::ContextEvent::TaskChanged { change });
+            self.publisher
+                .publish(crate::context::ContextEvent::TaskChanged { change });
         }
         value
     }
