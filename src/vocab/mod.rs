@@ -27,6 +27,7 @@ pub mod mentions;
 pub mod ops;
 pub mod pages;
 pub mod peek;
+pub mod tag;
 pub mod tasks;
 pub mod transitions;
 pub mod workspace;
