@@ -55,35 +55,33 @@ impl WaitingTool for PermissionRequest {
     /// Asks on behalf of `caller` and answers in Claude Code's format once
     /// decided. `gone` completes when the CLI stops waiting (it cancelled
     /// the call, or its session ended): the request then expires at once.
-    fn call<'a>(
+    async fn call<'a>(
         context: &'a SharedContext,
         caller: &'a str,
         args: Args,
         gone: BoxFuture<'a, ()>,
-    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a {
-        async move {
-            let approvals = context.approvals().clone();
-            let input = Value::Object(args.input);
-            let last_message = context.read(|store| {
-                store
-                    .read(None, Some(200))
-                    .unwrap_or_default()
-                    .into_iter()
-                    .rev()
-                    .find(|e| e.from == caller)
-                    .map(|e| e.message)
-            });
-            let decision = approvals
-                .ask(
-                    caller,
-                    &args.tool_name,
-                    input.clone(),
-                    args.tool_use_id,
-                    last_message,
-                    gone,
-                )
-                .await;
-            Ok(decision.answer(&input))
-        }
+    ) -> Result<Value, ToolError> {
+        let approvals = context.approvals().clone();
+        let input = Value::Object(args.input);
+        let last_message = context.read(|store| {
+            store
+                .read(None, Some(200))
+                .unwrap_or_default()
+                .into_iter()
+                .rev()
+                .find(|e| e.from == caller)
+                .map(|e| e.message)
+        });
+        let decision = approvals
+            .ask(
+                caller,
+                &args.tool_name,
+                input.clone(),
+                args.tool_use_id,
+                last_message,
+                gone,
+            )
+            .await;
+        Ok(decision.answer(&input))
     }
 }

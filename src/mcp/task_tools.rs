@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::tool::{Scope, define_tool};
+use super::tool::{Example, Scope, define_tool};
 use super::tools::ToolError;
 use crate::tasks::budget::{self, Include};
 use crate::tasks::{PlannedTask, TaskBoard, TaskError, TaskEvent, TaskStore};
@@ -383,6 +383,10 @@ define_tool! {
     "Register yourself for task work (step 1 of the task lifecycle). Returns your agent \
      id (ag_…), which task_claim and agent_heartbeat take. Registering again returns the \
      same id.",
+    example: Example {
+        returns: r#"{"id":"ag_0f3a9c2b7d1e","name":"coder","status":"online"}"#,
+        otherwise: None,
+    },
     |board, caller, a| {
         let now = Utc::now();
         let agent = board.change_by(caller, |s| {
@@ -409,6 +413,10 @@ define_tool! {
     AgentHeartbeat = "agent_heartbeat", HeartbeatArgs, TaskBoard,
     "Tell the board you are alive (every next_heartbeat_ms while you work). A holder \
      silent for too long may lose its claim.",
+    example: Example {
+        returns: r#"{"success":true,"next_heartbeat_ms":30000}"#,
+        otherwise: None,
+    },
     |board, caller, a| {
         let now = Utc::now();
         board.change_by(caller, |s| {
@@ -434,6 +442,10 @@ define_tool! {
     /// Takes the caller off the board, releasing what it holds.
     AgentUnregister = "agent_unregister", IdArgs, TaskBoard,
     "Leave: you are marked offline and tasks you hold go back to pending.",
+    example: Example {
+        returns: r#"{"success":true}"#,
+        otherwise: None,
+    },
     |board, caller, a| {
         let now = Utc::now();
         board.change_by(caller, |s| match s.unregister(caller, &a.id, now) {
@@ -455,6 +467,10 @@ define_tool! {
     /// Creates a workflow (a plan of tasks).
     WorkflowCreate = "workflow_create", CreateArgs, TaskBoard,
     "Create a workflow (a plan of tasks) to split work among agents. Returns its id (wf_…).",
+    example: Example {
+        returns: r#"{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"planning","max_parallel_tasks":3}"#,
+        otherwise: None,
+    },
     |board, caller, a| {
         let now = Utc::now();
         let w = board.change_by(caller, |s| {
@@ -482,6 +498,10 @@ define_tool! {
     WorkflowSetPlan = "workflow_set_plan", SetPlanArgs, TaskBoard,
     "Set a workflow's plan: every task at once, with dependencies by task name. Agents \
      allowed to take the tasks that can start are woken.",
+    example: Example {
+        returns: r#"{"success":true,"tasks":[{"id":"tk_9d04c1e7a2b3","name":"tests","depends_on":[]}]}"#,
+        otherwise: None,
+    },
     |board, caller, a| {
         let now = Utc::now();
         let planned: Vec<PlannedTask> = a
@@ -523,6 +543,10 @@ define_tool! {
     "Workflows with their status (planning, ready, in_progress, completed) and counts. \
      For context recovery: list in_progress ones, then workflow_progress.",
     read_only: true,
+    example: Example {
+        returns: r#"{"workflows":[{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"in_progress","summary":"","source_type":"prompt","max_parallel_tasks":3,"total_tasks":2,"completed_tasks":1,"created_at":"2026-01-05T10:00:00Z"}],"total":1}"#,
+        otherwise: None,
+    },
     |board, _caller, a| {
         Ok(board.read(|s| {
             let all: Vec<Value> = s
@@ -551,6 +575,10 @@ define_tool! {
     WorkflowProgress = "workflow_progress", WorkflowIdArgs, TaskBoard,
     "A workflow's progress: tasks per status, blocked tasks and what blocks them, who holds what.",
     read_only: true,
+    example: Example {
+        returns: r#"{"workflow_id":"wf_5b2e8a0c4f71","workflow_status":"in_progress","total_tasks":2,"by_status":{"completed":1,"in_progress":1},"blocked_tasks":[{"id":"tk_2","name":"docs","blocked_by":["tk_1"]}],"in_progress":[{"id":"tk_1","name":"tests","status":"in_progress","claimed_by":"ag_0f3a9c2b7d1e"}],"estimated_remaining":1}"#,
+        otherwise: None,
+    },
     |board, _caller, a| Ok(board.read(|s| progress_json(s, &a.workflow_id))?)
 }
 
@@ -560,6 +588,10 @@ define_tool! {
     "Tasks you can claim now: pending, not held, every dependency completed (with \
      include_failed, failed ones too), in plan order.",
     read_only: true,
+    example: Example {
+        returns: r#"{"tasks":[{"id":"tk_9d04c1e7a2b3","workflow_id":"wf_5b2e8a0c4f71","name":"tests","description":"","depends_on":[],"status":"pending","sequence":1,"created_at":"2026-01-05T10:00:00Z","updated_at":"2026-01-05T10:00:00Z"}],"max_parallel":3,"recommended_count":1,"workflow_status":"ready","all_complete":false}"#,
+        otherwise: None,
+    },
     |board, _caller, a| {
         Ok(board.read(|s| -> Result<Value, TaskError> {
             let w = s
@@ -587,6 +619,10 @@ define_tool! {
      already_claimed_by} means another agent was first: take the next one. Any other \
      claim that cannot be taken (a task not pending, open dependencies, an agent id \
      that is not yours or is offline) is {success: false, code, reason}.",
+    example: Example {
+        returns: r#"{"success":true}"#,
+        otherwise: Some(r#"{"success":false,"already_claimed_by":"ag_7c1d2e3f4a5b","code":"ALREADY_CLAIMED","reason":"task 'tk_9d04c1e7a2b3' is already claimed by ag_7c1d2e3f4a5b"}"#),
+    },
     |board, caller, a| {
         let now = Utc::now();
         let result = board.change_by(caller, |s| {
@@ -616,6 +652,10 @@ define_tool! {
      result's compact JSON counted as characters / 4): the task, its checkpoints, \
      dependency outcomes, the plan, prior outcomes; says what it left out.",
     read_only: true,
+    example: Example {
+        returns: r#"{"current_task":{"id":"tk_9d04c1e7a2b3","name":"tests","description":"","status":"claimed","claimed_by":"ag_0f3a9c2b7d1e","assignee":null,"role":null,"depends_on":[],"plan":null,"context":null,"outcome":null,"error":null,"checkpoints":[],"checkpoints_total":0},"workflow":{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"in_progress","summary":"","source_content":"","tasks":[{"id":"tk_9d04c1e7a2b3","name":"tests","status":"claimed","depends_on":[]}]},"prior_tasks":[],"dependency_outcomes":[],"max_tokens":8000,"token_estimate":190,"tokens_counted_as":"characters of the whole result's compact JSON / 4","over_budget":false,"description_shortened":false,"shortened":[],"omitted":{}}"#,
+        otherwise: None,
+    },
     |board, _caller, a| {
         let inc = a.include.unwrap_or_default();
         let d = Include::default();
@@ -640,6 +680,10 @@ define_tool! {
     /// Records the caller's approach to a task it holds.
     TaskSetPlan = "task_set_plan", TaskPlanArgs, TaskBoard,
     "Record your approach for a task you hold (kept as a plan checkpoint).",
+    example: Example {
+        returns: r#"{"success":true}"#,
+        otherwise: None,
+    },
     |board, caller, a| {
         let now = Utc::now();
         if let Err(e) = TaskPlan::deserialize(&a.plan) {
@@ -665,6 +709,10 @@ define_tool! {
     "Move a task you hold: claimed → planning | in_progress; in_progress → paused | \
      completed (needs outcome) | failed (needs error); paused → in_progress. Anything \
      else is INVALID_TRANSITION.",
+    example: Example {
+        returns: r#"{"success":true,"id":"tk_9d04c1e7a2b3","status":"completed"}"#,
+        otherwise: None,
+    },
     |board, caller, a| {
         let now = Utc::now();
         let task = board.change_by(caller, |s| {
@@ -701,6 +749,10 @@ define_tool! {
     CheckpointAdd = "checkpoint_add", CheckpointArgs, TaskBoard,
     "Record progress on a task you hold, for recovery: type plan, progress, decision, \
      error, recovery or complete.",
+    example: Example {
+        returns: r#"{"id":"cp_1a2b3c4d5e6f","sequence":1,"task_id":"tk_9d04c1e7a2b3"}"#,
+        otherwise: None,
+    },
     |board, caller, a| {
         let now = Utc::now();
         let cp = board.change_by(caller, |s| {

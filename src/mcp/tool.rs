@@ -24,6 +24,9 @@ pub trait Tool: 'static {
     const READ_ONLY: bool = false;
     /// May remove or overwrite content.
     const DESTRUCTIVE: bool = false;
+    /// An example of what it returns (the task tools': `awtui ctx tools`
+    /// and docs/tasks.md show it; a test checks it against real results).
+    const EXAMPLE: Option<Example> = None;
     /// The arguments object, parsed before [`Tool::call`]; its JSON schema
     /// is the tool's input schema.
     type Args: DeserializeOwned + JsonSchema;
@@ -31,6 +34,17 @@ pub trait Tool: 'static {
     type On: Reach + ?Sized;
     /// Carries out one call for `caller`.
     fn call(on: &Self::On, caller: &str, args: Self::Args) -> Result<Value, ToolError>;
+}
+
+/// What a tool returns, as an example of a successful answer (compact
+/// JSON) and, when the tool has another answer that is not an error, that
+/// one.
+#[derive(Clone, Copy, Debug)]
+pub struct Example {
+    /// A successful result.
+    pub returns: &'static str,
+    /// Another result that is not a tool error (a claim someone else got).
+    pub otherwise: Option<&'static str>,
 }
 
 /// A tool that waits (for a person's decision) and is answered
@@ -122,6 +136,8 @@ pub struct Registered {
     pub on_board: bool,
     /// How it runs.
     pub run: Run,
+    /// Its example result, if it shows one.
+    pub example: Option<Example>,
     spec: fn() -> ToolSpec,
 }
 
@@ -140,6 +156,7 @@ impl Registered {
             name: T::NAME,
             on_board: <T::On as Reach>::ON_BOARD,
             run: Run::Now(run_now::<T>),
+            example: T::EXAMPLE,
             spec: spec_now::<T>,
         }
     }
@@ -150,6 +167,7 @@ impl Registered {
             name: T::NAME,
             on_board: false,
             run: Run::Waiting(run_waiting::<T>),
+            example: None,
             spec: spec_waiting::<T>,
         }
     }
@@ -203,7 +221,8 @@ fn run_waiting<'a, T: WaitingTool>(
 }
 
 /// Declares a [`Tool`]: its type (with its doc comment), name, argument
-/// struct, what it acts on ([`Tool::On`]), hints, description and handler, side by side:
+/// struct, what it acts on ([`Tool::On`]), description, hints, example
+/// result and handler, side by side:
 ///
 /// ```ignore
 /// define_tool! {
@@ -220,6 +239,7 @@ macro_rules! define_tool {
         $description:expr,
         $(read_only: $read_only:literal,)?
         $(destructive: $destructive:literal,)?
+        $(example: $example:expr,)?
         |$on_name:ident, $caller:ident, $a:pat_param| $body:expr
     ) => {
         $(#[$doc])*
@@ -231,6 +251,7 @@ macro_rules! define_tool {
             const DESCRIPTION: &'static str = $description;
             $(const READ_ONLY: bool = $read_only;)?
             $(const DESTRUCTIVE: bool = $destructive;)?
+            $(const EXAMPLE: Option<$crate::mcp::tool::Example> = Some($example);)?
             type Args = $args;
             type On = $on;
             fn call(
