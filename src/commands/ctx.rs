@@ -161,8 +161,7 @@ pub fn run(args: CtxArgs) -> u8 {
 /// specs the MCP server lists, plus `permission_request` (offered only to
 /// asking agents' CLIs).
 fn tools(name: Option<&str>, json: bool) -> u8 {
-    let mut specs = crate::mcp::tools::specs();
-    specs.push(crate::mcp::approval_tools::spec());
+    let mut specs = crate::mcp::registry::all_specs();
     if let Some(name) = name {
         let Some(spec) = specs.iter().position(|s| s.name == name) else {
             let hint =

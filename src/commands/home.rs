@@ -81,18 +81,20 @@ pub async fn poll_one(info: InstanceInfo) -> Polled {
             _ => return None,
         };
         let inbox = match client
-            .request(Request::Peek(PeekQuery {
-                agent: Some(USER.to_string()),
-                limit: INBOX_LIMIT,
-                kind: None,
-                bead: None,
-                before: None,
-                message: None,
-            }))
+            .call(crate::engine::Command::Peek {
+                query: PeekQuery {
+                    agent: Some(USER.to_string()),
+                    limit: INBOX_LIMIT,
+                    kind: None,
+                    bead: None,
+                    before: None,
+                    message: None,
+                },
+            })
             .await
             .ok()?
         {
-            Reply::Messages { items, .. } => items,
+            Ok(crate::engine::Reply::Messages { items, .. }) => items,
             _ => Vec::new(),
         };
         Some((status, inbox))

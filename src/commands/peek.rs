@@ -28,8 +28,8 @@
 use super::exit;
 use super::print;
 use super::remote;
+use crate::engine::{Command, Reply};
 use crate::errln;
-use crate::instance::control::{Reply, Request};
 use crate::instance::query::{PeekItem, PeekQuery};
 use crate::protocols::agent_mail::MessageType;
 
@@ -106,15 +106,18 @@ pub fn run(args: &PeekArgs) -> u8 {
             Ok(c) => c,
             Err(code) => return code,
         };
-        let (items, left_out) =
-            match remote::request(&mut client, Request::Peek(query.clone())).await {
-                Ok(Reply::Messages { items, left_out }) => (items, left_out),
-                Ok(other) => {
-                    errln!("unexpected answer: {other:?}");
-                    return exit::FAILED;
-                }
-                Err(code) => return code,
-            };
+        let what = format!("instance '{}'", resolved.info.instance);
+        let peek = Command::Peek {
+            query: query.clone(),
+        };
+        let (items, left_out) = match remote::command(&mut client, &what, peek).await {
+            Ok(Reply::Messages { items, left_out }) => (items, left_out),
+            Ok(other) => {
+                errln!("unexpected answer: {other:?}");
+                return exit::FAILED;
+            }
+            Err(code) => return code,
+        };
         let board = if args.tasks {
             match super::tasks::fetch_board(&mut client).await {
                 Ok(b) => Some(b),

@@ -27,7 +27,7 @@ use crate::agents::runner::AgentStatus;
 use crate::context::mentions::{self, USER};
 use crate::engine::EngineEvent;
 use crate::engine::event::MessageSnapshot;
-use crate::instance::control::{Reply, Request};
+use crate::engine::{Command, Reply};
 
 /// `awtui send <message> [--to target] [--wait [--timeout S]] [--json]`.
 #[derive(Clone, Debug, clap::Args)]
@@ -114,7 +114,8 @@ pub fn run(args: &SendArgs) -> u8 {
             Ok(c) => c,
             Err(code) => return code,
         };
-        let id = match remote::request(&mut client, Request::Post { text }).await {
+        let what = format!("instance '{}'", info.instance);
+        let id = match remote::command(&mut client, &what, Command::Send { text }).await {
             Ok(Reply::Posted { id }) => id,
             Ok(other) => {
                 errln!("unexpected answer: {other:?}");

@@ -11,28 +11,22 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::schema::input_schema;
-use super::tools::{ToolError, ToolSpec, parse};
+use futures_util::future::BoxFuture;
+
+use super::tool::WaitingTool;
+use super::tools::ToolError;
 use crate::context::SharedContext;
 
-/// The tool's name on awtui's server.
-pub const NAME: &str = "permission_request";
+/// The tool's name on awtui's server (what the CLI is started with).
+pub const NAME: &str = PermissionRequest::NAME;
 
-/// Its description, offered only to agents with `permissions: ask`.
-pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: NAME,
-        description: "Used by your CLI (not by you) to ask the person at the control room \
-            whether a tool call may run. Do not call it yourself.",
-        input_schema: input_schema::<Args>(),
-        read_only: false,
-        destructive: false,
-    }
-}
+/// `permission_request`: asks the person whether a tool call may run.
+#[derive(Debug)]
+pub(super) struct PermissionRequest;
 
 /// What the CLI sends (fields it may add later are ignored).
 #[derive(Deserialize, JsonSchema)]
-struct Args {
+pub(super) struct Args {
     /// The tool about to run.
     tool_name: String,
     /// Its input.
@@ -42,41 +36,52 @@ struct Args {
     tool_use_id: Option<String>,
 }
 
-/// Asks on behalf of `caller` and answers in Claude Code's format once
-/// decided. `gone` completes when the CLI stops waiting (it cancelled the
-/// call, or its session ended): the request then expires at once.
-pub async fn call(
-    context: &SharedContext,
-    caller: &str,
-    args: Option<Map<String, Value>>,
-    gone: impl std::future::Future<Output = ()>,
-) -> Result<Value, ToolError> {
-    let approvals = context.approvals().clone();
-    if !approvals.asks(caller) {
-        return Err(ToolError::Failed(format!(
+impl WaitingTool for PermissionRequest {
+    const NAME: &'static str = "permission_request";
+    const DESCRIPTION: &'static str = "Used by your CLI (not by you) to ask the person at the \
+        control room whether a tool call may run. Do not call it yourself.";
+    type Args = Args;
+
+    /// Only agents whose CLI asks through awtui.
+    fn admit(context: &SharedContext, caller: &str) -> Result<(), ToolError> {
+        if context.approvals().asks(caller) {
+            return Ok(());
+        }
+        Err(ToolError::Failed(format!(
             "{NAME} is for the CLIs of agents with permissions: ask, and @{caller} has another setting"
-        )));
+        )))
     }
-    let args: Args = parse(NAME, args)?;
-    let input = Value::Object(args.input);
-    let last_message = context.read(|store| {
-        store
-            .read(None, Some(200))
-            .unwrap_or_default()
-            .into_iter()
-            .rev()
-            .find(|e| e.from == caller)
-            .map(|e| e.message)
-    });
-    let decision = approvals
-        .ask(
-            caller,
-            &args.tool_name,
-            input.clone(),
-            args.tool_use_id,
-            last_message,
-            gone,
-        )
-        .await;
-    Ok(decision.answer(&input))
+
+    /// Asks on behalf of `caller` and answers in Claude Code's format once
+    /// decided. `gone` completes when the CLI stops waiting (it cancelled
+    /// the call, or its session ended): the request then expires at once.
+    async fn call<'a>(
+        context: &'a SharedContext,
+        caller: &'a str,
+        args: Args,
+        gone: BoxFuture<'a, ()>,
+    ) -> Result<Value, ToolError> {
+        let approvals = context.approvals().clone();
+        let input = Value::Object(args.input);
+        let last_message = context.read(|store| {
+            store
+                .read(None, Some(200))
+                .unwrap_or_default()
+                .into_iter()
+                .rev()
+                .find(|e| e.from == caller)
+                .map(|e| e.message)
+        });
+        let decision = approvals
+            .ask(
+                caller,
+                &args.tool_name,
+                input.clone(),
+                args.tool_use_id,
+                last_message,
+                gone,
+            )
+            .await;
+        Ok(decision.answer(&input))
+    }
 }

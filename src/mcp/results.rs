@@ -1,7 +1,7 @@
-//! What each task tool returns, as one example per tool: the one place
-//! both `awtui ctx tools NAME` and docs/tasks.md take result shapes from
-//! (a test checks the doc against this table, and this table against what
-//! the tools return), so a script knows it reads `id`, not `agent_id`,
+//! What each task tool returns, as one example per tool (written beside
+//! the tool, `EXAMPLE`): the one place both `awtui ctx tools NAME` and
+//! docs/tasks.md take result shapes from (a test checks the doc against
+//! the examples, and the examples against what the tools return), so a script knows it reads `id`, not `agent_id`,
 //! without reading the source.
 
 /// One tool's result: an example of a successful answer (compact JSON)
@@ -16,80 +16,24 @@ pub struct ResultShape {
     pub otherwise: Option<&'static str>,
 }
 
-/// Every task tool's result, in the order docs/tasks.md lists them.
-pub const TASK_RESULTS: &[ResultShape] = &[
-    ResultShape {
-        tool: "agent_register",
-        returns: r#"{"id":"ag_0f3a9c2b7d1e","name":"coder","status":"online"}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "agent_heartbeat",
-        returns: r#"{"success":true,"next_heartbeat_ms":30000}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "agent_unregister",
-        returns: r#"{"success":true}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "workflow_create",
-        returns: r#"{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"planning","max_parallel_tasks":3}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "workflow_set_plan",
-        returns: r#"{"success":true,"tasks":[{"id":"tk_9d04c1e7a2b3","name":"tests","depends_on":[]}]}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "workflow_list",
-        returns: r#"{"workflows":[{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"in_progress","summary":"","source_type":"prompt","max_parallel_tasks":3,"total_tasks":2,"completed_tasks":1,"created_at":"2026-01-05T10:00:00Z"}],"total":1}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "workflow_progress",
-        returns: r#"{"workflow_id":"wf_5b2e8a0c4f71","workflow_status":"in_progress","total_tasks":2,"by_status":{"completed":1,"in_progress":1},"blocked_tasks":[{"id":"tk_2","name":"docs","blocked_by":["tk_1"]}],"in_progress":[{"id":"tk_1","name":"tests","status":"in_progress","claimed_by":"ag_0f3a9c2b7d1e"}],"estimated_remaining":1}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "workflow_next_tasks",
-        returns: r#"{"tasks":[{"id":"tk_9d04c1e7a2b3","workflow_id":"wf_5b2e8a0c4f71","name":"tests","description":"","depends_on":[],"status":"pending","sequence":1,"created_at":"2026-01-05T10:00:00Z","updated_at":"2026-01-05T10:00:00Z"}],"max_parallel":3,"recommended_count":1,"workflow_status":"ready","all_complete":false}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "task_claim",
-        returns: r#"{"success":true}"#,
-        otherwise: Some(
-            r#"{"success":false,"already_claimed_by":"ag_7c1d2e3f4a5b","code":"ALREADY_CLAIMED","reason":"task 'tk_9d04c1e7a2b3' is already claimed by ag_7c1d2e3f4a5b"}"#,
-        ),
-    },
-    ResultShape {
-        tool: "task_load_context",
-        returns: r#"{"current_task":{"id":"tk_9d04c1e7a2b3","name":"tests","description":"","status":"claimed","claimed_by":"ag_0f3a9c2b7d1e","assignee":null,"role":null,"depends_on":[],"plan":null,"context":null,"outcome":null,"error":null,"checkpoints":[],"checkpoints_total":0},"workflow":{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"in_progress","summary":"","source_content":"","tasks":[{"id":"tk_9d04c1e7a2b3","name":"tests","status":"claimed","depends_on":[]}]},"prior_tasks":[],"dependency_outcomes":[],"max_tokens":8000,"token_estimate":190,"tokens_counted_as":"characters of the whole result's compact JSON / 4","over_budget":false,"description_shortened":false,"shortened":[],"omitted":{}}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "task_set_plan",
-        returns: r#"{"success":true}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "task_update_status",
-        returns: r#"{"success":true,"id":"tk_9d04c1e7a2b3","status":"completed"}"#,
-        otherwise: None,
-    },
-    ResultShape {
-        tool: "checkpoint_add",
-        returns: r#"{"id":"cp_1a2b3c4d5e6f","sequence":1,"task_id":"tk_9d04c1e7a2b3"}"#,
-        otherwise: None,
-    },
-];
+/// Every tool's example result, in the order `tools/list` shows them
+/// (each written beside its tool, [`super::tool::Tool::EXAMPLE`]).
+pub fn task_results() -> Vec<ResultShape> {
+    super::registry::TOOLS
+        .iter()
+        .filter_map(|t| {
+            t.example.map(|e| ResultShape {
+                tool: t.name,
+                returns: e.returns,
+                otherwise: e.otherwise,
+            })
+        })
+        .collect()
+}
 
-/// The result shape of tool `name`, when it is a task tool.
-pub fn of(name: &str) -> Option<&'static ResultShape> {
-    TASK_RESULTS.iter().find(|r| r.tool == name)
+/// The result shape of tool `name`, when it shows one.
+pub fn of(name: &str) -> Option<ResultShape> {
+    task_results().into_iter().find(|r| r.tool == name)
 }
 
 #[cfg(test)]
@@ -140,7 +84,7 @@ mod tests {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tasks.md"),
         )
         .unwrap();
-        for r in TASK_RESULTS {
+        for r in task_results() {
             let row = doc
                 .lines()
                 .find(|l| l.starts_with(&format!("| `{}` | ", r.tool)))
@@ -253,7 +197,7 @@ mod tests {
             assert_eq!(shape(&example), shape(value), "{name}: {value}");
         }
         let covered: Vec<&str> = got.iter().map(|(n, _)| *n).collect();
-        for r in TASK_RESULTS {
+        for r in task_results() {
             assert!(covered.contains(&r.tool), "{} is not exercised", r.tool);
         }
     }

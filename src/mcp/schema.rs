@@ -197,8 +197,7 @@ mod tests {
     fn every_schema_matches_the_recorded_contract() {
         let recorded: Vec<Value> =
             serde_json::from_str(include_str!("../../tests/fixtures/tool_schemas.json")).unwrap();
-        let mut now = tools::specs();
-        now.push(crate::mcp::approval_tools::spec());
+        let now = crate::mcp::registry::all_specs();
         let names: Vec<&str> = now.iter().map(|s| s.name).collect();
         let want: Vec<&str> = recorded
             .iter()
@@ -237,8 +236,7 @@ mod tests {
     /// is.
     #[test]
     fn every_schema_is_plain_and_every_argument_described() {
-        let mut all = tools::specs();
-        all.push(crate::mcp::approval_tools::spec());
+        let all = crate::mcp::registry::all_specs();
         for spec in &all {
             for schema in all_schemas(&spec.input_schema) {
                 for banned in ["$ref", "$defs", "definitions", "$schema", "oneOf", "format"] {

@@ -18,6 +18,7 @@ use serde_json::json;
 
 use super::identity::Caller;
 use super::notify::Hub;
+use super::registry;
 use super::resources;
 use super::tools::{self, ToolBox, ToolError};
 
@@ -143,7 +144,7 @@ impl ServerHandler for ContextServer {
             self.tools.context().note_tool_list(&caller);
             // Only agents whose CLI asks through awtui see the approval tool.
             if self.tools.context().approvals().asks(&caller) {
-                list.push(to_tool(super::approval_tools::spec()));
+                list.extend(registry::waiting_specs().into_iter().map(to_tool));
             }
         }
         Ok(ListToolsResult::with_all_items(list))
@@ -158,14 +159,19 @@ impl ServerHandler for ContextServer {
         let tools = self.tools.clone();
         let name = request.name.into_owned();
         let args = request.arguments;
-        let result = if name == super::approval_tools::NAME {
+        let result = if let Some(wait) = registry::waiting(&name) {
             // Waits for a decision: async, never on a blocking thread, and
             // bounded by the approval timeout.
             // rmcp cancels the call's token when the client sends
             // `notifications/cancelled` (Claude Code does at its own
             // timeout) or the session ends; the handler itself runs on.
-            super::approval_tools::call(tools.context(), &caller, args, context.ct.cancelled())
-                .await
+            wait(
+                tools.context(),
+                &caller,
+                args,
+                Box::pin(context.ct.cancelled()),
+            )
+            .await
         } else {
             let timeout = self.tool_timeout;
             let tool = name.clone();

@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::schema::input_schema;
-use super::tools::{ToolError, ToolSpec, parse};
+use super::tool::{Example, Scope, define_tool};
+use super::tools::ToolError;
 use crate::tasks::budget::{self, Include};
 use crate::tasks::{PlannedTask, TaskBoard, TaskError, TaskEvent, TaskStore};
 
@@ -22,152 +22,24 @@ impl From<TaskError> for ToolError {
     }
 }
 
-/// The caw tools, in the order `tools/list` shows them.
-pub const NAMES: [&str; 15] = [
-    "agent_register",
-    "agent_heartbeat",
-    "agent_unregister",
-    "workflow_create",
-    "workflow_set_plan",
-    "workflow_list",
-    "workflow_progress",
-    "workflow_next_tasks",
-    "task_claim",
-    "task_load_context",
-    "task_set_plan",
-    "task_update_status",
-    "checkpoint_add",
-    "workspace_create",
-    "workspace_update",
-];
+/// The caw tools, in the order `tools/list` shows them (derived from
+/// [`super::registry::TOOLS`]: the tools a task board alone runs).
+pub const NAMES: [&str; super::registry::board_tool_count()] = super::registry::board_tool_names();
 
-/// Whether `name` is one of the caw tools.
-pub fn is_task_tool(name: &str) -> bool {
-    NAMES.contains(&name)
-}
-
-/// A caw tool's listing (none is destructive).
-pub(super) fn spec(
-    name: &'static str,
-    description: &'static str,
-    input_schema: Value,
-    read_only: bool,
-) -> ToolSpec {
-    ToolSpec {
-        name,
-        description,
-        input_schema,
-        read_only,
-        destructive: false,
-    }
-}
-
-/// Every caw tool's description, its input schema derived from the
-/// arguments it is parsed into.
-pub fn specs() -> Vec<ToolSpec> {
-    vec![
-        spec(
-            "agent_register",
-            "Register yourself for task work (step 1 of the task lifecycle). Returns your agent \
-             id (ag_…), which task_claim and agent_heartbeat take. Registering again returns the \
-             same id.",
-            input_schema::<RegisterArgs>(),
-            false,
-        ),
-        spec(
-            "agent_heartbeat",
-            "Tell the board you are alive (every next_heartbeat_ms while you work). A holder \
-             silent for too long may lose its claim.",
-            input_schema::<HeartbeatArgs>(),
-            false,
-        ),
-        spec(
-            "agent_unregister",
-            "Leave: you are marked offline and tasks you hold go back to pending.",
-            input_schema::<IdArgs>(),
-            false,
-        ),
-        spec(
-            "workflow_create",
-            "Create a workflow (a plan of tasks) to split work among agents. Returns its id (wf_…).",
-            input_schema::<CreateArgs>(),
-            false,
-        ),
-        spec(
-            "workflow_set_plan",
-            "Set a workflow's plan: every task at once, with dependencies by task name. Agents \
-             allowed to take the tasks that can start are woken.",
-            input_schema::<SetPlanArgs>(),
-            false,
-        ),
-        spec(
-            "workflow_list",
-            "Workflows with their status (planning, ready, in_progress, completed) and counts. \
-             For context recovery: list in_progress ones, then workflow_progress.",
-            input_schema::<ListArgs>(),
-            true,
-        ),
-        spec(
-            "workflow_progress",
-            "A workflow's progress: tasks per status, blocked tasks and what blocks them, who holds what.",
-            input_schema::<WorkflowIdArgs>(),
-            true,
-        ),
-        spec(
-            "workflow_next_tasks",
-            "Tasks you can claim now: pending, not held, every dependency completed (with \
-             include_failed, failed ones too), in plan order.",
-            input_schema::<NextArgs>(),
-            true,
-        ),
-        spec(
-            "task_claim",
-            "Claim a task atomically. {success: true} makes it yours; {success: false, \
-             already_claimed_by} means another agent was first: take the next one. Any other \
-             claim that cannot be taken (a task not pending, open dependencies, an agent id \
-             that is not yours or is offline) is {success: false, code, reason}.",
-            input_schema::<ClaimArgs>(),
-            false,
-        ),
-        spec(
-            "task_load_context",
-            "Everything you need for a task within max_tokens (default 8000; the whole \
-             result's compact JSON counted as characters / 4): the task, its checkpoints, \
-             dependency outcomes, the plan, prior outcomes; says what it left out.",
-            input_schema::<LoadArgs>(),
-            true,
-        ),
-        spec(
-            "task_set_plan",
-            "Record your approach for a task you hold (kept as a plan checkpoint).",
-            input_schema::<TaskPlanArgs>(),
-            false,
-        ),
-        spec(
-            "task_update_status",
-            "Move a task you hold: claimed → planning | in_progress; in_progress → paused | \
-             completed (needs outcome) | failed (needs error); paused → in_progress. Anything \
-             else is INVALID_TRANSITION.",
-            input_schema::<StatusArgs>(),
-            false,
-        ),
-        spec(
-            "checkpoint_add",
-            "Record progress on a task you hold, for recovery: type plan, progress, decision, \
-             error, recovery or complete.",
-            input_schema::<CheckpointArgs>(),
-            false,
-        ),
-    ]
-    .into_iter()
-    .chain(super::workspace_tools::specs())
-    .collect()
+/// Runs caw tool `name` for `caller` on `board` alone.
+pub fn call(
+    board: &TaskBoard,
+    caller: &str,
+    name: &str,
+    args: Option<Map<String, Value>>,
+) -> Result<Value, ToolError> {
+    super::registry::call(Scope::Board(board), caller, name, args)
 }
 
 /// `agent_register`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RegisterArgs {
+pub(super) struct RegisterArgs {
     /// A human-friendly name.
     name: String,
     /// Your runtime: claude_code, codex, opencode, gemini, cursor or custom.
@@ -186,7 +58,7 @@ struct RegisterArgs {
 /// `agent_heartbeat`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct HeartbeatArgs {
+pub(super) struct HeartbeatArgs {
     /// Your id from agent_register.
     agent_id: String,
     /// The task you work on.
@@ -198,7 +70,7 @@ struct HeartbeatArgs {
 /// `agent_unregister`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct IdArgs {
+pub(super) struct IdArgs {
     /// Your id from agent_register.
     id: String,
 }
@@ -206,7 +78,7 @@ struct IdArgs {
 /// `workflow_create`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateArgs {
+pub(super) struct CreateArgs {
     /// Workflow name.
     name: String,
     /// prompt, github_issue, linear, jira or custom (default prompt).
@@ -223,7 +95,7 @@ struct CreateArgs {
 /// One task of the plan.
 // (Informational fields are checked and not kept.)
 #[derive(Deserialize, JsonSchema)]
-struct PlanTaskArgs {
+pub(super) struct PlanTaskArgs {
     /// Unique within the plan.
     name: String,
     /// What to do.
@@ -249,7 +121,7 @@ struct PlanTaskArgs {
 
 /// `workflow_set_plan`'s plan.
 #[derive(Deserialize, JsonSchema)]
-struct PlanArgs {
+pub(super) struct PlanArgs {
     /// A brief description.
     #[serde(default)]
     summary: String,
@@ -260,7 +132,7 @@ struct PlanArgs {
 /// `workflow_set_plan`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SetPlanArgs {
+pub(super) struct SetPlanArgs {
     /// Workflow id.
     id: String,
     /// The summary and every task.
@@ -270,7 +142,7 @@ struct SetPlanArgs {
 /// `workflow_list`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ListArgs {
+pub(super) struct ListArgs {
     /// Only this status or these statuses: a string ("in_progress") or a
     /// list (["in_progress", "ready"]).
     status: Option<OneOrMany>,
@@ -285,7 +157,7 @@ struct ListArgs {
 /// code passes a list, its prose a single status).
 #[derive(Deserialize, JsonSchema)]
 #[serde(untagged)]
-enum OneOrMany {
+pub(super) enum OneOrMany {
     One(String),
     Many(Vec<String>),
 }
@@ -302,7 +174,7 @@ impl OneOrMany {
 /// `workflow_progress`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct WorkflowIdArgs {
+pub(super) struct WorkflowIdArgs {
     /// Workflow id.
     workflow_id: String,
 }
@@ -310,7 +182,7 @@ struct WorkflowIdArgs {
 /// `workflow_next_tasks`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct NextArgs {
+pub(super) struct NextArgs {
     /// Workflow id.
     workflow_id: String,
     /// Also failed tasks, to retry (default false).
@@ -320,7 +192,7 @@ struct NextArgs {
 /// `task_claim`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ClaimArgs {
+pub(super) struct ClaimArgs {
     /// Task id (tk_…).
     task_id: String,
     /// Your id from agent_register.
@@ -330,7 +202,7 @@ struct ClaimArgs {
 /// What `task_load_context` includes (each has a default).
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
-struct IncludeArgs {
+pub(super) struct IncludeArgs {
     /// The workflow's plan (default true).
     workflow_plan: Option<bool>,
     /// Outcomes of the workflow's other completed tasks (default true).
@@ -346,7 +218,7 @@ struct IncludeArgs {
 /// `task_load_context`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct LoadArgs {
+pub(super) struct LoadArgs {
     /// Task id.
     task_id: String,
     /// What to include (each part has a default).
@@ -375,7 +247,7 @@ struct TaskPlan {
 /// `task_set_plan`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct TaskPlanArgs {
+pub(super) struct TaskPlanArgs {
     /// Task id.
     id: String,
     /// Your approach.
@@ -388,7 +260,7 @@ struct TaskPlanArgs {
 /// `task_update_status`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct StatusArgs {
+pub(super) struct StatusArgs {
     /// Task id.
     id: String,
     /// The new status.
@@ -404,7 +276,7 @@ struct StatusArgs {
 /// `checkpoint_add`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct CheckpointArgs {
+pub(super) struct CheckpointArgs {
     /// Task id.
     task_id: String,
     /// plan, progress, decision, error, recovery or complete.
@@ -505,271 +377,399 @@ fn claim_refused(e: TaskError) -> Result<Value, ToolError> {
     }
 }
 
-/// Runs caw tool `name` for `caller`.
-pub fn call(
-    board: &TaskBoard,
-    caller: &str,
-    name: &str,
-    args: Option<Map<String, Value>>,
-) -> Result<Value, ToolError> {
-    let now = Utc::now();
-    match name {
-        "workspace_create" => super::workspace_tools::create(board, caller, args),
-        "workspace_update" => super::workspace_tools::update(board, caller, args),
-        "agent_register" => {
-            let a: RegisterArgs = parse(name, args)?;
-            let agent = board.change_by(caller, |s| {
-                match s.register(
-                    caller,
-                    &a.name,
-                    &a.runtime,
-                    a.role.as_deref(),
-                    a.capabilities,
-                    a.workspace_path,
-                    object(a.metadata),
-                    now,
-                ) {
-                    Ok(agent) => (Ok(agent.clone()), vec![TaskEvent::AgentChanged(agent)]),
-                    Err(e) => (Err(e), vec![]),
+define_tool! {
+    /// Registers the caller for task work.
+    AgentRegister = "agent_register", RegisterArgs, TaskBoard,
+    "Register yourself for task work (step 1 of the task lifecycle). Returns your agent \
+     id (ag_…), which task_claim and agent_heartbeat take. Registering again returns the \
+     same id.",
+    example: Example {
+        returns: r#"{"id":"ag_0f3a9c2b7d1e","name":"coder","status":"online"}"#,
+        otherwise: None,
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        let agent = board.change_by(caller, |s| {
+            match s.register(
+                caller,
+                &a.name,
+                &a.runtime,
+                a.role.as_deref(),
+                a.capabilities,
+                a.workspace_path,
+                object(a.metadata),
+                now,
+            ) {
+                Ok(agent) => (Ok(agent.clone()), vec![TaskEvent::AgentChanged(agent)]),
+                Err(e) => (Err(e), vec![]),
+            }
+        })?;
+        Ok(json!({"id": agent.id, "name": agent.name, "status": agent.status}))
+    }
+}
+
+define_tool! {
+    /// Keeps the caller's registration alive.
+    AgentHeartbeat = "agent_heartbeat", HeartbeatArgs, TaskBoard,
+    "Tell the board you are alive (every next_heartbeat_ms while you work). A holder \
+     silent for too long may lose its claim.",
+    example: Example {
+        returns: r#"{"success":true,"next_heartbeat_ms":30000}"#,
+        otherwise: None,
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        board.change_by(caller, |s| {
+            let r = s.heartbeat(
+                caller,
+                &a.agent_id,
+                a.current_task_id,
+                a.status.as_deref(),
+                now,
+            );
+            let events = s
+                .agent(&a.agent_id)
+                .filter(|_| r.is_ok())
+                .map(|ag| vec![TaskEvent::AgentChanged(ag.clone())])
+                .unwrap_or_default();
+            (r, events)
+        })?;
+        Ok(json!({"success": true, "next_heartbeat_ms": crate::tasks::store::HEARTBEAT_MS}))
+    }
+}
+
+define_tool! {
+    /// Takes the caller off the board, releasing what it holds.
+    AgentUnregister = "agent_unregister", IdArgs, TaskBoard,
+    "Leave: you are marked offline and tasks you hold go back to pending.",
+    example: Example {
+        returns: r#"{"success":true}"#,
+        otherwise: None,
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        board.change_by(caller, |s| match s.unregister(caller, &a.id, now) {
+            Ok(released) => {
+                let mut events: Vec<TaskEvent> =
+                    released.into_iter().map(TaskEvent::TaskChanged).collect();
+                if let Some(ag) = s.agent(&a.id) {
+                    events.push(TaskEvent::AgentChanged(ag.clone()));
                 }
-            })?;
-            Ok(json!({"id": agent.id, "name": agent.name, "status": agent.status}))
-        }
-        "agent_heartbeat" => {
-            let a: HeartbeatArgs = parse(name, args)?;
-            board.change_by(caller, |s| {
-                let r = s.heartbeat(
-                    caller,
-                    &a.agent_id,
-                    a.current_task_id,
-                    a.status.as_deref(),
-                    now,
-                );
-                let events = s
-                    .agent(&a.agent_id)
-                    .filter(|_| r.is_ok())
-                    .map(|ag| vec![TaskEvent::AgentChanged(ag.clone())])
-                    .unwrap_or_default();
-                (r, events)
-            })?;
-            Ok(json!({"success": true, "next_heartbeat_ms": crate::tasks::store::HEARTBEAT_MS}))
-        }
-        "agent_unregister" => {
-            let a: IdArgs = parse(name, args)?;
-            board.change_by(caller, |s| match s.unregister(caller, &a.id, now) {
-                Ok(released) => {
+                (Ok(()), events)
+            }
+            Err(e) => (Err(e), vec![]),
+        })?;
+        Ok(json!({"success": true}))
+    }
+}
+
+define_tool! {
+    /// Creates a workflow (a plan of tasks).
+    WorkflowCreate = "workflow_create", CreateArgs, TaskBoard,
+    "Create a workflow (a plan of tasks) to split work among agents. Returns its id (wf_…).",
+    example: Example {
+        returns: r#"{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"planning","max_parallel_tasks":3}"#,
+        otherwise: None,
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        let w = board.change_by(caller, |s| {
+            match s.create_workflow(
+                caller,
+                &a.name,
+                a.source_type.as_deref().unwrap_or("prompt"),
+                a.source_content.as_deref().unwrap_or_default(),
+                a.source_ref,
+                a.max_parallel_tasks.unwrap_or(1),
+                now,
+            ) {
+                Ok(w) => (Ok(w.clone()), vec![TaskEvent::WorkflowChanged(w)]),
+                Err(e) => (Err(e), vec![]),
+            }
+        })?;
+        Ok(
+            json!({"id": w.id, "name": w.name, "status": "planning", "max_parallel_tasks": w.max_parallel_tasks}),
+        )
+    }
+}
+
+define_tool! {
+    /// Sets a workflow's whole plan.
+    WorkflowSetPlan = "workflow_set_plan", SetPlanArgs, TaskBoard,
+    "Set a workflow's plan: every task at once, with dependencies by task name. Agents \
+     allowed to take the tasks that can start are woken.",
+    example: Example {
+        returns: r#"{"success":true,"tasks":[{"id":"tk_9d04c1e7a2b3","name":"tests","depends_on":[]}]}"#,
+        otherwise: None,
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        let planned: Vec<PlannedTask> = a
+            .plan
+            .tasks
+            .into_iter()
+            .map(|t| PlannedTask {
+                id: None,
+                name: t.name,
+                description: t.description,
+                depends_on: t.depends_on,
+                assignee: t.assignee,
+                role: t.role,
+            })
+            .collect();
+        let tasks = board.change_by(caller, |s| {
+            match s.set_plan(&a.id, &a.plan.summary, &planned, now) {
+                Ok(tasks) => {
                     let mut events: Vec<TaskEvent> =
-                        released.into_iter().map(TaskEvent::TaskChanged).collect();
-                    if let Some(ag) = s.agent(&a.id) {
-                        events.push(TaskEvent::AgentChanged(ag.clone()));
+                        tasks.iter().cloned().map(TaskEvent::TaskChanged).collect();
+                    if let Some(w) = s.workflow(&a.id) {
+                        events.push(TaskEvent::WorkflowChanged(w.clone()));
                     }
-                    (Ok(()), events)
+                    (Ok(tasks), events)
                 }
                 Err(e) => (Err(e), vec![]),
-            })?;
-            Ok(json!({"success": true}))
-        }
-        "workflow_create" => {
-            let a: CreateArgs = parse(name, args)?;
-            let w = board.change_by(caller, |s| {
-                match s.create_workflow(
-                    caller,
-                    &a.name,
-                    a.source_type.as_deref().unwrap_or("prompt"),
-                    a.source_content.as_deref().unwrap_or_default(),
-                    a.source_ref,
-                    a.max_parallel_tasks.unwrap_or(1),
-                    now,
-                ) {
-                    Ok(w) => (Ok(w.clone()), vec![TaskEvent::WorkflowChanged(w)]),
-                    Err(e) => (Err(e), vec![]),
-                }
-            })?;
-            Ok(
-                json!({"id": w.id, "name": w.name, "status": "planning", "max_parallel_tasks": w.max_parallel_tasks}),
-            )
-        }
-        "workflow_set_plan" => {
-            let a: SetPlanArgs = parse(name, args)?;
-            let planned: Vec<PlannedTask> = a
-                .plan
-                .tasks
+            }
+        })?;
+        Ok(json!({
+            "success": true,
+            "tasks": tasks.iter().map(|t| json!({"id": t.id, "name": t.name, "depends_on": t.depends_on})).collect::<Vec<_>>(),
+        }))
+    }
+}
+
+define_tool! {
+    /// Lists workflows with their status.
+    WorkflowList = "workflow_list", ListArgs, TaskBoard,
+    "Workflows with their status (planning, ready, in_progress, completed) and counts. \
+     For context recovery: list in_progress ones, then workflow_progress.",
+    read_only: true,
+    example: Example {
+        returns: r#"{"workflows":[{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"in_progress","summary":"","source_type":"prompt","max_parallel_tasks":3,"total_tasks":2,"completed_tasks":1,"created_at":"2026-01-05T10:00:00Z"}],"total":1}"#,
+        otherwise: None,
+    },
+    |board, _caller, a| {
+        Ok(board.read(|s| {
+            let all: Vec<Value> = s
+                .workflows()
                 .into_iter()
-                .map(|t| PlannedTask {
-                    id: None,
-                    name: t.name,
-                    description: t.description,
-                    depends_on: t.depends_on,
-                    assignee: t.assignee,
-                    role: t.role,
+                .map(|w| workflow_json(s, w))
+                .filter(|w| {
+                    a.status.as_ref().is_none_or(|want| {
+                        w["status"].as_str().is_some_and(|s| want.contains(s))
+                    })
                 })
                 .collect();
-            let tasks = board.change_by(caller, |s| {
-                match s.set_plan(&a.id, &a.plan.summary, &planned, now) {
-                    Ok(tasks) => {
-                        let mut events: Vec<TaskEvent> =
-                            tasks.iter().cloned().map(TaskEvent::TaskChanged).collect();
-                        if let Some(w) = s.workflow(&a.id) {
-                            events.push(TaskEvent::WorkflowChanged(w.clone()));
-                        }
-                        (Ok(tasks), events)
-                    }
-                    Err(e) => (Err(e), vec![]),
-                }
-            })?;
-            Ok(json!({
-                "success": true,
-                "tasks": tasks.iter().map(|t| json!({"id": t.id, "name": t.name, "depends_on": t.depends_on})).collect::<Vec<_>>(),
-            }))
-        }
-        "workflow_list" => {
-            let a: ListArgs = parse(name, args)?;
-            Ok(board.read(|s| {
-                let all: Vec<Value> = s
-                    .workflows()
-                    .into_iter()
-                    .map(|w| workflow_json(s, w))
-                    .filter(|w| {
-                        a.status.as_ref().is_none_or(|want| {
-                            w["status"].as_str().is_some_and(|s| want.contains(s))
-                        })
-                    })
-                    .collect();
-                let total = all.len();
-                let page: Vec<Value> = all
-                    .into_iter()
-                    .skip(a.offset.unwrap_or(0))
-                    .take(a.limit.unwrap_or(20))
-                    .collect();
-                json!({"workflows": page, "total": total})
-            }))
-        }
-        "workflow_progress" => {
-            let a: WorkflowIdArgs = parse(name, args)?;
-            Ok(board.read(|s| progress_json(s, &a.workflow_id))?)
-        }
-        "workflow_next_tasks" => {
-            let a: NextArgs = parse(name, args)?;
-            Ok(board.read(|s| -> Result<Value, TaskError> {
-                let w = s
-                    .workflow(&a.workflow_id)
-                    .ok_or_else(|| TaskError::WorkflowNotFound {
-                        id: a.workflow_id.clone(),
-                    })?;
-                let ready = s.ready(&a.workflow_id, a.include_failed.unwrap_or(false));
-                let all_complete = s.is_complete(&w.id);
-                Ok(json!({
-                    "tasks": ready,
-                    "max_parallel": w.max_parallel_tasks,
-                    "recommended_count": ready.len().min(w.max_parallel_tasks as usize),
-                    "workflow_status": s.workflow_status(w),
-                    "all_complete": all_complete,
-                }))
-            })?)
-        }
-        "task_claim" => {
-            let a: ClaimArgs = parse(name, args)?;
-            let result = board.change_by(caller, |s| {
-                match s.claim(caller, &a.task_id, &a.agent_id, now) {
-                    Ok(Ok(task)) => (Ok(Ok(())), vec![TaskEvent::TaskChanged(task)]),
-                    Ok(Err(holder)) => (Ok(Err(holder)), vec![]),
-                    Err(e) => (Err(e), vec![]),
-                }
-            });
-            match result {
-                Ok(Ok(())) => Ok(json!({"success": true})),
-                Ok(Err(holder)) => Ok(json!({
-                    "success": false,
-                    "already_claimed_by": holder,
-                    "code": "ALREADY_CLAIMED",
-                    "reason": format!("task '{}' is already claimed by {holder}", a.task_id),
-                })),
-                Err(e) => claim_refused(e),
-            }
-        }
-        "task_load_context" => {
-            let a: LoadArgs = parse(name, args)?;
-            let inc = a.include.unwrap_or_default();
-            let d = Include::default();
-            let include = Include {
-                workflow_plan: inc.workflow_plan.unwrap_or(d.workflow_plan),
-                prior_task_outcomes: inc.prior_task_outcomes.unwrap_or(d.prior_task_outcomes),
-                dependency_outcomes: inc.dependency_outcomes.unwrap_or(d.dependency_outcomes),
-                recent_checkpoints: inc.recent_checkpoints.unwrap_or(d.recent_checkpoints),
-                all_checkpoints: inc.all_checkpoints.unwrap_or(d.all_checkpoints),
-            };
-            let max = a.max_tokens.unwrap_or(budget::DEFAULT_MAX_TOKENS).max(1);
-            Ok(board.read(|s| -> Result<Value, TaskError> {
-                let task = s.task(&a.task_id).ok_or_else(|| TaskError::TaskNotFound {
-                    id: a.task_id.clone(),
+            let total = all.len();
+            let page: Vec<Value> = all
+                .into_iter()
+                .skip(a.offset.unwrap_or(0))
+                .take(a.limit.unwrap_or(20))
+                .collect();
+            json!({"workflows": page, "total": total})
+        }))
+    }
+}
+
+define_tool! {
+    /// One workflow's progress.
+    WorkflowProgress = "workflow_progress", WorkflowIdArgs, TaskBoard,
+    "A workflow's progress: tasks per status, blocked tasks and what blocks them, who holds what.",
+    read_only: true,
+    example: Example {
+        returns: r#"{"workflow_id":"wf_5b2e8a0c4f71","workflow_status":"in_progress","total_tasks":2,"by_status":{"completed":1,"in_progress":1},"blocked_tasks":[{"id":"tk_2","name":"docs","blocked_by":["tk_1"]}],"in_progress":[{"id":"tk_1","name":"tests","status":"in_progress","claimed_by":"ag_0f3a9c2b7d1e"}],"estimated_remaining":1}"#,
+        otherwise: None,
+    },
+    |board, _caller, a| Ok(board.read(|s| progress_json(s, &a.workflow_id))?)
+}
+
+define_tool! {
+    /// The tasks the caller can claim now.
+    WorkflowNextTasks = "workflow_next_tasks", NextArgs, TaskBoard,
+    "Tasks you can claim now: pending, not held, every dependency completed (with \
+     include_failed, failed ones too), in plan order.",
+    read_only: true,
+    example: Example {
+        returns: r#"{"tasks":[{"id":"tk_9d04c1e7a2b3","workflow_id":"wf_5b2e8a0c4f71","name":"tests","description":"","depends_on":[],"status":"pending","sequence":1,"created_at":"2026-01-05T10:00:00Z","updated_at":"2026-01-05T10:00:00Z"}],"max_parallel":3,"recommended_count":1,"workflow_status":"ready","all_complete":false}"#,
+        otherwise: None,
+    },
+    |board, _caller, a| {
+        Ok(board.read(|s| -> Result<Value, TaskError> {
+            let w = s
+                .workflow(&a.workflow_id)
+                .ok_or_else(|| TaskError::WorkflowNotFound {
+                    id: a.workflow_id.clone(),
                 })?;
-                Ok(budget::load(s, task, &include, max))
-            })?)
-        }
-        "task_set_plan" => {
-            let a: TaskPlanArgs = parse(name, args)?;
-            if let Err(e) = TaskPlan::deserialize(&a.plan) {
-                return Err(ToolError::Invalid(format!(
-                    "{name}: invalid arguments: plan must be an object with `approach` (and \
-                     optionally `steps`): {e}"
-                )));
+            let ready = s.ready(&a.workflow_id, a.include_failed.unwrap_or(false));
+            let all_complete = s.is_complete(&w.id);
+            Ok(json!({
+                "tasks": ready,
+                "max_parallel": w.max_parallel_tasks,
+                "recommended_count": ready.len().min(w.max_parallel_tasks as usize),
+                "workflow_status": s.workflow_status(w),
+                "all_complete": all_complete,
+            }))
+        })?)
+    }
+}
+
+define_tool! {
+    /// Claims a task atomically.
+    TaskClaim = "task_claim", ClaimArgs, TaskBoard,
+    "Claim a task atomically. {success: true} makes it yours; {success: false, \
+     already_claimed_by} means another agent was first: take the next one. Any other \
+     claim that cannot be taken (a task not pending, open dependencies, an agent id \
+     that is not yours or is offline) is {success: false, code, reason}.",
+    example: Example {
+        returns: r#"{"success":true}"#,
+        otherwise: Some(r#"{"success":false,"already_claimed_by":"ag_7c1d2e3f4a5b","code":"ALREADY_CLAIMED","reason":"task 'tk_9d04c1e7a2b3' is already claimed by ag_7c1d2e3f4a5b"}"#),
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        let result = board.change_by(caller, |s| {
+            match s.claim(caller, &a.task_id, &a.agent_id, now) {
+                Ok(Ok(task)) => (Ok(Ok(())), vec![TaskEvent::TaskChanged(task)]),
+                Ok(Err(holder)) => (Ok(Err(holder)), vec![]),
+                Err(e) => (Err(e), vec![]),
             }
-            board.change_by(caller, |s| {
-                match s.set_task_plan(caller, &a.id, a.plan, object(a.context), now) {
-                    Ok(t) => (Ok(()), crate::tasks::with_last_checkpoint(s, t)),
-                    Err(e) => (Err(e), vec![]),
-                }
-            })?;
-            Ok(json!({"success": true}))
+        });
+        match result {
+            Ok(Ok(())) => Ok(json!({"success": true})),
+            Ok(Err(holder)) => Ok(json!({
+                "success": false,
+                "already_claimed_by": holder,
+                "code": "ALREADY_CLAIMED",
+                "reason": format!("task '{}' is already claimed by {holder}", a.task_id),
+            })),
+            Err(e) => claim_refused(e),
         }
-        "task_update_status" => {
-            let a: StatusArgs = parse(name, args)?;
-            let task = board.change_by(caller, |s| {
-                match s.update_status(
-                    caller,
-                    &a.id,
-                    &a.status,
-                    a.outcome,
-                    object(a.outcome_detail),
-                    a.error,
-                    now,
-                ) {
-                    Ok(t) => {
-                        let mut events = vec![TaskEvent::TaskChanged(t.clone())];
-                        if t.status.is_done() || t.status == crate::tasks::TaskStatus::Failed {
-                            events.extend(
-                                s.checkpoints(&t.id)
-                                    .last()
-                                    .cloned()
-                                    .map(TaskEvent::CheckpointAdded),
-                            );
-                        }
-                        (Ok(t), events)
+    }
+}
+
+define_tool! {
+    /// Everything needed for a task, within a token budget.
+    TaskLoadContext = "task_load_context", LoadArgs, TaskBoard,
+    "Everything you need for a task within max_tokens (default 8000; the whole \
+     result's compact JSON counted as characters / 4): the task, its checkpoints, \
+     dependency outcomes, the plan, prior outcomes; says what it left out.",
+    read_only: true,
+    example: Example {
+        returns: r#"{"current_task":{"id":"tk_9d04c1e7a2b3","name":"tests","description":"","status":"claimed","claimed_by":"ag_0f3a9c2b7d1e","assignee":null,"role":null,"depends_on":[],"plan":null,"context":null,"outcome":null,"error":null,"checkpoints":[],"checkpoints_total":0},"workflow":{"id":"wf_5b2e8a0c4f71","name":"refactor","status":"in_progress","summary":"","source_content":"","tasks":[{"id":"tk_9d04c1e7a2b3","name":"tests","status":"claimed","depends_on":[]}]},"prior_tasks":[],"dependency_outcomes":[],"max_tokens":8000,"token_estimate":190,"tokens_counted_as":"characters of the whole result's compact JSON / 4","over_budget":false,"description_shortened":false,"shortened":[],"omitted":{}}"#,
+        otherwise: None,
+    },
+    |board, _caller, a| {
+        let inc = a.include.unwrap_or_default();
+        let d = Include::default();
+        let include = Include {
+            workflow_plan: inc.workflow_plan.unwrap_or(d.workflow_plan),
+            prior_task_outcomes: inc.prior_task_outcomes.unwrap_or(d.prior_task_outcomes),
+            dependency_outcomes: inc.dependency_outcomes.unwrap_or(d.dependency_outcomes),
+            recent_checkpoints: inc.recent_checkpoints.unwrap_or(d.recent_checkpoints),
+            all_checkpoints: inc.all_checkpoints.unwrap_or(d.all_checkpoints),
+        };
+        let max = a.max_tokens.unwrap_or(budget::DEFAULT_MAX_TOKENS).max(1);
+        Ok(board.read(|s| -> Result<Value, TaskError> {
+            let task = s.task(&a.task_id).ok_or_else(|| TaskError::TaskNotFound {
+                id: a.task_id.clone(),
+            })?;
+            Ok(budget::load(s, task, &include, max))
+        })?)
+    }
+}
+
+define_tool! {
+    /// Records the caller's approach to a task it holds.
+    TaskSetPlan = "task_set_plan", TaskPlanArgs, TaskBoard,
+    "Record your approach for a task you hold (kept as a plan checkpoint).",
+    example: Example {
+        returns: r#"{"success":true}"#,
+        otherwise: None,
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        if let Err(e) = TaskPlan::deserialize(&a.plan) {
+            return Err(ToolError::Invalid(format!(
+                "{}: invalid arguments: plan must be an object with `approach` (and \
+                 optionally `steps`): {e}",
+                TaskSetPlan::NAME
+            )));
+        }
+        board.change_by(caller, |s| {
+            match s.set_task_plan(caller, &a.id, a.plan, object(a.context), now) {
+                Ok(t) => (Ok(()), crate::tasks::with_last_checkpoint(s, t)),
+                Err(e) => (Err(e), vec![]),
+            }
+        })?;
+        Ok(json!({"success": true}))
+    }
+}
+
+define_tool! {
+    /// Moves a task the caller holds.
+    TaskUpdateStatus = "task_update_status", StatusArgs, TaskBoard,
+    "Move a task you hold: claimed → planning | in_progress; in_progress → paused | \
+     completed (needs outcome) | failed (needs error); paused → in_progress. Anything \
+     else is INVALID_TRANSITION.",
+    example: Example {
+        returns: r#"{"success":true,"id":"tk_9d04c1e7a2b3","status":"completed"}"#,
+        otherwise: None,
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        let task = board.change_by(caller, |s| {
+            match s.update_status(
+                caller,
+                &a.id,
+                &a.status,
+                a.outcome,
+                object(a.outcome_detail),
+                a.error,
+                now,
+            ) {
+                Ok(t) => {
+                    let mut events = vec![TaskEvent::TaskChanged(t.clone())];
+                    if t.status.is_done() || t.status == crate::tasks::TaskStatus::Failed {
+                        events.extend(
+                            s.checkpoints(&t.id)
+                                .last()
+                                .cloned()
+                                .map(TaskEvent::CheckpointAdded),
+                        );
                     }
-                    Err(e) => (Err(e), vec![]),
+                    (Ok(t), events)
                 }
-            })?;
-            Ok(json!({"success": true, "id": task.id, "status": task.status}))
-        }
-        "checkpoint_add" => {
-            let a: CheckpointArgs = parse(name, args)?;
-            let cp = board.change_by(caller, |s| {
-                match s.add_checkpoint(
-                    caller,
-                    &a.task_id,
-                    &a.kind,
-                    &a.summary,
-                    object(a.detail),
-                    a.files_changed,
-                    now,
-                ) {
-                    Ok(cp) => (Ok(cp.clone()), vec![TaskEvent::CheckpointAdded(cp)]),
-                    Err(e) => (Err(e), vec![]),
-                }
-            })?;
-            Ok(json!({"id": cp.id, "sequence": cp.sequence, "task_id": cp.task_id}))
-        }
-        other => Err(ToolError::Invalid(format!("unknown task tool '{other}'"))),
+                Err(e) => (Err(e), vec![]),
+            }
+        })?;
+        Ok(json!({"success": true, "id": task.id, "status": task.status}))
+    }
+}
+
+define_tool! {
+    /// Records progress on a task the caller holds.
+    CheckpointAdd = "checkpoint_add", CheckpointArgs, TaskBoard,
+    "Record progress on a task you hold, for recovery: type plan, progress, decision, \
+     error, recovery or complete.",
+    example: Example {
+        returns: r#"{"id":"cp_1a2b3c4d5e6f","sequence":1,"task_id":"tk_9d04c1e7a2b3"}"#,
+        otherwise: None,
+    },
+    |board, caller, a| {
+        let now = Utc::now();
+        let cp = board.change_by(caller, |s| {
+            match s.add_checkpoint(
+                caller,
+                &a.task_id,
+                &a.kind,
+                &a.summary,
+                object(a.detail),
+                a.files_changed,
+                now,
+            ) {
+                Ok(cp) => (Ok(cp.clone()), vec![TaskEvent::CheckpointAdded(cp)]),
+                Err(e) => (Err(e), vec![]),
+            }
+        })?;
+        Ok(json!({"id": cp.id, "sequence": cp.sequence, "task_id": cp.task_id}))
     }
 }
 
@@ -852,7 +852,7 @@ mod tests {
     /// README say agrees with that.
     #[test]
     fn workspace_create_is_documented_as_record_only_without_create_worktree() {
-        let spec = specs()
+        let spec = super::super::registry::specs()
             .into_iter()
             .find(|s| s.name == "workspace_create")
             .unwrap();

@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::schema::{self, input_schema};
+use super::schema;
+use super::tool::{Scope, define_tool};
 use crate::context::SharedContext;
 use crate::context::{ChannelEntry, ContextError, InboxItem, Page, PageOf, Since, mentions};
 
@@ -64,149 +65,26 @@ pub struct ToolSpec {
     pub destructive: bool,
 }
 
-/// Every tool, in the order `tools/list` shows them.
-pub fn specs() -> Vec<ToolSpec> {
-    let inbox_check_doc = "Your unread @mentions (id, timestamp, from, message, priority, state; \
-        never your own messages), high priority first, then oldest first. Marks them delivered but not acknowledged: \
-        call inbox_ack with the last id you handled once you have dealt with them.";
-    vec![
-        ToolSpec {
-            name: "channel_send",
-            description: "Post a message to the shared channel as yourself. Mention others with \
-                @name (see workflow_agents; @all reaches every agent but you, @user the person at \
-                the keyboard). Returns the new message's id, timestamp and who was mentioned.",
-            input_schema: input_schema::<SendArgs>(),
-            read_only: false,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "channel_read",
-            description: "Read channel messages, oldest first. By default the newest `limit` \
-                (default 50, at most 1000), optionally only those after `since` (a message id or \
-                an ISO 8601 timestamp). Page through all history with `after` (the oldest \
-                `limit` after that id or timestamp: paging forward) or `before` (the newest \
-                `limit` before that id: paging back); the result's `next` holds the argument for \
-                the following page (null at the end). Acknowledges your @mentions up to the last \
-                entry returned, except unread mentions this read did not show you, which stay in \
-                your inbox.",
-            input_schema: input_schema::<ReadArgs>(),
-            read_only: false,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "channel_peek",
-            description: "Channel messages without acknowledging anything: the newest `limit` \
-                (default 50, at most 1000), or a page with `after` / `before` as in \
-                channel_read (follow the result's `next`).",
-            input_schema: input_schema::<PeekArgs>(),
-            read_only: true,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "inbox_check",
-            description: inbox_check_doc,
-            input_schema: input_schema::<Empty>(),
-            read_only: false,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "channel_mentions",
-            description: "Alias of inbox_check: your unread @mentions, marked delivered, not acknowledged.",
-            input_schema: input_schema::<Empty>(),
-            read_only: false,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "inbox_ack",
-            description: "Acknowledge your mentions up to and including `until` (a message id, or \
-                an ISO 8601 timestamp covering every message at or before it). They leave your inbox.",
-            input_schema: input_schema::<AckArgs>(),
-            read_only: false,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "inbox_peek",
-            description: "Your unread @mentions, like inbox_check, but changes nothing.",
-            input_schema: input_schema::<Empty>(),
-            read_only: true,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "document_read",
-            description: "Read a shared document. Without `file`, reads the entry point document.",
-            input_schema: input_schema::<FileArgs>(),
-            read_only: true,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "document_write",
-            description: "Replace a shared document's content (creating it if needed). Without \
-                `file`, writes the entry point document.",
-            input_schema: input_schema::<WriteArgs>(),
-            read_only: false,
-            destructive: true,
-        },
-        ToolSpec {
-            name: "document_append",
-            description: "Append text to a shared document (creating it if needed). Without \
-                `file`, appends to the entry point document. Nothing is added between the old \
-                content and yours: include the newline you want.",
-            input_schema: input_schema::<AppendArgs>(),
-            read_only: false,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "document_list",
-            description: "Every shared document, as paths relative to the document folder, and \
-                which one is the entry point (a folder of more than 20,000 entries is listed \
-                as far as its first 20,000).",
-            input_schema: input_schema::<Empty>(),
-            read_only: true,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "document_create",
-            description: "Create a new shared document; fails if it already exists.",
-            input_schema: input_schema::<CreateArgs>(),
-            read_only: false,
-            destructive: false,
-        },
-        ToolSpec {
-            name: "document_delete",
-            description: "Delete a shared document.",
-            input_schema: input_schema::<DeleteArgs>(),
-            read_only: false,
-            destructive: true,
-        },
-        ToolSpec {
-            name: "workflow_agents",
-            description: "Who is in this workflow, how to @mention each of them, and which one you are.",
-            input_schema: input_schema::<Empty>(),
-            read_only: true,
-            destructive: false,
-        },
-    ]
-    .into_iter()
-    .chain(super::task_tools::specs())
-    .collect()
-}
+/// The tools offered to every agent, in the order `tools/list` shows
+/// them (from the one list, [`super::registry::TOOLS`]).
+pub use super::registry::specs;
 
 /// The arguments of a tool that takes none.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Empty {}
+pub(super) struct Empty {}
 
 /// `channel_send`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SendArgs {
+pub(super) struct SendArgs {
     /// The message, with @mentions.
     message: String,
 }
 
 /// The paging arguments `channel_read` and `channel_peek` share.
 #[derive(Deserialize, JsonSchema)]
-struct PageArgs {
+pub(super) struct PageArgs {
     /// Page forward: the oldest entries after this message id (0 for the
     /// very start) or ISO 8601 timestamp.
     #[serde(default)]
@@ -230,7 +108,7 @@ fn limit_description() -> String {
 /// `channel_read`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ReadArgs {
+pub(super) struct ReadArgs {
     /// The newest entries after this message id (such as 42) or ISO 8601
     /// timestamp.
     #[serde(default)]
@@ -243,7 +121,7 @@ struct ReadArgs {
 /// `channel_peek`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PeekArgs {
+pub(super) struct PeekArgs {
     #[serde(flatten)]
     page: PageArgs,
 }
@@ -272,7 +150,7 @@ fn parse_page(tool: &str, since: Option<&Value>, page: &PageArgs) -> Result<Page
 /// `inbox_ack`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AckArgs {
+pub(super) struct AckArgs {
     /// The last message id (such as 42) or timestamp to acknowledge.
     #[schemars(schema_with = "schema::id_or_time")]
     until: Value,
@@ -281,7 +159,7 @@ struct AckArgs {
 /// `document_read`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct FileArgs {
+pub(super) struct FileArgs {
     /// Path inside the document folder, such as findings/auth.md (default:
     /// the entry point).
     file: Option<String>,
@@ -290,7 +168,7 @@ struct FileArgs {
 /// `document_write`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct WriteArgs {
+pub(super) struct WriteArgs {
     /// The new content.
     content: String,
     /// Path inside the document folder (default: the entry point).
@@ -300,7 +178,7 @@ struct WriteArgs {
 /// `document_append`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AppendArgs {
+pub(super) struct AppendArgs {
     /// The text to append.
     content: String,
     /// Path inside the document folder (default: the entry point).
@@ -310,7 +188,7 @@ struct AppendArgs {
 /// `document_create`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateArgs {
+pub(super) struct CreateArgs {
     /// Path inside the document folder, such as findings/auth.md; folders
     /// are created.
     file: String,
@@ -321,7 +199,7 @@ struct CreateArgs {
 /// `document_delete`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct DeleteArgs {
+pub(super) struct DeleteArgs {
     /// Path inside the document folder.
     file: String,
 }
@@ -430,88 +308,7 @@ impl ToolBox {
         name: &str,
         args: Option<Map<String, Value>>,
     ) -> Result<Value, ToolError> {
-        if super::task_tools::is_task_tool(name) {
-            return super::task_tools::call(self.ctx.tasks(), caller, name, args);
-        }
-        match name {
-            "channel_send" => {
-                let a: SendArgs = parse(name, args)?;
-                self.channel_send(caller, &a.message)
-            }
-            "channel_read" => {
-                let a: ReadArgs = parse(name, args)?;
-                let page = parse_page(name, a.since.as_ref(), &a.page)?;
-                self.channel_read(caller, page, parse_limit(a.page.limit)?)
-            }
-            "channel_peek" => {
-                let a: PeekArgs = parse(name, args)?;
-                let page = parse_page(name, None, &a.page)?;
-                self.channel_peek(page, parse_limit(a.page.limit)?)
-            }
-            "inbox_check" | "channel_mentions" => {
-                let _: Empty = parse(name, args)?;
-                self.inbox_check(caller)
-            }
-            "inbox_ack" => {
-                let a: AckArgs = parse(name, args)?;
-                self.inbox_ack(caller, parse_position(name, "until", &a.until)?)
-            }
-            "inbox_peek" => {
-                let _: Empty = parse(name, args)?;
-                self.inbox_peek(caller)
-            }
-            "document_read" => {
-                let a: FileArgs = parse(name, args)?;
-                self.document_read(a.file.as_deref())
-            }
-            "document_write" => {
-                let a: WriteArgs = parse(name, args)?;
-                let path = self
-                    .ctx
-                    .transact(|tx| tx.write_document(caller, a.file.as_deref(), &a.content))?;
-                Ok(json!({"file": path, "written": true, "bytes": a.content.len()}))
-            }
-            "document_append" => {
-                let a: AppendArgs = parse(name, args)?;
-                let path = self
-                    .ctx
-                    .transact(|tx| tx.append_document(caller, a.file.as_deref(), &a.content))?;
-                Ok(json!({"file": path, "appended": true, "bytes": a.content.len()}))
-            }
-            "document_list" => {
-                let _: Empty = parse(name, args)?;
-                let (documents, entry) = self
-                    .ctx
-                    .read(|s| (s.list_documents(), s.entry_document().to_string()));
-                Ok(json!({"documents": documents?, "entry_point": entry}))
-            }
-            "document_create" => {
-                let a: CreateArgs = parse(name, args)?;
-                let path = self
-                    .ctx
-                    .transact(|tx| tx.create_document(caller, &a.file, &a.content))?;
-                Ok(json!({"file": path, "created": true}))
-            }
-            "document_delete" => {
-                let a: DeleteArgs = parse(name, args)?;
-                let path = self
-                    .ctx
-                    .transact(|tx| tx.delete_document(caller, &a.file))?;
-                Ok(json!({"file": path, "deleted": true}))
-            }
-            "workflow_agents" => {
-                let _: Empty = parse(name, args)?;
-                Ok(self.workflow_agents(caller))
-            }
-            other => Err(ToolError::Invalid(format!(
-                "unknown tool '{other}'; the tools are: {}",
-                specs()
-                    .iter()
-                    .map(|s| s.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-        }
+        super::registry::call(Scope::Box(self), caller, name, args)
     }
 
     fn channel_send(&self, caller: &str, message: &str) -> Result<Value, ToolError> {
@@ -604,6 +401,162 @@ impl ToolBox {
             },
         })
     }
+}
+
+define_tool! {
+    /// Posts to the channel as the caller.
+    ChannelSend = "channel_send", SendArgs, ToolBox,
+    "Post a message to the shared channel as yourself. Mention others with \
+        @name (see workflow_agents; @all reaches every agent but you, @user the person at \
+        the keyboard). Returns the new message's id, timestamp and who was mentioned.",
+    |t, caller, a| t.channel_send(caller, &a.message)
+}
+
+define_tool! {
+    /// Reads the channel and acknowledges what it showed.
+    ChannelRead = "channel_read", ReadArgs, ToolBox,
+    "Read channel messages, oldest first. By default the newest `limit` \
+        (default 50, at most 1000), optionally only those after `since` (a message id or \
+        an ISO 8601 timestamp). Page through all history with `after` (the oldest \
+        `limit` after that id or timestamp: paging forward) or `before` (the newest \
+        `limit` before that id: paging back); the result's `next` holds the argument for \
+        the following page (null at the end). Acknowledges your @mentions up to the last \
+        entry returned, except unread mentions this read did not show you, which stay in \
+        your inbox.",
+    |t, caller, a| {
+        let page = parse_page(ChannelRead::NAME, a.since.as_ref(), &a.page)?;
+        t.channel_read(caller, page, parse_limit(a.page.limit)?)
+    }
+}
+
+define_tool! {
+    /// Reads the channel, changing nothing.
+    ChannelPeek = "channel_peek", PeekArgs, ToolBox,
+    "Channel messages without acknowledging anything: the newest `limit` \
+        (default 50, at most 1000), or a page with `after` / `before` as in \
+        channel_read (follow the result's `next`).",
+    read_only: true,
+    |t, _caller, a| {
+        let page = parse_page(ChannelPeek::NAME, None, &a.page)?;
+        t.channel_peek(page, parse_limit(a.page.limit)?)
+    }
+}
+
+/// What `inbox_check` says of itself.
+const INBOX_CHECK: &str = "Your unread @mentions (id, timestamp, from, message, priority, state; \
+        never your own messages), high priority first, then oldest first. Marks them delivered but not acknowledged: \
+        call inbox_ack with the last id you handled once you have dealt with them.";
+
+define_tool! {
+    /// The caller's unread mentions, marked delivered.
+    InboxCheck = "inbox_check", Empty, ToolBox,
+    INBOX_CHECK,
+    |t, caller, _a| t.inbox_check(caller)
+}
+
+define_tool! {
+    /// `inbox_check` under the name some agents look for.
+    ChannelMentions = "channel_mentions", Empty, ToolBox,
+    "Alias of inbox_check: your unread @mentions, marked delivered, not acknowledged.",
+    |t, caller, _a| t.inbox_check(caller)
+}
+
+define_tool! {
+    /// Acknowledges the caller's mentions.
+    InboxAck = "inbox_ack", AckArgs, ToolBox,
+    "Acknowledge your mentions up to and including `until` (a message id, or \
+        an ISO 8601 timestamp covering every message at or before it). They leave your inbox.",
+    |t, caller, a| t.inbox_ack(caller, parse_position(InboxAck::NAME, "until", &a.until)?)
+}
+
+define_tool! {
+    /// The caller's unread mentions, changing nothing.
+    InboxPeek = "inbox_peek", Empty, ToolBox,
+    "Your unread @mentions, like inbox_check, but changes nothing.",
+    read_only: true,
+    |t, caller, _a| t.inbox_peek(caller)
+}
+
+define_tool! {
+    /// Reads a document.
+    DocumentRead = "document_read", FileArgs, ToolBox,
+    "Read a shared document. Without `file`, reads the entry point document.",
+    read_only: true,
+    |t, _caller, a| t.document_read(a.file.as_deref())
+}
+
+define_tool! {
+    /// Replaces a document.
+    DocumentWrite = "document_write", WriteArgs, ToolBox,
+    "Replace a shared document's content (creating it if needed). Without \
+        `file`, writes the entry point document.",
+    destructive: true,
+    |t, caller, a| {
+        let path = t
+            .ctx
+            .transact(|tx| tx.write_document(caller, a.file.as_deref(), &a.content))?;
+        Ok(json!({"file": path, "written": true, "bytes": a.content.len()}))
+    }
+}
+
+define_tool! {
+    /// Appends to a document.
+    DocumentAppend = "document_append", AppendArgs, ToolBox,
+    "Append text to a shared document (creating it if needed). Without \
+        `file`, appends to the entry point document. Nothing is added between the old \
+        content and yours: include the newline you want.",
+    |t, caller, a| {
+        let path = t
+            .ctx
+            .transact(|tx| tx.append_document(caller, a.file.as_deref(), &a.content))?;
+        Ok(json!({"file": path, "appended": true, "bytes": a.content.len()}))
+    }
+}
+
+define_tool! {
+    /// Lists the documents.
+    DocumentList = "document_list", Empty, ToolBox,
+    "Every shared document, as paths relative to the document folder, and \
+        which one is the entry point (a folder of more than 20,000 entries is listed \
+        as far as its first 20,000).",
+    read_only: true,
+    |t, _caller, _a| {
+        let (documents, entry) = t
+            .ctx
+            .read(|s| (s.list_documents(), s.entry_document().to_string()));
+        Ok(json!({"documents": documents?, "entry_point": entry}))
+    }
+}
+
+define_tool! {
+    /// Creates a document.
+    DocumentCreate = "document_create", CreateArgs, ToolBox,
+    "Create a new shared document; fails if it already exists.",
+    |t, caller, a| {
+        let path = t
+            .ctx
+            .transact(|tx| tx.create_document(caller, &a.file, &a.content))?;
+        Ok(json!({"file": path, "created": true}))
+    }
+}
+
+define_tool! {
+    /// Deletes a document.
+    DocumentDelete = "document_delete", DeleteArgs, ToolBox,
+    "Delete a shared document.",
+    destructive: true,
+    |t, caller, a| {
+        let path = t.ctx.transact(|tx| tx.delete_document(caller, &a.file))?;
+        Ok(json!({"file": path, "deleted": true}))
+    }
+}
+
+define_tool! {
+    /// Who takes part, and how to mention them.
+    WorkflowAgents = "workflow_agents", Empty, ToolBox,
+    "Who is in this workflow, how to @mention each of them, and which one you are.",
+    read_only: true,
+    |t, caller, _a| Ok(t.workflow_agents(caller))
 }
 
 #[cfg(test)]

@@ -21,11 +21,10 @@ use std::path::{Path, PathBuf};
 use chrono::Utc;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::schema::input_schema;
-use super::task_tools::spec;
-use super::tools::{ToolError, ToolSpec, parse};
+use super::tool::define_tool;
+use super::tools::ToolError;
 use crate::tasks::model::{PlanWorkspace, WORKSPACE_STATUSES};
 use crate::tasks::{TaskBoard, TaskEvent};
 use crate::workspace::{Repo, WorkspaceError};
@@ -39,35 +38,32 @@ impl From<WorkspaceError> for ToolError {
     }
 }
 
-/// The two tools' listings, after the other caw tools.
-pub(super) fn specs() -> [ToolSpec; 2] {
-    [
-        spec(
-            "workspace_create",
-            "Create a workspace for some tasks of a workflow. With create_worktree: true, a new \
-             branch checked out in its own git worktree (under .workflow/.worktrees/) so \
-             parallel agents do not overwrite each other. Without create_worktree the \
-             workspace is only recorded (branch name, tasks): nothing is made in git, the \
-             branch must not exist yet. Returns the workspace with its id (ws_…), \
-             branch_created and worktree_path.",
-            input_schema::<CreateArgs>(),
-            false,
-        ),
-        spec(
-            "workspace_update",
-            "Update a workspace: status active, merged or abandoned, the merge commit, and with \
-             cleanup_worktree remove its worktree and branch (only when merged, or when \
-             abandoned: unmerged work is never removed otherwise).",
-            input_schema::<UpdateArgs>(),
-            false,
-        ),
-    ]
+define_tool! {
+    /// Creates a workspace (a branch, maybe in its own worktree) for
+    /// some tasks.
+    WorkspaceCreate = "workspace_create", CreateArgs, TaskBoard,
+    "Create a workspace for some tasks of a workflow. With create_worktree: true, a new \
+     branch checked out in its own git worktree (under .workflow/.worktrees/) so \
+     parallel agents do not overwrite each other. Without create_worktree the \
+     workspace is only recorded (branch name, tasks): nothing is made in git, the \
+     branch must not exist yet. Returns the workspace with its id (ws_…), \
+     branch_created and worktree_path.",
+    |board, caller, a| create(board, caller, a)
+}
+
+define_tool! {
+    /// Changes a workspace's status, and cleans it up.
+    WorkspaceUpdate = "workspace_update", UpdateArgs, TaskBoard,
+    "Update a workspace: status active, merged or abandoned, the merge commit, and with \
+     cleanup_worktree remove its worktree and branch (only when merged, or when \
+     abandoned: unmerged work is never removed otherwise).",
+    |board, caller, a| update(board, caller, a)
 }
 
 /// `workspace_create`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateArgs {
+pub(super) struct CreateArgs {
     /// Workflow id.
     workflow_id: String,
     /// The new branch, e.g. feature/google-oauth.
@@ -90,7 +86,7 @@ struct CreateArgs {
 /// `workspace_update`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct UpdateArgs {
+pub(super) struct UpdateArgs {
     /// Workspace id.
     id: String,
     /// active, merged or abandoned.
@@ -162,12 +158,7 @@ fn workspace_json(w: &PlanWorkspace) -> Value {
 
 /// `workspace_create`: checks the links first, then makes the worktree
 /// (when asked), then records the workspace.
-pub fn create(
-    board: &TaskBoard,
-    caller: &str,
-    args: Option<Map<String, Value>>,
-) -> Result<Value, ToolError> {
-    let a: CreateArgs = parse("workspace_create", args)?;
+fn create(board: &TaskBoard, caller: &str, a: CreateArgs) -> Result<Value, ToolError> {
     let id = board.read(|s| {
         s.check_workspace_links(&a.workflow_id, &a.task_ids)
             .map(|()| s.new_workspace_id())
@@ -217,12 +208,7 @@ pub fn create(
 /// `workspace_update`: a new status (and merge commit); with
 /// `cleanup_worktree`, removes the worktree (and the branch awtui made) of
 /// a merged or abandoned workspace. Only for its owner ([`check_owner`]).
-pub fn update(
-    board: &TaskBoard,
-    caller: &str,
-    args: Option<Map<String, Value>>,
-) -> Result<Value, ToolError> {
-    let a: UpdateArgs = parse("workspace_update", args)?;
+fn update(board: &TaskBoard, caller: &str, a: UpdateArgs) -> Result<Value, ToolError> {
     let mut ws = board
         .read(|s| s.workspace(&a.id).cloned())
         .ok_or_else(|| ToolError::Coded {

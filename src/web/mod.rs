@@ -13,6 +13,7 @@
 //! The page itself (`static/`: one HTML file, one script, one style sheet)
 //! is the project's own and embedded in the binary; no build step.
 
+pub mod action;
 pub mod auth;
 pub mod hub;
 pub mod notify;

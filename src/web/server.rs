@@ -14,14 +14,13 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{Guard, SignInError, Verdict};
 use super::hub::{Hub, HubError};
 use super::view;
-use crate::vocab::{Answer, DiffTarget, Since};
+use crate::vocab::DiffTarget;
 use crate::vocab::{Command, Reply};
 
 /// How many channel messages the page gets at first (and per "older").
@@ -343,15 +342,15 @@ async fn peek_direct(
     id: &str,
     query: crate::vocab::PeekQuery,
 ) -> Result<(Vec<crate::vocab::PeekItem>, usize), Response> {
-    use crate::instance::control::{Client, Reply, Request};
+    use crate::instance::control::Client;
     let Some(info) = web.hub.info(id) else {
         return Err(error(StatusCode::NOT_FOUND, "no such instance"));
     };
     let mut client = Client::open(&info).await.map_err(|_| gone())?;
-    match client.request(Request::Peek(query)).await {
-        Ok(Reply::Messages { items, left_out }) => Ok((items, left_out)),
-        Ok(Reply::Error { error: e, .. }) => Err(error(StatusCode::NOT_FOUND, &e)),
-        _ => Err(gone()),
+    match client.call(crate::vocab::Command::Peek { query }).await {
+        Ok(Ok(crate::vocab::Reply::Messages { items, left_out })) => Ok((items, left_out)),
+        Ok(Ok(_)) | Err(_) => Err(gone()),
+        Ok(Err(failed)) => Err(error(StatusCode::NOT_FOUND, &failed.to_string())),
     }
 }
 
@@ -396,102 +395,16 @@ async fn document(State(web): State<Web>, Path(id): Path<String>, uri: Uri) -> R
     }
 }
 
-/// What the page may ask an instance to do: each is one engine command,
-/// the same the control room and the CLI send.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Action {
-    /// Post to the channel as `user`.
-    Post {
-        /// The message.
-        text: String,
-    },
-    /// Acknowledge `agent`'s inbox up to message `until`.
-    Ack {
-        /// Whose inbox.
-        agent: String,
-        /// The last message acknowledged.
-        until: u64,
-    },
-    /// Answer a pending tool call.
-    Approve {
-        /// The request's number.
-        request: u64,
-        /// Allow or deny.
-        verdict: crate::vocab::Verdict,
-        /// Also keep it as a rule for the agent.
-        #[serde(default)]
-        always: bool,
-        /// Why (the model reads it on a deny).
-        #[serde(default)]
-        reason: Option<String>,
-    },
-    /// Stop an agent.
-    Stop {
-        /// Which.
-        agent: String,
-    },
-    /// Cancel an agent's current turn, not the agent (an ACP agent gets
-    /// `session/cancel` and keeps its conversation): the page's Cancel and
-    /// Esc in an agent's live view.
-    Cancel {
-        /// Which.
-        agent: String,
-    },
-    /// Let a stopped or failed agent work again.
-    Restart {
-        /// Which.
-        agent: String,
-    },
-    /// Resume a paused instance.
-    Resume,
-}
-
-impl Action {
-    /// The engine command.
-    pub fn command(self) -> Command {
-        match self {
-            Action::Post { text } => Command::Post { text },
-            Action::Ack { agent, until } => Command::Ack {
-                agent,
-                until: Since::Id(until),
-            },
-            Action::Approve {
-                request,
-                verdict,
-                always,
-                reason,
-            } => Command::Approve {
-                request,
-                answer: Answer {
-                    verdict: Some(verdict),
-                    always,
-                    rule: None,
-                    reason: reason.filter(|r| !r.trim().is_empty()),
-                },
-            },
-            Action::Stop { agent } => Command::Stop { agent },
-            Action::Cancel { agent } => Command::Cancel { agent },
-            Action::Restart { agent } => Command::Restart { agent },
-            Action::Resume => Command::Resume,
-        }
-    }
-}
-
 async fn action(State(web): State<Web>, Path(id): Path<String>, req: Request) -> Response {
     let bytes = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
         Ok(b) => b,
         Err(_) => return error(StatusCode::PAYLOAD_TOO_LARGE, "the request is too large"),
     };
-    let action: Action = match serde_json::from_slice(&bytes) {
-        Ok(a) => a,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("bad action: {e}")),
+    let command = match super::action::read(&bytes) {
+        Ok(command) => command,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e.to_string()),
     };
-    if matches!(&action, Action::Approve { verdict, .. } if *verdict == crate::vocab::Verdict::Ask)
-    {
-        return error(StatusCode::BAD_REQUEST, "the verdict is allow or deny");
-    }
-    match web.hub.call(&id, action.command()).await {
+    match web.hub.call(&id, command).await {
         Ok(Reply::Said { text }) => ok(json!({"ok": true, "said": text})),
         Ok(_) => ok(json!({"ok": true})),
         Err(e) => hub_error(e),

@@ -93,34 +93,22 @@ pub enum Command {
     Shutdown,
 }
 
+/// The field that names a command on the wire (`{"command": "stop", …}`).
+const TAG: &str = "command";
+
 impl Command {
     /// The command's name as on the wire (`stop`, `read_document`, …), for
-    /// error messages.
+    /// error messages: serde's own tag (its `rename_all`), read without
+    /// serializing the command's fields.
     pub fn name(&self) -> &'static str {
-        match self {
-            Command::Post { .. } => "post",
-            Command::Send { .. } => "send",
-            Command::Peek { .. } => "peek",
-            Command::Stop { .. } => "stop",
-            Command::Cancel { .. } => "cancel",
-            Command::Restart { .. } => "restart",
-            Command::Resume => "resume",
-            Command::Ack { .. } => "ack",
-            Command::Snapshot { .. } => "snapshot",
-            Command::ReadDocument { .. } => "read_document",
-            Command::WriteDocument { .. } => "write_document",
-            Command::CreateDocument { .. } => "create_document",
-            Command::DeleteDocument { .. } => "delete_document",
-            Command::Task { .. } => "task",
-            Command::ReadTask { .. } => "read_task",
-            Command::ReadAgentLogs { .. } => "read_agent_logs",
-            Command::ReadDiff { .. } => "read_diff",
-            Command::Workspace { .. } => "workspace",
-            Command::Approve { .. } => "approve",
-            Command::RevokeApproval { .. } => "revoke_approval",
-            Command::AddAgent { .. } => "add_agent",
-            Command::Shutdown => "shutdown",
-        }
+        super::tag::tag_of(self, TAG, Self::names()).unwrap_or(TAG)
+    }
+
+    /// Every command's wire name, in declaration order, as serde derives
+    /// them.
+    pub fn names() -> &'static [&'static str] {
+        static NAMES: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
+        NAMES.get_or_init(|| super::tag::variant_names::<Command>(TAG))
     }
 }
 
@@ -338,5 +326,80 @@ mod tests {
         let old: CommandFailed =
             serde_json::from_str(r#"{"command":"stop","error":"no"}"#).unwrap();
         assert_eq!(old.kind, ErrorKind::Other);
+    }
+
+    /// One of every command, to check each name against serde's output.
+    fn one_of_each() -> Vec<Command> {
+        let agent = || "coder".to_string();
+        vec![
+            Command::Post { text: "x".into() },
+            Command::Send { text: "x".into() },
+            Command::Peek {
+                query: Default::default(),
+            },
+            Command::Stop { agent: agent() },
+            Command::Cancel { agent: agent() },
+            Command::Restart { agent: agent() },
+            Command::Resume,
+            Command::Ack {
+                agent: agent(),
+                until: Since::Id(1),
+            },
+            Command::Snapshot { messages: 1 },
+            Command::ReadDocument { file: None },
+            Command::WriteDocument {
+                file: None,
+                content: "x".into(),
+            },
+            Command::CreateDocument {
+                file: "a.md".into(),
+                content: "x".into(),
+            },
+            Command::DeleteDocument {
+                file: "a.md".into(),
+            },
+            Command::Task {
+                task: super::super::tasks::TaskCommand::Release { task: "t".into() },
+            },
+            Command::ReadTask { task: "t".into() },
+            Command::ReadAgentLogs { agent: agent() },
+            Command::ReadDiff {
+                target: super::super::workspace::DiffTarget::Agent(agent()),
+                turn: None,
+            },
+            Command::Workspace {
+                agent: agent(),
+                op: super::super::workspace::WorkspaceOp::Merge,
+            },
+            Command::Approve {
+                request: 1,
+                answer: Default::default(),
+            },
+            Command::RevokeApproval {
+                agent: agent(),
+                rule: "Bash(make)".into(),
+            },
+            Command::AddAgent {
+                agent: super::super::agents::NewAgent {
+                    name: "qa".into(),
+                    backend: "claude".into(),
+                    workspace: None,
+                },
+            },
+            Command::Shutdown,
+        ]
+    }
+
+    /// `name()` is serde's tag for every command, and `names()` lists them
+    /// all.
+    #[test]
+    fn every_name_is_serdes_tag() {
+        let all = one_of_each();
+        for c in &all {
+            let json = serde_json::to_value(c).unwrap();
+            assert_eq!(json["command"], c.name(), "{json}");
+        }
+        let named: Vec<&str> = all.iter().map(Command::name).collect();
+        assert_eq!(named, Command::names());
     }
 }

@@ -31,6 +31,7 @@ pub mod peek;
 pub mod protocols;
 pub mod sanitize;
 pub mod state;
+pub mod tag;
 pub mod tasks;
 pub mod transitions;
 pub mod workspace;

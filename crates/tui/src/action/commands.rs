@@ -698,10 +698,11 @@ fn parse_revoke(a: &Args<'_>) -> Result<Action, ParseError> {
         Some((agent, rule)) if !rule.trim().is_empty() => {
             let agent = a.agent(agent)?;
             let rule = crate::vocab::Rule::parse(rule).map_err(|e| a.usage(e.to_string()))?;
-            Ok(Action::Revoke {
+            Ok(crate::vocab::Command::RevokeApproval {
                 agent,
                 rule: rule.to_string(),
-            })
+            }
+            .into())
         }
         _ => Err(a.usage("which agent and rule?")),
     }

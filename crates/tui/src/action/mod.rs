@@ -382,13 +382,24 @@ pub enum Action {
     /// Add an agent to the instance (kept for its next starts); without
     /// one, open the form that asks for it.
     AddAgent(Option<crate::vocab::agents::NewAgent>),
-    /// Remove one of an agent's "always" rules.
-    Revoke {
-        /// The agent.
-        agent: String,
-        /// The rule, as shown (`Bash(make)`).
-        rule: String,
-    },
+    /// Send an engine command as it is, for the palette's commands that
+    /// need no selection and no question (`revoke`): adding one is a
+    /// `CommandDef` whose `parse` builds the command.
+    Engine(EngineCommand),
+}
+
+/// An engine [`Command`](crate::vocab::Command) an [`Action`] carries.
+/// Actions compare whole (`Eq`); a command's fields hold no floats, so its
+/// equality is one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineCommand(pub crate::vocab::Command);
+
+impl Eq for EngineCommand {}
+
+impl From<crate::vocab::Command> for Action {
+    fn from(command: crate::vocab::Command) -> Self {
+        Action::Engine(EngineCommand(command))
+    }
 }
 /// Why a command could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -698,10 +709,11 @@ mod tests {
         assert!(Action::parse("revoke @a Bash(x").is_err());
         assert_eq!(
             Action::parse("revoke @a Bash(git status*)"),
-            Ok(Action::Revoke {
+            Ok(crate::vocab::Command::RevokeApproval {
                 agent: "a".into(),
                 rule: "Bash(git status*)".into()
-            })
+            }
+            .into())
         );
     }
 }

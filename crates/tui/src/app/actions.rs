@@ -61,9 +61,7 @@ impl App {
                 reason,
             } => self.decide(request, allow, always, reason),
             Action::Later => self.later(),
-            Action::Revoke { agent, rule } => {
-                vec![Effect::Command(Command::RevokeApproval { agent, rule })]
-            }
+            Action::Engine(command) => vec![Effect::Command(command.0)],
             Action::AddAgent(agent) => self.add_agent(agent),
             Action::Task(task) => self.task_action(task),
             Action::Doc(file) => self.show_document(file),
