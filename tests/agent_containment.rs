@@ -16,7 +16,7 @@ use awtui::agents::backend::process::spawn;
 use awtui::agents::backend::{BackendEvent, RunningTurn, TurnRequest, invocation, parse};
 use awtui::agents::runtime::Local;
 use awtui::engine::{Command, Engine, EngineEvent};
-use awtui::instance::registry::process_alive;
+use awtui::instance::process::process_alive;
 use awtui::workflow::BackendKind;
 
 use cli_support::{eventually, within};

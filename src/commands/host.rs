@@ -63,7 +63,7 @@ pub fn host(prepared: Prepared, opts: HostOptions) -> u8 {
     if let Err(e) = super::logging::to_file(&log) {
         errln!("warning: cannot write the log {}: {e}", log.display());
     }
-    startup::log_tally();
+    super::tally::log_tally();
     let workflow = prepared.workflow.clone();
     let name = prepared.instance.clone();
     tracing::info!(

@@ -25,6 +25,7 @@ pub mod send;
 pub mod start;
 pub mod startup;
 pub mod stop;
+pub mod tally;
 pub mod tasks;
 pub mod validate;
 pub mod web;

@@ -73,7 +73,7 @@ fn in_process(prepared: Prepared, log: &Path, config: tui::Config) -> u8 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    startup::log_tally();
+    super::tally::log_tally();
     let Some(runtime) = super::runtime(true) else {
         return exit::FAILED;
     };
@@ -131,9 +131,9 @@ fn in_process(prepared: Prepared, log: &Path, config: tui::Config) -> u8 {
 /// The control room attached to the instance's background host, started
 /// when none runs (see the module doc); returns the exit code.
 fn hosted(prepared: &Prepared, home: &Path, config: tui::Config) -> u8 {
-    use crate::instance::registry;
+    use crate::instance::{process, registry};
     let instance = &prepared.instance;
-    let running = registry::read_home(home).filter(|i| registry::process_alive(i.pid));
+    let running = registry::read_home(home).filter(|i| process::process_alive(i.pid));
     let info = match running {
         Some(info) => info,
         None => match super::start::spawn_background(prepared, false) {
@@ -191,7 +191,7 @@ fn hosted(prepared: &Prepared, home: &Path, config: tui::Config) -> u8 {
 /// true and the same command can reopen the instance at once.
 fn wait_host_exit(info: &crate::instance::registry::InstanceInfo) {
     let deadline = std::time::Instant::now() + HOST_EXIT_WAIT;
-    while crate::instance::registry::process_alive(info.pid) && std::time::Instant::now() < deadline
+    while crate::instance::process::process_alive(info.pid) && std::time::Instant::now() < deadline
     {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

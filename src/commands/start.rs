@@ -13,7 +13,7 @@ use super::host::{self, HostOptions, Output};
 use super::startup::{self, Preflight, Prepared, WorkflowArgs};
 use crate::agents::runner::RunMode;
 use crate::errln;
-use crate::instance::{InstanceError, daemon, layout, lock, registry};
+use crate::instance::{InstanceError, daemon, layout, lock, process, registry};
 
 /// How long `--background` waits for the instance to be up (setup steps
 /// run first and may be slow).
@@ -118,7 +118,7 @@ pub fn background(args: &WorkflowArgs, verbose: bool, json: bool) -> u8 {
 pub fn spawn_background(prepared: &Prepared, verbose: bool) -> Result<daemon::Detached, u8> {
     let instance = prepared.instance.as_str();
     let home = prepared.home()?;
-    let owner_alive = || registry::read_home(&home).is_some_and(|i| registry::process_alive(i.pid));
+    let owner_alive = || registry::read_home(&home).is_some_and(|i| process::process_alive(i.pid));
     if lock::is_held_by_live(&home, owner_alive) {
         let e = InstanceError::AlreadyRunning {
             instance: instance.to_string(),
@@ -133,7 +133,7 @@ pub fn spawn_background(prepared: &Prepared, verbose: bool) -> Result<daemon::De
     if let Err(e) = super::logging::to_file(&log) {
         errln!("warning: cannot write the log {}: {e}", log.display());
     }
-    startup::log_tally();
+    super::tally::log_tally();
     let mut child_args: Vec<OsString> = vec![
         "start".into(),
         prepared.workflow.file.clone().into(),

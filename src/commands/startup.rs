@@ -11,15 +11,14 @@
 //! is made on disk. A background host is that process's child
 //! (`--daemon-child`): it loads the workflow to run it and trusts its
 //! parent's check ([`Preflight::Done`]). Once its log is open, a process
-//! says how often it did each ([`log_tally`]), which the tests count.
+//! says how often it did each ([`tally::log_tally`]), which the tests count.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::broadcast;
 
-use super::exit;
 use super::validate::load_reporting;
+use super::{exit, tally};
 use crate::agents::runner::RunMode;
 use crate::engine::{Engine, EngineError, EngineEvent, EngineOptions};
 use crate::errln;
@@ -81,7 +80,7 @@ pub fn prepare(args: &WorkflowArgs, preflight: Preflight) -> Result<Prepared, u8
         errln!("warning: {left_out}");
     }
     if preflight != Preflight::Done {
-        CHECKED.fetch_add(1, Ordering::Relaxed);
+        tally::count_check();
         // A backend that cannot run is reported before the instance
         // folder is made or locked.
         let problems = crate::engine::preflight(&workflow);
@@ -163,28 +162,4 @@ pub async fn launch(
                 _ => exit::INVALID,
             }
         })
-}
-
-/// Workflows this process loaded ([`load_reporting`]).
-static LOADED: AtomicUsize = AtomicUsize::new(0);
-/// Times this process checked a workflow's backends.
-static CHECKED: AtomicUsize = AtomicUsize::new(0);
-
-/// Counts one load of a workflow file (by [`load_reporting`], which every
-/// start and `validate` load through).
-pub(crate) fn count_load() {
-    LOADED.fetch_add(1, Ordering::Relaxed);
-}
-
-/// The line [`log_tally`] writes, before its numbers.
-pub const TALLY: &str = "startup: workflow loaded, backends checked in this process:";
-
-/// Logs how often this process loaded the workflow and checked its
-/// backends (once its log is open): `startup: … 1 1`.
-pub fn log_tally() {
-    tracing::info!(
-        "{TALLY} {} {}",
-        LOADED.load(Ordering::Relaxed),
-        CHECKED.load(Ordering::Relaxed)
-    );
 }

@@ -25,7 +25,8 @@ use super::remote;
 use crate::agents::runner::AgentStatus;
 use crate::context::mentions::USER;
 use crate::engine::{Command, EngineEvent};
-use crate::instance::registry::{self, InstanceInfo};
+use crate::instance::process;
+use crate::instance::registry::InstanceInfo;
 
 /// How long an instance may take to stop (agents get a grace period each).
 const STOP_WAIT: Duration = Duration::from_secs(60);
@@ -255,7 +256,7 @@ pub async fn stop_instance(info: &InstanceInfo) -> u8 {
         }
     }
     drop(client);
-    while registry::process_alive(info.pid) {
+    while process::process_alive(info.pid) {
         if Instant::now() > deadline {
             errln!(
                 "{name} finished but its process (pid {}) has not exited",

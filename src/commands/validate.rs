@@ -10,7 +10,7 @@ use crate::workflow::{self, Checked, Diagnostics, LoadError, Loaded};
 /// Loads a workflow, printing every error (and warnings) the way
 /// `awtui validate` does; `None` when it has errors.
 pub fn load_reporting(file: &Path) -> Option<Loaded> {
-    super::startup::count_load();
+    super::tally::count_load();
     match workflow::load(file) {
         Ok(loaded) => {
             for w in loaded.warnings.warnings() {
@@ -50,7 +50,7 @@ pub struct ValidateArgs {
 /// is missing, a key that is unset, a worktree that cannot be made).
 pub fn run(args: &ValidateArgs) -> u8 {
     let file = args.file.as_path();
-    super::startup::count_load();
+    super::tally::count_load();
     let Checked {
         workflow,
         mut diags,

@@ -91,7 +91,7 @@ impl InstanceLock {
                 Ok(()) => break,
                 Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
                     let pid = read_pid(&mut file);
-                    let dying = pid.is_some_and(|p| !super::registry::process_alive(p));
+                    let dying = pid.is_some_and(|p| !super::process::process_alive(p));
                     if !dying || std::time::Instant::now() >= deadline {
                         return Err(LockError::Held {
                             pid,

@@ -23,6 +23,7 @@ pub mod daemon;
 pub mod layout;
 pub mod lock;
 pub mod owner;
+pub mod process;
 pub mod query;
 pub mod registry;
 pub mod standalone;
@@ -114,7 +115,7 @@ pub fn claim(workflow: &Workflow, instance: &str) -> Result<Claim, InstanceError
     let home = layout::home(workflow, instance)?;
     let private = layout::private_dir(&home)?;
     // A killed predecessor may still be releasing the lock.
-    let owner_alive = || registry::read_home(&home).is_some_and(|i| registry::process_alive(i.pid));
+    let owner_alive = || registry::read_home(&home).is_some_and(|i| process::process_alive(i.pid));
     let _ = lock::is_held_by_live(&home, owner_alive);
     let lock = lock::InstanceLock::acquire(&home).map_err(|e| match e {
         lock::LockError::Held { pid, home } => InstanceError::AlreadyRunning {

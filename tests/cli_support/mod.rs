@@ -246,7 +246,7 @@ impl Drop for World {
 
 /// Whether process `pid` is alive (not a zombie).
 pub fn alive(pid: u32) -> bool {
-    awtui::instance::registry::process_alive(pid)
+    awtui::instance::process::process_alive(pid)
 }
 
 /// The lines a spawned process writes, read in background threads.
@@ -385,13 +385,13 @@ pub fn approval_decisions(state: &Path) -> Vec<Value> {
 }
 
 /// What each process that took part in starting an instance logged in
-/// `log` (see `awtui::commands::startup::log_tally`): how many times it
+/// `log` (see `awtui::commands::tally::log_tally`): how many times it
 /// loaded the workflow and how many times it checked its backends, in the
 /// order the processes logged it.
 pub fn startup_tallies(log: &Path) -> Vec<(u64, u64)> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     text.lines()
-        .filter_map(|l| l.split_once(awtui::commands::startup::TALLY))
+        .filter_map(|l| l.split_once(awtui::commands::tally::TALLY))
         .map(|(_, counts)| {
             let n: Vec<u64> = counts
                 .split_whitespace()

@@ -10,7 +10,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 
 use super::action::Action;
-use super::app::Confirm;
+use super::confirm::Confirm;
 use super::keymap::{Key, Keymap, Section};
 use crate::vocab::Command;
 

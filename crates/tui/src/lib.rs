@@ -61,6 +61,7 @@ pub mod app;
 pub mod attention;
 pub mod component;
 pub mod config;
+pub mod confirm;
 pub mod home;
 pub mod keymap;
 pub mod notify;

@@ -83,6 +83,7 @@ use super::QuitAction;
 use super::action::{Action, Pane};
 use super::component::{Component, Handle, Outcome, Visit};
 use super::config::Config;
+pub use super::confirm::{Confirm, ConfirmAction};
 use super::keymap::{Keymap, Section};
 use super::panes::agents::{AgentRow, Agents, AgentsContext};
 use super::panes::channel::{Channel, DrawContext};
@@ -144,37 +145,6 @@ pub enum Effect {
     StopInstance(String),
     /// Leave the control room.
     Quit,
-}
-
-/// A question waiting for yes or no.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Confirm {
-    /// The question.
-    pub question: String,
-    /// What yes does.
-    pub on_yes: ConfirmAction,
-}
-
-/// What a confirmed question does.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ConfirmAction {
-    /// Quit although agents are working.
-    Quit,
-    /// Stop this agent (its turn ends; its unread messages stay).
-    StopAgent(String),
-    /// Delete this document.
-    Delete(String),
-    /// Leave the editor, dropping unsaved changes.
-    DiscardEdit,
-    /// Save the edited document although what it cannot show is dropped.
-    SaveAnyway,
-    /// Merge, revert or discard an agent's workspace.
-    Workspace {
-        /// Whose workspace.
-        agent: String,
-        /// What to do.
-        op: crate::vocab::WorkspaceOp,
-    },
 }
 
 /// How the control room ended.

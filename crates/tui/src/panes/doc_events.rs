@@ -3,15 +3,14 @@
 //! send, a line for the status bar, and whether the pane wants the focus.
 //! The app only carries it out.
 
-use super::documents::{Conflict, Documents, Editor, Viewer};
+use super::documents::{Conflict, Documents, Editor, Viewer, by_whom};
 use crate::action::Resolution;
-use crate::app::{Confirm, ConfirmAction};
 pub use crate::component::Outcome;
+use crate::confirm::{Confirm, ConfirmAction};
 use crate::sanitize::for_terminal;
 use crate::vocab::Command;
 use crate::vocab::DocumentChange;
 use crate::vocab::EDITOR;
-use crate::vocab::mentions::USER;
 
 impl Documents {
     fn name(path: &str) -> String {
@@ -301,19 +300,6 @@ impl Documents {
                 ))
             }
         }
-    }
-}
-
-/// Who made a change, as the banners say it: `by coder`, `on disk by
-/// another program` (the document watcher's [`EDITOR`]), `by you in
-/// another window` (another front end of the user), `elsewhere` when
-/// unknown.
-pub fn by_whom(by: &str) -> String {
-    match by {
-        EDITOR => "on disk by another program".to_string(),
-        USER => "by you in another window".to_string(),
-        "" | "someone" => "elsewhere".to_string(),
-        agent => format!("by {}", for_terminal(agent)),
     }
 }
 

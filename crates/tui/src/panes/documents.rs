@@ -32,6 +32,8 @@ use crate::panes::scroll::Window;
 use crate::sanitize::for_terminal;
 use crate::text::{truncate, truncate_middle};
 use crate::theme::Theme;
+use crate::vocab::EDITOR;
+use crate::vocab::mentions::USER;
 
 pub(crate) static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 pub(crate) static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
@@ -653,7 +655,7 @@ impl Documents {
                             &format!(
                                 "⚠ {} changed {} while you edit",
                                 for_terminal(&editor.file),
-                                super::doc_events::by_whom(&c.by)
+                                by_whom(&c.by)
                             ),
                             view.width as usize,
                         ),
@@ -722,6 +724,19 @@ impl Documents {
                 );
             }
         }
+    }
+}
+
+/// Who made a change, as the banners say it: `by coder`, `on disk by
+/// another program` (the document watcher's [`EDITOR`]), `by you in
+/// another window` (another front end of the user), `elsewhere` when
+/// unknown.
+pub fn by_whom(by: &str) -> String {
+    match by {
+        EDITOR => "on disk by another program".to_string(),
+        USER => "by you in another window".to_string(),
+        "" | "someone" => "elsewhere".to_string(),
+        agent => format!("by {}", for_terminal(agent)),
     }
 }
 
