@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the pinned agent CLIs the real-CLI tests (tests/real_clis.rs,
-# tests/acp_real.rs) run, into a cache folder outside the repository:
+# Installs the pinned agent CLIs the real-CLI tests (tests/it/real_clis.rs,
+# tests/it/acp_real.rs) run, into a cache folder outside the repository:
 # $AWTUI_CLI_CACHE, default ~/.cache/awtui-clis. Nothing is installed when
 # the folder already holds these exact versions, so CI keeps the folder
 # between runs.

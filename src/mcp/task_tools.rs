@@ -848,7 +848,7 @@ mod tests {
 
     /// Issue 23 (7): without `create_worktree`, `workspace_create` records
     /// the workspace and makes nothing in git (the branch is not created;
-    /// `tests/workspaces.rs` checks the behaviour). What the tool and the
+    /// `tests/it/workspaces.rs` checks the behaviour). What the tool and the
     /// README say agrees with that.
     #[test]
     fn workspace_create_is_documented_as_record_only_without_create_worktree() {

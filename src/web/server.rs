@@ -42,7 +42,7 @@ pub const SIGNIN: &str = "/api/signin";
 
 /// Every API route as (method, path): the router is built from this list,
 /// so each one is behind the guard and the attacker's test
-/// (`tests/hostile/web.rs`) knocks on each. Everything but [`SIGNIN`]
+/// (`tests/it/hostile/web.rs`) knocks on each. Everything but [`SIGNIN`]
 /// needs a session; [`SIGNIN`] takes only the sign-in token.
 pub const ROUTES: &[(&str, &str)] = &[
     ("POST", SIGNIN),

@@ -115,7 +115,7 @@ mod tests {
     use super::*;
 
     /// Lines as gemini-cli 0.61 printed them in a real turn against the
-    /// fake model (tests/real_clis.rs).
+    /// fake model (tests/it/real_clis.rs).
     const REAL: &[&str] = &[
         r#"{"type":"init","timestamp":"2026-11-23T14:20:40.795Z","session_id":"9ce95c88","model":"gemini-2.5-flash"}"#,
         r#"{"type":"message","timestamp":"2026-11-23T14:20:40.809Z","role":"user","content":"You are \\@a"}"#,
