@@ -1,6 +1,7 @@
 //! awtui: a terminal control room for teams of coding agents.
 pub mod agents;
 pub mod approvals;
+pub mod batch_writer;
 pub mod cli;
 pub mod commands;
 pub mod context;
