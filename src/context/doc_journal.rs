@@ -417,4 +417,32 @@ mod tests {
                 .is_empty()
         );
     }
+
+    /// The journal is emptied behind only once every record logged has
+    /// its document synced: one logged and not yet settled keeps it.
+    #[test]
+    fn the_journal_empties_behind_once_every_logged_document_is_synced() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = std::fs::File::open(dir.path()).unwrap();
+        let (journal, records) = DocJournal::open(folder.as_fd(), dir.path()).unwrap();
+        assert!(records.is_empty());
+        let journal_len = || {
+            std::fs::metadata(dir.path().join(JOURNAL_FILE))
+                .unwrap()
+                .len()
+        };
+        let settle = |name: &str| {
+            std::fs::write(dir.path().join(name), name).unwrap();
+            let file = std::fs::File::open(dir.path().join(name)).unwrap();
+            let fd = rustix::io::fcntl_dupfd_cloexec(folder.as_fd(), 0).unwrap();
+            journal.settle(file, fd, name);
+            journal.behind.as_ref().unwrap().flush().wait().unwrap();
+        };
+        journal.log("a.md", b"a.md").unwrap();
+        journal.log("b.md", b"b.md").unwrap();
+        settle("a.md");
+        assert!(journal_len() > 0, "b.md is logged and not synced");
+        settle("b.md");
+        assert_eq!(journal_len(), 0);
+    }
 }
