@@ -227,7 +227,14 @@ impl<T: Send + 'static, E: Clone + Send + 'static> BatchWriter<T, E> {
                 .unwrap_or_else(PoisonError::into_inner);
         }
         if state.stopped {
-            return Ticket::answered(Err(BatchError::Stopped(self.shared.name.clone())));
+            // Refused: and so is a flush of everything submitted so far.
+            let refused = Slot::new();
+            refused.answer(Err(BatchError::Stopped(self.shared.name.clone())));
+            state.last = Some(Arc::clone(&refused));
+            return Ticket {
+                slot: Some(refused),
+                ready: None,
+            };
         }
         let wake = state.queue.is_empty();
         state.queue.push(item);

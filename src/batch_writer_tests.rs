@@ -169,7 +169,10 @@ fn a_sink_that_panics_answers_its_batch_and_everything_after() {
         writer.submit(2).wait(),
         Err(BatchError::Stopped("test-panic".into()))
     );
-    assert!(writer.flush().wait().is_err());
+    assert_eq!(
+        writer.flush().wait(),
+        Err(BatchError::Stopped("test-panic".into()))
+    );
     drop(writer);
 }
 
