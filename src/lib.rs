@@ -1,5 +1,5 @@
 //! awtui: a terminal control room for teams of coding agents.
-pub use awtui_state::{approvals, context, fsutil, journal, secrets, tasks};
+pub use awtui_state::{approvals, batch_writer, context, fsutil, journal, secrets, tasks};
 pub use awtui_tui as tui;
 pub use awtui_vocab as vocab;
 pub use awtui_vocab::{duration, protocols, sanitize};

@@ -18,11 +18,13 @@
 //!   has taken nothing for [`EXIT_STALL`], so a process hosting an instance
 //!   can always exit; [`drain`] waits as long as the reader lives.
 
-use std::collections::VecDeque;
+use std::convert::Infallible;
 use std::io::{self, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::batch_writer::{BatchWriter, Options};
 use crate::sanitize::for_terminal;
 
 /// How many lines may wait for a slow reader before new ones are dropped.
@@ -137,10 +139,23 @@ impl Item {
     }
 }
 
-/// The bounded queue between callers and the writer thread (no I/O).
+impl Item {
+    /// The bytes it holds in the queue (what [`MAX_BYTES`] bounds).
+    fn queued_bytes(&self) -> usize {
+        match self {
+            Item::Line { text, .. } => text.len(),
+            Item::Dropped { .. } => 0,
+        }
+    }
+}
+
+/// The bookkeeping of the bounded queue between callers and the writer
+/// thread (no I/O; the items themselves wait in the [`BatchWriter`]).
 #[derive(Debug, Default)]
 struct Queue {
-    items: VecDeque<Item>,
+    /// Items queued and not yet begun by the writer.
+    queued: usize,
+    /// The text bytes of those items.
     bytes: usize,
     /// Lines dropped per stream since the last marker.
     dropped: [u64; 2],
@@ -157,65 +172,41 @@ struct Queue {
 }
 
 impl Queue {
-    /// Queues a line; `false` when it was dropped.
-    fn push(&mut self, stream: Stream, form: Form, text: String) -> bool {
+    /// Whether a line of `len` bytes for `stream` fits; counts it dropped
+    /// when it does not.
+    fn accepts(&mut self, stream: Stream, len: usize) -> bool {
         let i = stream.index();
         if self.closed[i] {
             return false;
         }
-        let full = !self.items.is_empty()
-            && (self.items.len() >= MAX_LINES || self.bytes + text.len() > MAX_BYTES);
+        let full = self.queued > 0 && (self.queued >= MAX_LINES || self.bytes + len > MAX_BYTES);
         if full {
             self.dropped[i] += 1;
-            return false;
         }
-        self.mark_gap(stream);
-        self.bytes += text.len();
-        self.items.push_back(Item::Line { stream, form, text });
-        true
+        !full
     }
 
-    /// Puts a `[n lines dropped]` marker where lines of `stream` went missing.
-    fn mark_gap(&mut self, stream: Stream) {
-        let count = std::mem::take(&mut self.dropped[stream.index()]);
-        if count > 0 && !self.closed[stream.index()] {
-            self.items.push_back(Item::Dropped { stream, count });
-        }
+    /// The writer begins `item`: it no longer waits in the queue.
+    fn taken(&mut self, item: &Item) {
+        // Saturating: a broken sink forgot everything queued.
+        self.queued = self.queued.saturating_sub(1);
+        self.bytes = self.bytes.saturating_sub(item.queued_bytes());
     }
 
-    fn pop(&mut self) -> Option<Item> {
-        let item = self.items.pop_front()?;
-        if let Item::Line { text, .. } = &item {
-            self.bytes -= text.len();
-        }
-        Some(item)
-    }
-
-    /// Stops `stream` for good: what is queued for it is dropped.
+    /// Stops `stream` for good: what is queued for it is skipped.
     fn close(&mut self, stream: Stream) {
         self.closed[stream.index()] = true;
         self.dropped[stream.index()] = 0;
-        let mut bytes = 0;
-        self.items.retain(|item| {
-            let keep = item.stream() != stream;
-            if let (true, Item::Line { text, .. }) = (keep, item) {
-                bytes += text.len();
-            }
-            keep
-        });
-        self.bytes = bytes;
     }
 
     fn idle(&self) -> bool {
-        self.items.is_empty() && !self.writing
+        self.queued == 0 && !self.writing
     }
 }
 
 #[derive(Debug, Default)]
 struct Shared {
     queue: Mutex<Queue>,
-    /// Wakes the writer thread.
-    work: Condvar,
     /// Wakes [`Writer::flush`] after each piece written.
     written: Condvar,
 }
@@ -224,39 +215,119 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// The sink panicked: both streams stop for good and nothing counts
+    /// as queued any more, so no [`Writer::flush`] waits for it.
+    fn broken(&self) {
+        let mut q = self.lock();
+        q.close(Stream::Out);
+        q.close(Stream::Err);
+        q.queued = 0;
+        q.bytes = 0;
+        q.writing = false;
+        drop(q);
+        self.written.notify_all();
+    }
+
+    /// Writes one item to `sink` in pieces, counting progress; a failed
+    /// piece closes its stream.
+    fn write_item(&self, sink: &mut impl Sink, item: Item) {
+        let stream = item.stream();
+        let mut q = self.lock();
+        q.taken(&item);
+        if q.closed[stream.index()] {
+            drop(q);
+            self.written.notify_all();
+            return;
+        }
+        q.writing = true;
+        q.moved = Some(Instant::now());
+        drop(q);
+        let bytes = item.render();
+        for piece in bytes.chunks(CHUNK) {
+            let failed = sink.write(stream, piece).is_err();
+            let mut q = self.lock();
+            q.progress += 1;
+            q.moved = Some(Instant::now());
+            if failed {
+                q.close(stream);
+            }
+            drop(q);
+            self.written.notify_all();
+            if failed {
+                break;
+            }
+        }
+        self.lock().writing = false;
+        self.written.notify_all();
+    }
 }
 
-/// A queue and the thread that writes it to a [`Sink`].
+/// A queue and the thread that writes it to a [`Sink`] (a
+/// [`BatchWriter`]; lines are written one by one, in order).
 #[derive(Debug, Clone)]
 pub struct Writer {
     shared: Arc<Shared>,
+    /// `None` when no thread could be started: output is dropped.
+    thread: Option<Arc<BatchWriter<Item, Infallible>>>,
 }
 
 impl Writer {
     /// Starts the writer thread. If no thread can be started, output is
     /// dropped rather than ever blocking a caller.
-    pub fn start(sink: impl Sink) -> Writer {
+    pub fn start(mut sink: impl Sink) -> Writer {
         let shared = Arc::new(Shared::default());
-        let thread = {
-            let shared = shared.clone();
-            std::thread::Builder::new()
-                .name("awtui-output".into())
-                .spawn(move || write_loop(&shared, sink))
-        };
-        if thread.is_err() {
+        let worker = Arc::clone(&shared);
+        let thread = BatchWriter::start(
+            "awtui-output",
+            Options::default(),
+            move |items: &mut Vec<Item>| {
+                let written = catch_unwind(AssertUnwindSafe(|| {
+                    for item in items.drain(..) {
+                        worker.write_item(&mut sink, item);
+                    }
+                }));
+                if written.is_err() {
+                    worker.broken();
+                }
+                Ok(())
+            },
+        )
+        .ok()
+        .map(Arc::new);
+        if thread.is_none() {
             let mut q = shared.lock();
             q.close(Stream::Out);
             q.close(Stream::Err);
         }
-        Writer { shared }
+        Writer { shared, thread }
     }
 
     /// Queues text (a [`Form::Text`] line gets its newline); never blocks
     /// on the reader.
     pub fn line(&self, stream: Stream, form: Form, text: String) {
         let mut q = self.shared.lock();
-        if q.push(stream, form, text) {
-            self.shared.work.notify_one();
+        if q.accepts(stream, text.len()) {
+            self.mark_gap(&mut q, stream);
+            self.enqueue(&mut q, Item::Line { stream, form, text });
+        }
+    }
+
+    /// Hands `item` to the thread (under the queue's lock, so items keep
+    /// the order of their callers).
+    fn enqueue(&self, q: &mut Queue, item: Item) {
+        if let Some(thread) = &self.thread {
+            q.queued += 1;
+            q.bytes += item.queued_bytes();
+            thread.submit(item);
+        }
+    }
+
+    /// Puts a `[n lines dropped]` marker where lines of `stream` went missing.
+    fn mark_gap(&self, q: &mut Queue, stream: Stream) {
+        let count = std::mem::take(&mut q.dropped[stream.index()]);
+        if count > 0 && !q.closed[stream.index()] {
+            self.enqueue(q, Item::Dropped { stream, count });
         }
     }
 
@@ -265,9 +336,8 @@ impl Writer {
     /// that long; `true` when nothing is left.
     pub fn flush(&self, stall: Option<Duration>) -> bool {
         let mut q = self.shared.lock();
-        q.mark_gap(Stream::Out);
-        q.mark_gap(Stream::Err);
-        self.shared.work.notify_one();
+        self.mark_gap(&mut q, Stream::Out);
+        self.mark_gap(&mut q, Stream::Err);
         let mut progress = q.progress;
         // A writer already stuck for a while counts from when it stuck.
         let since = match (q.writing, q.moved) {
@@ -300,38 +370,6 @@ impl Writer {
             }
         }
         true
-    }
-}
-
-fn write_loop(shared: &Shared, mut sink: impl Sink) {
-    let mut q = shared.lock();
-    loop {
-        let Some(item) = q.pop() else {
-            q = shared.work.wait(q).unwrap_or_else(PoisonError::into_inner);
-            continue;
-        };
-        let stream = item.stream();
-        q.writing = true;
-        q.moved = Some(Instant::now());
-        drop(q);
-        let bytes = item.render();
-        for piece in bytes.chunks(CHUNK) {
-            let failed = sink.write(stream, piece).is_err();
-            let mut q = shared.lock();
-            q.progress += 1;
-            q.moved = Some(Instant::now());
-            if failed {
-                q.close(stream);
-            }
-            drop(q);
-            shared.written.notify_all();
-            if failed {
-                break;
-            }
-        }
-        q = shared.lock();
-        q.writing = false;
-        shared.written.notify_all();
     }
 }
 
@@ -503,6 +541,25 @@ mod tests {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 10);
         assert!(seen.iter().all(|(s, _)| *s == Stream::Err));
+    }
+
+    struct Panicking;
+
+    impl Sink for Panicking {
+        fn write(&mut self, _: Stream, _: &[u8]) -> io::Result<()> {
+            panic!("the sink broke");
+        }
+    }
+
+    #[test]
+    fn a_sink_that_panics_stops_output_and_never_holds_a_flush() {
+        let w = Writer::start(Panicking);
+        for i in 0..10 {
+            w.line(Stream::Out, Form::Text, format!("line {i}"));
+        }
+        assert!(w.flush(None));
+        w.line(Stream::Err, Form::Text, "after".into());
+        assert!(w.flush(None));
     }
 
     #[test]

@@ -4,15 +4,16 @@
 //! only queues; the final answers ([`super::answers`]) and the user's
 //! posts ([`super::jobs::Posts`]) each have a lane of their own.
 
-use std::sync::mpsc;
-use std::thread::JoinHandle;
+use std::convert::Infallible;
 
-/// The queue and the thread that empties it. Dropping it waits until
-/// everything queued is done: a clean stop loses nothing.
+use crate::batch_writer::{BatchWriter, Options};
+
+/// The queue and the thread that empties it (a [`BatchWriter`] whose work
+/// cannot fail). Dropping it waits until everything queued is done: a
+/// clean stop loses nothing.
 #[derive(Debug)]
 pub struct Lane<T> {
-    tx: Option<mpsc::Sender<T>>,
-    thread: Option<JoinHandle<()>>,
+    writer: Option<BatchWriter<T, Infallible>>,
 }
 
 impl<T: Send + 'static> Lane<T> {
@@ -22,45 +23,25 @@ impl<T: Send + 'static> Lane<T> {
         name: &str,
         mut work: impl FnMut(Vec<T>) + Send + 'static,
     ) -> std::io::Result<Lane<T>> {
-        let (tx, rx) = mpsc::channel::<T>();
-        let thread = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                while let Ok(first) = rx.recv() {
-                    let mut batch = vec![first];
-                    batch.extend(rx.try_iter());
-                    work(batch);
-                }
-            })?;
+        let writer = BatchWriter::start(name, Options::default(), move |batch: &mut Vec<T>| {
+            work(std::mem::take(batch));
+            Ok(())
+        })?;
         Ok(Lane {
-            tx: Some(tx),
-            thread: Some(thread),
+            writer: Some(writer),
         })
     }
 
     /// A lane that does nothing (what is left once the real one was
     /// dropped at the end of a run).
     pub fn stopped() -> Lane<T> {
-        Lane {
-            tx: None,
-            thread: None,
-        }
+        Lane { writer: None }
     }
 
     /// Queues `item` behind everything queued before it.
     pub fn queue(&self, item: T) {
-        if let Some(tx) = &self.tx {
-            // The thread ends only when the queue is dropped.
-            let _ = tx.send(item);
-        }
-    }
-}
-
-impl<T> Drop for Lane<T> {
-    fn drop(&mut self) {
-        self.tx.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if let Some(w) = &self.writer {
+            w.submit(item);
         }
     }
 }

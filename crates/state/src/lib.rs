@@ -12,6 +12,7 @@ pub use awtui_vocab as vocab;
 pub use awtui_vocab::{duration, protocols, sanitize};
 
 pub mod approvals;
+pub mod batch_writer;
 pub mod context;
 pub mod fsutil;
 #[warn(missing_docs)]

@@ -5,7 +5,7 @@
 //! `.documents.journal` in the document folder and `fdatasync`s it; then
 //! the document is replaced atomically (temp file + rename, no sync), so
 //! readers see the old or the new content, never a mix. A thread of its own
-//! later syncs the written files and their folders and empties the journal
+//! (a [`BatchWriter`]) later syncs the written files and their folders and empties the journal
 //! when nothing newer was logged meanwhile. On open, the records still in
 //! the journal are applied again, durably, so after a crash (or power loss)
 //! every acknowledged write is there and whole; a torn last record was
@@ -22,9 +22,9 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::batch_writer::{BatchWriter, Options};
 use crate::fsutil::{MIB, stable_hash_u64};
 use crate::journal::{Decoded, Format, Journal};
 
@@ -93,32 +93,51 @@ impl Format for DocFormat {
 #[derive(Debug)]
 struct State {
     journal: Journal<DocFormat>,
-    /// Documents replaced since the last checkpoint: the new file, its
-    /// folder and its name there, to sync.
-    settled: Vec<Settled>,
-    /// The thread is syncing a batch outside the lock.
-    busy: bool,
+    /// Records logged whose documents are not synced yet: the journal may
+    /// be emptied behind only when none is left.
+    unsynced: u64,
     /// The journal holds the last run's records, not yet applied again.
     replaying: bool,
-    /// Syncing a batch behind failed: those writes are durable only in the
-    /// journal until a checkpoint syncs the whole file system.
+    /// Syncing a batch behind failed (or was never done): those writes are
+    /// durable only in the journal until a checkpoint syncs the whole file
+    /// system.
     failed: bool,
-    closed: bool,
 }
 
 #[derive(Debug)]
 struct Shared {
     path: PathBuf,
     state: Mutex<State>,
-    /// Wakes the thread.
-    work: Condvar,
-    /// Wakes whoever waits for the thread to finish a batch.
-    idle: Condvar,
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Syncs a batch of documents written behind, and empties the journal
+    /// when every record logged is now synced in its own file.
+    fn sync_behind(&self, batch: &[Settled]) -> Result<(), Arc<io::Error>> {
+        let synced = sync_all(batch);
+        let mut state = self.lock();
+        match &synced {
+            Ok(()) => {
+                state.unsynced = state.unsynced.saturating_sub(batch.len() as u64);
+                if state.unsynced == 0 && !state.replaying && !state.failed {
+                    // Not synced: a crash before this reaches the disk only
+                    // replays writes that are already whole on disk.
+                    let _ = state.journal.cut(0);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "cannot sync documents written behind ({e}); {} keeps them until a checkpoint",
+                    self.path.display()
+                );
+                state.failed = true;
+            }
+        }
+        synced.map_err(Arc::new)
     }
 }
 
@@ -126,7 +145,9 @@ impl Shared {
 #[derive(Debug)]
 pub struct DocJournal {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
+    /// Syncs written documents behind (a [`BatchWriter`]); `None` syncs
+    /// them inline.
+    behind: Option<BatchWriter<Settled, Arc<io::Error>>>,
 }
 
 /// A document replaced after its record was logged.
@@ -244,23 +265,23 @@ impl DocJournal {
             state: Mutex::new(State {
                 replaying: !journal.is_empty(),
                 journal,
-                settled: Vec::new(),
-                busy: false,
+                unsynced: 0,
                 failed: false,
-                closed: false,
             }),
-            work: Condvar::new(),
-            idle: Condvar::new(),
         });
         let worker = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("awtui-docs".into())
-            .spawn(move || checkpoint_loop(&worker))
-            .map_err(|e| {
-                tracing::warn!("cannot start the document checkpoint thread: {e}");
-            })
-            .ok();
-        Ok((DocJournal { shared, thread }, records))
+        let options = Options {
+            gather: BATCH_WAIT,
+            capacity: None,
+        };
+        let behind = BatchWriter::start("awtui-docs", options, move |batch: &mut Vec<Settled>| {
+            worker.sync_behind(batch)
+        })
+        .map_err(|e| {
+            tracing::warn!("cannot start the document checkpoint thread: {e}");
+        })
+        .ok();
+        Ok((DocJournal { shared, behind }, records))
     }
 
     /// The journal file, for error messages.
@@ -271,59 +292,61 @@ impl DocJournal {
     /// Appends a record of `content` for `path` and makes it durable.
     /// Returns where it starts, for [`DocJournal::cut`].
     pub fn log(&self, path: &str, content: &[u8]) -> io::Result<u64> {
-        let mut state = self.shared.lock();
-        if state.journal.len() + record_len(path, content) > LIMIT && !state.journal.is_empty() {
-            state = self.checkpoint_locked(state)?;
+        let full = {
+            let state = self.shared.lock();
+            state.journal.len() + record_len(path, content) > LIMIT && !state.journal.is_empty()
+        };
+        if full {
+            self.checkpoint()?;
         }
-        state.journal.append(&DocWrite { path, content })
+        let mut state = self.shared.lock();
+        let at = state.journal.append(&DocWrite { path, content })?;
+        state.unsynced += 1;
+        Ok(at)
     }
 
     /// Takes back the record logged at `at` (its write never happened).
     pub fn cut(&self, at: u64) {
-        let _ = self.shared.lock().journal.cut(at);
+        let mut state = self.shared.lock();
+        let _ = state.journal.cut(at);
+        state.unsynced = state.unsynced.saturating_sub(1);
     }
 
     /// The document replaced after its record was logged: `file` holds the
     /// new content, `dir` is its folder and `name` its name there; both get
     /// synced behind.
     pub fn settle(&self, file: File, dir: OwnedFd, name: &str) {
-        let mut state = self.shared.lock();
-        state.settled.push(Settled {
+        let settled = Settled {
             file,
             dir,
             name: name.to_string(),
-        });
-        if self.thread.is_none() {
-            // No thread: settle inline (a failure keeps the record).
-            if let Err(e) = self.checkpoint_locked(state).map(drop) {
-                tracing::warn!("cannot sync a written document: {e}");
+        };
+        match &self.behind {
+            Some(behind) => {
+                behind.submit(settled);
             }
-        } else {
-            drop(state);
-            self.shared.work.notify_one();
+            None => {
+                // No thread: settle inline (a failure keeps the record).
+                if let Err(e) = self.shared.sync_behind(&[settled]) {
+                    tracing::warn!("cannot sync a written document: {e}");
+                }
+            }
         }
     }
 
     /// Makes every write so far durable in its own file and empties the
     /// journal (durably), so nothing in it is replayed any more.
     pub fn checkpoint(&self) -> io::Result<()> {
-        let state = self.shared.lock();
-        self.checkpoint_locked(state).map(drop)
-    }
-
-    fn checkpoint_locked<'a>(
-        &'a self,
-        mut state: MutexGuard<'a, State>,
-    ) -> io::Result<MutexGuard<'a, State>> {
-        while state.busy {
-            state = self
-                .shared
-                .idle
-                .wait(state)
-                .unwrap_or_else(|e| e.into_inner());
+        // Everything settled so far is synced behind first; a batch that
+        // failed (or was never synced) sets `failed`.
+        let behind = match &self.behind {
+            Some(b) => b.flush().wait(),
+            None => Ok(()),
+        };
+        let mut state = self.shared.lock();
+        if behind.is_err() {
+            state.failed = true;
         }
-        let batch = std::mem::take(&mut state.settled);
-        sync_all(&batch)?;
         if state.failed {
             // Their handles are gone: sync everything on that file system.
             rustix::fs::syncfs(&state.journal)?;
@@ -331,72 +354,8 @@ impl DocJournal {
         }
         state.journal.clear()?;
         state.replaying = false;
-        Ok(state)
-    }
-}
-
-impl Drop for DocJournal {
-    fn drop(&mut self) {
-        self.shared.lock().closed = true;
-        self.shared.work.notify_one();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Syncs written documents behind, and empties the journal when nothing
-/// newer was logged meanwhile.
-fn checkpoint_loop(shared: &Shared) {
-    loop {
-        let mut state = shared.lock();
-        while state.settled.is_empty() && !state.closed {
-            state = shared.work.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
-        if state.settled.is_empty() {
-            return;
-        }
-        // Gather the rest of a burst (closing does not wait).
-        let deadline = std::time::Instant::now() + BATCH_WAIT;
-        while !state.closed {
-            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
-                break;
-            };
-            state = shared
-                .work
-                .wait_timeout(state, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        let batch = std::mem::take(&mut state.settled);
-        let mark = state.journal.len();
-        state.busy = true;
-        drop(state);
-        let synced = sync_all(&batch);
-        let mut state = shared.lock();
-        state.busy = false;
-        match synced {
-            Ok(())
-                if !state.replaying
-                    && !state.failed
-                    && state.journal.len() == mark
-                    && state.settled.is_empty() =>
-            {
-                // Not synced: a crash before this reaches the disk only
-                // replays writes that are already whole on disk.
-                let _ = state.journal.cut(0);
-            }
-            Ok(()) => {}
-            Err(e) => {
-                tracing::warn!(
-                    "cannot sync documents written behind ({e}); {} keeps them until a checkpoint",
-                    shared.path.display()
-                );
-                state.failed = true;
-            }
-        }
-        drop(state);
-        shared.idle.notify_all();
+        state.unsynced = 0;
+        Ok(())
     }
 }
 
@@ -457,5 +416,33 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    /// The journal is emptied behind only once every record logged has
+    /// its document synced: one logged and not yet settled keeps it.
+    #[test]
+    fn the_journal_empties_behind_once_every_logged_document_is_synced() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = std::fs::File::open(dir.path()).unwrap();
+        let (journal, records) = DocJournal::open(folder.as_fd(), dir.path()).unwrap();
+        assert!(records.is_empty());
+        let journal_len = || {
+            std::fs::metadata(dir.path().join(JOURNAL_FILE))
+                .unwrap()
+                .len()
+        };
+        let settle = |name: &str| {
+            std::fs::write(dir.path().join(name), name).unwrap();
+            let file = std::fs::File::open(dir.path().join(name)).unwrap();
+            let fd = rustix::io::fcntl_dupfd_cloexec(folder.as_fd(), 0).unwrap();
+            journal.settle(file, fd, name);
+            journal.behind.as_ref().unwrap().flush().wait().unwrap();
+        };
+        journal.log("a.md", b"a.md").unwrap();
+        journal.log("b.md", b"b.md").unwrap();
+        settle("a.md");
+        assert!(journal_len() > 0, "b.md is logged and not synced");
+        settle("b.md");
+        assert_eq!(journal_len(), 0);
     }
 }

@@ -13,11 +13,11 @@
 //! with the newest message (a crash can lose its tail, never the channel).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::convert::Infallible;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, mpsc};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +27,7 @@ use super::seal::Seal;
 use super::store::{CursorState, Journal, Pending, Store, SyncTarget};
 use super::writer::LatestWriter;
 use super::{ChannelEntry, ContextError, Cursor, Handover, Result, StoreLayout};
+use crate::batch_writer::{BatchWriter, Options};
 
 /// Name of the cursor file in the instance folder.
 pub const STATE_FILE: &str = "state.json";
@@ -59,69 +60,65 @@ pub struct FileJournal {
 /// publishing waits for it (memory stays bounded).
 const MIRROR_QUEUE: usize = 1024;
 
-/// Appends to the markdown mirror on a thread of its own, so no sender
-/// waits for it. Dropping it finishes the queued text first.
-#[derive(Debug)]
-struct MirrorWriter {
-    queue: Option<mpsc::SyncSender<String>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl MirrorWriter {
-    fn start(path: PathBuf) -> MirrorWriter {
-        let (queue, rx) = mpsc::sync_channel::<String>(MIRROR_QUEUE);
-        let thread = std::thread::Builder::new()
-            .name("awtui-mirror".into())
-            .spawn(move || mirror_loop(&path, &rx))
-            .map_err(|e| tracing::warn!("cannot start the channel mirror writer: {e}"))
-            .ok();
-        MirrorWriter {
-            queue: thread.as_ref().map(|_| queue),
-            thread,
-        }
-    }
-
-    fn push(&self, text: String) {
-        if let Some(q) = &self.queue {
-            // The thread only ends when the queue is dropped.
-            let _ = q.send(text);
-        }
-    }
-}
-
-impl Drop for MirrorWriter {
-    fn drop(&mut self) {
-        self.queue.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// How long the mirror writer gathers text after the first of a burst
 /// before it appends: while it gathers, senders queue their text without
 /// waking it, so a burst of sends costs one wake-up and one append.
 const MIRROR_GATHER: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// Writes whatever is queued in one append per wake-up. A failure is
-/// logged once until a write succeeds again (the log stays small).
-fn mirror_loop(path: &Path, rx: &mpsc::Receiver<String>) {
-    let mut failing = false;
-    while let Ok(mut text) = rx.recv() {
-        std::thread::sleep(MIRROR_GATHER);
-        while let Ok(more) = rx.try_recv() {
-            text.push_str(&more);
+/// Appends to the markdown mirror on a thread of its own (a
+/// [`BatchWriter`]), so no sender waits for it. Dropping it finishes the
+/// queued text first.
+#[derive(Debug)]
+struct MirrorWriter {
+    writer: Option<BatchWriter<String, Infallible>>,
+}
+
+impl MirrorWriter {
+    fn start(path: PathBuf) -> MirrorWriter {
+        let options = Options {
+            gather: MIRROR_GATHER,
+            capacity: Some(MIRROR_QUEUE),
+        };
+        let mut append = MirrorAppend {
+            path,
+            failing: false,
+        };
+        let writer = BatchWriter::start("awtui-mirror", options, move |texts| {
+            append.write(texts);
+            Ok(())
+        })
+        .map_err(|e| tracing::warn!("cannot start the channel mirror writer: {e}"))
+        .ok();
+        MirrorWriter { writer }
+    }
+
+    fn push(&self, text: String) {
+        if let Some(w) = &self.writer {
+            w.submit(text);
         }
+    }
+}
+
+/// Appends a batch of mirror text to the file in one write. A failure is
+/// logged once until a write succeeds again (the log stays small).
+struct MirrorAppend {
+    path: PathBuf,
+    failing: bool,
+}
+
+impl MirrorAppend {
+    fn write(&mut self, texts: &[String]) {
+        let text = texts.concat();
         let written = OpenOptions::new()
             .append(true)
             .create(true)
-            .open(path)
+            .open(&self.path)
             .and_then(|mut f| f.write_all(text.as_bytes()));
         match written {
-            Ok(()) => failing = false,
-            Err(e) if !failing => {
-                tracing::warn!("cannot update {}: {e}", path.display());
-                failing = true;
+            Ok(()) => self.failing = false,
+            Err(e) if !self.failing => {
+                tracing::warn!("cannot update {}: {e}", self.path.display());
+                self.failing = true;
             }
             Err(_) => {}
         }

@@ -2,7 +2,8 @@
 //! thread of their own, newest content wins.
 //!
 //! A caller hands over the file's complete new content and gets a
-//! [`Pending`] at once; the writer thread replaces the file atomically and
+//! [`Pending`] at once; the writer thread (a
+//! [`crate::batch_writer::BatchWriter`]) replaces the file atomically and
 //! durably ([`crate::fsutil::atomic_write`]: temp file, `fdatasync`, rename,
 //! folder `fsync`), skipping contents that a newer one replaced before it
 //! got to them. So the `fsync`s never run under the store's lock nor on an
@@ -12,48 +13,29 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{ContextError, Result};
+use crate::batch_writer::{BatchError, BatchWriter, Options, Ticket};
 
-#[derive(Debug, Default)]
-struct State {
-    /// The newest content not yet taken by the thread, with its version.
-    next: Option<(u64, Vec<u8>)>,
-    /// Every version up to this one is durable.
-    durable: u64,
-    /// The newest version whose write failed, with the error.
-    failed: Option<(u64, io::ErrorKind, String)>,
-    /// No more content comes: the thread finishes and ends.
-    closed: bool,
-}
+/// A write's error, shared by every waiter of its batch.
+type WriteError = Arc<io::Error>;
 
+/// What the writer and its [`Pending`]s share.
 #[derive(Debug)]
 struct Shared {
     path: PathBuf,
-    state: Mutex<State>,
-    /// Wakes the thread: new content or closing.
-    work: Condvar,
-    /// Wakes waiters: a write finished.
-    done: Condvar,
+    /// Every version up to this one is durable.
+    durable: AtomicU64,
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Writes `bytes` as `version` and records the outcome.
-    fn write(&self, version: u64, bytes: &[u8]) {
-        let outcome = crate::fsutil::atomic_write(&self.path, bytes);
-        let mut state = self.lock();
-        match outcome {
-            Ok(()) => state.durable = state.durable.max(version),
-            Err(e) => state.failed = Some((version, e.kind(), e.to_string())),
-        }
-        drop(state);
-        self.done.notify_all();
+    /// Writes `bytes` as `version` durably; records it when it succeeded.
+    fn write(&self, version: u64, bytes: &[u8]) -> std::result::Result<(), WriteError> {
+        crate::fsutil::atomic_write(&self.path, bytes).map_err(Arc::new)?;
+        self.durable.fetch_max(version, Ordering::AcqRel);
+        Ok(())
     }
 }
 
@@ -62,7 +44,11 @@ impl Shared {
 pub struct LatestWriter {
     shared: Arc<Shared>,
     version: u64,
-    thread: Option<JoinHandle<()>>,
+    /// The thread writing the file (a [`BatchWriter`] whose batches keep
+    /// only their newest content); `None` writes inline.
+    writer: Option<BatchWriter<(u64, Vec<u8>), WriteError>>,
+    /// The newest content's ticket.
+    last: Ticket<WriteError>,
 }
 
 impl LatestWriter {
@@ -71,20 +57,25 @@ impl LatestWriter {
     pub fn start(path: PathBuf) -> LatestWriter {
         let shared = Arc::new(Shared {
             path,
-            state: Mutex::new(State::default()),
-            work: Condvar::new(),
-            done: Condvar::new(),
+            durable: AtomicU64::new(0),
         });
         let worker = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("awtui-state".into())
-            .spawn(move || writer_loop(&worker))
-            .map_err(|e| tracing::warn!("cannot start the state writer, writing inline: {e}"))
-            .ok();
+        let writer = BatchWriter::start(
+            "awtui-state",
+            Options::default(),
+            move |contents: &mut Vec<(u64, Vec<u8>)>| match contents.pop() {
+                // The newest content replaces the older ones of its batch.
+                Some((version, bytes)) => worker.write(version, &bytes),
+                None => Ok(()),
+            },
+        )
+        .map_err(|e| tracing::warn!("cannot start the state writer, writing inline: {e}"))
+        .ok();
         LatestWriter {
             shared,
             version: 0,
-            thread,
+            writer,
+            last: Ticket::answered(Ok(())),
         }
     }
 
@@ -99,12 +90,10 @@ impl LatestWriter {
     pub fn submit(&mut self, bytes: Vec<u8>) -> Pending {
         self.version += 1;
         let version = self.version;
-        if self.thread.is_none() {
-            self.shared.write(version, &bytes);
-        } else {
-            self.shared.lock().next = Some((version, bytes));
-            self.shared.work.notify_one();
-        }
+        self.last = match &self.writer {
+            Some(w) => w.submit((version, bytes)),
+            None => Ticket::answered(self.shared.write(version, &bytes).map_err(BatchError::Sink)),
+        };
         self.pending()
     }
 
@@ -113,40 +102,29 @@ impl LatestWriter {
         Pending {
             shared: Some(Arc::clone(&self.shared)),
             version: self.version,
+            ticket: self.last.clone(),
         }
-    }
-}
-
-impl Drop for LatestWriter {
-    fn drop(&mut self) {
-        self.shared.lock().closed = true;
-        self.shared.work.notify_one();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn writer_loop(shared: &Shared) {
-    loop {
-        let mut state = shared.lock();
-        while state.next.is_none() && !state.closed {
-            state = shared.work.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
-        let Some((version, bytes)) = state.next.take() else {
-            return;
-        };
-        drop(state);
-        shared.write(version, &bytes);
     }
 }
 
 /// A change handed to a [`LatestWriter`]: wait on it, without holding any
 /// lock, to know it is durable.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Pending {
     shared: Option<Arc<Shared>>,
     version: u64,
+    /// The batch that writes this version (or a newer one).
+    ticket: Ticket<WriteError>,
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        Pending {
+            shared: None,
+            version: 0,
+            ticket: Ticket::answered(Ok(())),
+        }
+    }
 }
 
 impl Pending {
@@ -161,21 +139,17 @@ impl Pending {
         let Some(shared) = &self.shared else {
             return Ok(());
         };
-        let mut state = shared.lock();
-        loop {
-            if state.durable >= self.version {
-                return Ok(());
-            }
-            if let Some((failed, kind, text)) = &state.failed
-                && *failed >= self.version
-            {
-                return Err(ContextError::Io {
-                    path: shared.path.clone(),
-                    source: io::Error::new(*kind, text.clone()),
-                });
-            }
-            state = shared.done.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
+        let failed = match self.ticket.wait() {
+            Ok(()) => return Ok(()),
+            // A newer content written since covers this one.
+            Err(_) if shared.durable.load(Ordering::Acquire) >= self.version => return Ok(()),
+            Err(BatchError::Sink(e)) => io::Error::new(e.kind(), e.to_string()),
+            Err(other) => io::Error::other(other.to_string()),
+        };
+        Err(ContextError::Io {
+            path: shared.path.clone(),
+            source: failed,
+        })
     }
 }
 
