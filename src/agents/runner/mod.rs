@@ -82,8 +82,8 @@ mod config;
 mod effect;
 mod event;
 mod loop_guard;
-mod state;
 mod seen;
+mod state;
 mod turn_faults;
 
 pub use config::{
@@ -106,7 +106,7 @@ use state::{Activity, AgentState, Phase, Turn};
 /// Final answers remembered per agent until seen back in the channel.
 use seen::Seen;
 pub use turn_faults::MAX_CONNECTION_LOSSES;
-use turn_faults::{and_list, budget_text, fail_turn, kill_running, lose_connection, schedule_retry};
+use turn_faults::{and_list, budget_text, fail_turn, kill_running, lose_connection};
 
 const MAX_PENDING_ANSWERS: usize = 8;
 /// With streamed chunks (posted as they come, many a turn), the most

@@ -1,7 +1,5 @@
 //! Which channel ids the runner has been told about.
 
-use super::*;
-
 /// The channel ids the runner was told about: all up to `through`, and
 /// the few above it reported out of order. A message is news once, however
 /// its report is ordered against the others (a kickoff reported after the

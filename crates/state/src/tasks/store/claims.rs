@@ -64,7 +64,13 @@ impl TaskStore {
     }
 
     /// A held task released back to pending, with its `recovery` checkpoint.
-    pub(super) fn released(&self, task: &Task, by: &str, why: &str, now: DateTime<Utc>) -> (Task, Checkpoint) {
+    pub(super) fn released(
+        &self,
+        task: &Task,
+        by: &str,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> (Task, Checkpoint) {
         let holder = task.claimed_by.clone().unwrap_or_default();
         let mut t = task.clone();
         t.status = TaskStatus::Pending;
