@@ -283,6 +283,7 @@ async fn control_clients_get_their_own_replies_by_ref() {
             "reply": "error",
             "error": format!("there is no agent '{GHOST}' in this workflow"),
             "command": "stop",
+            "kind": "unknown_agent",
             "ref": 3
         })
     );

@@ -252,7 +252,8 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    fn is_other(&self) -> bool {
+    /// Whether nothing more precise is said (left out on the wire).
+    pub fn is_other(&self) -> bool {
         *self == ErrorKind::Other
     }
 }

@@ -103,6 +103,10 @@ pub enum Reply {
         /// The failed command's name, for commands.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         command: Option<String>,
+        /// What kind of failure, for clients that match on it (left out
+        /// when nothing more precise than the text is known).
+        #[serde(default, skip_serializing_if = "crate::vocab::ErrorKind::is_other")]
+        kind: crate::vocab::ErrorKind,
     },
     /// The engine's answer to a command (`done`, `posted`, `messages`,
     /// `snapshot`, `document`, …).
@@ -116,6 +120,7 @@ impl Reply {
         Reply::Error {
             error: error.into(),
             command: None,
+            kind: Default::default(),
         }
     }
 
@@ -129,10 +134,12 @@ impl Reply {
             Err(RequestError::Failed(f)) => Reply::Error {
                 error: f.error,
                 command: Some(f.command),
+                kind: f.kind,
             },
             Err(RequestError::EngineGone) => Reply::Error {
                 error: "the instance has ended".into(),
                 command: Some(command.to_string()),
+                kind: Default::default(),
             },
         }
     }
@@ -141,10 +148,14 @@ impl Reply {
     pub(super) fn into_engine(self, command: &str) -> Result<crate::engine::Reply, CommandFailed> {
         match self {
             Reply::Engine(reply) => Ok(reply),
-            Reply::Error { error, command: c } => Err(CommandFailed {
+            Reply::Error {
+                error,
+                command: c,
+                kind,
+            } => Err(CommandFailed {
                 command: c.unwrap_or_else(|| command.to_string()),
                 error,
-                kind: Default::default(),
+                kind,
             }),
             other => Err(CommandFailed {
                 command: command.to_string(),

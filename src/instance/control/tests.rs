@@ -74,6 +74,7 @@ fn lines_round_trip() {
             Reply::Error {
                 error: "there is no agent 'x'".into(),
                 command: Some("stop".into()),
+                kind: crate::vocab::ErrorKind::UnknownAgent,
             },
             Some(2),
         ),
